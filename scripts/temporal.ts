@@ -1,0 +1,40 @@
+/**
+ * `npm run temporal -- ensure` installs the CLI if missing and prints its path;
+ * `npm run temporal -- start [--port N] [--ui-port N] [--db FILE]` runs a dev server until Ctrl-C.
+ */
+import { ensureTemporalCli } from '../src/dev/temporal-cli';
+import { startDevServer } from '../src/dev/temporal-server';
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  const flag = (name: string): string | undefined => {
+    const i = rest.indexOf(name);
+    return i >= 0 ? rest[i + 1] : undefined;
+  };
+  if (command === 'ensure') {
+    const cli = ensureTemporalCli();
+    console.log(`${cli.path} (${cli.source})`);
+    return;
+  }
+  if (command === 'start') {
+    const port = flag('--port');
+    const uiPort = flag('--ui-port');
+    const server = await startDevServer({
+      port: port ? Number(port) : 7233,
+      uiPort: uiPort ? Number(uiPort) : 8233,
+      dbFile: flag('--db'),
+    });
+    console.log(`temporal ${server.serverVersion} at ${server.address}, Web UI ${server.uiUrl ?? '(headless)'}, pid ${server.pid}`);
+    const shutdown = (): void => void server.stop().then(() => process.exit(0));
+    process.on('SIGINT', shutdown);
+    process.on('SIGTERM', shutdown);
+    return;
+  }
+  console.error('usage: temporal.ts ensure | start [--port N] [--ui-port N] [--db FILE]');
+  process.exitCode = 2;
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : String(err));
+  process.exitCode = 1;
+});

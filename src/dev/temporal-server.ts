@@ -1,0 +1,130 @@
+/**
+ * Starting and stopping a real Temporal dev server (`temporal server start-dev`) from our own code, so nothing
+ * is subject to @temporalio/testing's 5 s start-up limit and the project's search attributes are registered.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../core/search-attribute-names';
+import { ensureTemporalCli, type TemporalCli } from './temporal-cli';
+
+/** Options for {@link startDevServer}. */
+export interface DevServerOptions {
+  /** gRPC port; a free one is chosen when absent. */
+  port?: number;
+  /** Web UI port; the UI is off (headless) when absent. */
+  uiPort?: number;
+  /** SQLite file for persistence; in memory when absent. */
+  dbFile?: string;
+  namespace?: string;
+  /** Where the server's own log goes (appended); discarded when absent. */
+  logFile?: string;
+  /** Extra `--dynamic-config-value` entries, e.g. `limit.historyCount.suggestContinueAsNew=100`. */
+  dynamicConfig?: string[];
+  /** How long to wait for the server to answer, in ms. */
+  startTimeoutMs?: number;
+}
+
+/** A running dev server. */
+export interface DevServer {
+  address: string;
+  namespace: string;
+  uiUrl?: string;
+  serverVersion: string;
+  cli: TemporalCli;
+  pid: number;
+  /** Stops the server (SIGTERM, then SIGKILL after a grace period). Safe to repeat. */
+  stop(): Promise<void>;
+}
+
+/** Returns a TCP port that was free a moment ago on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForServer(address: string, namespace: string, child: ChildProcess, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`temporal dev server exited with code ${child.exitCode} before answering`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        const info = await connection.workflowService.getSystemInfo({});
+        await connection.workflowService.describeNamespace({ namespace });
+        return info.serverVersion ?? 'unknown';
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      lastError = err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error(`temporal dev server at ${address} did not answer within ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+/** Starts `temporal server start-dev` with our search attributes and waits until it answers. */
+export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+  const cli = ensureTemporalCli();
+  const port = options.port ?? (await freePort());
+  const namespace = options.namespace ?? 'default';
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--namespace', namespace];
+  args.push('--log-level', 'warn');
+  if (options.uiPort !== undefined) args.push('--ui-port', String(options.uiPort));
+  else args.push('--headless');
+  if (options.dbFile) {
+    mkdirSync(path.dirname(options.dbFile), { recursive: true });
+    args.push('--db-filename', options.dbFile);
+  }
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  const dynamicConfig = [
+    'frontend.enableUpdateWorkflowExecution=true',
+    'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+    ...(options.dynamicConfig ?? []),
+  ];
+  for (const value of dynamicConfig) args.push('--dynamic-config-value', value);
+
+  const out = options.logFile ? openSync(options.logFile, 'a') : 'ignore';
+  const child = spawn(cli.path, args, { stdio: ['ignore', out, out], detached: false });
+  const address = `127.0.0.1:${port}`;
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+      child.once('exit', () => {
+        clearTimeout(kill);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+    return stopped;
+  };
+  try {
+    const serverVersion = await waitForServer(address, namespace, child, options.startTimeoutMs ?? 60_000);
+    return {
+      address,
+      namespace,
+      uiUrl: options.uiPort !== undefined ? `http://localhost:${options.uiPort}` : undefined,
+      serverVersion,
+      cli,
+      pid: child.pid ?? -1,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

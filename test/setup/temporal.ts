@@ -1,0 +1,44 @@
+/**
+ * Helpers for integration tests: a TestWorkflowEnvironment on the run's shared dev server, and the workflow
+ * bundle built once per test file.
+ */
+import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { inject } from 'vitest';
+import { workflowsPath } from '../../src/worker';
+
+let runtimeInstalled = false;
+/** Keeps worker logs to warnings so test output stays readable. */
+function installQuietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Already installed in this process by another file: keep it.
+  }
+}
+
+/** Connects to the dev server the global setup started. */
+export async function connectTestEnvironment(): Promise<TestWorkflowEnvironment> {
+  installQuietRuntime();
+  return TestWorkflowEnvironment.createFromExistingServer({
+    address: inject('temporalAddress'),
+    namespace: inject('temporalNamespace'),
+  });
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** Bundles the workflows once per test file. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  return bundle;
+}
+
+const noop = (): void => {};
+const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
+
+/** A unique ID per test so tests never share an operation. */
+export function uniqueId(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}

@@ -1,0 +1,34 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Two projects, both run by `npm test`: `unit` (pure code, adapters against loopback servers) and
+ * `integration` (a real Temporal dev server started once for the run by the global setup).
+ */
+export default defineConfig({
+  test: {
+    reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/integration/**', 'test/workflows/**', 'node_modules/**'],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts', 'test/workflows/**/*.test.ts'],
+          globalSetup: ['test/setup/temporal-global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          // Each file starts its own worker; two cores run two files side by side at most.
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
