@@ -1,0 +1,116 @@
+/**
+ * Durable storage for collected results (R2): large results go here, with their sha256 and size, never into
+ * workflow history or the journal. The filesystem implementation is the default; the interface lets a user
+ * plug an object store.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream, type ReadStream } from 'node:fs';
+import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+
+/** A committed artifact. */
+export interface StoredArtifact {
+  /** Where it lives, e.g. `file:///.../op-1/7-result`. */
+  location: string;
+  /** Hex sha256 of the bytes. */
+  sha256: string;
+  sizeBytes: number;
+}
+
+/** An artifact being written; `commit` makes it durable and visible, `abort` discards it. */
+export interface ArtifactWriter {
+  write(chunk: Uint8Array): Promise<void>;
+  /** Bytes written so far. */
+  readonly bytesWritten: number;
+  commit(): Promise<StoredArtifact>;
+  abort(): Promise<void>;
+}
+
+/** Where collected results are kept. */
+export interface ArtifactStore {
+  /** Starts writing the artifact `name` of an operation. Writing the same name again replaces it atomically. */
+  begin(operationId: string, name: string): Promise<ArtifactWriter>;
+  /** Reads a committed artifact back. */
+  open(location: string): ReadStream;
+  /** Describes a committed artifact (size and hash recomputed), or undefined if absent. */
+  describe(location: string): Promise<StoredArtifact | undefined>;
+}
+
+const SAFE = /[^A-Za-z0-9._-]/g;
+
+/** Filesystem artifact store under `root` (default `.asyncjob/artifacts`): temp file, fsync, rename. */
+export class FileArtifactStore implements ArtifactStore {
+  constructor(private readonly root: string) {}
+
+  async begin(operationId: string, name: string): Promise<ArtifactWriter> {
+    const dir = path.join(this.root, operationId.replace(SAFE, '_'));
+    await mkdir(dir, { recursive: true });
+    const final = path.join(dir, name.replace(SAFE, '_'));
+    const temp = `${final}.partial-${process.pid}-${Date.now()}`;
+    const handle = await open(temp, 'w');
+    return new FileArtifactWriter(handle, temp, final);
+  }
+
+  open(location: string): ReadStream {
+    return createReadStream(this.pathOf(location));
+  }
+
+  async describe(location: string): Promise<StoredArtifact | undefined> {
+    const file = this.pathOf(location);
+    try {
+      await stat(file);
+    } catch {
+      return undefined;
+    }
+    const hash = createHash('sha256');
+    let sizeBytes = 0;
+    for await (const chunk of createReadStream(file)) {
+      hash.update(chunk as Buffer);
+      sizeBytes += (chunk as Buffer).length;
+    }
+    return { location, sha256: hash.digest('hex'), sizeBytes };
+  }
+
+  private pathOf(location: string): string {
+    const file = new URL(location);
+    if (file.protocol !== 'file:') throw new Error(`not a file artifact: ${location}`);
+    const resolved = path.resolve(decodeURIComponent(file.pathname));
+    if (!resolved.startsWith(path.resolve(this.root) + path.sep)) throw new Error(`artifact outside the store: ${location}`);
+    return resolved;
+  }
+}
+
+class FileArtifactWriter implements ArtifactWriter {
+  private readonly hash: Hash = createHash('sha256');
+  bytesWritten = 0;
+  private done = false;
+
+  constructor(
+    private readonly handle: FileHandle,
+    private readonly temp: string,
+    private readonly final: string,
+  ) {}
+
+  async write(chunk: Uint8Array): Promise<void> {
+    if (this.done) throw new Error('artifact writer already closed');
+    this.hash.update(chunk);
+    this.bytesWritten += chunk.byteLength;
+    await this.handle.write(chunk);
+  }
+
+  async commit(): Promise<StoredArtifact> {
+    if (this.done) throw new Error('artifact writer already closed');
+    this.done = true;
+    await this.handle.sync();
+    await this.handle.close();
+    await rename(this.temp, this.final);
+    return { location: new URL(`file://${path.resolve(this.final)}`).href, sha256: this.hash.digest('hex'), sizeBytes: this.bytesWritten };
+  }
+
+  async abort(): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    await this.handle.close().catch(() => undefined);
+    await rm(this.temp, { force: true });
+  }
+}
