@@ -1,0 +1,59 @@
+/**
+ * Process configuration from the environment, validated at once with every problem listed (never one at a
+ * time). Temporal connection settings follow Temporal's environment conventions (TEMPORAL_ADDRESS,
+ * TEMPORAL_NAMESPACE, TEMPORAL_TLS_*, TEMPORAL_API_KEY). Secrets are referenced by file where possible.
+ */
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const nonEmpty = z.string().trim().min(1);
+
+/** The configuration schema (environment variable names as keys). */
+export const configSchema = z
+  .object({
+    TEMPORAL_ADDRESS: nonEmpty.default('127.0.0.1:7233'),
+    TEMPORAL_NAMESPACE: nonEmpty.default('default'),
+    TEMPORAL_TLS_CERT: nonEmpty.optional(),
+    TEMPORAL_TLS_KEY: nonEmpty.optional(),
+    TEMPORAL_TLS_CA: nonEmpty.optional(),
+    TEMPORAL_TLS_SERVER_NAME: nonEmpty.optional(),
+    TEMPORAL_API_KEY: nonEmpty.optional(),
+    ASYNCJOB_TASK_QUEUE: nonEmpty.default('asyncjob'),
+    /** `sqlite:<path>` or a `postgres://` connection string. */
+    ASYNCJOB_STORE: z
+      .string()
+      .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:<path> or postgres://...')
+      .default('sqlite:.asyncjob/asyncjob.db'),
+    ASYNCJOB_ARTIFACTS_DIR: nonEmpty.default('.asyncjob/artifacts'),
+    /** Extra directories (path-delimited) searched for provider contract documents, before the presets. */
+    ASYNCJOB_PROVIDERS_PATH: z.string().default(''),
+    /** `host:port` for Prometheus metrics, or empty to disable. */
+    ASYNCJOB_METRICS_ADDRESS: z.string().default(''),
+    ASYNCJOB_WEBHOOK_PORT: port.optional(),
+    /** A file holding the HMAC key that signs the audit chain (kept outside the database). */
+    ASYNCJOB_AUDIT_HMAC_KEY_FILE: nonEmpty.optional(),
+    ASYNCJOB_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  })
+  .superRefine((c, ctx) => {
+    if (Boolean(c.TEMPORAL_TLS_CERT) !== Boolean(c.TEMPORAL_TLS_KEY)) {
+      ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_CERT'], message: 'TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together' });
+    }
+  });
+/** The validated configuration. */
+export type Config = z.infer<typeof configSchema>;
+
+/** Our fault: the environment is misconfigured. Lists every problem. */
+export class ConfigError extends Error {
+  readonly code = 'ASYNCJOB_ERR_CONFIG_INVALID';
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and validates the configuration; throws {@link ConfigError} listing every problem. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = configSchema.safeParse(env);
+  if (result.success) return result.data;
+  throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`));
+}
