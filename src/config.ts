@@ -33,11 +33,6 @@ export const configSchema = z
     /** A file holding the HMAC key that signs the audit chain (kept outside the database). */
     ASYNCJOB_AUDIT_HMAC_KEY_FILE: nonEmpty.optional(),
     ASYNCJOB_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
-  })
-  .superRefine((c, ctx) => {
-    if (Boolean(c.TEMPORAL_TLS_CERT) !== Boolean(c.TEMPORAL_TLS_KEY)) {
-      ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_CERT'], message: 'TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together' });
-    }
   });
 /** The validated configuration. */
 export type Config = z.infer<typeof configSchema>;
@@ -54,6 +49,13 @@ export class ConfigError extends Error {
 /** Reads and validates the configuration; throws {@link ConfigError} listing every problem. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = configSchema.safeParse(env);
-  if (result.success) return result.data;
-  throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`));
+  const problems = result.success
+    ? []
+    : result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`);
+  // Checked on the raw environment so it is reported together with the field errors.
+  if (Boolean(env.TEMPORAL_TLS_CERT) !== Boolean(env.TEMPORAL_TLS_KEY)) {
+    problems.push('TEMPORAL_TLS_CERT: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together');
+  }
+  if (problems.length > 0 || !result.success) throw new ConfigError(problems);
+  return result.data;
 }
