@@ -1,0 +1,96 @@
+/**
+ * The provider adapter seam: what activities call to build requests and interpret answers. A declarative
+ * contract becomes an adapter with {@link adapterFromContract}; a provider that data cannot describe may be
+ * written as a TypeScript object implementing {@link ProviderAdapter} and registered instead (the escape hatch).
+ * Every function is pure (no I/O, no clock) and safe to repeat.
+ */
+import { type Observation } from '../../core/observation';
+import { type Action } from '../../core/journal';
+import { type PollPolicyInput } from '../../core/policy';
+import {
+  buildCancelRequest,
+  buildCreateRequest,
+  buildReconcileRequest,
+  buildResultRequest,
+  buildStatusRequest,
+  refusedObservation,
+  type BuildResult,
+  type CreateRequestInput,
+} from './build';
+import { type CredentialReference, type ProviderContract, type Reconciliation } from './contract';
+import {
+  countBatchItems,
+  interpretCancel,
+  interpretCreate,
+  interpretReconcile,
+  interpretStatus,
+  readResultIntegrity,
+  type BatchCount,
+  type ProviderAnswer,
+  type ReconcileInterpretation,
+  type ResultIntegrity,
+} from './interpret';
+
+/** A provider adapter: the facts the worker needs about a provider, and the pure build/interpret functions. */
+export interface ProviderAdapter {
+  /** The provider's name (the key activities and the store use). */
+  readonly name: string;
+  /** The only origin requests and credentials go to. */
+  readonly baseUrl: string;
+  /** The credential by reference; the worker resolves it. */
+  readonly credential: CredentialReference;
+  /** The response header carrying the provider's request ID, lower-case. */
+  readonly requestIdHeader: string;
+  /** Whether a cancel endpoint exists (E2 offers "cancel at provider" only then) and is idempotent. */
+  readonly cancel: { supported: false } | { supported: true; idempotent: boolean };
+  /** The reconciliation method (U2). */
+  readonly reconciliationMethod: Reconciliation['method'];
+  /** H3: after acceptance, a 404 within this window means "not visible yet", in ms. */
+  readonly notFoundWindowMs: number;
+  /** R5: whether collecting the result may be repeated. */
+  readonly collectSafeToRepeat: boolean;
+  /** P2 tuning for this provider, when it has any. */
+  readonly policy?: PollPolicyInput;
+  /** The declarative contract, when the adapter was made from one (webhook settings, result rules...). */
+  readonly contract?: ProviderContract;
+  buildCreateRequest(input: CreateRequestInput): BuildResult;
+  buildStatusRequest(input: { jobId?: string; statusUrl?: string }): BuildResult;
+  buildCancelRequest(input: { jobId: string }): BuildResult;
+  buildResultRequest(input: { jobId?: string; resultUrl?: string }): BuildResult;
+  buildReconcileRequest(input: Partial<CreateRequestInput> & { nowMs: number }): BuildResult;
+  interpretCreate(answer: ProviderAnswer): Observation;
+  interpretStatus(answer: ProviderAnswer, context?: { jobId?: string }): Observation;
+  interpretCancel(answer: ProviderAnswer, context?: { jobId?: string }): Observation;
+  interpretReconcile(answer: ProviderAnswer, context?: { expected?: string }): ReconcileInterpretation;
+  readResultIntegrity(headers: Readonly<Record<string, string>>): ResultIntegrity;
+  countBatchItems(json: unknown): BatchCount | undefined;
+  refusedObservation(action: Action, result: Extract<BuildResult, { kind: 'refused' }>, atMs: number): Observation;
+}
+
+/** Makes a {@link ProviderAdapter} from a validated contract. Pure. */
+export function adapterFromContract(contract: ProviderContract): ProviderAdapter {
+  return Object.freeze({
+    name: contract.name,
+    baseUrl: contract.baseUrl,
+    credential: contract.credential,
+    requestIdHeader: contract.requestIdHeader,
+    cancel: contract.cancel === undefined ? { supported: false as const } : { supported: true as const, idempotent: contract.cancel.idempotent },
+    reconciliationMethod: contract.reconciliation.method,
+    notFoundWindowMs: contract.notFoundWindowMs,
+    collectSafeToRepeat: contract.collectSafeToRepeat,
+    ...(contract.policy === undefined ? {} : { policy: contract.policy }),
+    contract,
+    buildCreateRequest: (input: CreateRequestInput) => buildCreateRequest(contract, input),
+    buildStatusRequest: (input: { jobId?: string; statusUrl?: string }) => buildStatusRequest(contract, input),
+    buildCancelRequest: (input: { jobId: string }) => buildCancelRequest(contract, input),
+    buildResultRequest: (input: { jobId?: string; resultUrl?: string }) => buildResultRequest(contract, input),
+    buildReconcileRequest: (input: Partial<CreateRequestInput> & { nowMs: number }) => buildReconcileRequest(contract, input),
+    interpretCreate: (answer: ProviderAnswer) => interpretCreate(contract, answer),
+    interpretStatus: (answer: ProviderAnswer, context?: { jobId?: string }) => interpretStatus(contract, answer, context),
+    interpretCancel: (answer: ProviderAnswer, context?: { jobId?: string }) => interpretCancel(contract, answer, context),
+    interpretReconcile: (answer: ProviderAnswer, context?: { expected?: string }) => interpretReconcile(contract, answer, context),
+    readResultIntegrity: (headers: Readonly<Record<string, string>>) => readResultIntegrity(contract, headers),
+    countBatchItems: (json: unknown) => countBatchItems(contract, json),
+    refusedObservation,
+  });
+}
