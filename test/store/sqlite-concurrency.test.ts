@@ -1,0 +1,62 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
+
+const root = mkdtempSync(join(tmpdir(), 'asyncjob-sqlite-race-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+interface Worker {
+  ready: Promise<void>;
+  done: Promise<{ appended: number; conflicts: number }>;
+}
+
+function startWorker(path: string, goFile: string, name: string, count: number): Worker {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'workers', 'append-worker.ts'), path, goFile, name, String(count)], {
+    cwd: join(__dirname, '..', '..'),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  let onReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (onReady = resolve));
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.includes('ready\n')) onReady();
+  });
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const done = new Promise<{ appended: number; conflicts: number }>((resolve, reject) => {
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`worker ${name} exited ${code}: ${err}`));
+      const last = out.trim().split('\n').pop()!;
+      resolve(JSON.parse(last) as { appended: number; conflicts: number });
+    });
+  });
+  return { ready, done };
+}
+
+describe('SQLite engine under two processes', () => {
+  it('M3: two worker processes appending to one operation never produce a duplicate or a gap', async () => {
+    const path = join(root, 'shared.db');
+    const goFile = join(root, 'go');
+    const perWorker = 150;
+    const workers = [startWorker(path, goFile, 'a', perWorker), startWorker(path, goFile, 'b', perWorker)];
+    await Promise.all(workers.map((w) => w.ready));
+    writeFileSync(goFile, 'go');
+    const results = await Promise.all(workers.map((w) => w.done));
+    expect(results.map((r) => r.appended)).toEqual([perWorker, perWorker]);
+
+    const store = await openSqliteStore({ path, fileMustExist: true });
+    const entries = await store.entries('op-shared');
+    expect(entries.map((e) => e.entry.sequence)).toEqual(Array.from({ length: 2 * perWorker }, (_, i) => i + 1));
+    const actors = entries.map((e) => e.entry.actor);
+    expect(new Set(actors).size).toBe(2 * perWorker);
+    for (const name of ['a', 'b']) {
+      expect(actors.filter((a) => a.startsWith(`${name}-`)).sort()).toEqual(Array.from({ length: perWorker }, (_, i) => `${name}-${i}`).sort());
+    }
+    expect(await store.verifyChains()).toEqual({ operationsChecked: 1, entriesChecked: 2 * perWorker, breaks: [] });
+    await store.close();
+  }, 60_000);
+});
