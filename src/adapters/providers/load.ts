@@ -87,9 +87,10 @@ export function parseProviderContract(document: unknown, source: string, options
   issues.push(...findInlineSecrets(candidate));
   const parsed = providerContractSchema.safeParse(candidate);
   if (!parsed.success) {
+    // A missing variable already explains an empty baseUrl.
+    const baseUrlExplained = issues.some((i) => i.path === 'baseUrl');
     for (const issue of parsed.error.issues) {
-      // A missing variable already explains an empty baseUrl.
-      if (issue.path.length === 1 && issue.path[0] === 'baseUrl' && issues.some((i) => i.path === 'baseUrl')) continue;
+      if (issue.path.length === 1 && issue.path[0] === 'baseUrl' && baseUrlExplained) continue;
       const message = issue.code === 'invalid_type' && issue.message.includes('received undefined') ? 'Required' : issue.message;
       issues.push({ path: formatIssuePath(issue.path), message });
     }
