@@ -17,7 +17,7 @@ export interface Answer {
 /** Sends one request and reads the whole answer. */
 export async function call(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: unknown; auth?: boolean; headersTimeout?: number } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: unknown; auth?: boolean; timeoutMs?: number } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = { ...(options.auth === false ? {} : AUTH), ...options.headers };
   let body: string | undefined;
@@ -29,7 +29,7 @@ export async function call(
     method: (options.method ?? 'GET') as 'GET',
     headers,
     body,
-    headersTimeout: options.headersTimeout,
+    signal: options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs),
   });
   const bytes = Buffer.from(await res.body.arrayBuffer());
   const text = bytes.toString('utf8');
