@@ -34,6 +34,8 @@ export const observationSchema = z.object({
   /** When the answer (or the failure) arrived, epoch ms, read by the activity. */
   receivedAtMs: z.number().int().nonnegative(),
   durationMs: z.number().nonnegative().optional(),
+  /** How many HTTP requests this exchange sent, counting retries done below the workflow (B2); 1 when absent. */
+  requestsSent: z.number().int().min(0).max(1000).optional(),
   httpStatus: z.number().int().min(100).max(599).optional(),
   /** A stable category for failures: `connect_refused`, `dns`, `timeout_before_send`, `timeout_after_send`, `reset`, `foreign_origin`, `body_too_large`, `http_4xx`, `http_5xx`... */
   errorCategory: z.string().max(100).optional(),
