@@ -39,7 +39,7 @@ export function findInlineSecrets(document: unknown): ContractIssue[] {
       return;
     }
     if (value === null || typeof value !== 'object') {
-      if (typeof value === 'string' && BEARER_VALUE.test(value)) {
+      if (typeof value === 'string' && at[at.length - 1] !== 'description' && BEARER_VALUE.test(value)) {
         issues.push({ path: formatIssuePath(at), message: 'looks like an inline credential; name the secret by reference (credential.secretEnv or credential.secretFile)' });
       }
       return;
@@ -103,9 +103,16 @@ function looksLikePath(nameOrPath: string): boolean {
   return nameOrPath.includes('/') || nameOrPath.includes('\\') || /\.(json|ya?ml)$/i.test(nameOrPath);
 }
 
+/** A contract is a small document; anything larger is refused before parsing. */
+const MAX_DOCUMENT_BYTES = 1_048_576;
+
 async function readIfExists(file: string): Promise<string | undefined> {
   try {
-    return await readFile(file, 'utf8');
+    const bytes = await readFile(file);
+    if (bytes.length > MAX_DOCUMENT_BYTES) {
+      throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_INVALID', file, [{ path: '', message: `the document is larger than ${MAX_DOCUMENT_BYTES} bytes` }]);
+    }
+    return bytes.toString('utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
