@@ -284,7 +284,8 @@ class SimulatorServer implements Simulator {
   private onStateEntered(job: SimJob, change: StateChange): void {
     if (!this.webhooks.enabled()) return;
     const terminal = TERMINAL_STATES.has(change.state);
-    if (job.history.length > 1) {
+    // The initial state is announced only when the job starts finished (a synchronous or instant job).
+    if (job.history.length > 1 || terminal) {
       this.webhooks.emit(
         {
           event_id: `evt_${job.id}_${job.history.length - 1}`,

@@ -24,7 +24,7 @@ beforeAll(async () => {
             { on: 'status', nth: 2, fault: { kind: 'http_error', status: 429 } },
           ],
         },
-        consistency: { steps: [{ state: 'running' }], faults: [{ on: 'status', fault: { kind: 'not_found_for', ms: 150 } }] },
+        consistency: { steps: [{ state: 'running' }], faults: [{ on: 'status', fault: { kind: 'not_found_for', ms: 400 } }] },
         big: { steps: [{ state: 'succeeded' }], result: { kind: 'generated', sizeBytes: 300_000 } },
         slow: { steps: [{ state: 'running', durationMs: 60_000 }, { state: 'succeeded' }], cancel: { afterMs: 30 } },
       },
@@ -115,7 +115,7 @@ describe('faults', () => {
   it('H3: 404 for a window after create, then found', async () => {
     const id = await newJob('tok-h3', { scenario: 'consistency' });
     expect((await call(`${sim.url}/v1/jobs/${id}`)).status).toBe(404);
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 450));
     expect((await call(`${sim.url}/v1/jobs/${id}`)).status).toBe(200);
   });
 
