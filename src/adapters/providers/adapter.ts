@@ -6,6 +6,7 @@
  */
 import { type Observation } from '../../core/observation';
 import { type Action } from '../../core/journal';
+import { type AdapterCapabilities } from '../../core/escalation';
 import { type PollPolicyInput } from '../../core/policy';
 import {
   buildCancelRequest,
@@ -43,6 +44,8 @@ export interface ProviderAdapter {
   readonly requestIdHeader: string;
   /** Whether a cancel endpoint exists (E2 offers "cancel at provider" only then) and is idempotent. */
   readonly cancel: { supported: false } | { supported: true; idempotent: boolean };
+  /** What the escalation options may offer for this provider (E2: "cancel at provider" only with a cancel, R5). */
+  readonly capabilities: AdapterCapabilities;
   /** The reconciliation method (U2). */
   readonly reconciliationMethod: Reconciliation['method'];
   /** H3: after acceptance, a 404 within this window means "not visible yet", in ms. */
@@ -75,6 +78,7 @@ export function adapterFromContract(contract: ProviderContract): ProviderAdapter
     credential: contract.credential,
     requestIdHeader: contract.requestIdHeader,
     cancel: contract.cancel === undefined ? { supported: false as const } : { supported: true as const, idempotent: contract.cancel.idempotent },
+    capabilities: { cancel: contract.cancel !== undefined, repeatableCollect: contract.collectSafeToRepeat },
     reconciliationMethod: contract.reconciliation.method,
     notFoundWindowMs: contract.notFoundWindowMs,
     collectSafeToRepeat: contract.collectSafeToRepeat,

@@ -115,5 +115,6 @@ describe('building requests', () => {
     expect(adapter.buildReconcileRequest({ clientReference: 'op', nowMs: NOW })).toMatchObject({ kind: 'refused', errorCategory: 'unsupported' });
     expect(adapter.buildCancelRequest({ jobId: 'j' })).toMatchObject({ kind: 'refused', errorCategory: 'unsupported' });
     expect(adapter.cancel).toEqual({ supported: false });
+    expect(adapter.capabilities).toEqual({ cancel: false, repeatableCollect: true });
   });
 });
