@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 
@@ -38,7 +39,7 @@ function startWorker(path: string, goFile: string, name: string, count: number):
 }
 
 describe('SQLite engine under two processes', () => {
-  it('M3: two worker processes appending to one operation never produce a duplicate or a gap', async () => {
+  it('M3: two worker processes migrating a fresh file and appending to one operation never produce a duplicate or a gap', async () => {
     const path = join(root, 'shared.db');
     const goFile = join(root, 'go');
     const perWorker = 150;
@@ -58,5 +59,8 @@ describe('SQLite engine under two processes', () => {
     }
     expect(await store.verifyChains()).toEqual({ operationsChecked: 1, entriesChecked: 2 * perWorker, breaks: [] });
     await store.close();
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare('SELECT version FROM schema_migrations').pluck().all()).toEqual([1]);
+    raw.close();
   }, 60_000);
 });

@@ -55,6 +55,7 @@ interface HeadRow {
 export class SqliteOperationStore implements OperationStore {
   private readonly db: Database.Database;
   private closed = false;
+  private readonly statements = new Map<string, Database.Statement>();
   private readonly hmacKey: string | undefined;
   private readonly forbiddenValues: readonly string[];
 
@@ -84,8 +85,7 @@ export class SqliteOperationStore implements OperationStore {
         'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
       );
       const applied = new Set(
-        this.db
-          .prepare('SELECT version FROM schema_migrations')
+        this.stmt('SELECT version FROM schema_migrations')
           .pluck()
           .all()
           .map((v) => Number(v)),
@@ -93,8 +93,7 @@ export class SqliteOperationStore implements OperationStore {
       for (const migration of SQLITE_MIGRATIONS) {
         if (applied.has(migration.version)) continue;
         this.db.exec(migration.sql);
-        this.db
-          .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+        this.stmt('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
           .run(migration.version, migration.name, new Date().toISOString());
       }
       this.db.exec('COMMIT');
@@ -120,27 +119,23 @@ export class SqliteOperationStore implements OperationStore {
 
   private appendOne(p: PreparedEntry): AppendResult {
     const { entry, columns } = p;
-    const head = this.db
-      .prepare<[string], HeadRow>('SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?')
+    const head = this.stmt<[string], HeadRow>('SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?')
       .get(entry.operationId);
     const existing =
       head !== undefined && entry.sequence <= head.last_sequence
-        ? (this.db
-            .prepare<[string, number], { entry: string; hash: string }>('SELECT entry, hash FROM journal WHERE operation_id = ? AND sequence = ?')
+        ? (this.stmt<[string, number], { entry: string; hash: string }>('SELECT entry, hash FROM journal WHERE operation_id = ? AND sequence = ?')
             .get(entry.operationId, entry.sequence) ?? null)
         : null;
     const decision = decideAppend(p, { lastSequence: head?.last_sequence ?? 0, lastHash: head?.last_hash ?? null }, existing, this.hmacKey);
     if (decision.kind === 'duplicate') return { kind: 'duplicate', hash: decision.hash };
     const provider = head?.provider ?? columns.provider;
-    this.db
-      .prepare(
+    this.stmt(
         `INSERT INTO operations (operation_id, provider, last_sequence, last_hash) VALUES (?, ?, ?, ?)
          ON CONFLICT (operation_id) DO UPDATE SET last_sequence = excluded.last_sequence, last_hash = excluded.last_hash,
            provider = coalesce(operations.provider, excluded.provider)`,
       )
       .run(entry.operationId, provider, entry.sequence, decision.hash);
-    this.db
-      .prepare(
+    this.stmt(
         `INSERT INTO journal (operation_id, sequence, at, actor, kind, entry, prev_hash, hash, to_state, remote_job_id, http_status, delay_source, escalation_reason)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -160,14 +155,12 @@ export class SqliteOperationStore implements OperationStore {
         columns.escalationReason,
       );
     if (columns.remoteJobId !== null && provider !== null) {
-      this.db
-        .prepare('INSERT OR IGNORE INTO operation_jobs (provider, remote_job_id, operation_id) VALUES (?, ?, ?)')
+      this.stmt('INSERT OR IGNORE INTO operation_jobs (provider, remote_job_id, operation_id) VALUES (?, ?, ?)')
         .run(provider, columns.remoteJobId, entry.operationId);
     }
     if (entry.body.kind === 'artifact') {
       const a = entry.body;
-      this.db
-        .prepare(
+      this.stmt(
           `INSERT INTO artifacts (operation_id, sequence, at, location, sha256, size_bytes, content_type, validation)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         )
@@ -181,8 +174,7 @@ export class SqliteOperationStore implements OperationStore {
     this.open();
     const { snapshot, canonical } = prepareSnapshot(input, this.forbiddenValues);
     const run = this.db.transaction((): PutOperationResult => {
-      const changes = this.db
-        .prepare(
+      const changes = this.stmt(
           `INSERT INTO operations (operation_id, provider, local_state, remote_job_ids, escalation_reason, result_deadline_at_ms, updated_at, version, snapshot)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (operation_id) DO UPDATE SET provider = excluded.provider, local_state = excluded.local_state,
@@ -203,14 +195,13 @@ export class SqliteOperationStore implements OperationStore {
           canonical,
         ).changes;
       if (changes === 0) {
-        const stored = this.db
-          .prepare<[string], { version: number; snapshot: string | null }>('SELECT version, snapshot FROM operations WHERE operation_id = ?')
+        const stored = this.stmt<[string], { version: number; snapshot: string | null }>('SELECT version, snapshot FROM operations WHERE operation_id = ?')
           .get(snapshot.operationId)!;
         return stored.version === snapshot.version && stored.snapshot === canonical
           ? { kind: 'unchanged', version: stored.version }
           : { kind: 'stale', storedVersion: stored.version };
       }
-      const link = this.db.prepare('INSERT OR IGNORE INTO operation_jobs (provider, remote_job_id, operation_id) VALUES (?, ?, ?)');
+      const link = this.stmt('INSERT OR IGNORE INTO operation_jobs (provider, remote_job_id, operation_id) VALUES (?, ?, ?)');
       for (const jobId of snapshot.remoteJobIds) link.run(snapshot.provider, jobId, snapshot.operationId);
       return { kind: 'written', version: snapshot.version };
     });
@@ -220,8 +211,7 @@ export class SqliteOperationStore implements OperationStore {
   /** @inheritdoc */
   async getOperation(operationId: string): Promise<OperationSnapshot | null> {
     this.open();
-    const row = this.db
-      .prepare<[string], { snapshot: string | null }>('SELECT snapshot FROM operations WHERE operation_id = ?')
+    const row = this.stmt<[string], { snapshot: string | null }>('SELECT snapshot FROM operations WHERE operation_id = ?')
       .get(operationId);
     return row?.snapshot ? (JSON.parse(row.snapshot) as OperationSnapshot) : null;
   }
@@ -229,8 +219,7 @@ export class SqliteOperationStore implements OperationStore {
   /** @inheritdoc */
   async chainHead(operationId: string): Promise<{ lastSequence: number; lastHash: string | null }> {
     this.open();
-    const row = this.db
-      .prepare<[string], HeadRow>('SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?')
+    const row = this.stmt<[string], HeadRow>('SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?')
       .get(operationId);
     return { lastSequence: row?.last_sequence ?? 0, lastHash: row?.last_hash ?? null };
   }
@@ -238,8 +227,7 @@ export class SqliteOperationStore implements OperationStore {
   /** @inheritdoc */
   async entries(operationId: string, options: { fromSequence?: number } = {}): Promise<StoredEntry[]> {
     this.open();
-    return this.db
-      .prepare<[string, number], JournalRow>(
+    return this.stmt<[string, number], JournalRow>(
         'SELECT operation_id, sequence, entry, prev_hash, hash FROM journal WHERE operation_id = ? AND sequence >= ? ORDER BY sequence',
       )
       .all(operationId, options.fromSequence ?? 1)
@@ -267,8 +255,7 @@ export class SqliteOperationStore implements OperationStore {
   /** @inheritdoc */
   async findByProviderJobId(provider: string, remoteJobId: string): Promise<string[]> {
     this.open();
-    return this.db
-      .prepare<[string, string], string>(
+    return this.stmt<[string, string], string>(
         'SELECT operation_id FROM operation_jobs WHERE provider = ? AND remote_job_id = ? ORDER BY operation_id',
       )
       .pluck()
@@ -291,8 +278,7 @@ export class SqliteOperationStore implements OperationStore {
   async recordWebhookEvent(input: WebhookEvent): Promise<'recorded' | 'duplicate'> {
     this.open();
     const e = prepareWebhookEvent(input, this.forbiddenValues);
-    const changes = this.db
-      .prepare(
+    const changes = this.stmt(
         `INSERT INTO webhook_events (provider, event_id, received_at, operation_id, event_type, payload_sha256)
          VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (provider, event_id) DO NOTHING`,
       )
@@ -303,8 +289,7 @@ export class SqliteOperationStore implements OperationStore {
   /** @inheritdoc */
   async artifacts(operationId: string): Promise<StoredArtifact[]> {
     this.open();
-    return this.db
-      .prepare<[string], ArtifactRow>('SELECT * FROM artifacts WHERE operation_id = ? ORDER BY sequence')
+    return this.stmt<[string], ArtifactRow>('SELECT * FROM artifacts WHERE operation_id = ? ORDER BY sequence')
       .all(operationId)
       .map(toStoredArtifact);
   }
@@ -315,18 +300,19 @@ export class SqliteOperationStore implements OperationStore {
     const ids =
       options.operationId !== undefined
         ? [options.operationId]
-        : this.db
-            .prepare<[], string>('SELECT operation_id FROM operations UNION SELECT operation_id FROM journal ORDER BY 1')
+        : this.stmt<[], string>('SELECT operation_id FROM operations UNION SELECT operation_id FROM journal ORDER BY 1')
             .pluck()
             .all();
-    const headStmt = this.db.prepare<[string], HeadRow>('SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?');
-    const rowsStmt = this.db.prepare<[string], JournalRow>(
+    const headStmt = this.stmt<[string], HeadRow>('SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?');
+    const rowsStmt = this.stmt<[string], JournalRow>(
       'SELECT operation_id, sequence, entry, prev_hash, hash FROM journal WHERE operation_id = ? ORDER BY sequence',
     );
     const breaks: ChainBreak[] = [];
     let operationsChecked = 0;
     let entriesChecked = 0;
-    for (const id of ids) {
+    // One read transaction per operation: head and rows come from the same WAL snapshot, so an append by
+    // another process during the walk cannot look like a deleted tail.
+    const verifyOne = this.db.transaction((id: string) => {
       const head = headStmt.get(id);
       const rows = rowsStmt.iterate(id);
       const mapped = (function* () {
@@ -334,6 +320,10 @@ export class SqliteOperationStore implements OperationStore {
       })();
       const result = verifyOperationRows(id, mapped, head ? { lastSequence: head.last_sequence, lastHash: head.last_hash } : null, this.hmacKey);
       rows.return?.();
+      return { head, result };
+    });
+    for (const id of ids) {
+      const { head, result } = verifyOne.deferred(id);
       if (head === undefined && result.entriesChecked === 0) continue;
       operationsChecked += 1;
       entriesChecked += result.entriesChecked;
@@ -351,11 +341,20 @@ export class SqliteOperationStore implements OperationStore {
 
   private snapshots(sql: string, ...params: unknown[]): OperationSnapshot[] {
     this.open();
-    return this.db
-      .prepare<unknown[], string>(sql)
+    return this.stmt<unknown[], string>(sql)
       .pluck()
       .all(...params)
       .map((s) => JSON.parse(s) as OperationSnapshot);
+  }
+
+  /** Prepared statements are cached: preparing costs more than running a small insert. */
+  private stmt<P extends unknown[] = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
+    let cached = this.statements.get(sql);
+    if (cached === undefined) {
+      cached = this.db.prepare(sql);
+      this.statements.set(sql, cached);
+    }
+    return cached as unknown as Database.Statement<P, R>;
   }
 
   private open(): void {

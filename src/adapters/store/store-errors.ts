@@ -9,6 +9,11 @@ export const STORE_CODES = {
   ASYNCJOB_ERR_JOURNAL_CONFLICT: 'a different entry is already recorded under this operation ID and sequence',
   /** The entry's sequence is beyond the next free one of its operation: appending it would leave a gap. */
   ASYNCJOB_ERR_JOURNAL_GAP: 'the entry would leave a gap in the operation journal',
+  /**
+   * Raised by the database itself (triggers) for an UPDATE, DELETE or TRUNCATE of `journal` or `artifacts`: the
+   * history is append-only. Appears in the driver's error message, not as a {@link StoreError}.
+   */
+  ASYNCJOB_ERR_APPEND_ONLY: 'the journal and artifacts tables are append-only',
   /** The entry, snapshot or webhook event contains a credential or a configured secret value (T4). */
   ASYNCJOB_ERR_SECRET_IN_RECORD: 'a credential or secret value was offered to the store',
   /** An entry, snapshot or query argument failed validation; the issues name the fields. */
