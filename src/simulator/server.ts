@@ -88,7 +88,7 @@ export interface Simulator {
   readonly dialect: DialectName;
   /** Stops listening, closes connections and waits for webhook deliveries in flight. */
   stop(): Promise<void>;
-  /** Forgets jobs, request records, fault counters and webhook records; keeps the scenario. */
+  /** Forgets jobs, request records, fault counters and webhook records; keeps the scenario and the random stream. */
   reset(): void;
   /** Validates and installs a scenario (throws ScenarioError naming the field); existing jobs keep their scripts. */
   setScenario(scenario: ScenarioInput): void;
@@ -132,7 +132,7 @@ class SimulatorServer implements Simulator {
   private dialectImpl: Dialect;
   private tokenBytes: Buffer;
   private readonly clock: () => number;
-  private random: SeededRandom;
+  private readonly random: SeededRandom;
   private readonly jobStore: JobStore;
   private readonly accounting: Accounting;
   private readonly payloads = new PayloadCache();
@@ -142,7 +142,6 @@ class SimulatorServer implements Simulator {
   private readonly advanceTimers = new Map<string, NodeJS.Timeout>();
   private readonly server: Server;
   private readonly maxBodyBytes: number;
-  private readonly seed: number;
 
   constructor(private readonly options: SimulatorOptions) {
     this.scenario = parseScenario(options.scenario ?? {}, '(options.scenario)');
@@ -153,8 +152,7 @@ class SimulatorServer implements Simulator {
     if (token === undefined || token === '') throw new SimulatorOptionsError('token: a bearer token is required (options.token or scenario.token)');
     this.tokenBytes = Buffer.from(`Bearer ${token}`);
     this.clock = options.clock ?? Date.now;
-    this.seed = options.seed ?? this.scenario.seed ?? 1;
-    this.random = seededRandom(this.seed);
+    this.random = seededRandom(options.seed ?? this.scenario.seed ?? 1);
     this.maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
     this.accounting = new Accounting(options.maxRecordedRequests ?? this.scenario.maxRecordedRequests ?? 100_000);
     this.jobStore = new JobStore(
@@ -208,7 +206,8 @@ class SimulatorServer implements Simulator {
     this.accounting.clear();
     this.ruleCounters = new Map();
     this.webhooks.clear();
-    this.random = seededRandom(this.seed);
+    // The random stream is not restarted: a straggling request from before the reset must not find a new job
+    // with the same ID. Two simulators with the same seed produce the same IDs.
   }
 
   setScenario(input: ScenarioInput): void {

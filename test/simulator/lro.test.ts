@@ -93,10 +93,16 @@ describe('lro dialect', () => {
     expect(sim.requests({ action: 'reconcile' })[0]!.idempotencyKey).toBe('req-rec');
   });
 
-  it('a seed makes job IDs reproducible', async () => {
-    const a = obj((await start({ request_id: 'seed-1' })).json)['name'];
-    sim.reset();
-    const b = obj((await start({ request_id: 'seed-1' })).json)['name'];
-    expect(a).toBe(b);
+  it('a seed makes job IDs reproducible across simulators; a reset never reuses an ID', async () => {
+    const twins = await Promise.all([startSimulator({ dialect: 'lro', token: TOKEN, seed: 99 }), startSimulator({ dialect: 'lro', token: TOKEN, seed: 99 })]);
+    try {
+      const names = await Promise.all(twins.map(async (t) => obj((await call(`${t.url}/v1/operations:start`, { method: 'POST', body: { request_id: 'seed-1' } })).json)['name']));
+      expect(names[0]).toBe(names[1]);
+      twins[0]!.reset();
+      const again = obj((await call(`${twins[0]!.url}/v1/operations:start`, { method: 'POST', body: { request_id: 'seed-1' } })).json)['name'];
+      expect(again).not.toBe(names[0]);
+    } finally {
+      await Promise.all(twins.map((t) => t.stop()));
+    }
   });
 });

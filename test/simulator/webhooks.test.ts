@@ -65,50 +65,52 @@ async function createJob(script: string, key: string): Promise<string> {
   return String(obj(res.json)['job_id']);
 }
 
-const waitFor = (n: number) => pollUntil(async () => received.length, (len) => len >= n, 300, 10);
+/** Deliveries for one job (deliveries of earlier tests may still be in flight after a reset). */
+const forJob = (id: string) => received.filter((r) => r.event.job_id === id);
+const waitFor = (id: string, n: number) => pollUntil(async () => forJob(id), (list) => list.length >= n, 300, 10);
 
 describe('webhooks', () => {
   it('W1: each state change is delivered once, signed with HMAC-SHA256 over "<t>.<body>", without any status read', async () => {
     const id = await createJob('default', 'wh-1');
-    await waitFor(2);
-    expect(received.map((r) => r.event.state)).toEqual(['running', 'succeeded']);
-    for (const r of received) {
+    const got = await waitFor(id, 2);
+    expect(got.map((r) => r.event.state)).toEqual(['running', 'succeeded']);
+    for (const r of got) {
       expect(r.event.job_id).toBe(id);
       expect(verify(SECRET, r.signature, r.raw)).toBe(true);
       expect(verify('another-secret', r.signature, r.raw)).toBe(false);
     }
-    expect(new Set(received.map((r) => r.event.event_id)).size).toBe(2);
+    expect(new Set(got.map((r) => r.event.event_id)).size).toBe(2);
     expect(sim.requests({ action: 'status' })).toHaveLength(0);
-    expect(sim.webhookDeliveries().every((d) => d.status === 204 && d.signedCorrectly)).toBe(true);
+    expect(sim.webhookDeliveries().filter((d) => d.jobId === id).every((d) => d.status === 204 && d.signedCorrectly)).toBe(true);
   });
 
   it('F4: delivered twice with the same event_id', async () => {
-    await createJob('twice', 'wh-2');
-    await waitFor(2);
-    expect(received).toHaveLength(2);
-    expect(received[0]!.event.event_id).toBe(received[1]!.event.event_id);
+    const id = await createJob('twice', 'wh-2');
+    const got = await waitFor(id, 2);
+    expect(got).toHaveLength(2);
+    expect(got[0]!.event.event_id).toBe(got[1]!.event.event_id);
   });
 
   it('W1: a bad signature does not verify with the shared secret', async () => {
-    await createJob('bad', 'wh-3');
-    await waitFor(1);
-    expect(verify(SECRET, received[0]!.signature, received[0]!.raw)).toBe(false);
-    expect(sim.webhookDeliveries()[0]!.signedCorrectly).toBe(false);
+    const id = await createJob('bad', 'wh-3');
+    const [got] = await waitFor(id, 1);
+    expect(verify(SECRET, got!.signature, got!.raw)).toBe(false);
+    expect(sim.webhookDeliveries().find((d) => d.jobId === id)!.signedCorrectly).toBe(false);
   });
 
   it('F4: out of order: the terminal event arrives before the earlier ones', async () => {
-    await createJob('shuffled', 'wh-4');
-    await waitFor(2);
-    expect(received.map((r) => r.event.state)).toEqual(['succeeded', 'running']);
+    const id = await createJob('shuffled', 'wh-4');
+    const got = await waitFor(id, 2);
+    expect(got.map((r) => r.event.state)).toEqual(['succeeded', 'running']);
   });
 
   it('late delivery waits delayMs; mode none sends nothing; deliverWebhook sends on demand', async () => {
     const lateId = await createJob('late', 'wh-5');
     const silentId = await createJob('silent', 'wh-6');
     await new Promise((r) => setTimeout(r, 60));
-    expect(received).toHaveLength(0);
-    await waitFor(1);
-    expect(received.map((r) => r.event.job_id)).toEqual([lateId]);
+    expect(forJob(lateId)).toHaveLength(0);
+    expect(await waitFor(lateId, 1)).toHaveLength(1);
+    expect(forJob(silentId)).toHaveLength(0);
     const rec = await sim.deliverWebhook(silentId, { state: 'succeeded', eventId: 'evt-manual' });
     expect(rec.status).toBe(204);
     expect(received.at(-1)!.event).toMatchObject({ event_id: 'evt-manual', job_id: silentId, state: 'succeeded' });
