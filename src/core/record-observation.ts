@@ -3,7 +3,7 @@
  * next sequence number, and the provider's facts (`record.remote`) are updated from what it said. Nothing
  * here judges the observation; the wait planner and the transition rules do. Pure.
  */
-import { type OperationRecord, OBSERVATION_TAIL, MAX_JOB_IDS, appendBounded } from './operation';
+import { type OperationRecord, type RemoteFacts, OBSERVATION_TAIL, MAX_JOB_IDS, appendBounded } from './operation';
 import { type Observation } from './observation';
 import { type DelaySource } from './journal';
 
@@ -14,6 +14,44 @@ export interface ControllerDecision {
   delaySource?: DelaySource;
   hintRejected?: string;
   note?: string;
+}
+
+/**
+ * Returns the provider's facts updated from one observation (M2): job IDs accumulated (never replaced, U3),
+ * the status URL kept from the first answer naming it, the last HTTP exchange, and, from a 2xx status or
+ * create answer with a category, the state, its timestamp, progress (P8), the job's own expiry and the result
+ * reference. Webhook observations never update the remote state: a final status read does (W1).
+ */
+export function applyRemoteFacts(current: RemoteFacts, observation: Observation): RemoteFacts {
+  const remote = { ...current };
+  if (observation.remoteJobId !== undefined && !remote.jobIds.includes(observation.remoteJobId)) {
+    remote.jobIds = appendBounded(remote.jobIds, observation.remoteJobId, MAX_JOB_IDS);
+  }
+  if (observation.statusUrl !== undefined && remote.statusUrl === undefined) remote.statusUrl = observation.statusUrl;
+  if (observation.transport !== 'refused') {
+    remote.lastHttp = {
+      transport: observation.transport,
+      atMs: observation.receivedAtMs,
+      ...(observation.httpStatus !== undefined ? { httpStatus: observation.httpStatus } : {}),
+      ...(observation.providerRequestId !== undefined ? { providerRequestId: observation.providerRequestId } : {}),
+    };
+  }
+  const answered = observation.transport === 'response' && observation.httpStatus !== undefined && observation.httpStatus < 300;
+  if (answered && observation.category !== undefined && (observation.action === 'status' || observation.action === 'create')) {
+    remote.category = observation.category;
+    remote.observedAtMs = observation.receivedAtMs;
+    if (observation.remoteState !== undefined) remote.state = observation.remoteState;
+    else delete remote.state;
+    if (observation.providerTimestamp !== undefined) remote.providerTimestamp = observation.providerTimestamp;
+    if (observation.progress !== undefined) remote.progress = observation.progress;
+    const expires = expiresAtMsOf(observation);
+    if (expires !== undefined) remote.jobExpiresAtMs = expires;
+    if (observation.resultReference !== undefined) {
+      const { inline: _inline, ...reference } = observation.resultReference;
+      remote.resultReference = reference;
+    }
+  }
+  return remote;
 }
 
 function iso(ms: number): string {
@@ -68,34 +106,7 @@ export function recordObservation(
     resultDeadlineAt: iso(record.deadlines.resultDeadlineMs),
     ...(decision.note !== undefined ? { note: decision.note } : {}),
   };
-  const remote = { ...record.remote };
-  if (observation.remoteJobId !== undefined && !remote.jobIds.includes(observation.remoteJobId)) {
-    remote.jobIds = appendBounded(remote.jobIds, observation.remoteJobId, MAX_JOB_IDS);
-  }
-  if (observation.statusUrl !== undefined && remote.statusUrl === undefined) remote.statusUrl = observation.statusUrl;
-  if (observation.transport !== 'refused') {
-    remote.lastHttp = {
-      transport: observation.transport,
-      atMs: observation.receivedAtMs,
-      ...(observation.httpStatus !== undefined ? { httpStatus: observation.httpStatus } : {}),
-      ...(observation.providerRequestId !== undefined ? { providerRequestId: observation.providerRequestId } : {}),
-    };
-  }
-  const answered = observation.transport === 'response' && observation.httpStatus !== undefined && observation.httpStatus < 300;
-  if (answered && observation.category !== undefined && (observation.action === 'status' || observation.action === 'create')) {
-    remote.category = observation.category;
-    remote.observedAtMs = observation.receivedAtMs;
-    if (observation.remoteState !== undefined) remote.state = observation.remoteState;
-    else delete remote.state;
-    if (observation.providerTimestamp !== undefined) remote.providerTimestamp = observation.providerTimestamp;
-    if (observation.progress !== undefined) remote.progress = observation.progress;
-    const expires = expiresAtMsOf(observation);
-    if (expires !== undefined) remote.jobExpiresAtMs = expires;
-    if (observation.resultReference !== undefined) {
-      const { inline: _inline, ...reference } = observation.resultReference;
-      remote.resultReference = reference;
-    }
-  }
+  const remote = applyRemoteFacts(record.remote, observation);
   return {
     record: {
       ...record,

@@ -11,6 +11,7 @@
 import { type Decision, type OpenEscalation, openEscalationSchema, validateDecision, decisionTarget } from './escalation';
 import { type LocalState, actorSchema } from './journal';
 import { type Observation } from './observation';
+import { applyRemoteFacts } from './record-observation';
 import { type OperationRecord, type ResultSummary, type RecordedTransition, TRANSITION_TAIL, APPROVAL_TAIL, appendBounded } from './operation';
 
 /** The states nothing leaves (except `failed` by a recorded resume action, M1). */
@@ -282,18 +283,14 @@ export function evidenceMissing(rule: TransitionRule, record: OperationRecord, e
 }
 
 function applyEffects(record: OperationRecord, rule: TransitionRule, event: OperationEvent, nowMs: number): OperationRecord {
-  const next: OperationRecord = { ...record, localState: rule.to };
   const o = event.observation;
+  // The evidence is a provider answer: its facts are the provider's (M2), recorded as recordObservation would.
+  const next: OperationRecord = { ...record, localState: rule.to, ...(o !== undefined && rule.fact === 'remote' ? { remote: applyRemoteFacts(record.remote, o) } : {}) };
   switch (event.type) {
     case 'create_accepted':
     case 'reconciliation_matched':
       next.jobId = o!.remoteJobId!;
       next.acceptedAtMs = nowMs;
-      next.remote = {
-        ...record.remote,
-        jobIds: record.remote.jobIds.includes(o!.remoteJobId!) ? record.remote.jobIds : [...record.remote.jobIds, o!.remoteJobId!],
-        ...(o!.statusUrl !== undefined && record.remote.statusUrl === undefined ? { statusUrl: o!.statusUrl } : {}),
-      };
       break;
     case 'create_succeeded_sync':
       if (o!.remoteJobId !== undefined) next.jobId = o!.remoteJobId;
