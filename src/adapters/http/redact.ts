@@ -118,7 +118,7 @@ export function createRedactionRules(config: RedactionConfig = {}): RedactionRul
     },
     // `token=...` in query strings, form bodies and log lines.
     {
-      pattern: new RegExp(`(^|[?&;\\s"',])((?:${keyAlternation}))=([^&;\\s"'#]+)`, 'gi'),
+      pattern: new RegExp(`(^|[?&;\\s"',])((?:${keyAlternation}))=([^&;\\s"'#<>(),\\]}]+)`, 'gi'),
       replace: (_m, lead = '', name = '') => `${lead}${name}=${REDACTED}`,
     },
   ];

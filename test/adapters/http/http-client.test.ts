@@ -153,6 +153,19 @@ describe('createHttpClient: credentials and origin (C4, T4)', () => {
     expect(credentialCalls).toBe(1);
   });
 
+  it('C4: a redirect to another host is returned as an answer, never followed', async () => {
+    const other = await server((_req, res) => res.end());
+    const provider = await server((_req, res) => {
+      res.writeHead(303, { Location: `${other.origin}/steal` });
+      res.end();
+    });
+    const ex = await client({ allowedOrigin: provider.origin }).send({ method: 'POST', url: '/jobs', json: {}, traceId: 't' });
+    expect(ex).toMatchObject({ outcome: 'response', status: 303 });
+    expect(ex.headers['location']).toBe(`${other.origin}/steal`);
+    expect(other.seen).toHaveLength(0);
+    expect(other.connections).toBe(0);
+  });
+
   it('T4: the credential never appears in the exchange, even when the provider echoes it back', async () => {
     const s = await server((req, res) => {
       const auth = String(req.headers['authorization']);
