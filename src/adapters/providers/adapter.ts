@@ -28,6 +28,7 @@ import {
   readResultIntegrity,
   type BatchCount,
   type ProviderAnswer,
+  type ReconcileContext,
   type ReconcileInterpretation,
   type ResultIntegrity,
 } from './interpret';
@@ -64,7 +65,7 @@ export interface ProviderAdapter {
   interpretCreate(answer: ProviderAnswer): Observation;
   interpretStatus(answer: ProviderAnswer, context?: { jobId?: string }): Observation;
   interpretCancel(answer: ProviderAnswer, context?: { jobId?: string }): Observation;
-  interpretReconcile(answer: ProviderAnswer, context?: { expected?: string }): ReconcileInterpretation;
+  interpretReconcile(answer: ProviderAnswer, context?: ReconcileContext): ReconcileInterpretation;
   readResultIntegrity(headers: Readonly<Record<string, string>>): ResultIntegrity;
   countBatchItems(json: unknown): BatchCount | undefined;
   refusedObservation(action: Action, result: Extract<BuildResult, { kind: 'refused' }>, atMs: number): Observation;
@@ -92,7 +93,7 @@ export function adapterFromContract(contract: ProviderContract): ProviderAdapter
     interpretCreate: (answer: ProviderAnswer) => interpretCreate(contract, answer),
     interpretStatus: (answer: ProviderAnswer, context?: { jobId?: string }) => interpretStatus(contract, answer, context),
     interpretCancel: (answer: ProviderAnswer, context?: { jobId?: string }) => interpretCancel(contract, answer, context),
-    interpretReconcile: (answer: ProviderAnswer, context?: { expected?: string }) => interpretReconcile(contract, answer, context),
+    interpretReconcile: (answer: ProviderAnswer, context?: ReconcileContext) => interpretReconcile(contract, answer, context),
     readResultIntegrity: (headers: Readonly<Record<string, string>>) => readResultIntegrity(contract, headers),
     countBatchItems: (json: unknown) => countBatchItems(contract, json),
     refusedObservation,

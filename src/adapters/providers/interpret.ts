@@ -45,6 +45,12 @@ export interface ReconcileMatch {
   createdAt?: string;
 }
 
+/** What the reconciliation looked for: our operation ID (client reference) and the idempotency token. */
+export interface ReconcileContext {
+  clientReference?: string;
+  token?: string;
+}
+
 /** What {@link interpretReconcile} returns: the observation and every matching job (more than one is U3). */
 export interface ReconcileInterpretation {
   observation: Observation;
@@ -557,12 +563,13 @@ function readStateIfStated(contract: ProviderContract, json: unknown, problems: 
 
 /**
  * Interprets a reconciliation answer (U2). For `list_by_client_reference` and `lookup_by_token`, every listed
- * job that matches (`matchField` equal to `expected`, when the contract names one) with its state; the
+ * job that matches (when the contract names a `matchField`, it must equal the client reference, or the token for
+ * `lookup_by_token`; without that value nothing matches) with its state; the
  * observation names the job when exactly one matched, and has `errorCategory: 'multiple_matches'` when several
  * did (U3: a human decides). For `same_token_resend` the answer is a create answer. For `none`, an observation
  * with `errorCategory: 'reconcile_unsupported'`.
  */
-export function interpretReconcile(contract: ProviderContract, answer: ProviderAnswer, context: { expected?: string } = {}): ReconcileInterpretation {
+export function interpretReconcile(contract: ProviderContract, answer: ProviderAnswer, context: ReconcileContext = {}): ReconcileInterpretation {
   const method = contract.reconciliation;
   if (method.method === 'none') {
     const observation = baseObservation(contract, 'reconcile', answer);
@@ -595,9 +602,10 @@ export function interpretReconcile(contract: ProviderContract, answer: ProviderA
       problems.add(`${method.listField}[${index}] is not an object`);
       return;
     }
-    if (method.matchField !== undefined && context.expected !== undefined) {
+    if (method.matchField !== undefined) {
+      const expected = method.method === 'lookup_by_token' ? context.token : context.clientReference;
       const marker = readField(item, method.matchField);
-      if (!marker.found || marker.value !== context.expected) return;
+      if (expected === undefined || !marker.found || marker.value !== expected) return;
     }
     let remoteJobId: string | undefined;
     for (const source of method.jobId) {

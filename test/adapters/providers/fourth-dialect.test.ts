@@ -58,9 +58,11 @@ describe('the documented fourth dialect (acme-exports)', () => {
     const adapter = await documentedExample();
     const { matches } = adapter.interpretReconcile(
       answer(200, { json: { data: [{ id: 'exp_1', client_ref: 'op-9', export: { status: 'BUILDING' } }, { id: 'exp_2', client_ref: 'op-90', export: { status: 'READY' } }] } }),
-      { expected: 'op-9' },
+      { clientReference: 'op-9' },
     );
     expect(matches).toEqual([{ remoteJobId: 'exp_1', remoteState: 'BUILDING', category: 'pending' }]);
+    // Without the reference to compare, nothing can be claimed to match.
+    expect(adapter.interpretReconcile(answer(200, { json: { data: [{ id: 'exp_1', client_ref: 'op-9' }] } })).matches).toEqual([]);
   });
 
   it('P1: PURGED is expired and ERROR keeps the failure reason', async () => {

@@ -131,7 +131,7 @@ describe.each(DIALECTS)('the %s preset against the simulator', (dialect) => {
   it('U2: reconciliation finds the job after a lost create answer', async () => {
     const created = await create('tok-lost-0001', { report: 'q3' }, 'op-lost-1');
     const built = adapter.buildReconcileRequest({ token: 'tok-lost-0001', clientReference: 'op-lost-1', payload: { report: 'q3' }, nowMs: Date.now() });
-    const { observation, matches } = adapter.interpretReconcile((await send(built)).answer, { expected: 'op-lost-1' });
+    const { observation, matches } = adapter.interpretReconcile((await send(built)).answer, { clientReference: 'op-lost-1', token: 'tok-lost-0001' });
     valid(observation);
     expect(matches.map((m) => m.remoteJobId)).toEqual([created.remoteJobId]);
     expect(observation.remoteJobId).toBe(created.remoteJobId);
