@@ -37,7 +37,11 @@ async function harness(): Promise<StoreHarness> {
   };
 }
 
-describe.skipIf(!url)('PostgreSQL store (ASYNCJOB_TEST_PG_URL unset: start PostgreSQL and export it to run these)', () => {
+const title = url
+  ? 'PostgreSQL store'
+  : 'PostgreSQL store: SKIPPED because ASYNCJOB_TEST_PG_URL is unset (start PostgreSQL and export ASYNCJOB_TEST_PG_URL=postgres://... to run it; CI always sets it)';
+
+describe.skipIf(!url)(title, () => {
   operationStoreContract('PostgreSQL', harness);
 
   it('M3: concurrent appenders on one operation never produce a duplicate or a gap', async () => {

@@ -57,16 +57,14 @@ export class PostgresOperationStore implements OperationStore {
       ]);
     }
     this.schema = options.schema;
-    this.pool = new Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 });
+    // The schema is a startup parameter of every connection, so no statement can ever run outside it.
+    this.pool = new Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 10,
+      ...(this.schema === undefined ? {} : { options: `-c search_path=${this.schema}` }),
+    });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
-    if (this.schema !== undefined) {
-      const schema = this.schema;
-      this.pool.on('connect', (client) => {
-        // Queued before any query of this client, so every statement runs in the configured schema.
-        client.query(`SET search_path TO "${schema}"`).catch(() => undefined);
-      });
-    }
     this.hmacKey = options.hmacKey;
     this.forbiddenValues = options.forbiddenValues ?? [];
   }
