@@ -131,8 +131,10 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
         expect(await store.entries('op-s')).toEqual([]);
       });
 
-      it('T4: accepts a redacted Authorization header', async () => {
-        expect((await store.append(withHeaders({ authorization: '[redacted]' }))).kind).toBe('appended');
+      it('T4: accepts a redacted Authorization header and a WWW-Authenticate challenge', async () => {
+        expect((await store.append(withHeaders({ authorization: '[redacted]', 'www-authenticate': 'Bearer realm="api", error="invalid_token"' }))).kind).toBe(
+          'appended',
+        );
       });
 
       it('T4: refuses configured secret values anywhere in entries, snapshots and webhook events', async () => {

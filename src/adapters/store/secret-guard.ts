@@ -7,13 +7,15 @@ import { StoreError } from './store-errors';
 
 const AUTH_HEADER = /^(proxy-)?authorization$/i;
 const REDACTION_MARKER = /^(\[redacted\]|<redacted>|redacted|\*+)$/i;
-const BEARER_VALUE = /\bbearer\s+[A-Za-z0-9\-._~+/]{4,}=*/i;
+// A token is long: `WWW-Authenticate: Bearer realm="api"` (a challenge, not a credential) must stay recordable.
+const BEARER_VALUE = /\bbearer\s+[A-Za-z0-9\-._~+/]{16,}=*/i;
 const AUTH_IN_TEXT = /\b(proxy-)?authorization\s*[:=]\s*(?!\[redacted\]|<redacted>|\*+)\S{4,}/i;
 
 /**
  * Throws `ASYNCJOB_ERR_SECRET_IN_RECORD` when `value` holds an Authorization header value, a bearer token, or
  * one of `forbiddenValues` (configured secret strings, e.g. the provider credentials the worker holds).
- * Redaction markers (`[redacted]`, `***`) under an Authorization key are accepted. Pure; safe to repeat.
+ * Redaction markers (`[redacted]`, `***`) under an Authorization key are accepted; forbidden values shorter than
+ * 4 characters are ignored (they would match everywhere). Pure; safe to repeat.
  */
 export function assertNoSecrets(what: string, value: unknown, forbiddenValues: readonly string[] = []): void {
   const forbidden = forbiddenValues.filter((v) => v.length >= 4);
