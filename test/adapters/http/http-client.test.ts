@@ -218,6 +218,19 @@ describe('createHttpClient: classification of failures (U1)', () => {
     expect(['dns', 'connect_timeout']).toContain(ex.errorCategory);
   });
 
+  it('U1: a failed TLS handshake is not_sent, and the server never sees a request', async () => {
+    let bytesFromClient = '';
+    const s = await netServer((socket) => {
+      socket.on('data', (c: Buffer) => {
+        bytesFromClient += c.toString('latin1');
+        socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
+      });
+    });
+    const ex = await client({ allowedOrigin: `https://127.0.0.1:${s.port}` }).send({ method: 'POST', url: '/jobs', json: {}, traceId: 't' });
+    expect(ex).toMatchObject({ outcome: 'not_sent', errorCategory: 'tls' });
+    expect(bytesFromClient).not.toContain('POST /jobs');
+  });
+
   it('U1: a server that reads the request and then drops the connection makes the exchange ambiguous', async () => {
     const s = await netServer((socket) => {
       void readRequestHead(socket).then(() => socket.destroy());
