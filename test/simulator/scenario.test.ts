@@ -95,6 +95,25 @@ describe('scenario files', () => {
     }
   });
 
+  it('an injected clock drives time-based lifecycles without waiting', async () => {
+    let now = Date.parse('2030-01-01T00:00:00Z');
+    const sim = await startSimulator({
+      token: TOKEN,
+      clock: () => now,
+      scenario: { scripts: { default: { steps: [{ state: 'running', durationMs: 10 * 60_000 }, { state: 'succeeded' }] } } },
+    });
+    try {
+      const id = String(obj((await call(`${sim.url}/v1/jobs`, { method: 'POST', body: {} })).json)['job_id']);
+      expect(obj((await call(`${sim.url}/v1/jobs/${id}`)).json)['state']).toBe('running');
+      now += 10 * 60_000;
+      const done = obj((await call(`${sim.url}/v1/jobs/${id}`)).json);
+      expect(done).toMatchObject({ state: 'succeeded', updated_at: '2030-01-01T00:10:00.000Z' });
+      expect(sim.requests().map((r) => r.atMs - Date.parse('2030-01-01T00:00:00Z'))).toEqual([0, 0, 600_000]);
+    } finally {
+      await sim.stop();
+    }
+  });
+
   it('a simulator without a token refuses to start', async () => {
     await expect(startSimulator({ dialect: 'rest' })).rejects.toThrow(/token/);
   });
