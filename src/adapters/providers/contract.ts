@@ -148,6 +148,9 @@ export const statusSchema = z
     }
   });
 
+/** Headers the HTTP layer owns (credentials, framing): a contract never sets them. */
+const RESERVED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'content-length', 'transfer-encoding', 'connection', 'traceparent', 'x-trace-id']);
+
 /** How a job is created. */
 export const createSchema = z.strictObject({
   method: z.enum(['POST', 'PUT']).default('POST'),
@@ -180,6 +183,13 @@ export const createSchema = z.strictObject({
   readState: z.boolean().default(false),
   /** C3: a synchronous success carries its result inline in this field of the create answer. */
   synchronousSuccess: z.strictObject({ statuses: httpStatusList, resultField: fieldPathSchema }).optional(),
+}).superRefine((create, ctx) => {
+  const named: [PropertyKey[], string][] = Object.keys(create.headers ?? {}).map((name) => [['headers', name], name.toLowerCase()]);
+  if (create.idempotencyToken.in === 'header') named.push([['idempotencyToken', 'name'], create.idempotencyToken.name]);
+  if (create.clientReference?.in === 'header') named.push([['clientReference', 'name'], create.clientReference.name]);
+  for (const [path, name] of named) {
+    if (RESERVED_HEADERS.has(name)) ctx.addIssue({ code: 'custom', path, message: `the header ${name} is set by the HTTP layer, never by a contract` });
+  }
 });
 
 /** A source of an integrity value: a field of the status answer or a header of the result answer. */

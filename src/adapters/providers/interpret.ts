@@ -17,7 +17,7 @@ import { categorize } from '../../core/provider-states';
 import { type Action } from '../../core/journal';
 import { type ProviderContract, type ValueSource } from './contract';
 import { readField } from './field-path';
-import { resolveOnOrigin } from './urls';
+import { expandTemplate, resolveOnOrigin } from './urls';
 
 /** An HTTP answer as the HTTP layer hands it over (headers lower-cased; body already parsed or not). */
 export interface ProviderAnswer {
@@ -338,9 +338,9 @@ function readResultReference(contract: ProviderContract, json: unknown, jobId: s
   const reference: ResultReference = {};
   for (const source of rules.url) {
     if (source.from === 'template') {
-      if (jobId === undefined) continue;
-      const base = new URL(contract.baseUrl);
-      reference.url = `${base.origin}${base.pathname.replace(/\/+$/, '')}${source.path.replace('{jobId}', encodeURIComponent(jobId))}`;
+      const expanded = expandTemplate(contract.baseUrl, source.path, { jobId });
+      if (!expanded.ok) continue;
+      reference.url = cut(expanded.url, 4000);
       break;
     }
     const read = readField(json, source.field);

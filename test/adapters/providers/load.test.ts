@@ -186,6 +186,15 @@ describe('a malformed document fails with every field named', () => {
     expect(messages.some((m) => m.includes('unknown placeholder {id}'))).toBe(true);
   });
 
+  it('T1, T4: a contract never sets the headers the HTTP layer owns', () => {
+    const doc = restDocument();
+    const create = doc.create as Record<string, unknown>;
+    create.headers = { Cookie: { from: 'token' }, 'X-Trace-ID': { value: 'fixed' } };
+    create.idempotencyToken = { in: 'header', name: 'Authorization' };
+    const issues = issuesOf(() => parseProviderContract(doc, 'x', { baseUrl: BASE }));
+    expect(issues.map((i) => i.path).sort()).toEqual(['create.headers.Cookie', 'create.headers.X-Trace-ID', 'create.idempotencyToken.name']);
+  });
+
   it('field paths with forbidden keys are refused', () => {
     const doc = restDocument();
     (doc.status as Record<string, unknown>).stateField = '__proto__.state';
