@@ -66,6 +66,16 @@ describe('createHttpClient: answers', () => {
     expect(first.request.headers['traceparent']).toMatch(TRACEPARENT);
   });
 
+  it('T1: concurrent calls share a small pool and each carries its own span', async () => {
+    const s = await server((req, res) => setTimeout(() => res.end(String(req.headers['traceparent'])), 5));
+    const c = client({ allowedOrigin: s.origin, maxConnections: 2 });
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => c.send({ method: 'GET', url: `/jobs/${i}`, traceId: 'op-9' })));
+    expect(results.every((r) => r.outcome === 'response' && r.status === 200)).toBe(true);
+    expect(new Set(s.seen.map((r) => r.headers['traceparent'])).size).toBe(12);
+    expect(s.connections).toBeLessThanOrEqual(2);
+    for (const r of results) expect(r.bodyText).toBe(r.request.headers['traceparent']);
+  });
+
   it('H5: a JSON answer is parsed, headers are lower-cased, the provider request ID is captured', async () => {
     const s = await server((_req, res) => {
       res.writeHead(202, { 'Content-Type': 'application/json', 'X-Request-Id': 'req-123', Location: '/jobs/9' });
