@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Observation } from '../../src/core/observation';
-import { type OperationRecord } from '../../src/core/operation';
+import { operationRecordSchema, type OperationRecord } from '../../src/core/operation';
+import { openEscalationSchema } from '../../src/core/escalation';
 import { pollPolicySchema, type PollPolicy } from '../../src/core/policy';
 import { parseRetryAfter } from '../../src/core/retry-after';
 import { transition } from '../../src/core/transitions';
@@ -358,5 +359,47 @@ describe('polling (P2-P8, B2)', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('T3: the recorded decision', () => {
+  it.each([
+    ['a pending answer', { remoteState: 'running', category: 'pending' as const, progress: 0.3, providerTimestamp: '2026-11-29T10:00:01+00:00' }],
+    ['a 503 with Retry-After', { httpStatus: 503, retryAfter: '120', providerRequestId: 'req-1' }],
+    ['a rejected hint', { remoteState: 'running', category: 'pending' as const, hints: { nextCheckAt: 'whenever' } }],
+    ['a 403', { httpStatus: 403 }],
+    ['a success', { remoteState: 'done', category: 'success' as const, resultReference: { url: 'https://x/r', sha256: 'ab' } }],
+  ])('T3: after %s the record, with its appended observation, still validates', (_title, observation) => {
+    const result = plan(observation);
+    expect(operationRecordSchema.parse(result.record)).toEqual(result.record);
+    const entry = result.record.journal.observations.at(-1)!;
+    expect(entry.sequence).toBe(result.record.journal.nextSequence - 1);
+    expect(entry.body).toMatchObject({ statusRequestsUsed: result.record.used.statusRequests, statusRequestsAllowed: result.record.budgets.maxStatusRequests });
+    for (const event of result.events) if (event.escalation) expect(openEscalationSchema.parse(event.escalation)).toEqual(event.escalation);
+  });
+
+  it('P1: the first answer after acceptance moves accepted -> observing, then to collection on success', () => {
+    const base = observingRecord();
+    const accepted: OperationRecord = { ...base, localState: 'accepted' };
+    const result = plan({ remoteState: 'done', category: 'success', resultReference: { url: 'https://x/r' } }, accepted);
+    expect(result.events.map((e) => e.type)).toEqual(['status_observed', 'remote_succeeded']);
+    let record = result.record;
+    for (const event of result.events) {
+      const applied = transition(record, event, NOW);
+      if (applied.kind !== 'applied') throw new Error(applied.message);
+      record = applied.record;
+    }
+    expect(record.localState).toBe('result_collecting');
+  });
+
+  it('X2: while cancelling, a success leads to collection without leaving cancelling; a cancelled answer ends it', () => {
+    const base = observingRecord();
+    const cancelling: OperationRecord = { ...base, localState: 'cancelling', deadlines: { ...base.deadlines, cancelDeadlineMs: NOW + 60_000 }, cancel: { requestedBy: 'a', reason: 'r', expectedEffect: 'e', requestedAtMs: T0, sentAtMs: T0 } };
+    expect(plan({ remoteState: 'done', category: 'success', resultReference: { url: 'https://x/r' } }, cancelling)).toMatchObject({ kind: 'collect', events: [] });
+    const ended = plan({ remoteState: 'cancelled', category: 'cancelled' }, cancelling);
+    expect(ended).toMatchObject({ kind: 'stop', outcome: 'cancelled' });
+    expect(ended.events.map((e) => e.type)).toEqual(['remote_cancelled']);
+    const late = plan({ remoteState: 'running', category: 'pending' }, cancelling, 0.5, NOW + 60_000);
+    expect(late).toMatchObject({ kind: 'stop', outcome: 'cancellation_unconfirmed', escalationReason: 'cancellation_unconfirmed' });
   });
 });
