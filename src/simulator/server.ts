@@ -140,6 +140,7 @@ class SimulatorServer implements Simulator {
   private ruleCounters = new Map<string, number>();
   private readonly sockets = new Set<Socket>();
   private readonly advanceTimers = new Map<string, NodeJS.Timeout>();
+  private readonly delays = new Map<NodeJS.Timeout, () => void>();
   private readonly server: Server;
   private readonly maxBodyBytes: number;
 
@@ -194,6 +195,12 @@ class SimulatorServer implements Simulator {
   async stop(): Promise<void> {
     for (const t of this.advanceTimers.values()) clearTimeout(t);
     this.advanceTimers.clear();
+    // Requests held by a `delay` fault are released at once (their sockets are destroyed below).
+    for (const [t, release] of this.delays) {
+      clearTimeout(t);
+      release();
+    }
+    this.delays.clear();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const s of this.sockets) s.destroy();
     await Promise.all([closed, this.webhooks.stop()]);
@@ -388,8 +395,8 @@ class SimulatorServer implements Simulator {
       case 'http_error':
         return this.finish(res, record, httpError(fault, this.clock()));
       case 'delay':
-        await new Promise((resolve) => setTimeout(resolve, fault.ms));
-        if (res.destroyed) {
+        await this.sleep(fault.ms);
+        if (res.destroyed || !res.socket || res.socket.destroyed) {
           this.accounting.push(record);
           return;
         }
@@ -421,6 +428,16 @@ class SimulatorServer implements Simulator {
     if (fault?.kind === 'malformed') return this.malformed(res, record, response, fault);
     if (fault?.kind === 'truncated') return this.truncated(res, record, response);
     return this.finish(res, record, response);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.delays.delete(t);
+        resolve();
+      }, ms);
+      this.delays.set(t, resolve);
+    });
   }
 
   private ruleFault(route: SimRoute, job: SimJob | undefined, scriptName: string | undefined, token: string | undefined): Fault | undefined {

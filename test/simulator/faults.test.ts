@@ -227,3 +227,20 @@ describe('faults', () => {
     expect(sim.createdJobCount()).toBe(0);
   });
 });
+
+describe('stopping', () => {
+  it('stop() releases a request held by a long delay fault at once', async () => {
+    const s = await startSimulator({ token: TOKEN });
+    const pending = call(`${s.url}/v1/jobs/job_x`, { headers: { 'x-sim-fault': 'delay:ms=600000' } }).then(
+      () => 'answered',
+      () => 'failed',
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    const t0 = Date.now();
+    await s.stop();
+    expect(await pending).toBe('failed');
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(s.requests()[0]!.fault).toBe('delay');
+    expect(s.requests()[0]!.status).toBeUndefined();
+  });
+});
