@@ -200,21 +200,20 @@ interface WaitPlan {
 /** Computes the next poll time (P2, P3, H1): backoff with jitter, Retry-After as a minimum, a valid hint used, the deadline as the limit. */
 function planWait(record: OperationRecord, policy: PollPolicy, o: Observation, nowMs: number, random: number, attempt: number, rateLimitedInARow: number): WaitPlan {
   const deadline = effectiveDeadlineMs(record);
-  let rawMs = rawBackoffMs(policy, attempt);
-  if (rateLimitedInARow > 0 && o.retryAfter === undefined) {
-    // H1: a 429 without Retry-After increases the delay sharply, per 429 in a row.
-    rawMs = Math.min(policy.maxDelayMs * policy.rateLimitMultiplier, rawMs * policy.rateLimitMultiplier ** Math.min(rateLimitedInARow, 20));
-  }
-  let atMs = nowMs + jitterMs(rawMs, policy, random);
-  let source: DelaySource = 'local_backoff';
   const rejected: string[] = [];
-
   let retryAfterMs: number | undefined;
   if (o.retryAfter !== undefined) {
     const ra = parseRetryAfter(o.retryAfter, o.receivedAtMs, policy.maxHintMs);
     if (ra.kind === 'ok') retryAfterMs = ra.atMs;
     else rejected.push(`${ra.reason}: ${ra.detail}`);
   }
+  let rawMs = rawBackoffMs(policy, attempt);
+  if (rateLimitedInARow > 0 && retryAfterMs === undefined) {
+    // H1: a 429 without a usable Retry-After increases the delay sharply, per 429 in a row.
+    rawMs = Math.min(policy.maxDelayMs * policy.rateLimitMultiplier, rawMs * policy.rateLimitMultiplier ** Math.min(rateLimitedInARow, 20));
+  }
+  let atMs = nowMs + jitterMs(rawMs, policy, random);
+  let source: DelaySource = 'local_backoff';
   let hintMs: number | undefined;
   const hints = o.hints;
   if (hints !== undefined) {

@@ -43,6 +43,14 @@ describe('HTTP signals (H1-H5)', () => {
     expect(limited.record.used).toMatchObject({ rateLimited: 1, consecutiveRateLimited: 1 });
   });
 
+  it('H1: a 429 with an unusable Retry-After is treated as one without it, and the rejection is recorded', () => {
+    const record = observingRecord({ baseDelayMs: 100, maxDelayMs: 10_000, rateLimitMultiplier: 4 });
+    const result = plan({ httpStatus: 429, retryAfter: 'soon' }, record, 0);
+    if (result.kind !== 'poll') throw new Error(result.kind);
+    expect(result.atMs - NOW).toBeGreaterThanOrEqual(200);
+    expect(result.hintRejected).toMatch(/^unparseable/);
+  });
+
   it('H1: persistent 429s escalate as rate_limited after maxRateLimited in a row', () => {
     const record = withUsed(observingRecord({ maxRateLimited: 3 }), { consecutiveRateLimited: 2, rateLimited: 2 });
     const result = plan({ httpStatus: 429, retryAfter: '1' }, record);
