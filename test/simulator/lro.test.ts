@@ -105,4 +105,21 @@ describe('lro dialect', () => {
       await Promise.all(twins.map((t) => t.stop()));
     }
   });
+
+  it('F1: a dropped start created the operation; the same request_id then returns it', async () => {
+    await expect(call(`${sim.url}/v1/operations:start`, { method: 'POST', body: { request_id: 'req-drop' }, headers: { 'x-sim-fault': 'drop' } })).rejects.toThrow();
+    expect(sim.jobsByToken('req-drop')).toHaveLength(1);
+    const again = await start({ request_id: 'req-drop' });
+    expect(obj(again.json)['name']).toBe(sim.jobsByToken('req-drop')[0]!.jobId);
+    expect(sim.createdJobCount()).toBe(1);
+  });
+
+  it('R2: result_mismatch on a status read advertises a checksum and count the bytes do not have', async () => {
+    const op = obj((await start({ scenario: 'sync', request_id: 'req-mm' })).json);
+    const s = obj((await call(`${sim.url}/v1/${String(op['name'])}`, { headers: { 'x-sim-fault': 'result_mismatch:field=checksum' } })).json);
+    const response = obj(s['response']);
+    const bytes = (await call(String(response['result_uri']))).bytes;
+    expect(response['sha256']).not.toBe(createHash('sha256').update(bytes).digest('hex'));
+    expect(response['size_bytes']).toBe(bytes.length);
+  });
 });

@@ -85,4 +85,14 @@ describe('operation-location dialect', () => {
     expect(obj(s.json)['status']).toBe('ManualReview');
     expect(s.headers['retry-after']).toBe('0');
   });
+
+  it('C4: foreign_location puts Operation-Location on another origin', async () => {
+    const res = await call(`${sim.url}/v1/analyze`, {
+      method: 'POST',
+      body: {},
+      headers: { 'repeatability-request-id': 'rr-foreign', 'x-sim-fault': 'foreign_location' },
+    });
+    expect(String(res.headers['operation-location'])).toMatch(/^http:\/\/foreign\.invalid\/v1\/operations\//);
+    expect(sim.requests()[0]).toMatchObject({ fault: 'foreign_location', idempotencyKey: 'rr-foreign', status: 202 });
+  });
 });
