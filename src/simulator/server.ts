@@ -259,7 +259,7 @@ class SimulatorServer implements Simulator {
     return this.webhooks.deliver(
       {
         event_id: options.eventId ?? `evt_${job.id}_manual_${now}`,
-        job_id: this.dialectImpl.publicJobId(job.id),
+        job_id: job.id,
         state: this.dialectImpl.publicState(state),
         occurred_at: iso(now),
       },
@@ -295,7 +295,7 @@ class SimulatorServer implements Simulator {
       this.webhooks.emit(
         {
           event_id: `evt_${job.id}_${job.history.length - 1}`,
-          job_id: this.dialectImpl.publicJobId(job.id),
+          job_id: job.id,
           state: this.dialectImpl.publicState(change.state),
           occurred_at: iso(change.atMs),
         },

@@ -16,6 +16,7 @@ export interface WebhookTarget {
 /** The JSON body of one callback. */
 export interface WebhookEvent {
   event_id: string;
+  /** The job ID as used in paths (for lro, without the `operations/` prefix). */
   job_id: string;
   state: string;
   occurred_at: string;
