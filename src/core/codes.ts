@@ -33,6 +33,12 @@ export const CORE_CODES = {
   ASYNCJOB_ERR_DEADLINE_EXCEEDED: 'the result deadline has passed',
   /** The next status request would exceed the status-request budget (S4). */
   ASYNCJOB_ERR_REQUEST_BUDGET_EXHAUSTED: 'the next status request would exceed the budget',
+  /** A cancel was asked of a provider whose adapter has no cancel endpoint (E2, X1). */
+  ASYNCJOB_ERR_CANCEL_UNSUPPORTED: 'the provider has no cancel endpoint',
+  /** A cancel was already requested for this operation; it is never sent twice (X3). */
+  ASYNCJOB_ERR_CANCEL_ALREADY_REQUESTED: 'a cancel was already requested for this operation',
+  /** The operation's state does not allow a cancel (before a job exists, or after the end). */
+  ASYNCJOB_ERR_CANCEL_NOT_ALLOWED: 'the operation cannot be cancelled in its current state',
 } as const;
 
 /** A stable core error or refusal code. */

@@ -83,7 +83,7 @@ export type EvidenceKind =
   | 'cancelled_observation'
   /** The cancel intent: who, why, expected effect (X1). */
   | 'cancel_intent'
-  /** A cancel observation: a 2xx response to the single cancel request (X1). */
+  /** A cancel observation: the provider answered the single cancel request, 2xx or 409 already final (X1). */
   | 'cancel_answer'
   /** The result deadline has passed at `nowMs` (S3). */
   | 'result_deadline_passed'
@@ -245,7 +245,8 @@ export function evidenceMissing(rule: TransitionRule, record: OperationRecord, e
         break;
       }
       case 'cancel_answer':
-        ok = is2xx(o) && o.action === 'cancel';
+        // The provider answered the one cancel call: accepted (2xx) or already final (409); polling tells how it ended (X2).
+        ok = o !== undefined && o.action === 'cancel' && o.transport === 'response' && (o.httpStatus === 409 || is2xx(o));
         break;
       case 'result_deadline_passed':
         ok = nowMs >= record.deadlines.resultDeadlineMs;

@@ -189,7 +189,7 @@ export function reserveStatusRequest(
   };
 }
 
-interface WaitPlan {
+export interface WaitPlan {
   kind: 'poll' | 'deadline_wait';
   atMs: number;
   source: DelaySource;
@@ -198,7 +198,7 @@ interface WaitPlan {
 }
 
 /** Computes the next poll time (P2, P3, H1): backoff with jitter, Retry-After as a minimum, a valid hint used, the deadline as the limit. */
-function planWait(record: OperationRecord, policy: PollPolicy, o: Observation, nowMs: number, random: number, attempt: number, rateLimitedInARow: number): WaitPlan {
+export function planWait(record: OperationRecord, policy: PollPolicy, o: Observation, nowMs: number, random: number, attempt: number, rateLimitedInARow: number): WaitPlan {
   const deadline = effectiveDeadlineMs(record);
   const rejected: string[] = [];
   let retryAfterMs: number | undefined;

@@ -112,7 +112,7 @@ describe('M1: a transition without its evidence is refused, naming what is missi
     ['not result_timed_out before the deadline (S3)', observing, { type: 'deadline_reached' }, ['result_deadline_passed']],
     ['not cancellation_unconfirmed before the cancel deadline (X3)', cancelling, { type: 'cancel_deadline_reached' }, ['cancel_deadline_passed']],
     ['not cancel_requested without who, why and expected effect (X1)', observing, { type: 'cancel_requested', cancelIntent: { ...INTENT, reason: ' ' } }, ['cancel_intent']],
-    ['not cancelling on a refused cancel call (X1)', cancelRequested, { type: 'cancel_sent', observation: obs({ action: 'cancel', httpStatus: 409 }) }, ['cancel_answer']],
+    ['not cancelling on a cancel call that got no answer (X1)', cancelRequested, { type: 'cancel_sent', observation: obs({ action: 'cancel', httpStatus: 500 }) }, ['cancel_answer']],
     ['not escalated without an escalation', observing, { type: 'escalate' }, ['escalation']],
     ['not result_unavailable on a successful collect', collecting, { type: 'result_unavailable', observation: obs({ action: 'collect', httpStatus: 200 }) }, ['collect_failure']],
     ['not result_validation_failed without an invalid result', collecting, { type: 'result_invalid', result: { validation: 'valid' } }, ['invalid_result']],

@@ -1,0 +1,545 @@
+/**
+ * The operation's steps: pure functions that turn one observation (create, reconcile, status, cancel, collect,
+ * webhook), one caller message (cancel, decision) or one wake-up into the next record and the journal entries
+ * to append. They glue the wait planner and the transition rules together, execute nothing, and read no clock:
+ * activities call the observation steps right after their one outside call (so what was observed and what was
+ * decided are recorded together, T3), the workflow calls the others.
+ *
+ * Every step returns `{ record, entries }`: `entries` are exactly the journal entries whose sequence is at or
+ * after the input record's `journal.nextSequence`, in order, ready for the store (keyed by operation and
+ * sequence, so appending them twice is a no-op).
+ */
+import { type AdapterCapabilities, type Decision, type OpenEscalation, renderEscalation, validateDecision } from './escalation';
+import { type EscalationReason, type JournalEntryBody } from './journal';
+import { type Observation } from './observation';
+import { type OperationRecord, type ResultSummary, appendBounded, OBSERVATION_TAIL } from './operation';
+import { raiseEscalation } from './raise-escalation';
+import { recordObservation, type ControllerDecision } from './record-observation';
+import { FINAL_STATES, type OperationEvent, transition } from './transitions';
+import { effectiveDeadlineMs, planAfterObservation, planWait, reserveStatusRequest } from './wait-planner';
+
+/** How the adapter reconciles an ambiguous create (U2). */
+export type ReconciliationMethod = 'same_token_resend' | 'list_by_client_reference' | 'lookup_by_token' | 'none';
+
+/** What a step needs besides the record. */
+export interface StepContext {
+  /** Epoch ms. */
+  nowMs: number;
+  /** Uniform in [0, 1), for jitter (P2). */
+  random: number;
+  /** Who acts: `workflow`, `worker:<host>`, a human. */
+  actor: string;
+  capabilities: AdapterCapabilities;
+  reconciliation: ReconciliationMethod;
+}
+
+/** A journal entry produced by a step, before it is given its operation ID and ISO time by the store adapter. */
+export interface StepEntry {
+  sequence: number;
+  atMs: number;
+  actor: string;
+  body: JournalEntryBody;
+}
+
+/** The result of every step. */
+export interface StepResult {
+  record: OperationRecord;
+  entries: StepEntry[];
+}
+
+/** A refusal of a caller's message, with a stable code (A2, X1). */
+export interface StepRefusal {
+  kind: 'refused';
+  code: string;
+  message: string;
+}
+
+/** Collects the entries appended since `before` (tails, plus escalation and decision entries kept aside). */
+class Builder {
+  private readonly extra: StepEntry[] = [];
+  constructor(
+    readonly before: OperationRecord,
+    public record: OperationRecord,
+  ) {}
+
+  /** Appends an entry that the record's tails do not keep (escalation, decision, artifact). */
+  appendExtra(body: JournalEntryBody, atMs: number, actor: string): void {
+    const sequence = this.record.journal.nextSequence;
+    this.extra.push({ sequence, atMs, actor, body });
+    this.record = { ...this.record, journal: { ...this.record.journal, nextSequence: sequence + 1 } };
+  }
+
+  /** Applies transition events in order; a refused one becomes an escalation rather than a silent skip (M1). */
+  apply(events: readonly OperationEvent[], ctx: StepContext): void {
+    for (const event of events) {
+      const result = transition(this.record, event, ctx.nowMs);
+      if (result.kind === 'applied') {
+        this.record = result.record;
+        if (event.type === 'escalate' && event.escalation) this.noteEscalation(event.escalation, ctx);
+        continue;
+      }
+      if (result.code === 'ASYNCJOB_ERR_JOB_ID_CONFLICT') {
+        this.escalate('job_id_conflict', result.message, ctx);
+        return;
+      }
+      // A rule refused what the planner proposed: stop automation and let a human look (never guess).
+      this.escalate('unknown_state', `${result.code}: ${result.message}`, ctx);
+      return;
+    }
+  }
+
+  /** Raises an escalation from the current state (no-op when already escalated or final). */
+  escalate(reason: EscalationReason, detail: string, ctx: StepContext, cause = 'escalate'): void {
+    if (this.record.localState === 'escalated' || FINAL_STATES.includes(this.record.localState)) return;
+    const escalation = adjustForCreatePhase(this.record, raiseEscalation(this.record, reason, detail.slice(0, 2000), ctx.nowMs, ctx.capabilities));
+    const result = transition(this.record, { type: 'escalate', actor: ctx.actor, cause, escalation, reason: detail.slice(0, 2000) }, ctx.nowMs);
+    if (result.kind !== 'applied') throw new Error(`escalation refused: ${result.message}`);
+    this.record = result.record;
+    this.noteEscalation(escalation, ctx);
+  }
+
+  private noteEscalation(escalation: OpenEscalation, ctx: StepContext): void {
+    this.appendExtra(
+      { kind: 'escalation', reason: escalation.reason, message: renderEscalation(escalation).slice(0, 8000), options: escalation.options.map((o) => o.option) },
+      ctx.nowMs,
+      ctx.actor,
+    );
+  }
+
+  observe(observation: Observation, ctx: StepContext, decision: ControllerDecision): number {
+    const { record, sequence } = recordObservation(this.record, observation, ctx.nowMs, ctx.actor, decision);
+    this.record = record;
+    return sequence;
+  }
+
+  result(): StepResult {
+    const from = this.before.journal.nextSequence;
+    const entries: StepEntry[] = [
+      ...this.record.journal.transitions.filter((t) => t.sequence >= from),
+      ...this.record.journal.observations.filter((o) => o.sequence >= from),
+      ...this.extra,
+    ].sort((a, b) => a.sequence - b.sequence);
+    return { record: this.record, entries };
+  }
+}
+
+/**
+ * Before a job exists, "extend" and "cancel at provider" mean nothing: offer re-sending create with the same
+ * token (I3) instead, so a decision can never lead to polling a job we do not have.
+ */
+function adjustForCreatePhase(record: OperationRecord, escalation: OpenEscalation): OpenEscalation {
+  if (record.jobId !== undefined) return escalation;
+  const kept = escalation.options.filter((o) => o.option !== 'extend' && o.option !== 'cancel_at_provider' && o.option !== 'adopt_job');
+  const canRetry = escalation.reason !== 'authorization_denied' && !kept.some((o) => o.option === 'retry_create_same_token');
+  const options = canRetry ? [{ option: 'retry_create_same_token' as const, label: 're-send create with the same idempotency token' }, ...kept] : kept;
+  return { ...escalation, options: options.length > 0 ? options : escalation.options };
+}
+
+const is2xx = (o: Observation): boolean => o.transport === 'response' && o.httpStatus !== undefined && o.httpStatus >= 200 && o.httpStatus < 300;
+const hasResult = (o: Observation): boolean => o.resultReference !== undefined && (o.resultReference.url !== undefined || o.resultReference.inline !== undefined);
+
+/** Schedules the next attempt of a create-phase call (create or reconcile) with backoff and Retry-After (P2, P3, I3). */
+function scheduleRetry(b: Builder, o: Observation, ctx: StepContext): 'scheduled' | 'past_create_deadline' {
+  const r = b.record;
+  const plan = planWait({ ...r, deadlines: { ...r.deadlines, resultDeadlineMs: r.deadlines.createDeadlineMs } }, r.policy, o, ctx.nowMs, ctx.random, r.used.backoffAttempt, o.httpStatus === 429 ? r.used.consecutiveRateLimited : 0);
+  if (plan.kind === 'deadline_wait') return 'past_create_deadline';
+  b.record = {
+    ...r,
+    used: { ...r.used, backoffAttempt: r.used.backoffAttempt + 1 },
+    schedule: { nextPollAtMs: plan.atMs, delaySource: plan.source, ...(plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {}) },
+  };
+  return 'scheduled';
+}
+
+/** Sets the first poll after acceptance: Retry-After or a hint from the create answer, else the base backoff (P2, P3). */
+function scheduleFirstPoll(b: Builder, o: Observation, ctx: StepContext): void {
+  const r = b.record;
+  const plan = planWait(r, r.policy, o, ctx.nowMs, ctx.random, 0, 0);
+  b.record = {
+    ...r,
+    used: { ...r.used, backoffAttempt: 0, consecutiveRateLimited: 0 },
+    schedule: { nextPollAtMs: plan.atMs, delaySource: plan.source, ...(plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {}) },
+  };
+}
+
+function countCreateAnswer(b: Builder, o: Observation): void {
+  const used = { ...b.record.used };
+  if (o.transport === 'response' && o.httpStatus === 429) {
+    used.rateLimited += 1;
+    used.consecutiveRateLimited += 1;
+  } else if (o.transport === 'response') used.consecutiveRateLimited = 0;
+  if (o.transport === 'not_sent' || o.transport === 'ambiguous' || (o.transport === 'response' && (o.httpStatus ?? 0) >= 500)) used.transportFailures += 1;
+  b.record = { ...b.record, used };
+}
+
+/** Notes the provider job IDs of a conflicting answer (U3) and escalates. */
+function jobIdConflict(b: Builder, o: Observation, ctx: StepContext): boolean {
+  const id = o.remoteJobId;
+  if (id === undefined) return false;
+  const others = b.before.remote.jobIds.filter((j) => j !== id);
+  if (others.length === 0) return false;
+  b.escalate('job_id_conflict', `the same idempotency token was answered with job ${id} after ${others.join(', ')} (U3)`, ctx, 'job_id_conflict');
+  return true;
+}
+
+/** Ambiguous create: `create_unknown`, then reconciliation by the adapter's method, or an escalation when it has none (U1, U2). */
+function enterReconciliation(b: Builder, evidence: Observation, seq: number, ctx: StepContext): void {
+  b.apply([{ type: 'create_ambiguous', actor: ctx.actor, cause: `create_response:${seq}`, evidenceSequence: seq, observation: evidence }], ctx);
+  if (b.record.localState !== 'create_unknown') return;
+  if (ctx.reconciliation === 'none') {
+    b.escalate('create_unknown', 'the create answer was lost and the provider offers no way to find the job: at-most-once cannot be proven (U2)', ctx, 'no_reconciliation_method');
+    return;
+  }
+  const method = ctx.reconciliation === 'list_by_client_reference' ? 'client_reference_lookup' : ctx.reconciliation === 'lookup_by_token' ? 'operation_id_lookup' : 'same_token_resend';
+  b.apply([{ type: 'reconciliation_started', actor: ctx.actor, cause: `create_response:${seq}`, reconcileMethod: method }], ctx);
+  if (scheduleRetry(b, evidence, ctx) === 'past_create_deadline') b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs, delaySource: 'local_backoff' } };
+}
+
+/**
+ * After the create request (C2, C3, I3, U1, U3, H1, H4): accepted with a job ID, a synchronous success, an
+ * ambiguous answer (reconcile), a refusal that proves nothing was created (retry with the same token inside the
+ * create deadline), or a stop.
+ */
+export function afterCreate(record: OperationRecord, o: Observation, ctx: StepContext): StepResult {
+  const b = new Builder(record, record);
+  countCreateAnswer(b, o);
+  const seq = b.observe(o, ctx, {});
+  const cause = `create_response:${seq}`;
+  const status = o.httpStatus ?? 0;
+  if (is2xx(o) && o.parseProblem === undefined && o.category === 'success' && hasResult(o)) {
+    b.apply([{ type: 'create_succeeded_sync', actor: ctx.actor, cause, evidenceSequence: seq, observation: o }], ctx);
+  } else if (is2xx(o) && o.parseProblem === undefined && o.remoteJobId !== undefined) {
+    if (!jobIdConflict(b, o, ctx)) {
+      b.apply([{ type: 'create_accepted', actor: ctx.actor, cause, evidenceSequence: seq, observation: o }], ctx);
+      if (b.record.localState === 'accepted') scheduleFirstPoll(b, o, ctx);
+    }
+  } else if (is2xx(o)) {
+    b.escalate('create_unknown', `the provider accepted the create but the answer names no usable job: ${o.parseProblem ?? 'no job ID'} (C2)`, ctx, cause);
+  } else if (o.transport === 'ambiguous' || o.transport === 'body_too_large' || status >= 500) {
+    enterReconciliation(b, o, seq, ctx);
+  } else if (status === 401 || status === 403) {
+    b.escalate('authorization_denied', `HTTP ${status} on create; no retry with the same credential (H4)`, ctx, cause);
+  } else if (o.transport === 'refused') {
+    b.escalate(o.errorCategory === 'credential_unavailable' ? 'authorization_denied' : 'provider_failure', `the create request was refused before sending (${o.errorCategory ?? 'refused'})`, ctx, cause);
+  } else if (o.transport === 'not_sent' || status === 429) {
+    const r = b.record;
+    if (status === 429 && r.used.consecutiveRateLimited >= r.budgets.maxRateLimited) {
+      b.escalate('rate_limited', `${r.used.consecutiveRateLimited} HTTP 429 answers in a row on create (H1)`, ctx, cause);
+    } else if (o.transport === 'not_sent' && r.used.transportFailures >= r.budgets.maxTransportFailures) {
+      b.escalate('provider_failure', `create could not be sent ${r.used.transportFailures} times (${o.errorCategory ?? 'network'}) (S5)`, ctx, cause);
+    } else if (scheduleRetry(b, o, ctx) === 'past_create_deadline') {
+      b.escalate('provider_failure', 'no job was created before the create deadline (U4)', ctx, cause);
+    }
+  } else {
+    const what = o.providerError?.code ?? o.errorCategory ?? `HTTP ${status}`;
+    b.escalate('provider_failure', `the provider refused the create: HTTP ${status} (${what})`, ctx, cause);
+  }
+  return b.result();
+}
+
+/**
+ * After a reconciliation call (U2, U3): a match means the provider has our job (accepted); no match after the
+ * create deadline means no job was created (failed, a remote fact); before it, look again later.
+ */
+export function afterReconcile(record: OperationRecord, o: Observation, ctx: StepContext): StepResult {
+  const b = new Builder(record, record);
+  countCreateAnswer(b, o);
+  const seq = b.observe(o, ctx, {});
+  const cause = `reconcile_response:${seq}`;
+  const status = o.httpStatus ?? 0;
+  if (is2xx(o) && o.parseProblem === undefined && o.remoteJobId !== undefined) {
+    if (!jobIdConflict(b, o, ctx)) {
+      b.apply([{ type: 'reconciliation_matched', actor: ctx.actor, cause, evidenceSequence: seq, observation: o }], ctx);
+      if (b.record.localState === 'accepted') scheduleFirstPoll(b, o, ctx);
+    }
+  } else if (status === 401 || status === 403) {
+    b.escalate('authorization_denied', `HTTP ${status} on reconciliation (H4)`, ctx, cause);
+  } else if ((is2xx(o) && o.parseProblem === undefined) || status === 404) {
+    if (ctx.nowMs >= record.deadlines.createDeadlineMs) {
+      b.apply([{ type: 'reconciliation_no_job', actor: ctx.actor, cause, evidenceSequence: seq, observation: o, reason: 'the provider has no job for this operation after the create deadline' }], ctx);
+    } else if (scheduleRetry(b, o, ctx) === 'past_create_deadline') {
+      b.record = { ...b.record, schedule: { nextPollAtMs: record.deadlines.createDeadlineMs, delaySource: 'deadline' } };
+    }
+  } else if (b.record.used.transportFailures >= b.record.budgets.maxTransportFailures || scheduleRetry(b, o, ctx) === 'past_create_deadline') {
+    b.escalate('create_unknown', `reconciliation could not find out whether a job was created (${o.errorCategory ?? `HTTP ${status}`}) (U2)`, ctx, cause);
+  }
+  return b.result();
+}
+
+/** The result of {@link onWake}. */
+export type WakeResult =
+  /** Send one status request now; the record holds the reservation (B2). */
+  | { kind: 'read_status'; record: OperationRecord }
+  /** Nothing to send yet. */
+  | { kind: 'not_yet'; atMs: number }
+  /** The wake-up check stopped automation (deadline or budget, P5, S3, S4); append the entries. */
+  | ({ kind: 'stopped' } & StepResult);
+
+/**
+ * On waking in a polling state (P5): the deadline first, then the budget, then the schedule; a status request
+ * is reserved before it is sent (B2). Never more than one request per wake-up: no catch-up bursts.
+ */
+export function onWake(record: OperationRecord, ctx: StepContext): WakeResult {
+  const reserved = reserveStatusRequest(record, record.policy, ctx.nowMs, { actor: ctx.actor, capabilities: ctx.capabilities });
+  if (reserved.kind === 'reserved') return { kind: 'read_status', record: reserved.record };
+  if (reserved.kind === 'not_yet') return { kind: 'not_yet', atMs: reserved.atMs };
+  const b = new Builder(record, reserved.record);
+  b.apply(reserved.events, ctx);
+  return { kind: 'stopped', ...b.result() };
+}
+
+/** After a status read (P1-P8, H1-H5, S1-S5, X2): the planner's decision, recorded with the observation (T3). */
+export function afterStatus(record: OperationRecord, o: Observation, ctx: StepContext): StepResult {
+  const plan = planAfterObservation({ record, policy: record.policy, observation: o, nowMs: ctx.nowMs, random: ctx.random, actor: ctx.actor, capabilities: ctx.capabilities });
+  const b = new Builder(record, plan.record);
+  b.apply(plan.events, ctx);
+  return b.result();
+}
+
+/**
+ * A cancel request from a caller (X1): refused when the adapter has no cancel endpoint, when no job is known
+ * yet, or in a state that cannot be cancelled; otherwise the intent is recorded (`cancel_requested`) before any
+ * cancel call.
+ */
+export function requestCancel(
+  record: OperationRecord,
+  intent: { requestedBy: string; reason: string; expectedEffect?: string },
+  ctx: StepContext,
+): StepResult | StepRefusal {
+  if (!ctx.capabilities.cancel) return { kind: 'refused', code: 'ASYNCJOB_ERR_CANCEL_UNSUPPORTED', message: `provider ${record.provider} has no cancel endpoint` };
+  if (record.cancel !== null) return { kind: 'refused', code: 'ASYNCJOB_ERR_CANCEL_ALREADY_REQUESTED', message: `cancel already requested by ${record.cancel.requestedBy} (X3)` };
+  if (record.localState !== 'accepted' && record.localState !== 'observing') {
+    return { kind: 'refused', code: 'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED', message: `an operation in state ${record.localState} cannot be cancelled` };
+  }
+  const b = new Builder(record, record);
+  const cancelIntent = { requestedBy: intent.requestedBy, reason: intent.reason, expectedEffect: intent.expectedEffect ?? 'the provider stops the job' };
+  const result = transition(record, { type: 'cancel_requested', actor: intent.requestedBy, cause: 'cancel_request', cancelIntent }, ctx.nowMs);
+  if (result.kind === 'refused') return { kind: 'refused', code: result.code, message: result.message };
+  b.record = result.record;
+  return b.result();
+}
+
+/**
+ * After the single cancel call (X1-X3): an answer (2xx, or 409 "already final") moves to `cancelling` and the
+ * status loop goes on until the provider says how it ended; a call that may have arrived is never repeated.
+ */
+export function afterCancel(record: OperationRecord, o: Observation, ctx: StepContext): StepResult {
+  const b = new Builder(record, record);
+  const seq = b.observe(o, ctx, {});
+  const cause = `cancel_response:${seq}`;
+  const status = o.httpStatus ?? 0;
+  if (is2xx(o) || status === 409) {
+    b.apply([{ type: 'cancel_sent', actor: ctx.actor, cause, evidenceSequence: seq, observation: o }], ctx);
+    if (b.record.localState === 'cancelling') {
+      const r = b.record;
+      b.record = { ...r, used: { ...r.used, backoffAttempt: 0 }, schedule: { nextPollAtMs: ctx.nowMs + Math.min(r.policy.baseDelayMs, 1000), delaySource: 'local_backoff' } };
+    }
+  } else if (status === 401 || status === 403) {
+    b.escalate('authorization_denied', `HTTP ${status} on cancel; no retry with the same credential (H4)`, ctx, cause);
+  } else if (o.transport === 'not_sent') {
+    // Nothing reached the provider: one more attempt is still "the" cancel call (X1).
+    b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs + b.record.policy.baseDelayMs, delaySource: 'local_backoff' } };
+    if (ctx.nowMs >= (b.record.deadlines.cancelDeadlineMs ?? Number.POSITIVE_INFINITY)) b.escalate('cancellation_unconfirmed', 'the cancel request could not be sent before the cancel deadline (X3)', ctx, cause);
+  } else {
+    // It may have arrived: never send it again (X3); a human decides with the request history at hand.
+    b.record = { ...b.record, cancel: b.record.cancel ? { ...b.record.cancel, sentAtMs: ctx.nowMs } : null };
+    b.escalate('cancellation_unconfirmed', `the cancel request got no usable answer (${o.errorCategory ?? `HTTP ${status}`}); it is not repeated (X3)`, ctx, cause);
+  }
+  return b.result();
+}
+
+/** What a collect activity found, beside its observation (R1-R4). */
+export interface CollectOutcome {
+  /** Present when bytes were stored and checked. */
+  result?: ResultSummary;
+  /** The artifact journal entry to append, when stored. */
+  artifact?: Extract<JournalEntryBody, { kind: 'artifact' }>;
+}
+
+/** After collecting the result (R1-R5, S1): succeeded only with a valid result; otherwise the reason is kept. */
+export function afterCollect(record: OperationRecord, o: Observation, outcome: CollectOutcome, ctx: StepContext): StepResult {
+  const b = new Builder(record, record);
+  const seq = b.observe(o, ctx, {});
+  const cause = `collect_response:${seq}`;
+  if (outcome.artifact) b.appendExtra(outcome.artifact, ctx.nowMs, ctx.actor);
+  const result = outcome.result;
+  if (is2xx(o) && result?.validation === 'valid') {
+    b.apply([{ type: 'result_validated', actor: ctx.actor, cause, evidenceSequence: seq, result }], ctx);
+  } else if (is2xx(o) && result?.validation === 'invalid') {
+    if (b.record.localState === 'result_collecting') b.apply([{ type: 'result_invalid', actor: ctx.actor, cause, evidenceSequence: seq, result }], ctx);
+    else b.record = { ...b.record, result };
+    b.escalate('result_validation_failed', `the result failed validation: ${(result.problems ?? []).join('; ').slice(0, 1500)} (R2, R4)`, ctx, cause);
+  } else {
+    const transient = o.transport === 'not_sent' || o.transport === 'ambiguous' || (o.transport === 'response' && (o.httpStatus ?? 0) >= 500);
+    const used = { ...b.record.used, transportFailures: b.record.used.transportFailures + (transient ? 1 : 0) };
+    b.record = { ...b.record, used };
+    const retryable = transient && (ctx.capabilities.repeatableCollect || o.transport === 'not_sent') && used.transportFailures < b.record.budgets.maxTransportFailures;
+    if (retryable && ctx.nowMs < b.record.deadlines.resultDeadlineMs) {
+      const plan = planWait(b.record, b.record.policy, o, ctx.nowMs, ctx.random, b.record.used.backoffAttempt, 0);
+      if (plan.kind === 'poll') {
+        b.record = { ...b.record, used: { ...used, backoffAttempt: used.backoffAttempt + 1 }, schedule: { nextPollAtMs: plan.atMs, delaySource: plan.source } };
+        return b.result();
+      }
+    }
+    const detail = `the result could not be collected (${o.errorCategory ?? (o.httpStatus !== undefined ? `HTTP ${o.httpStatus}` : o.transport)}) (R4)`;
+    if (b.record.localState === 'result_collecting') b.apply([{ type: 'result_unavailable', actor: ctx.actor, cause, evidenceSequence: seq, observation: o, reason: detail }], ctx);
+    b.escalate('provider_failure', detail, ctx, cause);
+  }
+  return b.result();
+}
+
+/**
+ * A human decision on the open escalation (A1, A2): validated against the options offered, recorded whether
+ * accepted or not, and applied. `inspect_provider_console` is recorded and changes nothing.
+ */
+export function applyDecision(record: OperationRecord, decision: Decision, ctx: StepContext): StepResult | StepRefusal {
+  if (record.escalation === null) return { kind: 'refused', code: 'ASYNCJOB_ERR_NO_OPEN_ESCALATION', message: 'there is no open escalation to decide' };
+  const check = validateDecision(record.escalation, decision, { nowMs: ctx.nowMs });
+  if (check.kind === 'refused') return { kind: 'refused', code: check.code, message: check.message };
+  const b = new Builder(record, record);
+  const bounds: Record<string, number | string | boolean> = {};
+  for (const key of ['extendMs', 'extraStatusRequests', 'extraTransportFailures', 'extraRateLimited', 'jobId'] as const) {
+    const value = decision[key];
+    if (value !== undefined) bounds[key] = value;
+  }
+  b.appendExtra(
+    { kind: 'decision', decision: decision.option, approvedBy: decision.approvedBy, reason: decision.reason, accepted: true, ...(Object.keys(bounds).length > 0 ? { bounds } : {}) },
+    ctx.nowMs,
+    decision.approvedBy,
+  );
+  if (decision.option === 'inspect_provider_console') return b.result();
+  const applied = transition(b.record, { type: 'decide', actor: decision.approvedBy, cause: 'decision', decision, reason: decision.reason }, ctx.nowMs);
+  if (applied.kind === 'refused') return { kind: 'refused', code: applied.code, message: applied.message };
+  b.record = applied.record;
+  if (decision.option === 'retry_create_same_token') {
+    // A human authorised a new attempt (A1): it gets a bounded create window of its own.
+    const r = b.record;
+    b.record = { ...r, deadlines: { ...r.deadlines, createDeadlineMs: Math.max(r.deadlines.createDeadlineMs, ctx.nowMs + r.policy.extensionMs) }, schedule: { nextPollAtMs: ctx.nowMs, delaySource: 'manual_extension' } };
+  }
+  return b.result();
+}
+
+/** A decision that was refused is still recorded (A2): who tried what, and why it was refused. */
+export function recordRejectedDecision(record: OperationRecord, decision: { option?: unknown; approvedBy?: unknown; reason?: unknown }, refusal: StepRefusal, ctx: StepContext): StepResult {
+  const b = new Builder(record, record);
+  const text = (v: unknown, fallback: string, max: number): string => (typeof v === 'string' && v.trim().length > 0 ? v.slice(0, max) : fallback);
+  b.appendExtra(
+    {
+      kind: 'decision',
+      decision: text(decision.option, '(none)', 100),
+      approvedBy: text(decision.approvedBy, '(unknown)', 200),
+      reason: text(decision.reason, '(none)', 2000),
+      accepted: false,
+      rejectionReason: `${refusal.code}: ${refusal.message}`.slice(0, 2000),
+    },
+    ctx.nowMs,
+    ctx.actor,
+  );
+  return b.result();
+}
+
+/**
+ * A webhook hint (W1): recorded as an observation that changes no remote fact, and, in a polling state, the
+ * next status read is moved to now so the final status read happens early. Never a success on its own.
+ */
+export function applyWebhookHint(record: OperationRecord, hint: { eventId: string; remoteJobId?: string; state?: string; receivedAtMs: number }, ctx: StepContext): StepResult {
+  const b = new Builder(record, record);
+  const polling = record.localState === 'accepted' || record.localState === 'observing' || record.localState === 'cancelling';
+  const observation: Observation = {
+    action: 'webhook',
+    transport: 'response',
+    receivedAtMs: hint.receivedAtMs,
+    ...(hint.remoteJobId !== undefined ? { remoteJobId: hint.remoteJobId } : {}),
+    ...(hint.state !== undefined ? { remoteState: hint.state } : {}),
+  };
+  const wakeNow = polling && record.schedule.reservedAtMs === undefined && (record.schedule.nextPollAtMs ?? 0) > ctx.nowMs && ctx.nowMs < effectiveDeadlineMs(record);
+  b.observe(observation, ctx, { decision: wakeNow ? 'read_status_now' : 'noted', note: `webhook ${hint.eventId.slice(0, 200)}: a hint, confirmed by a status read (W1)`, ...(wakeNow ? { nextPollAtMs: ctx.nowMs, delaySource: 'webhook_hint' } : {}) });
+  if (wakeNow) b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs, delaySource: 'webhook_hint' } };
+  return b.result();
+}
+
+/** What the workflow does next, from the record alone. */
+export type Command =
+  | { kind: 'finished' }
+  | { kind: 'create' }
+  | { kind: 'reconcile' }
+  | { kind: 'read_status' }
+  | { kind: 'cancel' }
+  | { kind: 'collect' }
+  | { kind: 'wait'; untilMs: number }
+  | { kind: 'await_decision'; untilMs: number };
+
+/**
+ * The next command for a record at `nowMs`. Pure; the workflow runs it in a loop. A wait returns the instant to
+ * wake at; the workflow wakes earlier for a message. Polling states go through {@link onWake} when due.
+ */
+export function nextCommand(record: OperationRecord, nowMs: number): Command {
+  const due = (record.schedule.nextPollAtMs ?? nowMs) <= nowMs;
+  const wait = (): Command => ({ kind: 'wait', untilMs: record.schedule.nextPollAtMs ?? nowMs });
+  switch (record.localState) {
+    case 'succeeded':
+    case 'failed':
+    case 'cancelled':
+    case 'closed':
+      return { kind: 'finished' };
+    case 'escalated':
+      return { kind: 'await_decision', untilMs: record.escalation?.decisionDeadlineMs ?? nowMs };
+    case 'create_pending':
+      return due ? { kind: 'create' } : wait();
+    case 'create_unknown':
+    case 'reconciliation':
+      return due ? { kind: 'reconcile' } : wait();
+    case 'cancel_requested':
+      return due ? { kind: 'cancel' } : wait();
+    case 'result_collecting':
+      return due ? { kind: 'collect' } : wait();
+    case 'cancelling':
+      // X2: a success that crossed its commit point during the cancel is collected, not ignored.
+      if (record.remote.category === 'success' && record.remote.resultReference !== undefined && record.result === null) return due ? { kind: 'collect' } : wait();
+      return due ? { kind: 'read_status' } : wait();
+    case 'accepted':
+    case 'observing':
+      return due ? { kind: 'read_status' } : wait();
+    default:
+      // Transient states are always followed by an escalation within the same step; reaching one here is a bug.
+      return { kind: 'await_decision', untilMs: nowMs };
+  }
+}
+
+/** Reserves one create attempt before the create request is sent (B2, I3), or stops at the create deadline (U4). */
+export function reserveCreateAttempt(record: OperationRecord, ctx: StepContext): { kind: 'reserved'; record: OperationRecord } | ({ kind: 'stopped' } & StepResult) {
+  if (ctx.nowMs >= record.deadlines.createDeadlineMs) {
+    const b = new Builder(record, record);
+    const ambiguous = record.localState !== 'create_pending';
+    b.escalate(ambiguous ? 'create_unknown' : 'provider_failure', `the create deadline ${new Date(record.deadlines.createDeadlineMs).toISOString()} passed without a job ID (U4)`, ctx, 'create_deadline');
+    return { kind: 'stopped', ...b.result() };
+  }
+  return { kind: 'reserved', record: { ...record, used: { ...record.used, createAttempts: record.used.createAttempts + 1 }, schedule: {} } };
+}
+
+/** A compact summary for the workflow's result and the Web UI: never the result body (R2). */
+export function operationSummary(record: OperationRecord): {
+  operationId: string;
+  provider: string;
+  localState: OperationRecord['localState'];
+  jobId?: string;
+  remoteState?: string;
+  result: ResultSummary | null;
+  escalation: { reason: EscalationReason; text: string } | null;
+  statusRequestsUsed: number;
+  statusRequestsAllowed: number;
+} {
+  return {
+    operationId: record.operationId,
+    provider: record.provider,
+    localState: record.localState,
+    ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
+    ...(record.remote.state !== undefined ? { remoteState: record.remote.state } : {}),
+    result: record.result,
+    escalation: record.escalation ? { reason: record.escalation.reason, text: renderEscalation(record.escalation) } : null,
+    statusRequestsUsed: record.used.statusRequests,
+    statusRequestsAllowed: record.budgets.maxStatusRequests,
+  };
+}
+
+export { appendBounded, OBSERVATION_TAIL };
