@@ -517,6 +517,42 @@ export function reserveCreateAttempt(record: OperationRecord, ctx: StepContext):
   return { kind: 'reserved', record: { ...record, used: { ...record.used, createAttempts: record.used.createAttempts + 1 }, schedule: {} } };
 }
 
+/**
+ * An outside-call activity failed for a reason of ours (worker lost, timeout, bug), so nothing was observed:
+ * the reservation stays counted (B2: an unused reservation beats an invisible request), the failure counts
+ * against the transport-failure budget, and the call is planned again after a backoff, or automation stops
+ * when the budget is spent (S5).
+ */
+export function afterActivityFailure(record: OperationRecord, action: string, message: string, ctx: StepContext): StepResult {
+  const used = { ...record.used, transportFailures: record.used.transportFailures + 1, backoffAttempt: record.used.backoffAttempt + 1 };
+  const b = new Builder(record, { ...record, used, schedule: {} });
+  if (used.transportFailures >= record.budgets.maxTransportFailures) {
+    b.escalate('provider_failure', `the ${action} activity failed ${used.transportFailures} times; last: ${message.slice(0, 500)} (S5)`, ctx, `${action}_activity_failed`);
+    return b.result();
+  }
+  const delayMs = Math.min(record.policy.maxDelayMs, record.policy.baseDelayMs * 2 ** Math.min(record.used.backoffAttempt, 30));
+  b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs + delayMs, delaySource: 'local_backoff' } };
+  return b.result();
+}
+
+/** No decision arrived before the decision deadline: the operation closes as escalated, and the journal says so (E2). */
+export function decisionDeadlinePassed(record: OperationRecord, ctx: StepContext): StepResult {
+  const b = new Builder(record, record);
+  b.appendExtra(
+    {
+      kind: 'decision',
+      decision: 'none',
+      approvedBy: ctx.actor,
+      reason: 'no decision arrived before the decision deadline; the operation stays escalated and automation has ended',
+      accepted: false,
+      rejectionReason: 'ASYNCJOB_ERR_DECISION_TOO_LATE',
+    },
+    ctx.nowMs,
+    ctx.actor,
+  );
+  return b.result();
+}
+
 /** A compact summary for the workflow's result and the Web UI: never the result body (R2). */
 export function operationSummary(record: OperationRecord): {
   operationId: string;

@@ -1,0 +1,52 @@
+/**
+ * The activity interface the workflow schedules (imported by the workflow as types only). Each activity does
+ * at most one outside action, records what it observed in the store in the same activity, and is idempotent:
+ * entries are keyed by (operation ID, sequence) from the record the workflow passes, and an activity that finds
+ * its sequence already recorded returns the recorded outcome instead of calling the provider again.
+ */
+import type { AdapterCapabilities } from '../core/escalation';
+import type { OperationRecord } from '../core/operation';
+import type { PollPolicyInput } from '../core/policy';
+import type { ReconciliationMethod, StepEntry } from '../core/step';
+
+/** What the workflow needs to know about a provider, read once per run (no secrets). */
+export interface ProviderFacts {
+  name: string;
+  capabilities: AdapterCapabilities;
+  reconciliation: ReconciliationMethod;
+  /** The provider's P2 tuning, applied under the caller's own overrides. */
+  policy?: PollPolicyInput;
+  /** The activity task queue for this provider's calls (rate-limited per provider). */
+  taskQueue?: string;
+}
+
+/** Input of the activities that make one provider call. */
+export interface ProviderCallInput {
+  /** The record as the workflow holds it, including any reservation (B2). */
+  record: OperationRecord;
+  /** Uniform in [0, 1) from the workflow, so jitter is decided once and replayed (P2). */
+  random: number;
+}
+
+/** The activities of asyncjob. */
+export interface AsyncJobActivities {
+  /** Facts about a provider (capabilities, reconciliation method); throws a non-retryable failure for an unknown provider. */
+  describeProvider(input: { provider: string }): Promise<ProviderFacts>;
+  /**
+   * C1: writes the intent (sequence 1), the first transition and the snapshot before anything is sent. Refuses
+   * (non-retryable `ASYNCJOB_ERR_FINGERPRINT_MISMATCH`) when the operation ID already holds another request (I2).
+   */
+  recordIntent(input: { record: OperationRecord }): Promise<void>;
+  /** Appends workflow-made entries (messages, wake-up checks) and the snapshot. Safe to repeat. */
+  appendJournal(input: { record: OperationRecord; entries: StepEntry[] }): Promise<void>;
+  /** Sends the create request (same token on every attempt, I3) and applies `afterCreate`. */
+  createJob(input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<OperationRecord>;
+  /** Reconciles an ambiguous create by the adapter's method (U2) and applies `afterReconcile`. */
+  reconcileJob(input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<OperationRecord>;
+  /** Sends one status request and applies `afterStatus` (P1-P8, T3). */
+  readStatus(input: ProviderCallInput): Promise<OperationRecord>;
+  /** Sends the one cancel request (X1) and applies `afterCancel`. */
+  requestCancel(input: ProviderCallInput): Promise<OperationRecord>;
+  /** Streams the result to artifact storage, validates it (R1-R4) and applies `afterCollect`. */
+  collectResult(input: ProviderCallInput): Promise<OperationRecord>;
+}
