@@ -1,28 +1,348 @@
 /**
  * AsyncJobWorkflow: drives one operation (workflow ID = operation ID) from intent to a verified result.
- * Deterministic: imports only `@temporalio/workflow` and `src/core`.
+ * Deterministic: imports only `src/core`, `@temporalio/workflow` (and `@temporalio/common` keys), and the
+ * activity interface as types. Every decision is a pure function of `src/core`; this file schedules activities,
+ * waits on timers, and takes messages (see README.md beside it).
  */
-import { condition, setHandler } from '@temporalio/workflow';
-import { cancelSignal, stateQuery, type CancelRequest, type OperationView } from './messages';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  allHandlersFinished,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { AsyncJobActivities, ProviderFacts } from '../activities/types';
+import { renderEscalation, decisionSchema } from '../core/escalation';
+import { newOperationRecord, type OperationRecord } from '../core/operation';
+import {
+  afterActivityFailure,
+  applyDecision,
+  applyWebhookHint,
+  decisionDeadlinePassed,
+  nextCommand,
+  onWake,
+  operationSummary,
+  recordRejectedDecision,
+  requestCancel,
+  reserveCreateAttempt,
+  type StepContext,
+  type StepResult,
+} from '../core/step';
+import {
+  asyncJobWorkflowInputSchema,
+  cancelRequestSchema,
+  cancelSignal,
+  cancelUpdate,
+  decideSignal,
+  decideUpdate,
+  escalationQuery,
+  historyQuery,
+  stateQuery,
+  webhookHintSchema,
+  webhookSignal,
+  type AsyncJobWorkflowInput,
+  type CarriedState,
+  type MessageAnswer,
+  type OperationSummary,
+  type PendingMessage,
+} from './messages';
+import { escalationReasonKey, providerJobIdKey, providerKey, resultDeadlineKey, stateKey } from './search-attributes';
 
-/** The workflow's input. */
-export interface AsyncJobWorkflowInput {
-  operationId: string;
-  provider: string;
-  /** How long to observe before closing, in ms. */
-  observeForMs?: number;
+const DEFAULT_HISTORY_EVENT_LIMIT = 5_000;
+
+/** A pending message before it is given its arrival number. */
+type PendingMessageBody = PendingMessage extends infer M ? (M extends PendingMessage ? Omit<M, 'id'> : never) : never;
+const ACTOR = 'workflow';
+
+/** Store-only activities: safe to retry (idempotent by sequence). */
+const storeActivities = (taskQueue?: string) =>
+  proxyActivities<AsyncJobActivities>({
+    ...(taskQueue !== undefined ? { taskQueue } : {}),
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '200 ms', maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes: ['ASYNCJOB_ERR_FINGERPRINT_MISMATCH', 'ASYNCJOB_ERR_JOURNAL_CONFLICT'] },
+  });
+
+/**
+ * Provider-call activities are never retried by Temporal: the workflow decides every retry, so every request is
+ * counted (B2). A failed attempt is planned again by `afterActivityFailure`.
+ */
+const providerActivities = (taskQueue?: string) =>
+  proxyActivities<AsyncJobActivities>({
+    ...(taskQueue !== undefined ? { taskQueue } : {}),
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '2 minutes',
+    retry: { maximumAttempts: 1 },
+  });
+
+const { describeProvider } = proxyLocalActivities<AsyncJobActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'] },
+});
+
+function invalidInput(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: 'ASYNCJOB_ERR_INVALID_INPUT', message, nonRetryable: true });
 }
 
-/** Runs the operation and returns its final view. */
-export async function AsyncJobWorkflow(input: AsyncJobWorkflowInput): Promise<OperationView> {
-  const view: OperationView = { operationId: input.operationId, provider: input.provider, localState: 'observing' };
-  let cancelRequest: CancelRequest | undefined;
-  setHandler(stateQuery, () => view);
+/**
+ * Runs one operation and returns its summary (state, job, result summary, escalation): never the result body.
+ * `carried` is set only by continue-as-new.
+ */
+export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?: CarriedState): Promise<OperationSummary> {
+  const parsed = asyncJobWorkflowInputSchema.safeParse(rawInput);
+  if (!parsed.success) throw invalidInput(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  const input = parsed.data;
+  if (input.request.operationId !== workflowInfo().workflowId) {
+    throw invalidInput(`the workflow ID ${workflowInfo().workflowId} must be the operation ID ${input.request.operationId}`);
+  }
+
+  const facts: ProviderFacts = carried?.provider ?? (await describeProvider({ provider: input.request.provider }));
+  let record: OperationRecord;
+  if (carried) {
+    record = carried.record;
+  } else {
+    const request = facts.policy ? { ...input.request, policy: { ...facts.policy, ...(input.request.policy ?? {}) } } : input.request;
+    const made = newOperationRecord({ request, nowMs: Date.now(), idempotencyToken: input.idempotencyToken, traceId: input.traceId });
+    if (made.kind === 'refused') throw invalidInput(made.issues.map((i) => `${i.path}: ${i.message}`).join('; '));
+    record = made.record;
+  }
+
+  const store = storeActivities();
+  const provider = providerActivities(facts.taskQueue);
+  const pending: PendingMessage[] = [...(carried?.pending ?? [])];
+  const answers = new Map<number, MessageAnswer>();
+  let nextMessageId = pending.reduce((max, m) => Math.max(max, m.id), 0) + 1;
+  const ctx = (): StepContext => ({ nowMs: Date.now(), random: Math.random(), actor: ACTOR, capabilities: facts.capabilities, reconciliation: facts.reconciliation });
+
+  // Queries read the record; they never wait or change anything.
+  setHandler(stateQuery, () => record);
+  setHandler(escalationQuery, () => (record.escalation ? { ...record.escalation, text: renderEscalation(record.escalation) } : null));
+  setHandler(historyQuery, () => record.journal.transitions);
+
+  // Messages are queued and handled by the main loop between outside calls, in arrival order.
+  const enqueue = (message: PendingMessageBody): number => {
+    const id = nextMessageId++;
+    pending.push({ ...message, id } as PendingMessage);
+    return id;
+  };
   setHandler(cancelSignal, (request) => {
-    cancelRequest ??= request;
-    view.cancelRequest = cancelRequest;
+    const checked = cancelRequestSchema.safeParse(request);
+    if (!checked.success) return void log.warn('cancel signal refused: invalid input', { issues: checked.error.issues.map((i) => i.message) });
+    enqueue({ kind: 'cancel', request: checked.data });
   });
-  await condition(() => cancelRequest !== undefined, input.observeForMs ?? 1000);
-  view.localState = cancelRequest ? 'cancel_requested' : 'closed';
-  return view;
+  setHandler(decideSignal, (decision) => void enqueue({ kind: 'decide', decision }));
+  setHandler(webhookSignal, (hint) => {
+    const checked = webhookHintSchema.safeParse(hint);
+    if (!checked.success) return void log.warn('webhook signal refused: invalid input', { issues: checked.error.issues.map((i) => i.message) });
+    enqueue({ kind: 'webhook', hint: checked.data, receivedAtMs: Date.now() });
+  });
+  setHandler(
+    cancelUpdate,
+    async (request) => {
+      const id = enqueue({ kind: 'cancel', request });
+      await condition(() => answers.has(id));
+      return answers.get(id)!;
+    },
+    {
+      validator: (request) => {
+        const checked = cancelRequestSchema.safeParse(request);
+        if (!checked.success) throw new Error(`ASYNCJOB_ERR_INVALID_INPUT: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        const dryRun = requestCancel(record, checked.data, ctx());
+        if ('kind' in dryRun && dryRun.kind === 'refused') throw new Error(`${dryRun.code}: ${dryRun.message}`);
+      },
+    },
+  );
+  setHandler(
+    decideUpdate,
+    async (decision) => {
+      const id = enqueue({ kind: 'decide', decision });
+      await condition(() => answers.has(id));
+      return answers.get(id)!;
+    },
+    {
+      validator: (decision) => {
+        const checked = decisionSchema.safeParse(decision);
+        if (!checked.success) throw new Error(`ASYNCJOB_ERR_DECISION_INCOMPLETE: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        const dryRun = applyDecision(record, checked.data, ctx());
+        if ('kind' in dryRun && dryRun.kind === 'refused') throw new Error(`${dryRun.code}: ${dryRun.message}`);
+      },
+    },
+  );
+
+  /** Appends the entries of a workflow-made step and adopts the record the store holds (which is ahead after a lost reply). */
+  const commit = async (step: StepResult): Promise<void> => {
+    if (step.entries.length === 0) {
+      record = step.record;
+      return;
+    }
+    record = await store.appendJournal({ record: step.record, entries: step.entries });
+  };
+
+  /** Runs one provider call; a failure of ours is planned again, never retried blindly (B2). */
+  const call = async (action: string, run: () => Promise<OperationRecord>): Promise<void> => {
+    try {
+      record = await run();
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
+      if (cause?.nonRetryable) throw cause;
+      log.warn(`${action} activity failed; planned again`, { error: String(err.cause?.message ?? err.message) });
+      await commit(afterActivityFailure(record, action, String(err.cause?.message ?? err.message), ctx()));
+    }
+  };
+
+  const processMessages = async (): Promise<void> => {
+    while (pending.length > 0) {
+      const message = pending.shift()!;
+      const c = ctx();
+      if (message.kind === 'cancel') {
+        const step = requestCancel(record, message.request, c);
+        if ('kind' in step && step.kind === 'refused') {
+          answers.set(message.id, { accepted: false, code: step.code, message: step.message });
+          log.warn('cancel refused', { code: step.code, message: step.message });
+          continue;
+        }
+        await commit(step as StepResult);
+        answers.set(message.id, { accepted: true, localState: record.localState });
+      } else if (message.kind === 'decide') {
+        const checked = decisionSchema.safeParse(message.decision);
+        const step = checked.success
+          ? applyDecision(record, checked.data, c)
+          : ({ kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE', message: checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') } as const);
+        if ('kind' in step && step.kind === 'refused') {
+          // A2: a refused decision is recorded too (who tried what, and why it was refused).
+          const raw = (typeof message.decision === 'object' && message.decision !== null ? message.decision : {}) as Record<string, unknown>;
+          await commit(recordRejectedDecision(record, raw, step, c));
+          answers.set(message.id, { accepted: false, code: step.code, message: step.message });
+          continue;
+        }
+        await commit(step as StepResult);
+        answers.set(message.id, { accepted: true, localState: record.localState });
+      } else {
+        await commit(applyWebhookHint(record, { ...message.hint, receivedAtMs: message.receivedAtMs }, c));
+      }
+    }
+  };
+
+  let shown = '';
+  const publish = (): void => {
+    const key = `${record.localState}|${record.jobId ?? ''}|${record.escalation?.reason ?? ''}`;
+    if (key === shown) return;
+    shown = key;
+    upsertSearchAttributes([
+      { key: stateKey, value: record.localState },
+      { key: providerKey, value: record.provider },
+      { key: providerJobIdKey, value: record.jobId ?? null },
+      { key: escalationReasonKey, value: record.escalation?.reason ?? null },
+      { key: resultDeadlineKey, value: new Date(record.deadlines.resultDeadlineMs) },
+    ]);
+    setCurrentDetails(
+      record.escalation
+        ? `**Escalated: ${record.escalation.reason}**\n\n\`\`\`\n${renderEscalation(record.escalation)}\n\`\`\``
+        : `State **${record.localState}**${record.jobId ? `, provider job \`${record.jobId}\`` : ''}; status requests ${record.used.statusRequests} of ${record.budgets.maxStatusRequests}.`,
+    );
+  };
+
+  /** Answers every queued message and waits for running handlers, so no update is left without an answer. */
+  const settle = async (): Promise<void> => {
+    for (;;) {
+      await processMessages();
+      if (allHandlersFinished() && pending.length === 0) return;
+      await condition(() => allHandlersFinished() || pending.length > 0);
+    }
+  };
+
+  if (!carried) record = await store.recordIntent({ record });
+  const historyLimit = input.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT;
+
+  for (;;) {
+    await processMessages();
+    publish();
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
+      await settle();
+      publish();
+      return continueAsNew<typeof AsyncJobWorkflow>(input, { record, provider: facts, pending });
+    }
+    const now = Date.now();
+    const command = nextCommand(record, now);
+    const label = `${record.jobId ?? record.operationId}`;
+    switch (command.kind) {
+      case 'finished':
+        await settle();
+        publish();
+        return operationSummary(record);
+      case 'wait':
+        await condition(() => pending.length > 0, Math.max(1, command.untilMs - now));
+        break;
+      case 'await_decision': {
+        if (now >= command.untilMs) {
+          await commit(decisionDeadlinePassed(record, ctx()));
+          await settle();
+          if (record.localState !== 'escalated') break;
+          return operationSummary(record);
+        }
+        await condition(() => pending.length > 0, command.untilMs - now);
+        break;
+      }
+      case 'create': {
+        const reserved = reserveCreateAttempt(record, ctx());
+        if (reserved.kind === 'stopped') {
+          await commit(reserved);
+          break;
+        }
+        record = reserved.record;
+        await call('create', () =>
+          provider.createJob.executeWithOptions({ ...createOptions(facts), summary: `create (attempt ${reserved.record.used.createAttempts})` }, [
+            { record: reserved.record, random: Math.random(), payload: input.request.payload },
+          ]),
+        );
+        break;
+      }
+      case 'reconcile':
+        await call('reconcile', () =>
+          provider.reconcileJob.executeWithOptions({ ...createOptions(facts), summary: `reconcile ${record.operationId}` }, [
+            { record, random: Math.random(), payload: input.request.payload },
+          ]),
+        );
+        break;
+      case 'read_status': {
+        const woke = onWake(record, ctx());
+        if (woke.kind === 'stopped') {
+          await commit(woke);
+          break;
+        }
+        if (woke.kind === 'not_yet') {
+          await condition(() => pending.length > 0, Math.max(1, woke.atMs - now));
+          break;
+        }
+        record = woke.record;
+        const summary = `status ${label} (${woke.record.used.statusRequests} of ${woke.record.budgets.maxStatusRequests})`;
+        await call('status', () => provider.readStatus.executeWithOptions({ ...createOptions(facts), summary }, [{ record: woke.record, random: Math.random() }]));
+        break;
+      }
+      case 'cancel':
+        await call('cancel', () => provider.requestCancel.executeWithOptions({ ...createOptions(facts), summary: `cancel ${label}` }, [{ record, random: Math.random() }]));
+        break;
+      case 'collect':
+        await call('collect', () => provider.collectResult.executeWithOptions({ ...createOptions(facts), summary: `collect ${label}` }, [{ record, random: Math.random() }]));
+        break;
+    }
+  }
+}
+
+/** The activity options of provider calls (same as `providerActivities`), for per-call summaries. */
+function createOptions(facts: ProviderFacts) {
+  return {
+    ...(facts.taskQueue !== undefined ? { taskQueue: facts.taskQueue } : {}),
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '2 minutes',
+    retry: { maximumAttempts: 1 },
+  } as const;
 }
