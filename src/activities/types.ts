@@ -35,10 +35,14 @@ export interface AsyncJobActivities {
   /**
    * C1: writes the intent (sequence 1), the first transition and the snapshot before anything is sent. Refuses
    * (non-retryable `ASYNCJOB_ERR_FINGERPRINT_MISMATCH`) when the operation ID already holds another request (I2).
+   * Returns the record the store now holds (the stored one when the same request was already recorded: a join).
    */
-  recordIntent(input: { record: OperationRecord }): Promise<void>;
-  /** Appends workflow-made entries (messages, wake-up checks) and the snapshot. Safe to repeat. */
-  appendJournal(input: { record: OperationRecord; entries: StepEntry[] }): Promise<void>;
+  recordIntent(input: { record: OperationRecord }): Promise<OperationRecord>;
+  /**
+   * Appends workflow-made entries (messages, wake-up checks) and the snapshot. Safe to repeat. Returns the record
+   * the store now holds: the stored one when different entries were already recorded at those sequences (adopt it).
+   */
+  appendJournal(input: { record: OperationRecord; entries: StepEntry[] }): Promise<OperationRecord>;
   /** Sends the create request (same token on every attempt, I3) and applies `afterCreate`. */
   createJob(input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<OperationRecord>;
   /** Reconciles an ambiguous create by the adapter's method (U2) and applies `afterReconcile`. */

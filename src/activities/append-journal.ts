@@ -1,0 +1,31 @@
+/**
+ * The `appendJournal` activity: appends workflow-made entries (messages, wake-up checks, decisions) and the
+ * snapshot. The same entries again are a no-op; when the store already holds DIFFERENT entries at those
+ * sequences (another run of the workflow got there first), the stored record is returned for the workflow to adopt.
+ */
+import { isStoreError } from '../adapters/store/store-errors';
+import { type OperationRecord } from '../core/operation';
+import { type StepEntry } from '../core/step';
+import { ActivityError } from './errors';
+import { commitStep, parseInputRecord, storedRecord } from './journal-writer';
+import { type ActivityContext } from './provider-call';
+
+/** Makes the activity. */
+export function appendJournal(ctx: ActivityContext) {
+  return async (input: { record: OperationRecord; entries: StepEntry[] }): Promise<OperationRecord> => {
+    const record = parseInputRecord(input.record);
+    const entries = [...input.entries].sort((a, b) => a.sequence - b.sequence);
+    for (const e of entries) {
+      if (e.sequence >= record.journal.nextSequence) {
+        throw new ActivityError('ASYNCJOB_ERR_INVALID_INPUT', `entries: sequence ${e.sequence} is not below the record's journal.nextSequence ${record.journal.nextSequence}`, true);
+      }
+    }
+    try {
+      return await commitStep(ctx.store, record, entries, ctx.clock());
+    } catch (error) {
+      if (!isStoreError(error, 'ASYNCJOB_ERR_JOURNAL_CONFLICT')) throw error;
+      ctx.logger.warn('different entries already recorded: adopting the stored record', { operationId: record.operationId, sequence: entries[0]?.sequence });
+      return storedRecord(ctx.store, record.operationId);
+    }
+  };
+}

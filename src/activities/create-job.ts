@@ -1,0 +1,65 @@
+/**
+ * The `createJob` activity (C1-C3, I1-I3, T1): refuses to send unless the intent is recorded with this
+ * request's fingerprint; sends the create request once with the record's idempotency token where the contract
+ * puts it; records the observation and the step's decision (`afterCreate`) in the same activity.
+ */
+import { requestFingerprint } from '../core/fingerprint';
+import { type OperationRecord } from '../core/operation';
+import { afterCreate } from '../core/step';
+import { type ProviderCallInput } from './types';
+import { ActivityError } from './errors';
+import { alreadyRecorded, commitStep, parseInputRecord } from './journal-writer';
+import { sendOnce, stepContext, type ActivityContext } from './provider-call';
+import { recordedIntent } from './record-intent';
+
+/** The client reference sent to the provider: the caller's, else our operation ID (used by reconciliation, U2). */
+export function clientReferenceOf(record: OperationRecord): string {
+  return record.clientReference ?? record.operationId;
+}
+
+/**
+ * C1, I2: the intent must be recorded and the payload must be the request it recorded. Throws non-retryable
+ * `ASYNCJOB_ERR_INTENT_MISSING` / `ASYNCJOB_ERR_FINGERPRINT_MISMATCH`; sends nothing.
+ */
+export async function assertIntent(ctx: ActivityContext, record: OperationRecord, payload: Record<string, unknown>): Promise<void> {
+  const intent = await recordedIntent(ctx, record.operationId);
+  if (intent === undefined) throw new ActivityError('ASYNCJOB_ERR_INTENT_MISSING', `operation ${record.operationId} has no recorded intent; recordIntent runs first (C1)`, true);
+  let fingerprint: string;
+  try {
+    fingerprint = requestFingerprint(payload);
+  } catch (error) {
+    throw new ActivityError('ASYNCJOB_ERR_INVALID_INPUT', `payload: ${(error as Error).message}`, true);
+  }
+  if (fingerprint !== intent.requestFingerprint || fingerprint !== record.requestFingerprint) {
+    throw new ActivityError(
+      'ASYNCJOB_ERR_FINGERPRINT_MISMATCH',
+      `payload: its fingerprint ${fingerprint} is not the recorded ${intent.requestFingerprint} (record ${record.requestFingerprint}) (I2)`,
+      true,
+    );
+  }
+}
+
+/** Makes the activity. */
+export function createJob(ctx: ActivityContext) {
+  return async (input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<OperationRecord> => {
+    const record = parseInputRecord(input.record);
+    const provider = ctx.providers.get(record.provider);
+    const recorded = await alreadyRecorded(ctx.store, record);
+    if (recorded !== undefined) {
+      ctx.logger.info('create already recorded: nothing sent', { operationId: record.operationId });
+      return recorded;
+    }
+    await assertIntent(ctx, record, input.payload);
+    const { adapter, http } = provider;
+    const built = adapter.buildCreateRequest({
+      payload: input.payload,
+      token: record.idempotencyToken,
+      clientReference: clientReferenceOf(record),
+      nowMs: ctx.clock(),
+      firstSentAtMs: record.createdAtMs,
+    });
+    const { observation } = await sendOnce(ctx, http, adapter, 'create', built, record, (answer) => adapter.interpretCreate(answer));
+    const step = afterCreate(record, observation, stepContext(ctx, provider, input.random));
+    return commitStep(ctx.store, step.record, step.entries, ctx.clock());
+  };
+}

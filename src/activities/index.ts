@@ -1,0 +1,38 @@
+/**
+ * The activities of asyncjob, made by a factory that receives their dependencies (the store, the provider
+ * registry, the artifact store, a clock and a logger), as in temporalio/samples-typescript. Each activity does
+ * at most one outside call, records what it observed in the same activity, and is idempotent (see `types.ts`).
+ * Every failure reaches Temporal through `to-failure.ts` with our stable code as its type.
+ */
+import { appendJournal } from './append-journal';
+import { collectResult } from './collect-result';
+import { createJob } from './create-job';
+import { describeProvider } from './describe-provider';
+import { activityContext, type ActivityDependencies } from './provider-call';
+import { readStatus } from './read-status';
+import { reconcileJob } from './reconcile-job';
+import { recordIntent } from './record-intent';
+import { requestCancel } from './request-cancel';
+import { withFailures } from './to-failure';
+import { type AsyncJobActivities } from './types';
+
+export { type ActivityDependencies, type ActivityLogger } from './provider-call';
+export { ACTIVITY_CODES, ActivityError, type ActivityCode } from './errors';
+export { toFailure, UNEXPECTED_FAILURE_TYPE } from './to-failure';
+export { snapshotOf, toJournalEntry } from './journal-writer';
+export type { AsyncJobActivities, ProviderFacts, ProviderCallInput } from './types';
+
+/** Makes the activities over their dependencies. Register the result with a worker: `activities: createActivities(deps)`. */
+export function createActivities(deps: ActivityDependencies): AsyncJobActivities {
+  const ctx = activityContext(deps);
+  return {
+    describeProvider: withFailures(describeProvider(ctx)),
+    recordIntent: withFailures(recordIntent(ctx)),
+    appendJournal: withFailures(appendJournal(ctx)),
+    createJob: withFailures(createJob(ctx)),
+    reconcileJob: withFailures(reconcileJob(ctx)),
+    readStatus: withFailures(readStatus(ctx)),
+    requestCancel: withFailures(requestCancel(ctx)),
+    collectResult: withFailures(collectResult(ctx)),
+  };
+}

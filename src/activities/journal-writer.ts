@@ -1,0 +1,87 @@
+/**
+ * Writes a step's outcome to the store: its entries (StepEntry -> core `JournalEntry`, keyed by operation and
+ * sequence, so appending them again is a no-op) and then the snapshot, whose `version` is the last sequence the
+ * record accounts for. Also reads back what a previous attempt recorded, so a retried activity returns the
+ * recorded outcome instead of calling the provider again.
+ */
+import { type OperationSnapshot, type OperationStore } from '../adapters/store/operation-store';
+import { type JournalEntry } from '../core/journal';
+import { operationRecordSchema, type OperationRecord } from '../core/operation';
+import { type StepEntry } from '../core/step';
+import { ActivityError } from './errors';
+
+/** A step entry as the store keeps it: with its operation ID and its ISO time. Pure. */
+export function toJournalEntry(operationId: string, entry: StepEntry): JournalEntry {
+  return { operationId, sequence: entry.sequence, at: new Date(entry.atMs).toISOString(), actor: entry.actor, body: entry.body };
+}
+
+/** The snapshot of a record as `putOperation` takes it; `version` = `journal.nextSequence - 1`. Pure. */
+export function snapshotOf(record: OperationRecord, nowMs: number): OperationSnapshot {
+  return {
+    operationId: record.operationId,
+    provider: record.provider,
+    localState: record.localState,
+    remoteJobIds: [...record.remote.jobIds],
+    escalationReason: record.escalation?.reason ?? null,
+    resultDeadlineAt: new Date(record.deadlines.resultDeadlineMs).toISOString(),
+    updatedAt: new Date(nowMs).toISOString(),
+    version: record.journal.nextSequence - 1,
+    record: record as unknown as Record<string, unknown>,
+  };
+}
+
+/** Parses a stored snapshot's record; a record that no longer parses is reported with the field. */
+export function recordOf(snapshot: OperationSnapshot): OperationRecord {
+  const parsed = operationRecordSchema.safeParse(snapshot.record);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ActivityError('ASYNCJOB_ERR_INVALID_INPUT', `the stored record of ${snapshot.operationId} does not parse: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''}`, true);
+  }
+  return parsed.data;
+}
+
+/** Validates a record given to an activity; throws non-retryable `ASYNCJOB_ERR_INVALID_INPUT` naming the field. */
+export function parseInputRecord(value: unknown): OperationRecord {
+  const parsed = operationRecordSchema.safeParse(value);
+  if (!parsed.success) {
+    const named = parsed.error.issues.slice(0, 5).map((i) => `record.${i.path.join('.')}: ${i.message}`);
+    throw new ActivityError('ASYNCJOB_ERR_INVALID_INPUT', named.join('; '), true);
+  }
+  return parsed.data;
+}
+
+/** The record the store holds, or a non-retryable `ASYNCJOB_ERR_SNAPSHOT_MISSING` when it has none. */
+export async function storedRecord(store: OperationStore, operationId: string): Promise<OperationRecord> {
+  const snapshot = await store.getOperation(operationId);
+  if (snapshot === null) throw new ActivityError('ASYNCJOB_ERR_SNAPSHOT_MISSING', `operation ${operationId} has journal entries but no stored snapshot`, true);
+  return recordOf(snapshot);
+}
+
+/**
+ * The idempotency check every writing activity makes before any outside call: when the store's chain already
+ * reaches `record.journal.nextSequence`, a previous attempt recorded this step; its record is returned.
+ */
+export async function alreadyRecorded(store: OperationStore, record: OperationRecord): Promise<OperationRecord | undefined> {
+  const head = await store.chainHead(record.operationId);
+  if (head.lastSequence < record.journal.nextSequence) return undefined;
+  const snapshot = await store.getOperation(record.operationId);
+  if (snapshot === null || snapshot.version < record.journal.nextSequence) {
+    throw new ActivityError(
+      'ASYNCJOB_ERR_SNAPSHOT_MISSING',
+      `operation ${record.operationId}: the journal reaches sequence ${head.lastSequence} but the stored snapshot is at ${snapshot?.version ?? 'none'}; run audit verify`,
+      true,
+    );
+  }
+  return recordOf(snapshot);
+}
+
+/**
+ * Appends a step's entries (all or none) and puts the new snapshot. Returns the record the store now holds:
+ * `record`, or a newer stored one when the snapshot write was stale.
+ */
+export async function commitStep(store: OperationStore, record: OperationRecord, entries: readonly StepEntry[], nowMs: number): Promise<OperationRecord> {
+  if (entries.length > 0) await store.appendMany(entries.map((e) => toJournalEntry(record.operationId, e)));
+  const put = await store.putOperation(snapshotOf(record, nowMs));
+  if (put.kind === 'stale') return storedRecord(store, record.operationId);
+  return record;
+}

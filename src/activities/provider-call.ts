@@ -1,0 +1,146 @@
+/**
+ * What every provider-calling activity shares: the dependencies, the step context, sending one built request
+ * through the provider's HTTP client (trace headers on every call, T1; the credential added by the client for
+ * the provider's origin only), and turning the exchange into the adapter's `ProviderAnswer` or, when no answer
+ * arrived, into an observation that says how the exchange ended.
+ */
+import { hostname } from 'node:os';
+import { Context } from '@temporalio/activity';
+import { type HttpClient, type HttpExchange, type HttpMethod } from '../adapters/http';
+import { type ProviderAdapter, type ProviderAnswer, type ProviderRequest, type BuildResult } from '../adapters/providers';
+import { type ProviderRegistry, type RegisteredProvider } from '../adapters/providers/registry';
+import { type ArtifactStore } from '../adapters/artifacts/artifact-store';
+import { type OperationStore } from '../adapters/store/operation-store';
+import { type Action } from '../core/journal';
+import { type Observation } from '../core/observation';
+import { type OperationRecord } from '../core/operation';
+import { type StepContext } from '../core/step';
+
+/** A structured logger; `fields` never hold a secret (URLs and headers come redacted from the HTTP layer). */
+export interface ActivityLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** The dependencies of the activities. */
+export interface ActivityDependencies {
+  store: OperationStore;
+  providers: ProviderRegistry;
+  artifacts: ArtifactStore;
+  /** Epoch ms; defaults to `Date.now`. */
+  clock?: () => number;
+  logger?: ActivityLogger;
+  /** Results up to this size are parsed to count records and batch items (R3); larger ones are not. Default 8 MiB. */
+  maxParseBytes?: number;
+}
+
+/** Dependencies with defaults applied. */
+export interface ActivityContext {
+  store: OperationStore;
+  providers: ProviderRegistry;
+  artifacts: ArtifactStore;
+  clock: () => number;
+  logger: ActivityLogger;
+  maxParseBytes: number;
+  actor: string;
+}
+
+const SILENT: ActivityLogger = { info: () => undefined, warn: () => undefined };
+
+/** Applies the defaults. */
+export function activityContext(deps: ActivityDependencies): ActivityContext {
+  return {
+    store: deps.store,
+    providers: deps.providers,
+    artifacts: deps.artifacts,
+    clock: deps.clock ?? (() => Date.now()),
+    logger: deps.logger ?? SILENT,
+    maxParseBytes: deps.maxParseBytes ?? 8 * 1024 * 1024,
+    actor: `worker:${hostname()}`.slice(0, 200),
+  };
+}
+
+/** The step context of one activity call. */
+export function stepContext(ctx: ActivityContext, provider: RegisteredProvider, random: number): StepContext {
+  return { nowMs: ctx.clock(), random, actor: ctx.actor, capabilities: provider.facts.capabilities, reconciliation: provider.facts.reconciliation };
+}
+
+/** Heartbeats when running inside an activity (a long download); a no-op outside one. */
+export function heartbeat(details?: unknown): void {
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    return;
+  }
+  context.heartbeat(details);
+}
+
+/** The HTTP request of a built provider request, carrying the operation's trace ID (T1). */
+export function httpRequestOf(request: ProviderRequest, traceId: string): { method: HttpMethod; url: string; headers: Record<string, string>; json?: unknown; traceId: string } {
+  return { method: request.method as HttpMethod, url: request.url, headers: request.headers, ...(request.json !== undefined ? { json: request.json } : {}), traceId };
+}
+
+/** The adapter's view of an exchange that ended with a response. */
+export function answerOf(exchange: HttpExchange): ProviderAnswer {
+  const answer: ProviderAnswer = { status: exchange.status ?? 0, headers: exchange.headers, receivedAtMs: exchange.receivedAtMs, durationMs: exchange.durationMs };
+  if (exchange.bodyJson !== undefined) answer.bodyJson = exchange.bodyJson;
+  if (exchange.bodyText !== undefined) answer.bodyText = exchange.bodyText;
+  if (exchange.bodyParseError !== undefined) answer.bodyParseError = exchange.bodyParseError;
+  if (exchange.providerRequestId !== undefined) answer.providerRequestId = exchange.providerRequestId;
+  return answer;
+}
+
+/** The observation of an exchange that produced no usable response: its transport outcome and category, no status. */
+export function transportObservation(action: Action, exchange: HttpExchange): Observation {
+  return {
+    action,
+    transport: exchange.outcome,
+    receivedAtMs: exchange.receivedAtMs,
+    durationMs: exchange.durationMs,
+    requestsSent: exchange.outcome === 'refused' ? 0 : 1,
+    ...(exchange.errorCategory !== undefined ? { errorCategory: exchange.errorCategory } : {}),
+    ...(exchange.providerRequestId !== undefined ? { providerRequestId: exchange.providerRequestId.slice(0, 500) } : {}),
+  };
+}
+
+/** One outside call: the exchange and its observation. */
+export interface CallOutcome<T> {
+  exchange?: HttpExchange;
+  observation: Observation;
+  extra?: T;
+}
+
+/**
+ * Sends a built request once (never retried here, B2) and interprets the answer; a refused build is recorded
+ * as such and nothing is sent. The observation counts the one request it sent.
+ */
+export async function sendOnce(
+  ctx: ActivityContext,
+  http: HttpClient,
+  adapter: ProviderAdapter,
+  action: Action,
+  built: BuildResult,
+  record: OperationRecord,
+  interpret: (answer: ProviderAnswer) => Observation,
+): Promise<CallOutcome<never>> {
+  if (built.kind === 'refused') {
+    ctx.logger.warn('request refused before sending', { operationId: record.operationId, provider: record.provider, action, errorCategory: built.errorCategory });
+    return { observation: adapter.refusedObservation(action, built, ctx.clock()) };
+  }
+  const exchange = await http.send(httpRequestOf(built.request, record.traceId));
+  const observation = exchange.outcome === 'response' ? { ...interpret(answerOf(exchange)), requestsSent: 1 } : transportObservation(action, exchange);
+  ctx.logger.info('provider call', {
+    operationId: record.operationId,
+    provider: record.provider,
+    action,
+    method: exchange.request.method,
+    url: exchange.request.url,
+    transport: exchange.outcome,
+    httpStatus: exchange.status,
+    errorCategory: observation.errorCategory,
+    providerRequestId: exchange.providerRequestId,
+    durationMs: exchange.durationMs,
+  });
+  return { exchange, observation };
+}

@@ -1,0 +1,53 @@
+/**
+ * The `recordIntent` activity (C1, I2): the intent (sequence 1), the initial transition and the snapshot are
+ * written before anything is sent. An operation ID that already holds an intent is joined when its request
+ * fingerprint is the same, and refused (non-retryable `ASYNCJOB_ERR_FINGERPRINT_MISMATCH`) when it differs.
+ */
+import { intentEntrySchema } from '../core/journal';
+import { tokenDigest } from '../core/fingerprint';
+import { intentEntryOf, type OperationRecord } from '../core/operation';
+import { type StepEntry } from '../core/step';
+import { ActivityError } from './errors';
+import { commitStep, parseInputRecord, recordOf } from './journal-writer';
+import { type ActivityContext } from './provider-call';
+
+/** Reads the recorded intent of an operation, or undefined when none is recorded. */
+export async function recordedIntent(ctx: ActivityContext, operationId: string) {
+  const head = await ctx.store.chainHead(operationId);
+  if (head.lastSequence < 1) return undefined;
+  const [first] = await ctx.store.entries(operationId, { fromSequence: 1 });
+  if (first === undefined || first.entry.sequence !== 1) return undefined;
+  const parsed = intentEntrySchema.safeParse(first.entry.body);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** Makes the activity. */
+export function recordIntent(ctx: ActivityContext) {
+  return async (input: { record: OperationRecord }): Promise<OperationRecord> => {
+    const record = parseInputRecord(input.record);
+    ctx.providers.get(record.provider);
+    const existing = await recordedIntent(ctx, record.operationId);
+    if (existing !== undefined) {
+      if (existing.requestFingerprint !== record.requestFingerprint) {
+        throw new ActivityError(
+          'ASYNCJOB_ERR_FINGERPRINT_MISMATCH',
+          `requestFingerprint: operation ${record.operationId} already holds the request ${existing.requestFingerprint}, now ${record.requestFingerprint}; a changed request needs a new operation ID`,
+          true,
+        );
+      }
+      const snapshot = await ctx.store.getOperation(record.operationId);
+      if (snapshot !== null) {
+        ctx.logger.info('intent already recorded: joined', { operationId: record.operationId });
+        return recordOf(snapshot);
+      }
+    }
+    const entries: StepEntry[] = [
+      intentEntryOf(record, tokenDigest(record.idempotencyToken)),
+      ...record.journal.transitions.filter((t) => t.sequence < record.journal.nextSequence),
+      ...record.journal.observations.filter((o) => o.sequence < record.journal.nextSequence),
+    ].sort((a, b) => a.sequence - b.sequence);
+    const stored = await commitStep(ctx.store, record, entries, ctx.clock());
+    ctx.logger.info('intent recorded', { operationId: record.operationId, provider: record.provider });
+    return stored;
+  };
+}

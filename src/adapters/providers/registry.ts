@@ -1,0 +1,197 @@
+/**
+ * The provider registry of a worker: for each provider name, its adapter, one pooled HTTP client bound to the
+ * adapter's origin (the credential resolved by reference at the moment of each request, T4) and the facts the
+ * workflow reads (no secrets). Activities look providers up here; an unknown name is a typed, stable error.
+ */
+import { createHttpClient, type CredentialHeader, type HttpClient } from '../http';
+import { credentialSupplier, type CredentialReference as SecretReference } from '../secrets';
+import { type ProviderFacts } from '../../activities/types';
+import { adapterFromContract, type ProviderAdapter } from './adapter';
+import { type CredentialReference } from './contract';
+import { loadProviderContract } from './load';
+
+/** Stable codes of the registry. */
+export const PROVIDER_REGISTRY_CODES = {
+  /** No provider with that name is registered in this worker. */
+  ASYNCJOB_ERR_PROVIDER_UNKNOWN: 'no provider with that name is registered in this worker',
+  /** Two providers were registered under one name. */
+  ASYNCJOB_ERR_PROVIDER_DUPLICATE: 'two providers were registered under the same name',
+} as const;
+
+/** A stable registry error code. */
+export type ProviderRegistryCode = keyof typeof PROVIDER_REGISTRY_CODES;
+
+/** The registry's refusal: `code` is stable, `provider` names the provider concerned. */
+export class ProviderRegistryError extends Error {
+  constructor(
+    readonly code: ProviderRegistryCode,
+    readonly provider: string,
+    message: string,
+  ) {
+    super(`${code}: ${message}`);
+    this.name = 'ProviderRegistryError';
+  }
+}
+
+/** One registered provider. */
+export interface RegisteredProvider {
+  readonly adapter: ProviderAdapter;
+  /** The provider's pooled client; only the adapter's origin is reachable and receives the credential. */
+  readonly http: HttpClient;
+  /** What the workflow needs to know (no secrets). */
+  readonly facts: ProviderFacts;
+}
+
+/** Providers by name. */
+export interface ProviderRegistry {
+  /** The provider named `name`; throws {@link ProviderRegistryError} `ASYNCJOB_ERR_PROVIDER_UNKNOWN`. */
+  get(name: string): RegisteredProvider;
+  /** The registered names, sorted. */
+  names(): string[];
+  /** Closes every HTTP client. Safe to repeat. */
+  close(): Promise<void>;
+}
+
+/** HTTP settings applied to every provider's client. */
+export interface ProviderHttpSettings {
+  connectTimeoutMs?: number;
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
+  maxBodyBytes?: number;
+  maxDownloadBytes?: number;
+  maxConnections?: number;
+  userAgent?: string;
+}
+
+/** Options of {@link createProviderRegistry}. */
+export interface CreateProviderRegistryOptions {
+  /** Adapters, or contracts to load by name and path (a file, or a name searched in `searchDirs`). */
+  providers: ReadonlyArray<ProviderAdapter | { name: string; path: string }>;
+  /** Directories searched for a contract given by name (see `loadProviderContract`). */
+  searchDirs?: readonly string[];
+  /** Base URLs replacing the contracts' own, by provider name (e.g. a simulator on a random port). */
+  baseUrls?: Readonly<Record<string, string>>;
+  /** The environment the credentials and `${VAR}` in base URLs are read from; defaults to `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** HTTP client settings for every provider. */
+  http?: ProviderHttpSettings;
+}
+
+/** The activity task queue of a provider's calls (rate-limited per provider). */
+export function providerTaskQueue(name: string): string {
+  return `asyncjob-provider-${name}`;
+}
+
+/** The facts of an adapter the workflow reads. Pure. */
+export function providerFacts(adapter: ProviderAdapter): ProviderFacts {
+  return {
+    name: adapter.name,
+    capabilities: { cancel: adapter.capabilities.cancel, repeatableCollect: adapter.capabilities.repeatableCollect },
+    reconciliation: adapter.reconciliationMethod,
+    ...(adapter.policy !== undefined ? { policy: adapter.policy } : {}),
+    taskQueue: providerTaskQueue(adapter.name),
+  };
+}
+
+function isAdapter(p: ProviderAdapter | { name: string; path: string }): p is ProviderAdapter {
+  return typeof (p as ProviderAdapter).buildCreateRequest === 'function';
+}
+
+/** The secret reference of a contract credential, in the form `credentialSupplier` takes; undefined for `none`. */
+function secretReferenceOf(credential: CredentialReference): SecretReference | undefined {
+  if (credential.scheme === 'none') return undefined;
+  const where = credential.secretEnv !== undefined ? { secretEnv: credential.secretEnv } : { secretFile: credential.secretFile ?? '' };
+  return credential.scheme === 'bearer' ? { scheme: 'bearer', ...where } : { scheme: 'header', headerName: credential.headerName, ...where };
+}
+
+/** Makes the HTTP client of one adapter: its origin only, its credential by reference, resolved per request. */
+function clientFor(adapter: ProviderAdapter, env: NodeJS.ProcessEnv, http: ProviderHttpSettings): HttpClient {
+  const reference = secretReferenceOf(adapter.credential);
+  const supplier = reference === undefined ? undefined : credentialSupplier(reference, env);
+  return createHttpClient({
+    allowedOrigin: new URL(adapter.baseUrl).origin,
+    baseUrl: adapter.baseUrl,
+    ...(supplier === undefined
+      ? {}
+      : {
+          credential: async (): Promise<CredentialHeader> => {
+            const resolved = await supplier();
+            if (resolved === undefined) throw new Error('the credential supplier returned no credential');
+            return resolved;
+          },
+        }),
+    requestIdHeaders: [...new Set([adapter.requestIdHeader.toLowerCase(), 'x-request-id', 'x-ms-request-id', 'request-id'])],
+    ...http,
+  });
+}
+
+/**
+ * Builds a registry from adapters and contract references. Throws `ASYNCJOB_ERR_PROVIDER_DUPLICATE` for a
+ * name given twice, and the loader's `ASYNCJOB_ERR_ADAPTER_*` errors for a contract that does not load.
+ */
+export async function createProviderRegistry(options: CreateProviderRegistryOptions): Promise<ProviderRegistry> {
+  const env = options.env ?? process.env;
+  const adapters: ProviderAdapter[] = [];
+  for (const p of options.providers) {
+    if (isAdapter(p)) {
+      adapters.push(p);
+      continue;
+    }
+    const baseUrl = options.baseUrls?.[p.name];
+    const contract = await loadProviderContract(p.path, { searchDirs: options.searchDirs ?? [], env, ...(baseUrl !== undefined ? { baseUrl } : {}) });
+    if (contract.name !== p.name) {
+      adapters.push(adapterFromContract({ ...contract, name: p.name }));
+    } else adapters.push(adapterFromContract(contract));
+  }
+  const byName = new Map<string, RegisteredProvider>();
+  try {
+    for (const adapter of adapters) {
+      if (byName.has(adapter.name)) throw new ProviderRegistryError('ASYNCJOB_ERR_PROVIDER_DUPLICATE', adapter.name, `provider ${adapter.name} is registered twice`);
+      byName.set(adapter.name, Object.freeze({ adapter, http: clientFor(adapter, env, options.http ?? {}), facts: providerFacts(adapter) }));
+    }
+  } catch (error) {
+    await Promise.all([...byName.values()].map((p) => p.http.close()));
+    throw error;
+  }
+  let closed = false;
+  return {
+    get(name: string): RegisteredProvider {
+      const found = byName.get(name);
+      if (found === undefined || closed) {
+        throw new ProviderRegistryError(
+          'ASYNCJOB_ERR_PROVIDER_UNKNOWN',
+          name,
+          closed ? `the registry is closed (provider ${name})` : `provider ${name} is not registered in this worker (known: ${[...byName.keys()].sort().join(', ') || 'none'})`,
+        );
+      }
+      return found;
+    },
+    names: () => [...byName.keys()].sort(),
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...byName.values()].map((p) => p.http.close()));
+    },
+  };
+}
+
+/** Options of {@link loadProviderRegistry}. */
+export interface LoadProviderRegistryOptions {
+  /** Provider names: contracts searched in `searchDirs`, then the built-in presets. */
+  names: readonly string[];
+  searchDirs?: readonly string[];
+  baseUrls?: Readonly<Record<string, string>>;
+  env?: NodeJS.ProcessEnv;
+  http?: ProviderHttpSettings;
+}
+
+/** Loads the named contracts (see `loadProviderContract`) into a registry. */
+export async function loadProviderRegistry(options: LoadProviderRegistryOptions): Promise<ProviderRegistry> {
+  return createProviderRegistry({
+    providers: options.names.map((name) => ({ name, path: name })),
+    ...(options.searchDirs !== undefined ? { searchDirs: options.searchDirs } : {}),
+    ...(options.baseUrls !== undefined ? { baseUrls: options.baseUrls } : {}),
+    ...(options.env !== undefined ? { env: options.env } : {}),
+    ...(options.http !== undefined ? { http: options.http } : {}),
+  });
+}
