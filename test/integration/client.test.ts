@@ -1,0 +1,199 @@
+/**
+ * AsyncJobClient against the run's real Temporal dev server. These tests need no worker: starting, joining,
+ * the fingerprint check, describing and listing work from Temporal's own records (memo, search attributes).
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AsyncJobClient,
+  AsyncJobInputError,
+  FingerprintMismatchError,
+  OperationNotFoundError,
+  WORKFLOW_TYPE,
+} from '../../src/client';
+import type { StartRequest } from '../../src/core/operation';
+import { requestFingerprint } from '../../src/core/fingerprint';
+import { escalationReasonKey, providerJobIdKey, providerKey, stateKey } from '../../src/workflows/search-attributes';
+import { connectTestEnvironment, uniqueId } from '../setup/temporal';
+
+function request(operationId: string, payload: Record<string, unknown> = { prompt: 'hello', n: 1 }): StartRequest {
+  return {
+    operationId,
+    provider: 'sim-rest',
+    payload,
+    startedBy: 'svc:test',
+    authorisedBy: 'alice',
+    createDeadline: { afterMs: 60_000 },
+    resultDeadline: { afterMs: 3_600_000 },
+  };
+}
+
+describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
+  let env: TestWorkflowEnvironment;
+  let client: AsyncJobClient;
+  // No worker polls this queue: workflows stay scheduled, which is all these tests need.
+  const taskQueue = uniqueId('client-no-worker');
+
+  beforeAll(async () => {
+    env = await connectTestEnvironment();
+    client = new AsyncJobClient({ client: env.client, taskQueue });
+  });
+
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  async function terminate(operationId: string): Promise<void> {
+    await env.client.workflow.getHandle(operationId).terminate('test cleanup');
+  }
+
+  it('C1/T1: starts with the operation ID as workflow ID, the fingerprint and trace ID in the memo, and typed search attributes', async () => {
+    const operationId = uniqueId('op');
+    const handle = await client.start(request(operationId));
+    try {
+      expect(handle.operationId).toBe(operationId);
+      expect(handle.joined).toBe(false);
+      expect(handle.requestFingerprint).toBe(requestFingerprint({ prompt: 'hello', n: 1 }));
+      expect(handle.traceId).toMatch(/^[0-9a-f]{32}$/);
+      const d = await client.describeOperation(operationId);
+      expect(d).toMatchObject({
+        operationId,
+        runId: handle.runId,
+        executionStatus: 'RUNNING',
+        localState: 'create_pending',
+        provider: 'sim-rest',
+        requestFingerprint: handle.requestFingerprint,
+        traceId: handle.traceId,
+        closedAt: null,
+      });
+      const raw = await env.client.workflow.getHandle(operationId).describe();
+      expect(await raw.staticSummary()).toBe(`asyncjob sim-rest ${operationId}`);
+      expect(raw.taskQueue).toBe(taskQueue);
+    } finally {
+      await terminate(operationId);
+    }
+  });
+
+  it('I2: a second start with the same request joins the running operation (same run, same trace ID)', async () => {
+    const operationId = uniqueId('op');
+    const first = await client.start(request(operationId));
+    try {
+      // Key order does not change the fingerprint (canonical JSON).
+      const second = await client.start(request(operationId, { n: 1, prompt: 'hello' }));
+      expect(second.joined).toBe(true);
+      expect(second.runId).toBe(first.runId);
+      expect(second.traceId).toBe(first.traceId);
+    } finally {
+      await terminate(operationId);
+    }
+  });
+
+  it('I2: a second start with a changed payload is refused with ASYNCJOB_ERR_FINGERPRINT_MISMATCH and leaves the run alone', async () => {
+    const operationId = uniqueId('op');
+    const first = await client.start(request(operationId));
+    try {
+      const err = await client.start(request(operationId, { prompt: 'changed', n: 1 })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(FingerprintMismatchError);
+      expect((err as FingerprintMismatchError).code).toBe('ASYNCJOB_ERR_FINGERPRINT_MISMATCH');
+      expect((err as FingerprintMismatchError).existing).toBe(first.requestFingerprint);
+      const d = await client.describeOperation(operationId);
+      expect(d.runId).toBe(first.runId);
+      expect(d.executionStatus).toBe('RUNNING');
+    } finally {
+      await terminate(operationId);
+    }
+  });
+
+  it('I2: a second start with the same payload under another provider is refused too', async () => {
+    const operationId = uniqueId('op');
+    await client.start(request(operationId));
+    try {
+      await expect(client.start({ ...request(operationId), provider: 'sim-lro' })).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_FINGERPRINT_MISMATCH' });
+    } finally {
+      await terminate(operationId);
+    }
+  });
+
+  it('I2: a closed operation is never restarted: the same request joins it, a changed one is refused', async () => {
+    const operationId = uniqueId('op');
+    const first = await client.start(request(operationId));
+    await terminate(operationId);
+    const again = await client.start(request(operationId));
+    expect(again.joined).toBe(true);
+    expect(again.runId).toBe(first.runId);
+    expect((await client.describeOperation(operationId)).executionStatus).toBe('TERMINATED');
+    await expect(client.start(request(operationId, { prompt: 'other' }))).rejects.toBeInstanceOf(FingerprintMismatchError);
+  });
+
+  it('refuses an invalid request naming every bad field, and starts nothing', async () => {
+    const operationId = uniqueId('op');
+    const bad = { ...request(operationId), provider: 'has space', startedBy: '', createDeadline: { afterMs: -1 }, extra: true } as unknown as StartRequest;
+    const err = await client.start(bad).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AsyncJobInputError);
+    const paths = (err as AsyncJobInputError).issues.map((i) => i.path);
+    expect(paths).toEqual(expect.arrayContaining(['provider', 'startedBy', 'createDeadline.afterMs']));
+    expect((err as AsyncJobInputError).issues.find((i) => i.path === '')?.message).toMatch(/extra/);
+    await expect(client.describeOperation(operationId)).rejects.toBeInstanceOf(OperationNotFoundError);
+  });
+
+  it('refuses an absolute deadline in the past before starting anything', async () => {
+    const operationId = uniqueId('op');
+    const err = await client.start({ ...request(operationId), resultDeadline: { atMs: 1_000 } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AsyncJobInputError);
+    expect((err as AsyncJobInputError).issues).toContainEqual({ path: 'resultDeadline.atMs', message: 'must be in the future' });
+    await expect(client.describeOperation(operationId)).rejects.toBeInstanceOf(OperationNotFoundError);
+  });
+
+  it('reports an unknown operation as OperationNotFoundError (ASYNCJOB_ERR_NOT_FOUND)', async () => {
+    await expect(client.describeOperation(uniqueId('missing'))).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_NOT_FOUND' });
+    await expect(client.cancel(uniqueId('missing'), { requestedBy: 'bob', reason: 'x' })).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_NOT_FOUND' });
+  });
+
+  it('E1: listEscalated finds escalated operations by search attribute, closed ones too, filtered by reason', async () => {
+    // Workflows that carry the search attributes an escalated AsyncJobWorkflow publishes; nobody runs them.
+    const rateLimited = uniqueId('esc');
+    const denied = uniqueId('esc');
+    const running = uniqueId('obs');
+    const startFake = (workflowId: string, state: string, reason?: string) =>
+      env.client.workflow.start(WORKFLOW_TYPE, {
+        workflowId,
+        taskQueue,
+        args: [],
+        typedSearchAttributes: [
+          { key: stateKey, value: state },
+          { key: providerKey, value: 'sim-rest' },
+          { key: providerJobIdKey, value: `job-${workflowId}` },
+          ...(reason ? [{ key: escalationReasonKey, value: reason }] : []),
+        ],
+      });
+    await startFake(rateLimited, 'escalated', 'rate_limited');
+    await startFake(denied, 'escalated', 'authorization_denied');
+    await startFake(running, 'observing');
+    await terminate(denied);
+    try {
+      await expect
+        .poll(async () => (await client.listEscalated()).map((e) => e.operationId), { timeout: 15_000, interval: 250 })
+        .toEqual(expect.arrayContaining([rateLimited, denied]));
+      const all = await client.listEscalated();
+      expect(all.map((e) => e.operationId)).not.toContain(running);
+      expect(all.find((e) => e.operationId === denied)).toEqual({
+        operationId: denied,
+        reason: 'authorization_denied',
+        provider: 'sim-rest',
+        jobId: `job-${denied}`,
+        executionStatus: 'TERMINATED',
+      });
+      const onlyRateLimited = await client.listEscalated({ reason: 'rate_limited' });
+      expect(onlyRateLimited.map((e) => e.operationId)).toContain(rateLimited);
+      expect(onlyRateLimited.every((e) => e.reason === 'rate_limited')).toBe(true);
+      expect(await client.listEscalated({ limit: 1 })).toHaveLength(1);
+    } finally {
+      await terminate(rateLimited);
+      await terminate(running);
+    }
+  });
+
+  it('listEscalated refuses an unknown reason instead of querying with it', async () => {
+    await expect(client.listEscalated({ reason: 'x" OR 1=1' as never })).rejects.toBeInstanceOf(AsyncJobInputError);
+  });
+});
