@@ -10,7 +10,7 @@
  * sequence, so appending them twice is a no-op).
  */
 import { type AdapterCapabilities, type Decision, type OpenEscalation, renderEscalation, validateDecision } from './escalation';
-import { type EscalationReason, type JournalEntryBody } from './journal';
+import { actionSchema, type EscalationReason, type JournalEntryBody } from './journal';
 import { type Observation } from './observation';
 import { type OperationRecord, type ResultSummary, appendBounded, OBSERVATION_TAIL } from './operation';
 import { raiseEscalation } from './raise-escalation';
@@ -125,12 +125,14 @@ class Builder {
 
 /**
  * Before a job exists, "extend" and "cancel at provider" mean nothing: offer re-sending create with the same
- * token (I3) instead, so a decision can never lead to polling a job we do not have.
+ * token (I3) instead, so a decision can never lead to polling a job we do not have. A job ID conflict (U3) keeps
+ * `adopt_job` (a human picks one of the reported jobs) and is never offered another create: automation stops.
  */
 function adjustForCreatePhase(record: OperationRecord, escalation: OpenEscalation): OpenEscalation {
   if (record.jobId !== undefined) return escalation;
-  const kept = escalation.options.filter((o) => o.option !== 'extend' && o.option !== 'cancel_at_provider' && o.option !== 'adopt_job');
-  const canRetry = escalation.reason !== 'authorization_denied' && !kept.some((o) => o.option === 'retry_create_same_token');
+  const kept = escalation.options.filter((o) => o.option !== 'extend' && o.option !== 'cancel_at_provider');
+  const canRetry =
+    escalation.reason !== 'authorization_denied' && escalation.reason !== 'job_id_conflict' && !kept.some((o) => o.option === 'retry_create_same_token');
   const options = canRetry ? [{ option: 'retry_create_same_token' as const, label: 're-send create with the same idempotency token' }, ...kept] : kept;
   return { ...escalation, options: options.length > 0 ? options : escalation.options };
 }
@@ -313,7 +315,8 @@ export function requestCancel(
   }
   const b = new Builder(record, record);
   const cancelIntent = { requestedBy: intent.requestedBy, reason: intent.reason, expectedEffect: intent.expectedEffect ?? 'the provider stops the job' };
-  const result = transition(record, { type: 'cancel_requested', actor: intent.requestedBy, cause: 'cancel_request', cancelIntent }, ctx.nowMs);
+  const reason = `${cancelIntent.reason}; expected effect: ${cancelIntent.expectedEffect}`;
+  const result = transition(record, { type: 'cancel_requested', actor: intent.requestedBy, cause: 'cancel_request', cancelIntent, reason }, ctx.nowMs);
   if (result.kind === 'refused') return { kind: 'refused', code: result.code, message: result.message };
   b.record = result.record;
   return b.result();
@@ -411,6 +414,11 @@ export function applyDecision(record: OperationRecord, decision: Decision, ctx: 
   const applied = transition(b.record, { type: 'decide', actor: decision.approvedBy, cause: 'decision', decision, reason: decision.reason }, ctx.nowMs);
   if (applied.kind === 'refused') return { kind: 'refused', code: applied.code, message: applied.message };
   b.record = applied.record;
+  if (decision.option === 'accept_result') {
+    // A1: a human accepted the result that failed validation; the success observation is on record, so the
+    // operation completes without collecting again (a collect would fail validation the same way).
+    b.apply([{ type: 'result_validated', actor: decision.approvedBy, cause: 'decision', reason: `result accepted by ${decision.approvedBy} despite failed validation` }], ctx);
+  }
   if (decision.option === 'retry_create_same_token') {
     // A human authorised a new attempt (A1): it gets a bounded create window of its own.
     const r = b.record;
@@ -439,12 +447,15 @@ export function recordRejectedDecision(record: OperationRecord, decision: { opti
 }
 
 /**
- * A webhook hint (W1): recorded as an observation that changes no remote fact, and, in a polling state, the
- * next status read is moved to now so the final status read happens early. Never a success on its own.
+ * A webhook hint (W1): recorded as an observation that changes no remote fact (not even the job IDs or the last
+ * HTTP exchange: only a status read does), and, in a polling state, the next status read is moved to now so the
+ * final status read happens early. Never a success on its own. It never overrides a provider's Retry-After (a
+ * minimum wait, P3), never wakes after the deadline, and a hint naming another job wakes nothing.
  */
 export function applyWebhookHint(record: OperationRecord, hint: { eventId: string; remoteJobId?: string; state?: string; receivedAtMs: number }, ctx: StepContext): StepResult {
   const b = new Builder(record, record);
   const polling = record.localState === 'accepted' || record.localState === 'observing' || record.localState === 'cancelling';
+  const ourJob = hint.remoteJobId === undefined || hint.remoteJobId === record.jobId;
   const observation: Observation = {
     action: 'webhook',
     transport: 'response',
@@ -452,8 +463,21 @@ export function applyWebhookHint(record: OperationRecord, hint: { eventId: strin
     ...(hint.remoteJobId !== undefined ? { remoteJobId: hint.remoteJobId } : {}),
     ...(hint.state !== undefined ? { remoteState: hint.state } : {}),
   };
-  const wakeNow = polling && record.schedule.reservedAtMs === undefined && (record.schedule.nextPollAtMs ?? 0) > ctx.nowMs && ctx.nowMs < effectiveDeadlineMs(record);
-  b.observe(observation, ctx, { decision: wakeNow ? 'read_status_now' : 'noted', note: `webhook ${hint.eventId.slice(0, 200)}: a hint, confirmed by a status read (W1)`, ...(wakeNow ? { nextPollAtMs: ctx.nowMs, delaySource: 'webhook_hint' } : {}) });
+  const wakeNow =
+    polling &&
+    ourJob &&
+    record.schedule.reservedAtMs === undefined &&
+    record.schedule.delaySource !== 'provider_retry_after' &&
+    (record.schedule.nextPollAtMs ?? 0) > ctx.nowMs &&
+    ctx.nowMs < effectiveDeadlineMs(record);
+  const why = !ourJob ? ` for another job than ${record.jobId ?? '(none yet)'}: ignored` : wakeNow ? ', confirmed by a status read' : '';
+  b.observe(observation, ctx, {
+    decision: wakeNow ? 'read_status_now' : 'noted',
+    note: `webhook ${hint.eventId.slice(0, 200)}: a hint${why} (W1)`,
+    ...(wakeNow ? { nextPollAtMs: ctx.nowMs, delaySource: 'webhook_hint' } : {}),
+  });
+  // W1, M2: a webhook is not a provider answer to us; the remote facts stay as the last status read left them.
+  b.record = { ...b.record, remote: record.remote };
   if (wakeNow) b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs, delaySource: 'webhook_hint' } };
   return b.result();
 }
@@ -526,18 +550,43 @@ export function reserveCreateAttempt(record: OperationRecord, ctx: StepContext):
 export function afterActivityFailure(record: OperationRecord, action: string, message: string, ctx: StepContext): StepResult {
   const used = { ...record.used, transportFailures: record.used.transportFailures + 1, backoffAttempt: record.used.backoffAttempt + 1 };
   const b = new Builder(record, { ...record, used, schedule: {} });
+  const cause = `${action.slice(0, 60)}_activity_failed`;
+  const detail = `the ${action.slice(0, 60)} activity failed (${used.transportFailures} transport failures of ${record.budgets.maxTransportFailures}); last: ${message.slice(0, 500)}`;
+  // T3: the failed call is explained in the journal too (it may or may not have reached the provider).
+  const known = actionSchema.safeParse(action);
+  const note = (decision: string, nextPollAtMs?: number): void => {
+    if (!known.success) return;
+    const observation: Observation = { action: known.data, transport: 'ambiguous', receivedAtMs: ctx.nowMs, errorCategory: 'activity_failed' };
+    b.observe(observation, ctx, { decision, note: detail, ...(nextPollAtMs !== undefined ? { nextPollAtMs, delaySource: 'local_backoff' as const } : {}) });
+    // Nothing was heard from the provider: its facts are unchanged (M2).
+    b.record = { ...b.record, remote: record.remote };
+  };
+  if (action === 'cancel' && record.localState === 'cancel_requested' && record.cancel !== null) {
+    // X3: the one cancel call may have arrived; it is never sent again. A human decides with the history at hand.
+    note('escalate');
+    b.record = { ...b.record, cancel: { ...record.cancel, sentAtMs: ctx.nowMs } };
+    b.escalate('cancellation_unconfirmed', `${detail}; the cancel request may have arrived and is not repeated (X3)`, ctx, cause);
+    return b.result();
+  }
   if (used.transportFailures >= record.budgets.maxTransportFailures) {
-    b.escalate('provider_failure', `the ${action} activity failed ${used.transportFailures} times; last: ${message.slice(0, 500)} (S5)`, ctx, `${action}_activity_failed`);
+    note('escalate');
+    b.escalate('provider_failure', `${detail} (S5)`, ctx, cause);
     return b.result();
   }
   const delayMs = Math.min(record.policy.maxDelayMs, record.policy.baseDelayMs * 2 ** Math.min(record.used.backoffAttempt, 30));
+  note('retry', ctx.nowMs + delayMs);
   b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs + delayMs, delaySource: 'local_backoff' } };
   return b.result();
 }
 
-/** No decision arrived before the decision deadline: the operation closes as escalated, and the journal says so (E2). */
+/**
+ * No decision arrived before the decision deadline: the operation closes as escalated, and the journal says so
+ * (E2). Appends nothing (returns the record unchanged, no entries) unless an escalation is open and its decision
+ * deadline has passed at `ctx.nowMs`.
+ */
 export function decisionDeadlinePassed(record: OperationRecord, ctx: StepContext): StepResult {
   const b = new Builder(record, record);
+  if (record.localState !== 'escalated' || record.escalation === null || ctx.nowMs < record.escalation.decisionDeadlineMs) return b.result();
   b.appendExtra(
     {
       kind: 'decision',
