@@ -13,7 +13,7 @@ import { afterCollect, type CollectOutcome } from '../core/step';
 import { type ProviderCallInput } from './types';
 import { ActivityError } from './errors';
 import { alreadyRecorded, commitStep, parseInputRecord } from './journal-writer';
-import { heartbeat, httpRequestOf, stepContext, transportObservation, type ActivityContext } from './provider-call';
+import { heartbeater, httpRequestOf, stepContext, transportObservation, type ActivityContext } from './provider-call';
 
 const MAX_SUMMARY_PROBLEMS = 20;
 const MAX_SUMMARY_FAILED = 100;
@@ -80,7 +80,8 @@ async function countItems(ctx: ActivityContext, adapter: ProviderAdapter, stored
       out.problems.push(`the JSON result does not parse: ${(error as Error).message.slice(0, 200)}`);
       return;
     }
-    if (Array.isArray(document)) out.recordCount = document.length;
+    // A JSON array holds one record per element; any other JSON document is one record.
+    out.recordCount = Array.isArray(document) ? document.length : 1;
   }
   const itemsField = adapter.contract?.result.batch?.itemsField;
   if (!ndjson && itemsField !== undefined && !readField(document, itemsField).found) {
@@ -181,6 +182,7 @@ export function collectResult(ctx: ActivityContext) {
     const recorded = await alreadyRecorded(ctx.store, record);
     if (recorded !== undefined) return recorded;
     const { adapter, http } = provider;
+    const heartbeat = heartbeater();
     const built = adapter.buildResultRequest({
       ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
       ...(record.remote.resultReference?.url !== undefined ? { resultUrl: record.remote.resultReference.url } : {}),

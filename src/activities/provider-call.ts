@@ -65,15 +65,18 @@ export function stepContext(ctx: ActivityContext, provider: RegisteredProvider, 
   return { nowMs: ctx.clock(), random, actor: ctx.actor, capabilities: provider.facts.capabilities, reconciliation: provider.facts.reconciliation };
 }
 
-/** Heartbeats when running inside an activity (a long download); a no-op outside one. */
-export function heartbeat(details?: unknown): void {
+/**
+ * The heartbeat of the current activity, captured now: stream callbacks run in the socket's async context, not
+ * the activity's, so the context is looked up at the start of the activity. A no-op outside an activity.
+ */
+export function heartbeater(): (details?: unknown) => void {
   let context: Context;
   try {
     context = Context.current();
   } catch {
-    return;
+    return () => undefined;
   }
-  context.heartbeat(details);
+  return (details?: unknown) => context.heartbeat(details);
 }
 
 /** The HTTP request of a built provider request, carrying the operation's trace ID (T1). */

@@ -1,0 +1,305 @@
+/**
+ * The activities against the real simulator in all three dialects, inside `MockActivityEnvironment`, with a
+ * temp SQLite store and artifact directory. Every claim is checked from the simulator's accounting (what it
+ * received) and from the store (what was recorded).
+ */
+import { readFile } from 'node:fs/promises';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { w3cTraceIdFor } from '../../src/adapters/http';
+import { createProviderRegistry } from '../../src/adapters/providers/registry';
+import { createActivities, type AsyncJobActivities } from '../../src/activities';
+import { operationRecordSchema, type OperationRecord } from '../../src/core/operation';
+import { DIALECTS, TOKEN, newRecord, reserveStatus, run, startHarness, type Harness } from './harness';
+
+async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApplicationFailure);
+    return error as ApplicationFailure;
+  }
+  throw new Error('expected the activity to fail');
+}
+
+describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
+  let h: Harness;
+  let a: AsyncJobActivities;
+  const caps = () => ({ capabilities: h.registry.get(dialect).facts.capabilities, reconciliation: h.registry.get(dialect).facts.reconciliation });
+
+  beforeAll(async () => {
+    h = await startHarness(dialect);
+    a = h.activities;
+  });
+  afterAll(async () => h?.close());
+
+  /** recordIntent + createJob for a new operation with the given payload. */
+  async function started(payload: Record<string, unknown>): Promise<{ record: OperationRecord; payload: Record<string, unknown> }> {
+    const record = await run(a.recordIntent, { record: newRecord(dialect, payload) });
+    const created = await run(a.createJob, { record, random: 0.5, payload });
+    return { record: created, payload };
+  }
+
+  /** Reads status until the record leaves the polling states (bounded). */
+  async function pollToEnd(record: OperationRecord): Promise<OperationRecord> {
+    let r = record;
+    for (let i = 0; i < 30 && (r.localState === 'accepted' || r.localState === 'observing'); i++) {
+      r = await run(a.readStatus, { record: await reserveStatus(r, caps()), random: 0.5 });
+    }
+    return r;
+  }
+
+  it('C1, I1, I3: a repeated createJob returns the stored record and sends nothing; the token is where the dialect expects it', async () => {
+    const payload = { report: 'q3', scenario: 'default' };
+    const record = await run(a.recordIntent, { record: newRecord(dialect, payload) });
+    const first = await run(a.createJob, { record, random: 0.5, payload });
+    expect(first.localState).toBe('accepted');
+    expect(first.jobId).toBeDefined();
+    const again = await run(a.createJob, { record, random: 0.1, payload });
+    expect(again).toEqual(first);
+    const creates = h.sim.requests({ action: 'create', idempotencyKey: record.idempotencyToken });
+    expect(creates).toHaveLength(1);
+    expect(h.sim.jobsByToken(record.idempotencyToken)).toHaveLength(1);
+    // The simulator reads the token only from the dialect's place (Idempotency-Key, request_id, Repeatability-Request-ID).
+    expect(creates[0]!.idempotencyKey).toBe(record.idempotencyToken);
+    const stored = await h.store.getOperation(record.operationId);
+    expect(operationRecordSchema.parse(stored?.record)).toEqual(first);
+    expect(stored?.version).toBe(first.journal.nextSequence - 1);
+  });
+
+  it('C2, P1, R1, R2, T1: the whole lifecycle, trace headers on every request and the checksum verified', async () => {
+    const since = h.sim.requests().at(-1)?.seq ?? 0;
+    const { record } = await started({ report: 'lifecycle', scenario: 'default' });
+    const done = await pollToEnd(record);
+    expect(done.localState).toBe('result_collecting');
+    const collected = await run(a.collectResult, { record: done, random: 0.5 });
+    expect(collected.localState).toBe('succeeded');
+    expect(collected.result?.validation).toBe('valid');
+    const artifact = await h.artifacts.describe(collected.result!.artifactLocation!);
+    expect(artifact?.sha256).toBe(collected.result?.sha256);
+    expect(JSON.parse((await readFile(new URL(collected.result!.artifactLocation!))).toString('utf8'))).toEqual({ rows: [1, 2, 3] });
+    const requests = h.sim.requests({ sinceSeq: since });
+    expect(requests[0]?.action).toBe('create');
+    expect(requests.at(-1)?.action).toBe('result');
+    expect(requests.filter((r) => r.action === 'status').length).toBeGreaterThanOrEqual(2);
+    expect(requests.filter((r) => r.action === 'create')).toHaveLength(1);
+    expect(requests.filter((r) => r.action === 'result')).toHaveLength(1);
+    for (const r of requests) {
+      expect(r.traceId).toBe(record.traceId);
+      expect(r.traceparent).toMatch(new RegExp(`^00-${w3cTraceIdFor(record.traceId)}-[0-9a-f]{16}-01$`));
+      expect(r.authorization).toBe('valid');
+    }
+    const kinds = (await h.store.entries(record.operationId)).map((e) => e.entry.body.kind);
+    expect(kinds[0]).toBe('intent');
+    expect(kinds).toContain('artifact');
+    // Collecting again with the same record is the recorded outcome, not a second download.
+    expect(await run(a.collectResult, { record: done, random: 0.5 })).toEqual(collected);
+    expect(h.sim.requests({ sinceSeq: since, action: 'result' })).toHaveLength(1);
+  });
+
+  it('U1, U2, F1: a dropped create answer is reconciled to the same job; one provider job', async () => {
+    const payload = { report: 'dropped', scenario: 'drop' };
+    const record = await run(a.recordIntent, { record: newRecord(dialect, payload) });
+    const created = await run(a.createJob, { record, random: 0.5, payload });
+    expect(created.jobId).toBeUndefined();
+    expect(['reconciliation', 'create_unknown']).toContain(created.localState);
+    expect(created.journal.observations.at(-1)?.body.transport).toBe('ambiguous');
+    let r = created;
+    for (let i = 0; i < 10 && r.jobId === undefined && r.localState !== 'escalated'; i++) r = await run(a.reconcileJob, { record: r, random: 0.5, payload });
+    expect(r.localState).toBe('accepted');
+    const jobs = h.sim.jobsByToken(record.idempotencyToken);
+    expect(jobs).toHaveLength(1);
+    expect([jobs[0]!.jobId, jobs[0]!.rawId]).toContain(r.jobId);
+  });
+
+  it('C1: without a recorded intent createJob refuses and sends nothing', async () => {
+    const payload = { report: 'no-intent' };
+    const record = newRecord(dialect, payload);
+    const failure = await failureOf(run(a.createJob, { record, random: 0.5, payload }));
+    expect(failure.type).toBe('ASYNCJOB_ERR_INTENT_MISSING');
+    expect(failure.nonRetryable).toBe(true);
+    expect(h.sim.requests({ idempotencyKey: record.idempotencyToken })).toHaveLength(0);
+  });
+
+  it('I2: a changed payload is refused by createJob and by recordIntent under the same operation ID', async () => {
+    const payload = { report: 'original' };
+    const record = await run(a.recordIntent, { record: newRecord(dialect, payload) });
+    const failure = await failureOf(run(a.createJob, { record, random: 0.5, payload: { report: 'changed' } }));
+    expect(failure.type).toBe('ASYNCJOB_ERR_FINGERPRINT_MISMATCH');
+    expect(failure.nonRetryable).toBe(true);
+    expect(h.sim.requests({ idempotencyKey: record.idempotencyToken })).toHaveLength(0);
+    const other = newRecord(dialect, { report: 'changed' }, { operationId: record.operationId });
+    const refused = await failureOf(run(a.recordIntent, { record: other }));
+    expect(refused.type).toBe('ASYNCJOB_ERR_FINGERPRINT_MISMATCH');
+    expect(refused.nonRetryable).toBe(true);
+    // The same request again joins: the stored record comes back.
+    const same = newRecord(dialect, payload, { operationId: record.operationId });
+    expect(await run(a.recordIntent, { record: same })).toEqual(record);
+  });
+
+  it('P3, H5: a 503 with Retry-After schedules the next read no earlier than it says', async () => {
+    const { record } = await started({ report: 'busy', scenario: 'unavailable' });
+    const reserved = await reserveStatus(record, caps());
+    const before = Date.now();
+    const after = await run(a.readStatus, { record: reserved, random: 0 });
+    const seen = after.journal.observations.at(-1)!;
+    expect(seen.body.httpStatus).toBe(503);
+    expect(after.schedule.delaySource).toBe('provider_retry_after');
+    expect(after.schedule.nextPollAtMs!).toBeGreaterThanOrEqual(before + 7_000);
+    expect(after.used.transportFailures).toBe(1);
+  });
+
+  it('P1, E1: a state outside the table escalates as unknown_state', async () => {
+    const { record } = await started({ report: 'review', scenario: 'review' });
+    const end = await pollToEnd(record);
+    expect(end.localState).toBe('escalated');
+    expect(end.escalation?.reason).toBe('unknown_state');
+    expect((await h.store.getOperation(record.operationId))?.escalationReason).toBe('unknown_state');
+  });
+
+  it('R2, R4: a checksum mismatch is result_validation_failed, the artifact kept and marked invalid', async () => {
+    const { record } = await started({ report: 'mismatch', scenario: 'mismatch' });
+    const ready = await pollToEnd(record);
+    expect(ready.localState).toBe('result_collecting');
+    const collected = await run(a.collectResult, { record: ready, random: 0.5 });
+    expect(collected.localState).toBe('escalated');
+    expect(collected.escalation?.reason).toBe('result_validation_failed');
+    expect(collected.result?.validation).toBe('invalid');
+    expect(collected.result?.problems?.join(' ')).toMatch(/checksum mismatch/);
+    const artifacts = await h.store.artifacts(record.operationId);
+    expect(artifacts.map((x) => x.validation)).toEqual(['invalid']);
+  });
+
+  it('R4: a truncated download is stored, judged invalid and escalated', async () => {
+    const { record } = await started({ report: 'cut', scenario: 'truncated' });
+    const ready = await pollToEnd(record);
+    const collected = await run(a.collectResult, { record: ready, random: 0.5 });
+    expect(collected.result?.validation).toBe('invalid');
+    expect(collected.result?.problems?.join(' ')).toMatch(/truncated/);
+    expect(collected.escalation?.reason).toBe('result_validation_failed');
+  });
+
+  it('R3: a batch result is counted and its failed items listed', async () => {
+    const { record } = await started({ report: 'batch', scenario: 'batch' });
+    const ready = await pollToEnd(record);
+    const collected = await run(a.collectResult, { record: ready, random: 0.5 });
+    const batchRules = h.registry.get(dialect).adapter.contract?.result.batch;
+    if (batchRules === undefined) {
+      expect(collected.result?.failedItemCount).toBeUndefined();
+      return;
+    }
+    expect(collected.localState).toBe('succeeded');
+    expect(collected.result?.recordCount).toBe(5);
+    expect(collected.result?.failedItemCount).toBe(2);
+    expect(collected.result?.failedItems).toHaveLength(2);
+    const artifactEntry = (await h.store.entries(record.operationId)).map((e) => e.entry.body).find((b) => b.kind === 'artifact');
+    expect(artifactEntry).toMatchObject({ kind: 'artifact', recordCount: 5 });
+  });
+
+  it('R3: an NDJSON result has its records counted', async () => {
+    const { record } = await started({ report: 'lines', scenario: 'ndjson' });
+    const ready = await pollToEnd(record);
+    const collected = await run(a.collectResult, { record: ready, random: 0.5 });
+    expect(collected.localState).toBe('succeeded');
+    expect(collected.result?.recordCount).toBe(4);
+  });
+
+  it('C4: a foreign Location or result URL is never requested, least of all with the credential', async () => {
+    const created = await started({ report: 'foreign', scenario: 'foreign' });
+    if (dialect !== 'lro') {
+      // The lro create answer names no URL; the others point at the foreign origin and prove nothing (C2, C4).
+      expect(created.record.localState).toBe('escalated');
+      expect(created.record.journal.observations.at(-1)?.body.errorCategory).toBe('foreign_origin');
+    }
+    const other = await started({ report: 'foreign-status', scenario: 'foreignStatus' });
+    let r = other.record;
+    for (let i = 0; i < 5 && (r.localState === 'accepted' || r.localState === 'observing'); i++) r = await run(a.readStatus, { record: await reserveStatus(r, caps()), random: 0.5 });
+    if (r.localState === 'result_collecting') r = await run(a.collectResult, { record: r, random: 0.5 });
+    expect(r.localState).toBe('escalated');
+    expect(r.journal.observations.at(-1)?.body).toMatchObject({ action: 'status', errorCategory: 'foreign_origin' });
+    expect(h.foreign.seen).toEqual([]);
+    expect(h.sim.requests().filter((x) => x.authorization !== 'valid' && x.action !== 'sim')).toEqual([]);
+  });
+
+  it('X1: the cancel is sent once; a retried requestCancel sends nothing more', async () => {
+    if (!h.registry.get(dialect).facts.capabilities.cancel) return;
+    const since = h.sim.requests().at(-1)?.seq ?? 0;
+    const { record } = await started({ report: 'cancel', scenario: 'review' });
+    const asked = { ...record, localState: 'cancel_requested' as const, cancel: { requestedBy: 'alice@example.com', reason: 'not needed', expectedEffect: 'the provider stops the job', requestedAtMs: Date.now() } };
+    const sent = await run(a.requestCancel, { record: asked, random: 0.5 });
+    expect(sent.localState).toBe('cancelling');
+    expect(await run(a.requestCancel, { record: asked, random: 0.5 })).toEqual(sent);
+    expect(h.sim.requests({ action: 'cancel', sinceSeq: since })).toHaveLength(1);
+  });
+
+  it('R2: a large result is streamed to the artifact store with heartbeats', async () => {
+    const { record } = await started({ report: 'large', scenario: 'large' });
+    const ready = await pollToEnd(record);
+    const env = new MockActivityEnvironment();
+    const beats: unknown[] = [];
+    env.on('heartbeat', (d: unknown) => beats.push(d));
+    const collected: OperationRecord = await env.run(a.collectResult, { record: ready, random: 0.5 });
+    expect(collected.localState).toBe('succeeded');
+    expect(collected.result?.sizeBytes).toBe(3_500_000);
+    expect(beats.length).toBeGreaterThanOrEqual(3);
+    const artifact = await h.artifacts.describe(collected.result!.artifactLocation!);
+    expect(artifact).toMatchObject({ sizeBytes: 3_500_000, sha256: collected.result?.sha256 });
+  });
+
+  it('T4: the bearer token is in neither the SQLite file nor the logs', async () => {
+    const bytes = await readFile(h.dbPath);
+    const wal = await readFile(`${h.dbPath}-wal`).catch(() => Buffer.alloc(0));
+    expect(h.logger.lines.length).toBeGreaterThan(0);
+    for (const haystack of [bytes, wal, Buffer.from(h.logger.lines.join('\n'))]) {
+      expect(haystack.includes(TOKEN)).toBe(false);
+      expect(haystack.includes(Buffer.from(TOKEN).toString('base64'))).toBe(false);
+    }
+  });
+});
+
+describe('activities without a provider answer', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness('rest');
+  });
+  afterAll(async () => h?.close());
+
+  it('H4: a 401 on create escalates as authorization_denied, with no retry', async () => {
+    const registry = await createProviderRegistry({ providers: [{ name: 'rest', path: 'rest' }], baseUrls: { rest: h.sim.url }, env: { ASYNCJOB_SIMULATOR_TOKEN: 'a-wrong-token-0123456789' } });
+    try {
+      const activities = createActivities({ store: h.store, providers: registry, artifacts: h.artifacts });
+      const payload = { report: 'denied' };
+      const since = h.sim.requests().at(-1)?.seq ?? 0;
+      const record = await run(activities.recordIntent, { record: newRecord('rest', payload) });
+      const after = await run(activities.createJob, { record, random: 0.5, payload });
+      expect(after.localState).toBe('escalated');
+      expect(after.escalation?.reason).toBe('authorization_denied');
+      expect(h.sim.requests({ sinceSeq: since }).map((r) => [r.method, r.path, r.status, r.authorization])).toEqual([['POST', '/v1/jobs', 401, 'invalid']]);
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('an unknown provider is a non-retryable ASYNCJOB_ERR_PROVIDER_UNKNOWN', async () => {
+    const failure = await failureOf(run(h.activities.describeProvider, { provider: 'nope' }));
+    expect(failure.type).toBe('ASYNCJOB_ERR_PROVIDER_UNKNOWN');
+    expect(failure.nonRetryable).toBe(true);
+    const facts = await run(h.activities.describeProvider, { provider: 'rest' });
+    expect(facts).toEqual({ name: 'rest', capabilities: { cancel: true, repeatableCollect: true }, reconciliation: 'list_by_client_reference', taskQueue: 'asyncjob-provider-rest' });
+  });
+
+  it('M3: appendJournal is a no-op for the same entries and adopts the stored record for different ones', async () => {
+    const record = await run(h.activities.recordIntent, { record: newRecord('rest', { report: 'journal' }) });
+    const seq = record.journal.nextSequence;
+    const entry = (reason: string) => ({ sequence: seq, atMs: Date.now(), actor: 'workflow', body: { kind: 'decision' as const, decision: 'inspect_provider_console', approvedBy: 'alice@example.com', reason, accepted: true } });
+    const mine = entry('first');
+    const next = { ...record, journal: { ...record.journal, nextSequence: seq + 1 } };
+    expect(await run(h.activities.appendJournal, { record: next, entries: [mine] })).toEqual(next);
+    expect(await run(h.activities.appendJournal, { record: next, entries: [mine] })).toEqual(next);
+    const theirs = { ...next, authorisation: { ...next.authorisation, approvals: [] } , schedule: { nextPollAtMs: 1 } };
+    const adopted = await run(h.activities.appendJournal, { record: theirs, entries: [entry('second')] });
+    expect(adopted).toEqual(next);
+    expect((await h.store.entries(record.operationId)).filter((e) => e.entry.sequence === seq)).toHaveLength(1);
+  });
+});
