@@ -25,6 +25,10 @@ export const configSchema = z
       .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:<path> or postgres://...')
       .default('sqlite:.asyncjob/asyncjob.db'),
     ASYNCJOB_ARTIFACTS_DIR: nonEmpty.default('.asyncjob/artifacts'),
+    /** The providers this worker serves: comma-separated contract names or files (searched in ASYNCJOB_PROVIDERS_PATH, then the presets). */
+    ASYNCJOB_PROVIDERS: z.string().default(''),
+    /** Requests per second per provider across the fleet (`maxTaskQueueActivitiesPerSecond`); unlimited when absent. */
+    ASYNCJOB_PROVIDER_RATE_LIMIT: z.coerce.number().positive().optional(),
     /** Extra directories (path-delimited) searched for provider contract documents, before the presets. */
     ASYNCJOB_PROVIDERS_PATH: z.string().default(''),
     /** `host:port` for Prometheus metrics, or empty to disable. */

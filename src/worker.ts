@@ -3,9 +3,15 @@
  * lookup) and one activity worker per provider task queue, each rate-limited so a fleet of workers cannot exceed
  * the provider's rate (`maxTaskQueueActivitiesPerSecond` is enforced by the server across all workers).
  */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from './activities';
 import type { AsyncJobActivities } from './activities/types';
+import { FileArtifactStore } from './adapters/artifacts/artifact-store';
+import { createProviderRegistry } from './adapters/providers/registry';
+import { openStore } from './adapters/store/open-store';
+import { loadConfig } from './config';
 
 /** The task queue asyncjob's workflows run on unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'asyncjob';
@@ -72,4 +78,59 @@ export async function runWorkers(workers: Worker[]): Promise<void> {
 /** Asks every worker to shut down gracefully; safe to repeat. */
 export function shutdownWorkers(workers: Worker[]): void {
   for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+}
+
+/**
+ * `asyncjob worker`: a worker process configured from the environment (see `src/config.ts`): the store, the
+ * providers (credentials by reference, resolved here and nowhere else, T4), Prometheus metrics when
+ * `ASYNCJOB_METRICS_ADDRESS` is set, and graceful shutdown on SIGINT/SIGTERM. Resolves when shut down.
+ */
+export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = loadConfig(env);
+  Runtime.install({
+    logger: new DefaultLogger(config.ASYNCJOB_LOG_LEVEL === 'debug' ? 'DEBUG' : config.ASYNCJOB_LOG_LEVEL === 'warn' ? 'WARN' : config.ASYNCJOB_LOG_LEVEL === 'error' ? 'ERROR' : 'INFO'),
+    ...(config.ASYNCJOB_METRICS_ADDRESS ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.ASYNCJOB_METRICS_ADDRESS } } } } : {}),
+  });
+  const names = config.ASYNCJOB_PROVIDERS.split(',').map((n) => n.trim()).filter(Boolean);
+  if (names.length === 0) throw new Error('ASYNCJOB_PROVIDERS names no provider (e.g. ASYNCJOB_PROVIDERS=reports,./providers/acme.yaml)');
+  const hmacKey = config.ASYNCJOB_AUDIT_HMAC_KEY_FILE ? (await readFile(config.ASYNCJOB_AUDIT_HMAC_KEY_FILE, 'utf8')).trim() : undefined;
+  const store = await openStore(config.ASYNCJOB_STORE, { ...(hmacKey ? { hmacKey } : {}) });
+  const registry = await createProviderRegistry({
+    providers: names.map((name) => ({ name: path.basename(name).replace(/\.(json|ya?ml)$/, ''), path: name })),
+    searchDirs: config.ASYNCJOB_PROVIDERS_PATH.split(path.delimiter).filter(Boolean),
+    env,
+  });
+  const connection = await NativeConnection.connect({
+    address: config.TEMPORAL_ADDRESS,
+    ...(config.TEMPORAL_API_KEY ? { apiKey: config.TEMPORAL_API_KEY } : {}),
+    ...(config.TEMPORAL_TLS_CERT && config.TEMPORAL_TLS_KEY
+      ? {
+          tls: {
+            clientCertPair: { crt: await readFile(config.TEMPORAL_TLS_CERT), key: await readFile(config.TEMPORAL_TLS_KEY) },
+            ...(config.TEMPORAL_TLS_CA ? { serverRootCACertificate: await readFile(config.TEMPORAL_TLS_CA) } : {}),
+            ...(config.TEMPORAL_TLS_SERVER_NAME ? { serverNameOverride: config.TEMPORAL_TLS_SERVER_NAME } : {}),
+          },
+        }
+      : config.TEMPORAL_API_KEY
+        ? { tls: true }
+        : {}),
+  });
+  const workers = await createWorkers({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.ASYNCJOB_TASK_QUEUE,
+    activities: createActivities({ store, providers: registry, artifacts: new FileArtifactStore(config.ASYNCJOB_ARTIFACTS_DIR) }),
+    providerQueues: registry.names().map((name) => ({
+      taskQueue: registry.get(name).facts.taskQueue!,
+      ...(config.ASYNCJOB_PROVIDER_RATE_LIMIT !== undefined ? { maxRequestsPerSecond: config.ASYNCJOB_PROVIDER_RATE_LIMIT } : {}),
+    })),
+  });
+  console.error(`asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${registry.names().join(', ')}, store ${config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@')}`);
+  try {
+    await runWorkers(workers);
+  } finally {
+    await registry.close();
+    await store.close();
+    await connection.close();
+  }
 }

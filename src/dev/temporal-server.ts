@@ -92,6 +92,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const dynamicConfig = [
     'frontend.enableUpdateWorkflowExecution=true',
     'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+    // The timer queue may otherwise fire a timer up to a second late: millisecond policies (tests, benchmarks) need it exact.
+    'history.timerProcessorMaxTimeShift="10ms"',
     ...(options.dynamicConfig ?? []),
   ];
   for (const value of dynamicConfig) args.push('--dynamic-config-value', value);

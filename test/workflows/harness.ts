@@ -1,0 +1,125 @@
+/**
+ * The integration harness: a real Temporal dev server (shared by the run), real workers, three real provider
+ * simulators (one per dialect), a SQLite store and an artifact directory in a temp folder. Providers are
+ * registered under names unique to the test file, so files running side by side never share a task queue.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import { createActivities } from '../../src/activities';
+import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
+import { createProviderRegistry, type ProviderRegistry } from '../../src/adapters/providers/registry';
+import type { OperationStore } from '../../src/adapters/store/operation-store';
+import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
+import { AsyncJobClient } from '../../src/client';
+import type { StartRequest } from '../../src/core/operation';
+import type { RequestRecord } from '../../src/simulator/accounting';
+import type { ScenarioInput } from '../../src/simulator/scenario';
+import { startSimulator, type Simulator } from '../../src/simulator';
+import { createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
+import { connectTestEnvironment, uniqueId, workflowBundle } from '../setup/temporal';
+
+/** The simulators' bearer token: the secret that must never leak. */
+export const SIM_TOKEN = `sim-secret-${randomBytes(12).toString('hex')}`;
+/** The dialects the simulator speaks. */
+export const DIALECTS = ['rest', 'lro', 'operation-location'] as const;
+export type Dialect = (typeof DIALECTS)[number];
+
+/** A running harness. */
+export interface Harness {
+  env: TestWorkflowEnvironment;
+  client: AsyncJobClient;
+  store: OperationStore;
+  registry: ProviderRegistry;
+  sims: Record<Dialect, Simulator>;
+  /** The provider name registered for a dialect in this file. */
+  provider(dialect: Dialect): string;
+  taskQueue: string;
+  dataDir: string;
+  /** A start request with millisecond deadlines and policy, for a dialect and a simulator script. */
+  request(dialect: Dialect, overrides?: Partial<StartRequest> & { script?: string }): StartRequest;
+  /** The status reads the provider saw for a job, in order (the simulator may show a prefixed public ID). */
+  statusReads(dialect: Dialect, jobId: string | undefined): RequestRecord[];
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startHarness}. */
+export interface HarnessOptions {
+  /** A scenario per dialect (scripts selected by the payload's `scenario` field). */
+  scenarios?: Partial<Record<Dialect, ScenarioInput>>;
+  /** Rate limit per provider queue (requests per second). */
+  maxRequestsPerSecond?: number;
+}
+
+/** Starts everything a workflow test needs. */
+export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
+  const id = uniqueId(label).toLowerCase().replace(/[^a-z0-9-]/g, '-');
+  const env = await connectTestEnvironment();
+  const dataDir = await mkdtemp(path.join(tmpdir(), `asyncjob-${label}-`));
+  const sims = {} as Record<Dialect, Simulator>;
+  for (const dialect of DIALECTS) {
+    sims[dialect] = await startSimulator({ dialect, token: SIM_TOKEN, seed: 7, ...(options.scenarios?.[dialect] ? { scenario: options.scenarios[dialect] } : {}) });
+  }
+  const provider = (dialect: Dialect): string => `${dialect}-${id}`.slice(0, 64);
+  const store = await openSqliteStore({ path: path.join(dataDir, 'asyncjob.db'), forbiddenValues: [SIM_TOKEN] });
+  const registry = await createProviderRegistry({
+    providers: DIALECTS.map((d) => ({ name: provider(d), path: d })),
+    baseUrls: Object.fromEntries(DIALECTS.map((d) => [provider(d), sims[d].url])),
+    env: { ASYNCJOB_SIMULATOR_TOKEN: SIM_TOKEN, ASYNCJOB_SIMULATOR_URL: sims.rest.url },
+    http: { headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, connectTimeoutMs: 1_000 },
+  });
+  const activities = createActivities({ store, providers: registry, artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')) });
+  const taskQueue = `wf-${id}`;
+  const workers: Worker[] = await createWorkers({
+    connection: env.nativeConnection,
+    taskQueue,
+    activities,
+    providerQueues: registry.names().map((name) => ({
+      taskQueue: registry.get(name).facts.taskQueue!,
+      ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),
+    })),
+    workflowBundle: await workflowBundle(),
+    shutdownGraceTime: '1 second',
+  });
+  const running = runWorkers(workers);
+  const client = new AsyncJobClient({ client: env.client, taskQueue });
+  return {
+    env,
+    client,
+    store,
+    registry,
+    sims,
+    provider,
+    taskQueue,
+    dataDir,
+    request(dialect, overrides = {}) {
+      const { script, ...rest } = overrides;
+      return {
+        operationId: uniqueId(`op-${dialect}`),
+        provider: provider(dialect),
+        payload: { report: 'monthly-sales', ...(script !== undefined ? { scenario: script } : {}) },
+        startedBy: 'service:test-suite',
+        authorisedBy: 'policy:integration-tests',
+        createDeadline: { afterMs: 20_000 },
+        resultDeadline: { afterMs: 60_000 },
+        policy: { baseDelayMs: 20, maxDelayMs: 200, notFoundWindowMs: 2_000, cancelDeadlineMs: 5_000, maxHintMs: 60_000 },
+        ...rest,
+      };
+    },
+    statusReads(dialect, jobId) {
+      if (jobId === undefined) return [];
+      return sims[dialect].requests({ action: 'status' }).filter((r) => r.jobId !== undefined && (r.jobId === jobId || r.jobId.endsWith(`/${jobId}`)));
+    },
+    async stop() {
+      shutdownWorkers(workers);
+      await running.catch(() => undefined);
+      await registry.close();
+      await store.close();
+      await Promise.all(Object.values(sims).map((s) => s.stop()));
+      await env.teardown();
+    },
+  };
+}
