@@ -233,6 +233,30 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     expect(h.sim.requests({ action: 'cancel', sinceSeq: since })).toHaveLength(1);
   });
 
+  it('C3: a synchronous success goes straight to collecting and is verified', async () => {
+    const { record } = await started({ report: 'sync', scenario: 'sync' });
+    if (dialect === 'operation-location') {
+      // This dialect always answers 202 + Operation-Location.
+      expect(record.localState).toBe('accepted');
+      return;
+    }
+    expect(record.localState).toBe('result_collecting');
+    expect(record.journal.transitions.at(-1)?.body).toMatchObject({ from: 'create_pending', to: 'result_collecting' });
+    const collected = await run(a.collectResult, { record, random: 0.5 });
+    expect(collected.localState).toBe('succeeded');
+    expect(collected.result).toMatchObject({ validation: 'valid', recordCount: 1, sizeBytes: 16 });
+  });
+
+  it('S2, F8: an HTML status answer becomes a classified observation, not a crash, and polling goes on', async () => {
+    const { record } = await started({ report: 'html', scenario: 'malformed' });
+    const after = await run(a.readStatus, { record: await reserveStatus(record, caps()), random: 0.5 });
+    const seen = after.journal.observations.at(-1)!.body;
+    expect(seen).toMatchObject({ action: 'status', transport: 'response', httpStatus: 200 });
+    expect(seen.remoteState).toBeUndefined();
+    expect(after.localState).not.toBe('succeeded');
+    if (after.localState === 'accepted' || after.localState === 'observing') expect((await pollToEnd(after)).localState).toBe('result_collecting');
+  });
+
   it('R2: a large result is streamed to the artifact store with heartbeats', async () => {
     const { record } = await started({ report: 'large', scenario: 'large' });
     const ready = await pollToEnd(record);

@@ -58,6 +58,8 @@ export function scenarioFor(dialect: Dialect): ScenarioInput {
         faults: [{ on: dialect === 'lro' ? 'status' : 'result', fault: { kind: 'result_mismatch', field: 'checksum' } }],
       },
       truncated: { steps: [{ state: 'succeeded' }], result: { kind: 'generated', sizeBytes: 200_000 }, faults: [{ on: 'result', fault: { kind: 'truncated' } }] },
+      sync: { steps: [{ state: 'succeeded' }], sync: true, result: json },
+      malformed: { steps, result: json, faults: [{ on: 'status', nth: 1, fault: { kind: 'malformed', body: 'html' } }] },
       large: { steps: [{ state: 'succeeded' }], result: { kind: 'generated', sizeBytes: 3_500_000 } },
       batch: { steps: [{ state: 'succeeded' }], result: { kind: 'batch', items: 5, failedItems: [1, 3] } },
       ndjson: { steps: [{ state: 'succeeded' }], result: { kind: 'ndjson', records: [{ a: 1 }, { a: 2 }, { a: 3 }, { a: 4 }] } },
