@@ -1,36 +1,10 @@
 /**
- * The `asyncjob` command line: parses arguments and calls the library; no logic of its own.
+ * The `asyncjob` command line entry point (`bin/asyncjob`, `npm start`): runs {@link runCli} on the process's
+ * arguments with the real process as its world. Parsing is in `cli/args.ts`, the commands in `cli/commands.ts`.
  */
-import { runDev } from './dev/demo';
+import { processDeps } from './cli/deps';
+import { runCli } from './cli/run-cli';
 
-const USAGE = `usage: asyncjob <command>
-
-commands:
-  dev        start the dev server with its Web UI, a worker, and run one operation end to end
-`;
-
-async function main(argv: string[]): Promise<number> {
-  const [command] = argv;
-  switch (command) {
-    case 'dev':
-      return runDev();
-    case undefined:
-    case 'help':
-    case '--help':
-      process.stdout.write(USAGE);
-      return 0;
-    default:
-      process.stderr.write(`asyncjob: unknown command "${command}"\n${USAGE}`);
-      return 2;
-  }
-}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`asyncjob: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+void runCli(process.argv.slice(2), processDeps()).then((code) => {
+  process.exitCode = code;
+});

@@ -1,0 +1,84 @@
+/**
+ * The seam between the CLI's commands and the world: the client, output streams, files, the clock, and the
+ * commands that own their own arguments. Tests pass fakes; {@link processDeps} is the real process.
+ */
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runAuditCommand } from '../audit/cli';
+import {
+  AsyncJobClient,
+  type EscalatedOperation,
+  type EscalationView,
+  type ListEscalatedOptions,
+  type OperationDescription,
+} from '../client';
+import { runDev } from '../dev/demo';
+import { runSimulateCommand } from '../simulator/cli';
+import * as workerModule from '../worker';
+import type { Decision } from '../core/escalation';
+import type { OperationRecord, StartRequest } from '../core/operation';
+import type { CancelRequest, OperationSummary } from '../workflows/messages';
+
+/** What `start` reports of a started or joined operation. */
+export interface StartedOperation {
+  operationId: string;
+  runId: string;
+  joined: boolean;
+  requestFingerprint: string;
+  traceId: string;
+}
+
+/** The client operations the CLI uses; `AsyncJobClient` provides them all. */
+export interface CliClient {
+  start(request: StartRequest): Promise<StartedOperation>;
+  get(operationId: string): Promise<OperationRecord>;
+  escalation(operationId: string): Promise<EscalationView | null>;
+  cancel(operationId: string, request: CancelRequest): Promise<{ accepted: true; localState: string }>;
+  decide(operationId: string, decision: Decision): Promise<{ accepted: true; localState: string }>;
+  result(operationId: string): Promise<OperationSummary>;
+  listEscalated(options: ListEscalatedOptions): Promise<EscalatedOperation[]>;
+  describeOperation(operationId: string): Promise<OperationDescription>;
+  close(): Promise<void>;
+}
+
+/** Everything a command touches outside itself. */
+export interface CliDeps {
+  /** Connects on first use (commands that need no server never connect). */
+  connect(): Promise<CliClient>;
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Whether stdout is a terminal (`watch` redraws in place only then). */
+  isTTY: boolean;
+  /** Reads a UTF-8 file (for `--payload @file`). */
+  readFile(path: string): string;
+  nowMs(): number;
+  sleep(ms: number): Promise<void>;
+  runAudit(argv: string[]): Promise<number>;
+  runSimulate(argv: string[]): Promise<number>;
+  runWorker(): Promise<number>;
+  runDev(): Promise<number>;
+}
+
+/** The real process: the environment's Temporal connection, stdout/stderr, the file system and the clock. */
+export function processDeps(): CliDeps {
+  return {
+    connect: () => AsyncJobClient.connect(),
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    isTTY: process.stdout.isTTY === true,
+    readFile: (path) => readFileSync(path, 'utf8'),
+    nowMs: () => Date.now(),
+    sleep: (ms) => sleep(ms),
+    runAudit: (argv) => runAuditCommand(argv),
+    runSimulate: (argv) => runSimulateCommand(argv),
+    runWorker: async () => {
+      // `runWorker` is the worker entry point of src/worker.ts (issue 8, item 2); checked at run time so the CLI
+      // builds while it is being written.
+      const worker = workerModule as unknown as { runWorker?: () => Promise<number | void> };
+      if (typeof worker.runWorker !== 'function') throw new Error('this build has no worker entry point (src/worker.ts exports no runWorker)');
+      const code = await worker.runWorker();
+      return typeof code === 'number' ? code : 0;
+    },
+    runDev: () => runDev(),
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * The help texts of `asyncjob` (docs/cli.md says the same at more length).
+ */
+
+/** Per-command usage lines. */
+export const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  start: `usage: asyncjob start --provider P --operation-id ID --payload JSON|@FILE --started-by WHO --authorised-by WHO
+                      --create-deadline D --result-deadline D [--client-reference REF] [--policy JSON|@FILE] [--wait]
+  Starts an operation (or joins it if it already exists with the same request). Deadlines are durations
+  (500ms, 30s, 15m, 2h, 1d) from now or ISO-8601 instants. --wait waits for the end and exits by its state.`,
+  status: `usage: asyncjob status ID
+  Shows the operation's local and remote state, progress, budget, next poll and any escalation.`,
+  watch: `usage: asyncjob watch ID [--interval D]
+  Follows the operation live (default every 1s) until a final state or an escalation; the exit code tells which.`,
+  cancel: `usage: asyncjob cancel ID --by WHO --reason TEXT [--expected-effect TEXT]
+  Records the cancel intent and asks the provider once; its confirmation follows (watch it).`,
+  decide: `usage: asyncjob decide ID
+       asyncjob decide ID --option O --by WHO --reason TEXT [--extend D --checks N] [--transport-failures N]
+                          [--rate-limited N] [--job-id J]
+  Without --option: shows the escalation and the options offered. With it: answers with one of those options.`,
+  list: `usage: asyncjob list --escalated [--reason R] [--limit N]
+  Lists escalated operations (running or closed) from Temporal's search attributes.`,
+  audit: `usage: asyncjob audit verify [--operation ID] | asyncjob audit show ID   (see "asyncjob audit help")`,
+  simulate: `usage: asyncjob simulate [--port N] [--scenario FILE] [--dialect D]   (see "asyncjob simulate --help")`,
+  worker: `usage: asyncjob worker
+  Runs a worker for asyncjob's workflows and activities until SIGINT/SIGTERM.`,
+  dev: `usage: asyncjob dev
+  Starts the Temporal dev server with its Web UI, a worker and the simulator, and runs a demo operation.`,
+  help: `usage: asyncjob help [COMMAND]`,
+};
+
+/** The general usage text. */
+export const USAGE = `usage: asyncjob <command> [options]
+
+commands:
+  start      start an operation (idempotent per operation ID)
+  status     show an operation's state
+  watch      follow an operation live until it ends or escalates
+  cancel     ask for cancellation at the provider
+  decide     show an escalation's options, or answer it
+  list       list escalated operations (--escalated)
+  audit      verify the audit chain, show an operation's story
+  simulate   run the provider simulator
+  worker     run a worker
+  dev        the embedded demo (dev server, Web UI, worker, simulator)
+  help       this text, or "asyncjob help COMMAND"
+
+options of every command: --json (stable JSON on stdout), --verbose (error details), --help
+exit codes: 0 ok/succeeded, 1 operation ended badly or escalated, 2 usage or bad input, 3 refused by the workflow,
+            4 operation not found, 5 cannot reach Temporal, 6 unexpected error
+Temporal connection: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS_CERT/KEY/CA, TEMPORAL_TLS_SERVER_NAME,
+                     TEMPORAL_API_KEY; task queue ASYNCJOB_TASK_QUEUE.
+`;

@@ -1,0 +1,138 @@
+/**
+ * What the CLI shows of an operation: the stable JSON view (documented in docs/cli.md) and its text renderings,
+ * including the `watch` line with its progress bar. Pure: the time is an argument.
+ */
+import type { OfferedOption } from '../core/escalation';
+import type { OperationRecord, ResultSummary } from '../core/operation';
+import { FINAL_STATES } from '../core/transitions';
+import { formatDuration } from './duration';
+
+/** The stable view of an operation record in `--json` output (`operation` in `asyncjob.status/v1`). */
+export interface OperationView {
+  operationId: string;
+  provider: string;
+  /** Our state (M2). */
+  localState: string;
+  /** True in a final state (succeeded, failed, cancelled, closed). */
+  final: boolean;
+  jobId: string | null;
+  /** The provider's facts as last reported (M2); progress is for people only (P8). */
+  remote: { state: string | null; category: string | null; progress: number | null; observedAt: string | null };
+  /** When the next status read is planned and why (P4). */
+  nextPollAt: string | null;
+  delaySource: string | null;
+  statusRequests: { used: number; allowed: number };
+  deadlines: { createAt: string; resultAt: string; cancelAt: string | null };
+  escalation: { reason: string; options: OfferedOption[]; decisionDeadlineAt: string } | null;
+  cancel: { requestedBy: string; reason: string; requestedAt: string; sentAt: string | null } | null;
+  result: ResultSummary | null;
+  traceId: string;
+}
+
+const iso = (ms: number | undefined | null): string | null => (ms === undefined || ms === null ? null : new Date(ms).toISOString());
+
+/** Builds the stable view of a record. */
+export function operationView(record: OperationRecord): OperationView {
+  return {
+    operationId: record.operationId,
+    provider: record.provider,
+    localState: record.localState,
+    final: FINAL_STATES.includes(record.localState),
+    jobId: record.jobId ?? null,
+    remote: {
+      state: record.remote.state ?? null,
+      category: record.remote.category ?? null,
+      progress: record.remote.progress ?? null,
+      observedAt: iso(record.remote.observedAtMs),
+    },
+    nextPollAt: iso(record.schedule.nextPollAtMs),
+    delaySource: record.schedule.delaySource ?? null,
+    statusRequests: { used: record.used.statusRequests, allowed: record.budgets.maxStatusRequests },
+    deadlines: {
+      createAt: iso(record.deadlines.createDeadlineMs)!,
+      resultAt: iso(record.deadlines.resultDeadlineMs)!,
+      cancelAt: iso(record.deadlines.cancelDeadlineMs),
+    },
+    escalation: record.escalation
+      ? { reason: record.escalation.reason, options: record.escalation.options, decisionDeadlineAt: iso(record.escalation.decisionDeadlineMs)! }
+      : null,
+    cancel: record.cancel
+      ? { requestedBy: record.cancel.requestedBy, reason: record.cancel.reason, requestedAt: iso(record.cancel.requestedAtMs)!, sentAt: iso(record.cancel.sentAtMs) }
+      : null,
+    result: record.result,
+    traceId: record.traceId,
+  };
+}
+
+/** True when `watch` stops: a final state, or an escalation waiting for a human. */
+export function watchEnds(view: Pick<OperationView, 'final' | 'localState'>): boolean {
+  return view.final || view.localState === 'escalated';
+}
+
+/** A fixed-width progress bar: `[########------------]  40%`, or `[....................]   ?%` when unknown. */
+export function progressBar(progress: number | null, width = 20): string {
+  if (progress === null) return `[${'.'.repeat(width)}]   ?%`;
+  const clamped = Math.min(1, Math.max(0, progress));
+  const filled = Math.round(clamped * width);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.round(clamped * 100)).padStart(3)}%`;
+}
+
+function clock(isoText: string): string {
+  return `${isoText.slice(11, 19)} UTC`;
+}
+
+function nextPollText(view: OperationView, nowMs: number): string | null {
+  if (view.nextPollAt === null || view.final || view.localState === 'escalated') return null;
+  const inMs = Date.parse(view.nextPollAt) - nowMs;
+  const when = inMs > 0 ? `in ${formatDuration(inMs)}` : 'due';
+  return `next poll ${clock(view.nextPollAt)} (${when}${view.delaySource ? `, ${view.delaySource}` : ''})`;
+}
+
+/**
+ * The one-line `watch` rendering. `withCountdown` adds the time left to the next poll (TTY redraws); without it
+ * the line changes only when the operation does (one line per change in logs).
+ */
+export function watchLine(view: OperationView, nowMs: number, withCountdown: boolean): string {
+  const remote = view.remote.state ?? '-';
+  const parts = [progressBar(view.remote.progress), `local ${view.localState}`, `remote ${remote}`, `checks ${view.statusRequests.used}/${view.statusRequests.allowed}`];
+  if (view.escalation) parts.push(`escalated: ${view.escalation.reason}`);
+  if (withCountdown) {
+    const next = nextPollText(view, nowMs);
+    if (next) parts.push(next);
+  } else if (view.nextPollAt && !view.final && view.localState !== 'escalated') {
+    parts.push(`next poll ${clock(view.nextPollAt)}${view.delaySource ? ` (${view.delaySource})` : ''}`);
+  }
+  return parts.join('  ');
+}
+
+/** The multi-line text of `asyncjob status`. */
+export function statusText(view: OperationView, nowMs: number): string {
+  const lines = [
+    `operation ${view.operationId} (provider ${view.provider}${view.jobId ? `, job ${view.jobId}` : ''})`,
+    `  state:     ${view.localState}${view.final ? ' (final)' : ''}; remote ${view.remote.state ?? 'unknown'}${view.remote.category ? ` (${view.remote.category})` : ''}`,
+    `  progress:  ${progressBar(view.remote.progress)}`,
+    `  checks:    ${view.statusRequests.used} of ${view.statusRequests.allowed} status requests`,
+    `  deadline:  result by ${view.deadlines.resultAt}${view.deadlines.cancelAt ? `, cancel confirmed by ${view.deadlines.cancelAt}` : ''}`,
+  ];
+  const next = nextPollText(view, nowMs);
+  if (next) lines.push(`  schedule:  ${next}`);
+  if (view.cancel) lines.push(`  cancel:    requested by ${view.cancel.requestedBy} at ${view.cancel.requestedAt} (${view.cancel.reason})${view.cancel.sentAt ? `, sent ${view.cancel.sentAt}` : ', not sent yet'}`);
+  if (view.escalation) {
+    lines.push(`  escalated: ${view.escalation.reason}; decide before ${view.escalation.decisionDeadlineAt}`);
+    lines.push(`  options:   ${view.escalation.options.map((o) => o.option).join(', ')} (asyncjob decide ${view.operationId})`);
+  }
+  if (view.result) lines.push(`  result:    ${view.result.validation}${view.result.artifactLocation ? ` at ${view.result.artifactLocation}` : ''}${view.result.sha256 ? ` sha256 ${view.result.sha256}` : ''}`);
+  lines.push(`  trace:     ${view.traceId}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The text of an offered option with its bounds and the flags that choose it. */
+export function optionText(option: OfferedOption): string {
+  const flags = [`--option ${option.option}`];
+  if (option.extendMs !== undefined) flags.push(`--extend ${formatDuration(option.extendMs)}`);
+  if (option.extraStatusRequests !== undefined) flags.push(`--checks ${option.extraStatusRequests}`);
+  if (option.extraTransportFailures !== undefined) flags.push(`--transport-failures ${option.extraTransportFailures}`);
+  if (option.extraRateLimited !== undefined) flags.push(`--rate-limited ${option.extraRateLimited}`);
+  if (option.jobIds !== undefined && option.jobIds.length > 0) flags.push(`--job-id ${option.jobIds[0]}`);
+  return `  ${option.option.padEnd(26)} ${option.label}\n  ${' '.repeat(26)} ${flags.join(' ')} --by WHO --reason TEXT`;
+}
