@@ -282,6 +282,27 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
   });
 });
 
+describe('a result above the parse limit', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness('rest', { maxParseBytes: 64 });
+  });
+  afterAll(async () => h?.close());
+
+  it('R3: is checked by checksum and size, and its record count is noted not_checked rather than loaded', async () => {
+    const payload = { report: 'big-batch', scenario: 'batch' };
+    const record = await run(h.activities.recordIntent, { record: newRecord('rest', payload) });
+    const ready = await run(h.activities.createJob, { record, random: 0.5, payload });
+    expect(ready.localState).toBe('result_collecting');
+    const collected = await run(h.activities.collectResult, { record: ready, random: 0.5 });
+    expect(collected.localState).toBe('succeeded');
+    expect(collected.result?.validation).toBe('valid');
+    expect(collected.result?.recordCount).toBeUndefined();
+    expect(collected.result?.problems?.some((p) => p.startsWith('not_checked'))).toBe(true);
+    expect(collected.result?.sizeBytes).toBeGreaterThan(64);
+  });
+});
+
 describe('activities without a provider answer', () => {
   let h: Harness;
   beforeAll(async () => {
