@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decideSignal } from '../../src/workflows/messages';
+import { startHarness, type Harness } from './harness';
+
+/** Polls a condition on the workflow's record through the state query (no sleeping test: it waits for a fact). */
+async function until(h: Harness, operationId: string, check: (state: string) => boolean, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await h.client.get(operationId).then((r) => r.localState, () => 'unknown');
+    if (check(state)) return;
+    if (Date.now() > end) throw new Error(`operation ${operationId} still ${state}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => {
+  let h: Harness;
+  const cancelBy = { requestedBy: 'alice@example.com', reason: 'no longer needed', expectedEffect: 'the report is not produced' };
+
+  beforeAll(async () => {
+    const scripts = {
+      cancellable: { steps: [{ state: 'running' }], cancel: { afterMs: 50, outcome: 'cancelled' } },
+      race: { steps: [{ state: 'running' }], cancel: { afterMs: 100, outcome: 'succeeded' } },
+      stubborn: { steps: [{ state: 'running' }], cancel: { afterMs: 3_600_000, outcome: 'cancelled' } },
+      forever: { steps: [{ state: 'running' }] },
+      review_then_done: { steps: [{ state: 'running', polls: 1 }, { state: 'manual_review', polls: 1 }, { state: 'succeeded' }] },
+      unavailable: { steps: [{ state: 'running' }], faults: [{ on: 'create', nth: 'every', fault: { kind: 'http_error', status: 503, retryAfterSeconds: 1 } }] },
+      slow_finish: { steps: [{ state: 'running', durationMs: 300 }, { state: 'succeeded' }] },
+    };
+    h = await startHarness('messages', { scenarios: { rest: { scripts } } as never });
+  });
+  afterAll(async () => h?.stop());
+
+  it('X1, X2: a cancel while observing records the intent, calls cancel once, and ends cancelled as the provider reports', async () => {
+    const request = h.request('rest', { script: 'cancellable' });
+    await h.client.start(request);
+    await until(h, request.operationId, (s) => s === 'observing');
+    expect(await h.client.cancel(request.operationId, cancelBy)).toMatchObject({ accepted: true, localState: 'cancel_requested' });
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('cancelled');
+    expect(h.sims.rest.requests({ action: 'cancel' }).filter((r) => r.jobId?.endsWith(summary.jobId!))).toHaveLength(1);
+    const transitions = (await h.store.entries(request.operationId)).map((e) => e.entry.body).filter((b) => b.kind === 'transition').map((b) => (b.kind === 'transition' ? b.to : ''));
+    expect(transitions.slice(-3)).toEqual(['cancel_requested', 'cancelling', 'cancelled']);
+  });
+
+  it('F3, X2: a success that crosses the cancel is collected and reported as succeeded, in order', async () => {
+    const request = h.request('rest', { script: 'race' });
+    await h.client.start(request);
+    await until(h, request.operationId, (s) => s === 'observing');
+    await h.client.cancel(request.operationId, cancelBy);
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('succeeded');
+    expect(summary.result?.validation).toBe('valid');
+    const transitions = (await h.store.entries(request.operationId)).map((e) => e.entry.body).flatMap((b) => (b.kind === 'transition' ? [b.to] : []));
+    expect(transitions.slice(-3)).toEqual(['cancel_requested', 'cancelling', 'succeeded']);
+  });
+
+  it('X3: a cancel the provider never confirms ends in cancellation_unconfirmed, escalated, with the cancel sent once', async () => {
+    const request = h.request('rest', { script: 'stubborn', policy: { baseDelayMs: 50, maxDelayMs: 100, cancelDeadlineMs: 600, decisionDeadlineMs: 300 } });
+    await h.client.start(request);
+    await until(h, request.operationId, (s) => s === 'observing');
+    await h.client.cancel(request.operationId, cancelBy);
+    const summary = await h.client.result(request.operationId);
+    expect(summary.escalation?.reason).toBe('cancellation_unconfirmed');
+    expect(h.sims.rest.requests({ action: 'cancel' }).filter((r) => r.jobId?.endsWith(summary.jobId!))).toHaveLength(1);
+    expect(summary.escalation?.text).toContain(summary.jobId);
+  });
+
+  it('X1: a cancel before the provider accepted the job is refused at once and records nothing', async () => {
+    const request = h.request('rest', { script: 'unavailable', createDeadline: { afterMs: 2_500 }, resultDeadline: { afterMs: 5_000 }, policy: { decisionDeadlineMs: 200 } });
+    await h.client.start(request);
+    await until(h, request.operationId, (s) => s === 'create_pending');
+    const before = (await h.store.entries(request.operationId)).length;
+    await expect(h.client.cancel(request.operationId, cancelBy)).rejects.toMatchObject({ refusalCode: 'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED' });
+    const after = (await h.store.entries(request.operationId)).filter((e) => e.entry.body.kind === 'transition' && e.entry.body.to === 'cancel_requested');
+    expect(after).toHaveLength(0);
+    expect((await h.store.entries(request.operationId)).length).toBeGreaterThanOrEqual(before);
+    await h.client.result(request.operationId);
+  });
+
+  it('A1, A2: an escalation waits for a human; an extension by update adds bounded checks and the operation finishes', async () => {
+    const request = h.request('rest', { script: 'review_then_done' });
+    await h.client.start(request);
+    await until(h, request.operationId, (s) => s === 'escalated');
+    const escalation = await h.client.escalation(request.operationId);
+    expect(escalation?.reason).toBe('unknown_state');
+    expect(escalation?.text).not.toMatch(/continue\?/i);
+    const extend = escalation!.options.find((o) => o.option === 'extend')!;
+    const usedBefore = (await h.client.get(request.operationId)).used.statusRequests;
+    // Out of bounds: more checks than offered.
+    await expect(
+      h.client.decide(request.operationId, { option: 'extend', approvedBy: 'bob@example.com', reason: 'give it time', extendMs: extend.extendMs!, extraStatusRequests: extend.extraStatusRequests! + 100 }),
+    ).rejects.toMatchObject({ refusalCode: 'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS' });
+    const answer = await h.client.decide(request.operationId, { option: 'extend', approvedBy: 'bob@example.com', reason: 'reviewed in the provider console', extendMs: extend.extendMs!, extraStatusRequests: extend.extraStatusRequests! });
+    expect(answer.accepted).toBe(true);
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('succeeded');
+    const record = await h.client.get(request.operationId);
+    expect(record.used.statusRequests).toBeGreaterThan(usedBefore);
+    expect(record.authorisation.approvals.at(-1)).toMatchObject({ approvedBy: 'bob@example.com', option: 'extend' });
+  });
+
+  it('A2: a decision by signal is applied; an invalid one is rejected and recorded with its reason', async () => {
+    const request = h.request('rest', { script: 'review_then_done' });
+    await h.client.start(request);
+    await until(h, request.operationId, (s) => s === 'escalated');
+    const handle = h.env.client.workflow.getHandle(request.operationId);
+    await handle.signal(decideSignal, { option: 'retry_collect', approvedBy: 'mallory@example.com', reason: 'not offered here' });
+    const escalation = await h.client.escalation(request.operationId);
+    const extend = escalation!.options.find((o) => o.option === 'extend')!;
+    await handle.signal(decideSignal, { option: 'extend', approvedBy: 'bob@example.com', reason: 'approved', extendMs: extend.extendMs!, extraStatusRequests: extend.extraStatusRequests! });
+    expect((await h.client.result(request.operationId)).localState).toBe('succeeded');
+    const decisions = (await h.store.entries(request.operationId)).map((e) => e.entry.body).filter((b) => b.kind === 'decision');
+    expect(decisions).toEqual([
+      expect.objectContaining({ decision: 'retry_collect', approvedBy: 'mallory@example.com', accepted: false, rejectionReason: expect.stringContaining('ASYNCJOB_ERR_OPTION_NOT_OFFERED') }),
+      expect.objectContaining({ decision: 'extend', approvedBy: 'bob@example.com', accepted: true }),
+    ]);
+  });
+
+  it('W1: a webhook makes the operation finish long before its next poll, and only after a final status read', async () => {
+    const request = h.request('rest', { script: 'slow_finish', policy: { baseDelayMs: 30_000, maxDelayMs: 60_000 } });
+    await h.client.start(request);
+    await until(h, request.operationId, (s) => s === 'accepted');
+    const record = await h.client.get(request.operationId);
+    const nextPollAtMs = record.schedule.nextPollAtMs!;
+    // The provider job finishes 300 ms after its creation (the simulator's script); deliver the hint after that.
+    const createdAtMs = h.sims.rest.jobsByToken(record.idempotencyToken)[0]!.createdAtMs;
+    await new Promise((r) => setTimeout(r, Math.max(0, createdAtMs + 350 - Date.now())));
+    await h.client.signalWebhook(request.operationId, { eventId: 'evt-w1', remoteJobId: record.jobId!, state: 'succeeded' });
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('succeeded');
+    expect(Date.now()).toBeLessThan(nextPollAtMs);
+    // The webhook alone proved nothing: exactly one status read, sent after it, confirmed the success.
+    expect(h.statusReads('rest', record.jobId)).toHaveLength(1);
+  });
+
+  it('I2: starting the same operation twice joins it; a changed request under the same ID is refused', async () => {
+    const request = h.request('rest', { script: 'slow_finish' });
+    const first = await h.client.start(request);
+    const second = await h.client.start(request);
+    expect(second.operationId).toBe(first.operationId);
+    await expect(h.client.start({ ...request, payload: { report: 'another' } })).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_FINGERPRINT_MISMATCH' });
+    expect((await h.client.result(request.operationId)).localState).toBe('succeeded');
+    const record = await h.client.get(request.operationId);
+    expect(h.sims.rest.jobsByToken(record.idempotencyToken)).toHaveLength(1);
+  });
+});
