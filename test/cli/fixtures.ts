@@ -1,0 +1,208 @@
+/**
+ * Fakes for CLI tests: a scripted client behind the `CliClient` seam, in-memory output, a manual clock.
+ */
+import { OperationNotFoundError, type EscalationView, type OperationDescription } from '../../src/client';
+import type { CliClient, CliDeps, StartedOperation } from '../../src/cli/deps';
+import { type Decision, optionsFor, renderEscalation, type OpenEscalation } from '../../src/core/escalation';
+import { newOperationRecord, type OperationRecord, type StartRequest } from '../../src/core/operation';
+import type { CancelRequest, OperationSummary } from '../../src/workflows/messages';
+
+/** 2026-11-29T10:00:00.000Z */
+export const T0 = Date.UTC(2026, 10, 29, 10, 0, 0);
+
+/** A record of operation `op-42` at provider `rest`, created at T0, with `patch` applied. */
+export function record(patch: Partial<OperationRecord> = {}): OperationRecord {
+  const made = newOperationRecord({
+    request: {
+      operationId: 'op-42',
+      provider: 'rest',
+      payload: { report: 'sales' },
+      startedBy: 'svc:billing',
+      authorisedBy: 'alice',
+      createDeadline: { afterMs: 120_000 },
+      resultDeadline: { afterMs: 3_600_000 },
+    },
+    nowMs: T0,
+    idempotencyToken: 'AAECAwQFBgcICQoLDA0ODw',
+    traceId: '0af7651916cd43dd8448eb211c80319c',
+  });
+  if (made.kind !== 'ok') throw new Error(JSON.stringify(made.issues));
+  return { ...made.record, ...patch };
+}
+
+/** An observing record with job J-1, `progress` and the next poll at T0 + 30 s from Retry-After. */
+export function observing(progress: number | undefined, patch: Partial<OperationRecord> = {}): OperationRecord {
+  const r = record();
+  return record({
+    localState: 'observing',
+    jobId: 'J-1',
+    remote: { ...r.remote, jobIds: ['J-1'], state: 'running', category: 'pending', ...(progress !== undefined ? { progress } : {}) },
+    schedule: { nextPollAtMs: T0 + 30_000, delaySource: 'provider_retry_after' },
+    used: { ...r.used, statusRequests: 3 },
+    ...patch,
+  });
+}
+
+/** An open escalation for `reason` with cancel supported (extend: 15 min, 4 checks). */
+export function escalation(reason: OpenEscalation['reason'] = 'deadline_exceeded'): OpenEscalation {
+  return {
+    reason,
+    message: {
+      operationId: 'op-42',
+      provider: 'rest',
+      providerJobIds: ['J-1'],
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      localState: 'observing',
+      lastRemoteState: 'running',
+      elapsedMs: 3_600_000,
+      statusRequestsUsed: 20,
+      statusRequestsAllowed: 20,
+      reason,
+      detail: 'the result deadline passed',
+    },
+    options: optionsFor(reason, { cancel: true, repeatableCollect: false }, { extensionMs: 900_000, extensionStatusRequests: 4, maxTransportFailures: 5, maxRateLimited: 3 }, ['J-1']),
+    raisedAtMs: T0 + 3_600_000,
+    decisionDeadlineMs: T0 + 7_200_000,
+    raisedFrom: 'observing',
+  };
+}
+
+/** An escalated record. */
+export function escalated(reason: OpenEscalation['reason'] = 'deadline_exceeded'): OperationRecord {
+  return observing(0.5, { localState: 'escalated', escalation: escalation(reason) });
+}
+
+/** A summary of a record. */
+export function summaryOf(r: OperationRecord): OperationSummary {
+  return {
+    operationId: r.operationId,
+    provider: r.provider,
+    localState: r.localState,
+    ...(r.jobId !== undefined ? { jobId: r.jobId } : {}),
+    ...(r.remote.state !== undefined ? { remoteState: r.remote.state } : {}),
+    result: r.result,
+    escalation: r.escalation ? { reason: r.escalation.reason, text: renderEscalation(r.escalation) } : null,
+    statusRequestsUsed: r.used.statusRequests,
+    statusRequestsAllowed: r.budgets.maxStatusRequests,
+  };
+}
+
+/** A client whose answers are scripted; it records every call. */
+export class FakeClient implements CliClient {
+  calls: { method: string; args: unknown[] }[] = [];
+  /** Records answered by successive `get` calls; the last one repeats. */
+  records: OperationRecord[] = [];
+  getError: unknown;
+  started: StartedOperation = { operationId: 'op-42', runId: 'run-1', joined: false, requestFingerprint: 'sha256:ab', traceId: '0af7651916cd43dd8448eb211c80319c' };
+  startError: unknown;
+  final: OperationRecord = record({ localState: 'succeeded' });
+  updateError: unknown;
+  executionStatus = 'RUNNING';
+  closed = false;
+  exists = true;
+
+  private seen(method: string, ...args: unknown[]): void {
+    this.calls.push({ method, args });
+    if (!this.exists) throw new OperationNotFoundError(String(args[0]));
+  }
+
+  async start(request: StartRequest): Promise<StartedOperation> {
+    this.calls.push({ method: 'start', args: [request] });
+    if (this.startError) throw this.startError;
+    return this.started;
+  }
+  async get(operationId: string): Promise<OperationRecord> {
+    this.seen('get', operationId);
+    if (this.getError) throw this.getError;
+    const r = this.records.length > 1 ? this.records.shift()! : this.records[0];
+    if (!r) throw new Error('no record scripted');
+    return r;
+  }
+  async escalation(operationId: string): Promise<EscalationView | null> {
+    this.seen('escalation', operationId);
+    const r = this.records[0];
+    return r?.escalation ? { ...r.escalation, text: renderEscalation(r.escalation) } : null;
+  }
+  async cancel(operationId: string, request: CancelRequest): Promise<{ accepted: true; localState: string }> {
+    this.seen('cancel', operationId, request);
+    if (this.updateError) throw this.updateError;
+    return { accepted: true, localState: 'cancel_requested' };
+  }
+  async decide(operationId: string, decision: Decision): Promise<{ accepted: true; localState: string }> {
+    this.seen('decide', operationId, decision);
+    if (this.updateError) throw this.updateError;
+    return { accepted: true, localState: 'observing' };
+  }
+  async result(operationId: string): Promise<OperationSummary> {
+    this.seen('result', operationId);
+    return summaryOf(this.final);
+  }
+  async listEscalated(options: { reason?: string; limit?: number }) {
+    this.calls.push({ method: 'listEscalated', args: [options] });
+    return [
+      { operationId: 'op-1', reason: 'rate_limited' as const, provider: 'rest', jobId: 'J-9', executionStatus: 'RUNNING' },
+      { operationId: 'op-2', reason: 'deadline_exceeded' as const, provider: 'lro', jobId: null, executionStatus: 'COMPLETED' },
+    ];
+  }
+  async describeOperation(operationId: string): Promise<OperationDescription> {
+    this.seen('describeOperation', operationId);
+    return {
+      operationId,
+      runId: 'run-1',
+      executionStatus: this.executionStatus,
+      startedAt: new Date(T0).toISOString(),
+      closedAt: null,
+      localState: 'observing',
+      provider: 'rest',
+      jobId: 'J-1',
+      escalationReason: null,
+      resultDeadlineAt: null,
+      requestFingerprint: 'sha256:ab',
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+    };
+  }
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+/** In-memory deps around a fake client. `files` answers `readFile`. */
+export function fakeDeps(client: FakeClient, options: { isTTY?: boolean; files?: Record<string, string>; connectError?: unknown } = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  let now = T0;
+  const sleeps: number[] = [];
+  const delegated: { command: string; argv: string[] }[] = [];
+  const deps: CliDeps = {
+    connect: async () => {
+      if (options.connectError) throw options.connectError;
+      return client;
+    },
+    stdout: (t) => void out.push(t),
+    stderr: (t) => void err.push(t),
+    isTTY: options.isTTY ?? false,
+    readFile: (path) => {
+      const text = options.files?.[path];
+      if (text === undefined) throw new Error(`ENOENT: no such file, open '${path}'`);
+      return text;
+    },
+    nowMs: () => now,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      now += ms;
+    },
+    runAudit: async (argv) => (delegated.push({ command: 'audit', argv }), 0),
+    runSimulate: async (argv) => (delegated.push({ command: 'simulate', argv }), 0),
+    runWorker: async () => (delegated.push({ command: 'worker', argv: [] }), 0),
+    runDev: async () => (delegated.push({ command: 'dev', argv: [] }), 0),
+  };
+  return {
+    deps,
+    stdout: () => out.join(''),
+    stderr: () => err.join(''),
+    /** Every stdout line parsed as JSON. */
+    json: () => out.join('').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>),
+    sleeps,
+    delegated,
+  };
+}
