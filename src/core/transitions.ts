@@ -343,6 +343,12 @@ function applyEffects(record: OperationRecord, rule: TransitionRule, event: Oper
         next.schedule = { nextPollAtMs: nowMs, delaySource: 'manual_extension' };
       }
       if (d.option === 'accept_result') next.result = { ...record.result!, acceptedBy: d.approvedBy };
+      if (rule.to === 'cancel_requested') {
+        // X1, M2: the approval is the cancel intent (who, why), recorded before the one cancel call, with its deadline (X3).
+        next.cancel = { requestedBy: d.approvedBy, reason: d.reason, expectedEffect: 'the provider stops the job', requestedAtMs: nowMs };
+        next.deadlines = { ...record.deadlines, cancelDeadlineMs: nowMs + record.policy.cancelDeadlineMs };
+        next.schedule = {};
+      }
       next.authorisation = {
         ...record.authorisation,
         approvals: appendBounded(

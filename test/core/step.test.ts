@@ -802,7 +802,15 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
     const at = e.escalation!.raisedAtMs + 10;
     const c = check(e, notRefused(applyDecision(e, { option: 'cancel_at_provider', approvedBy: 'bob@example.com', reason: 'too long' }, ctx(at))));
     expect(c.localState).toBe('cancel_requested');
+    expect(c.cancel).toEqual({ requestedBy: 'bob@example.com', reason: 'too long', expectedEffect: 'the provider stops the job', requestedAtMs: at });
+    expect(c.deadlines.cancelDeadlineMs).toBe(at + FAST.cancelDeadlineMs!);
     expect(nextCommand(c, at)).toEqual({ kind: 'cancel' });
+    const sent = check(c, afterCancel(c, cancelObs(at + 5), ctx(at + 5)));
+    expect(sent.localState).toBe('cancelling');
+    expect(sent.cancel?.sentAtMs).toBe(at + 5);
+    // X3: the cancel deadline, not the result deadline, bounds the wait for the confirmation.
+    const woke = onWake(sent, ctx(at + FAST.cancelDeadlineMs!));
+    expect(woke.kind === 'stopped' && woke.record.escalation?.reason).toBe('cancellation_unconfirmed');
   });
 
   it('E2: decisionDeadlinePassed records that no decision came, only once the deadline passed', () => {
@@ -967,32 +975,36 @@ describe('activity failures (B2, S5)', () => {
 // ---------------------------------------------------------------------------------------------------------
 
 describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
-  const state = fc.constantFrom('queued', 'running', 'succeeded', 'failed', 'cancelled', 'expired', 'weird');
+  const w = <T>(...pairs: [number, T][]) => fc.oneof(...pairs.map(([weight, value]) => ({ weight, arbitrary: fc.constant(value) })));
+  const state = w<string>([4, 'running'], [1, 'queued'], [3, 'succeeded'], [2, 'cancelled'], [1, 'failed'], [1, 'expired'], [1, 'weird']);
   const categoryOf: Record<string, Observation['category']> = { queued: 'pending', running: 'pending', succeeded: 'success', failed: 'failure', cancelled: 'cancelled', expired: 'expired', weird: 'unknown' };
+  // Mostly plausible answers, with every hostile kind present (F7, F8).
   const answer = fc.record({
-    transport: fc.constantFrom('response', 'response', 'response', 'response', 'not_sent', 'ambiguous', 'body_too_large', 'refused'),
-    httpStatus: fc.constantFrom(200, 200, 200, 200, 201, 202, 202, 401, 404, 409, 422, 429, 500, 503),
+    transport: w<Observation['transport']>([16, 'response'], [1, 'not_sent'], [1, 'ambiguous'], [1, 'body_too_large'], [1, 'refused']),
+    httpStatus: w<number>([12, 200], [4, 202], [1, 201], [1, 401], [1, 404], [1, 409], [1, 422], [1, 429], [1, 500], [1, 503]),
     state,
-    withJob: fc.constantFrom('job_7ad2', 'job_7ad2', 'job_7ad2', 'job_other', undefined),
-    withResult: fc.boolean(),
-    retryAfter: fc.constantFrom(undefined, undefined, '1', '30', 'garbage', '-5'),
-    parseProblem: fc.constantFrom(undefined, undefined, undefined, 'not JSON'),
-    collect: fc.constantFrom('valid', 'valid', 'invalid', 'none'),
-    delayMs: fc.integer({ min: 0, max: 120_000 }),
+    withJob: w<string | undefined>([8, 'job_7ad2'], [1, 'job_other'], [1, undefined]),
+    withResult: w([5, true], [1, false]),
+    retryAfter: w<string | undefined>([12, undefined], [1, '1'], [1, '30'], [1, 'garbage'], [1, '-5']),
+    parseProblem: w<string | undefined>([15, undefined], [1, 'not JSON']),
+    collect: w<'valid' | 'invalid' | 'none'>([5, 'valid'], [1, 'invalid'], [1, 'none']),
+    delayMs: fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 60_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 60_000, max: 1_200_000 }) }),
   });
+  type Answer = typeof answer extends fc.Arbitrary<infer T> ? T : never;
   const message = fc.oneof(
     fc.record({ kind: fc.constant('none' as const) }),
+    fc.record({ kind: fc.constant('cancel' as const) }),
     fc.record({ kind: fc.constant('cancel' as const) }),
     fc.record({ kind: fc.constant('webhook' as const), job: fc.constantFrom('job_7ad2', 'job_other') }),
     fc.record({ kind: fc.constant('decide' as const), pick: fc.nat(), raw: fc.boolean() }),
   );
-  const step = fc.record({ answer, message: fc.oneof({ weight: 3, arbitrary: fc.constant({ kind: 'none' as const }) }, { weight: 1, arbitrary: message }), random: fc.double({ min: 0, max: 0.999999, noNaN: true }) });
+  const step = fc.record({ answer, message: fc.oneof({ weight: 4, arbitrary: fc.constant({ kind: 'none' as const }) }, { weight: 1, arbitrary: message }), random: fc.double({ min: 0, max: 0.999999, noNaN: true }) });
 
-  function observationFor(action: Observation['action'], a: fc.GeneratorValue<typeof answer>, at: number): Observation {
+  function observationFor(action: Observation['action'], a: Answer, at: number): Observation {
     const response = a.transport === 'response' || a.transport === 'body_too_large';
     return {
       action,
-      transport: a.transport as Observation['transport'],
+      transport: a.transport,
       receivedAtMs: at,
       ...(response ? { httpStatus: a.httpStatus } : {}),
       ...(a.withJob !== undefined ? { remoteJobId: a.withJob } : {}),
@@ -1003,13 +1015,16 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
     };
   }
 
-  it('M3, S1, S4: entries are contiguous and schema-valid, the status budget is never exceeded, succeeded needs a valid result', () => {
+  it('M3, S1, S4, X3: entries are contiguous and schema-valid, the status budget is never exceeded, succeeded needs a valid result, a cancel is delivered at most once', () => {
+    const reached = new Set<string>();
     fc.assert(
-      fc.property(fc.array(step, { minLength: 1, maxLength: 60 }), fc.constantFrom<ReconciliationMethod>('same_token_resend', 'lookup_by_token', 'none'), (steps, reconciliation) => {
-        let r = newRecord({ ...FAST, maxStatusRequests: 6, maxTransportFailures: 3, maxRateLimited: 2 });
+      fc.property(fc.array(step, { minLength: 1, maxLength: 80 }), fc.constantFrom<ReconciliationMethod>('same_token_resend', 'lookup_by_token', 'none'), (steps, reconciliation) => {
+        let r = newRecord({ ...FAST, maxStatusRequests: 6, maxTransportFailures: 3, maxRateLimited: 2 }, { resultDeadline: { afterMs: 300_000 } });
         let now = T0;
+        let cancelsDelivered = 0;
         const apply = (s: StepResult): void => {
           r = check(r, s);
+          for (const e of s.entries) if (e.body.kind === 'transition') reached.add(e.body.to);
           expect(r.used.statusRequests).toBeLessThanOrEqual(r.budgets.maxStatusRequests);
         };
         for (const { answer: a, message: m, random } of steps) {
@@ -1069,9 +1084,14 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
               } else now = Math.max(now + 1, woke.atMs);
               break;
             }
-            case 'cancel':
-              apply(afterCancel(r, observationFor('cancel', a, at), ctx(at, { random, reconciliation })));
+            case 'cancel': {
+              const o = observationFor('cancel', a, at);
+              // X3: a cancel that may have reached the provider is sent at most once per operation.
+              if (o.transport !== 'not_sent' && o.transport !== 'refused') cancelsDelivered++;
+              expect(cancelsDelivered).toBeLessThanOrEqual(1);
+              apply(afterCancel(r, o, ctx(at, { random, reconciliation })));
               break;
+            }
             case 'collect': {
               const outcome = a.collect === 'valid' ? VALID : a.collect === 'invalid' ? INVALID : {};
               apply(afterCollect(r, observationFor('collect', a, at), outcome, ctx(at, { random, reconciliation })));
@@ -1081,7 +1101,9 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
           now = at + a.delayMs;
         }
       }),
-      { numRuns: 400 },
+      { numRuns: 600 },
     );
+    // The generator is not vacuous: the runs reach every end and the main intermediate states.
+    for (const s of ['accepted', 'observing', 'result_collecting', 'succeeded', 'failed', 'cancelling', 'escalated', 'reconciliation', 'result_timed_out']) expect(reached).toContain(s);
   });
 });
