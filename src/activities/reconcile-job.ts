@@ -30,7 +30,13 @@ export function reconcileJob(ctx: ActivityContext) {
     });
     const { observation } = await sendOnce(ctx, http, adapter, 'reconcile', built, record, (answer) => {
       const interpreted = adapter.interpretReconcile(answer, { clientReference, token: record.idempotencyToken });
-      return { ...interpreted.observation, action: 'reconcile' as const };
+      const observation = { ...interpreted.observation, action: 'reconcile' as const };
+      const distinct = [...new Set(interpreted.matches.map((m) => m.remoteJobId))];
+      if (distinct.length > 1 && observation.parseProblem === undefined) {
+        // Several jobs answer for one operation (U3): never read as "no job was created".
+        observation.parseProblem = `${distinct.length} provider jobs match this operation: ${distinct.slice(0, 5).join(', ')} (U3)`.slice(0, 2000);
+      }
+      return observation;
     });
     const step = afterReconcile(record, observation, stepContext(ctx, provider, input.random));
     return commitStep(ctx.store, step.record, step.entries, ctx.clock());

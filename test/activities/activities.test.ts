@@ -326,6 +326,26 @@ describe('activities without a provider answer', () => {
     }
   });
 
+  it('U2, U3: several jobs under one client reference are never read as "no job was created"', async () => {
+    const clientReference = 'shared-reference-1';
+    for (const report of ['first', 'second']) {
+      const payload = { report };
+      const record = await run(h.activities.recordIntent, { record: newRecord('rest', payload, { clientReference }) });
+      expect((await run(h.activities.createJob, { record, random: 0.5, payload })).localState).toBe('accepted');
+    }
+    const payload = { report: 'third', scenario: 'drop' };
+    const record = await run(h.activities.recordIntent, { record: newRecord('rest', payload, { clientReference }) });
+    const unknown = await run(h.activities.createJob, { record, random: 0.5, payload });
+    expect(unknown.localState).toBe('reconciliation');
+    // Past the create deadline, a list without our job would prove that none was created: several must not.
+    const later = createActivities({ store: h.store, providers: h.registry, artifacts: h.artifacts, clock: () => Date.now() + 120_000 });
+    const after = await run(later.reconcileJob, { record: unknown, random: 0.5, payload });
+    expect(after.jobId).toBeUndefined();
+    expect(after.localState).not.toBe('failed');
+    expect(after.localState).not.toBe('accepted');
+    expect(after.journal.observations.at(-1)?.body).toMatchObject({ action: 'reconcile', httpStatus: 200, errorCategory: 'multiple_matches' });
+  });
+
   it('an unknown provider is a non-retryable ASYNCJOB_ERR_PROVIDER_UNKNOWN', async () => {
     const failure = await failureOf(run(h.activities.describeProvider, { provider: 'nope' }));
     expect(failure.type).toBe('ASYNCJOB_ERR_PROVIDER_UNKNOWN');
