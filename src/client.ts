@@ -78,6 +78,8 @@ export interface AsyncJobConnectOptions {
   env?: NodeJS.ProcessEnv;
   /** Overrides `ASYNCJOB_TASK_QUEUE`. */
   taskQueue?: string;
+  /** How long to keep trying to reach the server before {@link AsyncJobConnectionError} (default 10 000 ms). */
+  connectTimeoutMs?: number;
 }
 
 /** Options for {@link AsyncJobClient.start}. */
@@ -221,6 +223,7 @@ export class AsyncJobClient {
     try {
       connection = await Connection.connect({
         address: settings.address,
+        connectTimeout: options.connectTimeoutMs ?? 10_000,
         ...(settings.tls ? { tls: settings.tls } : {}),
         ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
       });

@@ -59,7 +59,7 @@ describe('temporalConnectionSettings (Temporal environment conventions)', () => 
 
   it('AsyncJobClient.connect reports an unreachable server as ASYNCJOB_ERR_CONNECTION naming the address', async () => {
     // Port 1 on loopback: nothing listens there, so the connection is refused at once.
-    const err = await AsyncJobClient.connect({ env: { TEMPORAL_ADDRESS: '127.0.0.1:1' } }).catch((e: unknown) => e);
+    const err = await AsyncJobClient.connect({ env: { TEMPORAL_ADDRESS: '127.0.0.1:1' }, connectTimeoutMs: 500 }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'ASYNCJOB_ERR_CONNECTION', address: '127.0.0.1:1' });
     expect((err as Error).message).toMatch(/^cannot reach Temporal at 127\.0\.0\.1:1: /);
   });
