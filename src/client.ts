@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import {
   Client,
   Connection,
+  isGrpcDeadlineError,
   isGrpcServiceError,
   ServiceError,
   WorkflowExecutionAlreadyStartedError,
@@ -29,6 +30,7 @@ import { temporalConnectionSettings } from './client/connection';
 import {
   AsyncJobConnectionError,
   AsyncJobInputError,
+  AsyncJobQueryTimeout,
   AsyncJobRequestRefused,
   FingerprintMismatchError,
   OperationFailedError,
@@ -119,6 +121,14 @@ export interface OperationDescription {
   requestFingerprint: string | null;
   traceId: string | null;
 }
+
+/** Options of the query methods. */
+export interface QueryOptions {
+  /** How long to wait for a worker to answer (default 30 000 ms). */
+  timeoutMs?: number;
+}
+
+const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 
 /** Options for {@link AsyncJobClient.listEscalated}. */
 export interface ListEscalatedOptions {
@@ -307,19 +317,22 @@ export class AsyncJobClient {
     return new OperationHandle(this, req.operationId, description.runId, existingTrace !== traceId, fingerprint, existingTrace, handle);
   }
 
-  /** The operation's current record: local and remote state, counters, budgets, schedule (a query; needs a worker). */
-  async get(operationId: string): Promise<OperationRecord> {
-    return this.call(operationId, () => this.handle(operationId).query(stateQuery));
+  /**
+   * The operation's current record: local and remote state, counters, budgets, schedule. A query: needs a worker;
+   * throws {@link AsyncJobQueryTimeout} when none answers within `timeoutMs` (default 30 000).
+   */
+  async get(operationId: string, options: QueryOptions = {}): Promise<OperationRecord> {
+    return this.query(operationId, options, () => this.handle(operationId).query(stateQuery));
   }
 
-  /** The open escalation with its text and offered options, or null (a query). */
-  async escalation(operationId: string): Promise<EscalationView | null> {
-    return this.call(operationId, () => this.handle(operationId).query(escalationQuery));
+  /** The open escalation with its text and offered options, or null (a query, see {@link get}). */
+  async escalation(operationId: string, options: QueryOptions = {}): Promise<EscalationView | null> {
+    return this.query(operationId, options, () => this.handle(operationId).query(escalationQuery));
   }
 
-  /** The transitions kept in the record, oldest first (the full journal is in the store). */
-  async history(operationId: string): Promise<RecordedTransition[]> {
-    return this.call(operationId, () => this.handle(operationId).query(historyQuery));
+  /** The transitions kept in the record, oldest first (the full journal is in the store). A query, see {@link get}. */
+  async history(operationId: string, options: QueryOptions = {}): Promise<RecordedTransition[]> {
+    return this.query(operationId, options, () => this.handle(operationId).query(historyQuery));
   }
 
   /**
@@ -436,6 +449,16 @@ export class AsyncJobClient {
     try {
       return await fn();
     } catch (err) {
+      throw this.translate(err, operationId);
+    }
+  }
+
+  private async query<T>(operationId: string, options: QueryOptions, fn: () => Promise<T>): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+    try {
+      return await this.client.withDeadline(Date.now() + timeoutMs, fn);
+    } catch (err) {
+      if (isGrpcDeadlineError(err)) throw new AsyncJobQueryTimeout(operationId, timeoutMs, { cause: err });
       throw this.translate(err, operationId);
     }
   }

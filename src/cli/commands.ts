@@ -42,6 +42,9 @@ function readJson(ctx: CommandContext, source: JsonSource, option: string): unkn
   }
 }
 
+/** `status` answers from the search attributes rather than wait longer for a worker. */
+const STATUS_QUERY_TIMEOUT_MS = 5_000;
+
 const BAD_EXECUTION = ['FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED'];
 
 /** `start`: builds the start request, starts or joins, and with `--wait` waits for the end. */
@@ -94,7 +97,7 @@ export async function statusCommand(ctx: CommandContext, cmd: Cmd<'status'>): Pr
   let view: OperationView | null = null;
   let recordError: string | null = null;
   try {
-    view = operationView(await client.get(cmd.operationId));
+    view = operationView(await client.get(cmd.operationId, { timeoutMs: STATUS_QUERY_TIMEOUT_MS }));
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     if (code === 'ASYNCJOB_ERR_NOT_FOUND' || code === 'ASYNCJOB_ERR_CONNECTION') throw err;

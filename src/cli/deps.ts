@@ -11,6 +11,7 @@ import {
   type EscalationView,
   type ListEscalatedOptions,
   type OperationDescription,
+  type QueryOptions,
 } from '../client';
 import { runDev } from '../dev/demo';
 import { runSimulateCommand } from '../simulator/cli';
@@ -31,8 +32,8 @@ export interface StartedOperation {
 /** The client operations the CLI uses; `AsyncJobClient` provides them all. */
 export interface CliClient {
   start(request: StartRequest): Promise<StartedOperation>;
-  get(operationId: string): Promise<OperationRecord>;
-  escalation(operationId: string): Promise<EscalationView | null>;
+  get(operationId: string, options?: QueryOptions): Promise<OperationRecord>;
+  escalation(operationId: string, options?: QueryOptions): Promise<EscalationView | null>;
   cancel(operationId: string, request: CancelRequest): Promise<{ accepted: true; localState: string }>;
   decide(operationId: string, decision: Decision): Promise<{ accepted: true; localState: string }>;
   result(operationId: string): Promise<OperationSummary>;

@@ -13,7 +13,7 @@ export const EXIT = {
   refused: 3,
   /** No operation with this ID. */
   notFound: 4,
-  /** The Temporal server could not be reached (address, TLS, API key). */
+  /** The Temporal server could not be reached (address, TLS, API key), or no worker answered a query in time. */
   connection: 5,
   /** An unexpected error of ours; the message (and --verbose) says what. */
   internal: 6,

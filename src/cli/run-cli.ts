@@ -24,6 +24,7 @@ const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   ASYNCJOB_ERR_REFUSED: EXIT.refused,
   ASYNCJOB_ERR_NOT_FOUND: EXIT.notFound,
   ASYNCJOB_ERR_CONNECTION: EXIT.connection,
+  ASYNCJOB_ERR_QUERY_TIMEOUT: EXIT.connection,
   ASYNCJOB_ERR_WORKFLOW_FAILED: EXIT.operationEndedBadly,
 };
 

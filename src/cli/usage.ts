@@ -47,7 +47,7 @@ commands:
 
 options of every command: --json (stable JSON on stdout), --verbose (error details), --help
 exit codes: 0 ok/succeeded, 1 operation ended badly or escalated, 2 usage or bad input, 3 refused by the workflow,
-            4 operation not found, 5 cannot reach Temporal, 6 unexpected error
+            4 operation not found, 5 cannot reach Temporal (or no worker answers), 6 unexpected error
 Temporal connection: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS_CERT/KEY/CA, TEMPORAL_TLS_SERVER_NAME,
                      TEMPORAL_API_KEY; task queue ASYNCJOB_TASK_QUEUE.
 `;

@@ -13,6 +13,8 @@ export const CLIENT_CODES = {
   ASYNCJOB_ERR_NOT_FOUND: 'no operation with this ID',
   /** The Temporal server could not be reached or refused the connection (address, TLS, API key). */
   ASYNCJOB_ERR_CONNECTION: 'the Temporal server could not be reached',
+  /** No worker answered a query in time (is a worker running on the operation's task queue?). */
+  ASYNCJOB_ERR_QUERY_TIMEOUT: 'no worker answered the query in time',
   /** The workflow itself failed, was terminated or timed out (not an operation that ended badly: that is a summary). */
   ASYNCJOB_ERR_WORKFLOW_FAILED: 'the operation\'s workflow failed or was terminated',
   /** The workflow refused a cancel or a decision; the refusal's own code is in `refusalCode`. */
@@ -80,6 +82,19 @@ export class AsyncJobConnectionError extends AsyncJobClientError {
     const detail = options.cause instanceof Error ? options.cause.message : String(options.cause);
     super(`cannot reach Temporal at ${address}: ${detail}`, options);
     this.name = 'AsyncJobConnectionError';
+  }
+}
+
+/** No worker answered a query within `timeoutMs`: the workflow exists, but nothing is running it right now. */
+export class AsyncJobQueryTimeout extends AsyncJobClientError {
+  readonly code = 'ASYNCJOB_ERR_QUERY_TIMEOUT';
+  constructor(
+    readonly operationId: string,
+    readonly timeoutMs: number,
+    options: { cause: unknown },
+  ) {
+    super(`operation ${operationId}: no worker answered within ${timeoutMs} ms (is a worker running on its task queue?)`, options);
+    this.name = 'AsyncJobQueryTimeout';
   }
 }
 

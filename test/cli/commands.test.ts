@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import {
   AsyncJobConnectionError,
   AsyncJobInputError,
+  AsyncJobQueryTimeout,
   AsyncJobRequestRefused,
   FingerprintMismatchError,
   OperationFailedError,
@@ -186,10 +187,15 @@ describe('asyncjob status', () => {
 
   it('falls back to the search attributes when no worker answers the query', async () => {
     const client = new FakeClient();
-    client.getError = new Error('Query timed out: no worker');
+    client.getError = new AsyncJobQueryTimeout('op-42', 5000, { cause: new Error('DEADLINE_EXCEEDED') });
     const io = fakeDeps(client);
     expect(await runCli(['status', 'op-42', '--json'], io.deps)).toBe(EXIT.ok);
-    expect(io.json()[0]).toMatchObject({ operation: null, recordError: 'Query timed out: no worker', execution: { localState: 'observing' } });
+    expect(client.calls.find((c) => c.method === 'get')!.args).toEqual(['op-42', { timeoutMs: 5000 }]);
+    expect(io.json()[0]).toMatchObject({
+      operation: null,
+      recordError: 'operation op-42: no worker answered within 5000 ms (is a worker running on its task queue?)',
+      execution: { localState: 'observing' },
+    });
   });
 
   it('exits 4 for an unknown operation', async () => {

@@ -111,8 +111,8 @@ export class FakeClient implements CliClient {
     if (this.startError) throw this.startError;
     return this.started;
   }
-  async get(operationId: string): Promise<OperationRecord> {
-    this.seen('get', operationId);
+  async get(operationId: string, options?: { timeoutMs?: number }): Promise<OperationRecord> {
+    this.seen('get', operationId, ...(options ? [options] : []));
     if (this.getError) throw this.getError;
     const r = this.records.length > 1 ? this.records.shift()! : this.records[0];
     if (!r) throw new Error('no record scripted');
