@@ -3,7 +3,9 @@
  * answer interpreted by the adapter, and the planner's decision recorded with the observation (`afterStatus`).
  */
 import { type OperationRecord } from '../core/operation';
+import { type Observation } from '../core/observation';
 import { afterStatus } from '../core/step';
+import { effectiveDeadlineMs } from '../core/wait-planner';
 import { type ProviderCallInput } from './types';
 import { alreadyRecorded, commitStep, parseInputRecord } from './journal-writer';
 import { sendOnce, stepContext, type ActivityContext } from './provider-call';
@@ -16,6 +18,14 @@ export function readStatus(ctx: ActivityContext) {
     const recorded = await alreadyRecorded(ctx.store, record);
     if (recorded !== undefined) return recorded;
     const { adapter, http } = provider;
+    // B2: the workflow checked the deadline when it reserved this request; time has passed since, so check again
+    // right before sending. A request never leaves after the deadline (S3); the reservation stays counted.
+    const nowMs = ctx.clock();
+    if (nowMs >= effectiveDeadlineMs(record)) {
+      const notSent: Observation = { action: 'status', transport: 'refused', errorCategory: 'deadline_passed', receivedAtMs: nowMs, requestsSent: 0 };
+      const stopped = afterStatus(record, notSent, stepContext(ctx, provider, input.random));
+      return commitStep(ctx.store, stopped.record, stopped.entries, nowMs);
+    }
     const built = adapter.buildStatusRequest({
       ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
       ...(record.remote.statusUrl !== undefined ? { statusUrl: record.remote.statusUrl } : {}),

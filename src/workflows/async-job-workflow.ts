@@ -11,7 +11,6 @@ import {
   continueAsNew,
   log,
   proxyActivities,
-  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   allHandlersFinished,
@@ -19,7 +18,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AsyncJobActivities, ProviderFacts } from '../activities/types';
-import { renderEscalation, decisionSchema } from '../core/escalation';
+import { renderEscalation, decisionSchema, NO_CAPABILITIES } from '../core/escalation';
 import { newOperationRecord, type OperationRecord } from '../core/operation';
 import {
   afterActivityFailure,
@@ -81,7 +80,8 @@ const providerActivities = (taskQueue?: string) =>
     retry: { maximumAttempts: 1 },
   });
 
-const { describeProvider } = proxyLocalActivities<AsyncJobActivities>({
+/** Read once per run on the main queue. A regular activity: local-activity markers fail replay in this SDK's core. */
+const { describeProvider } = proxyActivities<AsyncJobActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'] },
 });
@@ -102,23 +102,31 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
     throw invalidInput(`the workflow ID ${workflowInfo().workflowId} must be the operation ID ${input.request.operationId}`);
   }
 
-  const facts: ProviderFacts = carried?.provider ?? (await describeProvider({ provider: input.request.provider }));
-  let record: OperationRecord;
-  if (carried) {
-    record = carried.record;
-  } else {
-    const request = facts.policy ? { ...input.request, policy: { ...facts.policy, ...(input.request.policy ?? {}) } } : input.request;
-    const made = newOperationRecord({ request, nowMs: Date.now(), idempotencyToken: input.idempotencyToken, traceId: input.traceId });
+  // The record exists before the first await, so queries and messages work from the first workflow task.
+  const startedAtMs = Date.now();
+  const makeRecord = (providerPolicy?: ProviderFacts['policy']): OperationRecord => {
+    const request = providerPolicy ? { ...input.request, policy: { ...providerPolicy, ...(input.request.policy ?? {}) } } : input.request;
+    const made = newOperationRecord({ request, nowMs: startedAtMs, idempotencyToken: input.idempotencyToken, traceId: input.traceId });
     if (made.kind === 'refused') throw invalidInput(made.issues.map((i) => `${i.path}: ${i.message}`).join('; '));
-    record = made.record;
-  }
+    return made.record;
+  };
+  let record: OperationRecord = carried?.record ?? makeRecord();
+  let facts: ProviderFacts | undefined = carried?.provider;
 
   const store = storeActivities();
-  const provider = providerActivities(facts.taskQueue);
   const pending: PendingMessage[] = [...(carried?.pending ?? [])];
   const answers = new Map<number, MessageAnswer>();
   let nextMessageId = pending.reduce((max, m) => Math.max(max, m.id), 0) + 1;
-  const ctx = (): StepContext => ({ nowMs: Date.now(), random: Math.random(), actor: ACTOR, capabilities: facts.capabilities, reconciliation: facts.reconciliation });
+  const ctx = (): StepContext => ({
+    nowMs: Date.now(),
+    random: Math.random(),
+    actor: ACTOR,
+    capabilities: facts?.capabilities ?? NO_CAPABILITIES,
+    reconciliation: facts?.reconciliation ?? 'none',
+  });
+  const ready = (): void => {
+    if (!facts) throw new Error('ASYNCJOB_ERR_NOT_READY: the operation is starting; try again in a moment');
+  };
 
   // Queries read the record; they never wait or change anything.
   setHandler(stateQuery, () => record);
@@ -151,6 +159,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
     },
     {
       validator: (request) => {
+        ready();
         const checked = cancelRequestSchema.safeParse(request);
         if (!checked.success) throw new Error(`ASYNCJOB_ERR_INVALID_INPUT: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
         const dryRun = requestCancel(record, checked.data, ctx());
@@ -167,6 +176,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
     },
     {
       validator: (decision) => {
+        ready();
         const checked = decisionSchema.safeParse(decision);
         if (!checked.success) throw new Error(`ASYNCJOB_ERR_DECISION_INCOMPLETE: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
         const dryRun = applyDecision(record, checked.data, ctx());
@@ -258,6 +268,13 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
     }
   };
 
+  if (!facts) {
+    facts = await describeProvider({ provider: input.request.provider });
+    // The provider's tuning goes under the caller's overrides; nothing was recorded yet, so the record is remade.
+    if (facts.policy && !carried) record = makeRecord(facts.policy);
+  }
+  const provider = providerActivities(facts.taskQueue);
+  const callOptions = providerCallOptions(facts);
   if (!carried) record = await store.recordIntent({ record });
   const historyLimit = input.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT;
 
@@ -268,7 +285,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
     if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
       await settle();
       publish();
-      return continueAsNew<typeof AsyncJobWorkflow>(input, { record, provider: facts, pending });
+      return continueAsNew<typeof AsyncJobWorkflow>(input, { record, provider: facts!, pending });
     }
     const now = Date.now();
     const command = nextCommand(record, now);
@@ -299,7 +316,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         }
         record = reserved.record;
         await call('create', () =>
-          provider.createJob.executeWithOptions({ ...createOptions(facts), summary: `create (attempt ${reserved.record.used.createAttempts})` }, [
+          provider.createJob.executeWithOptions({ ...callOptions, summary: `create (attempt ${reserved.record.used.createAttempts})` }, [
             { record: reserved.record, random: Math.random(), payload: input.request.payload },
           ]),
         );
@@ -307,7 +324,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
       }
       case 'reconcile':
         await call('reconcile', () =>
-          provider.reconcileJob.executeWithOptions({ ...createOptions(facts), summary: `reconcile ${record.operationId}` }, [
+          provider.reconcileJob.executeWithOptions({ ...callOptions, summary: `reconcile ${record.operationId}` }, [
             { record, random: Math.random(), payload: input.request.payload },
           ]),
         );
@@ -324,21 +341,21 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         }
         record = woke.record;
         const summary = `status ${label} (${woke.record.used.statusRequests} of ${woke.record.budgets.maxStatusRequests})`;
-        await call('status', () => provider.readStatus.executeWithOptions({ ...createOptions(facts), summary }, [{ record: woke.record, random: Math.random() }]));
+        await call('status', () => provider.readStatus.executeWithOptions({ ...callOptions, summary }, [{ record: woke.record, random: Math.random() }]));
         break;
       }
       case 'cancel':
-        await call('cancel', () => provider.requestCancel.executeWithOptions({ ...createOptions(facts), summary: `cancel ${label}` }, [{ record, random: Math.random() }]));
+        await call('cancel', () => provider.requestCancel.executeWithOptions({ ...callOptions, summary: `cancel ${label}` }, [{ record, random: Math.random() }]));
         break;
       case 'collect':
-        await call('collect', () => provider.collectResult.executeWithOptions({ ...createOptions(facts), summary: `collect ${label}` }, [{ record, random: Math.random() }]));
+        await call('collect', () => provider.collectResult.executeWithOptions({ ...callOptions, summary: `collect ${label}` }, [{ record, random: Math.random() }]));
         break;
     }
   }
 }
 
 /** The activity options of provider calls (same as `providerActivities`), for per-call summaries. */
-function createOptions(facts: ProviderFacts) {
+function providerCallOptions(facts: ProviderFacts) {
   return {
     ...(facts.taskQueue !== undefined ? { taskQueue: facts.taskQueue } : {}),
     startToCloseTimeout: '10 minutes',

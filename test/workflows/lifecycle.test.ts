@@ -70,7 +70,10 @@ describe('AsyncJobWorkflow lifecycle on a real server', () => {
     expect(summary.escalation?.reason).toBe('deadline_exceeded');
     const record = await h.client.get(request.operationId);
     const statusReads = h.statusReads('rest', record.jobId);
-    expect(statusReads.length).toBe(record.used.statusRequests);
+    // B2: every read was reserved first; a reservation made just before the deadline may stay unused.
+    expect(statusReads.length).toBeGreaterThan(0);
+    expect(record.used.statusRequests - statusReads.length).toBeGreaterThanOrEqual(0);
+    expect(record.used.statusRequests - statusReads.length).toBeLessThanOrEqual(1);
     for (const read of statusReads) expect(read.atMs).toBeLessThan(record.deadlines.resultDeadlineMs);
   });
 

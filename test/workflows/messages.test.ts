@@ -67,9 +67,10 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
   });
 
   it('X1: a cancel before the provider accepted the job is refused at once and records nothing', async () => {
-    const request = h.request('rest', { script: 'unavailable', createDeadline: { afterMs: 2_500 }, resultDeadline: { afterMs: 5_000 }, policy: { decisionDeadlineMs: 200 } });
+    const request = h.request('rest', { script: 'unavailable', createDeadline: { afterMs: 4_000 }, resultDeadline: { afterMs: 5_000 }, policy: { decisionDeadlineMs: 200 } });
     await h.client.start(request);
-    await until(h, request.operationId, (s) => s === 'create_pending');
+    // A 503 on create proves nothing (U1): the operation reconciles, with no job to cancel yet.
+    await until(h, request.operationId, (s) => s === 'reconciliation');
     const before = (await h.store.entries(request.operationId)).length;
     await expect(h.client.cancel(request.operationId, cancelBy)).rejects.toMatchObject({ refusalCode: 'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED' });
     const after = (await h.store.entries(request.operationId)).filter((e) => e.entry.body.kind === 'transition' && e.entry.body.to === 'cancel_requested');
@@ -124,7 +125,7 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     const record = await h.client.get(request.operationId);
     const nextPollAtMs = record.schedule.nextPollAtMs!;
     // The provider job finishes 300 ms after its creation (the simulator's script); deliver the hint after that.
-    const createdAtMs = h.sims.rest.jobsByToken(record.idempotencyToken)[0]!.createdAtMs;
+    const createdAtMs = Date.parse(h.sims.rest.jobsByToken(record.idempotencyToken)[0]!.createdAt);
     await new Promise((r) => setTimeout(r, Math.max(0, createdAtMs + 350 - Date.now())));
     await h.client.signalWebhook(request.operationId, { eventId: 'evt-w1', remoteJobId: record.jobId!, state: 'succeeded' });
     const summary = await h.client.result(request.operationId);

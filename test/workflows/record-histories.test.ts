@@ -1,0 +1,63 @@
+/**
+ * Records the histories the replay test checks (`test/histories/*.json`). Runs only when asked:
+ * `ASYNCJOB_RECORD_HISTORIES=1 npx vitest run test/workflows/record-histories.test.ts`. Re-record after an
+ * intended change of the workflow's commands, and keep the old files when running operations must still replay.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { startHarness, type Harness } from './harness';
+
+const record = process.env.ASYNCJOB_RECORD_HISTORIES === '1';
+
+describe.runIf(record)('record histories for the replay test', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    const scripts = {
+      three_polls: { steps: [{ state: 'queued', polls: 1 }, { state: 'running', polls: 1 }, { state: 'succeeded' }] },
+      race: { steps: [{ state: 'running' }], cancel: { afterMs: 100, outcome: 'succeeded' } },
+      review_then_done: { steps: [{ state: 'running', polls: 1 }, { state: 'manual_review', polls: 1 }, { state: 'succeeded' }] },
+      retry_after: { steps: [{ state: 'running', polls: 2 }, { state: 'succeeded' }], faults: [{ on: 'status', nth: 1, fault: { kind: 'http_error', status: 503, retryAfterSeconds: 1 } }] },
+    };
+    h = await startHarness('record', { scenarios: { rest: { scripts }, lro: { scripts }, 'operation-location': { scripts } } as never });
+  });
+  afterAll(async () => h?.stop());
+
+  const save = async (name: string, operationId: string) => {
+    const history = await h.env.client.workflow.getHandle(operationId).fetchHistory();
+    await writeFile(path.join(__dirname, '..', 'histories', `${name}.json`), JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n');
+  };
+  const waitFor = async (id: string, state: string) => {
+    while ((await h.client.get(id).then((r) => r.localState, () => 'starting')) !== state) await new Promise((r) => setTimeout(r, 50));
+  };
+
+  it('records', async () => {
+    for (const dialect of ['rest', 'lro', 'operation-location'] as const) {
+      const request = h.request(dialect, { script: 'three_polls' });
+      await h.client.start(request);
+      await h.client.result(request.operationId);
+      await save(`happy-${dialect}`, request.operationId);
+    }
+    const retry = h.request('rest', { script: 'retry_after' });
+    await h.client.start(retry);
+    await h.client.result(retry.operationId);
+    await save('retry-after-503', retry.operationId);
+
+    const race = h.request('rest', { script: 'race' });
+    await h.client.start(race);
+    await waitFor(race.operationId, 'observing');
+    await h.client.cancel(race.operationId, { requestedBy: 'alice@example.com', reason: 'not needed' });
+    await h.client.result(race.operationId);
+    await save('cancel-race', race.operationId);
+
+    const review = h.request('rest', { script: 'review_then_done' });
+    await h.client.start(review);
+    await waitFor(review.operationId, 'escalated');
+    const escalation = await h.client.escalation(review.operationId);
+    const extend = escalation!.options.find((o) => o.option === 'extend')!;
+    await h.client.decide(review.operationId, { option: 'extend', approvedBy: 'bob@example.com', reason: 'checked', extendMs: extend.extendMs!, extraStatusRequests: extend.extraStatusRequests! });
+    await h.client.result(review.operationId);
+    await save('escalate-extend', review.operationId);
+  });
+});
