@@ -106,6 +106,11 @@ class Builder {
     );
   }
 
+  /** The current local state (a method, so a narrowing made before an `apply` does not outlive it). */
+  state(): OperationRecord['localState'] {
+    return this.record.localState;
+  }
+
   observe(observation: Observation, ctx: StepContext, decision: ControllerDecision): number {
     const { record, sequence } = recordObservation(this.record, observation, ctx.nowMs, ctx.actor, decision);
     this.record = record;
@@ -194,7 +199,14 @@ function enterReconciliation(b: Builder, evidence: Observation, seq: number, ctx
   }
   const method = ctx.reconciliation === 'list_by_client_reference' ? 'client_reference_lookup' : ctx.reconciliation === 'lookup_by_token' ? 'operation_id_lookup' : 'same_token_resend';
   b.apply([{ type: 'reconciliation_started', actor: ctx.actor, cause: `create_response:${seq}`, reconcileMethod: method }], ctx);
-  if (scheduleRetry(b, evidence, ctx) === 'past_create_deadline') b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs, delaySource: 'local_backoff' } };
+  if (b.state() !== 'reconciliation' || scheduleRetry(b, evidence, ctx) === 'scheduled') return;
+  if (ctx.reconciliation === 'same_token_resend') {
+    // I3: re-sending create after the create deadline could start a job nobody waits for; a human decides.
+    b.escalate('create_unknown', 'the create answer was lost at the create deadline; re-sending create now would break I3', ctx, `create_response:${seq}`);
+    return;
+  }
+  // A lookup is a read: one look right away, after which "no job" is final (U2, U4).
+  b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs, delaySource: 'local_backoff' } };
 }
 
 /**
@@ -256,6 +268,11 @@ export function afterReconcile(record: OperationRecord, o: Observation, ctx: Ste
     }
   } else if (status === 401 || status === 403) {
     b.escalate('authorization_denied', `HTTP ${status} on reconciliation (H4)`, ctx, cause);
+  } else if (o.errorCategory === 'multiple_matches') {
+    // U3: several provider jobs answer to this operation: an incident, never "no job".
+    b.escalate('job_id_conflict', `several provider jobs match this operation (reconcile answer ${seq}) (U3)`, ctx, cause);
+  } else if (o.errorCategory === 'reconcile_unsupported') {
+    b.escalate('create_unknown', 'the provider offers no way to find the job: at-most-once cannot be proven (U2)', ctx, cause);
   } else if ((is2xx(o) && o.parseProblem === undefined) || status === 404) {
     if (ctx.nowMs >= record.deadlines.createDeadlineMs) {
       b.apply([{ type: 'reconciliation_no_job', actor: ctx.actor, cause, evidenceSequence: seq, observation: o, reason: 'the provider has no job for this operation after the create deadline' }], ctx);
@@ -331,7 +348,12 @@ export function afterCancel(record: OperationRecord, o: Observation, ctx: StepCo
   const seq = b.observe(o, ctx, {});
   const cause = `cancel_response:${seq}`;
   const status = o.httpStatus ?? 0;
-  if (is2xx(o) || status === 409) {
+  const cancel = b.record.cancel;
+  if (o.transport !== 'not_sent' && o.transport !== 'refused' && cancel !== null && cancel.sentAtMs === undefined) {
+    // X3: the one cancel call reached the provider, whatever it answered: it is never offered or sent again.
+    b.record = { ...b.record, cancel: { ...cancel, sentAtMs: ctx.nowMs } };
+  }
+  if ((is2xx(o) && o.parseProblem === undefined) || status === 409) {
     b.apply([{ type: 'cancel_sent', actor: ctx.actor, cause, evidenceSequence: seq, observation: o }], ctx);
     if (b.record.localState === 'cancelling') {
       const r = b.record;
@@ -339,13 +361,15 @@ export function afterCancel(record: OperationRecord, o: Observation, ctx: StepCo
     }
   } else if (status === 401 || status === 403) {
     b.escalate('authorization_denied', `HTTP ${status} on cancel; no retry with the same credential (H4)`, ctx, cause);
+  } else if (o.transport === 'refused') {
+    // Refused by us before sending (another origin, no credential): nothing reached the provider, so a human may still authorise the call.
+    b.escalate('provider_failure', `the cancel request was refused before sending (${o.errorCategory ?? 'refused'})`, ctx, cause);
   } else if (o.transport === 'not_sent') {
     // Nothing reached the provider: one more attempt is still "the" cancel call (X1).
     b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs + b.record.policy.baseDelayMs, delaySource: 'local_backoff' } };
     if (ctx.nowMs >= (b.record.deadlines.cancelDeadlineMs ?? Number.POSITIVE_INFINITY)) b.escalate('cancellation_unconfirmed', 'the cancel request could not be sent before the cancel deadline (X3)', ctx, cause);
   } else {
-    // It may have arrived: never send it again (X3); a human decides with the request history at hand.
-    b.record = { ...b.record, cancel: b.record.cancel ? { ...b.record.cancel, sentAtMs: ctx.nowMs } : null };
+    // It may have arrived (or its answer is unreadable): never send it again (X3); a human decides with the request history at hand.
     b.escalate('cancellation_unconfirmed', `the cancel request got no usable answer (${o.errorCategory ?? `HTTP ${status}`}); it is not repeated (X3)`, ctx, cause);
   }
   return b.result();
@@ -544,8 +568,11 @@ export function reserveCreateAttempt(record: OperationRecord, ctx: StepContext):
 /**
  * An outside-call activity failed for a reason of ours (worker lost, timeout, bug), so nothing was observed:
  * the reservation stays counted (B2: an unused reservation beats an invisible request), the failure counts
- * against the transport-failure budget, and the call is planned again after a backoff, or automation stops
- * when the budget is spent (S5).
+ * against the transport-failure budget, is journalled as an observation with `errorCategory: 'activity_failed'`
+ * (T3), and the call is planned again after a backoff, or automation stops when the budget is spent (S5). A
+ * call that may have reached the provider and must not be repeated blindly is not planned again: a create goes
+ * to reconciliation (U1, U2), a cancel escalates `cancellation_unconfirmed` (X3), a collect that is not safe to
+ * repeat escalates (R5).
  */
 export function afterActivityFailure(record: OperationRecord, action: string, message: string, ctx: StepContext): StepResult {
   const used = { ...record.used, transportFailures: record.used.transportFailures + 1, backoffAttempt: record.used.backoffAttempt + 1 };
@@ -554,13 +581,29 @@ export function afterActivityFailure(record: OperationRecord, action: string, me
   const detail = `the ${action.slice(0, 60)} activity failed (${used.transportFailures} transport failures of ${record.budgets.maxTransportFailures}); last: ${message.slice(0, 500)}`;
   // T3: the failed call is explained in the journal too (it may or may not have reached the provider).
   const known = actionSchema.safeParse(action);
-  const note = (decision: string, nextPollAtMs?: number): void => {
-    if (!known.success) return;
+  const note = (decision: string, nextPollAtMs?: number): { observation: Observation; sequence: number } | undefined => {
+    if (!known.success) return undefined;
     const observation: Observation = { action: known.data, transport: 'ambiguous', receivedAtMs: ctx.nowMs, errorCategory: 'activity_failed' };
-    b.observe(observation, ctx, { decision, note: detail, ...(nextPollAtMs !== undefined ? { nextPollAtMs, delaySource: 'local_backoff' as const } : {}) });
+    const sequence = b.observe(observation, ctx, { decision, note: detail, ...(nextPollAtMs !== undefined ? { nextPollAtMs, delaySource: 'local_backoff' as const } : {}) });
     // Nothing was heard from the provider: its facts are unchanged (M2).
     b.record = { ...b.record, remote: record.remote };
+    return { observation, sequence };
   };
+  if (action === 'create' && record.localState === 'create_pending') {
+    // U1: the create may have been sent before the activity failed: the same ambiguity as a lost answer.
+    const noted = note('reconcile');
+    if (noted !== undefined) enterReconciliation(b, noted.observation, noted.sequence, ctx);
+    return b.result();
+  }
+  if (action === 'collect' && !ctx.capabilities.repeatableCollect && (record.localState === 'result_collecting' || record.localState === 'cancelling')) {
+    // R5: collecting again is not known to be safe; a human decides.
+    const noted = note('escalate');
+    if (noted !== undefined && record.localState === 'result_collecting') {
+      b.apply([{ type: 'result_unavailable', actor: ctx.actor, cause, evidenceSequence: noted.sequence, observation: noted.observation, reason: `${detail} (R4, R5)` }], ctx);
+    }
+    b.escalate('provider_failure', `${detail}; collecting is not safe to repeat (R5)`, ctx, cause);
+    return b.result();
+  }
   if (action === 'cancel' && record.localState === 'cancel_requested' && record.cancel !== null) {
     // X3: the one cancel call may have arrived; it is never sent again. A human decides with the history at hand.
     note('escalate');

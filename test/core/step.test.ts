@@ -706,6 +706,32 @@ describe('cancellation (X1-X3, M2)', () => {
     expect(nextCommand(x, at + 10)).toEqual({ kind: 'read_status' });
   });
 
+  it.each([
+    ['a 2xx answer that cannot be read', { httpStatus: 202, parseProblem: 'not JSON' }, 'cancellation_unconfirmed'],
+    ['HTTP 404', { httpStatus: 404 }, 'cancellation_unconfirmed'],
+    ['HTTP 403 (H4)', { httpStatus: 403 }, 'authorization_denied'],
+  ] as const)('X3: a cancel that reached the provider (%s) is recorded as sent and never offered again', (_t, o, reason) => {
+    const r = observing();
+    const at = r.schedule.nextPollAtMs! - 1;
+    const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
+    const e = check(req, afterCancel(req, cancelObs(at + 5, o), ctx(at + 5)));
+    expect(e.escalation?.reason).toBe(reason);
+    expect(e.cancel?.sentAtMs).toBe(at + 5);
+    expect(optionsOf(e)).not.toContain('cancel_at_provider');
+  });
+
+  it('X1: a cancel refused before sending (no credential) escalates; a human may still authorise the one call', () => {
+    const r = observing();
+    const at = r.schedule.nextPollAtMs! - 1;
+    const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
+    const e = check(req, afterCancel(req, cancelObs(at + 5, { transport: 'refused', httpStatus: undefined, errorCategory: 'credential_unavailable' }), ctx(at + 5)));
+    expect(e.escalation?.reason).toBe('provider_failure');
+    expect(e.cancel?.sentAtMs).toBeUndefined();
+    expect(optionsOf(e)).toContain('cancel_at_provider');
+    const again = check(e, notRefused(applyDecision(e, { option: 'cancel_at_provider', approvedBy: 'bob@example.com', reason: 'credential restored' }, ctx(at + 100))));
+    expect(nextCommand(again, at + 100)).toEqual({ kind: 'cancel' });
+  });
+
   it('X3, B2: a cancel activity that failed (the call may have arrived) is never re-sent', () => {
     const r = observing();
     const at = r.schedule.nextPollAtMs! - 1;
@@ -828,9 +854,9 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
 
   function createPhaseEscalations(): [string, () => OperationRecord][] {
     const fresh = () => newRecord(FAST);
-    const viaCreate = (o: Partial<Observation>, c: Partial<StepContext> = {}) => () => {
+    const viaCreate = (o: Partial<Observation>, c: Partial<StepContext> = {}, at = T0 + 100) => () => {
       const r = fresh();
-      return check(r, afterCreate(r, createObs(T0 + 100, o), ctx(T0 + 100, c)));
+      return check(r, afterCreate(r, createObs(at, o), ctx(at, c)));
     };
     return [
       ['ambiguous create with no reconciliation method', viaCreate({ transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }, { reconciliation: 'none' })],
@@ -843,10 +869,18 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
         if (s.kind !== 'stopped') throw new Error('expected stopped');
         return check(r, s);
       }],
-      ['create activity failures spending the transport budget', () => {
-        let r = newRecord({ ...FAST, maxTransportFailures: 1 });
-        r = check(r, afterActivityFailure(r, 'create', 'worker lost', ctx(T0 + 100)));
-        return r;
+      ['a create activity failure with no reconciliation method', () => {
+        const r = fresh();
+        return check(r, afterActivityFailure(r, 'create', 'worker lost', ctx(T0 + 100, { reconciliation: 'none' })));
+      }],
+      ['reconcile activity failures spending the transport budget', () => {
+        const r = viaCreate({ transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined })();
+        return check(r, afterActivityFailure({ ...r, budgets: { ...r.budgets, maxTransportFailures: 2 } }, 'reconcile', 'worker lost', ctx(T0 + 5_000)));
+      }],
+      ['a lost create answer at the create deadline with same-token re-sending (I3)', viaCreate({ transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }, {}, CREATE_DEADLINE)],
+      ['several jobs matching the operation on reconciliation (U3)', () => {
+        const r = viaCreate({ transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }, { reconciliation: 'list_by_client_reference' })();
+        return check(r, afterReconcile(r, reconcileObs(T0 + 5_000, { errorCategory: 'multiple_matches' }), ctx(T0 + 5_000, { reconciliation: 'list_by_client_reference' })));
       }],
       ['reconciliation failing past the create deadline', () => {
         const r = viaCreate({ httpStatus: 504, remoteJobId: undefined })();
@@ -861,7 +895,9 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
     expect(e.jobId).toBeUndefined();
     expect(optionsOf(e)).not.toContain('extend');
     expect(optionsOf(e)).not.toContain('cancel_at_provider');
-    expect(optionsOf(e)).toContain('retry_create_same_token');
+    // U3: a job ID conflict stops automation: a human adopts one of the jobs or closes, never another create.
+    if (e.escalation?.reason === 'job_id_conflict') expect(optionsOf(e)).not.toContain('retry_create_same_token');
+    else expect(optionsOf(e)).toContain('retry_create_same_token');
     const refused = applyDecision(e, { option: 'extend', extendMs: 1_000, extraStatusRequests: 1, approvedBy: 'bob@example.com', reason: 'x' }, ctx(e.escalation!.raisedAtMs + 1));
     expect(refused).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_OPTION_NOT_OFFERED' });
   });
@@ -960,6 +996,39 @@ describe('activity failures (B2, S5)', () => {
     expect(f.schedule.delaySource).toBe('local_backoff');
     expect(f.remote).toEqual(woke.record.remote);
     expect(nextCommand(f, f.schedule.nextPollAtMs!)).toEqual({ kind: 'read_status' });
+  });
+
+  it('U1, U2: a create activity that failed may have sent the create: create_unknown, then reconciliation, never a blind re-send', () => {
+    const r = newRecord(FAST);
+    const reserved = reserveCreateAttempt(r, ctx(T0 + 10));
+    if (reserved.kind !== 'reserved') throw new Error('expected reserved');
+    const step = afterActivityFailure(reserved.record, 'create', 'worker lost after sending', ctx(T0 + 100, { reconciliation: 'lookup_by_token' }));
+    const f = check(reserved.record, step);
+    expect(kinds(step.entries)).toEqual(['observation', 'create_pending->create_unknown', 'create_unknown->reconciliation']);
+    expect(f.used.createAttempts).toBe(1);
+    expect(nextCommand(f, f.schedule.nextPollAtMs!)).toEqual({ kind: 'reconcile' });
+  });
+
+  it('R5: a collect activity that failed is not repeated when collecting is not safe to repeat', () => {
+    const a = acceptedRecord();
+    const r = poll(a, a.schedule.nextPollAtMs!, done);
+    const at = r.journal.observations.at(-1)!.atMs + 5;
+    const step = afterActivityFailure(r, 'collect', 'timeout', ctx(at, { capabilities: { cancel: true, repeatableCollect: false } }));
+    const f = check(r, step);
+    expect(kinds(step.entries)).toEqual(['observation', 'result_collecting->result_unavailable', 'result_unavailable->escalated', 'escalation']);
+    expect(f.result).toBeNull();
+    expect(nextCommand(f, at).kind).toBe('await_decision');
+    // Safe to repeat: planned again.
+    const again = check(r, afterActivityFailure(r, 'collect', 'timeout', ctx(at)));
+    expect(nextCommand(again, again.schedule.nextPollAtMs!)).toEqual({ kind: 'collect' });
+  });
+
+  it('U2: a reconciliation the provider cannot do is never read as "no job"', () => {
+    const r0 = newRecord(FAST);
+    const r = check(r0, afterCreate(r0, createObs(T0 + 100, { transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }), ctx(T0 + 100)));
+    const e = check(r, afterReconcile(r, reconcileObs(CREATE_DEADLINE + 1, { errorCategory: 'reconcile_unsupported' }), ctx(CREATE_DEADLINE + 1)));
+    expect(e.localState).toBe('escalated');
+    expect(e.escalation?.reason).toBe('create_unknown');
   });
 
   it('S5: activity failures that spend the transport budget escalate provider_failure', () => {
