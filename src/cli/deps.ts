@@ -15,7 +15,7 @@ import {
 } from '../client';
 import { runDev } from '../dev/demo';
 import { runSimulateCommand } from '../simulator/cli';
-import * as workerModule from '../worker';
+import { runWorker } from '../worker';
 import type { Decision } from '../core/escalation';
 import type { OperationRecord, StartRequest } from '../core/operation';
 import type { CancelRequest, OperationSummary } from '../workflows/messages';
@@ -73,12 +73,8 @@ export function processDeps(): CliDeps {
     runAudit: (argv) => runAuditCommand(argv),
     runSimulate: (argv) => runSimulateCommand(argv),
     runWorker: async () => {
-      // `runWorker` is the worker entry point of src/worker.ts (issue 8, item 2); checked at run time so the CLI
-      // builds while it is being written.
-      const worker = workerModule as unknown as { runWorker?: () => Promise<number | void> };
-      if (typeof worker.runWorker !== 'function') throw new Error('this build has no worker entry point (src/worker.ts exports no runWorker)');
-      const code = await worker.runWorker();
-      return typeof code === 'number' ? code : 0;
+      await runWorker();
+      return 0;
     },
     runDev: () => runDev(),
   };
