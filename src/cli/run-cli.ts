@@ -30,7 +30,11 @@ const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
 
 /** One line: newlines and runs of spaces folded. */
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*-?\s*/g, '; ').replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/:\s*\n\s*-?\s*/g, ': ')
+    .replace(/\s*\n\s*-?\s*/g, '; ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** Maps an error to its exit code, stable code and one-line message. */

@@ -13,6 +13,7 @@ import {
 } from '../../src/client';
 import { runCli } from '../../src/cli/run-cli';
 import { EXIT } from '../../src/cli/exit-codes';
+import { ConfigError } from '../../src/config';
 import { escalated, FakeClient, fakeDeps, observing, record, T0 } from './fixtures';
 
 const START = ['start', '--provider', 'rest', '--operation-id', 'op-42', '--payload', '{"report":"sales"}', '--started-by', 'svc:billing', '--authorised-by', 'alice', '--create-deadline', '5m', '--result-deadline', '1h'];
@@ -428,5 +429,13 @@ describe('delegated commands and help', () => {
     expect(await runCli(['frob', '--json'], io.deps)).toBe(EXIT.usage);
     expect(io.stderr()).toBe('asyncjob: unknown command "frob" (asyncjob help)\n');
     expect(io.json()).toEqual([{ schema: 'asyncjob.error/v1', code: 'ASYNCJOB_ERR_USAGE', message: 'unknown command "frob"', exitCode: 2 }]);
+  });
+});
+
+describe('error lines', () => {
+  it('folds a multi-line configuration error into one line', async () => {
+    const io = fakeDeps(new FakeClient(), { connectError: new ConfigError(['ASYNCJOB_LOG_LEVEL: invalid', 'TEMPORAL_TLS_CERT: goes with TEMPORAL_TLS_KEY']) });
+    expect(await runCli(['list', '--escalated'], io.deps)).toBe(EXIT.usage);
+    expect(io.stderr()).toBe('asyncjob: invalid configuration: ASYNCJOB_LOG_LEVEL: invalid; TEMPORAL_TLS_CERT: goes with TEMPORAL_TLS_KEY\n');
   });
 });
