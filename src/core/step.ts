@@ -117,7 +117,45 @@ class Builder {
     return sequence;
   }
 
+  /**
+   * Records the outcome of the step in the observation of its outside call (T3): what was decided, and the next
+   * call's time and its source when one is planned. Called by {@link result} for the call's observation.
+   */
+  private annotate(sequence: number): void {
+    const r = this.record;
+    const state = r.localState;
+    const decision =
+      state === 'escalated'
+        ? 'escalate'
+        : FINAL_STATES.includes(state)
+          ? 'stop'
+          : state === 'result_collecting'
+            ? 'collect'
+            : state === 'reconciliation' || state === 'create_unknown'
+              ? 'reconcile'
+              : r.schedule.nextPollAtMs !== undefined
+                ? 'wait'
+                : 'continue';
+    const planned = decision === 'wait' || decision === 'reconcile' || decision === 'collect';
+    const observations = r.journal.observations.map((o) => {
+      if (o.sequence !== sequence || o.body.decision !== undefined) return o;
+      const body = {
+        ...o.body,
+        decision,
+        ...(planned && r.schedule.nextPollAtMs !== undefined ? { nextPollAt: new Date(r.schedule.nextPollAtMs).toISOString() } : {}),
+        ...(planned && r.schedule.delaySource !== undefined ? { delaySource: r.schedule.delaySource } : {}),
+        ...(r.schedule.hintRejected !== undefined ? { hintRejected: r.schedule.hintRejected } : {}),
+      };
+      return { ...o, body };
+    });
+    this.record = { ...r, journal: { ...r.journal, observations } };
+  }
+
+  /** The sequence of the step's outside-call observation, annotated with the decision at {@link result}. */
+  callSequence: number | undefined;
+
   result(): StepResult {
+    if (this.callSequence !== undefined) this.annotate(this.callSequence);
     const from = this.before.journal.nextSequence;
     const entries: StepEntry[] = [
       ...this.record.journal.transitions.filter((t) => t.sequence >= from),
@@ -218,6 +256,7 @@ export function afterCreate(record: OperationRecord, o: Observation, ctx: StepCo
   const b = new Builder(record, record);
   countCreateAnswer(b, o);
   const seq = b.observe(o, ctx, {});
+  b.callSequence = seq;
   const cause = `create_response:${seq}`;
   const status = o.httpStatus ?? 0;
   if (is2xx(o) && o.parseProblem === undefined && o.category === 'success' && hasResult(o)) {
@@ -259,6 +298,7 @@ export function afterReconcile(record: OperationRecord, o: Observation, ctx: Ste
   const b = new Builder(record, record);
   countCreateAnswer(b, o);
   const seq = b.observe(o, ctx, {});
+  b.callSequence = seq;
   const cause = `reconcile_response:${seq}`;
   const status = o.httpStatus ?? 0;
   if (is2xx(o) && o.parseProblem === undefined && o.remoteJobId !== undefined) {
@@ -346,6 +386,7 @@ export function requestCancel(
 export function afterCancel(record: OperationRecord, o: Observation, ctx: StepContext): StepResult {
   const b = new Builder(record, record);
   const seq = b.observe(o, ctx, {});
+  b.callSequence = seq;
   const cause = `cancel_response:${seq}`;
   const status = o.httpStatus ?? 0;
   const cancel = b.record.cancel;
@@ -387,6 +428,7 @@ export interface CollectOutcome {
 export function afterCollect(record: OperationRecord, o: Observation, outcome: CollectOutcome, ctx: StepContext): StepResult {
   const b = new Builder(record, record);
   const seq = b.observe(o, ctx, {});
+  b.callSequence = seq;
   const cause = `collect_response:${seq}`;
   if (outcome.artifact) b.appendExtra(outcome.artifact, ctx.nowMs, ctx.actor);
   const result = outcome.result;

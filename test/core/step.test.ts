@@ -163,6 +163,8 @@ describe('happy path (C2, P3, B2, P6, P9, R1, S1)', () => {
     expect(kinds(created.entries)).toEqual(['observation', 'create_pending->accepted']);
     // P3: the Retry-After of the create answer is a minimum for the first poll.
     expect(r.schedule).toEqual({ nextPollAtMs: T0 + 100 + 30_000, delaySource: 'provider_retry_after' });
+    // T3: the create observation carries the controller's decision.
+    expect(created.entries[0]!.body).toMatchObject({ kind: 'observation', action: 'create', httpStatus: 202, headers: { 'retry-after': '30' }, decision: 'wait', nextPollAt: new Date(T0 + 30_100).toISOString(), delaySource: 'provider_retry_after' });
     expect(nextCommand(r, T0 + 200)).toEqual({ kind: 'wait', untilMs: T0 + 30_100 });
     expect(onWake(r, ctx(T0 + 30_099))).toEqual({ kind: 'not_yet', atMs: T0 + 30_100 });
 
@@ -193,6 +195,7 @@ describe('happy path (C2, P3, B2, P6, P9, R1, S1)', () => {
     r = check(r, collected);
     all.push(collected.entries);
     expect(kinds(collected.entries)).toEqual(['observation', 'artifact', 'result_collecting->succeeded']);
+    expect(collected.entries[0]!.body).toMatchObject({ action: 'collect', decision: 'stop' });
     expect(r.localState).toBe('succeeded');
     expect(r.result?.validation).toBe('valid');
     expect(nextCommand(r, at)).toEqual({ kind: 'finished' });
@@ -347,6 +350,7 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
     const step = afterCreate(r0, createObs(T0 + 100, { httpStatus: status, remoteJobId: undefined, providerError: { code: 'invalid' } }), ctx(T0 + 100));
     const r = check(r0, step);
     expect(kinds(step.entries)).toEqual(['observation', 'create_pending->escalated', 'escalation']);
+    expect(step.entries[0]!.body).toMatchObject({ decision: 'escalate' });
     expect(r.escalation?.reason).toBe(reason);
     expect(optionsOf(r)).toEqual(options);
     expect(r.jobId).toBeUndefined();
