@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import type { AsyncJobActivities } from './activities/types';
@@ -12,6 +13,8 @@ import { FileArtifactStore } from './adapters/artifacts/artifact-store';
 import { createProviderRegistry } from './adapters/providers/registry';
 import { openStore } from './adapters/store/open-store';
 import { loadConfig } from './config';
+import { startWebhookReceiver, type WebhookReceiver, type WebhookSettings } from './webhooks/receiver';
+import { webhookSignal } from './workflows/messages';
 
 /** The task queue asyncjob's workflows run on unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'asyncjob';
@@ -125,10 +128,31 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       ...(config.ASYNCJOB_PROVIDER_RATE_LIMIT !== undefined ? { maxRequestsPerSecond: config.ASYNCJOB_PROVIDER_RATE_LIMIT } : {}),
     })),
   });
+  // The webhook receiver runs beside the worker when a port is configured: it needs the same store and contracts.
+  let receiver: WebhookReceiver | undefined;
+  if (config.ASYNCJOB_WEBHOOK_PORT !== undefined) {
+    const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS, ...(config.TEMPORAL_API_KEY ? { apiKey: config.TEMPORAL_API_KEY, tls: true } : {}) }), namespace: config.TEMPORAL_NAMESPACE });
+    receiver = await startWebhookReceiver({
+      port: config.ASYNCJOB_WEBHOOK_PORT,
+      host: env.ASYNCJOB_WEBHOOK_HOST ?? '0.0.0.0',
+      store,
+      webhookSettings: (name) => {
+        try {
+          return registry.get(name).adapter.contract?.webhook as WebhookSettings | undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      signal: (operationId, hint) => client.workflow.getHandle(operationId).signal(webhookSignal, hint),
+      env,
+    });
+    console.error(`asyncjob webhook receiver: ${receiver.url}/webhooks/<provider>`);
+  }
   console.error(`asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${registry.names().join(', ')}, store ${config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@')}`);
   try {
     await runWorkers(workers);
   } finally {
+    await receiver?.stop();
     await registry.close();
     await store.close();
     await connection.close();
