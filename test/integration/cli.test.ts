@@ -202,6 +202,9 @@ describe('asyncjob CLI against a real server, worker and simulator', () => {
       execution: { executionStatus: 'COMPLETED', localState: 'succeeded' },
       recordError: null,
     });
+    // The record's transition tail, through the client's history query (M3): it ends where the operation ended.
+    const history = await h.client.history(request.operationId);
+    expect(history.at(-1)?.body).toMatchObject({ kind: 'transition', to: 'succeeded' });
   });
 
   it('E2, A2: watch stops at an escalation (exit 1); list and decide show it; only offered options are accepted; the extension finishes it', async () => {

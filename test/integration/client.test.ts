@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AsyncJobClient,
   AsyncJobInputError,
+  AsyncJobQueryTimeout,
   FingerprintMismatchError,
   OperationNotFoundError,
   WORKFLOW_TYPE,
@@ -191,6 +192,41 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
       await terminate(rateLimited);
       await terminate(running);
     }
+  });
+
+  it('W1: signalWebhook delivers a validated hint as the "webhook" signal, and refuses a malformed one', async () => {
+    const operationId = uniqueId('op');
+    await client.start(request(operationId));
+    try {
+      await client.signalWebhook(operationId, { eventId: 'evt-1', remoteJobId: 'J-1', state: 'succeeded' });
+      await expect(client.signalWebhook(operationId, { eventId: '' } as never)).rejects.toBeInstanceOf(AsyncJobInputError);
+      const history = await env.client.workflow.getHandle(operationId).fetchHistory();
+      const signals = (history.events ?? []).flatMap((e) => (e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : []));
+      expect(signals).toEqual(['webhook']);
+    } finally {
+      await terminate(operationId);
+    }
+  });
+
+  it('a query no worker answers ends with AsyncJobQueryTimeout (ASYNCJOB_ERR_QUERY_TIMEOUT) after timeoutMs', async () => {
+    const operationId = uniqueId('op');
+    await client.start(request(operationId));
+    try {
+      const started = Date.now();
+      const err = await client.get(operationId, { timeoutMs: 500 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AsyncJobQueryTimeout);
+      expect((err as AsyncJobQueryTimeout).code).toBe('ASYNCJOB_ERR_QUERY_TIMEOUT');
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await terminate(operationId);
+    }
+  });
+
+  it('result() of a terminated operation throws OperationFailedError (ASYNCJOB_ERR_WORKFLOW_FAILED)', async () => {
+    const operationId = uniqueId('op');
+    await client.start(request(operationId));
+    await terminate(operationId);
+    await expect(client.result(operationId)).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_WORKFLOW_FAILED', operationId });
   });
 
   it('listEscalated refuses an unknown reason instead of querying with it', async () => {
