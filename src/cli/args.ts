@@ -68,9 +68,6 @@ export interface DecideAnswer {
   jobId?: string;
 }
 
-/** The commands, in help order. */
-export const COMMANDS = ['start', 'status', 'watch', 'cancel', 'decide', 'list', 'audit', 'simulate', 'worker', 'dev', 'help'] as const;
-
 const common = {
   json: { type: 'boolean' },
   verbose: { type: 'boolean', short: 'v' },

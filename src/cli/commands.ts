@@ -124,18 +124,18 @@ const CLEAR_LINE = '\r\u001b[2K';
 /** How many polls between checks that the workflow is still running. */
 const EXECUTION_CHECK_EVERY = 5;
 
-/**
- * `watch`: polls the record until a final state or an escalation. On a terminal the line is redrawn in place
- * (with a countdown to the next poll); otherwise one line (or one JSON document) per change.
- */
-export async function watchCommand(ctx: CommandContext, cmd: Cmd<'watch'>): Promise<ExitCode> {
-  const client = await ctx.client();
+/** How a watch ended: the last view, and Temporal's status if the workflow stopped before a final state. */
+interface WatchEnd {
+  view: OperationView;
+  stoppedWorkflow: string | null;
+}
+
+/** Polls and renders until the operation ends, escalates, or its workflow stops; `drew` tells of an open TTY line. */
+async function follow(ctx: CommandContext, client: CliClient, cmd: Cmd<'watch'>, drew: { open: boolean }): Promise<WatchEnd> {
   const redraw = ctx.deps.isTTY && !cmd.json;
   let last = '';
-  let view: OperationView;
-  let stoppedWorkflow: string | null = null;
   for (let round = 0; ; round++) {
-    view = operationView(await client.get(cmd.operationId));
+    const view = operationView(await client.get(cmd.operationId));
     const now = ctx.deps.nowMs();
     if (cmd.json) {
       const key = JSON.stringify(view);
@@ -143,24 +143,38 @@ export async function watchCommand(ctx: CommandContext, cmd: Cmd<'watch'>): Prom
       last = key;
     } else if (redraw) {
       ctx.deps.stdout(`${CLEAR_LINE}${watchLine(view, now, true)}`);
+      drew.open = true;
     } else {
       const line = watchLine(view, now, false);
       if (line !== last) ctx.deps.stdout(`${line}\n`);
       last = line;
     }
-    if (watchEnds(view)) break;
+    if (watchEnds(view)) return { view, stoppedWorkflow: null };
     // A workflow that stopped without reaching a final state (terminated, failed) never changes again.
     if (round % EXECUTION_CHECK_EVERY === EXECUTION_CHECK_EVERY - 1) {
       const execution = await client.describeOperation(cmd.operationId);
-      if (BAD_EXECUTION.includes(execution.executionStatus)) {
-        stoppedWorkflow = execution.executionStatus;
-        break;
-      }
+      if (BAD_EXECUTION.includes(execution.executionStatus)) return { view, stoppedWorkflow: execution.executionStatus };
     }
     await ctx.deps.sleep(cmd.intervalMs);
   }
+}
+
+/**
+ * `watch`: polls the record until a final state or an escalation. On a terminal the line is redrawn in place
+ * (with a countdown to the next poll); otherwise one line (or one JSON document) per change.
+ */
+export async function watchCommand(ctx: CommandContext, cmd: Cmd<'watch'>): Promise<ExitCode> {
+  const client = await ctx.client();
+  const drew = { open: false };
+  let end: WatchEnd;
+  try {
+    end = await follow(ctx, client, cmd, drew);
+  } finally {
+    // The redrawn line has no newline of its own: end it, so the final line or an error starts on a fresh line.
+    if (drew.open) ctx.deps.stdout('\n');
+  }
+  const { view, stoppedWorkflow } = end;
   const code = stoppedWorkflow ? EXIT.operationEndedBadly : exitForState(view.localState);
-  if (redraw) ctx.deps.stdout('\n');
   if (cmd.json) {
     emit(ctx, { schema: 'asyncjob.watch/v1', event: 'end', at: new Date(ctx.deps.nowMs()).toISOString(), operation: view, workflowStatus: stoppedWorkflow, exitCode: code });
   } else if (stoppedWorkflow) {

@@ -239,6 +239,16 @@ describe('asyncjob watch', () => {
     expect(frames[4]).toBe('[####################] 100%  local succeeded  remote running  checks 3/' + client.final.budgets.maxStatusRequests + '\noperation op-42 ended: succeeded\n');
   });
 
+  it('ends the redrawn line before an error so the error line stands alone', async () => {
+    const client = new FakeClient();
+    client.records = [observing(0.2), observing(0.3)];
+    const io = fakeDeps(client, { isTTY: true });
+    const deps = { ...io.deps, sleep: async () => void (client.getError = new AsyncJobQueryTimeout('op-42', 30_000, { cause: new Error('deadline') })) };
+    expect(await runCli(['watch', 'op-42'], deps)).toBe(EXIT.connection);
+    expect(io.stdout()).toMatch(/20%.*\n$/);
+    expect(io.stderr()).toBe('asyncjob: operation op-42: no worker answered within 30000 ms (is a worker running on its task queue?)\n');
+  });
+
   it('stops at an escalation with exit 1 and points at decide', async () => {
     const client = new FakeClient();
     client.records = [observing(0.5), escalated('rate_limited')];
