@@ -1061,6 +1061,8 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
     retryAfter: w<string | undefined>([12, undefined], [1, '1'], [1, '30'], [1, 'garbage'], [1, '-5']),
     parseProblem: w<string | undefined>([15, undefined], [1, 'not JSON']),
     collect: w<'valid' | 'invalid' | 'none'>([5, 'valid'], [1, 'invalid'], [1, 'none']),
+    /** The activity itself fails (worker lost, timeout): nothing is observed (B2). */
+    activityFails: w([14, false], [1, true]),
     delayMs: fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 60_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 60_000, max: 1_200_000 }) }),
   });
   type Answer = typeof answer extends fc.Arbitrary<infer T> ? T : never;
@@ -1091,7 +1093,8 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
   it('M3, S1, S4, X3: entries are contiguous and schema-valid, the status budget is never exceeded, succeeded needs a valid result, a cancel is delivered at most once', () => {
     const reached = new Set<string>();
     fc.assert(
-      fc.property(fc.array(step, { minLength: 1, maxLength: 80 }), fc.constantFrom<ReconciliationMethod>('same_token_resend', 'lookup_by_token', 'none'), (steps, reconciliation) => {
+      fc.property(fc.array(step, { minLength: 1, maxLength: 80 }), fc.constantFrom<ReconciliationMethod>('same_token_resend', 'lookup_by_token', 'none'), w([3, true], [1, false]), fc.boolean(), (steps, reconciliation, canCancel, repeatableCollect) => {
+        const capabilities = { cancel: canCancel, repeatableCollect };
         let r = newRecord({ ...FAST, maxStatusRequests: 6, maxTransportFailures: 3, maxRateLimited: 2 }, { resultDeadline: { afterMs: 300_000 } });
         let now = T0;
         let cancelsDelivered = 0;
@@ -1101,7 +1104,7 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
           expect(r.used.statusRequests).toBeLessThanOrEqual(r.budgets.maxStatusRequests);
         };
         for (const { answer: a, message: m, random } of steps) {
-          const c = ctx(now, { random, reconciliation });
+          const c = ctx(now, { random, reconciliation, capabilities });
           if (m.kind === 'cancel') {
             const s = requestCancel(r, { requestedBy: 'alice@example.com', reason: 'random cancel' }, c);
             if (!('kind' in s)) apply(s);
@@ -1140,12 +1143,14 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
               if (reserved.kind === 'stopped') apply(reserved);
               else {
                 r = reserved.record;
-                apply(afterCreate(r, observationFor('create', a, at), ctx(at, { random, reconciliation })));
+                if (a.activityFails) apply(afterActivityFailure(r, 'create', 'worker lost', ctx(at, { random, reconciliation, capabilities })));
+                else apply(afterCreate(r, observationFor('create', a, at), ctx(at, { random, reconciliation, capabilities })));
               }
               break;
             }
             case 'reconcile':
-              apply(afterReconcile(r, observationFor('reconcile', a, at), ctx(at, { random, reconciliation })));
+              if (a.activityFails) apply(afterActivityFailure(r, 'reconcile', 'worker lost', ctx(at, { random, reconciliation, capabilities })));
+              else apply(afterReconcile(r, observationFor('reconcile', a, at), ctx(at, { random, reconciliation, capabilities })));
               break;
             case 'read_status': {
               const woke = onWake(r, c);
@@ -1153,21 +1158,24 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
               else if (woke.kind === 'read_status') {
                 expect(woke.record.used.statusRequests).toBeLessThanOrEqual(woke.record.budgets.maxStatusRequests);
                 r = woke.record;
-                apply(afterStatus(r, observationFor('status', a, at), ctx(at, { random, reconciliation })));
+                if (a.activityFails) apply(afterActivityFailure(r, 'status', 'worker lost', ctx(at, { random, reconciliation, capabilities })));
+                else apply(afterStatus(r, observationFor('status', a, at), ctx(at, { random, reconciliation, capabilities })));
               } else now = Math.max(now + 1, woke.atMs);
               break;
             }
             case 'cancel': {
               const o = observationFor('cancel', a, at);
               // X3: a cancel that may have reached the provider is sent at most once per operation.
-              if (o.transport !== 'not_sent' && o.transport !== 'refused') cancelsDelivered++;
+              if (a.activityFails || (o.transport !== 'not_sent' && o.transport !== 'refused')) cancelsDelivered++;
               expect(cancelsDelivered).toBeLessThanOrEqual(1);
-              apply(afterCancel(r, o, ctx(at, { random, reconciliation })));
+              if (a.activityFails) apply(afterActivityFailure(r, 'cancel', 'worker lost', ctx(at, { random, reconciliation, capabilities })));
+              else apply(afterCancel(r, o, ctx(at, { random, reconciliation, capabilities })));
               break;
             }
             case 'collect': {
               const outcome = a.collect === 'valid' ? VALID : a.collect === 'invalid' ? INVALID : {};
-              apply(afterCollect(r, observationFor('collect', a, at), outcome, ctx(at, { random, reconciliation })));
+              if (a.activityFails) apply(afterActivityFailure(r, 'collect', 'worker lost', ctx(at, { random, reconciliation, capabilities })));
+              else apply(afterCollect(r, observationFor('collect', a, at), outcome, ctx(at, { random, reconciliation, capabilities })));
               break;
             }
           }
