@@ -45,7 +45,7 @@ describe('F4: webhooks twice, out of order, late and badly signed', () => {
         recordWebhookEvent: (event) => ref.world!.store.recordWebhookEvent(event),
         findByProviderJobId: (provider, jobId) => ref.world!.store.findByProviderJobId(provider, jobId),
       },
-      webhookSettings: (provider) => (w !== undefined && DIALECTS.some((d) => ref.world!.provider(d) === provider) ? settings : undefined),
+      webhookSettings: (provider) => (ref.world !== undefined && DIALECTS.some((d) => ref.world!.provider(d) === provider) ? settings : undefined),
       signal: (operationId, hint) => ref.world!.client.signalWebhook(operationId, hint),
       env: { ASYNCJOB_SIMULATOR_WEBHOOK_SECRET: WEBHOOK_SECRET },
       onOutcome: (o) => outcomes.push(o),
