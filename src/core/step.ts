@@ -356,9 +356,10 @@ export function afterStatus(record: OperationRecord, o: Observation, ctx: StepCo
 }
 
 /**
- * A cancel request from a caller (X1): refused when the adapter has no cancel endpoint, when no job is known
- * yet, or in a state that cannot be cancelled; otherwise the intent is recorded (`cancel_requested`) before any
- * cancel call.
+ * A cancel request from a caller (X1): refused when the adapter has no cancel endpoint, when a cancel was
+ * already sent or is pending (X3), when no job is known yet, or in a state that cannot be cancelled; otherwise
+ * the intent (who, why, expected effect) is recorded (`cancel_requested`, the reason in the journal) before any
+ * cancel call. An earlier intent whose call never left, given up by a decision, does not block a new one.
  */
 export function requestCancel(
   record: OperationRecord,
@@ -366,8 +367,12 @@ export function requestCancel(
   ctx: StepContext,
 ): StepResult | StepRefusal {
   if (!ctx.capabilities.cancel) return { kind: 'refused', code: 'ASYNCJOB_ERR_CANCEL_UNSUPPORTED', message: `provider ${record.provider} has no cancel endpoint` };
-  if (record.cancel !== null) return { kind: 'refused', code: 'ASYNCJOB_ERR_CANCEL_ALREADY_REQUESTED', message: `cancel already requested by ${record.cancel.requestedBy} (X3)` };
-  if (record.localState !== 'accepted' && record.localState !== 'observing') {
+  const polling = record.localState === 'accepted' || record.localState === 'observing';
+  // An earlier intent whose call never left (and was given up by a decision) does not block a new one; a sent one does (X3).
+  if (record.cancel !== null && (record.cancel.sentAtMs !== undefined || !polling)) {
+    return { kind: 'refused', code: 'ASYNCJOB_ERR_CANCEL_ALREADY_REQUESTED', message: `cancel already requested by ${record.cancel.requestedBy} (X3)` };
+  }
+  if (!polling) {
     return { kind: 'refused', code: 'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED', message: `an operation in state ${record.localState} cannot be cancelled` };
   }
   const b = new Builder(record, record);
@@ -408,7 +413,10 @@ export function afterCancel(record: OperationRecord, o: Observation, ctx: StepCo
   } else if (o.transport === 'not_sent') {
     // Nothing reached the provider: one more attempt is still "the" cancel call (X1).
     b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs + b.record.policy.baseDelayMs, delaySource: 'local_backoff' } };
-    if (ctx.nowMs >= (b.record.deadlines.cancelDeadlineMs ?? Number.POSITIVE_INFINITY)) b.escalate('cancellation_unconfirmed', 'the cancel request could not be sent before the cancel deadline (X3)', ctx, cause);
+    if (ctx.nowMs >= (b.record.deadlines.cancelDeadlineMs ?? Number.POSITIVE_INFINITY)) {
+      // Nothing was sent, so nothing is unconfirmed: a human may authorise the one cancel call again (A1).
+      b.escalate('provider_failure', `the cancel request could not be sent before the cancel deadline (${o.errorCategory ?? 'not sent'}) (X3)`, ctx, cause);
+    }
   } else {
     // It may have arrived (or its answer is unreadable): never send it again (X3); a human decides with the request history at hand.
     b.escalate('cancellation_unconfirmed', `the cancel request got no usable answer (${o.errorCategory ?? `HTTP ${status}`}); it is not repeated (X3)`, ctx, cause);

@@ -736,6 +736,23 @@ describe('cancellation (X1-X3, M2)', () => {
     expect(nextCommand(again, at + 100)).toEqual({ kind: 'cancel' });
   });
 
+  it('X1, X3: a cancel that could never be sent before the cancel deadline escalates; nothing is unconfirmed, a new cancel may be authorised', () => {
+    const r = observing();
+    const at = r.schedule.nextPollAtMs! - 1;
+    const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
+    const deadline = req.deadlines.cancelDeadlineMs!;
+    const e = check(req, afterCancel(req, cancelObs(deadline, { transport: 'not_sent', httpStatus: undefined, errorCategory: 'dns' }), ctx(deadline)));
+    expect(e.escalation?.reason).toBe('provider_failure');
+    expect(e.cancel?.sentAtMs).toBeUndefined();
+    expect(optionsOf(e)).toContain('cancel_at_provider');
+    const x = check(e, notRefused(applyDecision(e, { option: 'extend', extendMs: 60_000, extraStatusRequests: 2, approvedBy: 'bob@example.com', reason: 'keep watching' }, ctx(deadline + 10))));
+    expect(x.localState).toBe('observing');
+    const again = check(x, notRefused(requestCancel(x, { requestedBy: 'carol@example.com', reason: 'stop, really' }, ctx(deadline + 20))));
+    expect(again.localState).toBe('cancel_requested');
+    expect(again.cancel).toMatchObject({ requestedBy: 'carol@example.com', requestedAtMs: deadline + 20 });
+    expect(again.deadlines.cancelDeadlineMs).toBe(deadline + 20 + FAST.cancelDeadlineMs!);
+  });
+
   it('X3, B2: a cancel activity that failed (the call may have arrived) is never re-sent', () => {
     const r = observing();
     const at = r.schedule.nextPollAtMs! - 1;
