@@ -1,0 +1,168 @@
+/**
+ * T4 and T2 on a real run: operations (success, cancel, a refused credential, an escalation) driven by a worker
+ * PROCESS, then the bearer token is searched for in the workflow histories, the worker's logs, the store file's
+ * bytes and the audit output; and store rows edited or deleted behind the product's back are found by
+ * `asyncjob audit verify`.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAuditCommand } from '../../../src/audit/cli';
+import { DIALECTS, SIM_TOKEN, startFaultWorld, type FaultWorld, type WorkerProcess } from './fault-harness';
+
+const twoPolls = [{ state: 'running', polls: 2 }, { state: 'succeeded' }];
+const scripts = {
+  plain: { steps: twoPolls, result: { kind: 'json', body: { rows: 2 } } },
+  cancel: { steps: [{ state: 'running' }], cancel: { afterMs: 50, outcome: 'cancelled' } },
+  denied: { steps: [{ state: 'running' }], faults: [{ on: 'status', nth: 1, fault: { kind: 'http_error', status: 401 } }] },
+  review: { steps: [{ state: 'running', polls: 1 }, { state: 'manual_review' }] },
+};
+
+/** JSON with every byte array decoded as UTF-8, so payloads are searched as the text they carry. */
+function searchableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
+    if (v !== null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' && Array.isArray((v as { data?: unknown }).data)) {
+      return Buffer.from((v as { data: number[] }).data).toString('utf8');
+    }
+    return v;
+  });
+}
+
+async function audit(argv: string[]): Promise<{ code: number; out: string }> {
+  let out = '';
+  const code = await runAuditCommand(argv, { stdout: (t) => (out += t), stderr: (t) => (out += t), env: {} });
+  return { code, out };
+}
+
+describe('T4, T2: no secret anywhere, tampering found', () => {
+  let world: FaultWorld;
+  let worker: WorkerProcess;
+  const operationIds: string[] = [];
+
+  beforeAll(async () => {
+    world = await startFaultWorld('security', { scenarios: Object.fromEntries(DIALECTS.map((d) => [d, { scripts }])) as never });
+    worker = world.spawnWorker({ ASYNCJOB_LOG_LEVEL: 'debug' });
+    await worker.ready;
+    const policy = { baseDelayMs: 20, maxDelayMs: 100, notFoundWindowMs: 2_000, decisionDeadlineMs: 300 };
+    const requests = [
+      ...DIALECTS.map((d) => world.request(d, { script: 'plain', policy })),
+      world.request('rest', { script: 'denied', policy }),
+      world.request('lro', { script: 'review', policy }),
+    ];
+    await Promise.all(requests.map((r) => world.client.start(r)));
+    const cancel = world.request('operation-location', { script: 'cancel', policy });
+    await world.client.start(cancel);
+    await world.waitForState(cancel.operationId, ['observing']);
+    await world.client.cancel(cancel.operationId, { requestedBy: 'alice@example.com', reason: 'T4 run' });
+    requests.push(cancel);
+    const summaries = await Promise.all(requests.map((r) => world.client.result(r.operationId)));
+    expect(summaries.map((s) => s.localState)).toEqual(['succeeded', 'succeeded', 'succeeded', 'escalated', 'escalated', 'cancelled']);
+    operationIds.push(...requests.map((r) => r.operationId));
+  });
+  afterAll(async () => world?.stop());
+
+  it('T4: the bearer token is not in any workflow history (fetched and decoded)', async () => {
+    for (const operationId of operationIds) {
+      const history = await world.temporal.workflow.getHandle(operationId).fetchHistory();
+      const text = searchableJson(history);
+      expect(text).toContain(operationId);
+      expect(text).not.toContain(SIM_TOKEN);
+    }
+  });
+
+  it('T4: the bearer token is not in the worker process logs at debug level', () => {
+    expect(worker.logs()).toContain('asyncjob worker');
+    expect(worker.logs()).not.toContain(SIM_TOKEN);
+  });
+
+  it('T4: the bearer token is not in the bytes of the store files (database and write-ahead log)', () => {
+    const files = readdirSync(path.dirname(world.storeFile)).filter((f) => f.startsWith(path.basename(world.storeFile)));
+    expect(files.length).toBeGreaterThan(0);
+    let all = Buffer.alloc(0);
+    for (const f of files) all = Buffer.concat([all, readFileSync(path.join(path.dirname(world.storeFile), f))]);
+    expect(all.includes(Buffer.from(operationIds[0]!))).toBe(true);
+    expect(all.includes(Buffer.from(SIM_TOKEN))).toBe(false);
+  });
+
+  it('T4: the bearer token is not in `audit show` output, text or JSON', async () => {
+    for (const operationId of operationIds) {
+      for (const json of [false, true]) {
+        const { code, out } = await audit(['show', operationId, '--store', `sqlite:${world.storeFile}`, ...(json ? ['--json'] : [])]);
+        expect(code).toBe(0);
+        expect(out).toContain(operationId);
+        expect(out).not.toContain(SIM_TOKEN);
+      }
+    }
+  });
+
+  it('T4: every provider request carried the credential to its own origin only, and never a wrong one', () => {
+    for (const d of DIALECTS) {
+      const provider = world.sims[d].requests().filter((r) => r.action !== 'sim');
+      expect(provider.length).toBeGreaterThan(0);
+      expect(provider.every((r) => r.authorization === 'valid')).toBe(true);
+    }
+  });
+
+  describe('T2: a store edited behind the product is found by audit verify', () => {
+    let copies = 0;
+    /** A consistent copy of the live store (the worker still has it open), with the guard triggers dropped. */
+    function tamperableCopy(): string {
+      const file = path.join(world.dataDir, `tampered-${++copies}.db`);
+      const live = new Database(world.storeFile, { readonly: true });
+      live.exec(`VACUUM INTO '${file}'`);
+      live.close();
+      const db = new Database(file);
+      db.exec('DROP TRIGGER IF EXISTS journal_no_update; DROP TRIGGER IF EXISTS journal_no_delete;');
+      db.close();
+      return file;
+    }
+    function mutate(file: string, fn: (db: Database.Database) => void): void {
+      const db = new Database(file);
+      try {
+        fn(db);
+      } finally {
+        db.close();
+      }
+    }
+
+    it('T2: the untouched copy verifies clean', async () => {
+      const { code, out } = await audit(['verify', '--store', `sqlite:${tamperableCopy()}`]);
+      expect(out).not.toContain(SIM_TOKEN);
+      expect(code).toBe(0);
+    });
+
+    it('T2: an edited journal entry (a transition rewritten) is found, naming the operation', async () => {
+      const file = tamperableCopy();
+      const victim = operationIds[0]!;
+      mutate(file, (db) => {
+        const row = db.prepare("SELECT sequence, entry FROM journal WHERE operation_id = ? AND kind = 'transition' ORDER BY sequence DESC LIMIT 1").get(victim) as { sequence: number; entry: string };
+        const edited = row.entry.replace('"succeeded"', '"failed"');
+        expect(edited).not.toBe(row.entry);
+        db.prepare('UPDATE journal SET entry = ? WHERE operation_id = ? AND sequence = ?').run(edited, victim, row.sequence);
+      });
+      const { code, out } = await audit(['verify', '--store', `sqlite:${file}`]);
+      expect(code).toBe(1);
+      expect(out).toContain(victim);
+    });
+
+    it('T2: a deleted journal row in the middle of a chain is found', async () => {
+      const file = tamperableCopy();
+      const victim = operationIds[1]!;
+      mutate(file, (db) => db.prepare('DELETE FROM journal WHERE operation_id = ? AND sequence = 3').run(victim));
+      const { code, out } = await audit(['verify', '--store', `sqlite:${file}`, '--operation', victim]);
+      expect(code).toBe(1);
+      expect(out).toContain(victim);
+    });
+
+    it('T2: the last journal row of an operation deleted (a truncated chain) is found', async () => {
+      const file = tamperableCopy();
+      const victim = operationIds[2]!;
+      mutate(file, (db) => db.prepare('DELETE FROM journal WHERE operation_id = ? AND sequence = (SELECT max(sequence) FROM journal WHERE operation_id = ?)').run(victim, victim));
+      const { code, out } = await audit(['verify', '--store', `sqlite:${file}`, '--operation', victim]);
+      expect(code).toBe(1);
+      expect(out).toContain(victim);
+    });
+  });
+});
