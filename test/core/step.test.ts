@@ -1203,5 +1203,5 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
     );
     // The generator is not vacuous: the runs reach every end and the main intermediate states.
     for (const s of ['accepted', 'observing', 'result_collecting', 'succeeded', 'failed', 'cancelling', 'escalated', 'reconciliation', 'result_timed_out']) expect(reached).toContain(s);
-  });
+  }, 60_000);
 });
