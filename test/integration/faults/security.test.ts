@@ -9,6 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAuditCommand } from '../../../src/audit/cli';
+import { AsyncJobInputError, OperationNotFoundError } from '../../../src/client';
 import { DIALECTS, SIM_TOKEN, startFaultWorld, type FaultWorld, type WorkerProcess } from './fault-harness';
 
 const twoPolls = [{ state: 'running', polls: 2 }, { state: 'succeeded' }];
@@ -103,6 +104,16 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
       expect(provider.length).toBeGreaterThan(0);
       expect(provider.every((r) => r.authorization === 'valid')).toBe(true);
     }
+  });
+
+  it('a refused start (a bad field) leaves no workflow, no store entry and no provider request', async () => {
+    const request = world.request('rest', { script: 'plain', policy: { baseDelayMs: 0 } });
+    const createsBefore = world.sims.rest.requests({ action: 'create' }).length;
+    await expect(world.client.start(request)).rejects.toBeInstanceOf(AsyncJobInputError);
+    await expect(world.client.describeOperation(request.operationId)).rejects.toBeInstanceOf(OperationNotFoundError);
+    expect(await world.store.getOperation(request.operationId)).toBeNull();
+    expect(await world.store.entries(request.operationId)).toEqual([]);
+    expect(world.sims.rest.requests({ action: 'create' })).toHaveLength(createsBefore);
   });
 
   describe('T2: a store edited behind the product is found by audit verify', () => {
