@@ -254,7 +254,10 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
     ]);
     setCurrentDetails(
       record.escalation
-        ? `**Escalated: ${record.escalation.reason}**\n\n\`\`\`\n${renderEscalation(record.escalation)}\n\`\`\``
+        ? `**Escalated: ${record.escalation.reason}**\n\n${renderEscalation(record.escalation)
+            .split('\n')
+            .map((line) => `- ${line}`)
+            .join('\n')}`
         : `State **${record.localState}**${record.jobId ? `, provider job \`${record.jobId}\`` : ''}; status requests ${record.used.statusRequests} of ${record.budgets.maxStatusRequests}.`,
     );
   };

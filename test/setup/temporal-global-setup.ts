@@ -3,12 +3,14 @@
  * its address to the tests through `inject('temporalAddress')`.
  */
 import type { TestProject } from 'vitest/node' with { 'resolution-mode': 'import' };
-import { startDevServer } from '../../src/dev/temporal-server';
+import { freePort, startDevServer } from '../../src/dev/temporal-server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     temporalAddress: string;
     temporalNamespace: string;
+    /** The dev server's Web UI, or '' when the tests use a server of their own. */
+    temporalUiUrl: string;
   }
 }
 
@@ -16,10 +18,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (process.env.TEMPORAL_ADDRESS) {
     project.provide('temporalAddress', process.env.TEMPORAL_ADDRESS);
     project.provide('temporalNamespace', process.env.TEMPORAL_NAMESPACE ?? 'default');
+    project.provide('temporalUiUrl', process.env.TEMPORAL_UI_URL ?? '');
     console.log(`[integration] using the Temporal server at ${process.env.TEMPORAL_ADDRESS}`);
     return async () => {};
   }
   const server = await startDevServer({
+    // The Web UI too, for the browser test of the escalation view.
+    uiPort: await freePort(),
     dynamicConfig: ['limit.historyCount.suggestContinueAsNew=200'],
   });
   console.log(
@@ -27,5 +32,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   );
   project.provide('temporalAddress', server.address);
   project.provide('temporalNamespace', server.namespace);
+  project.provide('temporalUiUrl', server.uiUrl ?? '');
   return async () => server.stop();
 }
