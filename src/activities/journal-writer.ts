@@ -4,6 +4,7 @@
  * record accounts for. Also reads back what a previous attempt recorded, so a retried activity returns the
  * recorded outcome instead of calling the provider again.
  */
+import { recordMetrics } from './metrics';
 import { type OperationSnapshot, type OperationStore } from '../adapters/store/operation-store';
 import { type JournalEntry } from '../core/journal';
 import { operationRecordSchema, type OperationRecord } from '../core/operation';
@@ -81,6 +82,7 @@ export async function alreadyRecorded(store: OperationStore, record: OperationRe
  */
 export async function commitStep(store: OperationStore, record: OperationRecord, entries: readonly StepEntry[], nowMs: number): Promise<OperationRecord> {
   if (entries.length > 0) await store.appendMany(entries.map((e) => toJournalEntry(record.operationId, e)));
+  recordMetrics(record.provider, entries);
   const put = await store.putOperation(snapshotOf(record, nowMs));
   if (put.kind === 'stale') return storedRecord(store, record.operationId);
   return record;
