@@ -39,6 +39,8 @@ const scripts = {
   f8_bad_retry_after: { steps: twoPolls, faults: [statusFault(1, { kind: 'http_error', status: 503, retryAfterRaw: 'next tuesday, maybe' })] },
   f8_foreign: { steps: twoPolls, faults: [{ on: 'create', nth: 1, fault: { kind: 'foreign_location' } }, statusFault('every', { kind: 'foreign_location' })] },
   plain: { steps: twoPolls },
+  create_503: { steps: twoPolls, faults: [{ on: 'create', nth: 1, fault: { kind: 'http_error', status: 503 } }] },
+  result_429: { steps: twoPolls, faults: [{ on: 'result', nth: 1, fault: { kind: 'http_error', status: 429, retryAfterSeconds: 1 } }] },
 };
 
 const bodies = (entries: { entry: { body: JournalEntryBody } }[]): JournalEntryBody[] => entries.map((e) => e.entry.body);
@@ -203,6 +205,30 @@ describe('hostile providers against a worker process', () => {
     expect(world.sims[dialect].jobsByToken(record.idempotencyToken)).toHaveLength(1);
     expect(foreign.requests().filter((r) => r.authorization !== 'absent')).toEqual([]);
     expect(journal.some((b) => b.kind === 'observation' && (b.errorCategory === 'foreign_origin' || (b.note ?? '').includes('origin') || (b.hintRejected ?? '').includes('origin')))).toBe(true);
+  });
+
+  // BUG (src/core/step.ts afterReconcile, found by the soak): after a 503 on create, a lookup that finds no job
+  // before the create deadline only schedules another lookup; create is never re-sent with the same token (which
+  // I3 allows inside the create deadline), so the operation fails at the create deadline although the provider
+  // is healthy again. Expected: re-send create with the same token and succeed with one job.
+  it.fails.each(['rest', 'lro'] as const)('BUG I3, U2: %s a 503 on create, no job found by the lookup: create is re-sent with the same token and the operation succeeds', async (dialect) => {
+    const request = world.request(dialect, { script: 'create_503', createDeadline: { afterMs: 3_000 } });
+    await world.client.start(request);
+    const summary = await world.client.result(request.operationId);
+    const record = (await world.store.getOperation(request.operationId))!.record as unknown as OperationRecord;
+    expect(world.sims[dialect].jobsByToken(record.idempotencyToken).length).toBeLessThanOrEqual(1);
+    expect(summary.localState).toBe('succeeded');
+  });
+
+  // BUG (src/core/step.ts afterCollect, found by the soak): a 429 with Retry-After on result collection escalates
+  // provider_failure at once, although the contract says collecting is safe to repeat (R5) and H1 says a 429 with
+  // Retry-After is a wait. Expected: wait at least Retry-After, collect again, succeed with one artifact.
+  it.fails('BUG H1, R5: a 429 with Retry-After on result collection waits and collects again', async () => {
+    const { summary, record } = await run('operation-location', 'result_429');
+    const collects = world.jobRequests('operation-location', record.jobId!, 'result');
+    expect(collects[0]?.status).toBe(429);
+    expect(summary.localState).toBe('succeeded');
+    expect(collects[1]!.atMs - collects[0]!.atMs).toBeGreaterThanOrEqual(1_000);
   });
 
   it('T4: the bearer token never appears in the worker process logs', () => {

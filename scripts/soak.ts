@@ -1,0 +1,428 @@
+/**
+ * Load with faults (issue 9): N operations (default 1,000) started within a few seconds against three simulators
+ * (one per dialect) with about 5% of provider calls faulted at random (seeded: 503, 429, dropped connection,
+ * reset), an in-process worker, its own Temporal dev server (or `--temporal ADDRESS`) and a SQLite store.
+ *
+ * Checks, from the simulators' accounting and the store, never from the workflow's own opinion:
+ * - every operation ends in a final state or a bounded escalation (one a human can answer, closed by its decision deadline);
+ * - zero duplicate provider jobs (jobs per idempotency token <= 1);
+ * - zero lost results: every succeeded operation has exactly one valid artifact whose bytes hash to the sha256
+ *   of the payload the simulator served;
+ * - every job the provider finished successfully belongs to an operation that either succeeded or escalated.
+ *
+ * Prints a table of outcomes and exits 1 on any violation. `npm run soak -- --count 200 --seed 7 --fault-rate 0.05`.
+ * Importable: `runSoak({ count: 60 })` resolves with the report (the integration test runs a reduced count).
+ */
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { createActivities } from '../src/activities';
+import { FileArtifactStore } from '../src/adapters/artifacts/artifact-store';
+import { createProviderRegistry } from '../src/adapters/providers/registry';
+import { openSqliteStore } from '../src/adapters/store/sqlite-store';
+import { AsyncJobClient } from '../src/client';
+import type { OperationRecord, StartRequest } from '../src/core/operation';
+import type { EscalationReason, LocalState } from '../src/core/journal';
+import { startDevServer, type DevServer } from '../src/dev/temporal-server';
+import { renderPayload, startSimulator, type Simulator } from '../src/simulator';
+import { seededRandom, type SeededRandom } from '../src/simulator/random';
+import type { ResultPayload } from '../src/simulator/scenario';
+import { createWorkers, runWorkers, shutdownWorkers, workflowsPath } from '../src/worker';
+
+const DIALECTS = ['rest', 'lro', 'operation-location'] as const;
+type Dialect = (typeof DIALECTS)[number];
+
+/** Options of {@link runSoak}. */
+export interface SoakOptions {
+  /** Operations to run (default 1,000). */
+  count?: number;
+  /** Seed of the fault and script choices (default 1). */
+  seed?: number;
+  /** Share of provider calls faulted (default 0.05). */
+  faultRate?: number;
+  /** A Temporal server to use; a dev server of its own is started when absent. */
+  temporalAddress?: string;
+  /** How many starts and result waits are in flight at once (default 100). */
+  concurrency?: number;
+  /** Where progress and the table go (default console.log); pass `() => {}` to silence. */
+  log?: (line: string) => void;
+}
+
+/** One violation of the soak's invariants. */
+export interface SoakViolation {
+  operationId: string;
+  kind: 'not_final' | 'duplicate_job' | 'lost_result' | 'bad_artifact' | 'unbounded_escalation' | 'error';
+  detail: string;
+}
+
+/** What a soak run found. */
+export interface SoakReport {
+  count: number;
+  seed: number;
+  faultRate: number;
+  /** Faults planned into the scripts, by kind. */
+  faultsPlanned: Record<string, number>;
+  /** Faults the simulators actually applied (from their request logs), by label. */
+  faultsApplied: Record<string, number>;
+  /** Provider requests received, all simulators together. */
+  providerRequests: number;
+  /** Operations by outcome: the local state, or `escalated:<reason>`. */
+  outcomes: Record<string, number>;
+  /** Largest number of provider jobs under one idempotency token (must be <= 1). */
+  maxJobsPerToken: number;
+  startSpreadMs: number;
+  durationMs: number;
+  /** Time from start to the final summary, percentiles in ms. */
+  endLatencyMs: { p50: number; p95: number; max: number };
+  violations: SoakViolation[];
+  /** Every operation that did not end succeeded: its outcome, the faults planned into its script, and why. */
+  unusual: { operationId: string; outcome: string; faults: string[]; detail: string }[];
+}
+
+/** Escalations a run may end in: each is bounded (counted budgets, deadlines) and answerable by a human. */
+const BOUNDED_ESCALATIONS: ReadonlySet<EscalationReason> = new Set([
+  'provider_failure',
+  'rate_limited',
+  'create_unknown',
+  'request_budget_exhausted',
+  'deadline_exceeded',
+  'cancellation_unconfirmed',
+  'result_validation_failed',
+]);
+const FINAL_STATES: ReadonlySet<LocalState> = new Set(['succeeded', 'failed', 'cancelled', 'escalated', 'result_unavailable', 'result_validation_failed', 'result_timed_out', 'cancellation_unconfirmed', 'closed']);
+const FAULT_KINDS = ['http_503', 'http_429', 'drop', 'reset'] as const;
+
+function faultOf(kind: (typeof FAULT_KINDS)[number], rnd: SeededRandom): Record<string, unknown> {
+  switch (kind) {
+    case 'http_503':
+      return { kind: 'http_error', status: 503, ...(rnd.next() < 0.5 ? { retryAfterSeconds: 1 } : {}) };
+    case 'http_429':
+      return { kind: 'http_error', status: 429, ...(rnd.next() < 0.5 ? { retryAfterSeconds: 1 } : {}) };
+    case 'drop':
+      return { kind: 'drop' };
+    case 'reset':
+      return { kind: 'reset' };
+  }
+}
+
+interface PlannedOperation {
+  request: StartRequest;
+  dialect: Dialect;
+  result: ResultPayload;
+  /** The faults planned for it, e.g. `status#2:drop`. */
+  faults: string[];
+}
+
+/** Builds one script per operation: a short lifecycle, a unique result, and faults on ~faultRate of its calls. */
+function plan(count: number, seed: number, faultRate: number, provider: (d: Dialect) => string, runId: string) {
+  const rnd = seededRandom(seed);
+  const scripts: Record<Dialect, Record<string, unknown>> = { rest: {}, lro: {}, 'operation-location': {} };
+  const faultsPlanned: Record<string, number> = {};
+  const operations: PlannedOperation[] = [];
+  for (let i = 0; i < count; i++) {
+    const dialect = DIALECTS[i % DIALECTS.length]!;
+    const queuedPolls = rnd.intBetween(0, 1);
+    const runningPolls = rnd.intBetween(1, 3);
+    const statusReads = queuedPolls + runningPolls + 1;
+    const faults: Record<string, unknown>[] = [];
+    const labels: string[] = [];
+    const maybeFault = (on: string, nth: number): void => {
+      if (rnd.next() >= faultRate) return;
+      const kind = FAULT_KINDS[rnd.intBetween(0, FAULT_KINDS.length - 1)]!;
+      faultsPlanned[`${on}:${kind}`] = (faultsPlanned[`${on}:${kind}`] ?? 0) + 1;
+      faults.push({ on, nth, fault: faultOf(kind, rnd) });
+      labels.push(`${on}#${nth}:${JSON.stringify(faults.at(-1)!.fault)}`);
+    };
+    maybeFault('create', 1);
+    for (let n = 1; n <= statusReads; n++) maybeFault('status', n);
+    maybeFault('result', 1);
+    const result: ResultPayload = { kind: 'json', body: { soak: runId, operation: i, rows: Array.from({ length: 1 + (i % 5) }, (_, k) => ({ k, v: rnd.hex(8) })) } };
+    const name = `soak-${i}`;
+    scripts[dialect][name] = {
+      steps: [...(queuedPolls > 0 ? [{ state: 'queued', polls: queuedPolls }] : []), { state: 'running', polls: runningPolls }, { state: 'succeeded' }],
+      result,
+      faults,
+    };
+    operations.push({
+      dialect,
+      result,
+      faults: labels,
+      request: {
+        operationId: `soak-${runId}-${i}`,
+        provider: provider(dialect),
+        payload: { report: 'soak', index: i, scenario: name },
+        startedBy: 'service:soak',
+        authorisedBy: 'policy:soak',
+        createDeadline: { afterMs: 60_000 },
+        resultDeadline: { afterMs: 600_000 },
+        policy: { baseDelayMs: 50, maxDelayMs: 1_000, maxTransportFailures: 10, maxRateLimited: 5, notFoundWindowMs: 5_000, decisionDeadlineMs: 1_000 },
+      },
+    });
+  }
+  return { scripts, operations, faultsPlanned };
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!, i);
+    }
+  });
+  await Promise.all(lanes);
+  return results;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Formats the report as a plain-text table. */
+export function formatSoakReport(report: SoakReport): string {
+  const rows: [string, string][] = [
+    ['operations', String(report.count)],
+    ['seed / fault rate', `${report.seed} / ${report.faultRate}`],
+    ['started within', `${report.startSpreadMs} ms`],
+    ['total duration', `${report.durationMs} ms`],
+    ['end latency p50 / p95 / max', `${report.endLatencyMs.p50} / ${report.endLatencyMs.p95} / ${report.endLatencyMs.max} ms`],
+    ['provider requests', String(report.providerRequests)],
+    ['max provider jobs per token', String(report.maxJobsPerToken)],
+    ...Object.entries(report.faultsPlanned).sort().map(([k, v]): [string, string] => [`fault planned ${k}`, String(v)]),
+    ...Object.entries(report.faultsApplied).sort().map(([k, v]): [string, string] => [`fault applied ${k}`, String(v)]),
+    ...Object.entries(report.outcomes).sort().map(([k, v]): [string, string] => [`outcome ${k}`, String(v)]),
+    ['violations', String(report.violations.length)],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+  for (const u of report.unusual.slice(0, 30)) lines.push(`  ${u.outcome} ${u.operationId} (faults: ${u.faults.join(', ') || 'none'}): ${u.detail}`);
+  for (const v of report.violations.slice(0, 50)) lines.push(`  VIOLATION ${v.kind} ${v.operationId}: ${v.detail}`);
+  return lines.join('\n');
+}
+
+async function sha256OfStream(stream: NodeJS.ReadableStream): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of stream) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Runs the soak and returns its report (never throws for a violation: they are in `violations`). */
+export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
+  const count = options.count ?? 1_000;
+  const seed = options.seed ?? 1;
+  const faultRate = options.faultRate ?? 0.05;
+  const concurrency = options.concurrency ?? 100;
+  const log = options.log ?? ((line: string) => console.log(line));
+  const runId = `${seed}-${createHash('sha256').update(`${process.pid}:${process.hrtime.bigint()}`).digest('hex').slice(0, 8)}`;
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-soak-'));
+  const token = `soak-${createHash('sha256').update(runId).digest('hex').slice(0, 24)}`;
+  const provider = (d: Dialect): string => `soak-${d}-${runId}`.slice(0, 64);
+  const { scripts, operations, faultsPlanned } = plan(count, seed, faultRate, provider, runId);
+  try {
+    // Worker logs at WARN so the table stays readable (a runtime installed by the caller is kept).
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Already installed in this process.
+  }
+
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const violations: SoakViolation[] = [];
+  try {
+    let server: DevServer | undefined;
+    if (options.temporalAddress === undefined) {
+      server = await startDevServer();
+      cleanups.unshift(() => server!.stop());
+    }
+    const address = options.temporalAddress ?? server!.address;
+    const sims = {} as Record<Dialect, Simulator>;
+    for (const d of DIALECTS) {
+      sims[d] = await startSimulator({ dialect: d, token, seed, scenario: { scripts: scripts[d] } as never, maxRecordedRequests: 1_000_000 });
+      const sim = sims[d];
+      cleanups.unshift(() => sim.stop());
+    }
+    const store = await openSqliteStore({ path: path.join(dataDir, 'asyncjob.db'), forbiddenValues: [token] });
+    cleanups.unshift(() => store.close());
+    const registry = await createProviderRegistry({
+      providers: DIALECTS.map((d) => ({ name: provider(d), path: d })),
+      baseUrls: Object.fromEntries(DIALECTS.map((d) => [provider(d), sims[d].url])),
+      env: { ASYNCJOB_SIMULATOR_TOKEN: token, ASYNCJOB_SIMULATOR_URL: sims.rest.url },
+      http: { headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000, connectTimeoutMs: 2_000 },
+    });
+    cleanups.unshift(() => registry.close());
+    const artifacts = new FileArtifactStore(path.join(dataDir, 'artifacts'));
+    const nativeConnection = await NativeConnection.connect({ address });
+    cleanups.unshift(() => nativeConnection.close());
+    const taskQueue = `soak-${runId}`;
+    const workers: Worker[] = await createWorkers({
+      connection: nativeConnection,
+      taskQueue,
+      activities: createActivities({ store, providers: registry, artifacts }),
+      providerQueues: registry.names().map((name) => ({ taskQueue: registry.get(name).facts.taskQueue! })),
+      workflowBundle: await bundleWorkflowCode({ workflowsPath, logger: { log: () => {}, trace: () => {}, debug: () => {}, info: () => {}, warn: () => {}, error: (m) => log(m) } }),
+      shutdownGraceTime: '2 seconds',
+    });
+    const running = runWorkers(workers);
+    cleanups.unshift(async () => {
+      shutdownWorkers(workers);
+      await running.catch(() => undefined);
+    });
+    const connection = await Connection.connect({ address });
+    cleanups.unshift(() => connection.close());
+    const client = new AsyncJobClient({ client: new Client({ connection }), taskQueue });
+
+    log(`soak: ${count} operations, seed ${seed}, fault rate ${faultRate}, Temporal ${address}, data ${dataDir}`);
+    const began = Date.now();
+    const startedAt = await pool(operations, concurrency, async (op) => {
+      await client.start(op.request);
+      return Date.now();
+    });
+    const startSpreadMs = Math.max(...startedAt) - began;
+    log(`soak: all started in ${startSpreadMs} ms`);
+
+    const outcomes: Record<string, number> = {};
+    const unusual: SoakReport['unusual'] = [];
+    const latencies: number[] = [];
+    let done = 0;
+    await pool(operations, concurrency, async (op, i) => {
+      const id = op.request.operationId;
+      try {
+        const summary = await client.result(id);
+        latencies.push(Date.now() - startedAt[i]!);
+        const key = summary.escalation ? `escalated:${summary.escalation.reason}` : summary.localState;
+        outcomes[key] = (outcomes[key] ?? 0) + 1;
+        if (summary.localState !== 'succeeded') {
+          const last = (await client.history(id)).at(-1);
+          unusual.push({ operationId: id, outcome: key, faults: op.faults, detail: (summary.escalation?.text ?? `${last?.body.cause ?? ''} ${last?.body.reason ?? ''}`).replace(/\s+/g, ' ').slice(0, 300) });
+        }
+        if (!FINAL_STATES.has(summary.localState)) violations.push({ operationId: id, kind: 'not_final', detail: `ended in ${summary.localState}` });
+        if (summary.escalation && !BOUNDED_ESCALATIONS.has(summary.escalation.reason)) {
+          violations.push({ operationId: id, kind: 'unbounded_escalation', detail: summary.escalation.reason });
+        }
+        const snapshot = await store.getOperation(id);
+        const record = snapshot?.record as unknown as OperationRecord | undefined;
+        if (record === undefined) {
+          violations.push({ operationId: id, kind: 'error', detail: 'no record in the store' });
+          return;
+        }
+        const jobs = sims[op.dialect].jobsByToken(record.idempotencyToken);
+        if (jobs.length > 1) violations.push({ operationId: id, kind: 'duplicate_job', detail: `${jobs.length} provider jobs under one token` });
+        const providerSucceeded = jobs.some((j) => j.state === 'succeeded');
+        if (summary.localState === 'succeeded') {
+          const expected = renderPayload(op.result).sha256Hex;
+          const stored = await store.artifacts(id);
+          if (stored.length !== 1) violations.push({ operationId: id, kind: 'lost_result', detail: `${stored.length} artifacts for a succeeded operation` });
+          for (const artifact of stored) {
+            const actual = await sha256OfStream(artifacts.open(artifact.location));
+            if (artifact.validation !== 'valid' || artifact.sha256 !== expected || actual !== expected) {
+              violations.push({ operationId: id, kind: 'bad_artifact', detail: `validation ${artifact.validation}, recorded ${artifact.sha256}, bytes ${actual}, served ${expected}` });
+            }
+          }
+        } else if (providerSucceeded && !summary.escalation) {
+          violations.push({ operationId: id, kind: 'lost_result', detail: `the provider job succeeded but the operation ended ${summary.localState} without an escalation` });
+        }
+      } catch (error) {
+        outcomes.error = (outcomes.error ?? 0) + 1;
+        violations.push({ operationId: id, kind: 'error', detail: error instanceof Error ? error.message.slice(0, 300) : String(error) });
+      }
+      done++;
+      if (done % 100 === 0) log(`soak: ${done}/${count} ended`);
+    });
+
+    const tokens = new Map<string, number>();
+    const faultsApplied: Record<string, number> = {};
+    let providerRequests = 0;
+    for (const d of DIALECTS) {
+      for (const job of sims[d].jobs()) if (job.idempotencyKey) tokens.set(job.idempotencyKey, (tokens.get(job.idempotencyKey) ?? 0) + 1);
+      for (const r of sims[d].requests()) {
+        if (r.action === 'sim') continue;
+        providerRequests++;
+        if (r.fault) faultsApplied[`${r.action}:${r.fault}`] = (faultsApplied[`${r.action}:${r.fault}`] ?? 0) + 1;
+      }
+    }
+    latencies.sort((a, b) => a - b);
+    return {
+      count,
+      seed,
+      faultRate,
+      faultsPlanned,
+      faultsApplied,
+      providerRequests,
+      outcomes,
+      maxJobsPerToken: Math.max(0, ...tokens.values()),
+      startSpreadMs,
+      durationMs: Date.now() - began,
+      endLatencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), max: latencies.at(-1) ?? 0 },
+      violations,
+      unusual,
+    };
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function parseArgs(argv: readonly string[]): SoakOptions {
+  const options: SoakOptions = {};
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i]!.includes('=') ? argv[i]!.split('=', 2) : [argv[i]!, undefined];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    const int = (name: string, min: number): number => {
+      const n = Number(value());
+      if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}`);
+      return n;
+    };
+    switch (flag) {
+      case '--count':
+        options.count = int('--count', 1);
+        break;
+      case '--seed':
+        options.seed = int('--seed', 0);
+        break;
+      case '--concurrency':
+        options.concurrency = int('--concurrency', 1);
+        break;
+      case '--fault-rate': {
+        const rate = Number(value());
+        if (!(rate >= 0 && rate <= 1)) throw new Error('--fault-rate must be between 0 and 1');
+        options.faultRate = rate;
+        break;
+      }
+      case '--temporal':
+        options.temporalAddress = value();
+        break;
+      default:
+        throw new Error(`unknown option ${flag} (use --count N, --seed N, --fault-rate R, --concurrency N, --temporal HOST:PORT)`);
+    }
+  }
+  return options;
+}
+
+if (require.main === module) {
+  let options: SoakOptions;
+  try {
+    options = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    console.error(`soak: ${(error as Error).message}`);
+    process.exit(2);
+  }
+  runSoak(options).then(
+    (report) => {
+      console.log(formatSoakReport(report));
+      process.exit(report.violations.length > 0 ? 1 : 0);
+    },
+    (error: unknown) => {
+      console.error(`soak failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      process.exit(1);
+    },
+  );
+}
