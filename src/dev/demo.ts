@@ -111,7 +111,7 @@ export async function runDev(options: { keepRunning?: boolean } = {}): Promise<n
 
     const exportJob = request('export');
     await client.start(exportJob);
-    for (let i = 0; i < 100 && (await client.get(exportJob.operationId)).localState !== 'observing'; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && (await client.get(exportJob.operationId).then((r) => r.localState, () => 'starting')) !== 'observing'; i++) await new Promise((r) => setTimeout(r, 100));
     const answer = await client.cancel(exportJob.operationId, { requestedBy: 'alice@example.com', reason: 'export no longer needed', expectedEffect: 'the export stops' });
     console.log(`\ncancel of ${exportJob.operationId}: ${JSON.stringify(answer)}`);
     const second = await client.result(exportJob.operationId);

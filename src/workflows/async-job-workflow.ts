@@ -325,13 +325,24 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         );
         break;
       }
-      case 'reconcile':
+      case 'reconcile': {
+        // Re-sending create with the same token is a create request: reserved and counted first (B2, I3).
+        if (facts.reconciliation === 'same_token_resend') {
+          const reserved = reserveCreateAttempt(record, ctx());
+          if (reserved.kind === 'stopped') {
+            await commit(reserved);
+            break;
+          }
+          record = reserved.record;
+        }
+        const reconciling = record;
         await call('reconcile', () =>
-          provider.reconcileJob.executeWithOptions({ ...callOptions, summary: `reconcile ${record.operationId}` }, [
-            { record, random: Math.random(), payload: input.request.payload },
+          provider.reconcileJob.executeWithOptions({ ...callOptions, summary: `reconcile ${reconciling.operationId}` }, [
+            { record: reconciling, random: Math.random(), payload: input.request.payload },
           ]),
         );
         break;
+      }
       case 'read_status': {
         const woke = onWake(record, ctx());
         if (woke.kind === 'stopped') {
