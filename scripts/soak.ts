@@ -45,6 +45,8 @@ export interface SoakOptions {
   faultRate?: number;
   /** A Temporal server to use; a dev server of its own is started when absent. */
   temporalAddress?: string;
+  /** Each operation's create deadline (default 60 s); a shorter one ends never-created operations sooner. */
+  createDeadlineMs?: number;
   /** How many starts and result waits are in flight at once (default 100). */
   concurrency?: number;
   /** Where progress and the table go (default console.log); pass `() => {}` to silence. */
@@ -117,7 +119,7 @@ interface PlannedOperation {
 }
 
 /** Builds one script per operation: a short lifecycle, a unique result, and faults on ~faultRate of its calls. */
-function plan(count: number, seed: number, faultRate: number, provider: (d: Dialect) => string, runId: string) {
+function plan(count: number, seed: number, faultRate: number, provider: (d: Dialect) => string, runId: string, createDeadlineMs: number) {
   const rnd = seededRandom(seed);
   const scripts: Record<Dialect, Record<string, unknown>> = { rest: {}, lro: {}, 'operation-location': {} };
   const faultsPlanned: Record<string, number> = {};
@@ -156,7 +158,7 @@ function plan(count: number, seed: number, faultRate: number, provider: (d: Dial
         payload: { report: 'soak', index: i, scenario: name },
         startedBy: 'service:soak',
         authorisedBy: 'policy:soak',
-        createDeadline: { afterMs: 60_000 },
+        createDeadline: { afterMs: createDeadlineMs },
         resultDeadline: { afterMs: 600_000 },
         policy: { baseDelayMs: 50, maxDelayMs: 1_000, maxTransportFailures: 10, maxRateLimited: 5, notFoundWindowMs: 5_000, decisionDeadlineMs: 1_000 },
       },
@@ -223,7 +225,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-soak-'));
   const token = `soak-${createHash('sha256').update(runId).digest('hex').slice(0, 24)}`;
   const provider = (d: Dialect): string => `soak-${d}-${runId}`.slice(0, 64);
-  const { scripts, operations, faultsPlanned } = plan(count, seed, faultRate, provider, runId);
+  const { scripts, operations, faultsPlanned } = plan(count, seed, faultRate, provider, runId, options.createDeadlineMs ?? 60_000);
   try {
     // Worker logs at WARN so the table stays readable (a runtime installed by the caller is kept).
     Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -397,11 +399,14 @@ function parseArgs(argv: readonly string[]): SoakOptions {
         options.faultRate = rate;
         break;
       }
+      case '--create-deadline-ms':
+        options.createDeadlineMs = int('--create-deadline-ms', 1);
+        break;
       case '--temporal':
         options.temporalAddress = value();
         break;
       default:
-        throw new Error(`unknown option ${flag} (use --count N, --seed N, --fault-rate R, --concurrency N, --temporal HOST:PORT)`);
+        throw new Error(`unknown option ${flag} (use --count N, --seed N, --fault-rate R, --concurrency N, --create-deadline-ms N, --temporal HOST:PORT)`);
     }
   }
   return options;
