@@ -227,8 +227,8 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
   const provider = (d: Dialect): string => `soak-${d}-${runId}`.slice(0, 64);
   const { scripts, operations, faultsPlanned } = plan(count, seed, faultRate, provider, runId, options.createDeadlineMs ?? 60_000);
   try {
-    // Worker logs at WARN so the table stays readable (a runtime installed by the caller is kept).
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    // Worker logs at ERROR so the table stays readable (a runtime installed by the caller is kept).
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
   } catch {
     // Already installed in this process.
   }

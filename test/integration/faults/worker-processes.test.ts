@@ -29,8 +29,9 @@ describe('worker processes die, restart and double up', () => {
   it('F2: a worker SIGKILLed after the job ID is recorded and before the first poll; a second process resumes: one job, one collect, one artifact', async () => {
     const first = world.spawnWorker();
     await first.ready;
-    // A long first wait (baseDelayMs 1500: the first poll is 750..1500 ms after acceptance) leaves room to kill.
-    const request = world.request('rest', { script: 'f2', policy: { baseDelayMs: 1_500, maxDelayMs: 1_500, notFoundWindowMs: 2_000 } });
+    // A long first wait (baseDelayMs 3000: the first poll is 1.5..3 s after acceptance) leaves room to kill,
+    // even on a loaded machine.
+    const request = world.request('rest', { script: 'f2', policy: { baseDelayMs: 3_000, maxDelayMs: 3_000, notFoundWindowMs: 2_000 } });
     await world.client.start(request);
     await world.waitForState(request.operationId, ['accepted', 'observing'], 60_000);
     first.kill('SIGKILL');
