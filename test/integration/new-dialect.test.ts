@@ -152,10 +152,12 @@ describe('a new provider dialect, with the documented contract and the CLI alone
       ],
       { env, timeout: 90_000 },
     );
-    const answer = JSON.parse(stdout) as { schema: string; summary: { localState: string; jobId: string; result: { validation: string; recordCount: number; sha256: string } } };
+    const answer = JSON.parse(stdout) as { schema: string; summary: { localState: string; jobId: string; result: { validation: string; recordCount?: number; sha256: string; sizeBytes: number } } };
     expect(answer.schema).toBe('asyncjob.start/v1');
     expect(answer.summary.localState).toBe('succeeded');
-    expect(answer.summary.result).toMatchObject({ validation: 'valid', recordCount: 3, sha256: createHash('sha256').update(CSV).digest('hex') });
+    // The checksum (base64 at Acme) and the size were verified; CSV rows are not counted, so no count is claimed.
+    expect(answer.summary.result).toMatchObject({ validation: 'valid', sha256: createHash('sha256').update(CSV).digest('hex'), sizeBytes: Buffer.byteLength(CSV) });
+    expect(answer.summary.result.recordCount).toBeUndefined();
     expect(acme.exports).toHaveLength(1);
     expect(answer.summary.jobId).toBe(acme.exports[0]!.id);
     expect(acme.seen.every((s) => s.apiKey)).toBe(true);
