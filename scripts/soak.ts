@@ -300,7 +300,9 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
         outcomes[key] = (outcomes[key] ?? 0) + 1;
         if (summary.localState !== 'succeeded') {
           const last = (await client.history(id)).at(-1);
-          unusual.push({ operationId: id, outcome: key, faults: op.faults, detail: (summary.escalation?.text ?? `${last?.body.cause ?? ''} ${last?.body.reason ?? ''}`).replace(/\s+/g, ' ').slice(0, 300) });
+          const text = (summary.escalation?.text ?? `${last?.body.cause ?? ''} ${last?.body.reason ?? ''}`).replace(/\s+/g, ' ');
+          const stopped = text.indexOf('Stopped because');
+          unusual.push({ operationId: id, outcome: key, faults: op.faults, detail: (stopped >= 0 ? text.slice(stopped) : text).slice(0, 300) });
         }
         if (!FINAL_STATES.has(summary.localState)) violations.push({ operationId: id, kind: 'not_final', detail: `ended in ${summary.localState}` });
         if (summary.escalation && !BOUNDED_ESCALATIONS.has(summary.escalation.reason)) {
