@@ -12,6 +12,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
+          sequence: { groupOrder: 0 },
           include: ['test/**/*.test.ts'],
           exclude: ['test/integration/**', 'test/workflows/**', 'node_modules/**'],
           testTimeout: 20_000,
@@ -21,6 +22,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
+          // After the unit project: the integration files share one dev server and two cores.
+          sequence: { groupOrder: 1 },
           include: ['test/integration/**/*.test.ts', 'test/workflows/**/*.test.ts'],
           globalSetup: ['test/setup/temporal-global-setup.ts'],
           testTimeout: 120_000,

@@ -13,6 +13,7 @@ import { FileArtifactStore } from './adapters/artifacts/artifact-store';
 import { createProviderRegistry } from './adapters/providers/registry';
 import { openStore } from './adapters/store/open-store';
 import { loadConfig } from './config';
+import { createJsonLogger } from './logging';
 import { startWebhookReceiver, type WebhookReceiver, type WebhookSettings } from './webhooks/receiver';
 import { webhookSignal } from './workflows/messages';
 
@@ -83,6 +84,13 @@ export function shutdownWorkers(workers: Worker[]): void {
   for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
 }
 
+/** Values of environment variables that look like secrets (names with TOKEN, SECRET, KEY or PASSWORD). */
+function secretValuesIn(env: NodeJS.ProcessEnv): string[] {
+  return Object.entries(env)
+    .filter(([name, value]) => /TOKEN|SECRET|PASSWORD|API_KEY|PRIVATE_KEY/i.test(name) && typeof value === 'string' && value.length >= 8)
+    .map(([, value]) => value as string);
+}
+
 /**
  * `asyncjob worker`: a worker process configured from the environment (see `src/config.ts`): the store, the
  * providers (credentials by reference, resolved here and nowhere else, T4), Prometheus metrics when
@@ -94,10 +102,12 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     logger: new DefaultLogger(config.ASYNCJOB_LOG_LEVEL === 'debug' ? 'DEBUG' : config.ASYNCJOB_LOG_LEVEL === 'warn' ? 'WARN' : config.ASYNCJOB_LOG_LEVEL === 'error' ? 'ERROR' : 'INFO'),
     ...(config.ASYNCJOB_METRICS_ADDRESS ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.ASYNCJOB_METRICS_ADDRESS } } } } : {}),
   });
+  const logger = createJsonLogger({ level: config.ASYNCJOB_LOG_LEVEL, secretValues: secretValuesIn(env) });
   const names = config.ASYNCJOB_PROVIDERS.split(',').map((n) => n.trim()).filter(Boolean);
   if (names.length === 0) throw new Error('ASYNCJOB_PROVIDERS names no provider (e.g. ASYNCJOB_PROVIDERS=reports,./providers/acme.yaml)');
   const hmacKey = config.ASYNCJOB_AUDIT_HMAC_KEY_FILE ? (await readFile(config.ASYNCJOB_AUDIT_HMAC_KEY_FILE, 'utf8')).trim() : undefined;
-  const store = await openStore(config.ASYNCJOB_STORE, { ...(hmacKey ? { hmacKey } : {}) });
+  // The store refuses any entry holding one of this process's secret values (defence in depth, T4).
+  const store = await openStore(config.ASYNCJOB_STORE, { ...(hmacKey ? { hmacKey } : {}), forbiddenValues: secretValuesIn(env) });
   const registry = await createProviderRegistry({
     providers: names.map((name) => ({ name: path.basename(name).replace(/\.(json|ya?ml)$/, ''), path: name })),
     searchDirs: config.ASYNCJOB_PROVIDERS_PATH.split(path.delimiter).filter(Boolean),
@@ -122,7 +132,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.ASYNCJOB_TASK_QUEUE,
-    activities: createActivities({ store, providers: registry, artifacts: new FileArtifactStore(config.ASYNCJOB_ARTIFACTS_DIR) }),
+    activities: createActivities({ store, providers: registry, artifacts: new FileArtifactStore(config.ASYNCJOB_ARTIFACTS_DIR), logger }),
     providerQueues: registry.names().map((name) => ({
       taskQueue: registry.get(name).facts.taskQueue!,
       ...(config.ASYNCJOB_PROVIDER_RATE_LIMIT !== undefined ? { maxRequestsPerSecond: config.ASYNCJOB_PROVIDER_RATE_LIMIT } : {}),

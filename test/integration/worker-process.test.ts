@@ -94,6 +94,9 @@ describe('asyncjob worker process', () => {
     expect(refused.statusCode).toBe(401);
     await refused.body.dump();
 
+    // Structured logs: JSON lines naming the provider calls, never the credential.
+    expect(output).toMatch(/\{"ts":"[^"]+","level":"info","msg":"provider call"/);
+
     worker.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(output).not.toContain(TOKEN);
