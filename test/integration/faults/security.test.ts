@@ -18,6 +18,7 @@ const scripts = {
   cancel: { steps: [{ state: 'running' }], cancel: { afterMs: 50, outcome: 'cancelled' } },
   denied: { steps: [{ state: 'running' }], faults: [{ on: 'status', nth: 1, fault: { kind: 'http_error', status: 401 } }] },
   review: { steps: [{ state: 'running', polls: 1 }, { state: 'manual_review' }] },
+  slow: { steps: [{ state: 'running', polls: 4 }, { state: 'succeeded' }] },
 };
 
 /** JSON with every byte array decoded as UTF-8, so payloads are searched as the text they carry. */
@@ -114,6 +115,52 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
     expect(await world.store.getOperation(request.operationId)).toBeNull();
     expect(await world.store.entries(request.operationId)).toEqual([]);
     expect(world.sims.rest.requests({ action: 'create' })).toHaveLength(createsBefore);
+  });
+
+  /** Starts a slow operation and waits until it polls, for messages sent straight to its workflow. */
+  async function runningOperation(): Promise<string> {
+    const request = world.request('rest', { script: 'slow', policy: { baseDelayMs: 400, maxDelayMs: 400, minJitterRatio: 1, notFoundWindowMs: 2_000 } });
+    await world.client.start(request);
+    await world.waitForState(request.operationId, ['observing']);
+    return request.operationId;
+  }
+
+  async function workflowTaskFailures(operationId: string): Promise<number> {
+    const history = await world.temporal.workflow.getHandle(operationId).fetchHistory();
+    return (history.events ?? []).filter((e) => String(e.eventType) === 'EVENT_TYPE_WORKFLOW_TASK_FAILED' || e.eventType === 9).length;
+  }
+
+  it('malformed signals and updates sent straight to the workflow (past the client) are refused; nothing is recorded; the operation ends normally', async () => {
+    const operationId = await runningOperation();
+    const handle = world.temporal.workflow.getHandle(operationId);
+    const before = (await world.store.entries(operationId)).length;
+    await handle.signal('webhook', { eventId: 42 });
+    await handle.signal('webhook', 'not an object');
+    await handle.signal('cancel', { requestedBy: '', reason: 42 });
+    const refusal = (p: Promise<unknown>): Promise<string> => p.then(() => 'accepted', (e: { cause?: { message?: string } }) => String(e.cause?.message));
+    expect(await refusal(handle.executeUpdate('cancelOperation', { args: [{ reason: 42 }] }))).toMatch(/ASYNCJOB_ERR_INVALID_INPUT: requestedBy/);
+    expect(await refusal(handle.executeUpdate('decideOperation', { args: [{}] }))).toMatch(/ASYNCJOB_ERR_DECISION_INCOMPLETE: option/);
+    const summary = await world.client.result(operationId);
+    expect(summary.localState).toBe('succeeded');
+    const states = await world.transitions(operationId);
+    expect(states).not.toContain('cancel_requested');
+    const bodies = (await world.store.entries(operationId)).map((e) => e.entry.body);
+    expect(bodies.length).toBeGreaterThan(before);
+    expect(bodies.filter((b) => b.kind === 'decision' || (b.kind === 'observation' && b.action === 'webhook'))).toEqual([]);
+    expect(await workflowTaskFailures(operationId)).toBe(0);
+  });
+
+  it('A2: a malformed decide signal sent straight to the workflow is recorded only as a refused decision (placeholders, the refusal code); the operation ends normally', async () => {
+    const operationId = await runningOperation();
+    await world.temporal.workflow.getHandle(operationId).signal('decide', { option: 42, approvedBy: '', extendMs: 'soon' });
+    const summary = await world.client.result(operationId);
+    expect(summary.localState).toBe('succeeded');
+    expect(await workflowTaskFailures(operationId)).toBe(0);
+    const decisions = (await world.store.entries(operationId)).map((e) => e.entry.body).filter((b) => b.kind === 'decision');
+    expect(decisions).toHaveLength(1);
+    expect(decisions[0]).toMatchObject({ kind: 'decision', decision: '(none)', approvedBy: '(unknown)', accepted: false });
+    expect((decisions[0] as { rejectionReason?: string }).rejectionReason).toMatch(/^ASYNCJOB_ERR_/);
+    expect(await world.transitions(operationId)).not.toContain('escalated');
   });
 
   describe('T2: a store edited behind the product is found by audit verify', () => {
