@@ -5,15 +5,16 @@
  * test on any use), so nothing can be recorded half-way. (The real-server check that a refused start leaves no
  * workflow and no store entry is in test/integration/faults/security.test.ts.)
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { ProviderContractError } from '../../src/adapters/providers/errors';
-import { parseProviderContract } from '../../src/adapters/providers/load';
+import { loadProviderContract, parseProviderContract } from '../../src/adapters/providers/load';
 import { AsyncJobClient, AsyncJobInputError } from '../../src/client';
 import { MAX_PAYLOAD_CHARS, type StartRequest } from '../../src/core/operation';
-import { parseScenario, ScenarioError } from '../../src/simulator/scenario';
+import { loadScenarioFile, parseScenario, ScenarioError } from '../../src/simulator/scenario';
 
 /** A Temporal client stand-in that records any use: validation must refuse before touching it. */
 function spyClient(): { client: AsyncJobClient; touched: string[] } {
@@ -273,5 +274,51 @@ describe('bad simulator scenario files name the field', () => {
     const invalid = error as ScenarioError;
     expect(invalid.code).toBe('ASYNCJOB_ERR_SIM_SCENARIO_INVALID');
     expect(invalid.issues.some((i) => i.startsWith(`${field}:`) || i.startsWith(`${field}.`))).toBe(true);
+  });
+});
+
+describe('bad files on disk name the file and the field', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'asyncjob-bad-files-'));
+  const file = (name: string, text: string): string => {
+    const p = path.join(dir, name);
+    writeFileSync(p, text);
+    return p;
+  };
+
+  it('a scenario YAML file with a bad field names the file and the field path', () => {
+    const p = file('bad-field.yaml', 'scripts:\n  slow:\n    steps:\n      - state: running\n        polls: -1\n');
+    expect(() => loadScenarioFile(p)).toThrow(ScenarioError);
+    try {
+      loadScenarioFile(p);
+    } catch (e) {
+      expect((e as ScenarioError).source).toBe(p);
+      expect((e as ScenarioError).issues.some((i) => i.startsWith('scripts.slow.steps.0.polls:'))).toBe(true);
+    }
+  });
+
+  it.each([
+    ['broken.yaml', 'scripts: [unclosed\n'],
+    ['broken.json', '{"scripts": '],
+    ['empty-list.yaml', '- just\n- a list\n'],
+  ])('a scenario file that does not parse as a scenario (%s) is refused with the file named', (name, text) => {
+    const p = file(name, text);
+    expect(() => loadScenarioFile(p)).toThrow(new RegExp(name.replace('.', '\\.')));
+  });
+
+  it('a missing scenario file is a ScenarioError naming the path', () => {
+    expect(() => loadScenarioFile(path.join(dir, 'nope.yaml'))).toThrow(ScenarioError);
+  });
+
+  it('a provider contract file that is not YAML/JSON, or is missing, is refused with a stable code', async () => {
+    const broken = file('broken-provider.yaml', 'name: [oops\n');
+    await expect(loadProviderContract(broken)).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_ADAPTER_INVALID' });
+    await expect(loadProviderContract(path.join(dir, 'absent.json'))).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_ADAPTER_NOT_FOUND' });
+    await expect(loadProviderContract('../etc/passwd')).rejects.toBeInstanceOf(ProviderContractError);
+  });
+
+  it('a provider contract file with a bad field names the field', async () => {
+    const preset = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'src', 'adapters', 'providers', 'presets', 'lro.json'), 'utf8')) as Record<string, unknown>;
+    const p = file('bad-lro.json', JSON.stringify({ ...preset, baseUrl: 'http://127.0.0.1:1', status: { ...(preset.status as object), method: 'FETCH' } }));
+    await expect(loadProviderContract(p)).rejects.toSatisfy((e: unknown) => e instanceof ProviderContractError && e.issues.some((i) => i.path.startsWith('status.method')));
   });
 });
