@@ -13,7 +13,7 @@ import { afterCollect, type CollectOutcome } from '../core/step';
 import { type ProviderCallInput } from './types';
 import { ActivityError } from './errors';
 import { alreadyRecorded, commitStep, parseInputRecord } from './journal-writer';
-import { heartbeater, httpRequestOf, stepContext, transportObservation, type ActivityContext } from './provider-call';
+import { HEARTBEAT_INTERVAL_MS, heartbeater, httpRequestOf, stepContext, transportObservation, type ActivityContext } from './provider-call';
 
 const MAX_SUMMARY_PROBLEMS = 20;
 const MAX_SUMMARY_FAILED = 100;
@@ -201,6 +201,9 @@ export function collectResult(ctx: ActivityContext) {
     }
     let exchange: HttpDownload;
     let nextBeat = HEARTBEAT_EVERY_BYTES;
+    // Heartbeat on time as well as on progress: a slow download is alive, a dead worker is noticed (F2).
+    heartbeat({ bytes: 0 });
+    const beating = setInterval(() => heartbeat({ bytes: writer.bytesWritten }), HEARTBEAT_INTERVAL_MS);
     try {
       exchange = await http.download(httpRequestOf(built.request, record.traceId), async (chunk) => {
         await writer.write(chunk);
@@ -212,6 +215,8 @@ export function collectResult(ctx: ActivityContext) {
     } catch (error) {
       await writer.abort();
       throw error;
+    } finally {
+      clearInterval(beating);
     }
     ctx.logger.info('provider call', {
       operationId: record.operationId,

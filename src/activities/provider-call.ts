@@ -79,6 +79,9 @@ export function heartbeater(): (details?: unknown) => void {
   return (details?: unknown) => context.heartbeat(details);
 }
 
+/** How often an in-flight provider call heartbeats; the workflow's heartbeat timeout is a few times this. */
+export const HEARTBEAT_INTERVAL_MS = 2_000;
+
 /** The HTTP request of a built provider request, carrying the operation's trace ID (T1). */
 export function httpRequestOf(request: ProviderRequest, traceId: string): { method: HttpMethod; url: string; headers: Record<string, string>; json?: unknown; traceId: string } {
   return { method: request.method as HttpMethod, url: request.url, headers: request.headers, ...(request.json !== undefined ? { json: request.json } : {}), traceId };
@@ -131,7 +134,17 @@ export async function sendOnce(
     ctx.logger.warn('request refused before sending', { operationId: record.operationId, provider: record.provider, action, errorCategory: built.errorCategory });
     return { observation: adapter.refusedObservation(action, built, ctx.clock()) };
   }
-  const exchange = await http.send(httpRequestOf(built.request, record.traceId));
+  // Heartbeat while the request is in flight, so a worker that dies mid-call is noticed within the heartbeat
+  // timeout rather than the call's whole time limit; the workflow then plans the call again (B2).
+  const beat = heartbeater();
+  beat();
+  const beating = setInterval(() => beat(), HEARTBEAT_INTERVAL_MS);
+  let exchange: HttpExchange;
+  try {
+    exchange = await http.send(httpRequestOf(built.request, record.traceId));
+  } finally {
+    clearInterval(beating);
+  }
   const observation = exchange.outcome === 'response' ? { ...interpret(answerOf(exchange)), requestsSent: 1 } : transportObservation(action, exchange);
   ctx.logger.info('provider call', {
     operationId: record.operationId,

@@ -21,6 +21,13 @@ export function reconcileJob(ctx: ActivityContext) {
     await assertIntent(ctx, record, input.payload);
     const { adapter, http } = provider;
     const clientReference = clientReferenceOf(record);
+    if (record.reconcileBy === 'resend' && adapter.reconciliationMethod !== 'same_token_resend') {
+      // A lookup found no job before the create deadline: the create again, with the same token (I3).
+      const resend = adapter.buildCreateRequest({ payload: input.payload, token: record.idempotencyToken, clientReference, nowMs: ctx.clock(), firstSentAtMs: record.createdAtMs });
+      const { observation } = await sendOnce(ctx, http, adapter, 'reconcile', resend, record, (answer) => ({ ...adapter.interpretCreate(answer), action: 'reconcile' as const }));
+      const step = afterReconcile(record, observation, stepContext(ctx, provider, input.random));
+      return commitStep(ctx.store, step.record, step.entries, ctx.clock());
+    }
     const built = adapter.buildReconcileRequest({
       payload: input.payload,
       token: record.idempotencyToken,

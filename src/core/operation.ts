@@ -238,6 +238,11 @@ export const operationRecordSchema = z.object({
   budgets: budgetsSchema,
   used: usedCountersSchema,
   schedule: scheduleSchema,
+  /**
+   * How the next reconciliation call finds the job (U2, I3): `lookup` by the adapter's method, or `resend` the
+   * create with the same token, chosen after a lookup found no job before the create deadline. Absent = lookup.
+   */
+  reconcileBy: z.enum(['lookup', 'resend']).optional(),
   escalation: openEscalationSchema.nullable(),
   authorisation: authorisationSchema,
   cancel: cancelIntentSchema.nullable(),

@@ -318,9 +318,16 @@ export function afterReconcile(record: OperationRecord, o: Observation, ctx: Ste
       b.apply([{ type: 'reconciliation_no_job', actor: ctx.actor, cause, evidenceSequence: seq, observation: o, reason: 'the provider has no job for this operation after the create deadline' }], ctx);
     } else if (scheduleRetry(b, o, ctx) === 'past_create_deadline') {
       b.record = { ...b.record, schedule: { nextPollAtMs: record.deadlines.createDeadlineMs, delaySource: 'deadline' } };
+    } else {
+      // I3: no job is known, and the create deadline has not passed: send the create again with the same token
+      // (the provider deduplicates it if the first one did arrive after all).
+      b.record = { ...b.record, reconcileBy: 'resend' };
     }
   } else if (b.record.used.transportFailures >= b.record.budgets.maxTransportFailures || scheduleRetry(b, o, ctx) === 'past_create_deadline') {
     b.escalate('create_unknown', `reconciliation could not find out whether a job was created (${o.errorCategory ?? `HTTP ${status}`}) (U2)`, ctx, cause);
+  } else if (b.record.reconcileBy === 'resend') {
+    // The resend itself went unanswered: find out first whether it created the job.
+    b.record = { ...b.record, reconcileBy: 'lookup' };
   }
   return b.result();
 }
@@ -448,11 +455,20 @@ export function afterCollect(record: OperationRecord, o: Observation, outcome: C
     b.escalate('result_validation_failed', `the result failed validation: ${(result.problems ?? []).join('; ').slice(0, 1500)} (R2, R4)`, ctx, cause);
   } else {
     const transient = o.transport === 'not_sent' || o.transport === 'ambiguous' || (o.transport === 'response' && (o.httpStatus ?? 0) >= 500);
-    const used = { ...b.record.used, transportFailures: b.record.used.transportFailures + (transient ? 1 : 0) };
+    // H1: a 429 is "not now": the provider served nothing, so asking again later is safe whatever R5 says.
+    const rateLimited = o.transport === 'response' && o.httpStatus === 429;
+    const used = {
+      ...b.record.used,
+      transportFailures: b.record.used.transportFailures + (transient ? 1 : 0),
+      rateLimited: b.record.used.rateLimited + (rateLimited ? 1 : 0),
+      consecutiveRateLimited: rateLimited ? b.record.used.consecutiveRateLimited + 1 : 0,
+    };
     b.record = { ...b.record, used };
-    const retryable = transient && (ctx.capabilities.repeatableCollect || o.transport === 'not_sent') && used.transportFailures < b.record.budgets.maxTransportFailures;
+    const retryable =
+      (transient && (ctx.capabilities.repeatableCollect || o.transport === 'not_sent') && used.transportFailures < b.record.budgets.maxTransportFailures) ||
+      (rateLimited && used.consecutiveRateLimited < b.record.budgets.maxRateLimited);
     if (retryable && ctx.nowMs < b.record.deadlines.resultDeadlineMs) {
-      const plan = planWait(b.record, b.record.policy, o, ctx.nowMs, ctx.random, b.record.used.backoffAttempt, 0);
+      const plan = planWait(b.record, b.record.policy, o, ctx.nowMs, ctx.random, b.record.used.backoffAttempt, rateLimited ? used.consecutiveRateLimited : 0);
       if (plan.kind === 'poll') {
         b.record = { ...b.record, used: { ...used, backoffAttempt: used.backoffAttempt + 1 }, schedule: { nextPollAtMs: plan.atMs, delaySource: plan.source } };
         return b.result();
@@ -460,7 +476,7 @@ export function afterCollect(record: OperationRecord, o: Observation, outcome: C
     }
     const detail = `the result could not be collected (${o.errorCategory ?? (o.httpStatus !== undefined ? `HTTP ${o.httpStatus}` : o.transport)}) (R4)`;
     if (b.record.localState === 'result_collecting') b.apply([{ type: 'result_unavailable', actor: ctx.actor, cause, evidenceSequence: seq, observation: o, reason: detail }], ctx);
-    b.escalate('provider_failure', detail, ctx, cause);
+    b.escalate(rateLimited ? 'rate_limited' : 'provider_failure', detail, ctx, cause);
   }
   return b.result();
 }
@@ -609,7 +625,10 @@ export function reserveCreateAttempt(record: OperationRecord, ctx: StepContext):
   if (ctx.nowMs >= record.deadlines.createDeadlineMs) {
     const b = new Builder(record, record);
     const ambiguous = record.localState !== 'create_pending';
-    b.escalate(ambiguous ? 'create_unknown' : 'provider_failure', `the create deadline ${new Date(record.deadlines.createDeadlineMs).toISOString()} passed without a job ID (U4)`, ctx, 'create_deadline');
+    // Nothing was ever sent (our own backlog, a paused worker): a deadline, not the provider's failure.
+    const reason = ambiguous ? 'create_unknown' : record.used.createAttempts === 0 ? 'deadline_exceeded' : 'provider_failure';
+    const what = record.used.createAttempts === 0 ? 'before any create request could be sent' : 'without a job ID';
+    b.escalate(reason, `the create deadline ${new Date(record.deadlines.createDeadlineMs).toISOString()} passed ${what} (U4)`, ctx, 'create_deadline');
     return { kind: 'stopped', ...b.result() };
   }
   return { kind: 'reserved', record: { ...record, used: { ...record.used, createAttempts: record.used.createAttempts + 1 }, schedule: {} } };

@@ -76,7 +76,7 @@ const providerActivities = (taskQueue?: string) =>
   proxyActivities<AsyncJobActivities>({
     ...(taskQueue !== undefined ? { taskQueue } : {}),
     startToCloseTimeout: '10 minutes',
-    heartbeatTimeout: '2 minutes',
+    heartbeatTimeout: '10 seconds',
     retry: { maximumAttempts: 1 },
   });
 
@@ -327,7 +327,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
       }
       case 'reconcile': {
         // Re-sending create with the same token is a create request: reserved and counted first (B2, I3).
-        if (facts.reconciliation === 'same_token_resend') {
+        if (facts.reconciliation === 'same_token_resend' || record.reconcileBy === 'resend') {
           const reserved = reserveCreateAttempt(record, ctx());
           if (reserved.kind === 'stopped') {
             await commit(reserved);
@@ -373,7 +373,8 @@ function providerCallOptions(facts: ProviderFacts) {
   return {
     ...(facts.taskQueue !== undefined ? { taskQueue: facts.taskQueue } : {}),
     startToCloseTimeout: '10 minutes',
-    heartbeatTimeout: '2 minutes',
+    // Provider calls heartbeat every 2 s while in flight: a dead worker is noticed within 10 s (F2, F5).
+    heartbeatTimeout: '10 seconds',
     retry: { maximumAttempts: 1 },
   } as const;
 }

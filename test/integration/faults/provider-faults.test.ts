@@ -207,11 +207,9 @@ describe('hostile providers against a worker process', () => {
     expect(journal.some((b) => b.kind === 'observation' && (b.errorCategory === 'foreign_origin' || (b.note ?? '').includes('origin') || (b.hintRejected ?? '').includes('origin')))).toBe(true);
   });
 
-  // BUG (src/core/step.ts afterReconcile, found by the soak): after a 503 on create, a lookup that finds no job
-  // before the create deadline only schedules another lookup; create is never re-sent with the same token (which
-  // I3 allows inside the create deadline), so the operation fails at the create deadline although the provider
-  // is healthy again. Expected: re-send create with the same token and succeed with one job.
-  it.fails.each(['rest', 'lro'] as const)('BUG I3, U2: %s a 503 on create, no job found by the lookup: create is re-sent with the same token and the operation succeeds', async (dialect) => {
+  // Found by the soak: after a 503 on create, a lookup that finds no job before the create deadline re-sends
+  // create with the same token (I3), and the provider deduplicates it if the first one did arrive.
+  it.each(['rest', 'lro'] as const)('I3, U2: %s a 503 on create, no job found by the lookup: create is re-sent with the same token and the operation succeeds', async (dialect) => {
     const request = world.request(dialect, { script: 'create_503', createDeadline: { afterMs: 3_000 } });
     await world.client.start(request);
     const summary = await world.client.result(request.operationId);
@@ -220,10 +218,8 @@ describe('hostile providers against a worker process', () => {
     expect(summary.localState).toBe('succeeded');
   });
 
-  // BUG (src/core/step.ts afterCollect, found by the soak): a 429 with Retry-After on result collection escalates
-  // provider_failure at once, although the contract says collecting is safe to repeat (R5) and H1 says a 429 with
-  // Retry-After is a wait. Expected: wait at least Retry-After, collect again, succeed with one artifact.
-  it.fails('BUG H1, R5: a 429 with Retry-After on result collection waits and collects again', async () => {
+  // Found by the soak: a 429 with Retry-After on result collection is a wait (H1), then the collect is repeated.
+  it('H1, R5: a 429 with Retry-After on result collection waits and collects again', async () => {
     const { summary, record } = await run('operation-location', 'result_429');
     const collects = world.jobRequests('operation-location', record.jobId!, 'result');
     expect(collects[0]?.status).toBe(429);

@@ -71,8 +71,8 @@ describe('worker processes die, restart and double up', () => {
     // Mid-wait: every operation has been accepted and is between polls; kill one worker, start another.
     await Promise.all(requests.map((r) => world.waitForState(r.operationId, ['observing'], 60_000)));
     await sleep(150);
-    // A graceful restart (SIGTERM): a SIGKILL during a provider call would leave that call to its 2-minute
-    // heartbeat timeout (see docs/reliability.md); F2 covers SIGKILL between calls.
+    // A graceful restart (SIGTERM). A SIGKILL during a provider call is noticed by the 10 s heartbeat timeout and
+    // the call is planned again (its reservation stays counted, B2); F2 covers SIGKILL between calls.
     a.kill('SIGTERM');
     await a.exited;
     const c = world.spawnWorker();
