@@ -1,0 +1,82 @@
+/**
+ * Child processes of the benchmark: the worker process and simulator processes (see their files), started with
+ * tsx so they run from source like the rest of the bench.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { request } from 'undici';
+import type { JobSummary, RequestRecord, SimulatorOptions } from '../../src/simulator';
+import type { WorkerProcessConfig } from './worker-process';
+
+/** A started child. */
+export interface Child {
+  pid: number;
+  stop(): Promise<void>;
+}
+
+function forkTs(file: string, arg: unknown): ChildProcess {
+  return fork(path.join(__dirname, file), [JSON.stringify(arg)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+function firstMessage<T>(child: ChildProcess, what: string, timeoutMs: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} did not start within ${timeoutMs} ms`)), timeoutMs);
+    child.once('message', (m) => {
+      clearTimeout(timer);
+      resolve(m as T);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with code ${code} before it was ready`));
+    });
+  });
+}
+
+/** Starts the worker process and waits until its workers run. */
+export async function startWorkerProcess(config: WorkerProcessConfig): Promise<Child> {
+  const child = forkTs('worker-process.ts', config);
+  await firstMessage(child, 'the worker process', 120_000);
+  return { pid: child.pid!, stop: () => stopChild(child) };
+}
+
+/** A simulator in its own process, with its accounting read over HTTP. */
+export interface SimProcess extends Child {
+  url: string;
+  requests(action?: string): Promise<RequestRecord[]>;
+  jobs(): Promise<JobSummary[]>;
+}
+
+/** Starts a simulator process. */
+export async function startSimulatorProcess(options: SimulatorOptions): Promise<SimProcess> {
+  const child = forkTs('simulator-process.ts', options);
+  const { url } = await firstMessage<{ url: string }>(child, 'the simulator process', 60_000);
+  const get = async <T>(p: string): Promise<T> => {
+    const res = await request(`${url}${p}`);
+    if (res.statusCode !== 200) throw new Error(`GET ${p} answered ${res.statusCode}`);
+    return (await res.body.json()) as T;
+  };
+  return {
+    pid: child.pid!,
+    url,
+    stop: () => stopChild(child),
+    async requests(action) {
+      const all = (await get<{ requests: RequestRecord[] }>(`/_sim/requests${action ? `?action=${action}` : ''}`)).requests;
+      return all.filter((r) => r.action !== 'sim');
+    },
+    async jobs() {
+      return (await get<{ jobs: JobSummary[] }>('/_sim/jobs')).jobs;
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * Figure 3: the scale of waiting. Many operations at once whose jobs stay running and whose next poll is 10
+ * minutes away: each has its intent, create and first record written and sits on a durable timer. Measured: the
+ * time to start them all (until every one is accepted and waiting), the worker process's RSS and the dev
+ * server's RSS (`/proc/<pid>/status` VmRSS). Then every one is terminated (a batch operation) so the run ends.
+ */
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { deploy, type BenchContext, type Deployment } from '../lib/context';
+import { nowMs, round, rssMiB, runPool, sleepMs } from '../lib/stats';
+
+/** Figure 3. */
+export interface WaitingResult {
+  operations: number;
+  /** Next poll after this long, ms. */
+  pollDelayMs: number;
+  /** From the first start until every operation was accepted and waiting on its timer, s. */
+  startAllSeconds: number;
+  /** Operations started per second over that time. */
+  startedPerSecond: number;
+  workerRssIdleMiB: number;
+  workerRssMiB: number;
+  workerRssPerOperationKiB: number;
+  serverRssIdleMiB: number;
+  serverRssMiB: number;
+  /** How long terminating them all took, s. */
+  terminateSeconds: number;
+}
+
+async function terminateAll(ctx: BenchContext, dep: Deployment, ids: readonly string[]): Promise<void> {
+  const query = `TaskQueue = '${dep.taskQueue}' AND ExecutionStatus = 'Running'`;
+  try {
+    await ctx.connection.workflowService.startBatchOperation({
+      namespace: ctx.server.namespace,
+      jobId: `terminate-${dep.taskQueue}`,
+      reason: 'benchmark finished',
+      visibilityQuery: query,
+      terminationOperation: { identity: 'asyncjob-bench' },
+    });
+  } catch {
+    // No batch support: terminate one by one.
+    await runPool(ids.length, 100, async (i) => {
+      await ctx.temporal.workflow.getHandle(ids[i]!).terminate('benchmark finished').catch(() => undefined);
+    });
+  }
+  const deadline = nowMs() + 300_000;
+  while (nowMs() < deadline) {
+    if ((await ctx.temporal.workflow.count(query)).count === 0) return;
+    await sleepMs(1_000);
+  }
+  throw new Error(`waiting: operations of ${dep.taskQueue} still running 5 minutes after the terminate`);
+}
+
+/** Measures figure 3. */
+export async function measureWaiting(ctx: BenchContext, log: (line: string) => void): Promise<WaitingResult> {
+  const operations = ctx.quick ? 1_000 : 10_000;
+  const pollDelayMs = 600_000;
+  const dep = await deploy(ctx, 'wait', { providers: { main: {} } });
+  const db = new Database(path.join(dep.dataDir, 'asyncjob.db'), { readonly: true, fileMustExist: true });
+  try {
+    await sleepMs(2_000);
+    const workerRssIdleMiB = rssMiB(dep.worker.pid);
+    const serverRssIdleMiB = rssMiB(ctx.server.pid);
+    const t0 = nowMs();
+    const ids: string[] = [];
+    await runPool(operations, 200, async () => {
+      ids.push((await dep.client.start(dep.request('main', 'forever', { baseDelayMs: pollDelayMs, maxDelayMs: pollDelayMs }))).operationId);
+    });
+    log(`  ${operations} starts sent in ${round((nowMs() - t0) / 1000, 1)} s`);
+    const waiting = db.prepare("SELECT count(*) FROM operations WHERE local_state IN ('accepted', 'observing')").pluck();
+    const deadline = nowMs() + 600_000;
+    let count = 0;
+    while ((count = waiting.get() as number) < operations) {
+      if (nowMs() > deadline) throw new Error(`waiting: only ${count} of ${operations} operations waiting after 10 minutes`);
+      await sleepMs(250);
+    }
+    const startAllSeconds = (nowMs() - t0) / 1000;
+    log(`  all ${operations} waiting after ${round(startAllSeconds, 1)} s`);
+    await sleepMs(3_000); // the last workflow tasks (timers scheduled) settle
+    const workerRssMiB = rssMiB(dep.worker.pid);
+    const serverRssMiB = rssMiB(ctx.server.pid);
+    const tt = nowMs();
+    await terminateAll(ctx, dep, ids);
+    const terminateSeconds = (nowMs() - tt) / 1000;
+    log(`  worker RSS ${round(workerRssMiB, 0)} MiB, server RSS ${round(serverRssMiB, 0)} MiB; terminated in ${round(terminateSeconds, 1)} s`);
+    return {
+      operations,
+      pollDelayMs,
+      startAllSeconds: round(startAllSeconds, 1),
+      startedPerSecond: round(operations / startAllSeconds, 1),
+      workerRssIdleMiB: round(workerRssIdleMiB, 1),
+      workerRssMiB: round(workerRssMiB, 1),
+      workerRssPerOperationKiB: round(((workerRssMiB - workerRssIdleMiB) * 1024) / operations, 1),
+      serverRssIdleMiB: round(serverRssIdleMiB, 1),
+      serverRssMiB: round(serverRssMiB, 1),
+      terminateSeconds: round(terminateSeconds, 1),
+    };
+  } finally {
+    db.close();
+    await dep.stop();
+  }
+}
