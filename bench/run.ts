@@ -49,6 +49,8 @@ async function main(): Promise<number> {
       platform: `${os.platform()} ${os.release()}`,
       node: process.version,
       pgUrlSet: process.env.ASYNCJOB_TEST_PG_URL !== undefined,
+      /** Other work on the machine changes absolute figures: the 1-minute load average at the start. */
+      loadAverageAtStart: Math.round(os.loadavg()[0]! * 100) / 100,
     },
   };
   let ctx: BenchContext | undefined;
@@ -97,6 +99,7 @@ async function main(): Promise<number> {
     if (!values.keep) rmSync(root, { recursive: true, force: true });
   }
   results.durationSeconds = Math.round((performance.now() - t0) / 1000);
+  (results.machine as Record<string, unknown>).loadAverageAtEnd = Math.round(os.loadavg()[0]! * 100) / 100;
   const markdown = renderMarkdown(results);
   writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(path.join(outDir, 'results.md'), markdown);

@@ -14,7 +14,7 @@ export interface BenchResults {
   mode?: string;
   startedAt?: string;
   durationSeconds?: number;
-  machine?: { cpus: number; cpuModel: string; memoryGiB: number; platform: string; node: string };
+  machine?: { cpus: number; cpuModel: string; memoryGiB: number; platform: string; node: string; loadAverageAtStart?: number; loadAverageAtEnd?: number };
   temporal?: { serverVersion: string };
   throughput?: ThroughputResult;
   perPoll?: PerPollResult;
@@ -39,12 +39,12 @@ export function renderMarkdown(input: Record<string, unknown>): string {
   if (r.throughput) {
     const t = r.throughput;
     lines.push('### 1. Throughput, start to verified result (ops/s; 3 status reads per operation)', '');
-    lines.push('| concurrency | asyncjob | bare Temporal | naive loop | asyncjob / bare | asyncjob / naive | asyncjob p50 / p99 latency (ms) |', '|---|---|---|---|---|---|---|');
+    lines.push('| concurrency | asyncjob | bare Temporal | naive loop | asyncjob / bare | asyncjob / naive | asyncjob p50 / p99 latency (ms) | worker CPU ms/op asyncjob / bare | server CPU ms/op asyncjob / bare |', '|---|---|---|---|---|---|---|---|---|');
     t.systems.asyncjob.forEach((a, i) => {
       const b = t.systems.bare[i]!;
       const n = t.systems.naive[i]!;
       const ratio = t.ratios[i]!;
-      lines.push(`| ${a.concurrency} | ${a.opsPerSecond} | ${b.opsPerSecond} | ${n.opsPerSecond} | ${ratio.asyncjobOverBare} | ${ratio.asyncjobOverNaive} | ${a.latencyP50Ms} / ${a.latencyP99Ms} |`);
+      lines.push(`| ${a.concurrency} | ${a.opsPerSecond} | ${b.opsPerSecond} | ${n.opsPerSecond} | ${ratio.asyncjobOverBare} | ${ratio.asyncjobOverNaive} | ${a.latencyP50Ms} / ${a.latencyP99Ms} | ${a.workerCpuMsPerOperation} / ${b.workerCpuMsPerOperation} | ${a.serverCpuMsPerOperation} / ${b.serverCpuMsPerOperation} |`);
     });
     lines.push('');
     const worst = Math.min(...t.ratios.map((x) => x.asyncjobOverBare));
@@ -64,7 +64,8 @@ export function renderMarkdown(input: Record<string, unknown>): string {
   }
   if (r.waiting) {
     const w = r.waiting;
-    rows.push([`worker RSS with ${w.operations} operations waiting`, w.workerRssMiB, 'MiB', '< 1024', w.operations >= 10_000 ? w.workerRssMiB < 1024 : undefined]);
+    rows.push([`worker RSS with ${w.operations} operations waiting`, w.workerRssMiB, 'MiB', w.operations >= w.targetOperations ? '< 1024' : undefined, w.operations >= 10_000 ? w.workerRssMiB < 1024 : undefined]);
+    if (w.operations < w.targetOperations) rows.push([`worker RSS extrapolated to ${w.targetOperations} waiting`, w.workerRssAtTargetMiB, 'MiB', '< 1024', w.targetOperations >= 10_000 ? w.workerRssAtTargetMiB < 1024 : undefined]);
     rows.push(['worker RSS per waiting operation', w.workerRssPerOperationKiB, 'KiB']);
     rows.push([`dev server RSS with ${w.operations} operations waiting`, w.serverRssMiB, 'MiB']);
     rows.push([`time to start ${w.operations} operations until all wait`, w.startAllSeconds, 's']);
@@ -94,7 +95,7 @@ export function renderMarkdown(input: Record<string, unknown>): string {
   const head = [
     `## asyncjob benchmark (${r.mode ?? 'full'} run, ${r.startedAt ?? ''}, ${r.durationSeconds ?? '?'} s)`,
     '',
-    r.machine ? `Machine: ${r.machine.cpus} x ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB, ${r.machine.platform}, Node.js ${r.machine.node}; Temporal ${r.temporal?.serverVersion ?? '?'} dev server (SQLite).` : '',
+    r.machine ? `Machine: ${r.machine.cpus} x ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB, ${r.machine.platform}, Node.js ${r.machine.node}; Temporal ${r.temporal?.serverVersion ?? '?'} dev server (SQLite file); load average ${r.machine.loadAverageAtStart ?? '?'} at start, ${r.machine.loadAverageAtEnd ?? '?'} at end.` : '',
     '',
     '| figure | value | unit | target | |',
     '|---|---|---|---|---|',

@@ -102,3 +102,12 @@ export function cpuMs(pid: number): number {
     return Number.NaN;
   }
 }
+
+/** `promise`, or a rejection naming `what` after `ms` (a benchmark must end, even when an operation hangs). */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -6,7 +6,7 @@
  */
 import type { RequestRecord } from '../../src/simulator';
 import { deploy, type BenchContext, type Deployment } from '../lib/context';
-import { maxInWindow, nowMs, perSecondBuckets, round } from '../lib/stats';
+import { maxInWindow, nowMs, perSecondBuckets, round, withTimeout } from '../lib/stats';
 
 /** The realistic-but-short policy of this figure: backoff from 1 s to 4 s with bounded jitter. */
 export const FLEET_POLICY = { baseDelayMs: 1_000, maxDelayMs: 4_000 } as const;
@@ -67,9 +67,9 @@ async function fleetRun(dep: Deployment, provider: string, operations: number, s
   const requests = Array.from({ length: operations }, () => dep.request(provider, script, FLEET_POLICY));
   const handles = await Promise.all(requests.map((r) => dep.client.start(r)));
   const startSeconds = (nowMs() - t0) / 1000;
-  const summaries = await Promise.all(handles.map((h) => h.result()));
+  const summaries = await withTimeout(Promise.all(handles.map((h) => h.result())), 600_000, `fleet run on ${provider}`);
   const completeSeconds = (nowMs() - t0) / 1000;
-  const bad = summaries.filter((s) => s.localState !== 'succeeded' || s.statusRequestsUsed !== reads);
+  const bad = summaries.filter((s) => s.localState !== 'succeeded' || s.statusRequestsUsed < reads);
   if (bad.length > 0) throw new Error(`fleet: ${bad.length} operations did not succeed after ${reads} reads (first: ${bad[0]!.operationId} ${bad[0]!.localState})`);
   const records = await dep.sims[provider]!.requests();
   const all = pressure(records);
@@ -88,12 +88,12 @@ async function fleetRun(dep: Deployment, provider: string, operations: number, s
 
 /** Measures figure 4. */
 export async function measureFleet(ctx: BenchContext, log: (line: string) => void): Promise<FleetResult> {
-  const limit = ctx.quick ? 50 : 100;
+  const limit = ctx.quick ? 10 : 20;
   const dep = await deploy(ctx, 'fleet', { providers: { free: {}, limited: { maxRequestsPerSecond: limit } } });
   try {
-    const unlimited = await fleetRun(dep, 'free', ctx.quick ? 300 : 1_000, 'reads4', 4, null);
+    const unlimited = await fleetRun(dep, 'free', ctx.quick ? 100 : 300, 'reads4', 4, null);
     log(`  unlimited: peak ${unlimited.all.peakPerSecond}/s over mean ${unlimited.all.meanPerSecond}/s = ${unlimited.all.peakOverMean}; status reads ${unlimited.statusReads.peakOverMean}`);
-    const limited = await fleetRun(dep, 'limited', ctx.quick ? 200 : 1_000, 'reads2', 2, limit);
+    const limited = await fleetRun(dep, 'limited', ctx.quick ? 50 : 150, 'reads2', 2, limit);
     log(`  limited to ${limit}/s: peak ${limited.all.peakPerSecond}/s (sliding ${limited.all.peakSlidingPerSecond}), mean ${limited.all.meanPerSecond}/s`);
     return { policy: FLEET_POLICY, unlimited, limited };
   } finally {

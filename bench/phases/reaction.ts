@@ -10,7 +10,7 @@ import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 import type { AsyncJobClient } from '../../src/client';
 import { startWebhookReceiver, type WebhookOutcome, type WebhookSettings } from '../../src/webhooks/receiver';
 import { deploy, type BenchContext, type Deployment } from '../lib/context';
-import { percentile, round } from '../lib/stats';
+import { percentile, round, withTimeout } from '../lib/stats';
 
 /** Polls back off from 2 s to 8 s; the job runs 1.5 to 3.5 s. */
 export const REACTION_POLICY = { baseDelayMs: 2_000, maxDelayMs: 8_000 } as const;
@@ -44,7 +44,7 @@ export interface ReactionResult {
 
 async function run(ctx: BenchContext, dep: Deployment, provider: string, operations: number): Promise<ReactionMode> {
   const handles = await Promise.all(Array.from({ length: operations }, () => dep.client.start(dep.request(provider, 'timed', REACTION_POLICY))));
-  const summaries = await Promise.all(handles.map((h) => h.result()));
+  const summaries = await withTimeout(Promise.all(handles.map((h) => h.result())), 300_000, `reaction run on ${provider}`);
   const jobs = new Map((await dep.sims[provider]!.jobs()).map((j) => [j.jobId, j]));
   const reactions: number[] = [];
   let reads = 0;
@@ -89,7 +89,7 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
     hooked = dep.provider('hooked');
     client = dep.client;
     store = await openSqliteStore({ path: path.join(dep.dataDir, 'asyncjob.db') });
-    const operations = ctx.quick ? 40 : 150;
+    const operations = ctx.quick ? 20 : 60;
     const polling = await run(ctx, dep, 'polled', operations);
     log(`  polling: p50 ${polling.p50Ms} ms, p99 ${polling.p99Ms} ms`);
     const webhook = await run(ctx, dep, 'hooked', operations);
