@@ -149,7 +149,15 @@ export async function measureStore(root: string, quick: boolean, log: (line: str
   log(`  sqlite: append median ${s.appendMedianMs} ms, ${s.sequentialAppendsPerSecond}/s one at a time, ${s.concurrentAppendsPerSecond}/s concurrent`);
   const url = process.env.ASYNCJOB_TEST_PG_URL;
   if (!url) return { sqlite: s, postgresql: { skipped: 'ASYNCJOB_TEST_PG_URL is not set' } };
-  const p = await postgresql(url, quick);
+  let p: StoreEngineResult;
+  try {
+    p = await postgresql(url, quick);
+  } catch (err) {
+    // A missing PostgreSQL must not cost the other figures: say why it is absent.
+    const reason = `PostgreSQL failed: ${err instanceof Error ? err.message : String(err)}`;
+    log(`  ${reason}`);
+    return { sqlite: s, postgresql: { skipped: reason } };
+  }
   log(`  postgresql: append median ${p.appendMedianMs} ms, ${p.sequentialAppendsPerSecond}/s one at a time, ${p.concurrentAppendsPerSecond}/s concurrent`);
   return { sqlite: s, postgresql: p };
 }
