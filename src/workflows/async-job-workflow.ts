@@ -117,9 +117,10 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
   const pending: PendingMessage[] = [...(carried?.pending ?? [])];
   const answers = new Map<number, MessageAnswer>();
   let nextMessageId = pending.reduce((max, m) => Math.max(max, m.id), 0) + 1;
-  const ctx = (): StepContext => ({
+  // Validators pass a fixed random number: they are not replayed, so they must not draw from the workflow's PRNG.
+  const ctx = (random?: number): StepContext => ({
     nowMs: Date.now(),
-    random: Math.random(),
+    random: random ?? Math.random(),
     actor: ACTOR,
     capabilities: facts?.capabilities ?? NO_CAPABILITIES,
     reconciliation: facts?.reconciliation ?? 'none',
@@ -162,7 +163,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         ready();
         const checked = cancelRequestSchema.safeParse(request);
         if (!checked.success) throw new Error(`ASYNCJOB_ERR_INVALID_INPUT: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-        const dryRun = requestCancel(record, checked.data, ctx());
+        const dryRun = requestCancel(record, checked.data, ctx(0));
         if ('kind' in dryRun && dryRun.kind === 'refused') throw new Error(`${dryRun.code}: ${dryRun.message}`);
       },
     },
@@ -179,7 +180,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         ready();
         const checked = decisionSchema.safeParse(decision);
         if (!checked.success) throw new Error(`ASYNCJOB_ERR_DECISION_INCOMPLETE: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-        const dryRun = applyDecision(record, checked.data, ctx());
+        const dryRun = applyDecision(record, checked.data, ctx(0));
         if ('kind' in dryRun && dryRun.kind === 'refused') throw new Error(`${dryRun.code}: ${dryRun.message}`);
       },
     },
