@@ -73,7 +73,8 @@ export function renderMarkdown(input: Record<string, unknown>): string {
   if (r.fleet) {
     const f = r.fleet;
     rows.push([`provider pressure, ${f.unlimited.operations} operations: peak / mean (all requests)`, f.unlimited.all.peakOverMean, 'ratio', '< 2', f.unlimited.all.peakOverMean < 2]);
-    rows.push(['provider pressure: peak / mean (status reads only)', f.unlimited.statusReads.peakOverMean, 'ratio']);
+    rows.push(['provider pressure: peak / mean in the busy window (middle 95% of requests)', f.unlimited.all.busyPeakOverMean, 'ratio', '< 2', f.unlimited.all.busyPeakOverMean < 2]);
+    rows.push(['provider pressure: peak / mean (status reads only; busy window)', `${f.unlimited.statusReads.peakOverMean}; ${f.unlimited.statusReads.busyPeakOverMean}`, 'ratio']);
     rows.push([`rate-limited peak (limit ${f.limited.maxRequestsPerSecond}/s), 1-s buckets / sliding 1 s`, `${f.limited.all.peakPerSecond} / ${f.limited.all.peakSlidingPerSecond}`, 'req/s', `<= ${f.limited.maxRequestsPerSecond}`, f.limited.withinLimit ?? undefined]);
   }
   if (r.reaction) {

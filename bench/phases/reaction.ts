@@ -10,7 +10,7 @@ import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 import type { AsyncJobClient } from '../../src/client';
 import { startWebhookReceiver, type WebhookOutcome, type WebhookSettings } from '../../src/webhooks/receiver';
 import { deploy, type BenchContext, type Deployment } from '../lib/context';
-import { percentile, round, withTimeout } from '../lib/stats';
+import { percentile, round, sleepMs, withTimeout } from '../lib/stats';
 
 /** Polls back off from 2 s to 8 s; the job runs 1.5 to 3.5 s. */
 export const REACTION_POLICY = { baseDelayMs: 2_000, maxDelayMs: 8_000 } as const;
@@ -29,6 +29,8 @@ const SETTINGS: WebhookSettings = {
 /** Reaction figures of one mode, ms. */
 export interface ReactionMode {
   operations: number;
+  /** One start every this many ms. */
+  startSpacingMs: number;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -42,8 +44,16 @@ export interface ReactionResult {
   webhook: ReactionMode & { webhooksRecorded: number; webhooksSignalled: number };
 }
 
-async function run(ctx: BenchContext, dep: Deployment, provider: string, operations: number): Promise<ReactionMode> {
-  const handles = await Promise.all(Array.from({ length: operations }, () => dep.client.start(dep.request(provider, 'timed', REACTION_POLICY))));
+/**
+ * Starts are spaced (one every `spacingMs`) so jobs finish one by one, as they would in steady state: started all
+ * at once they finish in one burst and the figure becomes the dev server's backlog, not the reaction.
+ */
+async function run(ctx: BenchContext, dep: Deployment, provider: string, operations: number, spacingMs: number): Promise<ReactionMode> {
+  const handles = [];
+  for (let i = 0; i < operations; i++) {
+    handles.push(await dep.client.start(dep.request(provider, 'timed', REACTION_POLICY)));
+    await sleepMs(spacingMs);
+  }
   const summaries = await withTimeout(Promise.all(handles.map((h) => h.result())), 300_000, `reaction run on ${provider}`);
   const jobs = new Map((await dep.sims[provider]!.jobs()).map((j) => [j.jobId, j]));
   const reactions: number[] = [];
@@ -59,6 +69,7 @@ async function run(ctx: BenchContext, dep: Deployment, provider: string, operati
   }
   return {
     operations,
+    startSpacingMs: spacingMs,
     p50Ms: round(percentile(reactions, 50), 0),
     p99Ms: round(percentile(reactions, 99), 0),
     maxMs: round(Math.max(...reactions), 0),
@@ -90,9 +101,10 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
     client = dep.client;
     store = await openSqliteStore({ path: path.join(dep.dataDir, 'asyncjob.db') });
     const operations = ctx.quick ? 20 : 60;
-    const polling = await run(ctx, dep, 'polled', operations);
+    const spacingMs = 300;
+    const polling = await run(ctx, dep, 'polled', operations, spacingMs);
     log(`  polling: p50 ${polling.p50Ms} ms, p99 ${polling.p99Ms} ms`);
-    const webhook = await run(ctx, dep, 'hooked', operations);
+    const webhook = await run(ctx, dep, 'hooked', operations, spacingMs);
     log(`  webhook: p50 ${webhook.p50Ms} ms, p99 ${webhook.p99Ms} ms`);
     return {
       policy: REACTION_POLICY,
