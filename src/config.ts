@@ -29,6 +29,8 @@ export const configSchema = z
     ASYNCJOB_PROVIDERS: z.string().default(''),
     /** Requests per second per provider across the fleet (`maxTaskQueueActivitiesPerSecond`); unlimited when absent. */
     ASYNCJOB_PROVIDER_RATE_LIMIT: z.coerce.number().positive().optional(),
+    /** Workflows a worker keeps in memory (each about 2 MiB); evicted ones replay from history when they wake. */
+    ASYNCJOB_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
     /** Extra directories (path-delimited) searched for provider contract documents, before the presets. */
     ASYNCJOB_PROVIDERS_PATH: z.string().default(''),
     /** `host:port` for Prometheus metrics, or empty to disable. */

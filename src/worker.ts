@@ -23,6 +23,9 @@ export const DEFAULT_TASK_QUEUE = 'asyncjob';
 /** Absolute path of the workflows entry, for bundling (`.ts` from source, `.js` from `dist/`). */
 export const workflowsPath = path.join(__dirname, 'workflows', `index${path.extname(__filename)}`);
 
+/** Workflows kept in memory by default: each cached one costs about 2 MiB of worker memory (see bench/). */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 250;
+
 /** A provider's activity queue and its rate. */
 export interface ProviderQueue {
   /** The provider's activity task queue (from `ProviderFacts.taskQueue`). */
@@ -42,6 +45,11 @@ export interface AsyncJobWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Concurrent provider calls per worker and queue. */
   maxConcurrentProviderCalls?: number;
+  /**
+   * Workflows kept in memory between tasks. An evicted one is replayed from its (bounded, continue-as-new) history
+   * when it wakes, so this bounds the worker's memory however many operations wait. Default 250.
+   */
+  maxCachedWorkflows?: number;
   /** Graceful shutdown time for in-flight activities. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
 }
@@ -54,6 +62,7 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
     ...common,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities: options.activities,
+    maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
   });
   const seen = new Set<string>();
@@ -132,6 +141,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.ASYNCJOB_TASK_QUEUE,
+    ...(config.ASYNCJOB_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: config.ASYNCJOB_MAX_CACHED_WORKFLOWS } : {}),
     activities: createActivities({ store, providers: registry, artifacts: new FileArtifactStore(config.ASYNCJOB_ARTIFACTS_DIR), logger }),
     providerQueues: registry.names().map((name) => ({
       taskQueue: registry.get(name).facts.taskQueue!,
