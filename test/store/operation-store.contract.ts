@@ -138,13 +138,13 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
       });
 
       it('T4: refuses configured secret values anywhere in entries, snapshots and webhook events', async () => {
-        const guarded = await h.open({ forbiddenValues: ['sk_live_51Habc'] });
+        const guarded = await h.open({ forbiddenValues: ['tk_fake_51Habc'] });
         const e = storyEntries('op-s')[1]!;
-        const leaking = { ...e, sequence: 1, body: { ...e.body, note: 'key sk_live_51Habc used' } } as JournalEntry;
+        const leaking = { ...e, sequence: 1, body: { ...e.body, note: 'key tk_fake_51Habc used' } } as JournalEntry;
         await expectCode(guarded.append(leaking), 'ASYNCJOB_ERR_SECRET_IN_RECORD');
-        await expectCode(guarded.putOperation(snapshot('op-s', { record: { token: 'sk_live_51Habc' } })), 'ASYNCJOB_ERR_SECRET_IN_RECORD');
+        await expectCode(guarded.putOperation(snapshot('op-s', { record: { token: 'tk_fake_51Habc' } })), 'ASYNCJOB_ERR_SECRET_IN_RECORD');
         await expectCode(
-          guarded.recordWebhookEvent({ provider: 'acme', eventId: 'sk_live_51Habc', receivedAt: '2026-11-29T10:00:00.000Z' }),
+          guarded.recordWebhookEvent({ provider: 'acme', eventId: 'tk_fake_51Habc', receivedAt: '2026-11-29T10:00:00.000Z' }),
           'ASYNCJOB_ERR_SECRET_IN_RECORD',
         );
         expect((await store.append(leaking)).kind).toBe('appended');

@@ -13,7 +13,7 @@ import {
 } from '../../../src/adapters/http';
 import { closedPort, readRequestHead, startHttpServer, startNetServer, type Loopback } from './loopback';
 
-const SECRET = 'sk_live_9f8e7d6c5b4a39281706';
+const SECRET = 'tk_fake_9f8e7d6c5b4a39281706';
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/;
 
 const cleanups: Array<() => Promise<void>> = [];

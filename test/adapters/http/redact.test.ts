@@ -62,7 +62,7 @@ describe('redactUrl (T4)', () => {
 describe('redactText (T4)', () => {
   it.each([
     ['Authorization: Bearer abc.def.ghi\nok', `Authorization: ${REDACTED}\nok`],
-    ['the token Bearer sk_live_0123456789 was refused', `the token Bearer ${REDACTED} was refused`],
+    ['the token Bearer tk_fake_0123456789 was refused', `the token Bearer ${REDACTED} was refused`],
     ['jwt eyJhbGciOiJI.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4 here', `jwt ${REDACTED} here`],
     ['{"password": "hunter2", "user": "u"}', `{"password": "${REDACTED}", "user": "u"}`],
     ['{"ssn":"1\\"23"}', `{"ssn":"${REDACTED}"}`],
