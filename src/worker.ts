@@ -12,6 +12,7 @@ import type { AsyncJobActivities } from './activities/types';
 import { FileArtifactStore } from './adapters/artifacts/artifact-store';
 import { createProviderRegistry } from './adapters/providers/registry';
 import { openStore } from './adapters/store/open-store';
+import { temporalConnectionSettings } from './client/connection';
 import { loadConfig } from './config';
 import { createJsonLogger } from './logging';
 import { startWebhookReceiver, type WebhookReceiver, type WebhookSettings } from './webhooks/receiver';
@@ -122,24 +123,13 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     searchDirs: config.ASYNCJOB_PROVIDERS_PATH.split(path.delimiter).filter(Boolean),
     env,
   });
-  const connection = await NativeConnection.connect({
-    address: config.TEMPORAL_ADDRESS,
-    ...(config.TEMPORAL_API_KEY ? { apiKey: config.TEMPORAL_API_KEY } : {}),
-    ...(config.TEMPORAL_TLS_CERT && config.TEMPORAL_TLS_KEY
-      ? {
-          tls: {
-            clientCertPair: { crt: await readFile(config.TEMPORAL_TLS_CERT), key: await readFile(config.TEMPORAL_TLS_KEY) },
-            ...(config.TEMPORAL_TLS_CA ? { serverRootCACertificate: await readFile(config.TEMPORAL_TLS_CA) } : {}),
-            ...(config.TEMPORAL_TLS_SERVER_NAME ? { serverNameOverride: config.TEMPORAL_TLS_SERVER_NAME } : {}),
-          },
-        }
-      : config.TEMPORAL_API_KEY
-        ? { tls: true }
-        : {}),
-  });
+  // One reading of Temporal's connection conventions (address, namespace, TLS files, API key), shared with the client.
+  const temporal = temporalConnectionSettings(config);
+  const connectOptions = { address: temporal.address, ...(temporal.tls ? { tls: temporal.tls } : {}), ...(temporal.apiKey ? { apiKey: temporal.apiKey } : {}) };
+  const connection = await NativeConnection.connect(connectOptions);
   const workers = await createWorkers({
     connection,
-    namespace: config.TEMPORAL_NAMESPACE,
+    namespace: temporal.namespace,
     taskQueue: config.ASYNCJOB_TASK_QUEUE,
     ...(config.ASYNCJOB_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: config.ASYNCJOB_MAX_CACHED_WORKFLOWS } : {}),
     activities: createActivities({ store, providers: registry, artifacts: new FileArtifactStore(config.ASYNCJOB_ARTIFACTS_DIR), logger }),
@@ -150,8 +140,10 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   });
   // The webhook receiver runs beside the worker when a port is configured: it needs the same store and contracts.
   let receiver: WebhookReceiver | undefined;
+  let clientConnection: Connection | undefined;
   if (config.ASYNCJOB_WEBHOOK_PORT !== undefined) {
-    const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS, ...(config.TEMPORAL_API_KEY ? { apiKey: config.TEMPORAL_API_KEY, tls: true } : {}) }), namespace: config.TEMPORAL_NAMESPACE });
+    clientConnection = await Connection.connect(connectOptions);
+    const client = new Client({ connection: clientConnection, namespace: temporal.namespace });
     receiver = await startWebhookReceiver({
       port: config.ASYNCJOB_WEBHOOK_PORT,
       host: env.ASYNCJOB_WEBHOOK_HOST ?? '0.0.0.0',
@@ -173,6 +165,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     await runWorkers(workers);
   } finally {
     await receiver?.stop();
+    await clientConnection?.close();
     await registry.close();
     await store.close();
     await connection.close();

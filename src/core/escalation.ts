@@ -5,6 +5,7 @@
  * within the offer. An extension adds bounded time and checks; counters are never reset.
  */
 import { z } from 'zod';
+import { issueText } from './issues';
 import { type EscalationReason, escalationReasonSchema, localStateSchema, type LocalState, actorSchema } from './journal';
 
 /** The closed set of decision options. */
@@ -248,7 +249,7 @@ export type DecisionCheck =
 export function validateDecision(escalation: OpenEscalation, decision: unknown, limits: { nowMs: number }): DecisionCheck {
   const parsed = decisionSchema.safeParse(decision);
   if (!parsed.success) {
-    const fields = parsed.error.issues.map((i) => `${i.path.join('.') || '(decision)'}: ${i.message}`).join('; ');
+    const fields = issueText(parsed.error.issues, '(decision)');
     return { kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE', message: fields };
   }
   const d = parsed.data;

@@ -19,6 +19,7 @@ import {
 } from '@temporalio/workflow';
 import type { AsyncJobActivities, ProviderFacts } from '../activities/types';
 import { renderEscalation, decisionSchema, NO_CAPABILITIES } from '../core/escalation';
+import { issueText } from '../core/issues';
 import { newOperationRecord, type OperationRecord } from '../core/operation';
 import {
   afterActivityFailure,
@@ -96,7 +97,7 @@ function invalidInput(message: string): ApplicationFailure {
  */
 export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?: CarriedState): Promise<OperationSummary> {
   const parsed = asyncJobWorkflowInputSchema.safeParse(rawInput);
-  if (!parsed.success) throw invalidInput(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  if (!parsed.success) throw invalidInput(issueText(parsed.error.issues));
   const input = parsed.data;
   if (input.request.operationId !== workflowInfo().workflowId) {
     throw invalidInput(`the workflow ID ${workflowInfo().workflowId} must be the operation ID ${input.request.operationId}`);
@@ -140,29 +141,31 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
     pending.push({ ...message, id } as PendingMessage);
     return id;
   };
+  /** Updates queue their message like signals and answer once the main loop has processed it. */
+  const answerOnceProcessed = async (message: PendingMessageBody): Promise<MessageAnswer> => {
+    const id = enqueue(message);
+    await condition(() => answers.has(id));
+    return answers.get(id)!;
+  };
   setHandler(cancelSignal, (request) => {
     const checked = cancelRequestSchema.safeParse(request);
-    if (!checked.success) return void log.warn('cancel signal refused: invalid input', { issues: checked.error.issues.map((i) => i.message) });
+    if (!checked.success) return void log.warn('cancel signal refused: invalid input', { issues: issueText(checked.error.issues) });
     enqueue({ kind: 'cancel', request: checked.data });
   });
   setHandler(decideSignal, (decision) => void enqueue({ kind: 'decide', decision }));
   setHandler(webhookSignal, (hint) => {
     const checked = webhookHintSchema.safeParse(hint);
-    if (!checked.success) return void log.warn('webhook signal refused: invalid input', { issues: checked.error.issues.map((i) => i.message) });
+    if (!checked.success) return void log.warn('webhook signal refused: invalid input', { issues: issueText(checked.error.issues) });
     enqueue({ kind: 'webhook', hint: checked.data, receivedAtMs: Date.now() });
   });
   setHandler(
     cancelUpdate,
-    async (request) => {
-      const id = enqueue({ kind: 'cancel', request });
-      await condition(() => answers.has(id));
-      return answers.get(id)!;
-    },
+    (request) => answerOnceProcessed({ kind: 'cancel', request }),
     {
       validator: (request) => {
         ready();
         const checked = cancelRequestSchema.safeParse(request);
-        if (!checked.success) throw new Error(`ASYNCJOB_ERR_INVALID_INPUT: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        if (!checked.success) throw new Error(`ASYNCJOB_ERR_INVALID_INPUT: ${issueText(checked.error.issues)}`);
         const dryRun = requestCancel(record, checked.data, ctx(0));
         if ('kind' in dryRun && dryRun.kind === 'refused') throw new Error(`${dryRun.code}: ${dryRun.message}`);
       },
@@ -170,16 +173,12 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
   );
   setHandler(
     decideUpdate,
-    async (decision) => {
-      const id = enqueue({ kind: 'decide', decision });
-      await condition(() => answers.has(id));
-      return answers.get(id)!;
-    },
+    (decision) => answerOnceProcessed({ kind: 'decide', decision }),
     {
       validator: (decision) => {
         ready();
         const checked = decisionSchema.safeParse(decision);
-        if (!checked.success) throw new Error(`ASYNCJOB_ERR_DECISION_INCOMPLETE: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        if (!checked.success) throw new Error(`ASYNCJOB_ERR_DECISION_INCOMPLETE: ${issueText(checked.error.issues)}`);
         const dryRun = applyDecision(record, checked.data, ctx(0));
         if ('kind' in dryRun && dryRun.kind === 'refused') throw new Error(`${dryRun.code}: ${dryRun.message}`);
       },
@@ -225,7 +224,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         const checked = decisionSchema.safeParse(message.decision);
         const step = checked.success
           ? applyDecision(record, checked.data, c)
-          : ({ kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE', message: checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') } as const);
+          : ({ kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE', message: issueText(checked.error.issues) } as const);
         if ('kind' in step && step.kind === 'refused') {
           // A2: a refused decision is recorded too (who tried what, and why it was refused).
           const raw = (typeof message.decision === 'object' && message.decision !== null ? message.decision : {}) as Record<string, unknown>;
