@@ -12,8 +12,8 @@ import { type OperationRecord, type ResultSummary } from '../core/operation';
 import { afterCollect, type CollectOutcome } from '../core/step';
 import { type ProviderCallInput } from './types';
 import { ActivityError } from './errors';
-import { alreadyRecorded, commitStep, parseInputRecord } from './journal-writer';
-import { HEARTBEAT_INTERVAL_MS, heartbeater, httpRequestOf, stepContext, transportObservation, type ActivityContext } from './provider-call';
+import { inCallFrame } from './call-frame';
+import { HEARTBEAT_INTERVAL_MS, heartbeater, httpRequestOf, transportObservation, type ActivityContext } from './provider-call';
 
 const MAX_SUMMARY_PROBLEMS = 20;
 const MAX_SUMMARY_FAILED = 100;
@@ -177,76 +177,70 @@ function collectObservation(adapter: ProviderAdapter, exchange: HttpDownload, tr
 /** Makes the activity. */
 export function collectResult(ctx: ActivityContext) {
   return async (input: ProviderCallInput): Promise<OperationRecord> => {
-    const record = parseInputRecord(input.record);
-    const provider = ctx.providers.get(record.provider);
-    const recorded = await alreadyRecorded(ctx.store, record);
-    if (recorded !== undefined) return recorded;
-    const { adapter, http } = provider;
-    const heartbeat = heartbeater();
-    const built = adapter.buildResultRequest({
-      ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
-      ...(record.remote.resultReference?.url !== undefined ? { resultUrl: record.remote.resultReference.url } : {}),
-    });
-    const finish = (o: Observation, outcome: CollectOutcome): Promise<OperationRecord> => {
-      const step = afterCollect(record, o, outcome, stepContext(ctx, provider, input.random));
-      return commitStep(ctx.store, step.record, step.entries, ctx.clock());
-    };
-    if (built.kind === 'refused') return finish(adapter.refusedObservation('collect', built, ctx.clock()), {});
-
-    let writer: ArtifactWriter;
-    try {
-      writer = await ctx.artifacts.begin(record.operationId, `${record.journal.nextSequence}-result`);
-    } catch (error) {
-      throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `cannot start the artifact of ${record.operationId}: ${(error as Error).message}`, false);
-    }
-    let exchange: HttpDownload;
-    let nextBeat = HEARTBEAT_EVERY_BYTES;
-    // Heartbeat on time as well as on progress: a slow download is alive, a dead worker is noticed (F2).
-    heartbeat({ bytes: 0 });
-    const beating = setInterval(() => heartbeat({ bytes: writer.bytesWritten }), HEARTBEAT_INTERVAL_MS);
-    try {
-      exchange = await http.download(httpRequestOf(built.request, record.traceId), async (chunk) => {
-        await writer.write(chunk);
-        if (writer.bytesWritten >= nextBeat) {
-          nextBeat = writer.bytesWritten + HEARTBEAT_EVERY_BYTES;
-          heartbeat({ bytes: writer.bytesWritten });
-        }
+    return inCallFrame(ctx, input, 'collect', async (record, { adapter, http }, step) => {
+      const heartbeat = heartbeater();
+      const built = adapter.buildResultRequest({
+        ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
+        ...(record.remote.resultReference?.url !== undefined ? { resultUrl: record.remote.resultReference.url } : {}),
       });
-    } catch (error) {
-      await writer.abort();
-      throw error;
-    } finally {
-      clearInterval(beating);
-    }
-    ctx.logger.info('provider call', {
-      operationId: record.operationId,
-      provider: record.provider,
-      action: 'collect',
-      method: exchange.request.method,
-      url: exchange.request.url,
-      transport: exchange.outcome,
-      httpStatus: exchange.status,
-      errorCategory: exchange.errorCategory,
-      bytes: exchange.download?.sizeBytes,
-      durationMs: exchange.durationMs,
+      const finish = (o: Observation, outcome: CollectOutcome) => afterCollect(record, o, outcome, step);
+      if (built.kind === 'refused') return finish(adapter.refusedObservation('collect', built, ctx.clock()), {});
+
+      let writer: ArtifactWriter;
+      try {
+        writer = await ctx.artifacts.begin(record.operationId, `${record.journal.nextSequence}-result`);
+      } catch (error) {
+        throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `cannot start the artifact of ${record.operationId}: ${(error as Error).message}`, false);
+      }
+      let exchange: HttpDownload;
+      let nextBeat = HEARTBEAT_EVERY_BYTES;
+      // Heartbeat on time as well as on progress: a slow download is alive, a dead worker is noticed (F2).
+      heartbeat({ bytes: 0 });
+      const beating = setInterval(() => heartbeat({ bytes: writer.bytesWritten }), HEARTBEAT_INTERVAL_MS);
+      try {
+        exchange = await http.download(httpRequestOf(built.request, record.traceId), async (chunk) => {
+          await writer.write(chunk);
+          if (writer.bytesWritten >= nextBeat) {
+            nextBeat = writer.bytesWritten + HEARTBEAT_EVERY_BYTES;
+            heartbeat({ bytes: writer.bytesWritten });
+          }
+        });
+      } catch (error) {
+        await writer.abort();
+        throw error;
+      } finally {
+        clearInterval(beating);
+      }
+      ctx.logger.info('provider call', {
+        operationId: record.operationId,
+        provider: record.provider,
+        action: 'collect',
+        method: exchange.request.method,
+        url: exchange.request.url,
+        transport: exchange.outcome,
+        httpStatus: exchange.status,
+        errorCategory: exchange.errorCategory,
+        bytes: exchange.download?.sizeBytes,
+        durationMs: exchange.durationMs,
+      });
+      const status = exchange.status ?? 0;
+      const streamed = exchange.download !== undefined && status >= 200 && status < 300;
+      // A 2xx whose body was cut off is still a result that arrived: it is stored and judged invalid (R4).
+      const truncated = streamed && exchange.outcome === 'ambiguous' && exchange.download?.complete === false;
+      if (!streamed || (exchange.outcome !== 'response' && !truncated)) {
+        await writer.abort();
+        const o = exchange.outcome === 'response' ? collectObservation(adapter, exchange, false) : transportObservation('collect', exchange);
+        return finish(o, {});
+      }
+      let stored: StoredArtifact;
+      try {
+        stored = await writer.commit();
+      } catch (error) {
+        await writer.abort();
+        throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `cannot commit the artifact of ${record.operationId}: ${(error as Error).message}`, false);
+      }
+      const checked = await checkResult(ctx, adapter, record, exchange, stored);
+      return finish(collectObservation(adapter, exchange, truncated), outcomeOf(stored, exchange.headers['content-type'], checked));
     });
-    const status = exchange.status ?? 0;
-    const streamed = exchange.download !== undefined && status >= 200 && status < 300;
-    // A 2xx whose body was cut off is still a result that arrived: it is stored and judged invalid (R4).
-    const truncated = streamed && exchange.outcome === 'ambiguous' && exchange.download?.complete === false;
-    if (!streamed || (exchange.outcome !== 'response' && !truncated)) {
-      await writer.abort();
-      const o = exchange.outcome === 'response' ? collectObservation(adapter, exchange, false) : transportObservation('collect', exchange);
-      return finish(o, {});
-    }
-    let stored: StoredArtifact;
-    try {
-      stored = await writer.commit();
-    } catch (error) {
-      await writer.abort();
-      throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `cannot commit the artifact of ${record.operationId}: ${(error as Error).message}`, false);
-    }
-    const checked = await checkResult(ctx, adapter, record, exchange, stored);
-    return finish(collectObservation(adapter, exchange, truncated), outcomeOf(stored, exchange.headers['content-type'], checked));
   };
 }

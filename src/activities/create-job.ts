@@ -8,8 +8,8 @@ import { type OperationRecord } from '../core/operation';
 import { afterCreate } from '../core/step';
 import { type ProviderCallInput } from './types';
 import { ActivityError } from './errors';
-import { alreadyRecorded, commitStep, parseInputRecord } from './journal-writer';
-import { sendOnce, stepContext, type ActivityContext } from './provider-call';
+import { inCallFrame } from './call-frame';
+import { sendOnce, type ActivityContext } from './provider-call';
 import { recordedIntent } from './record-intent';
 
 /** The client reference sent to the provider: the caller's, else our operation ID (used by reconciliation, U2). */
@@ -42,24 +42,17 @@ export async function assertIntent(ctx: ActivityContext, record: OperationRecord
 /** Makes the activity. */
 export function createJob(ctx: ActivityContext) {
   return async (input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<OperationRecord> => {
-    const record = parseInputRecord(input.record);
-    const provider = ctx.providers.get(record.provider);
-    const recorded = await alreadyRecorded(ctx.store, record);
-    if (recorded !== undefined) {
-      ctx.logger.info('create already recorded: nothing sent', { operationId: record.operationId });
-      return recorded;
-    }
-    await assertIntent(ctx, record, input.payload);
-    const { adapter, http } = provider;
-    const built = adapter.buildCreateRequest({
-      payload: input.payload,
-      token: record.idempotencyToken,
-      clientReference: clientReferenceOf(record),
-      nowMs: ctx.clock(),
-      firstSentAtMs: record.createdAtMs,
+    return inCallFrame(ctx, input, 'create', async (record, { adapter, http }, step) => {
+      await assertIntent(ctx, record, input.payload);
+      const built = adapter.buildCreateRequest({
+        payload: input.payload,
+        token: record.idempotencyToken,
+        clientReference: clientReferenceOf(record),
+        nowMs: ctx.clock(),
+        firstSentAtMs: record.createdAtMs,
+      });
+      const { observation } = await sendOnce(ctx, http, adapter, 'create', built, record, (answer) => adapter.interpretCreate(answer));
+      return afterCreate(record, observation, step);
     });
-    const { observation } = await sendOnce(ctx, http, adapter, 'create', built, record, (answer) => adapter.interpretCreate(answer));
-    const step = afterCreate(record, observation, stepContext(ctx, provider, input.random));
-    return commitStep(ctx.store, step.record, step.entries, ctx.clock());
   };
 }

@@ -7,33 +7,28 @@ import { type Observation } from '../core/observation';
 import { afterStatus } from '../core/step';
 import { effectiveDeadlineMs } from '../core/wait-planner';
 import { type ProviderCallInput } from './types';
-import { alreadyRecorded, commitStep, parseInputRecord } from './journal-writer';
-import { sendOnce, stepContext, type ActivityContext } from './provider-call';
+import { inCallFrame } from './call-frame';
+import { sendOnce, type ActivityContext } from './provider-call';
 
 /** Makes the activity. */
 export function readStatus(ctx: ActivityContext) {
   return async (input: ProviderCallInput): Promise<OperationRecord> => {
-    const record = parseInputRecord(input.record);
-    const provider = ctx.providers.get(record.provider);
-    const recorded = await alreadyRecorded(ctx.store, record);
-    if (recorded !== undefined) return recorded;
-    const { adapter, http } = provider;
-    // B2: the workflow checked the deadline when it reserved this request; time has passed since, so check again
-    // right before sending. A request never leaves after the deadline (S3); the reservation stays counted.
-    const nowMs = ctx.clock();
-    if (nowMs >= effectiveDeadlineMs(record)) {
-      const notSent: Observation = { action: 'status', transport: 'refused', errorCategory: 'deadline_passed', receivedAtMs: nowMs, requestsSent: 0 };
-      const stopped = afterStatus(record, notSent, stepContext(ctx, provider, input.random));
-      return commitStep(ctx.store, stopped.record, stopped.entries, nowMs);
-    }
-    const built = adapter.buildStatusRequest({
-      ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
-      ...(record.remote.statusUrl !== undefined ? { statusUrl: record.remote.statusUrl } : {}),
+    return inCallFrame(ctx, input, 'status', async (record, { adapter, http }, step) => {
+      // B2: the workflow checked the deadline when it reserved this request; time has passed since, so check again
+      // right before sending. A request never leaves after the deadline (S3); the reservation stays counted.
+      const nowMs = ctx.clock();
+      if (nowMs >= effectiveDeadlineMs(record)) {
+        const notSent: Observation = { action: 'status', transport: 'refused', errorCategory: 'deadline_passed', receivedAtMs: nowMs, requestsSent: 0 };
+        return afterStatus(record, notSent, step);
+      }
+      const built = adapter.buildStatusRequest({
+        ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
+        ...(record.remote.statusUrl !== undefined ? { statusUrl: record.remote.statusUrl } : {}),
+      });
+      const { observation } = await sendOnce(ctx, http, adapter, 'status', built, record, (answer) =>
+        adapter.interpretStatus(answer, record.jobId !== undefined ? { jobId: record.jobId } : {}),
+      );
+      return afterStatus(record, observation, step);
     });
-    const { observation } = await sendOnce(ctx, http, adapter, 'status', built, record, (answer) =>
-      adapter.interpretStatus(answer, record.jobId !== undefined ? { jobId: record.jobId } : {}),
-    );
-    const step = afterStatus(record, observation, stepContext(ctx, provider, input.random));
-    return commitStep(ctx.store, step.record, step.entries, ctx.clock());
   };
 }

@@ -5,25 +5,21 @@
 import { type OperationRecord } from '../core/operation';
 import { afterCancel } from '../core/step';
 import { type ProviderCallInput } from './types';
-import { alreadyRecorded, commitStep, parseInputRecord } from './journal-writer';
-import { sendOnce, stepContext, type ActivityContext } from './provider-call';
+import { inCallFrame } from './call-frame';
+import { sendOnce, type ActivityContext } from './provider-call';
 
 /** Makes the activity. */
 export function requestCancel(ctx: ActivityContext) {
   return async (input: ProviderCallInput): Promise<OperationRecord> => {
-    const record = parseInputRecord(input.record);
-    const provider = ctx.providers.get(record.provider);
-    const recorded = await alreadyRecorded(ctx.store, record);
-    if (recorded !== undefined) return recorded;
-    const { adapter, http } = provider;
-    const built =
-      record.jobId === undefined
-        ? ({ kind: 'refused', errorCategory: 'missing_input', problem: 'the record names no provider job to cancel' } as const)
-        : adapter.buildCancelRequest({ jobId: record.jobId });
-    const { observation } = await sendOnce(ctx, http, adapter, 'cancel', built, record, (answer) =>
-      adapter.interpretCancel(answer, record.jobId !== undefined ? { jobId: record.jobId } : {}),
-    );
-    const step = afterCancel(record, observation, stepContext(ctx, provider, input.random));
-    return commitStep(ctx.store, step.record, step.entries, ctx.clock());
+    return inCallFrame(ctx, input, 'cancel', async (record, { adapter, http }, step) => {
+      const built =
+        record.jobId === undefined
+          ? ({ kind: 'refused', errorCategory: 'missing_input', problem: 'the record names no provider job to cancel' } as const)
+          : adapter.buildCancelRequest({ jobId: record.jobId });
+      const { observation } = await sendOnce(ctx, http, adapter, 'cancel', built, record, (answer) =>
+        adapter.interpretCancel(answer, record.jobId !== undefined ? { jobId: record.jobId } : {}),
+      );
+      return afterCancel(record, observation, step);
+    });
   };
 }
