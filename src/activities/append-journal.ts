@@ -5,6 +5,7 @@
  */
 import { isStoreError } from '../adapters/store/store-errors';
 import { type OperationRecord } from '../core/operation';
+import { tailsFrom } from '../core/record-tails';
 import { type StepEntry } from '../core/step';
 import { ActivityError } from './errors';
 import { commitStep, parseInputRecord, storedRecord } from './journal-writer';
@@ -20,12 +21,14 @@ export function appendJournal(ctx: ActivityContext) {
         throw new ActivityError('ASYNCJOB_ERR_INVALID_INPUT', `entries: sequence ${e.sequence} is not below the record's journal.nextSequence ${record.journal.nextSequence}`, true);
       }
     }
+    // What the workflow has not seen starts at the first entry it sends (the record's tails may be left out).
+    const from = entries[0]?.sequence ?? record.journal.nextSequence;
     try {
-      return await commitStep(ctx.store, record, entries, ctx.clock());
+      return tailsFrom(await commitStep(ctx.store, record, entries, ctx.clock()), from);
     } catch (error) {
       if (!isStoreError(error, 'ASYNCJOB_ERR_JOURNAL_CONFLICT')) throw error;
       ctx.logger.warn('different entries already recorded: adopting the stored record', { operationId: record.operationId, sequence: entries[0]?.sequence });
-      return storedRecord(ctx.store, record.operationId);
+      return storedRecord(ctx.store, record.operationId, from);
     }
   };
 }

@@ -8,6 +8,7 @@ import { recordMetrics } from './metrics';
 import { type OperationSnapshot, type OperationStore } from '../adapters/store/operation-store';
 import { type JournalEntry } from '../core/journal';
 import { operationRecordSchema, type OperationRecord } from '../core/operation';
+import { withTailsFromEntries, withoutTails } from '../core/record-tails';
 import { type StepEntry } from '../core/step';
 import { ActivityError } from './errors';
 
@@ -16,7 +17,10 @@ export function toJournalEntry(operationId: string, entry: StepEntry): JournalEn
   return { operationId, sequence: entry.sequence, at: new Date(entry.atMs).toISOString(), actor: entry.actor, body: entry.body };
 }
 
-/** The snapshot of a record as `putOperation` takes it; `version` = `journal.nextSequence - 1`. Pure. */
+/**
+ * The snapshot of a record as `putOperation` takes it; `version` = `journal.nextSequence - 1`. Without journal
+ * tails: the journal beside it holds every entry (see `core/record-tails.ts`). Pure.
+ */
 export function snapshotOf(record: OperationRecord, nowMs: number): OperationSnapshot {
   return {
     operationId: record.operationId,
@@ -27,7 +31,7 @@ export function snapshotOf(record: OperationRecord, nowMs: number): OperationSna
     resultDeadlineAt: new Date(record.deadlines.resultDeadlineMs).toISOString(),
     updatedAt: new Date(nowMs).toISOString(),
     version: record.journal.nextSequence - 1,
-    record: record as unknown as Record<string, unknown>,
+    record: withoutTails(record) as unknown as Record<string, unknown>,
   };
 }
 
@@ -51,11 +55,19 @@ export function parseInputRecord(value: unknown): OperationRecord {
   return parsed.data;
 }
 
-/** The record the store holds, or a non-retryable `ASYNCJOB_ERR_SNAPSHOT_MISSING` when it has none. */
-export async function storedRecord(store: OperationStore, operationId: string): Promise<OperationRecord> {
+/**
+ * The record the store holds, its tails rebuilt from the journal entries from `fromSequence` on (what the caller
+ * has not seen), or a non-retryable `ASYNCJOB_ERR_SNAPSHOT_MISSING` when it has none.
+ */
+export async function storedRecord(store: OperationStore, operationId: string, fromSequence: number): Promise<OperationRecord> {
   const snapshot = await store.getOperation(operationId);
   if (snapshot === null) throw new ActivityError('ASYNCJOB_ERR_SNAPSHOT_MISSING', `operation ${operationId} has journal entries but no stored snapshot`, true);
-  return recordOf(snapshot);
+  return withStoredTails(store, recordOf(snapshot), fromSequence);
+}
+
+async function withStoredTails(store: OperationStore, record: OperationRecord, fromSequence: number): Promise<OperationRecord> {
+  const entries = await store.entries(record.operationId, { fromSequence });
+  return withTailsFromEntries(record, entries.map((e) => e.entry));
 }
 
 /**
@@ -73,7 +85,7 @@ export async function alreadyRecorded(store: OperationStore, record: OperationRe
       true,
     );
   }
-  return recordOf(snapshot);
+  return withStoredTails(store, recordOf(snapshot), record.journal.nextSequence);
 }
 
 /**
@@ -84,6 +96,6 @@ export async function commitStep(store: OperationStore, record: OperationRecord,
   if (entries.length > 0) await store.appendMany(entries.map((e) => toJournalEntry(record.operationId, e)));
   recordMetrics(record.provider, entries);
   const put = await store.putOperation(snapshotOf(record, nowMs));
-  if (put.kind === 'stale') return storedRecord(store, record.operationId);
+  if (put.kind === 'stale') return storedRecord(store, record.operationId, entries[0]?.sequence ?? record.journal.nextSequence);
   return record;
 }

@@ -8,7 +8,7 @@ import { tokenDigest } from '../core/fingerprint';
 import { intentEntryOf, type OperationRecord } from '../core/operation';
 import { type StepEntry } from '../core/step';
 import { ActivityError } from './errors';
-import { commitStep, parseInputRecord, recordOf } from './journal-writer';
+import { commitStep, parseInputRecord, storedRecord } from './journal-writer';
 import { type ActivityContext } from './provider-call';
 
 /** Reads the recorded intent of an operation, or undefined when none is recorded. */
@@ -35,10 +35,9 @@ export function recordIntent(ctx: ActivityContext) {
           true,
         );
       }
-      const snapshot = await ctx.store.getOperation(record.operationId);
-      if (snapshot !== null) {
+      if ((await ctx.store.getOperation(record.operationId)) !== null) {
         ctx.logger.info('intent already recorded: joined', { operationId: record.operationId });
-        return recordOf(snapshot);
+        return storedRecord(ctx.store, record.operationId, 1);
       }
     }
     const entries: StepEntry[] = [

@@ -10,7 +10,9 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   allHandlersFinished,
@@ -21,6 +23,7 @@ import type { AsyncJobActivities, ProviderFacts } from '../activities/types';
 import { renderEscalation, decisionSchema, NO_CAPABILITIES } from '../core/escalation';
 import { issueText } from '../core/issues';
 import { newOperationRecord, type OperationRecord } from '../core/operation';
+import { adoptReturned, withoutTails } from '../core/record-tails';
 import {
   afterActivityFailure,
   applyDecision,
@@ -61,13 +64,20 @@ const DEFAULT_HISTORY_EVENT_LIMIT = 5_000;
 type PendingMessageBody = PendingMessage extends infer M ? (M extends PendingMessage ? Omit<M, 'id'> : never) : never;
 const ACTOR = 'workflow';
 
-/** Store-only activities: safe to retry (idempotent by sequence). */
-const storeActivities = (taskQueue?: string) =>
-  proxyActivities<AsyncJobActivities>({
-    ...(taskQueue !== undefined ? { taskQueue } : {}),
-    startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '200 ms', maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes: ['ASYNCJOB_ERR_FINGERPRINT_MISMATCH', 'ASYNCJOB_ERR_JOURNAL_CONFLICT'] },
-  });
+/**
+ * Operations started by this code make their store calls (and the provider lookup) as local activities: they run
+ * in the workflow task that needs them, so a step costs one marker event instead of an activity's three events and
+ * a workflow-task round trip. Runs recorded before keep regular activities (replay, `patched`).
+ */
+const LOCAL_STORE_CALLS = 'asyncjob-local-store-calls';
+
+/** Store-only calls: safe to retry (idempotent by sequence). */
+const storeRetry = { initialInterval: '200 ms', maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes: ['ASYNCJOB_ERR_FINGERPRINT_MISMATCH', 'ASYNCJOB_ERR_JOURNAL_CONFLICT'] };
+const describeRetry = { maximumAttempts: 5, nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'] };
+const remoteStore = proxyActivities<AsyncJobActivities>({ startToCloseTimeout: '1 minute', retry: storeRetry });
+const localStore = proxyLocalActivities<AsyncJobActivities>({ startToCloseTimeout: '1 minute', retry: storeRetry });
+const remoteDescribe = proxyActivities<AsyncJobActivities>({ startToCloseTimeout: '30 seconds', retry: describeRetry }).describeProvider;
+const localDescribe = proxyLocalActivities<AsyncJobActivities>({ startToCloseTimeout: '30 seconds', retry: describeRetry }).describeProvider;
 
 /**
  * Provider-call activities are never retried by Temporal: the workflow decides every retry, so every request is
@@ -80,12 +90,6 @@ const providerActivities = (taskQueue?: string) =>
     heartbeatTimeout: '10 seconds',
     retry: { maximumAttempts: 1 },
   });
-
-/** Read once per run on the main queue. A regular activity: local-activity markers fail replay in this SDK's core. */
-const { describeProvider } = proxyActivities<AsyncJobActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'] },
-});
 
 function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'ASYNCJOB_ERR_INVALID_INPUT', message, nonRetryable: true });
@@ -114,7 +118,10 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
   let record: OperationRecord = carried?.record ?? makeRecord();
   let facts: ProviderFacts | undefined = carried?.provider;
 
-  const store = storeActivities();
+  // Decided before the first command, so a run recorded without the patch replays with regular activities.
+  const local = patched(LOCAL_STORE_CALLS);
+  const store = local ? localStore : remoteStore;
+  const describeProvider = local ? localDescribe : remoteDescribe;
   const pending: PendingMessage[] = [...(carried?.pending ?? [])];
   const answers = new Map<number, MessageAnswer>();
   let nextMessageId = pending.reduce((max, m) => Math.max(max, m.id), 0) + 1;
@@ -191,13 +198,13 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
       record = step.record;
       return;
     }
-    record = await store.appendJournal({ record: step.record, entries: step.entries });
+    record = adoptReturned(step.record, await store.appendJournal({ record: withoutTails(step.record), entries: step.entries }));
   };
 
   /** Runs one provider call; a failure of ours is planned again, never retried blindly (B2). */
   const call = async (action: string, run: () => Promise<OperationRecord>): Promise<void> => {
     try {
-      record = await run();
+      record = adoptReturned(record, await run());
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
@@ -278,7 +285,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
   }
   const provider = providerActivities(facts.taskQueue);
   const callOptions = providerCallOptions(facts);
-  if (!carried) record = await store.recordIntent({ record });
+  if (!carried) record = adoptReturned(record, await store.recordIntent({ record }));
   const historyLimit = input.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT;
 
   for (;;) {
@@ -320,7 +327,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         record = reserved.record;
         await call('create', () =>
           provider.createJob.executeWithOptions({ ...callOptions, summary: `create (attempt ${reserved.record.used.createAttempts})` }, [
-            { record: reserved.record, random: Math.random(), payload: input.request.payload },
+            { record: withoutTails(reserved.record), random: Math.random(), payload: input.request.payload },
           ]),
         );
         break;
@@ -338,7 +345,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         const reconciling = record;
         await call('reconcile', () =>
           provider.reconcileJob.executeWithOptions({ ...callOptions, summary: `reconcile ${reconciling.operationId}` }, [
-            { record: reconciling, random: Math.random(), payload: input.request.payload },
+            { record: withoutTails(reconciling), random: Math.random(), payload: input.request.payload },
           ]),
         );
         break;
@@ -355,14 +362,14 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         }
         record = woke.record;
         const summary = `status ${label} (${woke.record.used.statusRequests} of ${woke.record.budgets.maxStatusRequests})`;
-        await call('status', () => provider.readStatus.executeWithOptions({ ...callOptions, summary }, [{ record: woke.record, random: Math.random() }]));
+        await call('status', () => provider.readStatus.executeWithOptions({ ...callOptions, summary }, [{ record: withoutTails(woke.record), random: Math.random() }]));
         break;
       }
       case 'cancel':
-        await call('cancel', () => provider.requestCancel.executeWithOptions({ ...callOptions, summary: `cancel ${label}` }, [{ record, random: Math.random() }]));
+        await call('cancel', () => provider.requestCancel.executeWithOptions({ ...callOptions, summary: `cancel ${label}` }, [{ record: withoutTails(record), random: Math.random() }]));
         break;
       case 'collect':
-        await call('collect', () => provider.collectResult.executeWithOptions({ ...callOptions, summary: `collect ${label}` }, [{ record, random: Math.random() }]));
+        await call('collect', () => provider.collectResult.executeWithOptions({ ...callOptions, summary: `collect ${label}` }, [{ record: withoutTails(record), random: Math.random() }]));
         break;
     }
   }

@@ -11,6 +11,7 @@ import { w3cTraceIdFor } from '../../src/adapters/http';
 import { createProviderRegistry } from '../../src/adapters/providers/registry';
 import { createActivities, type AsyncJobActivities } from '../../src/activities';
 import { operationRecordSchema, type OperationRecord } from '../../src/core/operation';
+import { tailsFrom, withoutTails } from '../../src/core/record-tails';
 import { DIALECTS, TOKEN, newRecord, reserveStatus, run, startHarness, type Harness } from './harness';
 
 async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
@@ -64,7 +65,8 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     // The simulator reads the token only from the dialect's place (Idempotency-Key, request_id, Repeatability-Request-ID).
     expect(creates[0]!.idempotencyKey).toBe(record.idempotencyToken);
     const stored = await h.store.getOperation(record.operationId);
-    expect(operationRecordSchema.parse(stored?.record)).toEqual(first);
+    // The snapshot keeps no journal tails: the journal beside it holds every entry.
+    expect(operationRecordSchema.parse(stored?.record)).toEqual(withoutTails(first));
     expect(stored?.version).toBe(first.journal.nextSequence - 1);
   });
 
@@ -360,11 +362,13 @@ describe('activities without a provider answer', () => {
     const entry = (reason: string) => ({ sequence: seq, atMs: Date.now(), actor: 'workflow', body: { kind: 'decision' as const, decision: 'inspect_provider_console', approvedBy: 'alice@example.com', reason, accepted: true } });
     const mine = entry('first');
     const next = { ...record, journal: { ...record.journal, nextSequence: seq + 1 } };
-    expect(await run(h.activities.appendJournal, { record: next, entries: [mine] })).toEqual(next);
-    expect(await run(h.activities.appendJournal, { record: next, entries: [mine] })).toEqual(next);
+    // What comes back carries only the tail entries from the first appended sequence (none of this kind).
+    const returned = tailsFrom(next, seq);
+    expect(await run(h.activities.appendJournal, { record: next, entries: [mine] })).toEqual(returned);
+    expect(await run(h.activities.appendJournal, { record: withoutTails(next), entries: [mine] })).toEqual(returned);
     const theirs = { ...next, authorisation: { ...next.authorisation, approvals: [] } , schedule: { nextPollAtMs: 1 } };
     const adopted = await run(h.activities.appendJournal, { record: theirs, entries: [entry('second')] });
-    expect(adopted).toEqual(next);
+    expect(adopted).toEqual(returned);
     expect((await h.store.entries(record.operationId)).filter((e) => e.entry.sequence === seq)).toHaveLength(1);
   });
 });

@@ -1,6 +1,8 @@
 /**
  * Determinism guard: the histories recorded from real runs (`test/histories/*.json`) must replay against the
  * current workflow code. A change that reorders or drops commands fails here (use `patched()` for such changes).
+ * `v1-*.json` were recorded before the store calls became local activities: operations running then must still
+ * replay after an upgrade.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,0 +1,103 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type Observation } from '../../src/core/observation';
+import { OBSERVATION_TAIL, TRANSITION_TAIL, operationRecordSchema, type OperationRecord } from '../../src/core/operation';
+import { adoptReturned, tailsFrom, withTailsFromEntries, withoutTails } from '../../src/core/record-tails';
+import { afterCreate, afterStatus, onWake, reserveCreateAttempt, type StepContext, type StepResult } from '../../src/core/step';
+import { T0, newRecord } from './helpers';
+
+const ctx = (nowMs: number, random = 0.5): StepContext => ({
+  nowMs,
+  random,
+  actor: 'workflow',
+  capabilities: { cancel: true, repeatableCollect: true },
+  reconciliation: 'same_token_resend',
+});
+const POLICY = { baseDelayMs: 1_000, maxDelayMs: 4_000, maxStatusRequests: 1_000 };
+const accepted = (at: number): Observation => ({ action: 'create', transport: 'response', httpStatus: 202, receivedAtMs: at, remoteJobId: 'job_1' });
+const status = (at: number, state: string): Observation => ({
+  action: 'status',
+  transport: 'response',
+  httpStatus: state === 'flaky' ? 503 : 200,
+  receivedAtMs: at,
+  remoteJobId: 'job_1',
+  ...(state === 'flaky' ? {} : { remoteState: state, category: 'pending' as const }),
+});
+
+/** The way the workflow runs a step at an activity: tails left out on the way in, folded back on the way out. */
+function viaActivity(held: OperationRecord, step: (r: OperationRecord) => StepResult): OperationRecord {
+  const returned = tailsFrom(step(withoutTails(held)).record, held.journal.nextSequence);
+  return adoptReturned(held, returned);
+}
+
+/** Runs create then `answers.length` status reads, each step either with whole tails or through `viaActivity`. */
+function run(answers: readonly string[], throughActivities: boolean): OperationRecord {
+  const apply = (held: OperationRecord, step: (r: OperationRecord) => StepResult) => (throughActivities ? viaActivity(held, step) : step(held).record);
+  let r = newRecord(POLICY);
+  let now = T0 + 100;
+  const reserved = reserveCreateAttempt(r, ctx(now));
+  if (reserved.kind !== 'reserved') throw new Error(`expected a reservation, got ${reserved.kind}`);
+  r = apply(reserved.record, (x) => afterCreate(x, accepted(now + 5), ctx(now + 5)));
+  for (const answer of answers) {
+    now = Math.max(now + 10, r.schedule.nextPollAtMs ?? now);
+    const woke = onWake(r, ctx(now));
+    if (woke.kind !== 'read_status') break;
+    r = apply(woke.record, (x) => afterStatus(x, status(now + 5, answer), ctx(now + 5)));
+  }
+  return r;
+}
+
+describe('record tails on the activity boundary (T3: the journal keeps everything, the record a bounded tail)', () => {
+  it('leaves the tails out of what an activity receives and keeps the rest of the record', () => {
+    const r = run(['running'], false);
+    const sent = withoutTails(r);
+    expect(sent.journal).toEqual({ nextSequence: r.journal.nextSequence, transitions: [], observations: [] });
+    expect({ ...sent, journal: undefined }).toEqual({ ...r, journal: undefined });
+    expect(operationRecordSchema.safeParse(sent).success).toBe(true);
+  });
+
+  it('gives the same record as whole tails would, step after step, past the tail bounds', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('queued', 'running', 'flaky'), { minLength: 1, maxLength: 3 * OBSERVATION_TAIL }), (answers) => {
+        expect(run(answers, true)).toEqual(run(answers, false));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('keeps the tails bounded', () => {
+    const r = run(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 'running' : 'queued')), true);
+    expect(r.used.statusRequests).toBe(40);
+    expect(r.journal.observations).toHaveLength(OBSERVATION_TAIL);
+    expect(r.journal.transitions.length).toBeLessThanOrEqual(TRANSITION_TAIL);
+    const sequences = r.journal.observations.map((o) => o.sequence);
+    expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
+    expect(sequences.at(-1)).toBe(r.journal.nextSequence - 1);
+  });
+
+  it('replaces held entries by the returned ones from their first sequence (an adopted stored record)', () => {
+    const held = run(['running', 'running'], false);
+    const last = held.journal.observations.at(-1)!;
+    const stored = { ...last, actor: 'other-run' };
+    const returned = { ...tailsFrom(held, last.sequence), journal: { ...held.journal, transitions: [], observations: [stored] } };
+    const adopted = adoptReturned(held, returned);
+    expect(adopted.journal.observations.at(-1)).toEqual(stored);
+    expect(adopted.journal.observations.filter((o) => o.sequence === last.sequence)).toHaveLength(1);
+  });
+
+  it('folds a whole-tails record returned by an older worker to the same tails', () => {
+    const held = run(['running'], false);
+    expect(adoptReturned(held, held)).toEqual(held);
+  });
+
+  it('rebuilds tails from stored journal entries, skipping kinds the tails do not keep', () => {
+    const r = run(['running', 'queued'], false);
+    const stored = [
+      { sequence: 1, at: new Date(T0).toISOString(), actor: 'svc:billing', body: { kind: 'intent', nonsense: true } },
+      ...[...r.journal.transitions, ...r.journal.observations]
+        .sort((a, b) => a.sequence - b.sequence)
+        .map((e) => ({ sequence: e.sequence, at: new Date(e.atMs).toISOString(), actor: e.actor, body: e.body })),
+    ];
+    expect(withTailsFromEntries(withoutTails(r), stored)).toEqual(r);
+  });
+});
