@@ -1,13 +1,15 @@
 /**
  * The asyncjob worker: the workflow worker on the main task queue (workflows, store activities, the provider
- * lookup) and one activity worker per provider task queue, each rate-limited so a fleet of workers cannot exceed
- * the provider's rate (`maxTaskQueueActivitiesPerSecond` is enforced by the server across all workers).
+ * lookup) and one activity worker per provider task queue, each rate-limited: strictly per process in any
+ * sliding window (`activities/request-pacer.ts`), and on average across all workers by the server
+ * (`maxTaskQueueActivitiesPerSecond`).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
+import { assertRequestRate, pacingInterceptor, RequestPacer } from './activities/request-pacer';
 import type { AsyncJobActivities } from './activities/types';
 import { FileArtifactStore } from './adapters/artifacts/artifact-store';
 import { createProviderRegistry } from './adapters/providers/registry';
@@ -31,7 +33,10 @@ export const DEFAULT_MAX_CACHED_WORKFLOWS = 250;
 export interface ProviderQueue {
   /** The provider's activity task queue (from `ProviderFacts.taskQueue`). */
   taskQueue: string;
-  /** The most provider calls per second across every worker of the fleet; unlimited when absent. */
+  /**
+   * The most provider calls per second: strict for this process in any sliding window, the fleet-wide average
+   * enforced by the server. A positive finite number; unlimited when absent.
+   */
   maxRequestsPerSecond?: number;
 }
 
@@ -57,6 +62,10 @@ export interface AsyncJobWorkerOptions {
 
 /** Creates (does not run) the workflow worker and one activity worker per provider queue. */
 export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Worker[]> {
+  // Checked before any worker is created, so a bad rate fails fast with the queue named.
+  for (const queue of options.providerQueues) {
+    if (queue.maxRequestsPerSecond !== undefined) assertRequestRate(queue.maxRequestsPerSecond, `maxRequestsPerSecond of provider queue ${queue.taskQueue}`);
+  }
   const namespace = options.namespace ?? 'default';
   const common = { connection: options.connection, namespace, shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds' };
   const main = await Worker.create({
@@ -71,13 +80,16 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
   for (const queue of options.providerQueues) {
     if (seen.has(queue.taskQueue)) continue;
     seen.add(queue.taskQueue);
+    const rate = queue.maxRequestsPerSecond;
     providerWorkers.push(
       await Worker.create({
         ...common,
         taskQueue: queue.taskQueue,
         activities: options.activities,
         maxConcurrentActivityTaskExecutions: options.maxConcurrentProviderCalls ?? 100,
-        ...(queue.maxRequestsPerSecond !== undefined ? { maxTaskQueueActivitiesPerSecond: queue.maxRequestsPerSecond } : {}),
+        // Two limits: the server's bounds the fleet's average, whose single seconds can burst above it; this
+        // process's pacer makes the rate strict in every sliding window for the calls it sends.
+        ...(rate !== undefined ? { maxTaskQueueActivitiesPerSecond: rate, interceptors: { activity: [pacingInterceptor(new RequestPacer(rate))] } } : {}),
       }),
     );
   }
