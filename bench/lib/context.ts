@@ -13,7 +13,7 @@ import type { StartRequest } from '../../src/core/operation';
 import { startDevServer, type DevServer } from '../../src/dev/temporal-server';
 import type { ScenarioInput } from '../../src/simulator';
 import { workflowsPath } from '../../src/worker';
-import { startSimulatorProcess, startWorkerProcess, type Child, type SimProcess } from './processes';
+import { startSimulatorProcess, startWorkerProcess, type SimProcess, type WorkerChild } from './processes';
 
 /** The shared context of one bench run. */
 export interface BenchContext {
@@ -80,7 +80,7 @@ export const BENCH_SCENARIO: ScenarioInput = {
 
 /** One phase's asyncjob deployment: simulators, a worker process (with the bare worker if asked) and a client. */
 export interface Deployment {
-  worker: Child;
+  worker: WorkerChild;
   sims: Record<string, SimProcess>;
   client: AsyncJobClient;
   taskQueue: string;

@@ -6,7 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { request } from 'undici';
 import type { JobSummary, RequestRecord, SimulatorOptions } from '../../src/simulator';
-import type { WorkerProcessConfig } from './worker-process';
+import type { WorkerMemory, WorkerProcessConfig } from './worker-process';
 
 /** A started child. */
 export interface Child {
@@ -14,8 +14,8 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-function forkTs(file: string, arg: unknown): ChildProcess {
-  return fork(path.join(__dirname, file), [JSON.stringify(arg)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+function forkTs(file: string, arg: unknown, execArgv: string[] = []): ChildProcess {
+  return fork(path.join(__dirname, file), [JSON.stringify(arg)], { execArgv: ['--import', 'tsx', ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
@@ -44,11 +44,37 @@ function firstMessage<T>(child: ChildProcess, what: string, timeoutMs: number): 
   });
 }
 
+/** The worker process, which can also report its memory. */
+export interface WorkerChild extends Child {
+  /** Its memory as it reads it; with `gc`, after a forced garbage collection of every isolate. */
+  memory(options?: { gc?: boolean }): Promise<WorkerMemory>;
+}
+
+function askMemory(child: ChildProcess, gc: boolean): Promise<WorkerMemory> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.off('message', onMessage);
+      reject(new Error('the worker process did not report its memory within 30 s'));
+    }, 30_000);
+    const onMessage = (m: unknown): void => {
+      if (typeof m !== 'object' || m === null || !('memory' in m)) return;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      resolve((m as { memory: WorkerMemory }).memory);
+    };
+    child.on('message', onMessage);
+    child.send({ memory: { gc } });
+  });
+}
+
 /** Starts the worker process and waits until its workers run. */
-export async function startWorkerProcess(config: WorkerProcessConfig): Promise<Child> {
-  const child = forkTs('worker-process.ts', config);
+export async function startWorkerProcess(config: WorkerProcessConfig): Promise<WorkerChild> {
+  // --expose-gc: only so `memory({ gc: true })` can tell live data from garbage; nothing else calls gc().
+  // BENCH_WORKER_NODE_FLAGS (space-separated) adds Node/V8 flags to the worker process alone, for experiments.
+  const extra = process.env.BENCH_WORKER_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [];
+  const child = forkTs('worker-process.ts', config, ['--expose-gc', ...extra]);
   await firstMessage(child, 'the worker process', 120_000);
-  return { pid: child.pid!, stop: () => stopChild(child) };
+  return { pid: child.pid!, stop: () => stopChild(child), memory: (options) => askMemory(child, options?.gc ?? false) };
 }
 
 /** A simulator in its own process, with its accounting read over HTTP. */

@@ -1,14 +1,18 @@
 /**
  * The benchmark's worker process (so its RSS is the worker's alone): asyncjob's workers exactly as the product
  * creates them (`createWorkers`), over a SQLite store, plus the bare baseline's worker. Configured by one JSON
- * argument ({@link WorkerProcessConfig}); tells the parent `ready` over IPC, stops on SIGTERM or `stop`.
+ * argument ({@link WorkerProcessConfig}); tells the parent `ready` over IPC, stops on SIGTERM or `stop`, and
+ * answers `{ memory: { gc } }` with its memory ({@link WorkerMemory}), optionally after a forced GC.
  */
 import path from 'node:path';
+import v8 from 'node:v8';
+import workerThreads from 'node:worker_threads';
 import { NativeConnection, Runtime, DefaultLogger, Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities';
 import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
 import { createProviderRegistry } from '../../src/adapters/providers/registry';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
+import { configSchema } from '../../src/config';
 import { createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
 import { createBareActivities } from '../bare/activities';
 
@@ -26,8 +30,134 @@ export interface WorkerProcessConfig {
   bare?: { taskQueue: string; bundlePath: string; url: string };
 }
 
+/** One V8 isolate's heap (the process's main thread or a workflow thread), MiB. */
+export interface ThreadHeap {
+  threadId: number;
+  usedMiB: number;
+  totalMiB: number;
+  /** Memory V8 allocated with malloc outside the heap (e.g. compiled code metadata), MiB. */
+  mallocedMiB: number;
+  nativeContexts: number;
+  detachedContexts: number;
+}
+
+/** What the worker process answers to `{ memory: { gc } }`. */
+export interface WorkerMemory {
+  /** Whether every isolate was garbage-collected just before reading (so heap figures are live data). */
+  gc: boolean;
+  /** `process.memoryUsage()`, MiB: `heap*` is the main thread's isolate only, not the workflow threads'. */
+  rssMiB: number;
+  heapUsedMiB: number;
+  heapTotalMiB: number;
+  externalMiB: number;
+  arrayBuffersMiB: number;
+  mainHeap: ThreadHeap;
+  /** The SDK's workflow threads (where the workflows' V8 contexts live); empty if none answered. */
+  workflowThreads: ThreadHeap[];
+  /** The main task queue's workflow worker as the SDK compiled its options, and its cache now. */
+  workflowWorker: { maxCachedWorkflows: number; reuseV8Context: boolean; workflowThreadPoolSize: number; numCachedWorkflows: number };
+}
+
+const MEMORY_CHANNEL = 'asyncjob-bench-memory';
+const mib = (bytes: number): number => Math.round((bytes / 2 ** 20) * 10) / 10;
+
+function threadHeap(threadId: number, h: v8.HeapInfo): ThreadHeap {
+  return {
+    threadId,
+    usedMiB: mib(h.used_heap_size),
+    totalMiB: mib(h.total_heap_size),
+    mallocedMiB: mib(h.malloced_memory),
+    nativeContexts: h.number_of_native_contexts,
+    detachedContexts: h.number_of_detached_contexts,
+  };
+}
+
+/**
+ * The workflows run in the SDK's worker threads, whose heaps `process.memoryUsage()` does not see and Node 20
+ * cannot read from outside. So every thread started here runs a small probe first (then the SDK's own file,
+ * unchanged) that answers heap questions on a BroadcastChannel. Returns how many threads were started.
+ */
+function probeWorkerThreads(): () => number {
+  const Original = workerThreads.Worker;
+  let started = 0;
+  class ProbedWorker extends Original {
+    constructor(filename: string | URL, options?: workerThreads.WorkerOptions) {
+      if (options?.eval || typeof filename !== 'string') {
+        super(filename, options);
+        return;
+      }
+      const probe = `
+        const { BroadcastChannel, threadId } = require('node:worker_threads');
+        const v8 = require('node:v8');
+        const channel = new BroadcastChannel(${JSON.stringify(MEMORY_CHANNEL)});
+        channel.unref();
+        channel.onmessage = ({ data }) => {
+          if (data.ask !== 'heap') return;
+          if (data.gc && typeof gc === 'function') gc();
+          channel.postMessage({ threadId, heap: v8.getHeapStatistics() });
+        };
+        require(${JSON.stringify(filename)});`;
+      super(probe, { ...options, eval: true });
+      started++;
+    }
+  }
+  workerThreads.Worker = ProbedWorker;
+  return () => started;
+}
+
+async function workflowThreadHeaps(threads: number, gc: boolean): Promise<ThreadHeap[]> {
+  if (threads === 0) return [];
+  const channel = new workerThreads.BroadcastChannel(MEMORY_CHANNEL);
+  const heaps: ThreadHeap[] = [];
+  try {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 5_000);
+      channel.onmessage = (event) => {
+        const data = (event as { data: { threadId?: number; heap?: v8.HeapInfo } }).data;
+        if (data.heap === undefined || data.threadId === undefined) return;
+        heaps.push(threadHeap(data.threadId, data.heap));
+        if (heaps.length === threads) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      channel.postMessage({ ask: 'heap', gc });
+    });
+  } finally {
+    channel.close();
+  }
+  return heaps;
+}
+
+async function readMemory(main: Worker, threads: number, gc: boolean): Promise<WorkerMemory> {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  const forced = gc && collect !== undefined;
+  const workflowThreads = await workflowThreadHeaps(threads, forced);
+  if (forced) collect();
+  const m = process.memoryUsage();
+  const o = main.options;
+  return {
+    gc: forced,
+    rssMiB: mib(m.rss),
+    heapUsedMiB: mib(m.heapUsed),
+    heapTotalMiB: mib(m.heapTotal),
+    externalMiB: mib(m.external),
+    arrayBuffersMiB: mib(m.arrayBuffers),
+    mainHeap: threadHeap(workerThreads.threadId, v8.getHeapStatistics()),
+    workflowThreads,
+    workflowWorker: {
+      maxCachedWorkflows: o.maxCachedWorkflows,
+      reuseV8Context: o.reuseV8Context ?? true,
+      workflowThreadPoolSize: o.workflowThreadPoolSize,
+      numCachedWorkflows: main.getStatus().numCachedWorkflows,
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerProcessConfig;
+  const workflowThreads = probeWorkerThreads();
+  const maxCachedWorkflows = configSchema.shape.ASYNCJOB_MAX_CACHED_WORKFLOWS.parse(process.env.ASYNCJOB_MAX_CACHED_WORKFLOWS);
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const env = { ASYNCJOB_SIMULATOR_TOKEN: config.token, ASYNCJOB_SIMULATOR_WEBHOOK_SECRET: config.webhookSecret };
   const connection = await NativeConnection.connect({ address: config.address });
@@ -46,6 +176,8 @@ async function main(): Promise<void> {
       ...(p.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: p.maxRequestsPerSecond } : {}),
     })),
     workflowBundle: { codePath: config.asyncjobBundlePath },
+    // The product's own variable, read as `asyncjob worker` reads it: lets a run compare cache sizes.
+    ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
     shutdownGraceTime: '1 second',
   });
   const bare = config.bare ? createBareActivities({ baseUrl: config.bare.url, token: config.token }) : undefined;
@@ -63,8 +195,12 @@ async function main(): Promise<void> {
   }
   const stop = (): void => shutdownWorkers(workers);
   process.on('SIGTERM', stop);
-  process.on('message', (m) => {
+  process.on('message', (m: unknown) => {
     if (m === 'stop') stop();
+    if (typeof m === 'object' && m !== null && 'memory' in m) {
+      const gc = (m as { memory: { gc?: boolean } }).memory.gc === true;
+      void readMemory(workers[0]!, workflowThreads(), gc).then((memory) => process.send?.({ memory }));
+    }
   });
   const running = runWorkers(workers);
   process.send?.('ready');

@@ -2,12 +2,28 @@
  * Figure 3: the scale of waiting. Many operations at once whose jobs stay running and whose next poll is 10
  * minutes away: each has its intent, create and first record written and sits on a durable timer. Measured: the
  * time to start them all (until every one is accepted and waiting), the worker process's RSS and the dev
- * server's RSS (`/proc/<pid>/status` VmRSS). Then every one is terminated (a batch operation) so the run ends.
+ * server's RSS (`/proc/<pid>/status` VmRSS), and the worker's own memory report (its V8 heaps, before and after a
+ * forced GC, to tell live data from garbage and from memory outside V8), with RSS sampled as operations start (a
+ * plateau and a linear growth look alike at one point). Then every one is terminated (a batch operation).
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { deploy, type BenchContext, type Deployment } from '../lib/context';
 import { nowMs, round, rssMiB, runPool, sleepMs } from '../lib/stats';
+import type { WorkerMemory } from '../lib/worker-process';
+
+/** The worker's memory at one moment, without and with a forced GC first. */
+export interface WorkerMemoryPair {
+  asIs: WorkerMemory;
+  afterGc: WorkerMemory;
+}
+
+/** One sample of the worker's RSS while operations start. */
+export interface RssSample {
+  seconds: number;
+  waiting: number;
+  workerRssMiB: number;
+}
 
 /** Figure 3. */
 export interface WaitingResult {
@@ -30,6 +46,34 @@ export interface WaitingResult {
   serverRssMiB: number;
   /** How long terminating them all took, s. */
   terminateSeconds: number;
+  /** The worker's memory report idle (before any start) and loaded (every operation waiting). */
+  workerMemoryIdle: WorkerMemoryPair;
+  workerMemoryLoaded: WorkerMemoryPair;
+  /** After every operation was terminated, GC forced. */
+  workerMemoryAfterTerminate: WorkerMemory;
+  /** Live V8 heap (every isolate's used heap after a forced GC) gained per waiting operation, KiB. */
+  liveHeapPerOperationKiB: number;
+  /** Worker RSS as operations started, every ~5 s. */
+  rssCurve: RssSample[];
+}
+
+/** Used heap of every isolate of the worker process (main thread and workflow threads), MiB. */
+function heapUsedMiB(m: WorkerMemory): number {
+  return m.mainHeap.usedMiB + m.workflowThreads.reduce((sum, t) => sum + t.usedMiB, 0);
+}
+
+async function memoryPair(dep: Deployment): Promise<WorkerMemoryPair> {
+  const asIs = await dep.worker.memory();
+  return { asIs, afterGc: await dep.worker.memory({ gc: true }) };
+}
+
+function describe(label: string, m: WorkerMemory): string {
+  const wf = m.workflowThreads.map((t) => `${round(t.usedMiB, 0)}/${round(t.totalMiB, 0)}`).join(', ');
+  return (
+    `  ${label}: RSS ${round(m.rssMiB, 0)} MiB; main heap used/total ${round(m.heapUsedMiB, 0)}/${round(m.heapTotalMiB, 0)}, ` +
+    `external ${round(m.externalMiB, 0)}; workflow thread heap used/total ${wf || 'n/a'} MiB; ` +
+    `cached workflows ${m.workflowWorker.numCachedWorkflows}/${m.workflowWorker.maxCachedWorkflows}`
+  );
 }
 
 async function terminateAll(ctx: BenchContext, dep: Deployment, ids: readonly string[]): Promise<void> {
@@ -66,7 +110,17 @@ export async function measureWaiting(ctx: BenchContext, log: (line: string) => v
     await sleepMs(2_000);
     const workerRssIdleMiB = rssMiB(dep.worker.pid);
     const serverRssIdleMiB = rssMiB(ctx.server.pid);
+    const workerMemoryIdle = await memoryPair(dep);
+    log(describe('idle', workerMemoryIdle.asIs));
+    log(describe('idle after GC', workerMemoryIdle.afterGc));
     const t0 = nowMs();
+    const rssCurve: RssSample[] = [];
+    let nextSample = t0;
+    const sample = (waitingNow: number): void => {
+      if (nowMs() < nextSample) return;
+      nextSample += 5_000;
+      rssCurve.push({ seconds: round((nowMs() - t0) / 1000, 1), waiting: waitingNow, workerRssMiB: round(rssMiB(dep.worker.pid), 1) });
+    };
     const ids: string[] = [];
     const waiting = db.prepare("SELECT count(*) FROM operations WHERE local_state IN ('accepted', 'observing')").pluck();
     // Starts are paced by what is already waiting (at most 500 ahead), so the budget stops a slow system cleanly.
@@ -75,6 +129,7 @@ export async function measureWaiting(ctx: BenchContext, log: (line: string) => v
     let reached = 0;
     while (ids.length < operations && nowMs() - t0 < budgetMs) {
       reached = waiting.get() as number;
+      sample(reached);
       const batch = Math.min(operations - ids.length, Math.max(0, reached + startWindow - ids.length), 200);
       if (batch === 0) {
         await sleepMs(200);
@@ -89,6 +144,7 @@ export async function measureWaiting(ctx: BenchContext, log: (line: string) => v
     const deadline = nowMs() + 180_000;
     while ((reached = waiting.get() as number) < ids.length) {
       if (nowMs() > deadline) throw new Error(`waiting: only ${reached} of ${ids.length} operations waiting 3 minutes after the last start`);
+      sample(reached);
       await sleepMs(250);
     }
     const startAllSeconds = (nowMs() - t0) / 1000;
@@ -96,11 +152,18 @@ export async function measureWaiting(ctx: BenchContext, log: (line: string) => v
     await sleepMs(3_000); // the last workflow tasks (timers scheduled) settle
     const workerRssMiB = rssMiB(dep.worker.pid);
     const serverRssMiB = rssMiB(ctx.server.pid);
+    rssCurve.push({ seconds: round((nowMs() - t0) / 1000, 1), waiting: reached, workerRssMiB: round(workerRssMiB, 1) });
+    const workerMemoryLoaded = await memoryPair(dep);
+    log(describe('loaded', workerMemoryLoaded.asIs));
+    log(describe('loaded after GC', workerMemoryLoaded.afterGc));
     const tt = nowMs();
     await terminateAll(ctx, dep, ids);
     const terminateSeconds = (nowMs() - tt) / 1000;
     log(`  worker RSS ${round(workerRssMiB, 0)} MiB, server RSS ${round(serverRssMiB, 0)} MiB; terminated in ${round(terminateSeconds, 1)} s`);
+    const workerMemoryAfterTerminate = await dep.worker.memory({ gc: true });
+    log(describe('terminated, after GC', workerMemoryAfterTerminate));
     const perOperationMiB = (workerRssMiB - workerRssIdleMiB) / ids.length;
+    const liveHeapPerOperationMiB = (heapUsedMiB(workerMemoryLoaded.afterGc) - heapUsedMiB(workerMemoryIdle.afterGc)) / ids.length;
     return {
       targetOperations: operations,
       operations: ids.length,
@@ -114,6 +177,11 @@ export async function measureWaiting(ctx: BenchContext, log: (line: string) => v
       serverRssIdleMiB: round(serverRssIdleMiB, 1),
       serverRssMiB: round(serverRssMiB, 1),
       terminateSeconds: round(terminateSeconds, 1),
+      workerMemoryIdle,
+      workerMemoryLoaded,
+      workerMemoryAfterTerminate,
+      liveHeapPerOperationKiB: round(liveHeapPerOperationMiB * 1024, 1),
+      rssCurve,
     };
   } finally {
     db.close();
