@@ -176,7 +176,8 @@ async function main(): Promise<void> {
       ...(p.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: p.maxRequestsPerSecond } : {}),
     })),
     workflowBundle: { codePath: config.asyncjobBundlePath },
-    // The product's own variable, read as `asyncjob worker` reads it: lets a run compare cache sizes.
+    // The product's own variable, read as `asyncjob worker` reads it: lets a run compare cache sizes (the
+    // product's default otherwise). The cache, not the number of waiting operations, sets the worker's RSS.
     ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
     shutdownGraceTime: '1 second',
   });
