@@ -63,7 +63,16 @@ function askMemory(child: ChildProcess, gc: boolean): Promise<WorkerMemory> {
       resolve((m as { memory: WorkerMemory }).memory);
     };
     child.on('message', onMessage);
-    child.send({ memory: { gc } });
+    // A worker process that died must fail this call, not crash the run with an unhandled 'error' event.
+    const fail = (err: Error): void => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      reject(new Error(`the worker process cannot report its memory: ${err.message}`));
+    };
+    if (!child.connected) return fail(new Error('it has exited'));
+    child.send({ memory: { gc } }, (err) => {
+      if (err) fail(err);
+    });
   });
 }
 
