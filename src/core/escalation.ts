@@ -7,9 +7,10 @@
 import { z } from 'zod';
 import { issueText } from './issues';
 import { type EscalationReason, escalationReasonSchema, localStateSchema, type LocalState, actorSchema } from './journal';
+import { lazySchema } from './lazy-schema';
 
 /** The closed set of decision options. */
-export const decisionOptionSchema = z.enum([
+export const decisionOptionSchema = lazySchema(() => z.enum([
   /** Keep waiting: adds `extendMs` to the deadline and `extraStatusRequests` (and failure allowances) to the budgets. */
   'extend',
   /** Call the provider's documented cancel endpoint once (offered only when the adapter supports cancel). */
@@ -26,12 +27,12 @@ export const decisionOptionSchema = z.enum([
   'adopt_job',
   /** Look at the provider's console; recorded, changes no state. */
   'inspect_provider_console',
-]);
+]));
 /** A decision option. */
 export type DecisionOption = z.infer<typeof decisionOptionSchema>;
 
 /** One option as offered, with its bounds. */
-export const offeredOptionSchema = z.object({
+export const offeredOptionSchema = lazySchema(() => z.object({
   option: decisionOptionSchema,
   /** Human-readable label, e.g. "extend by 15 min with 4 more checks". */
   label: z.string().min(1).max(200),
@@ -45,12 +46,12 @@ export const offeredOptionSchema = z.object({
   extraRateLimited: z.number().int().nonnegative().optional(),
   /** For `adopt_job`: the job IDs that may be adopted. */
   jobIds: z.array(z.string().min(1).max(500)).max(20).optional(),
-});
+}));
 /** An offered option. */
 export type OfferedOption = z.infer<typeof offeredOptionSchema>;
 
 /** The facts an escalation message shows (E2). No secrets: IDs, states, counts and times only. */
-export const escalationMessageSchema = z.object({
+export const escalationMessageSchema = lazySchema(() => z.object({
   operationId: z.string().min(1).max(200),
   provider: z.string().min(1).max(200),
   /** The provider job, or every job ID seen (U3 conflicts list more than one). */
@@ -68,12 +69,12 @@ export const escalationMessageSchema = z.object({
   reason: escalationReasonSchema,
   /** One sentence on what happened, e.g. "HTTP 403 on status read". */
   detail: z.string().max(2000),
-});
+}));
 /** An escalation message. */
 export type EscalationMessage = z.infer<typeof escalationMessageSchema>;
 
 /** The open escalation carried in the operation record. */
-export const openEscalationSchema = z.object({
+export const openEscalationSchema = lazySchema(() => z.object({
   reason: escalationReasonSchema,
   message: escalationMessageSchema,
   options: z.array(offeredOptionSchema).min(1).max(10),
@@ -82,7 +83,7 @@ export const openEscalationSchema = z.object({
   decisionDeadlineMs: z.number().int().nonnegative(),
   /** The local state the operation was in when escalated. */
   raisedFrom: localStateSchema,
-});
+}));
 /** An open escalation. */
 export type OpenEscalation = z.infer<typeof openEscalationSchema>;
 
@@ -212,7 +213,7 @@ export function renderEscalation(escalation: OpenEscalation): string {
 }
 
 /** A decision as a human or an authorised process gives it (A2). */
-export const decisionSchema = z
+export const decisionSchema = lazySchema(() => z
   .object({
     option: decisionOptionSchema,
     approvedBy: actorSchema,
@@ -223,7 +224,7 @@ export const decisionSchema = z
     extraRateLimited: z.number().int().nonnegative().optional(),
     jobId: z.string().min(1).max(500).optional(),
   })
-  .strict();
+  .strict());
 /** A decision. */
 export type Decision = z.infer<typeof decisionSchema>;
 

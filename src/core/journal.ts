@@ -5,14 +5,15 @@
  * chains every entry of an operation by hash in one sequence (`sequence` 1, 2, 3, ... assigned by the workflow).
  */
 import { z } from 'zod';
+import { lazySchema } from './lazy-schema';
 
 /** An ISO-8601 instant in UTC with milliseconds (`2026-11-29T10:20:31.000Z`). */
-export const instantSchema = z.iso.datetime({ offset: false });
+export const instantSchema = lazySchema(() => z.iso.datetime({ offset: false }));
 /** An ISO-8601 instant, as stored. */
 export type Instant = z.infer<typeof instantSchema>;
 
 /** The local states of DESIGN.md's state machine (M). Ours, not the provider's (M2). */
-export const localStateSchema = z.enum([
+export const localStateSchema = lazySchema(() => z.enum([
   'create_pending',
   'create_unknown',
   'reconciliation',
@@ -30,24 +31,24 @@ export const localStateSchema = z.enum([
   'result_validation_failed',
   'escalated',
   'closed',
-]);
+]));
 /** A local state. */
 export type LocalState = z.infer<typeof localStateSchema>;
 
 /** Where the next poll time came from (P4). */
-export const delaySourceSchema = z.enum([
+export const delaySourceSchema = lazySchema(() => z.enum([
   'provider_retry_after',
   'provider_poll_hint',
   'local_backoff',
   'manual_extension',
   'webhook_hint',
   'deadline',
-]);
+]));
 /** A delay source. */
 export type DelaySource = z.infer<typeof delaySourceSchema>;
 
 /** Machine-readable escalation reasons (E1); each determines the allowed next actions. */
-export const escalationReasonSchema = z.enum([
+export const escalationReasonSchema = lazySchema(() => z.enum([
   'deadline_exceeded',
   'request_budget_exhausted',
   'rate_limited',
@@ -58,22 +59,22 @@ export const escalationReasonSchema = z.enum([
   'job_id_conflict',
   'cancellation_unconfirmed',
   'result_validation_failed',
-]);
+]));
 /** An escalation reason. */
 export type EscalationReason = z.infer<typeof escalationReasonSchema>;
 
 /** The outside action an observation belongs to. */
-export const actionSchema = z.enum(['create', 'reconcile', 'status', 'cancel', 'collect', 'webhook']);
+export const actionSchema = lazySchema(() => z.enum(['create', 'reconcile', 'status', 'cancel', 'collect', 'webhook']));
 /** An outside action. */
 export type Action = z.infer<typeof actionSchema>;
 
 /** Who did something: a process (`workflow`, `worker:<host>`), a human (`alice@example.com`) or a provider. */
-export const actorSchema = z.string().min(1).max(200);
+export const actorSchema = lazySchema(() => z.string().min(1).max(200));
 
 const shortText = z.string().max(2000);
 
 /** How an HTTP exchange ended, as data (never a thrown string). */
-export const transportOutcomeSchema = z.enum([
+export const transportOutcomeSchema = lazySchema(() => z.enum([
   /** A response with a status code arrived. */
   'response',
   /** The request never left (connect refused, DNS, TLS): the provider cannot have acted on it. */
@@ -84,12 +85,12 @@ export const transportOutcomeSchema = z.enum([
   'body_too_large',
   /** Refused by us before sending (another origin, missing credential). */
   'refused',
-]);
+]));
 /** A transport outcome. */
 export type TransportOutcome = z.infer<typeof transportOutcomeSchema>;
 
 /** The first entry of every operation (C1): written before the create request is sent. */
-export const intentEntrySchema = z.object({
+export const intentEntrySchema = lazySchema(() => z.object({
   kind: z.literal('intent'),
   provider: z.string().min(1),
   requestFingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/),
@@ -99,10 +100,10 @@ export const intentEntrySchema = z.object({
   startedBy: actorSchema,
   createDeadlineAt: instantSchema,
   resultDeadlineAt: instantSchema,
-});
+}));
 
 /** A local state change with its cause (M3). */
-export const transitionEntrySchema = z.object({
+export const transitionEntrySchema = lazySchema(() => z.object({
   kind: z.literal('transition'),
   from: localStateSchema.nullable(),
   to: localStateSchema,
@@ -112,10 +113,10 @@ export const transitionEntrySchema = z.object({
   evidenceSequence: z.number().int().positive().optional(),
   remoteJobId: z.string().max(500).optional(),
   reason: shortText.optional(),
-});
+}));
 
 /** One outside exchange (an HTTP call or a webhook) and the controller's decision after it (T3). Redacted. */
-export const observationEntrySchema = z.object({
+export const observationEntrySchema = lazySchema(() => z.object({
   kind: z.literal('observation'),
   action: actionSchema,
   /** Method and URL with secrets removed. */
@@ -142,18 +143,18 @@ export const observationEntrySchema = z.object({
   statusRequestsAllowed: z.number().int().nonnegative().optional(),
   resultDeadlineAt: instantSchema.optional(),
   note: shortText.optional(),
-});
+}));
 
 /** An escalation raised (E1, E2). */
-export const escalationEntrySchema = z.object({
+export const escalationEntrySchema = lazySchema(() => z.object({
   kind: z.literal('escalation'),
   reason: escalationReasonSchema,
   message: z.string().max(8000),
   options: z.array(z.string().min(1).max(100)).min(1),
-});
+}));
 
 /** A human decision answering an escalation (A2). */
-export const decisionEntrySchema = z.object({
+export const decisionEntrySchema = lazySchema(() => z.object({
   kind: z.literal('decision'),
   decision: z.string().min(1).max(100),
   approvedBy: actorSchema,
@@ -162,10 +163,10 @@ export const decisionEntrySchema = z.object({
   bounds: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).optional(),
   accepted: z.boolean(),
   rejectionReason: shortText.optional(),
-});
+}));
 
 /** A collected result stored outside history (R1-R4). */
-export const artifactEntrySchema = z.object({
+export const artifactEntrySchema = lazySchema(() => z.object({
   kind: z.literal('artifact'),
   location: z.string().max(4000),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
@@ -175,27 +176,27 @@ export const artifactEntrySchema = z.object({
   failedItems: z.array(z.string().max(500)).max(10_000).optional(),
   validation: z.enum(['valid', 'invalid', 'not_checked']),
   validationProblems: z.array(shortText).max(100).optional(),
-});
+}));
 
 /** Any journal entry body. */
-export const journalEntryBodySchema = z.discriminatedUnion('kind', [
+export const journalEntryBodySchema = lazySchema(() => z.discriminatedUnion('kind', [
   intentEntrySchema,
   transitionEntrySchema,
   observationEntrySchema,
   escalationEntrySchema,
   decisionEntrySchema,
   artifactEntrySchema,
-]);
+]));
 /** A journal entry body. */
 export type JournalEntryBody = z.infer<typeof journalEntryBodySchema>;
 
 /** A journal entry as appended: keyed by (operationId, sequence); `at` and `actor` say when and who. */
-export const journalEntrySchema = z.object({
+export const journalEntrySchema = lazySchema(() => z.object({
   operationId: z.string().min(1).max(200),
   sequence: z.number().int().positive(),
   at: instantSchema,
   actor: actorSchema,
   body: journalEntryBodySchema,
-});
+}));
 /** A journal entry. */
 export type JournalEntry = z.infer<typeof journalEntrySchema>;

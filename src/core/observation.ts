@@ -7,14 +7,15 @@
  */
 import { z } from 'zod';
 import { actionSchema, transportOutcomeSchema } from './journal';
+import { lazySchema } from './lazy-schema';
 
 /** The P1 category of a provider state, from the adapter's state table; anything not in the table is `unknown`. */
-export const remoteStateCategorySchema = z.enum(['pending', 'success', 'failure', 'cancelled', 'expired', 'unknown']);
+export const remoteStateCategorySchema = lazySchema(() => z.enum(['pending', 'success', 'failure', 'cancelled', 'expired', 'unknown']));
 /** A remote state category. */
 export type RemoteStateCategory = z.infer<typeof remoteStateCategorySchema>;
 
 /** Where and how to fetch a finished job's result, with the integrity data the provider offers (R1, R2). */
-export const resultReferenceSchema = z.object({
+export const resultReferenceSchema = lazySchema(() => z.object({
   /** Absolute URL (checked to be on the provider's origin by the HTTP layer). */
   url: z.string().min(1).max(4000).optional(),
   sha256: z.string().max(200).optional(),
@@ -23,12 +24,12 @@ export const resultReferenceSchema = z.object({
   contentType: z.string().max(200).optional(),
   /** A result given inline (synchronous success, C3, or a small LRO response); kept small by the adapter. */
   inline: z.unknown().optional(),
-});
+}));
 /** A result reference. */
 export type ResultReference = z.infer<typeof resultReferenceSchema>;
 
 /** One classified outside exchange. */
-export const observationSchema = z.object({
+export const observationSchema = lazySchema(() => z.object({
   action: actionSchema,
   transport: transportOutcomeSchema,
   /** When the answer (or the failure) arrived, epoch ms, read by the activity. */
@@ -68,6 +69,6 @@ export const observationSchema = z.object({
   resultReference: resultReferenceSchema.optional(),
   /** The provider's error for a failed job or a refused call (S2, H3-H5), kept verbatim and short. */
   providerError: z.object({ code: z.string().max(200).optional(), message: z.string().max(2000).optional() }).optional(),
-});
+}));
 /** An observation. */
 export type Observation = z.infer<typeof observationSchema>;

@@ -18,11 +18,12 @@ import { requestFingerprint } from './fingerprint';
 import { actorSchema, localStateSchema, delaySourceSchema, transitionEntrySchema, observationEntrySchema, transportOutcomeSchema } from './journal';
 import { remoteStateCategorySchema, resultReferenceSchema } from './observation';
 import { pollPolicySchema } from './policy';
+import { lazySchema } from './lazy-schema';
 
 /** Identifiers we accept from callers: `[A-Za-z0-9._:-]{1,200}`. */
 export const ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
 /** An operation ID, provider name or client reference. */
-export const idSchema = z.string().regex(ID_PATTERN, 'must match [A-Za-z0-9._:-]{1,200}');
+export const idSchema = lazySchema(() => z.string().regex(ID_PATTERN, 'must match [A-Za-z0-9._:-]{1,200}'));
 
 /** The largest payload accepted, as canonical JSON in UTF-16 code units (it is carried in workflow history). */
 export const MAX_PAYLOAD_CHARS = 256 * 1024;
@@ -38,15 +39,15 @@ export const APPROVAL_TAIL = 20;
 const MAX_DURATION_MS = 366 * 24 * 3600 * 1000;
 
 /** A deadline given as a duration from the start (`afterMs`) or as an absolute instant (`atMs`, epoch ms). */
-export const deadlineInputSchema = z.union([
+export const deadlineInputSchema = lazySchema(() => z.union([
   z.object({ afterMs: z.number().int().min(1).max(MAX_DURATION_MS) }).strict(),
   z.object({ atMs: z.number().int().min(0) }).strict(),
-]);
+]));
 /** A deadline as given. */
 export type DeadlineInput = z.infer<typeof deadlineInputSchema>;
 
 /** What a caller gives to start an operation. Validated strictly: unknown fields are refused. */
-export const startRequestSchema = z
+export const startRequestSchema = lazySchema(() => z
   .object({
     operationId: idSchema,
     provider: idSchema,
@@ -74,7 +75,7 @@ export const startRequestSchema = z
       const parsed = pollPolicySchema.safeParse(req.policy);
       if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: ['policy', ...issue.path.map(String)], message: issue.message });
     }
-  });
+  }));
 /** A start request as given. */
 export type StartRequest = z.infer<typeof startRequestSchema>;
 
@@ -83,16 +84,16 @@ const tailEntry = <T extends z.ZodTypeAny>(body: T) =>
   z.object({ sequence: z.number().int().positive(), atMs: z.number().int().nonnegative(), actor: actorSchema, body });
 
 /** A transition kept in the record (M3). */
-export const recordedTransitionSchema = tailEntry(transitionEntrySchema);
+export const recordedTransitionSchema = lazySchema(() => tailEntry(transitionEntrySchema));
 /** A recorded transition. */
 export type RecordedTransition = z.infer<typeof recordedTransitionSchema>;
 /** An observation kept in the record (T3). */
-export const recordedObservationSchema = tailEntry(observationEntrySchema);
+export const recordedObservationSchema = lazySchema(() => tailEntry(observationEntrySchema));
 /** A recorded observation. */
 export type RecordedObservation = z.infer<typeof recordedObservationSchema>;
 
 /** The provider's facts, as last reported (M2). Never written from our own intentions. */
-export const remoteFactsSchema = z.object({
+export const remoteFactsSchema = lazySchema(() => z.object({
   /** Every job ID the provider ever reported for this operation, first first (U3). */
   jobIds: z.array(z.string().min(1).max(500)).max(MAX_JOB_IDS),
   /** The status URL from the provider's answer (C4). */
@@ -119,21 +120,21 @@ export const remoteFactsSchema = z.object({
       providerRequestId: z.string().max(500).optional(),
     })
     .optional(),
-});
+}));
 /** Remote facts. */
 export type RemoteFacts = z.infer<typeof remoteFactsSchema>;
 
 /** The budgets (B1): persisted, never reset; only a decision adds to them. */
-export const budgetsSchema = z.object({
+export const budgetsSchema = lazySchema(() => z.object({
   maxStatusRequests: z.number().int().nonnegative(),
   maxTransportFailures: z.number().int().nonnegative(),
   maxRateLimited: z.number().int().nonnegative(),
-});
+}));
 /** Budgets. */
 export type Budgets = z.infer<typeof budgetsSchema>;
 
 /** The used counters (B1, B2, H1, H5, U1). Only ever incremented (consecutive counters reset on a non-429). */
-export const usedCountersSchema = z.object({
+export const usedCountersSchema = lazySchema(() => z.object({
   /** Status requests reserved (incremented BEFORE sending, B2) plus retries reported below the workflow. */
   statusRequests: z.number().int().nonnegative(),
   /** 5xx answers and network failures (H5, S5). */
@@ -146,54 +147,54 @@ export const usedCountersSchema = z.object({
   createAttempts: z.number().int().nonnegative(),
   /** The exponent of the local backoff: polls planned by backoff since the last state change (P2). */
   backoffAttempt: z.number().int().nonnegative(),
-});
+}));
 /** Used counters. */
 export type UsedCounters = z.infer<typeof usedCountersSchema>;
 
 /** The poll schedule (P4): a restarted worker resumes from it. */
-export const scheduleSchema = z.object({
+export const scheduleSchema = lazySchema(() => z.object({
   nextPollAtMs: z.number().int().nonnegative().optional(),
   delaySource: delaySourceSchema.optional(),
   /** Why the provider's last hint was rejected, when it was (P3). */
   hintRejected: z.string().max(2000).optional(),
   /** A status request reserved and not yet observed (B2); blocks a second reservation (P5, no bursts). */
   reservedAtMs: z.number().int().nonnegative().optional(),
-});
+}));
 /** A poll schedule. */
 export type Schedule = z.infer<typeof scheduleSchema>;
 
 /** An approval recorded against the operation (A2, T2). */
-export const approvalSchema = z.object({
+export const approvalSchema = lazySchema(() => z.object({
   atMs: z.number().int().nonnegative(),
   approvedBy: actorSchema,
   option: z.string().min(1).max(100),
   reason: z.string().min(1).max(2000),
   bounds: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
-});
+}));
 /** An approval. */
 export type Approval = z.infer<typeof approvalSchema>;
 
 /** Who started the operation, who authorised it, and every later approval (T2). */
-export const authorisationSchema = z.object({
+export const authorisationSchema = lazySchema(() => z.object({
   startedBy: actorSchema,
   authorisedBy: actorSchema,
   approvals: z.array(approvalSchema).max(APPROVAL_TAIL),
-});
+}));
 
 /** The cancel intent, a local fact (X1, M2): recorded before the cancel request is sent. */
-export const cancelIntentSchema = z.object({
+export const cancelIntentSchema = lazySchema(() => z.object({
   requestedBy: actorSchema,
   reason: z.string().min(1).max(2000),
   expectedEffect: z.string().min(1).max(2000),
   requestedAtMs: z.number().int().nonnegative(),
   /** When the provider answered the single cancel request (X1); absent until then. */
   sentAtMs: z.number().int().nonnegative().optional(),
-});
+}));
 /** A cancel intent. */
 export type CancelIntent = z.infer<typeof cancelIntentSchema>;
 
 /** The collected result, summarised (R1-R4); content is in artifact storage, never here. */
-export const resultSummarySchema = z.object({
+export const resultSummarySchema = lazySchema(() => z.object({
   artifactLocation: z.string().max(4000).optional(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
   sizeBytes: z.number().int().nonnegative().optional(),
@@ -205,12 +206,12 @@ export const resultSummarySchema = z.object({
   failedItems: z.array(z.string().max(500)).max(100).optional(),
   /** Set when a human accepted a result that failed validation (A1). */
   acceptedBy: actorSchema.optional(),
-});
+}));
 /** A result summary. */
 export type ResultSummary = z.infer<typeof resultSummarySchema>;
 
 /** The operation record. See the module comment for why it stays small. */
-export const operationRecordSchema = z.object({
+export const operationRecordSchema = lazySchema(() => z.object({
   schemaVersion: z.literal(1),
   operationId: idSchema,
   provider: idSchema,
@@ -252,7 +253,7 @@ export const operationRecordSchema = z.object({
     transitions: z.array(recordedTransitionSchema).max(TRANSITION_TAIL),
     observations: z.array(recordedObservationSchema).max(OBSERVATION_TAIL),
   }),
-});
+}));
 /** An operation record. */
 export type OperationRecord = z.infer<typeof operationRecordSchema>;
 

@@ -3,11 +3,12 @@
  * DESIGN.md (base 5 s, max 120 s, bounded jitter 50%-100%). Millisecond values are allowed so tests run fast.
  */
 import { z } from 'zod';
+import { lazySchema } from './lazy-schema';
 
 const durationMs = z.number().int().min(1).max(366 * 24 * 3600 * 1000);
 
 /** The poll policy schema; every field has a default, so `pollPolicySchema.parse({})` is the default policy. */
-export const pollPolicySchema = z
+export const pollPolicySchema = lazySchema(() => z
   .object({
     /** P2: the first backoff delay. */
     baseDelayMs: durationMs.default(5_000),
@@ -39,12 +40,14 @@ export const pollPolicySchema = z
     extensionStatusRequests: z.number().int().min(1).max(100_000).default(4),
   })
   .strict()
-  .refine((p) => p.baseDelayMs <= p.maxDelayMs, { message: 'baseDelayMs must not exceed maxDelayMs', path: ['baseDelayMs'] });
+  .refine((p) => p.baseDelayMs <= p.maxDelayMs, { message: 'baseDelayMs must not exceed maxDelayMs', path: ['baseDelayMs'] }));
 
 /** A validated poll policy. */
 export type PollPolicy = z.infer<typeof pollPolicySchema>;
 /** Policy overrides as a caller gives them (every field optional). */
 export type PollPolicyInput = z.input<typeof pollPolicySchema>;
 
-/** The default policy. */
-export const DEFAULT_POLL_POLICY: PollPolicy = pollPolicySchema.parse({});
+/** The default policy (a function, so importing this module builds no schema: see `lazy-schema.ts`). */
+export function defaultPollPolicy(): PollPolicy {
+  return pollPolicySchema.parse({});
+}

@@ -9,11 +9,12 @@
  */
 import { z } from 'zod';
 import { type RemoteStateCategory } from './observation';
+import { lazySchema } from './lazy-schema';
 
 const stateWords = z.array(z.string().min(1).max(200)).max(100).default([]);
 
 /** A provider state table. A word may appear in one category only. */
-export const providerStateTableSchema = z
+export const providerStateTableSchema = lazySchema(() => z
   .object({
     pending: stateWords,
     success: stateWords,
@@ -35,7 +36,7 @@ export const providerStateTableSchema = z
         seen.set(key, category);
       }
     }
-  });
+  }));
 /** A validated provider state table. */
 export type ProviderStateTable = z.infer<typeof providerStateTableSchema>;
 

@@ -10,27 +10,28 @@ import { actorSchema } from '../core/journal';
 import { startRequestSchema, type OperationRecord, type RecordedTransition } from '../core/operation';
 import type { ProviderFacts } from '../activities/types';
 import type { operationSummary } from '../core/step';
+import { lazySchema } from '../core/lazy-schema';
 
 /** A cancel request (X1: who, why, expected effect). */
-export const cancelRequestSchema = z
+export const cancelRequestSchema = lazySchema(() => z
   .object({
     requestedBy: actorSchema,
     reason: z.string().trim().min(1).max(2000),
     expectedEffect: z.string().trim().min(1).max(2000).optional(),
   })
-  .strict();
+  .strict());
 /** A cancel request. */
 export type CancelRequest = z.infer<typeof cancelRequestSchema>;
 
 /** A webhook hint forwarded by the receiver (W1): it only makes the next status read happen now. */
-export const webhookHintSchema = z
+export const webhookHintSchema = lazySchema(() => z
   .object({
     eventId: z.string().min(1).max(500),
     remoteJobId: z.string().min(1).max(500).optional(),
     state: z.string().max(500).optional(),
     occurredAt: z.string().max(100).optional(),
   })
-  .strict();
+  .strict());
 /** A webhook hint. */
 export type WebhookHint = z.infer<typeof webhookHintSchema>;
 
@@ -40,7 +41,7 @@ export { decisionSchema, type Decision };
  * The workflow's input: the caller's start request (validated again inside the workflow), the idempotency token
  * and the trace ID made by the client (I1, I4, T1). No secrets: credentials stay in the worker (T4).
  */
-export const asyncJobWorkflowInputSchema = z
+export const asyncJobWorkflowInputSchema = lazySchema(() => z
   .object({
     request: startRequestSchema,
     /** >= 128 bits, base64url (I1); bound to the request fingerprint (I2). */
@@ -50,7 +51,7 @@ export const asyncJobWorkflowInputSchema = z
     /** Continue as new past this many history events even if the server does not suggest it. */
     historyEventLimit: z.number().int().min(100).max(50_000).optional(),
   })
-  .strict();
+  .strict());
 /** The workflow's input. */
 export type AsyncJobWorkflowInput = z.infer<typeof asyncJobWorkflowInputSchema>;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { intentEntryOf, newOperationRecord, operationRecordSchema } from '../../src/core/operation';
 import { intentEntrySchema, instantSchema } from '../../src/core/journal';
-import { DEFAULT_POLL_POLICY, pollPolicySchema } from '../../src/core/policy';
+import { defaultPollPolicy, pollPolicySchema } from '../../src/core/policy';
 import { requestFingerprint } from '../../src/core/fingerprint';
 import { T0, TOKEN, newRecord } from './helpers';
 
@@ -28,7 +28,7 @@ describe('C1, U4: the operation record', () => {
       idempotencyToken: TOKEN,
       deadlines: { createDeadlineMs: T0 + 120_000, resultDeadlineMs: T0 + 3_600_000 },
       authorisation: { startedBy: 'agent:reporting', authorisedBy: 'alice@example.com', approvals: [] },
-      budgets: { maxStatusRequests: DEFAULT_POLL_POLICY.maxStatusRequests },
+      budgets: { maxStatusRequests: defaultPollPolicy().maxStatusRequests },
       journal: { nextSequence: 3 },
     });
     const intent = intentEntryOf(r);
@@ -65,7 +65,7 @@ describe('C1, U4: the operation record', () => {
   });
 
   it('P2: policy overrides accept millisecond values, and defaults follow DESIGN.md', () => {
-    expect(DEFAULT_POLL_POLICY).toMatchObject({ baseDelayMs: 5_000, maxDelayMs: 120_000, jitter: 'bounded', minJitterRatio: 0.5 });
+    expect(defaultPollPolicy()).toMatchObject({ baseDelayMs: 5_000, maxDelayMs: 120_000, jitter: 'bounded', minJitterRatio: 0.5 });
     const r = newRecord({ baseDelayMs: 1, maxDelayMs: 20, maxStatusRequests: 3 });
     expect(r.policy).toMatchObject({ baseDelayMs: 1, maxDelayMs: 20 });
     expect(r.budgets.maxStatusRequests).toBe(3);
