@@ -66,7 +66,16 @@ export function renderMarkdown(input: Record<string, unknown>): string {
     const w = r.waiting;
     rows.push([`worker RSS with ${w.operations} operations waiting`, w.workerRssMiB, 'MiB', w.operations >= w.targetOperations ? '< 1024' : undefined, w.operations >= 10_000 ? w.workerRssMiB < 1024 : undefined]);
     if (w.operations < w.targetOperations) rows.push([`worker RSS extrapolated to ${w.targetOperations} waiting`, w.workerRssAtTargetMiB, 'MiB', '< 1024', w.targetOperations >= 10_000 ? w.workerRssAtTargetMiB < 1024 : undefined]);
-    rows.push(['worker RSS per waiting operation', w.workerRssPerOperationKiB, 'KiB']);
+    rows.push(['worker RSS per waiting operation (average; falls once the workflow cache is full)', w.workerRssPerOperationKiB, 'KiB']);
+    rows.push(['worker RSS growth per operation over the second half of the starts', w.workerRssLateSlopeKiB, 'KiB']);
+    const loaded = w.workerMemoryLoaded.afterGc;
+    const idle = w.workerMemoryIdle.afterGc;
+    const workflowHeap = (m: typeof loaded) => m.workflowThreads.reduce((sum, t) => sum + t.usedMiB, 0);
+    const cached = loaded.workflowWorker.numCachedWorkflows;
+    if (cached > 0) {
+      const perCached = ((workflowHeap(loaded) - workflowHeap(idle)) / cached) * 1024;
+      rows.push([`live workflow heap per cached workflow (${cached} cached of ${loaded.workflowWorker.maxCachedWorkflows})`, Math.round(perCached), 'KiB']);
+    }
     rows.push([`dev server RSS with ${w.operations} operations waiting`, w.serverRssMiB, 'MiB']);
     rows.push([`time to start ${w.operations} operations until all wait`, w.startAllSeconds, 's']);
   }

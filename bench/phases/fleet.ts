@@ -104,9 +104,9 @@ export async function measureFleet(ctx: BenchContext, log: (line: string) => voi
   const limit = ctx.quick ? 10 : 20;
   const dep = await deploy(ctx, 'fleet', { providers: { free: {}, limited: { maxRequestsPerSecond: limit } } });
   try {
-    const unlimited = await fleetRun(dep, 'free', ctx.quick ? 100 : 300, 'reads4', 4, null);
+    const unlimited = await fleetRun(dep, 'free', ctx.quick ? 60 : 300, 'reads4', 4, null);
     log(`  unlimited: peak ${unlimited.all.peakPerSecond}/s over mean ${unlimited.all.meanPerSecond}/s = ${unlimited.all.peakOverMean}; status reads ${unlimited.statusReads.peakOverMean}`);
-    const limited = await fleetRun(dep, 'limited', ctx.quick ? 50 : 150, 'reads2', 2, limit);
+    const limited = await fleetRun(dep, 'limited', ctx.quick ? 40 : 150, 'reads2', 2, limit);
     log(`  limited to ${limit}/s: peak ${limited.all.peakPerSecond}/s (sliding ${limited.all.peakSlidingPerSecond}), mean ${limited.all.meanPerSecond}/s`);
     return { policy: FLEET_POLICY, unlimited, limited };
   } finally {

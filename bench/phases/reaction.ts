@@ -100,7 +100,7 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
     hooked = dep.provider('hooked');
     client = dep.client;
     store = await openSqliteStore({ path: path.join(dep.dataDir, 'asyncjob.db') });
-    const operations = ctx.quick ? 20 : 60;
+    const operations = ctx.quick ? 12 : 60;
     const spacingMs = 300;
     const polling = await run(ctx, dep, 'polled', operations, spacingMs);
     log(`  polling: p50 ${polling.p50Ms} ms, p99 ${polling.p99Ms} ms`);

@@ -98,7 +98,7 @@ export interface ThroughputResult {
 function plan(quick: boolean): { concurrency: number; operations: number; rounds: number }[] {
   return quick
     ? [
-        { concurrency: 1, operations: 3, rounds: 1 },
+        { concurrency: 1, operations: 2, rounds: 1 },
         { concurrency: 10, operations: 20, rounds: 1 },
         { concurrency: 100, operations: 100, rounds: 1 },
       ]
@@ -116,7 +116,7 @@ export async function measureThroughput(ctx: BenchContext, dep: Deployment, log:
   try {
     const run = systems(ctx, dep, calls);
     const names: SystemName[] = ['asyncjob', 'bare', 'naive'];
-    for (const name of names) await runPool(20, 10, () => run[name]('reads3', 3)); // warm-up: JIT, pools, caches
+    for (const name of names) await runPool(ctx.quick ? 10 : 20, 10, () => run[name]('reads3', 3)); // warm-up: JIT, pools, caches
     const out: Record<SystemName, ThroughputPoint[]> = { asyncjob: [], bare: [], naive: [] };
     for (const step of plan(ctx.quick)) {
       const blank = () => ({ ops: [] as number[], latencies: [] as number[], workerCpuMs: 0, serverCpuMs: 0, count: 0 });
