@@ -282,6 +282,7 @@ export class AsyncJobClient {
       idempotencyToken: token.token,
       traceId,
       ...(options.historyEventLimit !== undefined ? { historyEventLimit: options.historyEventLimit } : {}),
+      storeCalls: 'local',
     };
 
     let handle: WorkflowHandle<typeof AsyncJobWorkflow>;
@@ -297,7 +298,8 @@ export class AsyncJobClient {
         typedSearchAttributes: [
           { key: stateKey, value: 'create_pending' },
           { key: providerKey, value: req.provider },
-          ...('atMs' in req.resultDeadline ? [{ key: resultDeadlineKey, value: new Date(req.resultDeadline.atMs) }] : []),
+          // A relative deadline as the client sees it; the workflow publishes its exact one with the next state.
+          { key: resultDeadlineKey, value: new Date('atMs' in req.resultDeadline ? req.resultDeadline.atMs : nowMs + req.resultDeadline.afterMs) },
         ],
         staticSummary: `asyncjob ${req.provider} ${req.operationId}`,
       });

@@ -10,7 +10,6 @@ import {
   condition,
   continueAsNew,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -65,12 +64,11 @@ type PendingMessageBody = PendingMessage extends infer M ? (M extends PendingMes
 const ACTOR = 'workflow';
 
 /**
- * Operations started by this code make their store calls (and the provider lookup) as local activities: they run
- * in the workflow task that needs them, so a step costs one marker event instead of an activity's three events and
- * a workflow-task round trip. Runs recorded before keep regular activities (replay, `patched`).
+ * Operations started with `storeCalls: 'local'` (as `AsyncJobClient` starts them) make their store calls and the
+ * provider lookup as local activities: they run in the workflow task that needs them, so a step costs one marker
+ * event instead of an activity's three events and a workflow-task round trip. Without it (runs started before),
+ * regular activities, so their histories replay.
  */
-const LOCAL_STORE_CALLS = 'asyncjob-local-store-calls';
-
 /** Store-only calls: safe to retry (idempotent by sequence). */
 const storeRetry = { initialInterval: '200 ms', maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes: ['ASYNCJOB_ERR_FINGERPRINT_MISMATCH', 'ASYNCJOB_ERR_JOURNAL_CONFLICT'] };
 const describeRetry = { maximumAttempts: 5, nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'] };
@@ -118,8 +116,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
   let record: OperationRecord = carried?.record ?? makeRecord();
   let facts: ProviderFacts | undefined = carried?.provider;
 
-  // Decided before the first command, so a run recorded without the patch replays with regular activities.
-  const local = patched(LOCAL_STORE_CALLS);
+  const local = input.storeCalls === 'local';
   const store = local ? localStore : remoteStore;
   const describeProvider = local ? localDescribe : remoteDescribe;
   const pending: PendingMessage[] = [...(carried?.pending ?? [])];
@@ -247,12 +244,18 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
     }
   };
 
+  // The client starts the run with the first state, the provider and the result deadline (its own estimate for a
+  // relative deadline; the exact one goes with the next state change): no upsert, no visibility write, for them.
+  const started = workflowInfo().typedSearchAttributes;
+  const publishedAtStart =
+    started.get(stateKey) === record.localState && started.get(providerKey) === record.provider && started.get(resultDeadlineKey) !== undefined;
   let shown = '';
   const publish = (): void => {
     const key = `${record.localState}|${record.jobId ?? ''}|${record.escalation?.reason ?? ''}`;
     if (key === shown) return;
+    const first = shown === '';
     shown = key;
-    upsertSearchAttributes([
+    if (!(first && publishedAtStart)) upsertSearchAttributes([
       { key: stateKey, value: record.localState },
       { key: providerKey, value: record.provider },
       { key: providerJobIdKey, value: record.jobId ?? null },

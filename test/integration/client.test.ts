@@ -50,8 +50,13 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
 
   it('C1/T1: starts with the operation ID as workflow ID, the fingerprint and trace ID in the memo, and typed search attributes', async () => {
     const operationId = uniqueId('op');
+    const before = Date.now();
     const handle = await client.start(request(operationId));
     try {
+      // The start itself carries the first state, the provider and the result deadline (relative: the client's estimate).
+      const deadlineAt = Date.parse((await client.describeOperation(operationId)).resultDeadlineAt ?? '');
+      expect(deadlineAt).toBeGreaterThanOrEqual(before + 3_600_000);
+      expect(deadlineAt).toBeLessThanOrEqual(Date.now() + 3_600_000);
       expect(handle.operationId).toBe(operationId);
       expect(handle.joined).toBe(false);
       expect(handle.requestFingerprint).toBe(requestFingerprint({ prompt: 'hello', n: 1 }));

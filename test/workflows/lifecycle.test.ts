@@ -31,6 +31,12 @@ describe('AsyncJobWorkflow lifecycle on a real server', () => {
     expect(summary.result).toMatchObject({ validation: 'valid' });
     expect(summary.result?.sha256).toMatch(/^[0-9a-f]{64}$/);
     const record = await h.client.get(request.operationId);
+    // The Web UI's search attributes end on the final state, the job and the record's exact result deadline.
+    expect(await h.client.describeOperation(request.operationId)).toMatchObject({
+      localState: 'succeeded',
+      jobId: record.jobId,
+      resultDeadlineAt: new Date(record.deadlines.resultDeadlineMs).toISOString(),
+    });
     expect(h.sims[dialect].jobsByToken(record.idempotencyToken)).toHaveLength(1);
     expect(h.sims[dialect].requests({ action: 'create', idempotencyKey: record.idempotencyToken })).toHaveLength(1);
     const verification = await h.store.verifyChains({ operationId: request.operationId });
