@@ -67,9 +67,8 @@ const ACTOR = 'workflow';
  * Operations started with `storeCalls: 'local'` (as `AsyncJobClient` starts them) make their store calls and the
  * provider lookup as local activities: they run in the workflow task that needs them, so a step costs one marker
  * event instead of an activity's three events and a workflow-task round trip. Without it (runs started before),
- * regular activities, so their histories replay.
+ * regular activities, so their histories replay. Store-only calls are safe to retry (idempotent by sequence).
  */
-/** Store-only calls: safe to retry (idempotent by sequence). */
 const storeRetry = { initialInterval: '200 ms', maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes: ['ASYNCJOB_ERR_FINGERPRINT_MISMATCH', 'ASYNCJOB_ERR_JOURNAL_CONFLICT'] };
 const describeRetry = { maximumAttempts: 5, nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'] };
 const remoteStore = proxyActivities<AsyncJobActivities>({ startToCloseTimeout: '1 minute', retry: storeRetry });
@@ -197,6 +196,9 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
     }
     record = adoptReturned(step.record, await store.appendJournal({ record: withoutTails(step.record), entries: step.entries }));
   };
+
+  /** What a provider call receives: the record without its journal tails (`core/record-tails.ts`), a random draw. */
+  const callInput = (r: OperationRecord) => ({ record: withoutTails(r), random: Math.random() });
 
   /** Runs one provider call; a failure of ours is planned again, never retried blindly (B2). */
   const call = async (action: string, run: () => Promise<OperationRecord>): Promise<void> => {
@@ -330,7 +332,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         record = reserved.record;
         await call('create', () =>
           provider.createJob.executeWithOptions({ ...callOptions, summary: `create (attempt ${reserved.record.used.createAttempts})` }, [
-            { record: withoutTails(reserved.record), random: Math.random(), payload: input.request.payload },
+            { ...callInput(reserved.record), payload: input.request.payload },
           ]),
         );
         break;
@@ -348,7 +350,7 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         const reconciling = record;
         await call('reconcile', () =>
           provider.reconcileJob.executeWithOptions({ ...callOptions, summary: `reconcile ${reconciling.operationId}` }, [
-            { record: withoutTails(reconciling), random: Math.random(), payload: input.request.payload },
+            { ...callInput(reconciling), payload: input.request.payload },
           ]),
         );
         break;
@@ -365,14 +367,14 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         }
         record = woke.record;
         const summary = `status ${label} (${woke.record.used.statusRequests} of ${woke.record.budgets.maxStatusRequests})`;
-        await call('status', () => provider.readStatus.executeWithOptions({ ...callOptions, summary }, [{ record: withoutTails(woke.record), random: Math.random() }]));
+        await call('status', () => provider.readStatus.executeWithOptions({ ...callOptions, summary }, [callInput(woke.record)]));
         break;
       }
       case 'cancel':
-        await call('cancel', () => provider.requestCancel.executeWithOptions({ ...callOptions, summary: `cancel ${label}` }, [{ record: withoutTails(record), random: Math.random() }]));
+        await call('cancel', () => provider.requestCancel.executeWithOptions({ ...callOptions, summary: `cancel ${label}` }, [callInput(record)]));
         break;
       case 'collect':
-        await call('collect', () => provider.collectResult.executeWithOptions({ ...callOptions, summary: `collect ${label}` }, [{ record: withoutTails(record), random: Math.random() }]));
+        await call('collect', () => provider.collectResult.executeWithOptions({ ...callOptions, summary: `collect ${label}` }, [callInput(record)]));
         break;
     }
   }
