@@ -4,17 +4,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { assertRequestRate, nextAdmissionAt, PACE_GUARD_MS, paceOf, pacingInterceptor, RequestPacer } from '../../src/activities/request-pacer';
 import { createWorkers } from '../../src/worker';
-
-/** The most of `times` inside any half-open window of `windowMs` (as the benchmark counts them). */
-function maxInWindow(times: readonly number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let best = 0;
-  for (let i = 0, j = 0; j < sorted.length; j++) {
-    while (sorted[j]! - sorted[i]! >= windowMs) i++;
-    best = Math.max(best, j - i + 1);
-  }
-  return best;
-}
+// Counted exactly as the benchmark counts them.
+import { maxInWindow } from '../../bench/lib/stats';
 
 /** Starts `count` acquisitions now; returns the admission times (fake clock) in admission order, by index. */
 function acquireMany(pacer: RequestPacer, count: number, admitted: { index: number; atMs: number }[], offset = 0): Promise<void>[] {

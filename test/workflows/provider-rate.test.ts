@@ -4,20 +4,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from './harness';
+// Counted exactly as the benchmark counts them.
+import { maxInWindow } from '../../bench/lib/stats';
 
 const LIMIT = 5;
 const OPERATIONS = 12;
-
-/** The most of `times` inside any half-open window of `windowMs` (as the benchmark counts them). */
-function maxInWindow(times: readonly number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let best = 0;
-  for (let i = 0, j = 0; j < sorted.length; j++) {
-    while (sorted[j]! - sorted[i]! >= windowMs) i++;
-    best = Math.max(best, j - i + 1);
-  }
-  return best;
-}
 
 describe('per-provider rate limit on a real server', () => {
   let h: Harness;
