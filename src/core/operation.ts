@@ -259,8 +259,12 @@ export type OperationRecord = z.infer<typeof operationRecordSchema>;
 
 /** Appends `item` to a bounded tail, dropping the oldest. */
 export function appendBounded<T>(tail: readonly T[], item: T, max: number): T[] {
-  const next = [...tail, item];
-  return next.length > max ? next.slice(next.length - max) : next;
+  return lastOf([...tail, item], max);
+}
+
+/** The last `max` items (all of them when there are fewer): how every record tail is bounded. */
+export function lastOf<T>(items: readonly T[], max: number): T[] {
+  return items.slice(Math.max(0, items.length - max));
 }
 
 function resolveDeadline(input: DeadlineInput, startMs: number): number {

@@ -10,6 +10,7 @@
 import {
   OBSERVATION_TAIL,
   TRANSITION_TAIL,
+  lastOf,
   recordedObservationSchema,
   recordedTransitionSchema,
   type OperationRecord,
@@ -43,8 +44,7 @@ export function adoptReturned(held: OperationRecord, returned: OperationRecord):
   const returnedEntries: TailEntry[] = [...returned.journal.transitions, ...returned.journal.observations];
   const from = Math.min(returned.journal.nextSequence, ...returnedEntries.map((e) => e.sequence));
   const merge = <T extends TailEntry>(own: readonly T[], theirs: readonly T[], max: number): T[] => {
-    const all = [...own.filter((e) => e.sequence < from), ...theirs].sort((a, b) => a.sequence - b.sequence);
-    return all.slice(Math.max(0, all.length - max));
+    return lastOf([...own.filter((e) => e.sequence < from), ...theirs].sort((a, b) => a.sequence - b.sequence), max);
   };
   return {
     ...returned,
@@ -85,8 +85,8 @@ export function withTailsFromEntries(record: OperationRecord, entries: readonly 
     ...record,
     journal: {
       nextSequence: record.journal.nextSequence,
-      transitions: transitions.slice(Math.max(0, transitions.length - TRANSITION_TAIL)),
-      observations: observations.slice(Math.max(0, observations.length - OBSERVATION_TAIL)),
+      transitions: lastOf(transitions, TRANSITION_TAIL),
+      observations: lastOf(observations, OBSERVATION_TAIL),
     },
   };
 }
