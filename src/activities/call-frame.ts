@@ -26,7 +26,7 @@ export async function inCallFrame(
   const recorded = await alreadyRecorded(ctx.store, record);
   if (recorded !== undefined) {
     ctx.logger.info(`${action} already recorded: nothing sent`, { operationId: record.operationId });
-    return tailsFrom(recorded, from);
+    return recorded; // its tails are already the entries from `from` on, read back from the journal
   }
   const step = await call(record, provider, stepContext(ctx, provider, input.random));
   return tailsFrom(await commitStep(ctx.store, step.record, step.entries, ctx.clock()), from);
