@@ -7,7 +7,7 @@ import type { ReactionResult } from '../phases/reaction';
 import type { SimulatorResult } from '../phases/simulator';
 import type { StoreEngineResult, StoreResult } from '../phases/store';
 import type { PerPollResult, ThroughputResult } from '../phases/throughput';
-import type { WaitingResult } from '../phases/waiting';
+import { workflowHeapUsedMiB, type WaitingResult } from '../phases/waiting';
 
 /** What `bench/run.ts` collects. */
 export interface BenchResults {
@@ -70,10 +70,9 @@ export function renderMarkdown(input: Record<string, unknown>): string {
     rows.push(['worker RSS growth per operation over the second half of the starts', w.workerRssLateSlopeKiB, 'KiB']);
     const loaded = w.workerMemoryLoaded.afterGc;
     const idle = w.workerMemoryIdle.afterGc;
-    const workflowHeap = (m: typeof loaded) => m.workflowThreads.reduce((sum, t) => sum + t.usedMiB, 0);
     const cached = loaded.workflowWorker.numCachedWorkflows;
     if (cached > 0) {
-      const perCached = ((workflowHeap(loaded) - workflowHeap(idle)) / cached) * 1024;
+      const perCached = ((workflowHeapUsedMiB(loaded) - workflowHeapUsedMiB(idle)) / cached) * 1024;
       rows.push([`live workflow heap per cached workflow (${cached} cached of ${loaded.workflowWorker.maxCachedWorkflows})`, Math.round(perCached), 'KiB']);
     }
     rows.push([`dev server RSS with ${w.operations} operations waiting`, w.serverRssMiB, 'MiB']);

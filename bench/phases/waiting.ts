@@ -105,9 +105,14 @@ function slope(points: readonly (readonly [number, number])[]): number {
   return n < 2 || sxx === 0 ? 0 : points.reduce((a, [x, y]) => a + (x - mx) * (y - my), 0) / sxx;
 }
 
+/** Used heap of the SDK's workflow threads (where cached workflows live), MiB. */
+export function workflowHeapUsedMiB(m: WorkerMemory): number {
+  return m.workflowThreads.reduce((sum, t) => sum + t.usedMiB, 0);
+}
+
 /** Used heap of every isolate of the worker process (main thread and workflow threads), MiB. */
 function heapUsedMiB(m: WorkerMemory): number {
-  return m.mainHeap.usedMiB + m.workflowThreads.reduce((sum, t) => sum + t.usedMiB, 0);
+  return m.mainHeap.usedMiB + workflowHeapUsedMiB(m);
 }
 
 async function memoryPair(dep: Deployment): Promise<WorkerMemoryPair> {
