@@ -120,11 +120,11 @@ export const observationEntrySchema = lazySchema(() => z.object({
   kind: z.literal('observation'),
   action: actionSchema,
   /** Method and URL with secrets removed. */
-  request: z.object({ method: z.string(), url: z.string().max(4000) }).optional(),
+  request: z.object({ method: z.string(), url: z.string().max(8192) }).optional(),
   transport: transportOutcomeSchema,
   httpStatus: z.number().int().min(100).max(599).optional(),
   /** Headers that matter (Retry-After, Location, request IDs), redacted. */
-  headers: z.record(z.string(), z.string().max(4000)).optional(),
+  headers: z.record(z.string(), z.string().max(8192)).optional(),
   providerRequestId: z.string().max(500).optional(),
   errorCategory: z.string().max(100).optional(),
   durationMs: z.number().nonnegative().optional(),
@@ -133,6 +133,10 @@ export const observationEntrySchema = lazySchema(() => z.object({
   remoteState: z.string().max(500).optional(),
   providerTimestamp: instantSchema.optional(),
   progress: z.number().min(0).max(1).optional(),
+  /** The provider's error code and message, verbatim and short (S2, H4, H5). */
+  providerError: z.object({ code: z.string().max(200).optional(), message: z.string().max(2000).optional() }).optional(),
+  /** The poll URL the answer named (V1): the first one, or a new one a pending answer moved polling to. */
+  pollUrl: z.string().max(8192).optional(),
   /** What the controller decided: `wait`, `collect`, `stop`, `escalate`... */
   decision: z.string().max(100).optional(),
   nextPollAt: instantSchema.optional(),

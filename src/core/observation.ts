@@ -9,6 +9,9 @@ import { z } from 'zod';
 import { actionSchema, transportOutcomeSchema } from './journal';
 import { lazySchema } from './lazy-schema';
 
+/** The longest URL recorded or followed; a longer one is refused whole, never shortened (V1). */
+export const MAX_URL_CHARS = 8192;
+
 /** The P1 category of a provider state, from the adapter's state table; anything not in the table is `unknown`. */
 export const remoteStateCategorySchema = lazySchema(() => z.enum(['pending', 'success', 'failure', 'cancelled', 'expired', 'unknown']));
 /** A remote state category. */
@@ -16,14 +19,21 @@ export type RemoteStateCategory = z.infer<typeof remoteStateCategorySchema>;
 
 /** Where and how to fetch a finished job's result, with the integrity data the provider offers (R1, R2). */
 export const resultReferenceSchema = lazySchema(() => z.object({
-  /** Absolute URL (checked to be on the provider's origin by the HTTP layer). */
-  url: z.string().min(1).max(4000).optional(),
+  /** Absolute URL (checked to be on the provider's origin by the HTTP layer), whole: never shortened. */
+  url: z.string().min(1).max(MAX_URL_CHARS).optional(),
   sha256: z.string().max(200).optional(),
   sizeBytes: z.number().int().nonnegative().optional(),
   recordCount: z.number().int().nonnegative().optional(),
   contentType: z.string().max(200).optional(),
-  /** A result given inline (synchronous success, C3, or a small LRO response); kept small by the adapter. */
+  /**
+   * A result given inline (a synchronous success, C3; an answer that is the result, V2). Transient: the activity
+   * that received it stages it in artifact storage and replaces it with `stagedArtifact` before it is recorded.
+   */
   inline: z.unknown().optional(),
+  /** Where an inline result was staged (artifact storage); collection validates it from there (R1, V2). */
+  stagedArtifact: z.string().min(1).max(4000).optional(),
+  /** The provider's convention has no result for this job (`result.required: false`): nothing to collect. */
+  none: z.literal(true).optional(),
 }));
 /** A result reference. */
 export type ResultReference = z.infer<typeof resultReferenceSchema>;
@@ -45,8 +55,14 @@ export const observationSchema = lazySchema(() => z.object({
   retryAfter: z.string().max(200).optional(),
   /** The provider's job ID, when the answer names one. */
   remoteJobId: z.string().max(500).optional(),
-  /** Absolute status URL from the answer (Location, Operation-Location, body field), when it names one (C4). */
-  statusUrl: z.string().max(4000).optional(),
+  /** Absolute poll URL from the answer (Location, Operation-Location, body field, the request URL), whole (C4, V1). */
+  statusUrl: z.string().max(MAX_URL_CHARS).optional(),
+  /** How answers at `statusUrl` are read: a reading of the adapter, when not its default one (V1). */
+  pollReading: z.string().max(40).optional(),
+  /** What the create exchange named that later result sources need (V2): the request URL and header URLs. */
+  createUrls: z
+    .object({ request: z.string().max(MAX_URL_CHARS).optional(), headers: z.record(z.string().max(100), z.string().max(MAX_URL_CHARS)).optional() })
+    .optional(),
   /** The provider's state, verbatim (M2). */
   remoteState: z.string().max(500).optional(),
   /** Its P1 category; absent when the body could not be read (see `parseProblem`). */

@@ -16,7 +16,7 @@ import { canonicalJson } from './canonical-json';
 import { openEscalationSchema } from './escalation';
 import { requestFingerprint } from './fingerprint';
 import { actorSchema, localStateSchema, delaySourceSchema, transitionEntrySchema, observationEntrySchema, transportOutcomeSchema } from './journal';
-import { remoteStateCategorySchema, resultReferenceSchema } from './observation';
+import { MAX_URL_CHARS, remoteStateCategorySchema, resultReferenceSchema } from './observation';
 import { pollPolicySchema } from './policy';
 import { lazySchema } from './lazy-schema';
 
@@ -96,8 +96,14 @@ export type RecordedObservation = z.infer<typeof recordedObservationSchema>;
 export const remoteFactsSchema = lazySchema(() => z.object({
   /** Every job ID the provider ever reported for this operation, first first (U3). */
   jobIds: z.array(z.string().min(1).max(500)).max(MAX_JOB_IDS),
-  /** The status URL from the provider's answer (C4). */
-  statusUrl: z.string().max(4000).optional(),
+  /** The poll URL from the provider's answer (C4, V1), whole; a pending answer naming a new one replaces it. */
+  statusUrl: z.string().max(MAX_URL_CHARS).optional(),
+  /** How answers at `statusUrl` are read (the adapter's reading), when not its default one (V1). */
+  pollReading: z.string().max(40).optional(),
+  /** What the create exchange named that later result sources need (V2). */
+  createUrls: z
+    .object({ request: z.string().max(MAX_URL_CHARS).optional(), headers: z.record(z.string().max(100), z.string().max(MAX_URL_CHARS)).optional() })
+    .optional(),
   /** The provider's last state, verbatim. */
   state: z.string().max(500).optional(),
   category: remoteStateCategorySchema.optional(),

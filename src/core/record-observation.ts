@@ -27,7 +27,14 @@ export function applyRemoteFacts(current: RemoteFacts, observation: Observation)
   if (observation.remoteJobId !== undefined && !remote.jobIds.includes(observation.remoteJobId)) {
     remote.jobIds = appendBounded(remote.jobIds, observation.remoteJobId, MAX_JOB_IDS);
   }
-  if (observation.statusUrl !== undefined && remote.statusUrl === undefined) remote.statusUrl = observation.statusUrl;
+  if (observation.statusUrl !== undefined && remote.statusUrl === undefined) {
+    remote.statusUrl = observation.statusUrl;
+    if (observation.pollReading !== undefined) remote.pollReading = observation.pollReading;
+  } else if (observation.statusUrl !== undefined && observation.action === 'status' && observation.category === 'pending') {
+    // V1: a pending answer named a new poll URL where the current one came from (checked by the adapter).
+    remote.statusUrl = observation.statusUrl;
+  }
+  if (observation.createUrls !== undefined && remote.createUrls === undefined) remote.createUrls = observation.createUrls;
   if (observation.transport !== 'refused') {
     remote.lastHttp = {
       transport: observation.transport,
@@ -97,6 +104,8 @@ export function recordObservation(
     ...(observation.remoteState !== undefined ? { remoteState: observation.remoteState } : {}),
     ...(parseInstantMs(observation.providerTimestamp) !== undefined ? { providerTimestamp: iso(parseInstantMs(observation.providerTimestamp)!) } : {}),
     ...(observation.progress !== undefined ? { progress: observation.progress } : {}),
+    ...(observation.providerError !== undefined ? { providerError: observation.providerError } : {}),
+    ...(observation.statusUrl !== undefined ? { pollUrl: observation.statusUrl } : {}),
     ...(decision.decision !== undefined ? { decision: decision.decision } : {}),
     ...(decision.nextPollAtMs !== undefined ? { nextPollAt: iso(decision.nextPollAtMs) } : {}),
     ...(decision.delaySource !== undefined ? { delaySource: decision.delaySource } : {}),

@@ -27,7 +27,9 @@ import {
   interpretStatus,
   readResultIntegrity,
   type BatchCount,
+  type CreateContext,
   type ProviderAnswer,
+  type StatusContext,
   type ReconcileContext,
   type ReconcileInterpretation,
   type ResultIntegrity,
@@ -59,11 +61,11 @@ export interface ProviderAdapter {
   readonly contract?: ProviderContract;
   buildCreateRequest(input: CreateRequestInput): BuildResult;
   buildStatusRequest(input: { jobId?: string; statusUrl?: string }): BuildResult;
-  buildCancelRequest(input: { jobId: string }): BuildResult;
+  buildCancelRequest(input: { jobId?: string }): BuildResult;
   buildResultRequest(input: { jobId?: string; resultUrl?: string }): BuildResult;
   buildReconcileRequest(input: Partial<CreateRequestInput> & { nowMs: number }): BuildResult;
-  interpretCreate(answer: ProviderAnswer): Observation;
-  interpretStatus(answer: ProviderAnswer, context?: { jobId?: string }): Observation;
+  interpretCreate(answer: ProviderAnswer, context?: CreateContext): Observation;
+  interpretStatus(answer: ProviderAnswer, context?: StatusContext): Observation;
   interpretCancel(answer: ProviderAnswer, context?: { jobId?: string }): Observation;
   interpretReconcile(answer: ProviderAnswer, context?: ReconcileContext): ReconcileInterpretation;
   readResultIntegrity(headers: Readonly<Record<string, string>>): ResultIntegrity;
@@ -87,11 +89,11 @@ export function adapterFromContract(contract: ProviderContract): ProviderAdapter
     contract,
     buildCreateRequest: (input: CreateRequestInput) => buildCreateRequest(contract, input),
     buildStatusRequest: (input: { jobId?: string; statusUrl?: string }) => buildStatusRequest(contract, input),
-    buildCancelRequest: (input: { jobId: string }) => buildCancelRequest(contract, input),
+    buildCancelRequest: (input: { jobId?: string }) => buildCancelRequest(contract, input),
     buildResultRequest: (input: { jobId?: string; resultUrl?: string }) => buildResultRequest(contract, input),
     buildReconcileRequest: (input: Partial<CreateRequestInput> & { nowMs: number }) => buildReconcileRequest(contract, input),
-    interpretCreate: (answer: ProviderAnswer) => interpretCreate(contract, answer),
-    interpretStatus: (answer: ProviderAnswer, context?: { jobId?: string }) => interpretStatus(contract, answer, context),
+    interpretCreate: (answer: ProviderAnswer, context?: CreateContext) => interpretCreate(contract, answer, 'create', context),
+    interpretStatus: (answer: ProviderAnswer, context?: StatusContext) => interpretStatus(contract, answer, context),
     interpretCancel: (answer: ProviderAnswer, context?: { jobId?: string }) => interpretCancel(contract, answer, context),
     interpretReconcile: (answer: ProviderAnswer, context?: ReconcileContext) => interpretReconcile(contract, answer, context),
     readResultIntegrity: (headers: Readonly<Record<string, string>>) => readResultIntegrity(contract, headers),

@@ -7,6 +7,7 @@
 import { type Observation } from '../../core/observation';
 import { type Action } from '../../core/journal';
 import { type HeaderValueSource, type ProviderContract } from './contract';
+import { MAX_URL_CHARS } from '../../core/observation';
 import { expandTemplate, resolveOnOrigin } from './urls';
 
 /** A request to send to the provider, without credentials. Header names are lower-case. */
@@ -25,18 +26,26 @@ export type RefusalCategory = 'foreign_origin' | 'invalid_url' | 'missing_input'
 /** A built request, or a refusal with its category and a problem naming the cause. */
 export type BuildResult = { kind: 'request'; request: ProviderRequest } | { kind: 'refused'; errorCategory: RefusalCategory; problem: string };
 
-/** Input of {@link buildCreateRequest}. */
-export interface CreateRequestInput {
-  /** The request payload (a JSON value; an object when a token or reference goes in the body). */
-  payload: unknown;
+/** The facts of an operation a request may carry in a header (`headers: { name: { from: ... } }`); never a secret. */
+export interface RequestFacts {
   /** The idempotency token (I1); never the trace ID (I4). */
-  token: string;
+  token?: string;
   /** Our operation ID, sent where the contract says (used by reconciliation). */
   clientReference?: string;
+  operationId?: string;
+  traceId?: string;
   /** Now, epoch ms (for `now_http_date`). */
   nowMs: number;
   /** When this create was first sent, epoch ms (for `first_sent_http_date`; defaults to `nowMs`). */
   firstSentAtMs?: number;
+}
+
+/** Input of {@link buildCreateRequest}. */
+export interface CreateRequestInput extends RequestFacts {
+  /** The request payload (a JSON value; an object when a token or reference goes in the body). */
+  payload: unknown;
+  /** The idempotency token (I1), sent where the contract puts one. */
+  token: string;
 }
 
 const JSON_HEADERS = { accept: 'application/json' } as const;
@@ -49,17 +58,22 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-function headerValue(source: HeaderValueSource, input: CreateRequestInput): string | undefined {
+/** The value of a header source for these facts, `undefined` when the fact is not known. Pure. */
+export function headerValue(source: HeaderValueSource, facts: RequestFacts): string | undefined {
   if ('value' in source) return source.value;
   switch (source.from) {
     case 'now_http_date':
-      return new Date(input.nowMs).toUTCString();
+      return new Date(facts.nowMs).toUTCString();
     case 'first_sent_http_date':
-      return new Date(input.firstSentAtMs ?? input.nowMs).toUTCString();
+      return new Date(facts.firstSentAtMs ?? facts.nowMs).toUTCString();
     case 'token':
-      return input.token;
+      return facts.token;
     case 'client_reference':
-      return input.clientReference;
+      return facts.clientReference;
+    case 'operation_id':
+      return facts.operationId;
+    case 'trace_id':
+      return facts.traceId;
   }
 }
 
@@ -77,10 +91,12 @@ export function buildCreateRequest(contract: ProviderContract, input: CreateRequ
   if (!url.ok) return refused('missing_input', url.problem);
 
   const bodyFields: [string, string][] = [];
-  if (rules.idempotencyToken.in === 'body') bodyFields.push([rules.idempotencyToken.field, input.token]);
+  if (rules.idempotencyToken?.in === 'body') bodyFields.push([rules.idempotencyToken.field, input.token]);
   if (rules.clientReference?.in === 'body' && input.clientReference !== undefined) bodyFields.push([rules.clientReference.field, input.clientReference]);
   let json: unknown;
-  if (rules.body.mode === 'wrapped') {
+  if (rules.body.mode === 'none') {
+    json = undefined;
+  } else if (rules.body.mode === 'wrapped') {
     json = { [rules.body.field]: input.payload };
   } else if (bodyFields.length > 0) {
     if (!isPlainObject(input.payload)) return refused('invalid_input', 'the payload must be a JSON object: the contract puts fields into the body');
@@ -96,37 +112,45 @@ export function buildCreateRequest(contract: ProviderContract, input: CreateRequ
     target[field] = value;
   }
 
-  const headers: Record<string, string> = { ...JSON_HEADERS, 'content-type': 'application/json' };
+  const headers: Record<string, string> = { ...JSON_HEADERS, ...(json === undefined ? {} : { 'content-type': 'application/json' }) };
   for (const [name, source] of Object.entries(rules.headers ?? {})) {
     const value = headerValue(source, input);
     if (value === undefined) return refused('missing_input', `header ${name} needs a value from ${'from' in source ? source.from : 'value'}`);
     if (/[\r\n]/.test(value)) return refused('invalid_input', `header ${name} would contain a line break`);
     headers[name.toLowerCase()] = value;
   }
-  if (rules.idempotencyToken.in === 'header') headers[rules.idempotencyToken.name] = input.token;
+  if (rules.idempotencyToken?.in === 'header') headers[rules.idempotencyToken.name] = input.token;
   if (rules.clientReference?.in === 'header' && input.clientReference !== undefined) headers[rules.clientReference.name] = input.clientReference;
-  return { kind: 'request', request: { method: rules.method, url: url.url, headers, json } };
+  return { kind: 'request', request: { method: rules.method, url: url.url, headers, ...(json === undefined ? {} : { json }) } };
+}
+
+/** Resolves a URL read from an answer for a request: on the contract's origin (C4) and whole (V1), or refused. */
+function urlForRequest(contract: ProviderContract, candidate: string, what: string): { ok: true; url: string } | BuildResult {
+  const resolved = resolveOnOrigin(contract.baseUrl, candidate, what);
+  if (!resolved.ok) return refused(resolved.errorCategory, resolved.problem);
+  if (resolved.url.length > MAX_URL_CHARS) return refused('invalid_url', `${what} is longer than ${MAX_URL_CHARS} characters: refused whole, never shortened`);
+  return { ok: true, url: resolved.url };
 }
 
 /**
- * Builds the status request (P9: a read): the status URL from the create answer when the contract prefers it
+ * Builds the status request (P9: a read): the poll URL from the create answer when the contract prefers it
  * and it is on the contract's origin, else the documented path template with the job ID.
  */
 export function buildStatusRequest(contract: ProviderContract, input: { jobId?: string; statusUrl?: string }): BuildResult {
   const rules = contract.status;
   if (rules.useStatusUrl && input.statusUrl !== undefined) {
-    const resolved = resolveOnOrigin(contract.baseUrl, input.statusUrl, 'the status URL');
-    if (!resolved.ok) return refused(resolved.errorCategory, resolved.problem);
+    const resolved = urlForRequest(contract, input.statusUrl, 'the poll URL');
+    if (!('ok' in resolved)) return resolved;
     return { kind: 'request', request: { method: rules.method, url: resolved.url, headers: { ...JSON_HEADERS } } };
   }
-  if (rules.path === undefined) return refused('missing_input', 'the contract reads status only at the status URL from the create answer; give statusUrl');
+  if (rules.path === undefined) return refused('missing_input', 'the contract reads status only at the poll URL from the create answer; give statusUrl');
   const url = expandTemplate(contract.baseUrl, rules.path, { jobId: input.jobId });
   if (!url.ok) return refused('missing_input', url.problem);
   return { kind: 'request', request: { method: rules.method, url: url.url, headers: { ...JSON_HEADERS } } };
 }
 
 /** Builds the cancel request (X1) with the stored job ID; refused as `unsupported` when the contract has no cancel. */
-export function buildCancelRequest(contract: ProviderContract, input: { jobId: string }): BuildResult {
+export function buildCancelRequest(contract: ProviderContract, input: { jobId?: string }): BuildResult {
   if (contract.cancel === undefined) return refused('unsupported', `provider ${contract.name} offers no cancel`);
   const url = expandTemplate(contract.baseUrl, contract.cancel.path, { jobId: input.jobId });
   if (!url.ok) return refused('missing_input', url.problem);
@@ -134,13 +158,13 @@ export function buildCancelRequest(contract: ProviderContract, input: { jobId: s
 }
 
 /**
- * Builds the result request (R1): the result URL of the observation's result reference (origin-checked), else
- * the contract's template with the job ID.
+ * Builds the result request (R1): the result URL of the observation's result reference (origin-checked, whole),
+ * else the contract's template with the job ID.
  */
 export function buildResultRequest(contract: ProviderContract, input: { jobId?: string; resultUrl?: string }): BuildResult {
   if (input.resultUrl !== undefined) {
-    const resolved = resolveOnOrigin(contract.baseUrl, input.resultUrl, 'the result URL');
-    if (!resolved.ok) return refused(resolved.errorCategory, resolved.problem);
+    const resolved = urlForRequest(contract, input.resultUrl, 'the result URL');
+    if (!('ok' in resolved)) return resolved;
     return { kind: 'request', request: { method: 'GET', url: resolved.url, headers: { accept: '*/*' } } };
   }
   for (const source of contract.result.url) {
@@ -149,7 +173,7 @@ export function buildResultRequest(contract: ProviderContract, input: { jobId?: 
     if (!url.ok) return refused('missing_input', url.problem);
     return { kind: 'request', request: { method: 'GET', url: url.url, headers: { accept: '*/*' } } };
   }
-  return refused('missing_input', 'no result URL: the contract reads it from the status answer; give resultUrl');
+  return refused('missing_input', 'no result URL: the contract reads it from the answers; give resultUrl');
 }
 
 /**

@@ -3,63 +3,28 @@
  * how a job is created, read, cancelled, reconciled and collected, and what its words mean. Every object is
  * strict (an unknown key is an error, so a typo never silently disables a rule) and every problem is reported
  * at once with its field path. Credentials are named by reference only (T4): the document never holds a secret.
+ * The parts live in `contract/`; this module assembles them and checks what spans several parts.
  */
 import { z } from 'zod';
-import { providerStateTableSchema } from '../../core/provider-states';
 import { pollPolicySchema, type PollPolicyInput } from '../../core/policy';
-import { parseFieldPath } from './field-path';
+import {
+  exactlyOneSecret,
+  fieldPathSchema,
+  fieldPathsSchema,
+  headerNameSchema,
+  httpStatusListSchema,
+  pathTemplateSchema,
+  requestHeadersSchema,
+  secretReference,
+} from './contract/common';
+import { createSchema, IDEMPOTENT_METHODS } from './contract/create';
+import { resultSchema } from './contract/result';
+import { statusSchema } from './contract/status';
 
-/** A JSON field path (`metadata.state`, `jobs[0].job_id`), checked for syntax and forbidden keys. */
-export const fieldPathSchema = z
-  .string()
-  .superRefine((path, ctx) => {
-    const parsed = parseFieldPath(path);
-    if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.message });
-  });
-
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** An HTTP header name (RFC 9110 token); stored lower-cased because answers arrive with lower-cased headers. */
-export const headerNameSchema = z
-  .string()
-  .min(1)
-  .max(100)
-  .regex(HEADER_NAME, 'not a valid HTTP header name')
-  .transform((name) => name.toLowerCase());
-
-const PLACEHOLDER = /\{([^{}]*)\}/g;
-
-/** A path template on the provider's origin, starting with `/`, with `{placeholders}` from `allowed`. */
-function pathTemplateSchema(allowed: readonly string[]) {
-  return z
-    .string()
-    .min(1)
-    .max(2000)
-    .superRefine((path, ctx) => {
-      if (!path.startsWith('/') || path.startsWith('//')) {
-        ctx.addIssue({ code: 'custom', message: 'a path template starts with a single "/" (it is relative to baseUrl, never another host)' });
-      }
-      if (/\s/.test(path)) ctx.addIssue({ code: 'custom', message: 'a path template contains no whitespace' });
-      for (const match of path.matchAll(PLACEHOLDER)) {
-        if (!allowed.includes(match[1] ?? '')) {
-          ctx.addIssue({ code: 'custom', message: `unknown placeholder {${match[1]}} (allowed here: ${allowed.map((a) => `{${a}}`).join(', ')})` });
-        }
-      }
-    });
-}
-
-const httpStatusList = z.array(z.number().int().min(100).max(599)).min(1).max(20);
-
-/** A secret named by reference: an environment variable or a file read by the worker, never the value. */
-const secretReference = {
-  secretEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name such as REPORTS_TOKEN').optional(),
-  secretFile: z.string().min(1).max(1000).optional(),
-};
-
-function exactlyOneSecret(value: { secretEnv?: string; secretFile?: string }, ctx: z.RefinementCtx): void {
-  if ((value.secretEnv === undefined) === (value.secretFile === undefined)) {
-    ctx.addIssue({ code: 'custom', path: ['secretEnv'], message: 'give exactly one of secretEnv or secretFile' });
-  }
-}
+export * from './contract/common';
+export * from './contract/create';
+export * from './contract/result';
+export * from './contract/status';
 
 /** How the worker authenticates to the provider; resolved inside the worker, sent only to `baseUrl`'s origin. */
 export const credentialSchema = z.discriminatedUnion('scheme', [
@@ -70,187 +35,34 @@ export const credentialSchema = z.discriminatedUnion('scheme', [
 /** A credential reference. */
 export type CredentialReference = z.infer<typeof credentialSchema>;
 
-/** Where a header value comes from when a request is built. */
-export const headerValueSourceSchema = z.union([
-  z.strictObject({ value: z.string().max(1000) }),
-  z.strictObject({
-    from: z.enum(['now_http_date', 'first_sent_http_date', 'token', 'client_reference']),
-  }),
-]);
-/** A header value source. */
-export type HeaderValueSource = z.infer<typeof headerValueSourceSchema>;
-
-/**
- * Where a value is read from an answer: a JSON body field or a response header, optionally cut down to the
- * last path segment of a URL (`.../operations/abc` -> `abc`) and stripped of a prefix (`operations/`).
- */
-export const valueSourceSchema = z.union([
-  z.strictObject({
-    from: z.literal('body'),
-    field: fieldPathSchema,
-    stripPrefix: z.string().min(1).max(200).optional(),
-    extract: z.enum(['whole', 'last_path_segment']).default('whole'),
-  }),
-  z.strictObject({
-    from: z.literal('header'),
-    name: headerNameSchema,
-    stripPrefix: z.string().min(1).max(200).optional(),
-    extract: z.enum(['whole', 'last_path_segment']).default('whole'),
-  }),
-]);
-/** A value source. */
-export type ValueSource = z.infer<typeof valueSourceSchema>;
-
-const sources = z.array(valueSourceSchema).min(1).max(5);
-
-/** How the job's state is read: a state field, and for LRO-style answers a derivation from done/error/response. */
-export const stateReadingSchema = z.strictObject({
-  /** The field holding the provider's word for the state (`state`, `metadata.state`, `status`). */
-  stateField: fieldPathSchema.optional(),
-  /**
-   * An LRO-style derivation (AIP-151): when `doneField` is true, `errorField` present means failure (or
-   * cancelled when `cancelledWhen` matches), `responseField` present means success; when it is false the job
-   * is pending unless `stateField` says otherwise.
-   */
-  derive: z
-    .strictObject({
-      doneField: fieldPathSchema,
-      errorField: fieldPathSchema,
-      responseField: fieldPathSchema,
-      cancelledWhen: z.strictObject({ field: fieldPathSchema, values: z.array(z.union([z.string(), z.number()])).min(1).max(20) }).optional(),
-    })
-    .optional(),
-});
-
-/** The state table and the informative fields of a status answer. */
-export const statusSchema = z
-  .strictObject({
-    method: z.enum(['GET', 'POST']).default('GET'),
-    /** The documented convention for the status resource (`/v1/jobs/{jobId}`). */
-    path: pathTemplateSchema(['jobId']).optional(),
-    /** Prefer the status URL read from the create answer (C4); it must be on the provider's origin. */
-    useStatusUrl: z.boolean().default(false),
-    ...stateReadingSchema.shape,
-    stateTable: providerStateTableSchema,
-    progress: z.strictObject({ field: fieldPathSchema, scale: z.enum(['percent', 'fraction']) }).optional(),
-    providerTimestampField: fieldPathSchema.optional(),
-    expiresAtField: fieldPathSchema.optional(),
-    hints: z
-      .strictObject({ pollAfterSecondsField: fieldPathSchema.optional(), nextCheckAtField: fieldPathSchema.optional() })
-      .optional(),
-  })
-  .superRefine((status, ctx) => {
-    if (status.path === undefined && !status.useStatusUrl) {
-      ctx.addIssue({ code: 'custom', path: ['path'], message: 'give a status path template, or set useStatusUrl: true' });
-    }
-    if (status.stateField === undefined && status.derive === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['stateField'], message: 'give stateField, derive, or both' });
-    }
-  });
-
-/** Headers the HTTP layer owns (credentials, framing): a contract never sets them. */
-const RESERVED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'content-length', 'transfer-encoding', 'connection', 'traceparent', 'x-trace-id']);
-
-/** How a job is created. */
-export const createSchema = z.strictObject({
-  method: z.enum(['POST', 'PUT']).default('POST'),
-  path: pathTemplateSchema(['clientReference']),
-  /** How the payload is sent: as the whole JSON body, or wrapped in a field of it. */
-  body: z
-    .union([z.strictObject({ mode: z.literal('payload') }), z.strictObject({ mode: z.literal('wrapped'), field: z.string().min(1).max(100) })])
-    .default({ mode: 'payload' }),
-  /** Where the idempotency token goes (I1). */
-  idempotencyToken: z.discriminatedUnion('in', [
-    z.strictObject({ in: z.literal('header'), name: headerNameSchema }),
-    z.strictObject({ in: z.literal('body'), field: z.string().min(1).max(100) }),
-  ]),
-  /** Where our operation ID goes, when the provider stores a client reference (used by reconciliation). */
-  clientReference: z
-    .discriminatedUnion('in', [
-      z.strictObject({ in: z.literal('header'), name: headerNameSchema }),
-      z.strictObject({ in: z.literal('body'), field: z.string().min(1).max(100) }),
-    ])
-    .optional(),
-  /** Extra headers, e.g. `Repeatability-First-Sent: { from: first_sent_http_date }`. */
-  headers: z.record(z.string().regex(HEADER_NAME, 'not a valid HTTP header name'), headerValueSourceSchema).optional(),
-  /** Status codes that mean "accepted" (C2, H2); anything else is a refusal or an error. */
-  acceptedStatuses: httpStatusList.default([202, 201]),
-  /** Where the job ID is read, first found wins. */
-  jobId: sources,
-  /** Where the status URL is read (Location, Operation-Location, a body field), first found wins. */
-  statusUrl: sources.optional(),
-  /** Read the job's state from the create answer with the status rules (a `state` field, or LRO `done`). */
-  readState: z.boolean().default(false),
-  /** C3: a synchronous success carries its result inline in this field of the create answer. */
-  synchronousSuccess: z.strictObject({ statuses: httpStatusList, resultField: fieldPathSchema }).optional(),
-}).superRefine((create, ctx) => {
-  const named: [PropertyKey[], string][] = Object.keys(create.headers ?? {}).map((name) => [['headers', name], name.toLowerCase()]);
-  if (create.idempotencyToken.in === 'header') named.push([['idempotencyToken', 'name'], create.idempotencyToken.name]);
-  if (create.clientReference?.in === 'header') named.push([['clientReference', 'name'], create.clientReference.name]);
-  for (const [path, name] of named) {
-    if (RESERVED_HEADERS.has(name)) ctx.addIssue({ code: 'custom', path, message: `the header ${name} is set by the HTTP layer, never by a contract` });
-  }
-});
-
-/** A source of an integrity value: a field of the status answer or a header of the result answer. */
-const integritySourceSchema = z.union([
-  z.strictObject({ from: z.literal('status_field'), field: fieldPathSchema }),
-  z.strictObject({ from: z.literal('result_header'), name: headerNameSchema }),
-]);
-
-/** Where the result is and how it is checked (R1-R3). */
-export const resultSchema = z.strictObject({
-  /** Where the result URL comes from, first found wins: a status-answer field or the documented template. */
-  url: z
-    .array(
-      z.union([
-        z.strictObject({ from: z.literal('status_field'), field: fieldPathSchema }),
-        z.strictObject({ from: z.literal('template'), path: pathTemplateSchema(['jobId']) }),
-      ]),
-    )
-    .min(1)
-    .max(5),
-  /** A successful job without a result URL is not ready (P7). */
-  required: z.boolean().default(true),
-  sha256: z
-    .union([
-      z.strictObject({ from: z.literal('status_field'), field: fieldPathSchema, encoding: z.enum(['hex', 'base64']) }),
-      z.strictObject({ from: z.literal('result_header'), name: headerNameSchema, encoding: z.enum(['hex', 'base64']) }),
-    ])
-    .optional(),
-  sizeBytes: integritySourceSchema.optional(),
-  recordCount: integritySourceSchema.optional(),
-  contentType: z
-    .strictObject({ expected: z.array(z.string().min(1).max(200)).min(1).max(10) })
-    .optional(),
-  /** R3: a batch result's items, their ID and status fields, and the status values that mean "failed". */
-  batch: z
-    .strictObject({ itemsField: fieldPathSchema, idField: fieldPathSchema, statusField: fieldPathSchema, failedValues: z.array(z.string().min(1)).min(1).max(20) })
-    .optional(),
-  /** An inline result (C3, LRO response) larger than this is not carried in the observation. */
-  maxInlineBytes: z.number().int().min(0).max(1_048_576).default(65_536),
-});
-
 /** How to cancel a job (X1); absent when the provider offers no cancel. */
 export const cancelSchema = z.strictObject({
   method: z.enum(['POST', 'DELETE', 'PUT', 'PATCH']),
+  /** The cancel endpoint; without `{jobId}` when jobs are known only by their poll URL. */
   path: pathTemplateSchema(['jobId']),
   /** Whether repeating the cancel call is harmless (X3 still sends it once). */
   idempotent: z.boolean(),
-  acceptedStatuses: httpStatusList.default([200, 202, 204]),
+  acceptedStatuses: httpStatusListSchema.default([200, 202, 204]),
 });
 
 const listReconcile = {
   listField: fieldPathSchema,
-  jobId: z.array(
-    z.strictObject({ field: fieldPathSchema, stripPrefix: z.string().min(1).max(200).optional(), extract: z.enum(['whole', 'last_path_segment']).default('whole') }),
-  ).min(1).max(3),
+  jobId: z
+    .array(
+      z.strictObject({
+        field: fieldPathSchema,
+        stripPrefix: z.string().min(1).max(200).optional(),
+        extract: z.enum(['whole', 'last_path_segment']).default('whole'),
+      }),
+    )
+    .min(1)
+    .max(3),
   /** Only items whose field equals the client reference / token match (when the list may hold others). */
   matchField: fieldPathSchema.optional(),
   createdAtField: fieldPathSchema.optional(),
 };
 
-/** How an ambiguous create is resolved (U2). */
+/** How an ambiguous create is resolved (U2, V4). `same_token_resend` also covers repeating an idempotent PUT/DELETE. */
 export const reconciliationSchema = z.discriminatedUnion('method', [
   z.strictObject({ method: z.literal('same_token_resend') }),
   z.strictObject({ method: z.literal('list_by_client_reference'), path: pathTemplateSchema(['clientReference']), ...listReconcile }),
@@ -280,31 +92,41 @@ const policyOverridesSchema = z
   })
   .transform((overrides) => overrides as PollPolicyInput);
 
+const QUERY_NAME = /^[A-Za-z0-9._~-]{1,100}$/;
+
+const baseUrlSchema = z.string().max(2000).superRefine((value, ctx) => {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'not an absolute URL' });
+    return;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'must be http: or https:' });
+  if (url.username !== '' || url.password !== '') ctx.addIssue({ code: 'custom', message: 'must not carry credentials' });
+  if (url.search !== '' || url.hash !== '') ctx.addIssue({ code: 'custom', message: 'must not carry a query or fragment (declare query parameters under query:)' });
+});
+
 /** The whole provider contract. */
 export const providerContractSchema = z
   .strictObject({
     name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lower-case letters, digits, ".", "_" and "-", at most 64'),
     description: z.string().max(2000).optional(),
     /** The only origin requests (and credentials) go to. */
-    baseUrl: z.string().max(2000).superRefine((value, ctx) => {
-      let url: URL;
-      try {
-        url = new URL(value);
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'not an absolute URL' });
-        return;
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'must be http: or https:' });
-      if (url.username !== '' || url.password !== '') ctx.addIssue({ code: 'custom', message: 'must not carry credentials' });
-      if (url.search !== '' || url.hash !== '') ctx.addIssue({ code: 'custom', message: 'must not carry a query or fragment' });
-    }),
+    baseUrl: baseUrlSchema,
     credential: credentialSchema,
     /** The response header carrying the provider's request ID (H5). */
     requestIdHeader: headerNameSchema.default('x-request-id'),
+    /** Headers sent on every request to the provider (create, status, cancel, collect, reconcile). */
+    headers: requestHeadersSchema.optional(),
+    /** Query parameters added to every provider URL, including URLs read from answers, unless already there (`api-version`). */
+    query: z.record(z.string().regex(QUERY_NAME, 'a query parameter name'), z.string().max(1000)).optional(),
+    /** V3: keep the provider's cookies per operation (in the store, sent only to this origin, never in history or logs). */
+    cookies: z.boolean().default(false),
     create: createSchema,
     status: statusSchema,
-    /** Where the provider's error code and message are in an error or failed-job answer. */
-    providerError: z.strictObject({ codeField: fieldPathSchema.optional(), messageField: fieldPathSchema.optional() }).optional(),
+    /** Where the provider's error code and message are in an error or failed-job answer, first present wins. */
+    providerError: z.strictObject({ codeField: fieldPathsSchema.optional(), messageField: fieldPathsSchema.optional() }).optional(),
     result: resultSchema,
     cancel: cancelSchema.optional(),
     reconciliation: reconciliationSchema,
@@ -316,11 +138,36 @@ export const providerContractSchema = z
     webhook: webhookSchema.optional(),
   })
   .superRefine((contract, ctx) => {
-    if (contract.status.useStatusUrl && contract.status.path === undefined && contract.create.statusUrl === undefined) {
+    const { create, status, reconciliation } = contract;
+    if (status.useStatusUrl && status.path === undefined && create.statusUrl === undefined) {
       ctx.addIssue({ code: 'custom', path: ['create', 'statusUrl'], message: 'status.useStatusUrl without a status path needs create.statusUrl' });
     }
-    if (contract.reconciliation.method === 'list_by_client_reference' && contract.create.clientReference === undefined) {
+    if (create.jobId === undefined && !status.useStatusUrl) {
+      ctx.addIssue({ code: 'custom', path: ['status', 'useStatusUrl'], message: 'without create.jobId the job is known by its poll URL: set status.useStatusUrl: true' });
+    }
+    if (reconciliation.method === 'list_by_client_reference' && create.clientReference === undefined) {
       ctx.addIssue({ code: 'custom', path: ['create', 'clientReference'], message: 'list_by_client_reference needs create.clientReference' });
+    }
+    if (reconciliation.method === 'lookup_by_token' && create.idempotencyToken === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['create', 'idempotencyToken'], message: 'lookup_by_token needs create.idempotencyToken' });
+    }
+    if (reconciliation.method === 'same_token_resend' && create.idempotencyToken === undefined && !create.idempotent) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reconciliation', 'method'],
+        message: `same_token_resend needs create.idempotencyToken, or create.idempotent: true for ${IDEMPOTENT_METHODS.join(' or ')} (V4); otherwise use none`,
+      });
+    }
+    const readings = new Set(Object.keys(status.readings ?? {}));
+    const named: [PropertyKey[], string | undefined][] = [
+      ...(create.statusUrl ?? []).map((source, index): [PropertyKey[], string | undefined] => [['create', 'statusUrl', index, 'reading'], source.reading]),
+      [['create', 'readState'], typeof create.readState === 'string' ? create.readState : undefined],
+    ];
+    for (const [path, name] of named) {
+      if (name !== undefined && !readings.has(name)) ctx.addIssue({ code: 'custom', path, message: `no reading "${name}" under status.readings` });
+    }
+    if (create.jobId === undefined && contract.cancel?.path.includes('{jobId}') === true) {
+      ctx.addIssue({ code: 'custom', path: ['cancel', 'path'], message: 'cancel.path uses {jobId}, but create.jobId reads none' });
     }
   });
 

@@ -21,11 +21,12 @@ describe('rest dialect: create', () => {
   it('C3: a synchronous success without its result field is not ready', () => {
     const o = valid(interpretCreate(rest, answer(200, { json: { job_id: 'job-8', state: 'succeeded' } })));
     expect(o.category).toBe('success');
-    expect(o.parseProblem).toContain('result field result');
+    expect(o.parseProblem).toContain('inline field result');
   });
 
   it('R2: an inline result larger than maxInlineBytes is not carried', () => {
-    const o = valid(interpretCreate(rest, answer(200, { json: { job_id: 'j', state: 'succeeded', result: 'x'.repeat(70_000) } })));
+    const small = { ...rest, result: { ...rest.result, maxInlineBytes: 65_536 } };
+    const o = valid(interpretCreate(small, answer(200, { json: { job_id: 'j', state: 'succeeded', result: 'x'.repeat(70_000) } })));
     expect(o.resultReference?.inline).toBeUndefined();
     expect(o.parseProblem).toContain('maxInlineBytes');
   });
@@ -46,7 +47,7 @@ describe('rest dialect: create', () => {
     const o = valid(interpretCreate(rest, answer(202, { json: { state: 'queued' } })));
     expect(o.remoteJobId).toBeUndefined();
     expect(o.category).toBeUndefined();
-    expect(o.parseProblem).toContain('no job ID in the answer (body field job_id, header location missing)');
+    expect(o.parseProblem).toContain('no job ID in the answer (body field job_id, header location, body field status_url missing)');
   });
 
   it('F8: a mistyped job ID is named', () => {

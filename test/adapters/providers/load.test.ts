@@ -141,7 +141,7 @@ describe('a malformed document fails with every field named', () => {
     const doc = restDocument();
     delete (doc.status as Record<string, unknown>).stateField;
     const issues = issuesOf(() => parseProviderContract(doc, 'x', { baseUrl: BASE }));
-    expect(issues).toEqual([{ path: 'status.stateField', message: 'give stateField, derive, or both' }]);
+    expect(issues).toEqual([{ path: 'status.stateField', message: 'give stateField, derive or whenNoState (how the state is read)' }]);
   });
 
   it('P1: a state listed in two categories is refused', () => {

@@ -1,0 +1,137 @@
+/**
+ * The building blocks every part of a provider contract shares: field paths, header names, path templates on
+ * the provider's origin, status-code lists, secret references, and where a value is read from an answer.
+ */
+import { z } from 'zod';
+import { parseFieldPath } from '../field-path';
+
+/** A JSON field path (`metadata.state`, `jobs[0].job_id`), checked for syntax and forbidden keys. */
+export const fieldPathSchema = z
+  .string()
+  .superRefine((path, ctx) => {
+    const parsed = parseFieldPath(path);
+    if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.message });
+  });
+
+/** One field path, or several tried in order (the first present wins). Always an array once parsed. */
+export const fieldPathsSchema = z
+  .union([fieldPathSchema, z.array(fieldPathSchema).min(1).max(5)])
+  .transform((value) => (Array.isArray(value) ? value : [value]));
+
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** An HTTP header name (RFC 9110 token); stored lower-cased because answers arrive with lower-cased headers. */
+export const headerNameSchema = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(HEADER_NAME, 'not a valid HTTP header name')
+  .transform((name) => name.toLowerCase());
+
+/** Headers the HTTP layer owns (credentials, session, framing, tracing): a contract never sets them. */
+export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'traceparent',
+  'x-trace-id',
+]);
+
+const PLACEHOLDER = /\{([^{}]*)\}/g;
+
+/** A path template on the provider's origin, starting with `/`, with `{placeholders}` from `allowed`. */
+export function pathTemplateSchema(allowed: readonly string[]) {
+  return z
+    .string()
+    .min(1)
+    .max(2000)
+    .superRefine((path, ctx) => {
+      if (!path.startsWith('/') || path.startsWith('//')) {
+        ctx.addIssue({ code: 'custom', message: 'a path template starts with a single "/" (it is relative to baseUrl, never another host)' });
+      }
+      if (/\s/.test(path)) ctx.addIssue({ code: 'custom', message: 'a path template contains no whitespace' });
+      for (const match of path.matchAll(PLACEHOLDER)) {
+        if (!allowed.includes(match[1] ?? '')) {
+          const names = allowed.map((a) => `{${a}}`).join(', ');
+          ctx.addIssue({ code: 'custom', message: `unknown placeholder {${match[1]}} (allowed here: ${names === '' ? 'none' : names})` });
+        }
+      }
+    });
+}
+
+/** A list of HTTP status codes. */
+export const httpStatusListSchema = z.array(z.number().int().min(100).max(599)).min(1).max(20);
+
+/** A secret named by reference: an environment variable or a file read by the worker, never the value. */
+export const secretReference = {
+  secretEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name such as REPORTS_TOKEN').optional(),
+  secretFile: z.string().min(1).max(1000).optional(),
+};
+
+/** Refines a secret reference: exactly one of `secretEnv` or `secretFile`. */
+export function exactlyOneSecret(value: { secretEnv?: string; secretFile?: string }, ctx: z.RefinementCtx): void {
+  if ((value.secretEnv === undefined) === (value.secretFile === undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['secretEnv'], message: 'give exactly one of secretEnv or secretFile' });
+  }
+}
+
+/**
+ * Where a request header's value comes from when a request is built: a fixed value, or a fact of the
+ * operation (never a secret: credentials are the HTTP layer's, by reference).
+ */
+export const headerValueSourceSchema = z.union([
+  z.strictObject({ value: z.string().max(1000) }),
+  z.strictObject({
+    from: z.enum(['now_http_date', 'first_sent_http_date', 'token', 'client_reference', 'operation_id', 'trace_id']),
+  }),
+]);
+/** A header value source. */
+export type HeaderValueSource = z.infer<typeof headerValueSourceSchema>;
+
+/** Request headers a contract sets: valid names, none of the reserved ones. */
+export const requestHeadersSchema = z
+  .record(z.string().regex(HEADER_NAME, 'not a valid HTTP header name'), headerValueSourceSchema)
+  .superRefine((headers, ctx) => {
+    for (const name of Object.keys(headers)) {
+      if (RESERVED_HEADERS.has(name.toLowerCase())) {
+        ctx.addIssue({ code: 'custom', path: [name], message: `the header ${name.toLowerCase()} is set by the HTTP layer, never by a contract` });
+      }
+    }
+  });
+
+const extractShape = {
+  stripPrefix: z.string().min(1).max(200).optional(),
+  extract: z.enum(['whole', 'last_path_segment']).default('whole'),
+};
+
+/**
+ * Where a value is read from an answer: a JSON body field or a response header, optionally cut down to the
+ * last path segment of a URL (`.../operations/abc` -> `abc`) and stripped of a prefix (`operations/`).
+ */
+export const valueSourceSchema = z.union([
+  z.strictObject({ from: z.literal('body'), field: fieldPathSchema, ...extractShape }),
+  z.strictObject({ from: z.literal('header'), name: headerNameSchema, ...extractShape }),
+]);
+/** A value source. */
+export type ValueSource = z.infer<typeof valueSourceSchema>;
+
+const READING_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
+/** The name of a status reading (`status.readings`). */
+export const readingNameSchema = z.string().regex(READING_NAME, 'a reading name is lower-case letters, digits, "_" and "-", at most 40');
+
+/**
+ * Where the poll URL is read from the create answer (V1), tried in order: a response header
+ * (`Operation-Location`, `Azure-AsyncOperation`, `Location`), a body field, or the create request's own URL
+ * (Azure's PUT/PATCH convention: poll the resource you wrote). `reading` names how answers at that URL are read
+ * (a key of `status.readings`); without it, the status section's own rules apply.
+ */
+export const pollUrlSourceSchema = z.union([
+  z.strictObject({ from: z.literal('header'), name: headerNameSchema, reading: readingNameSchema.optional() }),
+  z.strictObject({ from: z.literal('body'), field: fieldPathSchema, reading: readingNameSchema.optional() }),
+  z.strictObject({ from: z.literal('request_url'), reading: readingNameSchema.optional() }),
+]);
+/** A poll URL source. */
+export type PollUrlSource = z.infer<typeof pollUrlSourceSchema>;

@@ -1,0 +1,120 @@
+/**
+ * Interpreting the answer to a create request (C2, C3, H2, V1, V2): the job ID and the poll URL (the job is
+ * known by either), the state when the contract reads one from the create answer, and what later result
+ * sources need from this exchange. Pure.
+ */
+import { type Observation } from '../../../core/observation';
+import { type Action } from '../../../core/journal';
+import { type ProviderContract, type ResultSource } from '../contract';
+import { resolveOnOrigin } from '../urls';
+import {
+  Problems,
+  baseObservation,
+  describeSource,
+  errorAnswer,
+  finish,
+  header,
+  httpErrorCategory,
+  isSuccessStatus,
+  readBody,
+  readSources,
+  type InterpretFlags,
+  type ProviderAnswer,
+} from './answer';
+import { readJobDocument } from './job-document';
+import { readPollUrl } from './poll-url';
+import { createHeaderNames, type ResultContext } from './result-facts';
+import { readingFor } from './state';
+
+/** What the create interpretation knows about the request besides the answer. */
+export interface CreateContext {
+  /** The URL the create request was sent to (the `request_url` poll and result source). */
+  requestUrl?: string;
+}
+
+/** The URLs later result sources may need (V2): the request URL and the create answer's named headers, on the origin. */
+function createUrlsOf(contract: ProviderContract, answer: ProviderAnswer, requestUrl: string | undefined): Observation['createUrls'] {
+  const headers: Record<string, string> = {};
+  for (const name of createHeaderNames(contract)) {
+    const value = header(answer, name);
+    if (value === undefined) continue;
+    const resolved = resolveOnOrigin(contract.baseUrl, value, name);
+    if (resolved.ok) headers[name] = resolved.url;
+  }
+  const urls = { ...(requestUrl !== undefined ? { request: requestUrl } : {}), ...(Object.keys(headers).length > 0 ? { headers } : {}) };
+  return Object.keys(urls).length > 0 ? urls : undefined;
+}
+
+function readJobId(contract: ProviderContract, answer: ProviderAnswer, json: unknown, observation: Observation, problems: Problems): void {
+  const sources = contract.create.jobId;
+  if (sources === undefined) return;
+  const jobId = readSources(sources, answer, json, contract);
+  if (jobId.kind === 'found') {
+    if (jobId.value.length > 500) problems.add(`the job ID from ${describeSource(jobId.source)} is longer than 500 characters`);
+    else observation.remoteJobId = jobId.value;
+  } else if (jobId.kind === 'mistyped') problems.add(jobId.problem);
+}
+
+/** C3, legacy form: a synchronous success whose result is a field of the create answer. */
+function synchronousResultSources(contract: ProviderContract, status: number): ResultSource[] | undefined {
+  const rules = contract.create.synchronousSuccess;
+  return rules !== undefined && rules.statuses.includes(status) ? [{ from: 'inline', field: rules.resultField }] : undefined;
+}
+
+/**
+ * Interprets the answer to a create request. A 2xx outside `create.acceptedStatuses` and
+ * `synchronousSuccess.statuses` is `http_unexpected`. An accepted answer is known by its job ID or its poll URL
+ * (C2, V1); one naming neither proves nothing and has a `parseProblem`, unless it states a final state itself.
+ */
+export function interpretCreate(contract: ProviderContract, answer: ProviderAnswer, action: Action = 'create', context: CreateContext = {}): Observation {
+  const rules = contract.create;
+  const syncSources = synchronousResultSources(contract, answer.status);
+  if (!rules.acceptedStatuses.includes(answer.status) && syncSources === undefined) {
+    return errorAnswer(contract, action, answer, isSuccessStatus(answer.status) ? 'http_unexpected' : httpErrorCategory(answer.status));
+  }
+  const observation = baseObservation(contract, action, answer);
+  const problems = new Problems();
+  const flags: InterpretFlags = { foreign: false };
+  const body = readBody(answer);
+  if (!body.ok) problems.add(body.problem);
+  const json = body.ok ? body.json : undefined;
+  const createUrls = createUrlsOf(contract, answer, context.requestUrl);
+  if (createUrls !== undefined) observation.createUrls = createUrls;
+
+  readJobId(contract, answer, json, observation, problems);
+  const pollUrl = readPollUrl(contract, answer, json, context.requestUrl, problems, flags);
+  if (pollUrl.kind === 'found') {
+    observation.statusUrl = pollUrl.pollUrl.url;
+    if (pollUrl.pollUrl.reading !== undefined) observation.pollReading = pollUrl.pollUrl.reading;
+  }
+  if (flags.foreign || !problems.empty) return finish(observation, problems, flags);
+
+  if (rules.readState !== false) {
+    const reading = readingFor(contract, typeof rules.readState === 'string' ? rules.readState : undefined);
+    const resultContext: ResultContext = {
+      ...(observation.remoteJobId !== undefined ? { jobId: observation.remoteJobId } : {}),
+      ...(context.requestUrl !== undefined ? { requestUrl: context.requestUrl } : {}),
+      ...(createUrls?.headers !== undefined ? { createHeaders: createUrls.headers } : {}),
+    };
+    readJobDocument(contract, observation, { status: answer.status, json }, syncSources === undefined ? reading : { ...reading, result: syncSources }, resultContext, problems, flags);
+  } else if (problems.empty) {
+    // Accepted with no state in the answer: the job exists and is not final yet.
+    observation.category = 'pending';
+  }
+  checkIdentified(contract, observation, pollUrl.kind, problems);
+  return finish(observation, problems, flags);
+}
+
+/**
+ * C2, V1: a job that is not final must be findable again: by its job ID (with a status path), or by its poll URL.
+ * A final answer (a synchronous success or failure) needs neither.
+ */
+function checkIdentified(contract: ProviderContract, observation: Observation, pollUrl: 'found' | 'absent' | 'problem', problems: Problems): void {
+  const final = observation.category !== undefined && observation.category !== 'pending' && observation.category !== 'unknown';
+  if (final || pollUrl === 'problem') return;
+  const byJobId = observation.remoteJobId !== undefined && contract.status.path !== undefined;
+  if (byJobId || pollUrl === 'found') return;
+  const named = [...(contract.create.jobId ?? []).map(describeSource), ...(contract.create.statusUrl ?? []).map(describeSource)];
+  problems.add(`no job ID in the answer (${[...new Set(named)].join(', ')} missing)`);
+  delete observation.category;
+}

@@ -1,0 +1,70 @@
+/**
+ * The poll URL (C4, V1): read from the create answer in the contract's priority order (`Operation-Location`,
+ * `Azure-AsyncOperation`, `Location`, a body field, the request URL), and followed when a pending answer names a
+ * new one where the current one came from. Always on the provider's origin, used whole or refused. Pure.
+ */
+import { type ProviderContract, type PollUrlSource } from '../contract';
+import { resolveOnOrigin } from '../urls';
+import { MAX_URL_CHARS, describeSource, rawSourceValue, type InterpretFlags, type ProviderAnswer, type Problems } from './answer';
+
+/** A poll URL found, with the reading its answers are read with. */
+export interface PollUrl {
+  url: string;
+  reading?: string;
+}
+
+type Found = { kind: 'found'; pollUrl: PollUrl } | { kind: 'absent' } | { kind: 'problem' };
+
+function resolve(contract: ProviderContract, raw: string, what: string, problems: Problems, flags: InterpretFlags): string | undefined {
+  const resolved = resolveOnOrigin(contract.baseUrl, raw, what);
+  if (!resolved.ok) {
+    problems.add(resolved.problem);
+    if (resolved.errorCategory === 'foreign_origin') flags.foreign = true;
+    return undefined;
+  }
+  if (resolved.url.length > MAX_URL_CHARS) {
+    problems.add(`${what} is ${resolved.url.length} characters, more than ${MAX_URL_CHARS}: refused whole, never shortened`);
+    return undefined;
+  }
+  return resolved.url;
+}
+
+function readOne(
+  contract: ProviderContract,
+  sources: readonly PollUrlSource[],
+  answer: ProviderAnswer,
+  json: unknown,
+  requestUrl: string | undefined,
+  problems: Problems,
+  flags: InterpretFlags,
+): Found {
+  for (const source of sources) {
+    const raw = source.from === 'request_url' ? requestUrl : rawSourceValue(source, answer, json);
+    if (raw === undefined) continue;
+    if (typeof raw !== 'string') {
+      problems.add(raw.problem);
+      return { kind: 'problem' };
+    }
+    const url = resolve(contract, raw, `the poll URL in ${describeSource(source)}`, problems, flags);
+    if (url === undefined) return { kind: 'problem' };
+    return { kind: 'found', pollUrl: { url, ...(source.reading !== undefined ? { reading: source.reading } : {}) } };
+  }
+  return { kind: 'absent' };
+}
+
+/** The poll URL of a create answer, first source found (V1). */
+export function readPollUrl(contract: ProviderContract, answer: ProviderAnswer, json: unknown, requestUrl: string | undefined, problems: Problems, flags: InterpretFlags): Found {
+  return readOne(contract, contract.create.statusUrl ?? [], answer, json, requestUrl, problems, flags);
+}
+
+/**
+ * A new poll URL named by a pending status answer (V1): read from the header and body sources that share the
+ * current reading (a Location answered at a Location, an operation URL at an operation URL); `undefined` when the
+ * answer names none, the same one, or the contract does not follow.
+ */
+export function followedPollUrl(contract: ProviderContract, answer: ProviderAnswer, json: unknown, current: PollUrl | undefined, problems: Problems, flags: InterpretFlags): string | undefined {
+  if (!contract.status.followPollUrl || current === undefined) return undefined;
+  const sources = (contract.create.statusUrl ?? []).filter((s) => s.from !== 'request_url' && s.reading === current.reading);
+  const found = readOne(contract, sources, answer, json, undefined, problems, flags);
+  return found.kind === 'found' && found.pollUrl.url !== current.url ? found.pollUrl.url : undefined;
+}
