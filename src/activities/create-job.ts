@@ -11,6 +11,7 @@ import { ActivityError } from './errors';
 import { inCallFrame } from './call-frame';
 import { sendOnce, type ActivityContext } from './provider-call';
 import { recordedIntent } from './record-intent';
+import { stageInlineResult } from './stage-inline';
 
 /** The client reference sent to the provider: the caller's, else our operation ID (used by reconciliation, U2). */
 export function clientReferenceOf(record: OperationRecord): string {
@@ -51,8 +52,9 @@ export function createJob(ctx: ActivityContext) {
         nowMs: ctx.clock(),
         firstSentAtMs: record.createdAtMs,
       });
-      const { observation } = await sendOnce(ctx, http, adapter, 'create', built, record, (answer) => adapter.interpretCreate(answer));
-      return afterCreate(record, observation, step);
+      const requestUrl = built.kind === 'request' ? built.request.url : undefined;
+      const { observation } = await sendOnce(ctx, http, adapter, 'create', built, record, (answer) => adapter.interpretCreate(answer, { requestUrl }));
+      return afterCreate(record, await stageInlineResult(ctx, record, observation), step);
     });
   };
 }

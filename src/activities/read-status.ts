@@ -2,6 +2,7 @@
  * The `readStatus` activity (P1-P9, T3): one status request for the reservation the workflow made (B2), the
  * answer interpreted by the adapter, and the planner's decision recorded with the observation (`afterStatus`).
  */
+import { type StatusContext } from '../adapters/providers';
 import { type OperationRecord } from '../core/operation';
 import { type Observation } from '../core/observation';
 import { afterStatus } from '../core/step';
@@ -9,6 +10,19 @@ import { effectiveDeadlineMs } from '../core/wait-planner';
 import { type ProviderCallInput } from './types';
 import { inCallFrame } from './call-frame';
 import { sendOnce, type ActivityContext } from './provider-call';
+import { stageInlineResult } from './stage-inline';
+
+/** What interpreting a status answer needs from the record: the job, its poll URL and reading, the create's URLs (V1, V2). */
+export function statusContextOf(record: OperationRecord): StatusContext {
+  const { remote } = record;
+  return {
+    ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
+    ...(remote.statusUrl !== undefined ? { statusUrl: remote.statusUrl } : {}),
+    ...(remote.pollReading !== undefined ? { pollReading: remote.pollReading } : {}),
+    ...(remote.createUrls?.request !== undefined ? { requestUrl: remote.createUrls.request } : {}),
+    ...(remote.createUrls?.headers !== undefined ? { createHeaders: remote.createUrls.headers } : {}),
+  };
+}
 
 /** Makes the activity. */
 export function readStatus(ctx: ActivityContext) {
@@ -25,10 +39,8 @@ export function readStatus(ctx: ActivityContext) {
         ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
         ...(record.remote.statusUrl !== undefined ? { statusUrl: record.remote.statusUrl } : {}),
       });
-      const { observation } = await sendOnce(ctx, http, adapter, 'status', built, record, (answer) =>
-        adapter.interpretStatus(answer, record.jobId !== undefined ? { jobId: record.jobId } : {}),
-      );
-      return afterStatus(record, observation, step);
+      const { observation } = await sendOnce(ctx, http, adapter, 'status', built, record, (answer) => adapter.interpretStatus(answer, statusContextOf(record)));
+      return afterStatus(record, await stageInlineResult(ctx, record, observation), step);
     });
   };
 }

@@ -9,6 +9,7 @@ import { type ProviderCallInput } from './types';
 import { assertIntent, clientReferenceOf } from './create-job';
 import { inCallFrame } from './call-frame';
 import { sendOnce, type ActivityContext } from './provider-call';
+import { stageInlineResult } from './stage-inline';
 
 /** Makes the activity. */
 export function reconcileJob(ctx: ActivityContext) {
@@ -20,8 +21,9 @@ export function reconcileJob(ctx: ActivityContext) {
       if (record.reconcileBy === 'resend' && adapter.reconciliationMethod !== 'same_token_resend') {
         // A lookup found no job before the create deadline: the create again, with the same token (I3).
         const resend = adapter.buildCreateRequest({ payload: input.payload, token: record.idempotencyToken, clientReference, nowMs: ctx.clock(), firstSentAtMs: record.createdAtMs });
-        const { observation } = await sendOnce(ctx, http, adapter, 'reconcile', resend, record, (answer) => ({ ...adapter.interpretCreate(answer), action: 'reconcile' as const }));
-        return afterReconcile(record, observation, step);
+        const requestUrl = resend.kind === 'request' ? resend.request.url : undefined;
+        const { observation } = await sendOnce(ctx, http, adapter, 'reconcile', resend, record, (answer) => ({ ...adapter.interpretCreate(answer, { requestUrl }), action: 'reconcile' as const }));
+        return afterReconcile(record, await stageInlineResult(ctx, record, observation), step);
       }
       const built = adapter.buildReconcileRequest({
         payload: input.payload,
@@ -30,8 +32,9 @@ export function reconcileJob(ctx: ActivityContext) {
         nowMs: ctx.clock(),
         firstSentAtMs: record.createdAtMs,
       });
+      const requestUrl = built.kind === 'request' ? built.request.url : undefined;
       const { observation } = await sendOnce(ctx, http, adapter, 'reconcile', built, record, (answer) => {
-        const interpreted = adapter.interpretReconcile(answer, { clientReference, token: record.idempotencyToken });
+        const interpreted = adapter.interpretReconcile(answer, { clientReference, token: record.idempotencyToken, ...(requestUrl !== undefined ? { requestUrl } : {}) });
         const observation = { ...interpreted.observation, action: 'reconcile' as const };
         const distinct = [...new Set(interpreted.matches.map((m) => m.remoteJobId))];
         if (distinct.length > 1 && observation.parseProblem === undefined) {
@@ -40,7 +43,7 @@ export function reconcileJob(ctx: ActivityContext) {
         }
         return observation;
       });
-      return afterReconcile(record, observation, step);
+      return afterReconcile(record, await stageInlineResult(ctx, record, observation), step);
     });
   };
 }

@@ -111,6 +111,8 @@ export const OPTIONS_BY_REASON: Readonly<Record<EscalationReason, readonly Decis
   job_id_conflict: ['adopt_job', 'cancel_at_provider', 'close', 'inspect_provider_console'],
   cancellation_unconfirmed: ['extend', 'close', 'inspect_provider_console'],
   result_validation_failed: ['accept_result', 'retry_collect', 'close', 'inspect_provider_console'],
+  // Our request was at fault (an adapter or payload problem): fix it, then extend to look again, or close.
+  request_rejected: ['extend', 'cancel_at_provider', 'close', 'inspect_provider_console'],
 };
 
 /** The bounds one extension offers, from the policy. */

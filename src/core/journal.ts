@@ -59,6 +59,8 @@ export const escalationReasonSchema = lazySchema(() => z.enum([
   'job_id_conflict',
   'cancellation_unconfirmed',
   'result_validation_failed',
+  /** The provider refused our own request as malformed (a 4xx such as 400 or 422, often naming what is missing). */
+  'request_rejected',
 ]));
 /** An escalation reason. */
 export type EscalationReason = z.infer<typeof escalationReasonSchema>;

@@ -38,6 +38,20 @@ export const resultReferenceSchema = lazySchema(() => z.object({
 /** A result reference. */
 export type ResultReference = z.infer<typeof resultReferenceSchema>;
 
+/** Whether an answer names a provider job: by its job ID, or by its poll URL when the provider gives no ID (C2, V1). */
+export function namesJob(observation: { remoteJobId?: string; statusUrl?: string }): boolean {
+  return (observation.remoteJobId !== undefined && observation.remoteJobId.length > 0) || (observation.statusUrl !== undefined && observation.statusUrl.length > 0);
+}
+
+/**
+ * Whether a success answer says where its result is (R1, P7, V2): a URL, an inline (or staged) result, or the
+ * provider's convention that there is none. A success without one is not ready.
+ */
+export function locatesResult(reference: Omit<ResultReference, 'inline'> & { inline?: unknown } | undefined): boolean {
+  if (reference === undefined) return false;
+  return (reference.url !== undefined && reference.url.length > 0) || reference.inline !== undefined || reference.stagedArtifact !== undefined || reference.none === true;
+}
+
 /** One classified outside exchange. */
 export const observationSchema = lazySchema(() => z.object({
   action: actionSchema,
@@ -83,6 +97,8 @@ export const observationSchema = lazySchema(() => z.object({
     })
     .optional(),
   resultReference: resultReferenceSchema.optional(),
+  /** A short remark for the journal on how this observation came about (a collect that needed no request). */
+  note: z.string().max(500).optional(),
   /** The provider's error for a failed job or a refused call (S2, H3-H5), kept verbatim and short. */
   providerError: z.object({ code: z.string().max(200).optional(), message: z.string().max(2000).optional() }).optional(),
 }));

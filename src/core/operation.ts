@@ -263,6 +263,11 @@ export const operationRecordSchema = lazySchema(() => z.object({
 /** An operation record. */
 export type OperationRecord = z.infer<typeof operationRecordSchema>;
 
+/** Whether the provider accepted a job for this operation: known by its job ID, or by its poll URL alone (C2, V1). */
+export function providerJobKnown(record: Pick<OperationRecord, 'jobId' | 'acceptedAtMs'>): boolean {
+  return record.jobId !== undefined || record.acceptedAtMs !== undefined;
+}
+
 /** Appends `item` to a bounded tail, dropping the oldest. */
 export function appendBounded<T>(tail: readonly T[], item: T, max: number): T[] {
   return lastOf([...tail, item], max);

@@ -4,7 +4,7 @@
  */
 import { type AdapterCapabilities, type OpenEscalation, NO_CAPABILITIES, optionsFor } from './escalation';
 import { type EscalationReason, type LocalState } from './journal';
-import { type OperationRecord } from './operation';
+import { type OperationRecord, providerJobKnown } from './operation';
 
 /**
  * Returns the escalation to raise for `record` at `nowMs` with `reason` and a one-sentence `detail`.
@@ -24,7 +24,7 @@ export function raiseEscalation(
   const options = optionsFor(
     reason,
     // X3: a cancel already sent is never offered again.
-    { ...capabilities, cancel: capabilities.cancel && !cancelAlreadySent && jobIds.length > 0 },
+    { ...capabilities, cancel: capabilities.cancel && !cancelAlreadySent && (jobIds.length > 0 || providerJobKnown(record)) },
     {
       extensionMs: record.policy.extensionMs,
       extensionStatusRequests: record.policy.extensionStatusRequests,

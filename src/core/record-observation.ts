@@ -113,7 +113,7 @@ export function recordObservation(
     statusRequestsUsed: record.used.statusRequests,
     statusRequestsAllowed: record.budgets.maxStatusRequests,
     resultDeadlineAt: iso(record.deadlines.resultDeadlineMs),
-    ...(decision.note !== undefined ? { note: decision.note } : {}),
+    ...((decision.note ?? observation.note) !== undefined ? { note: decision.note ?? observation.note } : {}),
   };
   const remote = applyRemoteFacts(record.remote, observation);
   return {

@@ -11,8 +11,8 @@
  */
 import { type AdapterCapabilities, type Decision, type OpenEscalation, renderEscalation, validateDecision } from './escalation';
 import { actionSchema, type EscalationReason, type JournalEntryBody } from './journal';
-import { type Observation } from './observation';
-import { type OperationRecord, type ResultSummary, appendBounded, OBSERVATION_TAIL } from './operation';
+import { locatesResult, namesJob, type Observation } from './observation';
+import { type OperationRecord, type ResultSummary, appendBounded, OBSERVATION_TAIL, providerJobKnown } from './operation';
 import { raiseEscalation } from './raise-escalation';
 import { recordObservation, type ControllerDecision } from './record-observation';
 import { FINAL_STATES, type OperationEvent, transition } from './transitions';
@@ -172,7 +172,7 @@ class Builder {
  * `adopt_job` (a human picks one of the reported jobs) and is never offered another create: automation stops.
  */
 function adjustForCreatePhase(record: OperationRecord, escalation: OpenEscalation): OpenEscalation {
-  if (record.jobId !== undefined) return escalation;
+  if (providerJobKnown(record)) return escalation;
   const kept = escalation.options.filter((o) => o.option !== 'extend' && o.option !== 'cancel_at_provider');
   const canRetry =
     escalation.reason !== 'authorization_denied' && escalation.reason !== 'job_id_conflict' && !kept.some((o) => o.option === 'retry_create_same_token');
@@ -181,7 +181,6 @@ function adjustForCreatePhase(record: OperationRecord, escalation: OpenEscalatio
 }
 
 const is2xx = (o: Observation): boolean => o.transport === 'response' && o.httpStatus !== undefined && o.httpStatus >= 200 && o.httpStatus < 300;
-const hasResult = (o: Observation): boolean => o.resultReference !== undefined && (o.resultReference.url !== undefined || o.resultReference.inline !== undefined);
 
 /** Schedules the next attempt of a create-phase call (create or reconcile) with backoff and Retry-After (P2, P3, I3). */
 function scheduleRetry(b: Builder, o: Observation, ctx: StepContext): 'scheduled' | 'past_create_deadline' {
@@ -259,9 +258,9 @@ export function afterCreate(record: OperationRecord, o: Observation, ctx: StepCo
   b.callSequence = seq;
   const cause = `create_response:${seq}`;
   const status = o.httpStatus ?? 0;
-  if (is2xx(o) && o.parseProblem === undefined && o.category === 'success' && hasResult(o)) {
+  if (is2xx(o) && o.parseProblem === undefined && o.category === 'success' && locatesResult(o.resultReference)) {
     b.apply([{ type: 'create_succeeded_sync', actor: ctx.actor, cause, evidenceSequence: seq, observation: o }], ctx);
-  } else if (is2xx(o) && o.parseProblem === undefined && o.remoteJobId !== undefined) {
+  } else if (is2xx(o) && o.parseProblem === undefined && namesJob(o)) {
     if (!jobIdConflict(b, o, ctx)) {
       b.apply([{ type: 'create_accepted', actor: ctx.actor, cause, evidenceSequence: seq, observation: o }], ctx);
       if (b.record.localState === 'accepted') scheduleFirstPoll(b, o, ctx);
@@ -284,8 +283,10 @@ export function afterCreate(record: OperationRecord, o: Observation, ctx: StepCo
       b.escalate('provider_failure', 'no job was created before the create deadline (U4)', ctx, cause);
     }
   } else {
-    const what = o.providerError?.code ?? o.errorCategory ?? `HTTP ${status}`;
-    b.escalate('provider_failure', `the provider refused the create: HTTP ${status} (${what})`, ctx, cause);
+    const error = [o.providerError?.code, o.providerError?.message].filter((p) => p !== undefined).join(': ');
+    const what = error !== '' ? error : (o.errorCategory ?? `HTTP ${status}`);
+    const reason = status >= 400 && status < 500 ? 'request_rejected' : 'provider_failure';
+    b.escalate(reason, `the provider refused the create: HTTP ${status} (${what.slice(0, 500)})`, ctx, cause);
   }
   return b.result();
 }
@@ -301,7 +302,10 @@ export function afterReconcile(record: OperationRecord, o: Observation, ctx: Ste
   b.callSequence = seq;
   const cause = `reconcile_response:${seq}`;
   const status = o.httpStatus ?? 0;
-  if (is2xx(o) && o.parseProblem === undefined && o.remoteJobId !== undefined) {
+  if (is2xx(o) && o.parseProblem === undefined && o.category === 'success' && locatesResult(o.resultReference)) {
+    // The repeated create answered with the finished job itself (C3, V4).
+    b.apply([{ type: 'create_succeeded_sync', actor: ctx.actor, cause, evidenceSequence: seq, observation: o }], ctx);
+  } else if (is2xx(o) && o.parseProblem === undefined && namesJob(o)) {
     if (!jobIdConflict(b, o, ctx)) {
       b.apply([{ type: 'reconciliation_matched', actor: ctx.actor, cause, evidenceSequence: seq, observation: o }], ctx);
       if (b.record.localState === 'accepted') scheduleFirstPoll(b, o, ctx);

@@ -10,7 +10,7 @@
  */
 import { type Decision, type OpenEscalation, openEscalationSchema, validateDecision, decisionTarget } from './escalation';
 import { type LocalState, actorSchema } from './journal';
-import { type Observation } from './observation';
+import { locatesResult, namesJob, type Observation } from './observation';
 import { applyRemoteFacts } from './record-observation';
 import { type OperationRecord, type ResultSummary, type RecordedTransition, TRANSITION_TAIL, APPROVAL_TAIL, appendBounded } from './operation';
 
@@ -122,6 +122,7 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   { from: ['create_unknown'], event: 'reconciliation_started', to: 'reconciliation', evidence: ['reconcile_method'], fact: 'local', rule: 'U2' },
   { from: ['reconciliation'], event: 'reconciliation_matched', to: 'accepted', evidence: ['reconciliation_match'], fact: 'remote', rule: 'U2' },
   { from: ['reconciliation'], event: 'reconciliation_no_job', to: 'failed', evidence: ['reconciliation_no_job'], fact: 'remote', rule: 'U2' },
+  { from: ['reconciliation'], event: 'create_succeeded_sync', to: 'result_collecting', evidence: ['sync_success'], fact: 'remote', rule: 'C3, V4' },
   { from: ['accepted'], event: 'status_observed', to: 'observing', evidence: ['status_answer'], fact: 'remote', rule: 'P1' },
   { from: ['observing'], event: 'remote_succeeded', to: 'result_collecting', evidence: ['success_observation'], fact: 'remote', rule: 'P7, P9' },
   { from: ['result_collecting', 'cancelling'], event: 'result_validated', to: 'succeeded', evidence: ['success_observation', 'validated_result'], fact: 'remote', rule: 'S1, R4, X2' },
@@ -175,13 +176,8 @@ export type TransitionResult =
 const is2xx = (o: Observation | undefined): o is Observation =>
   o !== undefined && o.transport === 'response' && o.httpStatus !== undefined && o.httpStatus >= 200 && o.httpStatus < 300 && o.parseProblem === undefined;
 
-function hasResultReference(o: Observation): boolean {
-  const r = o.resultReference;
-  return r !== undefined && ((r.url !== undefined && r.url.length > 0) || r.inline !== undefined);
-}
-
 function successEvidence(record: OperationRecord, o: Observation | undefined): boolean {
-  if (is2xx(o) && (o.action === 'status' || o.action === 'create') && o.category === 'success' && hasResultReference(o)) return true;
+  if (is2xx(o) && (o.action === 'status' || o.action === 'create') && o.category === 'success' && locatesResult(o.resultReference)) return true;
   // Recorded by recordObservation from a 2xx status/create answer (M2): the same fact, seen earlier.
   return record.remote.category === 'success' && record.remote.resultReference !== undefined;
 }
@@ -199,10 +195,11 @@ export function evidenceMissing(rule: TransitionRule, record: OperationRecord, e
     let ok: boolean;
     switch (kind) {
       case 'create_answer_with_job_id':
-        ok = is2xx(o) && o.action === 'create' && o.remoteJobId !== undefined && o.remoteJobId.length > 0;
+        ok = is2xx(o) && o.action === 'create' && namesJob(o);
         break;
       case 'sync_success':
-        ok = is2xx(o) && o.action === 'create' && o.category === 'success' && hasResultReference(o);
+        // The create's own answer, or the answer to repeating it (same token, or an idempotent PUT/DELETE, V4).
+        ok = is2xx(o) && (o.action === 'create' || o.action === 'reconcile') && o.category === 'success' && locatesResult(o.resultReference);
         break;
       case 'ambiguous_create':
         ok =
@@ -214,14 +211,14 @@ export function evidenceMissing(rule: TransitionRule, record: OperationRecord, e
         ok = event.reconcileMethod !== undefined;
         break;
       case 'reconciliation_match':
-        ok = is2xx(o) && o.action === 'reconcile' && o.remoteJobId !== undefined && o.remoteJobId.length > 0;
+        ok = is2xx(o) && o.action === 'reconcile' && namesJob(o);
         break;
       case 'reconciliation_no_job':
         ok =
           o !== undefined &&
           o.action === 'reconcile' &&
           o.transport === 'response' &&
-          (o.httpStatus === 404 || (is2xx(o) && o.remoteJobId === undefined)) &&
+          (o.httpStatus === 404 || (is2xx(o) && !namesJob(o))) &&
           nowMs >= record.deadlines.createDeadlineMs;
         break;
       case 'status_answer':
@@ -234,7 +231,8 @@ export function evidenceMissing(rule: TransitionRule, record: OperationRecord, e
         ok = event.result?.validation === 'valid' || (record.result !== null && record.result.acceptedBy !== undefined && event.result === undefined);
         break;
       case 'failure_observation':
-        ok = is2xx(o) && o.action === 'status' && (o.category === 'failure' || o.category === 'expired');
+        // A provider's own "cancelled" with no cancel of ours is its failure to finish the job (provider_cancelled).
+        ok = is2xx(o) && o.action === 'status' && (o.category === 'failure' || o.category === 'expired' || (o.category === 'cancelled' && record.cancel === null));
         break;
       case 'cancelled_observation':
         ok = is2xx(o) && o.action === 'status' && o.category === 'cancelled';
@@ -290,7 +288,8 @@ function applyEffects(record: OperationRecord, rule: TransitionRule, event: Oper
   switch (event.type) {
     case 'create_accepted':
     case 'reconciliation_matched':
-      next.jobId = o!.remoteJobId!;
+      // A provider that names jobs only by their poll URL gives no ID (V1): the poll URL, in `remote`, is the job.
+      if (o!.remoteJobId !== undefined) next.jobId = o!.remoteJobId;
       next.acceptedAtMs = nowMs;
       break;
     case 'create_succeeded_sync':

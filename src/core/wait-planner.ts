@@ -13,7 +13,7 @@
  */
 import { type AdapterCapabilities, NO_CAPABILITIES } from './escalation';
 import { type DelaySource, type EscalationReason } from './journal';
-import { type Observation } from './observation';
+import { locatesResult, type Observation } from './observation';
 import { type OperationRecord } from './operation';
 import { type PollPolicy } from './policy';
 import { raiseEscalation } from './raise-escalation';
@@ -244,17 +244,20 @@ export function planWait(record: OperationRecord, policy: PollPolicy, o: Observa
   return { kind: 'poll', atMs, source, rawMs, ...(hintRejected !== undefined ? { hintRejected } : {}) };
 }
 
-function hasResultReference(o: Observation): boolean {
-  const r = o.resultReference;
-  return r !== undefined && ((r.url !== undefined && r.url.length > 0) || r.inline !== undefined);
-}
-
 type Verdict =
   | { kind: 'wait'; note?: string }
   | { kind: 'collect' }
   | { kind: 'failed'; detail: string }
   | { kind: 'cancelled'; detail: string }
   | { kind: 'escalate'; reason: EscalationReason; detail: string };
+
+/** The provider's error code and message for a detail line, e.g. ` (quota_exceeded: the monthly quota is spent)`. */
+function providerErrorText(o: Observation): string {
+  const error = o.providerError;
+  if (error === undefined) return '';
+  const parts = [error.code, error.message].filter((p): p is string => p !== undefined);
+  return parts.length === 0 ? '' : ` (${parts.join(': ').slice(0, 500)})`;
+}
 
 /** Classifies an observation into a verdict (H1-H5, P1, P6-P8, S2, S5), given the counters after it. */
 function classify(record: OperationRecord, policy: PollPolicy, o: Observation, used: OperationRecord['used']): Verdict {
@@ -291,6 +294,9 @@ function classify(record: OperationRecord, policy: PollPolicy, o: Observation, u
       detail: `HTTP 404 for job ${job} at ${new Date(o.receivedAtMs).toISOString()}, accepted at ${accepted}, outside the ${policy.notFoundWindowMs} ms consistency window${reqId} (H3)`,
     };
   }
+  if (status >= 400 && status < 500) {
+    return { kind: 'escalate', reason: 'request_rejected', detail: `HTTP ${status} on the status read: the provider refused our request${providerErrorText(o)}${reqId}` };
+  }
   if (status < 200 || status >= 300) return { kind: 'escalate', reason: 'provider_failure', detail: `unexpected HTTP ${status} on the status read${reqId}` };
   if (o.parseProblem !== undefined) return { kind: 'escalate', reason: 'provider_failure', detail: `unreadable status answer: ${o.parseProblem.slice(0, 500)} (S2)` };
   const state = o.remoteState ?? '(none)';
@@ -299,13 +305,14 @@ function classify(record: OperationRecord, policy: PollPolicy, o: Observation, u
     case 'unknown':
       return { kind: 'escalate', reason: 'unknown_state', detail: `state "${state}" is not in the provider's state table (P1, S2)` };
     case 'success':
-      if (!hasResultReference(o)) return { kind: 'escalate', reason: 'unknown_state', detail: `state "${state}" reports success without the required result reference: not ready (P7)` };
+      if (!locatesResult(o.resultReference)) return { kind: 'escalate', reason: 'unknown_state', detail: `state "${state}" reports success without the required result reference: not ready (P7)` };
       return { kind: 'collect' };
     case 'failure':
     case 'expired':
-      return { kind: 'failed', detail: `provider reports "${state}"${o.providerError?.code !== undefined ? ` (${o.providerError.code})` : ''}` };
+      return { kind: 'failed', detail: `provider reports "${state}"${providerErrorText(o)}` };
     case 'cancelled':
       if (record.localState === 'cancelling') return { kind: 'cancelled', detail: `provider reports "${state}"` };
+      if (record.cancel === null) return { kind: 'failed', detail: `provider_cancelled: the provider reports "${state}" and no cancel was requested here${providerErrorText(o)}` };
       return { kind: 'escalate', reason: 'provider_failure', detail: `provider reports "${state}" although no cancel was sent` };
     case 'pending': {
       const expires = expiresAtMsOf(o) ?? record.remote.jobExpiresAtMs;

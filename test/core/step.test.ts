@@ -343,8 +343,8 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
   it.each([
     ['H4: 401', 401, 'authorization_denied', ['close', 'inspect_provider_console']],
     ['H4: 403', 403, 'authorization_denied', ['close', 'inspect_provider_console']],
-    ['C2: 422 (the provider refused the request)', 422, 'provider_failure', ['retry_create_same_token', 'close', 'inspect_provider_console']],
-    ['C2: 400', 400, 'provider_failure', ['retry_create_same_token', 'close', 'inspect_provider_console']],
+    ['C2: 422 (the provider refused our request: request_rejected, not a provider failure)', 422, 'request_rejected', ['retry_create_same_token', 'close', 'inspect_provider_console']],
+    ['C2: 400 (request_rejected)', 400, 'request_rejected', ['retry_create_same_token', 'close', 'inspect_provider_console']],
   ])('%s on create stops at once and escalates', (_t, status, reason, options) => {
     const r0 = newRecord(FAST);
     const step = afterCreate(r0, createObs(T0 + 100, { httpStatus: status, remoteJobId: undefined, providerError: { code: 'invalid' } }), ctx(T0 + 100));
@@ -355,6 +355,16 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
     expect(optionsOf(r)).toEqual(options);
     expect(r.jobId).toBeUndefined();
     expect(nextCommand(r, T0 + 200).kind).toBe('await_decision');
+  });
+
+  it('V1, C2: a 2xx create answer naming only a poll URL is an acceptance: the job is known by its poll URL', () => {
+    const r0 = newRecord(FAST);
+    const url = 'https://api.example.test/operations/abc';
+    const r = check(r0, afterCreate(r0, createObs(T0 + 100, { remoteJobId: undefined, statusUrl: url, pollReading: 'monitor' }), ctx(T0 + 100)));
+    expect(r.localState).toBe('accepted');
+    expect(r.jobId).toBeUndefined();
+    expect(r.remote).toMatchObject({ statusUrl: url, pollReading: 'monitor' });
+    expect(nextCommand(r, r.schedule.nextPollAtMs!).kind).toBe('read_status');
   });
 
   it('C2: a 2xx create answer that names no job is not an acceptance: create_unknown escalation', () => {
@@ -881,7 +891,7 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
     };
     return [
       ['ambiguous create with no reconciliation method', viaCreate({ transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }, { reconciliation: 'none' })],
-      ['a 2xx create answer without a job', viaCreate({ remoteJobId: undefined })],
+      ['a 2xx create answer without a job', viaCreate({ remoteJobId: undefined, statusUrl: undefined })],
       ['a 422 create answer', viaCreate({ httpStatus: 422, remoteJobId: undefined })],
       ['a 429 past the create deadline', viaCreate({ httpStatus: 429, remoteJobId: undefined, retryAfter: '3600' })],
       ['the create deadline at the create wake-up', () => {

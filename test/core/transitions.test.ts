@@ -270,7 +270,8 @@ describe('M1 properties over random event sequences', () => {
               expect(event.result?.validation === 'valid' || (event.result === undefined && record.result?.acceptedBy !== undefined)).toBe(true);
               break;
             case 'accepted':
-              expect(o?.remoteJobId).toBeDefined();
+              // C2, V1: the answer names the job by its ID or by its poll URL.
+              expect(o?.remoteJobId ?? o?.statusUrl).toBeDefined();
               expect(o?.httpStatus).toBeLessThan(300);
               break;
             case 'cancelled':
@@ -278,6 +279,7 @@ describe('M1 properties over random event sequences', () => {
               break;
             case 'failed':
               if (event.type === 'reconciliation_no_job') expect(now).toBeGreaterThanOrEqual(record.deadlines.createDeadlineMs);
+              else if (o?.category === 'cancelled') expect(record.cancel).toBeNull(); // provider_cancelled: no cancel of ours
               else expect(['failure', 'expired']).toContain(o?.category);
               break;
             case 'observing':

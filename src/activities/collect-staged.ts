@@ -1,0 +1,47 @@
+/**
+ * Collection without a request (R1, V2): a result that arrived inline with the success answer was staged in
+ * artifact storage by the activity that received it, and is validated from there like a downloaded one; an
+ * operation whose provider convention has no result (`result.required: false`, a DELETE) ends with an empty,
+ * valid summary. Either way collection stays its own recorded step, and no request is sent.
+ */
+import { type ProviderAdapter } from '../adapters/providers';
+import { type Observation } from '../core/observation';
+import { type OperationRecord } from '../core/operation';
+import { afterCollect, type StepContext, type StepResult } from '../core/step';
+import { checkResult, outcomeOf } from './result-checks';
+import { ActivityError } from './errors';
+import { type ActivityContext } from './provider-call';
+
+/** The content type of a staged inline result: it was JSON in the answer that carried it. */
+export const STAGED_CONTENT_TYPE = 'application/json';
+
+function localObservation(record: OperationRecord, nowMs: number, note: string): Observation {
+  const status = record.remote.lastHttp?.httpStatus;
+  return {
+    action: 'collect',
+    transport: 'response',
+    receivedAtMs: nowMs,
+    durationMs: 0,
+    requestsSent: 0,
+    // The answer that carried (or stood for) the result; no new exchange took place.
+    httpStatus: status !== undefined && status >= 200 && status < 300 ? status : 200,
+    note,
+  };
+}
+
+/** Collects a staged or absent result; `undefined` when the result must be downloaded. */
+export async function collectWithoutRequest(ctx: ActivityContext, adapter: ProviderAdapter, record: OperationRecord, step: StepContext): Promise<StepResult | undefined> {
+  const reference = record.remote.resultReference;
+  if (reference?.none === true) {
+    const note = 'no result to collect: the provider convention has none for this operation (result.required: false)';
+    return afterCollect(record, localObservation(record, ctx.clock(), note), { result: { validation: 'valid', problems: [note] } }, step);
+  }
+  if (reference?.stagedArtifact === undefined) return undefined;
+  const stored = await ctx.artifacts.describe(reference.stagedArtifact);
+  if (stored === undefined) {
+    throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `the staged result of ${record.operationId} is missing at ${reference.stagedArtifact}`, false);
+  }
+  const checked = await checkResult(ctx, adapter, record, { headers: { 'content-type': STAGED_CONTENT_TYPE }, complete: true }, stored);
+  const note = 'the result arrived inline with the success answer; validated from its staged copy, no request sent';
+  return afterCollect(record, localObservation(record, ctx.clock(), note), outcomeOf(stored, STAGED_CONTENT_TYPE, checked), step);
+}
