@@ -10,4 +10,6 @@ export * from './field-path';
 export * from './interpret';
 export * from './load';
 export { BUILT_IN_PRESETS, PRESET_NAMES, type PresetName } from './presets';
+export { CONVENTION_PRESET_NAMES, conventionPreset, type ConventionPresetName } from './presets/conventions';
+export { expandPreset, mergeDocuments } from './presets/expand';
 export { expandTemplate, resolveOnOrigin, type ResolvedUrl } from './urls';

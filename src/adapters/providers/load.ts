@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { providerContractSchema, type ProviderContract } from './contract';
 import { ProviderContractError, formatIssuePath, type ContractIssue } from './errors';
 import { BUILT_IN_PRESETS } from './presets';
+import { expandPreset } from './presets/expand';
 
 /** Options of {@link loadProviderContract} and {@link parseProviderContract}. */
 export interface LoadProviderContractOptions {
@@ -79,7 +80,7 @@ export function parseProviderContract(document: unknown, source: string, options
   const issues: ContractIssue[] = [];
   let candidate = document;
   if (document !== null && typeof document === 'object' && !Array.isArray(document)) {
-    const copy = { ...(document as Record<string, unknown>) };
+    const copy = { ...expandPreset(document as Record<string, unknown>, issues) };
     if (options.baseUrl !== undefined) copy.baseUrl = options.baseUrl;
     else if (typeof copy.baseUrl === 'string') copy.baseUrl = substituteEnv(copy.baseUrl, options.env ?? process.env, issues);
     candidate = copy;

@@ -38,15 +38,21 @@ export function resolveOnOrigin(baseUrl: string, candidate: string, what: string
  */
 export function expandTemplate(baseUrl: string, template: string, values: Readonly<Record<string, string | undefined>>): { ok: true; url: string } | { ok: false; problem: string } {
   let missing: string | undefined;
-  const expanded = template.replace(/\{([^{}]*)\}/g, (_m, name: string) => {
+  let unsafe: string | undefined;
+  const expanded = template.replace(/\{(\+?)([^{}]*)\}/g, (_m, reserved: string, name: string) => {
     const value = values[name];
     if (value === undefined || value === '') {
       missing ??= name;
       return '';
     }
-    return encodeURIComponent(value);
+    if (reserved === '') return encodeURIComponent(value);
+    // {+name}: a path value keeps its slashes, but can never climb out of the template's place.
+    const segments = value.split('/');
+    if (segments.some((s) => s === '' || s === '.' || s === '..')) unsafe ??= name;
+    return segments.map(encodeURIComponent).join('/');
   });
   if (missing !== undefined) return { ok: false, problem: `the path template ${template} needs {${missing}}` };
+  if (unsafe !== undefined) return { ok: false, problem: `{+${unsafe}} holds an empty, "." or ".." path segment` };
   const base = new URL(baseUrl);
   const prefix = base.pathname.replace(/\/+$/, '');
   return { ok: true, url: `${base.origin}${prefix}${expanded}` };

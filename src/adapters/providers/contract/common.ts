@@ -40,9 +40,13 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'x-trace-id',
 ]);
 
-const PLACEHOLDER = /\{([^{}]*)\}/g;
+const PLACEHOLDER = /\{\+?([^{}]*)\}/g;
 
-/** A path template on the provider's origin, starting with `/`, with `{placeholders}` from `allowed`. */
+/**
+ * A path template on the provider's origin, starting with `/`, with `{placeholders}` from `allowed`. A value
+ * is one path segment (`/` encoded); `{+name}` keeps the `/` of a value that is a path (RFC 6570), such as
+ * AIP-151's `operations/123`.
+ */
 export function pathTemplateSchema(allowed: readonly string[]) {
   return z
     .string()

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { providerStateTableSchema } from '../../../core/provider-states';
 import { fieldPathSchema, fieldPathsSchema, httpStatusListSchema, pathTemplateSchema, readingNameSchema } from './common';
-import { resultSourcesSchema } from './result';
+import { resultSourceSchema } from './result';
 
 /** AIP-151: `done`, then `error` or `response`. */
 const deriveSchema = z.strictObject({
@@ -42,8 +42,8 @@ export const readingShape = {
   pendingStatuses: httpStatusListSchema.optional(),
   /** How the HTTP status decides when the answer states no state (V1): `{ pending: [202], success: [200, 204] }`. */
   whenNoState: whenNoStateSchema.optional(),
-  /** Where the result lives when this reading reports success; overrides `result.url` (V2). */
-  result: resultSourcesSchema.optional(),
+  /** Where the result lives when this reading reports success; overrides `result.url` (V2); `[]` means none here. */
+  result: z.array(resultSourceSchema).max(5).optional(),
 };
 
 function needsAWayToRead(reading: { stateField?: unknown; derive?: unknown; whenNoState?: unknown; stateTable?: unknown }, ctx: z.RefinementCtx): void {

@@ -1,0 +1,136 @@
+/**
+ * Presets for the LRO conventions real providers share (V1, V2, V4), so a provider that follows one is written
+ * with a base URL, a credential and the create path alone (`preset: azure-lro`). Each preset is a partial
+ * contract computed from the document's create method (Azure reads a PUT differently from a POST); the loader
+ * merges the document over it, so any field can still be set or overridden.
+ */
+
+/** The names of the convention presets. */
+export const CONVENTION_PRESET_NAMES = ['azure-lro', 'google-lro', 'http-202-location'] as const;
+/** A convention preset name. */
+export type ConventionPresetName = (typeof CONVENTION_PRESET_NAMES)[number];
+
+type Partial = Record<string, unknown>;
+
+/** Azure's provisioning and status words (the REST API guidelines' LRO states). */
+const AZURE_STATES = {
+  pending: ['NotStarted', 'Running', 'Accepted', 'Creating', 'Updating', 'Deleting', 'Provisioning', 'InProgress', 'Canceling', 'Cancelling', 'Started'],
+  success: ['Succeeded'],
+  failure: ['Failed'],
+  cancelled: ['Canceled', 'Cancelled'],
+  caseInsensitive: true,
+};
+
+/**
+ * Azure long-running operations (the Azure REST API guidelines and ARM's async operations): the poll URL from
+ * `Operation-Location`, then `Azure-AsyncOperation` (a status monitor with a `status` field), then `Location`
+ * (the resource, or 202 while it is not ready), and for PUT and PATCH the resource URL itself
+ * (`provisioningState`). Where the result lives follows `final-state-via`'s defaults: a PUT or PATCH reads the
+ * resource again, a POST reads the create answer's `Location` (else the monitor's `resourceLocation`, else the
+ * monitor body), a DELETE has no result. PUT and DELETE are idempotent (V4): an ambiguous create is repeated.
+ */
+function azureLro(method: string): Partial {
+  const resourceReading = {
+    stateField: ['properties.provisioningState', 'provisioningState'],
+    stateTable: AZURE_STATES,
+    pendingStatuses: [202],
+    whenNoState: { success: [200, 201, 204] },
+    result: [{ from: 'inline' }],
+  };
+  const writesResource = method === 'PUT' || method === 'PATCH';
+  const monitorResult =
+    method === 'POST'
+      ? [{ from: 'create_header', name: 'location' }, { from: 'status_field', field: 'resourceLocation' }, { from: 'inline' }]
+      : method === 'DELETE'
+        ? []
+        : [{ from: 'status_field', field: 'resourceLocation' }, { from: 'request_url' }];
+  const idempotent = method === 'PUT' || method === 'DELETE';
+  return {
+    create: {
+      acceptedStatuses: [200, 201, 202, 204],
+      ...(method === 'DELETE' ? { body: { mode: 'none' } } : {}),
+      ...(idempotent ? { idempotent: true } : {}),
+      statusUrl: [
+        { from: 'header', name: 'operation-location', reading: 'monitor' },
+        { from: 'header', name: 'azure-asyncoperation', reading: 'monitor' },
+        { from: 'header', name: 'location', reading: 'resource' },
+        ...(writesResource ? [{ from: 'request_url', reading: 'resource' }] : []),
+      ],
+      readState: 'resource',
+    },
+    status: {
+      useStatusUrl: true,
+      ...resourceReading,
+      readings: {
+        monitor: { stateField: 'status', stateTable: AZURE_STATES, pendingStatuses: [202], result: monitorResult },
+        resource: resourceReading,
+      },
+    },
+    requestIdHeader: 'x-ms-request-id',
+    providerError: { codeField: ['error.code', 'code'], messageField: ['error.message', 'message'] },
+      // A POST may act without returning anything (the API's schema says); a DELETE never has a result.
+    result: { url: [{ from: 'inline' }], required: method === 'PUT' || method === 'PATCH' },
+    reconciliation: { method: idempotent ? 'same_token_resend' : 'none' },
+    collectSafeToRepeat: true,
+  };
+}
+
+/**
+ * Google's long-running operations (AIP-151): the create answers with an Operation (`name`, `done`,
+ * `metadata`, then `error` or `response`); the operation is read at `/v1/{name}`; the result is the `response`.
+ */
+function googleLro(): Partial {
+  return {
+    create: {
+      acceptedStatuses: [200],
+      jobId: [{ from: 'body', field: 'name' }],
+      readState: true,
+    },
+    status: {
+      path: '/v1/{+jobId}',
+      derive: { doneField: 'done', errorField: 'error', responseField: 'response', cancelledWhen: { field: 'error.code', values: [1] } },
+    },
+    providerError: { codeField: ['error.code'], messageField: ['error.message'] },
+    result: { url: [{ from: 'inline', field: 'response' }] },
+    cancel: { method: 'POST', path: '/v1/{+jobId}:cancel', idempotent: true, acceptedStatuses: [200] },
+    reconciliation: { method: 'none' },
+    collectSafeToRepeat: true,
+  };
+}
+
+/**
+ * The plain asynchronous-request pattern: `202 Accepted` with a `Location` to poll; the poll URL answers 202
+ * while the work runs and 200 (or 201, 204) with the result when it is done; a new `Location` on a 202 moves
+ * polling there.
+ */
+function http202Location(method: string): Partial {
+  return {
+    create: {
+      acceptedStatuses: [200, 201, 202, 204],
+      ...(method === 'DELETE' ? { body: { mode: 'none' } } : {}),
+      ...(method === 'PUT' || method === 'DELETE' ? { idempotent: true } : {}),
+      statusUrl: [{ from: 'header', name: 'location' }],
+      readState: true,
+    },
+    status: {
+      useStatusUrl: true,
+      pendingStatuses: [202],
+      whenNoState: { success: [200, 201, 204] },
+    },
+    result: { url: [{ from: 'inline' }], required: method !== 'DELETE' },
+    reconciliation: { method: method === 'PUT' || method === 'DELETE' ? 'same_token_resend' : 'none' },
+    collectSafeToRepeat: true,
+  };
+}
+
+/** The partial contract a convention preset gives for a document whose create uses `method` (default POST). */
+export function conventionPreset(name: ConventionPresetName, method: string): Partial {
+  switch (name) {
+    case 'azure-lro':
+      return azureLro(method);
+    case 'google-lro':
+      return googleLro();
+    case 'http-202-location':
+      return http202Location(method);
+  }
+}
