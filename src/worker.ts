@@ -137,7 +137,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   // The store refuses any entry holding one of this process's secret values (defence in depth, T4).
   const store = await openStore(config.ASYNCJOB_STORE, { ...(hmacKey ? { hmacKey } : {}), forbiddenValues: secretValuesIn(env) });
   const registry = await createProviderRegistry({
-    providers: names.map((name) => ({ name: path.basename(name).replace(/\.(json|ya?ml)$/, ''), path: name })),
+    // Each provider is served under its document's own name:, which must agree with its file name.
+    providers: names.map((name) => ({ path: name })),
     searchDirs: config.ASYNCJOB_PROVIDERS_PATH.split(path.delimiter).filter(Boolean),
     env,
   });

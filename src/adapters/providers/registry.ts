@@ -3,12 +3,14 @@
  * adapter's origin (the credential resolved by reference at the moment of each request, T4) and the facts the
  * workflow reads (no secrets). Activities look providers up here; an unknown name is a typed, stable error.
  */
+import path from 'node:path';
 import { createHttpClient, type CredentialHeader, type HttpClient } from '../http';
 import { credentialSupplier, type CredentialReference as SecretReference } from '../secrets';
 import { type ProviderFacts } from '../../activities/types';
 import { adapterFromContract, type ProviderAdapter } from './adapter';
 import { type CredentialReference } from './contract';
 import { loadProviderContract } from './load';
+import { ProviderContractError } from './errors';
 
 /** Stable codes of the registry. */
 export const PROVIDER_REGISTRY_CODES = {
@@ -65,8 +67,12 @@ export interface ProviderHttpSettings {
 
 /** Options of {@link createProviderRegistry}. */
 export interface CreateProviderRegistryOptions {
-  /** Adapters, or contracts to load by name and path (a file, or a name searched in `searchDirs`). */
-  providers: ReadonlyArray<ProviderAdapter | { name: string; path: string }>;
+  /**
+   * Adapters, or contracts to load (a file, or a name searched in `searchDirs`): `{ path }` serves the contract
+   * under its own `name:`, which must agree with the file's name (or the name searched for); `{ name, path }`
+   * serves it under `name` (an alias, e.g. one preset registered twice in tests).
+   */
+  providers: ReadonlyArray<ProviderAdapter | { name?: string; path: string }>;
   /** Directories searched for a contract given by name (see `loadProviderContract`). */
   searchDirs?: readonly string[];
   /** Base URLs replacing the contracts' own, by provider name (e.g. a simulator on a random port). */
@@ -93,7 +99,7 @@ export function providerFacts(adapter: ProviderAdapter): ProviderFacts {
   };
 }
 
-function isAdapter(p: ProviderAdapter | { name: string; path: string }): p is ProviderAdapter {
+function isAdapter(p: ProviderAdapter | { name?: string; path: string }): p is ProviderAdapter {
   return typeof (p as ProviderAdapter).buildCreateRequest === 'function';
 }
 
@@ -102,6 +108,11 @@ function secretReferenceOf(credential: CredentialReference): SecretReference | u
   if (credential.scheme === 'none') return undefined;
   const where = credential.secretEnv !== undefined ? { secretEnv: credential.secretEnv } : { secretFile: credential.secretFile ?? '' };
   return credential.scheme === 'bearer' ? { scheme: 'bearer', ...where } : { scheme: 'header', headerName: credential.headerName, ...where };
+}
+
+/** The name a contract reference is found by: the file name without its extension, or the bare name. */
+export function fileNameOf(reference: string): string {
+  return path.basename(reference).replace(/\.(json|ya?ml)$/i, '');
 }
 
 /** Makes the HTTP client of one adapter: its origin only, its credential by reference, resolved per request. */
@@ -137,11 +148,15 @@ export async function createProviderRegistry(options: CreateProviderRegistryOpti
       adapters.push(p);
       continue;
     }
-    const baseUrl = options.baseUrls?.[p.name];
+    const servedAs = p.name ?? fileNameOf(p.path);
+    const baseUrl = options.baseUrls?.[servedAs];
     const contract = await loadProviderContract(p.path, { searchDirs: options.searchDirs ?? [], env, ...(baseUrl !== undefined ? { baseUrl } : {}) });
-    if (contract.name !== p.name) {
-      adapters.push(adapterFromContract({ ...contract, name: p.name }));
-    } else adapters.push(adapterFromContract(contract));
+    if (p.name === undefined && contract.name !== servedAs) {
+      throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_INVALID', p.path, [
+        { path: 'name', message: `the document is named "${contract.name}" but found as "${servedAs}": rename the file or the name: so they agree (a provider is served under its name:)` },
+      ]);
+    }
+    adapters.push(adapterFromContract(contract.name === servedAs ? contract : { ...contract, name: servedAs }));
   }
   const byName = new Map<string, RegisteredProvider>();
   try {

@@ -128,6 +128,19 @@ describe('provider registry', () => {
     await expect(createProviderRegistry({ providers: [adapter, adapter] })).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_PROVIDER_DUPLICATE', provider: 'rest' });
   });
 
+  it('a contract file is served under its own name:, and a file whose name disagrees is refused at start', async () => {
+    const file = path.join(dir, 'reports-v3.json');
+    await writeFile(file, JSON.stringify({ ...(BUILT_IN_PRESETS.rest as Record<string, unknown>), name: 'reports-v3', baseUrl: provider.url }));
+    const registry = await createProviderRegistry({ providers: [{ path: file }], env: {} });
+    expect(registry.names()).toEqual(['reports-v3']);
+    await registry.close();
+    const renamed = path.join(dir, 'acme.json');
+    await writeFile(renamed, JSON.stringify({ ...(BUILT_IN_PRESETS.rest as Record<string, unknown>), name: 'reports-v3', baseUrl: provider.url }));
+    const error = await createProviderRegistry({ providers: [{ path: renamed }], env: {} }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderContractError);
+    expect((error as Error).message).toContain('the document is named "reports-v3" but found as "acme"');
+  });
+
   it('a malformed contract fails to load with a message naming the field', async () => {
     const file = path.join(dir, 'broken.json');
     const broken = structuredClone(BUILT_IN_PRESETS.rest) as Record<string, unknown>;
