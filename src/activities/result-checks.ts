@@ -34,8 +34,35 @@ function isJson(media: string): boolean {
   return media === 'application/json' || media.endsWith('+json') || media === 'text/json';
 }
 
+function isCsv(media: string): boolean {
+  return media === 'text/csv' || media === 'application/csv';
+}
+
+/**
+ * The records of a CSV text (RFC 4180): line ends outside double quotes end a record; blank lines and a final
+ * line end do not count. Hand-written on purpose: counting needs only the quoting rule, not a parser's fields.
+ */
+export function countCsvRecords(text: string, hasHeader: boolean): number {
+  let records = 0;
+  let inQuotes = false;
+  let recordHasContent = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (char === '"') inQuotes = !inQuotes;
+    if (!inQuotes && (char === '\n' || char === '\r')) {
+      if (recordHasContent) records += 1;
+      recordHasContent = false;
+      if (char === '\r' && text[i + 1] === '\n') i += 1;
+      continue;
+    }
+    recordHasContent = true;
+  }
+  if (recordHasContent) records += 1;
+  return Math.max(0, records - (hasHeader && records > 0 ? 1 : 0));
+}
+
 /** Reads a committed artifact back (only called for results up to `maxParseBytes`). */
-async function readArtifact(ctx: ActivityContext, location: string): Promise<Buffer> {
+export async function readArtifact(ctx: ActivityContext, location: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of ctx.artifacts.open(location)) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
@@ -43,14 +70,23 @@ async function readArtifact(ctx: ActivityContext, location: string): Promise<Buf
 
 /** R3: records and batch items of a JSON or NDJSON result small enough to parse. */
 async function countItems(ctx: ActivityContext, adapter: ProviderAdapter, stored: StoredArtifact, media: string, out: Checked): Promise<void> {
+  const csv = adapter.contract?.result.csv;
   const json = isJson(media);
   const ndjson = isNdjson(media);
-  if (!json && !ndjson) return;
+  // A CSV result is counted only when the contract says whether its first line is a header (R2: never guessed).
+  if (!json && !ndjson && csv === undefined) {
+    if (isCsv(media)) out.notes.push('not_checked: CSV records (declare result.csv.header to count them)');
+    return;
+  }
   if (stored.sizeBytes > ctx.maxParseBytes) {
     out.notes.push(`not_checked: record count and batch items (the result is ${stored.sizeBytes} bytes, above the ${ctx.maxParseBytes}-byte parse limit)`);
     return;
   }
   const text = (await readArtifact(ctx, stored.location)).toString('utf8');
+  if (!json && !ndjson) {
+    out.recordCount = countCsvRecords(text, csv!.header);
+    return;
+  }
   let document: unknown;
   if (ndjson) {
     const items: unknown[] = [];

@@ -51,6 +51,17 @@ describe('azure-lro: the create answer (V1, V4)', () => {
     expect(o).toMatchObject({ category: 'success', resultReference: { none: true } });
   });
 
+  it('V1, C4: a final answer needs no poll URL, so a foreign one it carries is ignored (noted), never followed', () => {
+    const patch = contract('azure-lro', { method: 'PATCH', path: '/things/t1' });
+    const o = valid(
+      interpretCreate(patch, answer(200, { json: { properties: { provisioningState: 'Succeeded' } }, headers: { 'Azure-AsyncOperation': 'http://elsewhere.example/crash' } }), 'create', { requestUrl: PUT_URL }),
+    );
+    expect(o).toMatchObject({ category: 'success', resultReference: { inline: { properties: { provisioningState: 'Succeeded' } } } });
+    expect(o.parseProblem).toBeUndefined();
+    expect(o.errorCategory).toBeUndefined();
+    expect(o.note).toContain('unusable poll URL was ignored');
+  });
+
   it('C2: a POST answered 202 with no poll URL proves nothing', () => {
     const o = valid(interpretCreate(post, answer(202), 'create', { requestUrl: `${BASE}/things/t1/export` }));
     expect(o.category).toBeUndefined();

@@ -82,12 +82,15 @@ export function interpretCreate(contract: ProviderContract, answer: ProviderAnsw
   if (createUrls !== undefined) observation.createUrls = createUrls;
 
   readJobId(contract, answer, json, observation, problems);
-  const pollUrl = readPollUrl(contract, answer, json, context.requestUrl, problems, flags);
+  // A poll URL's problems matter only if the job must be polled: a final answer needs none (V1).
+  const pollProblems = new Problems();
+  const pollFlags: InterpretFlags = { foreign: false };
+  const pollUrl = readPollUrl(contract, answer, json, context.requestUrl, pollProblems, pollFlags);
   if (pollUrl.kind === 'found') {
     observation.statusUrl = pollUrl.pollUrl.url;
     if (pollUrl.pollUrl.reading !== undefined) observation.pollReading = pollUrl.pollUrl.reading;
   }
-  if (flags.foreign || !problems.empty) return finish(observation, problems, flags);
+  if (!problems.empty) return finish(observation, problems, flags);
 
   if (rules.readState !== false) {
     const reading = readingFor(contract, typeof rules.readState === 'string' ? rules.readState : undefined);
@@ -101,8 +104,23 @@ export function interpretCreate(contract: ProviderContract, answer: ProviderAnsw
     // Accepted with no state in the answer: the job exists and is not final yet.
     observation.category = 'pending';
   }
+  if (isFinal(observation) && !pollProblems.empty) {
+    observation.note = `the answer is final; its unusable poll URL was ignored (${pollProblems.render() ?? ''})`.slice(0, 500);
+  } else {
+    for (const problem of pollProblems.list) problems.add(problem);
+    if (pollFlags.foreign) flags.foreign = true;
+    if (pollFlags.foreign) {
+      // C4: a job whose only way forward points elsewhere proves nothing here.
+      delete observation.category;
+      return finish(observation, problems, flags);
+    }
+  }
   checkIdentified(contract, observation, pollUrl.kind, problems);
   return finish(observation, problems, flags);
+}
+
+function isFinal(observation: Observation): boolean {
+  return observation.category !== undefined && observation.category !== 'pending' && observation.category !== 'unknown';
 }
 
 /**
@@ -110,8 +128,7 @@ export function interpretCreate(contract: ProviderContract, answer: ProviderAnsw
  * A final answer (a synchronous success or failure) needs neither.
  */
 function checkIdentified(contract: ProviderContract, observation: Observation, pollUrl: 'found' | 'absent' | 'problem', problems: Problems): void {
-  const final = observation.category !== undefined && observation.category !== 'pending' && observation.category !== 'unknown';
-  if (final || pollUrl === 'problem') return;
+  if (isFinal(observation) || pollUrl === 'problem') return;
   const byJobId = observation.remoteJobId !== undefined && contract.status.path !== undefined;
   if (byJobId || pollUrl === 'found') return;
   const named = [...(contract.create.jobId ?? []).map(describeSource), ...(contract.create.statusUrl ?? []).map(describeSource)];
