@@ -117,6 +117,8 @@ export const remoteFactsSchema = lazySchema(() => z.object({
   progress: z.number().min(0).max(1).optional(),
   /** The result reference from the success answer (R1). */
   resultReference: resultReferenceSchema.omit({ inline: true }).optional(),
+  /** The provider's last error code and message, from a failed job or a refused request (S2, E2). */
+  lastError: z.object({ code: z.string().max(200).optional(), message: z.string().max(2000).optional() }).optional(),
   /** The last HTTP exchange of any kind (E2). */
   lastHttp: z
     .object({

@@ -35,6 +35,7 @@ export function applyRemoteFacts(current: RemoteFacts, observation: Observation)
     remote.statusUrl = observation.statusUrl;
   }
   if (observation.createUrls !== undefined && remote.createUrls === undefined) remote.createUrls = observation.createUrls;
+  if (observation.providerError !== undefined) remote.lastError = observation.providerError;
   if (observation.transport !== 'refused') {
     remote.lastHttp = {
       transport: observation.transport,
@@ -43,8 +44,10 @@ export function applyRemoteFacts(current: RemoteFacts, observation: Observation)
       ...(observation.providerRequestId !== undefined ? { providerRequestId: observation.providerRequestId } : {}),
     };
   }
-  const answered = observation.transport === 'response' && observation.httpStatus !== undefined && observation.httpStatus < 300;
-  if (answered && observation.category !== undefined && (observation.action === 'status' || observation.action === 'create')) {
+  const finalConflict = observation.action === 'cancel' && observation.httpStatus === 409;
+  const answered = observation.transport === 'response' && observation.httpStatus !== undefined && (observation.httpStatus < 300 || finalConflict);
+  // A cancel answer that states the job's view (a 409 with its final state) is the provider's word too (M2).
+  if (answered && observation.category !== undefined && (observation.action === 'status' || observation.action === 'create' || observation.action === 'cancel')) {
     remote.category = observation.category;
     remote.observedAtMs = observation.receivedAtMs;
     if (observation.remoteState !== undefined) remote.state = observation.remoteState;

@@ -414,7 +414,10 @@ export function afterCancel(record: OperationRecord, o: Observation, ctx: StepCo
     b.apply([{ type: 'cancel_sent', actor: ctx.actor, cause, evidenceSequence: seq, observation: o }], ctx);
     if (b.record.localState === 'cancelling') {
       const r = b.record;
-      b.record = { ...r, used: { ...r.used, backoffAttempt: 0 }, schedule: { nextPollAtMs: ctx.nowMs + Math.min(r.policy.baseDelayMs, 1000), delaySource: 'local_backoff' } };
+      // A 409 that states the job's final view is confirmed by a status read at once (M1: the cancel answer is not one).
+      const finalView = status === 409 && o.category !== undefined && o.category !== 'pending' && o.category !== 'unknown';
+      const delayMs = finalView ? 0 : Math.min(r.policy.baseDelayMs, 1000);
+      b.record = { ...r, used: { ...r.used, backoffAttempt: 0 }, schedule: { nextPollAtMs: ctx.nowMs + delayMs, delaySource: 'local_backoff' } };
     }
   } else if (status === 401 || status === 403) {
     b.escalate('authorization_denied', `HTTP ${status} on cancel; no retry with the same credential (H4)`, ctx, cause);
@@ -724,7 +727,11 @@ export function operationSummary(record: OperationRecord): {
   provider: string;
   localState: OperationRecord['localState'];
   jobId?: string;
+  /** The poll URL, which names the job when the provider gives no job ID (V1). */
+  pollUrl?: string;
   remoteState?: string;
+  /** The provider's last error code and message (a failed job, a refused request). */
+  providerError?: { code?: string; message?: string };
   result: ResultSummary | null;
   escalation: { reason: EscalationReason; text: string } | null;
   statusRequestsUsed: number;
@@ -735,7 +742,9 @@ export function operationSummary(record: OperationRecord): {
     provider: record.provider,
     localState: record.localState,
     ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
+    ...(record.remote.statusUrl !== undefined ? { pollUrl: record.remote.statusUrl } : {}),
     ...(record.remote.state !== undefined ? { remoteState: record.remote.state } : {}),
+    ...(record.remote.lastError !== undefined ? { providerError: record.remote.lastError } : {}),
     result: record.result,
     escalation: record.escalation ? { reason: record.escalation.reason, text: renderEscalation(record.escalation) } : null,
     statusRequestsUsed: record.used.statusRequests,

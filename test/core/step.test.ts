@@ -662,6 +662,20 @@ describe('cancellation (X1-X3, M2)', () => {
     expect(nextCommand(c, c.schedule.nextPollAtMs!)).toEqual({ kind: 'read_status' });
   });
 
+  it('X1, M2: a 409 stating the job\'s final view records that view and confirms it with a status read at once', () => {
+    const r = observing();
+    const at = r.schedule.nextPollAtMs! - 1;
+    const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
+    const c = check(req, afterCancel(req, cancelObs(at + 5, { httpStatus: 409, remoteState: 'succeeded', category: 'success' }), ctx(at + 5)));
+    expect(c.localState).toBe('cancelling');
+    expect(c.remote).toMatchObject({ state: 'succeeded', category: 'success' });
+    expect(c.schedule.nextPollAtMs).toBe(at + 5);
+    // M1: the cancel answer is not a status read: success still needs one with its result reference.
+    const s = poll(c, c.schedule.nextPollAtMs!, done);
+    expect(s.localState).toBe('cancelling');
+    expect(nextCommand(s, s.journal.observations.at(-1)!.atMs)).toEqual({ kind: 'collect' });
+  });
+
   it('M1, X2: status cancelled after the cancel -> cancelled (the provider said so)', () => {
     const c = cancelling();
     const done2 = poll(c, c.schedule.nextPollAtMs!, (t) => statusObs(t, { remoteState: 'cancelled', category: 'cancelled' }));
@@ -787,6 +801,34 @@ describe('cancellation (X1-X3, M2)', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------
+
+describe('provider conventions (V1, S2, E1)', () => {
+  it('S2, X2: a provider\'s own "cancelled" with no cancel requested here ends failed (provider_cancelled), not an open escalation', () => {
+    const o = observing();
+    const r = poll(o, o.schedule.nextPollAtMs!, (t) => statusObs(t, { remoteState: 'Canceled', category: 'cancelled', providerError: { code: 'UserCanceled', message: 'canceled in the portal' } }));
+    expect(r.localState).toBe('failed');
+    expect(r.escalation).toBeNull();
+    expect(r.journal.transitions.at(-1)?.body.reason).toContain('provider_cancelled');
+    expect(r.journal.transitions.at(-1)?.body.reason).toContain('UserCanceled: canceled in the portal');
+    expect(operationSummary(r).providerError).toEqual({ code: 'UserCanceled', message: 'canceled in the portal' });
+  });
+
+  it('E1: a 4xx on a status read is our request refused (request_rejected, with the provider\'s message), not a provider failure', () => {
+    const o = observing();
+    const r = poll(o, o.schedule.nextPollAtMs!, (t) => statusObs(t, { httpStatus: 400, errorCategory: 'http_4xx', providerError: { message: 'api-version is missing' } }));
+    expect(r.escalation?.reason).toBe('request_rejected');
+    expect(r.escalation?.message.detail).toContain('api-version is missing');
+    expect(r.journal.observations.at(-1)?.body.providerError).toEqual({ message: 'api-version is missing' });
+  });
+
+  it('V1: a pending answer naming a new poll URL moves polling there; the first one named stays until then', () => {
+    const a = acceptedRecord();
+    expect(a.remote.statusUrl).toBe('https://api.example.test/jobs/job_7ad2');
+    const moved = poll(a, a.schedule.nextPollAtMs!, (t) => running(t, { statusUrl: 'https://api.example.test/jobs/job_7ad2/next' }));
+    expect(moved.remote.statusUrl).toBe('https://api.example.test/jobs/job_7ad2/next');
+    expect(moved.journal.observations.at(-1)?.body.pollUrl).toBe('https://api.example.test/jobs/job_7ad2/next');
+  });
+});
 
 describe('escalations and decisions (E1, E2, A1, A2)', () => {
   it('A2: extend adds bounded time and checks without resetting counters', () => {
