@@ -89,6 +89,8 @@ function observationText(entry: JournalEntry, b: Extract<JournalEntry['body'], {
   const retryAfter = header(b.headers, 'retry-after');
   if (retryAfter !== undefined) parts.push(`Retry-After ${retryAfter}`);
   if (b.remoteJobId !== undefined && b.action !== 'status') parts.push(`job ${b.remoteJobId}`);
+  if (b.pollUrl !== undefined) parts.push(`${b.action === 'status' ? 'polling moves to' : 'poll URL'} ${shortUrl(b.pollUrl)}`);
+  if (b.providerError !== undefined) parts.push(`provider error ${[b.providerError.code, b.providerError.message].filter((p) => p !== undefined).join(': ')}`);
   if (b.remoteState !== undefined) {
     parts.push(`state ${b.remoteState}${b.progress !== undefined ? ` (${Math.round(b.progress * 100)}%)` : ''}`);
   } else if (b.progress !== undefined) {
@@ -106,6 +108,11 @@ function observationText(entry: JournalEntry, b: Extract<JournalEntry['body'], {
   }
   if (b.note !== undefined) parts.push(b.note);
   return parts.join(', ');
+}
+
+/** A URL for a story line: whole up to 200 characters, else its start and end (display only; never requested). */
+function shortUrl(url: string): string {
+  return url.length <= 200 ? url : `${url.slice(0, 120)}…${url.slice(-60)}`;
 }
 
 /** The text of one entry's story line (without the time). Pure. */

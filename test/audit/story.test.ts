@@ -21,6 +21,9 @@ describe('story lines (T3)', () => {
     ['a decision with its bounds', decided!, 'decision extend by alice@example.com, accepted: customer agreed to wait; bounds extendMs=900000, extraStatusRequests=4'],
     ['an artifact', artifact!, 'artifact file:///var/asyncjob/op-1.json (1234 bytes, sha256 cdcdcdcdcdcd, application/json) valid'],
     ['the intent', intent!, 'intent recorded by workflow: create at acme, authorised by alice@example.com, started by billing-service, trace trace-1, create deadline 10:23:00, result deadline 11:18:00'],
+    ['V1: a create answer naming its job by its poll URL only', observation({ action: 'create', httpStatus: 202, pollUrl: 'https://api.example.test/operations/abc', decision: 'wait' }), 'create: received 202, poll URL https://api.example.test/operations/abc, decision wait'],
+    ['V1: a pending answer moving polling to a new URL', observation({ httpStatus: 202, remoteState: 'http_202', pollUrl: 'https://api.example.test/post/newuri/1' }), 'received 202, polling moves to https://api.example.test/post/newuri/1, state http_202'],
+    ['S2: a failed job with the provider\'s error', observation({ httpStatus: 200, remoteState: 'Failed', providerError: { code: 'Quota', message: 'no quota left' }, decision: 'stop' }), 'received 200, provider error Quota: no quota left, state Failed, decision stop'],
     ['the first transition', { ...accepted!, body: { kind: 'transition', from: null, to: 'create_pending', cause: 'intent_recorded' } } as JournalEntry, 'start -> create_pending by workflow'],
   ])('T3: renders %s', (_name, entry, text) => {
     expect(storyText(entry)).toBe(text);

@@ -12,9 +12,31 @@ export type ConventionPresetName = (typeof CONVENTION_PRESET_NAMES)[number];
 
 type Partial = Record<string, unknown>;
 
-/** Azure's provisioning and status words (the REST API guidelines' LRO states). */
+/**
+ * Azure's provisioning and status words. The guidelines make only Succeeded, Failed and Canceled terminal and let
+ * resource providers add their own non-terminal words; the common ones are listed, and any other word is
+ * `unknown` (P1: stop and escalate, never guess): add yours to `stateTable.pending`.
+ */
 const AZURE_STATES = {
-  pending: ['NotStarted', 'Running', 'Accepted', 'Creating', 'Updating', 'Deleting', 'Provisioning', 'InProgress', 'Canceling', 'Cancelling', 'Started'],
+  pending: [
+    'NotStarted',
+    'Running',
+    'Accepted',
+    'Created',
+    'Creating',
+    'Updating',
+    'Deleting',
+    'Provisioning',
+    'InProgress',
+    'Canceling',
+    'Cancelling',
+    'Started',
+    'Starting',
+    'Stopping',
+    'Restarting',
+    'Migrating',
+    'Scaling',
+  ],
   success: ['Succeeded'],
   failure: ['Failed'],
   cancelled: ['Canceled', 'Cancelled'],
