@@ -3,11 +3,20 @@
  * through the provider's HTTP client (trace headers on every call, T1; the credential added by the client for
  * the provider's origin only), and turning the exchange into the adapter's `ProviderAnswer` or, when no answer
  * arrived, into an observation that says how the exchange ended.
+ *
+ * Every provider request passes here (`sendOnce`, and `withProviderSession` + `decorateForOperation` for the
+ * result download), so two contract-wide rules hold for every action:
+ * - decoration: the contract's `headers` and `query` are added to the built request (`providers/decorate.ts`);
+ * - V3: with `cookies: true`, the operation's provider session (a cookie jar) is loaded from the store before
+ *   the call, given to the HTTP client for that one call, and saved back when it changed. It lives only in the
+ *   activity and the store's `provider_sessions` table: never in the record, the journal, an observation, a
+ *   log line or anything returned to the workflow (the exchange carries `cookie`/`set-cookie` redacted).
  */
 import { hostname } from 'node:os';
 import { Context } from '@temporalio/activity';
-import { type HttpClient, type HttpExchange, type HttpMethod } from '../adapters/http';
+import { ProviderSession, type HttpClient, type HttpExchange, type HttpMethod, type HttpSession } from '../adapters/http';
 import { type ProviderAdapter, type ProviderAnswer, type ProviderRequest, type BuildResult } from '../adapters/providers';
+import { decorateBuilt, type OperationFacts } from '../adapters/providers/decorate';
 import { type ProviderRegistry, type RegisteredProvider } from '../adapters/providers/registry';
 import { type ArtifactStore } from '../adapters/artifacts/artifact-store';
 import { type OperationStore } from '../adapters/store/operation-store';
@@ -82,9 +91,79 @@ export function heartbeater(): (details?: unknown) => void {
 /** How often an in-flight provider call heartbeats; the workflow's heartbeat timeout is a few times this. */
 export const HEARTBEAT_INTERVAL_MS = 2_000;
 
-/** The HTTP request of a built provider request, carrying the operation's trace ID (T1). */
-export function httpRequestOf(request: ProviderRequest, traceId: string): { method: HttpMethod; url: string; headers: Record<string, string>; json?: unknown; traceId: string } {
-  return { method: request.method as HttpMethod, url: request.url, headers: request.headers, ...(request.json !== undefined ? { json: request.json } : {}), traceId };
+/** The HTTP request of a built provider request, carrying the operation's trace ID (T1) and, for V3, its session. */
+export function httpRequestOf(
+  request: ProviderRequest,
+  traceId: string,
+  session?: HttpSession,
+): { method: HttpMethod; url: string; headers: Record<string, string>; json?: unknown; traceId: string; session?: HttpSession } {
+  return {
+    method: request.method as HttpMethod,
+    url: request.url,
+    headers: request.headers,
+    ...(request.json !== undefined ? { json: request.json } : {}),
+    traceId,
+    ...(session !== undefined ? { session } : {}),
+  };
+}
+
+/** The facts of an operation a contract-wide header may carry (`providers/decorate.ts`). */
+export function operationFacts(record: OperationRecord, nowMs: number): OperationFacts {
+  return {
+    operationId: record.operationId,
+    traceId: record.traceId,
+    clientReference: record.clientReference ?? record.operationId,
+    token: record.idempotencyToken,
+    nowMs,
+    firstSentAtMs: record.createdAtMs,
+  };
+}
+
+/**
+ * A built request with the contract's `headers` and `query` added (every action, every URL, including poll and
+ * result URLs read from answers). A refusal stays a refusal; decoration may refuse too (a header value with a
+ * line break), and then nothing is sent.
+ */
+export function decorateForOperation(ctx: ActivityContext, adapter: ProviderAdapter, record: OperationRecord, built: BuildResult): BuildResult {
+  return decorateBuilt(adapter.contract, built, operationFacts(record, ctx.clock()));
+}
+
+/**
+ * V3: runs one provider call with the operation's provider session when the contract keeps cookies
+ * (`cookies: true`); otherwise with none. The session is read from the store before the call and written back
+ * after it (also when the call throws) only when it changed: a read that only sends cookies writes nothing.
+ *
+ * A session that cannot be saved (over the store's size limit, a store fault) is logged, by code only, and the
+ * call's outcome stands: failing the activity would send the request again (a second cancel, a second counted
+ * status read), which is worse than a provider asking for a new session.
+ */
+export async function withProviderSession<T>(
+  ctx: ActivityContext,
+  adapter: ProviderAdapter,
+  record: OperationRecord,
+  call: (session: HttpSession | undefined) => Promise<T>,
+): Promise<T> {
+  if (adapter.contract?.cookies !== true) return call(undefined);
+  const stored = await ctx.store.loadProviderSession(record.operationId);
+  const session = ProviderSession.fromJSON(stored?.json, adapter.baseUrl, { nowMs: ctx.clock });
+  const before = session.toJSON();
+  try {
+    return await call(session);
+  } finally {
+    const after = session.toJSON();
+    if (after !== before) {
+      try {
+        await ctx.store.saveProviderSession(record.operationId, after);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        ctx.logger.warn('provider session not saved', {
+          operationId: record.operationId,
+          provider: record.provider,
+          error: typeof code === 'string' ? code : 'store_error',
+        });
+      }
+    }
+  }
 }
 
 /** The adapter's view of an exchange that ended with a response. */
@@ -130,6 +209,7 @@ export async function sendOnce(
   record: OperationRecord,
   interpret: (answer: ProviderAnswer) => Observation,
 ): Promise<CallOutcome<never>> {
+  built = decorateForOperation(ctx, adapter, record, built);
   if (built.kind === 'refused') {
     ctx.logger.warn('request refused before sending', { operationId: record.operationId, provider: record.provider, action, errorCategory: built.errorCategory });
     return { observation: adapter.refusedObservation(action, built, ctx.clock()) };
@@ -139,9 +219,10 @@ export async function sendOnce(
   const beat = heartbeater();
   beat();
   const beating = setInterval(() => beat(), HEARTBEAT_INTERVAL_MS);
+  const request = built.request;
   let exchange: HttpExchange;
   try {
-    exchange = await http.send(httpRequestOf(built.request, record.traceId));
+    exchange = await withProviderSession(ctx, adapter, record, (session) => http.send(httpRequestOf(request, record.traceId, session)));
   } finally {
     clearInterval(beating);
   }

@@ -1,12 +1,16 @@
 /**
  * Request accounting: one record per request the simulator received, kept in a bounded ring (oldest dropped
  * first), so tests can assert "exactly one job", "no request before Retry-After elapsed" and "no credentials
- * sent to another origin". The bearer token itself is never stored, only whether it was present and correct.
+ * sent to another origin". The bearer token itself is never stored, only whether it was present and correct;
+ * the same for the session cookie of session mode.
  */
 import type { SimAction } from './faults';
 
 /** Whether a request carried the Authorization header and whether it was the configured bearer token. */
 export type AuthorizationSeen = 'absent' | 'valid' | 'invalid';
+
+/** Session mode: whether a request carried the job's session cookie, and whether it was the current value. */
+export type SessionSeen = 'absent' | 'valid' | 'invalid';
 
 /** One recorded request. */
 export interface RequestRecord {
@@ -27,6 +31,10 @@ export interface RequestRecord {
   traceId?: string;
   traceparent?: string;
   authorization: AuthorizationSeen;
+  /** Session mode only, on job actions: the session cookie absent, current, or not (never its value). */
+  session?: SessionSeen;
+  /** The request headers named by the scenario's `recordHeaders` that were present (lower-case names). */
+  headers?: Record<string, string>;
   /** The status answered; undefined when the connection was dropped or reset before an answer. */
   status?: number;
   /** The fault applied, as a label (`drop`, `http_error:503`, ...). */

@@ -10,15 +10,16 @@ export {
   stepSchema,
   resultPayloadSchema,
   dialectNameSchema,
+  sessionSchema,
   parseScenario,
   parseScenarioText,
   loadScenarioFile,
   ScenarioError,
 } from './scenario';
-export type { Scenario, ScenarioInput, JobScript, Step, ResultPayload, DialectName } from './scenario';
+export type { Scenario, ScenarioInput, JobScript, Step, ResultPayload, DialectName, SessionSettings } from './scenario';
 export { faultSchema, faultRuleSchema, parseFaultHeader, FAULT_HEADER } from './faults';
 export type { Fault, FaultRule, SimAction } from './faults';
-export type { RequestRecord, RequestFilter, AuthorizationSeen } from './accounting';
+export type { RequestRecord, RequestFilter, AuthorizationSeen, SessionSeen } from './accounting';
 export { signWebhook } from './webhooks';
 export type { WebhookTarget, WebhookEvent, WebhookDeliveryRecord } from './webhooks';
 export { renderPayload } from './payloads';

@@ -100,6 +100,25 @@ export const jobScriptSchema = z.object({
 /** A job script (see {@link jobScriptSchema}). */
 export type JobScript = z.infer<typeof jobScriptSchema>;
 
+/**
+ * Session mode (V3, opt-in): the create answer sets a session cookie bound to the job, and the listed job actions
+ * without that cookie are answered `400 {"error":{"code":"session_required"}}` (not counted as status reads).
+ * `rotate` sets a new value on every accepted answer of those actions; the previous value stops working.
+ */
+export const sessionSchema = z.strictObject({
+  cookie: z.boolean(),
+  /** The cookie's name. */
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "_" and "-", at most 64').default('sim_session'),
+  /** The actions that need the cookie. */
+  requireOn: z.array(z.enum(['status', 'cancel', 'result'])).min(1).default(['status']),
+  rotate: z.boolean().default(false),
+});
+/** Session settings (see {@link sessionSchema}). */
+export type SessionSettings = z.infer<typeof sessionSchema>;
+
+const RECORDABLE_HEADER = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+const NEVER_RECORDED = new Set(['authorization', 'proxy-authorization', 'cookie']);
+
 /** Chooses a script when the create payload's field at `field` (dot path) equals `equals`. */
 export const matcherSchema = z.object({
   field: z.string().min(1),
@@ -127,6 +146,19 @@ export const scenarioSchema = z
     webhook: z.object({ url: z.url(), secret: z.string().min(1) }).optional(),
     /** Maximum number of request records kept (oldest dropped first). */
     maxRecordedRequests: z.number().int().min(1).max(10_000_000).optional(),
+    /** V3 session mode (see {@link sessionSchema}); off when absent. */
+    session: sessionSchema.optional(),
+    /** Request headers copied into each request record (`headers`), by name; never Authorization or Cookie. */
+    recordHeaders: z
+      .array(
+        z
+          .string()
+          .regex(RECORDABLE_HEADER, 'not a valid HTTP header name')
+          .transform((name) => name.toLowerCase())
+          .refine((name) => !NEVER_RECORDED.has(name), { message: 'credentials and cookies are never recorded' }),
+      )
+      .max(20)
+      .default([]),
   })
   .superRefine((s, ctx) => {
     const names = new Set(Object.keys(s.scripts));

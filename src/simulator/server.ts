@@ -2,11 +2,11 @@
  * The simulator's HTTP server (node:http): bearer authentication, routing to the active dialect, fault
  * injection, accounting of every request, webhook emission, and the reserved test endpoints under `/_sim/`.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { canonicalJson } from '../core/canonical-json';
-import { Accounting, type AuthorizationSeen, type RequestFilter, type RequestRecord } from './accounting';
+import { Accounting, type AuthorizationSeen, type RequestFilter, type RequestRecord, type SessionSeen } from './accounting';
 import { lroDialect } from './dialects/lro';
 import { operationLocationDialect } from './dialects/operation-location';
 import { restDialect } from './dialects/rest';
@@ -104,6 +104,11 @@ export interface Simulator {
   createdJobCount(): number;
   /** Every webhook delivery attempt. */
   webhookDeliveries(): WebhookDeliveryRecord[];
+  /**
+   * Session mode: every session cookie value issued for a job, oldest first (in-process only, never served over
+   * HTTP), so a test can prove none of them leaked into a journal, a history or a log.
+   */
+  issuedSessions(jobId: string): string[];
   /** Sends one webhook event for a job now (or after `delayMs`); resolves with the delivery record. */
   deliverWebhook(jobId: string, options?: DeliverWebhookOptions): Promise<WebhookDeliveryRecord>;
 }
@@ -143,6 +148,10 @@ class SimulatorServer implements Simulator {
   private readonly delays = new Map<NodeJS.Timeout, () => void>();
   private readonly server: Server;
   private readonly maxBodyBytes: number;
+  /** Session mode: the current session cookie value of each job (raw job ID). */
+  private readonly sessions = new Map<string, string>();
+  /** Session mode: every value issued per job (raw job ID), for {@link Simulator.issuedSessions}. */
+  private readonly issued = new Map<string, string[]>();
 
   constructor(private readonly options: SimulatorOptions) {
     this.scenario = parseScenario(options.scenario ?? {}, '(options.scenario)');
@@ -210,6 +219,8 @@ class SimulatorServer implements Simulator {
     for (const t of this.advanceTimers.values()) clearTimeout(t);
     this.advanceTimers.clear();
     this.jobStore.clear();
+    this.sessions.clear();
+    this.issued.clear();
     this.accounting.clear();
     this.ruleCounters = new Map();
     this.webhooks.clear();
@@ -249,6 +260,11 @@ class SimulatorServer implements Simulator {
 
   webhookDeliveries(): WebhookDeliveryRecord[] {
     return this.webhooks.deliveries();
+  }
+
+  issuedSessions(jobId: string): string[] {
+    const job = this.findJob(jobId);
+    return job === undefined ? [] : [...(this.issued.get(job.id) ?? [])];
   }
 
   async deliverWebhook(jobId: string, options: DeliverWebhookOptions = {}): Promise<WebhookDeliveryRecord> {
@@ -346,6 +362,8 @@ class SimulatorServer implements Simulator {
     if (typeof trace === 'string') record.traceId = trace;
     const traceparent = req.headers['traceparent'];
     if (typeof traceparent === 'string') record.traceparent = traceparent;
+    const recorded = this.recordedHeaders(req);
+    if (recorded !== undefined) record.headers = recorded;
 
     if (path.startsWith('/_sim/')) {
       record.action = 'sim';
@@ -412,12 +430,22 @@ class SimulatorServer implements Simulator {
     if (route.jobId !== undefined && !job) {
       return this.finish(res, record, { status: 404, json: { error: { code: 'not_found', message: `no job ${route.jobId}` } } });
     }
+    // Session mode: a job action that needs the session is refused without it, before the job sees the request
+    // (a refused status read is not counted and does not move a poll-based step).
+    const needsSession = job !== undefined && this.sessionRequired(route.action);
+    if (job !== undefined && needsSession) {
+      record.session = this.sessionSeen(req, job.id);
+      if (record.session !== 'valid') {
+        return this.finish(res, record, { status: 400, json: { error: { code: 'session_required', message: 'this request needs the session cookie set by the create answer' } } });
+      }
+    }
 
     const nowMs = this.clock();
     if (job) this.jobStore.advance(job, nowMs, route.action === 'status');
     const ctx = this.context(nowMs, fault, job, scriptName ?? this.scenario.defaultScript);
-    const response = dialect.handle(route, simReq, ctx);
+    const answered = dialect.handle(route, simReq, ctx);
     if (ctx.job && !record.jobId) record.jobId = dialect.publicJobId(ctx.job.id);
+    const response = this.withSessionCookie(route.action, needsSession, ctx.job, answered);
 
     // Faults that act after the provider processed the request.
     if (fault?.kind === 'drop') {
@@ -428,6 +456,53 @@ class SimulatorServer implements Simulator {
     if (fault?.kind === 'malformed') return this.malformed(res, record, response, fault);
     if (fault?.kind === 'truncated') return this.truncated(res, record, response);
     return this.finish(res, record, response);
+  }
+
+  /** The request headers the scenario asks to record, or undefined when none are asked for or present. */
+  private recordedHeaders(req: IncomingMessage): Record<string, string> | undefined {
+    const names = this.scenario.recordHeaders;
+    if (names.length === 0) return undefined;
+    const out: Record<string, string> = {};
+    for (const name of names) {
+      const value = req.headers[name];
+      if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    return Object.keys(out).length > 0 ? out : undefined;
+  }
+
+  private sessionRequired(action: SimRoute['action']): boolean {
+    const session = this.scenario.session;
+    return session?.cookie === true && (session.requireOn as readonly string[]).includes(action);
+  }
+
+  /** Whether the request carries the job's current session cookie (compared in constant time). */
+  private sessionSeen(req: IncomingMessage, jobId: string): SessionSeen {
+    const name = this.scenario.session?.name ?? 'sim_session';
+    const header = req.headers.cookie;
+    const pairs = (Array.isArray(header) ? header.join('; ') : (header ?? '')).split(';').map((p) => p.trim());
+    const sent = pairs.find((p) => p.startsWith(`${name}=`))?.slice(name.length + 1);
+    if (sent === undefined) return 'absent';
+    const expected = this.sessions.get(jobId);
+    if (expected === undefined) return 'invalid';
+    const a = Buffer.from(sent);
+    const b = Buffer.from(expected);
+    return a.length === b.length && timingSafeEqual(a, b) ? 'valid' : 'invalid';
+  }
+
+  /**
+   * Session mode: a 2xx create answer opens the job's session (a repeated create gets the same one), and with
+   * `rotate` every accepted answer of a session action sets a new value.
+   */
+  private withSessionCookie(action: SimRoute['action'], checked: boolean, job: SimJob | undefined, response: SimResponse): SimResponse {
+    const session = this.scenario.session;
+    if (session?.cookie !== true || job === undefined || response.status < 200 || response.status >= 300) return response;
+    let value: string | undefined;
+    if (action === 'create') value = this.sessions.get(job.id) ?? randomBytes(16).toString('hex');
+    else if (checked && session.rotate) value = randomBytes(16).toString('hex');
+    if (value === undefined) return response;
+    if (this.sessions.get(job.id) !== value) (this.issued.get(job.id) ?? this.issued.set(job.id, []).get(job.id)!).push(value);
+    this.sessions.set(job.id, value);
+    return { ...response, headers: { ...response.headers, 'set-cookie': `${session.name}=${value}; Path=/; HttpOnly` } };
   }
 
   private sleep(ms: number): Promise<void> {

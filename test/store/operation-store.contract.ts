@@ -339,11 +339,69 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
       });
     });
 
+    describe('provider sessions (V3)', () => {
+      const jar = (value: string): string => JSON.stringify({ v: 1, origin: 'http://127.0.0.1:8080', cookies: [{ key: 'sid', value, path: '/' }] });
+
+      it('V3: saves, loads and replaces an operation\'s session; another operation sees none', async () => {
+        expect(await store.loadProviderSession('op-v3')).toBeNull();
+        await store.saveProviderSession('op-v3', jar('one'));
+        const first = await store.loadProviderSession('op-v3');
+        expect(first?.json).toBe(jar('one'));
+        expect(Number.isNaN(Date.parse(first!.updatedAt))).toBe(false);
+        await store.saveProviderSession('op-v3', jar('two'));
+        expect((await store.loadProviderSession('op-v3'))?.json).toBe(jar('two'));
+        expect(await store.loadProviderSession('op-other')).toBeNull();
+      });
+
+      it('V3: a session is kept by the database, not by the store object: another store on the same database reads it', async () => {
+        await store.saveProviderSession('op-v3', jar('kept'));
+        const other = await h.open();
+        expect((await other.loadProviderSession('op-v3'))?.json).toBe(jar('kept'));
+        await other.close();
+      });
+
+      it('V3: a session is never part of the journal, the snapshot or the chain', async () => {
+        await store.appendMany(storyEntries('op-v3'));
+        await store.putOperation(snapshot('op-v3'));
+        const before = { entries: await store.entries('op-v3'), snapshot: await store.getOperation('op-v3'), head: await store.chainHead('op-v3') };
+        await store.saveProviderSession('op-v3', jar('sess_e2b1c9d0'));
+        expect({ entries: await store.entries('op-v3'), snapshot: await store.getOperation('op-v3'), head: await store.chainHead('op-v3') }).toEqual(before);
+        expect(JSON.stringify(before)).not.toContain('sess_e2b1c9d0');
+        expect((await store.verifyChains({ operationId: 'op-v3' })).breaks).toEqual([]);
+      });
+
+      it('V3: a session over 64 KiB is refused with ASYNCJOB_ERR_SESSION_TOO_LARGE and the stored one is kept', async () => {
+        await store.saveProviderSession('op-v3', jar('small'));
+        const big = jar('x'.repeat(64 * 1024));
+        const err = await expectCode(store.saveProviderSession('op-v3', big), 'ASYNCJOB_ERR_SESSION_TOO_LARGE');
+        expect(err.message).toContain('65536');
+        expect(err.message).not.toContain('xxxxxxxx');
+        expect((await store.loadProviderSession('op-v3'))?.json).toBe(jar('small'));
+      });
+
+      it('V3: the database itself refuses an oversized session written behind the store\'s back', async () => {
+        await expect(h.sql(`INSERT INTO provider_sessions (operation_id, jar, updated_at) VALUES ('op-raw', '${'y'.repeat(70_000)}', 'now')`)).rejects.toThrow();
+        expect(await store.loadProviderSession('op-raw')).toBeNull();
+      });
+
+      it('V3: refuses text that is not JSON, a bad operation ID, and a configured secret, never echoing the session', async () => {
+        await expectCode(store.saveProviderSession('op-v3', 'sid=abc'), 'ASYNCJOB_ERR_INVALID_INPUT');
+        await expectCode(store.saveProviderSession('', jar('a')), 'ASYNCJOB_ERR_INVALID_INPUT');
+        const guarded = await h.open({ forbiddenValues: ['tk_fake_51Habc'] });
+        const err = await expectCode(guarded.saveProviderSession('op-v3', jar('tk_fake_51Habc')), 'ASYNCJOB_ERR_SECRET_IN_RECORD');
+        expect(err.message).not.toContain('tk_fake_51Habc');
+        expect(await store.loadProviderSession('op-v3')).toBeNull();
+        await guarded.close();
+      });
+    });
+
     it('refuses use after close', async () => {
       const other = await h.open();
       await other.close();
       await other.close();
       await expectCode(other.append(storyEntries('op-x')[0]!), 'ASYNCJOB_ERR_STORE_CLOSED');
+      await expectCode(other.saveProviderSession('op-x', '{}'), 'ASYNCJOB_ERR_STORE_CLOSED');
+      await expectCode(other.loadProviderSession('op-x'), 'ASYNCJOB_ERR_STORE_CLOSED');
     });
   });
 }

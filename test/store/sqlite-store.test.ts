@@ -45,6 +45,7 @@ describe('SQLite engine', () => {
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(raw.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([
       { version: 1, name: 'operation record, hash-chained journal, artifacts, webhook events' },
+      { version: 2, name: 'provider sessions (V3): one serialised cookie jar per operation' },
     ]);
     raw.close();
     await store.close();

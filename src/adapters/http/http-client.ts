@@ -22,6 +22,7 @@ import {
 } from './options';
 import { REDACTED, createRedactionRules, redactHeaders, redactJson, redactText, redactUrl, type RedactionRules } from './redact';
 import { traceHeaders } from './trace-headers';
+import { type HttpSession } from './cookie-jar';
 
 /** The HTTP methods the client sends. */
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -42,6 +43,12 @@ export interface HttpRequest {
   readonly traceId: string;
   /** The span ID for `traceparent` (16 hex); a fresh random one per call when absent. */
   readonly spanId?: string;
+  /**
+   * V3: the operation's provider session. When given, its cookies for the request URL are sent as `Cookie` (set
+   * here, at the last moment, like the credential, and only once the URL is known to be on the provider's
+   * origin) and every `Set-Cookie` of the answer is stored into it. Both headers are redacted in the exchange.
+   */
+  readonly session?: HttpSession;
 }
 
 /** Where `download` writes the body: a Node writable (not ended by us) or a callback awaited per chunk. */
@@ -243,7 +250,27 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       : baseRules;
     const secrets = secretsOf(credential.header);
     const wireHeaders = { ...headers };
-    if (credential.header) wireHeaders[credential.header.headerName.toLowerCase()] = credential.header.headerValue;
+    // V3: the session's cookies, for this URL only (the target is on the provider's origin by now). A contract
+    // never sets `cookie` (reserved); with a session, the jar is the only source of it.
+    const session = request.session;
+    const sessionCookie = session === undefined ? undefined : session.cookieHeader(target.url);
+    if (session !== undefined) delete wireHeaders.cookie;
+    if (sessionCookie !== undefined && isHeaderValue(sessionCookie)) wireHeaders.cookie = sessionCookie;
+    if (credential.header) {
+      const name = credential.header.headerName.toLowerCase();
+      // A credential carried as a cookie is sent together with the session's cookies, never instead of them.
+      wireHeaders[name] = name === 'cookie' && wireHeaders.cookie !== undefined ? `${credential.header.headerValue}; ${wireHeaders.cookie}` : credential.header.headerValue;
+    }
+    const onSetCookies =
+      session === undefined
+        ? undefined
+        : (values: readonly string[]): void => {
+            try {
+              session.receive(target.url, values);
+            } catch {
+              // A session that fails to store a cookie never fails the exchange.
+            }
+          };
 
     const outcome = await dispatch(
       {
@@ -254,6 +281,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       },
       mode,
       rules,
+      onSetCookies,
     );
     return finish(rules, secrets, { ...outcome, requestHeaders: wireHeaders });
   }
@@ -286,6 +314,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     dispatchOptions: { path: string; method: string; headers: Record<string, string>; body: Buffer | undefined },
     mode: Mode,
     rules: RedactionRules,
+    onSetCookies?: (values: readonly string[]) => void,
   ): Promise<DispatchResult> {
     const limitBytes = mode.kind === 'sink' ? opts.maxDownloadBytes : opts.maxBodyBytes;
     return new Promise<DispatchResult>((resolve, reject) => {
@@ -389,6 +418,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           phase = 'reading_body';
           status = statusCode;
           rawHeaders = headersFromRaw(raw);
+          // V3: cookies are taken as soon as the headers arrive (RFC 6265 5.3), even if the body fails later.
+          const setCookies = rawHeaders['set-cookie'];
+          if (onSetCookies !== undefined && setCookies !== undefined && setCookies.length > 0) onSetCookies(setCookies);
           const cl = rawHeaders['content-length']?.[0];
           const bodyless = dispatchOptions.method === 'HEAD' || statusCode === 204 || statusCode === 304;
           if (!bodyless && cl !== undefined && /^\d+$/.test(cl.trim())) expectedBytes = Number(cl.trim());

@@ -1,6 +1,7 @@
 /**
  * The provider HTTP layer: one pooled undici client per provider, with timeouts, size limits, credential
- * injection at the last moment, trace headers, redaction, and every outcome returned as data.
+ * injection at the last moment, per-operation cookie sessions (V3), trace headers, redaction, and every outcome
+ * returned as data.
  */
 export { createHttpClient, type HttpClient, type HttpRequest, type HttpMethod, type HttpDownload, type DownloadSink, type DownloadedBody } from './http-client';
 export { HTTP_ERROR_CATEGORIES, classifyTransportFailure, type HttpErrorCategory, type HttpExchange, type RecordedRequest, type ExchangePhase } from './exchange';
@@ -21,3 +22,4 @@ export {
   type RedactionRules,
 } from './redact';
 export { traceHeaders, w3cTraceIdFor, newSpanId, type TraceHeaders } from './trace-headers';
+export { ProviderSession, MAX_SESSION_COOKIES, MAX_SET_COOKIE_CHARS, type HttpSession, type ProviderSessionOptions } from './cookie-jar';

@@ -16,6 +16,9 @@
  * - `operation_jobs`: (provider, remote_job_id) -> operation, for the webhook receiver.
  * - `artifacts`: queryable copy of artifact entries (location, sha256, size, validation), append-only.
  * - `webhook_events`: unique by (provider, event_id), for dedupe.
+ * - `provider_sessions`: V3, an operation's provider session (its cookie jar, serialised), one row per operation,
+ *   replaced on every save. Session state, not history: never journalled, never hashed, never in a snapshot, and
+ *   so never in Temporal (activities load and save it around a provider call).
  * UPDATE and DELETE of `journal` and `artifacts` are refused by the API (it has no such method) and by triggers.
  */
 import { z } from 'zod';
@@ -93,6 +96,17 @@ export type PutOperationResult =
   | { readonly kind: 'unchanged'; readonly version: number }
   | { readonly kind: 'stale'; readonly storedVersion: number };
 
+/** V3: the largest serialised provider session the store keeps (64 KiB of UTF-8). */
+export const MAX_PROVIDER_SESSION_BYTES = 64 * 1024;
+
+/** An operation's provider session as stored. */
+export interface StoredProviderSession {
+  /** The serialised session (JSON text, opaque to the store). */
+  readonly json: string;
+  /** When it was last saved (ISO-8601). */
+  readonly updatedAt: string;
+}
+
 /** Options shared by both engines. */
 export interface OperationStoreOptions {
   /** Key for HMAC-SHA256 chain hashes, kept outside the database (e.g. `ASYNCJOB_AUDIT_HMAC_KEY`). Never stored. */
@@ -136,6 +150,17 @@ export interface OperationStore {
   recordWebhookEvent(event: WebhookEvent): Promise<'recorded' | 'duplicate'>;
   /** The artifacts recorded for an operation, in sequence order. */
   artifacts(operationId: string): Promise<StoredArtifact[]>;
+  /**
+   * V3: the operation's provider session (its serialised cookie jar), or null when none was saved. Never part of
+   * the journal or the snapshot.
+   */
+  loadProviderSession(operationId: string): Promise<StoredProviderSession | null>;
+  /**
+   * V3: replaces the operation's provider session (last write wins: one operation makes one provider call at a
+   * time). `json` must be JSON text of at most {@link MAX_PROVIDER_SESSION_BYTES} bytes
+   * (`ASYNCJOB_ERR_SESSION_TOO_LARGE`, nothing written) and carry no credential or configured secret value.
+   */
+  saveProviderSession(operationId: string, json: string): Promise<void>;
   /** Recomputes every chain (or one operation's) and reports the first broken link per operation. Read-only. */
   verifyChains(options?: { operationId?: string }): Promise<ChainVerification>;
   /** Releases the connection(s). Idempotent. */
@@ -199,6 +224,33 @@ export function prepareWebhookEvent(input: unknown, forbiddenValues: readonly st
   if (!parsed.success) throw invalidInput('webhook event', parsed.error.issues);
   assertNoSecrets(`webhook event ${parsed.data.provider}/${parsed.data.eventId}`, parsed.data, forbiddenValues);
   return parsed.data;
+}
+
+/**
+ * Validates a provider session before it is saved: an operation ID, JSON text, at most
+ * {@link MAX_PROVIDER_SESSION_BYTES} bytes, no credential of ours. The error never quotes the session. Pure.
+ */
+export function prepareProviderSession(operationId: unknown, json: unknown, forbiddenValues: readonly string[] = []): { operationId: string; json: string } {
+  const id = z.string().min(1).max(200).safeParse(operationId);
+  if (!id.success) throw invalidInput('provider session', id.error.issues.map((i) => ({ ...i, path: ['operationId'] })));
+  if (typeof json !== 'string') throw invalidInput('provider session', [{ path: ['json'], message: 'must be JSON text' }]);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > MAX_PROVIDER_SESSION_BYTES) {
+    throw new StoreError(
+      'ASYNCJOB_ERR_SESSION_TOO_LARGE',
+      `the provider session of ${id.data} is ${bytes} bytes, above the ${MAX_PROVIDER_SESSION_BYTES}-byte limit; it was not saved`,
+      [{ path: 'json', message: `${bytes} bytes, at most ${MAX_PROVIDER_SESSION_BYTES}` }],
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw invalidInput('provider session', [{ path: ['json'], message: 'is not JSON text' }]);
+  }
+  // Our credentials never belong in a provider session (the jar holds what the provider set, nothing of ours).
+  assertNoSecrets(`provider session ${id.data}`, parsed, forbiddenValues);
+  return { operationId: id.data, json };
 }
 
 /** Parses a stored entry text back; null when it no longer parses (a tampered row). */

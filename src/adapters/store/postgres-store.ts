@@ -13,6 +13,7 @@ import {
   decideAppend,
   parseStoredEntry,
   prepareEntry,
+  prepareProviderSession,
   prepareSnapshot,
   prepareWebhookEvent,
   queryLimit,
@@ -24,6 +25,7 @@ import {
   type PutOperationResult,
   type StoredArtifact,
   type StoredEntry,
+  type StoredProviderSession,
   type WebhookEvent,
 } from './operation-store';
 import { toStoredArtifact, toStoredEntry, type ArtifactRow, type JournalRow } from './rows';
@@ -292,6 +294,24 @@ export class PostgresOperationStore implements OperationStore {
   async artifacts(operationId: string): Promise<StoredArtifact[]> {
     const rows = await this.query<ArtifactRow>('SELECT * FROM artifacts WHERE operation_id = $1 ORDER BY sequence', [operationId]);
     return rows.rows.map(toStoredArtifact);
+  }
+
+  /** @inheritdoc */
+  async loadProviderSession(operationId: string): Promise<StoredProviderSession | null> {
+    const row = (
+      await this.query<{ jar: string; updated_at: string }>('SELECT jar, updated_at FROM provider_sessions WHERE operation_id = $1', [operationId])
+    ).rows[0];
+    return row === undefined ? null : { json: row.jar, updatedAt: row.updated_at };
+  }
+
+  /** @inheritdoc */
+  async saveProviderSession(operationId: string, json: string): Promise<void> {
+    const session = prepareProviderSession(operationId, json, this.forbiddenValues);
+    await this.query(
+      `INSERT INTO provider_sessions (operation_id, jar, updated_at) VALUES ($1, $2, $3)
+       ON CONFLICT (operation_id) DO UPDATE SET jar = EXCLUDED.jar, updated_at = EXCLUDED.updated_at`,
+      [session.operationId, session.json, new Date().toISOString()],
+    );
   }
 
   /** @inheritdoc */

@@ -16,6 +16,7 @@ import {
   decideAppend,
   parseStoredEntry,
   prepareEntry,
+  prepareProviderSession,
   prepareSnapshot,
   prepareWebhookEvent,
   queryLimit,
@@ -27,6 +28,7 @@ import {
   type PutOperationResult,
   type StoredArtifact,
   type StoredEntry,
+  type StoredProviderSession,
   type WebhookEvent,
 } from './operation-store';
 import { toStoredArtifact, toStoredEntry, type ArtifactRow, type JournalRow } from './rows';
@@ -292,6 +294,25 @@ export class SqliteOperationStore implements OperationStore {
     return this.stmt<[string], ArtifactRow>('SELECT * FROM artifacts WHERE operation_id = ? ORDER BY sequence')
       .all(operationId)
       .map(toStoredArtifact);
+  }
+
+  /** @inheritdoc */
+  async loadProviderSession(operationId: string): Promise<StoredProviderSession | null> {
+    this.open();
+    const row = this.stmt<[string], { jar: string; updated_at: string }>('SELECT jar, updated_at FROM provider_sessions WHERE operation_id = ?')
+      .get(operationId);
+    return row === undefined ? null : { json: row.jar, updatedAt: row.updated_at };
+  }
+
+  /** @inheritdoc */
+  async saveProviderSession(operationId: string, json: string): Promise<void> {
+    this.open();
+    const session = prepareProviderSession(operationId, json, this.forbiddenValues);
+    this.stmt(
+        `INSERT INTO provider_sessions (operation_id, jar, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (operation_id) DO UPDATE SET jar = excluded.jar, updated_at = excluded.updated_at`,
+      )
+      .run(session.operationId, session.json, new Date().toISOString());
   }
 
   /** @inheritdoc */

@@ -14,7 +14,7 @@ export const STORE_CODES = {
    * history is append-only. Appears in the driver's error message, not as a {@link StoreError}.
    */
   ASYNCJOB_ERR_APPEND_ONLY: 'the journal and artifacts tables are append-only',
-  /** The entry, snapshot or webhook event contains a credential or a configured secret value (T4). */
+  /** The entry, snapshot, webhook event or provider session contains a credential or a configured secret value (T4). */
   ASYNCJOB_ERR_SECRET_IN_RECORD: 'a credential or secret value was offered to the store',
   /** An entry, snapshot or query argument failed validation; the issues name the fields. */
   ASYNCJOB_ERR_INVALID_INPUT: 'the input failed validation',
@@ -22,6 +22,8 @@ export const STORE_CODES = {
   ASYNCJOB_ERR_STORE_LOCATION: 'the store location is not valid or cannot be opened',
   /** The store was used after `close()`. */
   ASYNCJOB_ERR_STORE_CLOSED: 'the store is closed',
+  /** V3: a provider session (serialised cookie jar) over the size limit was offered; nothing was written. */
+  ASYNCJOB_ERR_SESSION_TOO_LARGE: 'the provider session is over the size limit',
 } as const;
 
 /** A stable store error code. */

@@ -92,4 +92,15 @@ CREATE TRIGGER artifacts_no_delete BEFORE DELETE ON artifacts FOR EACH ROW EXECU
 CREATE TRIGGER artifacts_no_truncate BEFORE TRUNCATE ON artifacts FOR EACH STATEMENT EXECUTE FUNCTION asyncjob_refuse_change();
 `,
   },
+  {
+    version: 2,
+    name: 'provider sessions (V3): one serialised cookie jar per operation',
+    sql: `
+CREATE TABLE provider_sessions (
+  operation_id TEXT PRIMARY KEY,
+  jar TEXT NOT NULL CHECK (octet_length(jar) <= 65536),
+  updated_at TEXT NOT NULL
+);
+`,
+  },
 ];

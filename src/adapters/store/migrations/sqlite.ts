@@ -88,4 +88,15 @@ CREATE TRIGGER artifacts_no_delete BEFORE DELETE ON artifacts
 BEGIN SELECT RAISE(ABORT, 'ASYNCJOB_ERR_APPEND_ONLY: artifacts is append-only; DELETE refused'); END;
 `,
   },
+  {
+    version: 2,
+    name: 'provider sessions (V3): one serialised cookie jar per operation',
+    sql: `
+CREATE TABLE provider_sessions (
+  operation_id TEXT PRIMARY KEY,
+  jar TEXT NOT NULL CHECK (length(CAST(jar AS BLOB)) <= 65536),
+  updated_at TEXT NOT NULL
+) STRICT;
+`,
+  },
 ];
