@@ -5,155 +5,25 @@
  * (R3), and applies `afterCollect`. Only the summary enters the record; the bytes stay in the artifact store.
  */
 import { type HttpDownload } from '../adapters/http';
-import { readField, type ProviderAdapter } from '../adapters/providers';
+import { type ProviderAdapter } from '../adapters/providers';
 import { type ArtifactWriter, type StoredArtifact } from '../adapters/artifacts/artifact-store';
 import { type Observation } from '../core/observation';
-import { type OperationRecord, type ResultSummary } from '../core/operation';
+import { type OperationRecord } from '../core/operation';
 import { afterCollect, type CollectOutcome } from '../core/step';
 import { type ProviderCallInput } from './types';
 import { ActivityError } from './errors';
 import { inCallFrame } from './call-frame';
-import { HEARTBEAT_INTERVAL_MS, heartbeater, httpRequestOf, transportObservation, type ActivityContext } from './provider-call';
+import { checkResult, outcomeOf, type ArrivalFacts } from './result-checks';
+import { collectWithoutRequest } from './collect-staged';
+import { followPages } from './collect-pages';
+import { decorateForOperation, HEARTBEAT_INTERVAL_MS, heartbeater, httpRequestOf, transportObservation, withProviderSession, type ActivityContext } from './provider-call';
 
-const MAX_SUMMARY_PROBLEMS = 20;
-const MAX_SUMMARY_FAILED = 100;
 const HEARTBEAT_EVERY_BYTES = 1024 * 1024;
 
-/** What the checks found. */
-interface Checked {
-  problems: string[];
-  notes: string[];
-  recordCount?: number;
-  failedItems?: string[];
-  failedItemCount?: number;
-}
-
-function mediaTypeOf(contentType: string | undefined): string {
-  return (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-}
-
-function isNdjson(media: string): boolean {
-  return media === 'application/x-ndjson' || media === 'application/ndjson' || media === 'application/jsonl' || media === 'application/x-jsonlines';
-}
-
-function isJson(media: string): boolean {
-  return media === 'application/json' || media.endsWith('+json') || media === 'text/json';
-}
-
-/** Reads a committed artifact back (only called for results up to `maxParseBytes`). */
-async function readArtifact(ctx: ActivityContext, location: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of ctx.artifacts.open(location)) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-/** R3: records and batch items of a JSON or NDJSON result small enough to parse. */
-async function countItems(ctx: ActivityContext, adapter: ProviderAdapter, stored: StoredArtifact, media: string, out: Checked): Promise<void> {
-  const json = isJson(media);
-  const ndjson = isNdjson(media);
-  if (!json && !ndjson) return;
-  if (stored.sizeBytes > ctx.maxParseBytes) {
-    out.notes.push(`not_checked: record count and batch items (the result is ${stored.sizeBytes} bytes, above the ${ctx.maxParseBytes}-byte parse limit)`);
-    return;
-  }
-  const text = (await readArtifact(ctx, stored.location)).toString('utf8');
-  let document: unknown;
-  if (ndjson) {
-    const items: unknown[] = [];
-    const lines = text.split('\n');
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!.trim();
-      if (line === '') continue;
-      try {
-        items.push(JSON.parse(line) as unknown);
-      } catch {
-        out.problems.push(`line ${i + 1} of the NDJSON result is not JSON`);
-        return;
-      }
-    }
-    out.recordCount = items.length;
-    document = { items };
-  } else {
-    try {
-      document = JSON.parse(text) as unknown;
-    } catch (error) {
-      out.problems.push(`the JSON result does not parse: ${(error as Error).message.slice(0, 200)}`);
-      return;
-    }
-    // A JSON array holds one record per element; any other JSON document is one record.
-    out.recordCount = Array.isArray(document) ? document.length : 1;
-  }
-  const itemsField = adapter.contract?.result.batch?.itemsField;
-  if (!ndjson && itemsField !== undefined && !readField(document, itemsField).found) {
-    out.notes.push(`not a batch result: no field ${itemsField}`);
-    return;
-  }
-  const batch = ndjson ? undefined : adapter.countBatchItems(document);
-  if (batch !== undefined) {
-    out.problems.push(...batch.problems);
-    out.recordCount = batch.total;
-    out.failedItemCount = batch.failed;
-    out.failedItems = batch.failedItemIds;
-    if (batch.failedIdsTruncated) out.notes.push(`only the first ${batch.failedItemIds.length} failed item IDs are listed`);
-  }
-}
-
-/** R2: the result against the provider's integrity data (status answer and result headers). */
-async function checkResult(ctx: ActivityContext, adapter: ProviderAdapter, record: OperationRecord, exchange: HttpDownload, stored: StoredArtifact): Promise<Checked> {
-  const out: Checked = { problems: [], notes: [] };
+/** The arrival facts of a download. */
+function arrivalOf(exchange: HttpDownload): ArrivalFacts {
   const download = exchange.download;
-  if (download === undefined || !download.complete) {
-    out.problems.push(`truncated: ${stored.sizeBytes} bytes arrived${download?.expectedSizeBytes !== undefined ? ` of the ${download.expectedSizeBytes} announced` : ''}`);
-  }
-  const integrity = adapter.readResultIntegrity(exchange.headers);
-  out.problems.push(...integrity.problems);
-  const reference = record.remote.resultReference ?? {};
-  const expectedSha = reference.sha256 ?? integrity.sha256;
-  if (expectedSha !== undefined && expectedSha.toLowerCase() !== stored.sha256) out.problems.push(`checksum mismatch: the provider gave sha256 ${expectedSha}, the bytes have ${stored.sha256}`);
-  if (expectedSha === undefined) out.notes.push('not_checked: the provider gives no checksum');
-  const expectedSize = reference.sizeBytes ?? integrity.sizeBytes;
-  if (expectedSize !== undefined && expectedSize !== stored.sizeBytes) out.problems.push(`size mismatch: the provider gave ${expectedSize} bytes, ${stored.sizeBytes} arrived`);
-  const media = mediaTypeOf(integrity.contentType);
-  if (reference.contentType !== undefined && mediaTypeOf(reference.contentType) !== media) {
-    out.problems.push(`content type mismatch: the provider announced ${mediaTypeOf(reference.contentType)}, the result is ${media || '(none)'}`);
-  }
-  if (download?.complete === true) await countItems(ctx, adapter, stored, media, out);
-  const expectedCount = reference.recordCount ?? integrity.recordCount;
-  if (expectedCount !== undefined) {
-    if (out.recordCount === undefined) out.notes.push(`not_checked: the provider announced ${expectedCount} records; they were not counted`);
-    else if (expectedCount !== out.recordCount) out.problems.push(`record count mismatch: the provider gave ${expectedCount}, the result has ${out.recordCount}`);
-  }
-  return out;
-}
-
-/** Builds the summary (bounded, for the record) and the artifact entry (full failed-item list, for the journal). */
-function outcomeOf(stored: StoredArtifact, contentType: string | undefined, checked: Checked): CollectOutcome {
-  const validation = checked.problems.length > 0 ? 'invalid' : 'valid';
-  const all = [...checked.problems, ...checked.notes].map((p) => p.slice(0, 2000));
-  const result: ResultSummary = {
-    artifactLocation: stored.location,
-    sha256: stored.sha256,
-    sizeBytes: stored.sizeBytes,
-    validation,
-    ...(all.length > 0 ? { problems: all.slice(0, MAX_SUMMARY_PROBLEMS) } : {}),
-    ...(checked.recordCount !== undefined ? { recordCount: checked.recordCount } : {}),
-    ...(checked.failedItemCount !== undefined ? { failedItemCount: checked.failedItemCount } : {}),
-    ...(checked.failedItems !== undefined && checked.failedItems.length > 0 ? { failedItems: checked.failedItems.slice(0, MAX_SUMMARY_FAILED) } : {}),
-  };
-  return {
-    result,
-    artifact: {
-      kind: 'artifact',
-      location: stored.location,
-      sha256: stored.sha256,
-      sizeBytes: stored.sizeBytes,
-      ...(contentType !== undefined ? { contentType: contentType.slice(0, 200) } : {}),
-      ...(checked.recordCount !== undefined ? { recordCount: checked.recordCount } : {}),
-      ...(checked.failedItems !== undefined && checked.failedItems.length > 0 ? { failedItems: checked.failedItems.slice(0, 10_000) } : {}),
-      validation,
-      ...(all.length > 0 ? { validationProblems: all.slice(0, 100) } : {}),
-    },
-  };
+  return { headers: exchange.headers, complete: download?.complete === true, ...(download?.expectedSizeBytes !== undefined ? { expectedSizeBytes: download.expectedSizeBytes } : {}) };
 }
 
 /** The observation of a result download that got a response (2xx streamed, or an error status read bounded). */
@@ -178,11 +48,14 @@ function collectObservation(adapter: ProviderAdapter, exchange: HttpDownload, tr
 export function collectResult(ctx: ActivityContext) {
   return async (input: ProviderCallInput): Promise<OperationRecord> => {
     return inCallFrame(ctx, input, 'collect', async (record, { adapter, http }, step) => {
+      // V2: a result that arrived inline (staged) or an operation without one needs no request.
+      const local = await collectWithoutRequest(ctx, { adapter, http }, record, step);
+      if (local !== undefined) return local;
       const heartbeat = heartbeater();
-      const built = adapter.buildResultRequest({
+      const built = decorateForOperation(ctx, adapter, record, adapter.buildResultRequest({
         ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
         ...(record.remote.resultReference?.url !== undefined ? { resultUrl: record.remote.resultReference.url } : {}),
-      });
+      }));
       const finish = (o: Observation, outcome: CollectOutcome) => afterCollect(record, o, outcome, step);
       if (built.kind === 'refused') return finish(adapter.refusedObservation('collect', built, ctx.clock()), {});
 
@@ -198,13 +71,16 @@ export function collectResult(ctx: ActivityContext) {
       heartbeat({ bytes: 0 });
       const beating = setInterval(() => heartbeat({ bytes: writer.bytesWritten }), HEARTBEAT_INTERVAL_MS);
       try {
-        exchange = await http.download(httpRequestOf(built.request, record.traceId), async (chunk) => {
-          await writer.write(chunk);
-          if (writer.bytesWritten >= nextBeat) {
-            nextBeat = writer.bytesWritten + HEARTBEAT_EVERY_BYTES;
-            heartbeat({ bytes: writer.bytesWritten });
-          }
-        });
+        const request = built.request;
+        exchange = await withProviderSession(ctx, adapter, record, (session) =>
+          http.download(httpRequestOf(request, record.traceId, session), async (chunk) => {
+            await writer.write(chunk);
+            if (writer.bytesWritten >= nextBeat) {
+              nextBeat = writer.bytesWritten + HEARTBEAT_EVERY_BYTES;
+              heartbeat({ bytes: writer.bytesWritten });
+            }
+          }),
+        );
       } catch (error) {
         await writer.abort();
         throw error;
@@ -239,8 +115,17 @@ export function collectResult(ctx: ActivityContext) {
         await writer.abort();
         throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `cannot commit the artifact of ${record.operationId}: ${(error as Error).message}`, false);
       }
-      const checked = await checkResult(ctx, adapter, record, exchange, stored);
-      return finish(collectObservation(adapter, exchange, truncated), outcomeOf(stored, exchange.headers['content-type'], checked));
+      const observation = collectObservation(adapter, exchange, truncated);
+      const pages = truncated ? undefined : await followPages(ctx, adapter, http, record, stored);
+      if (pages?.kind === 'failed') return finish({ ...pages.observation, requestsSent: 1 + pages.pagesFetched }, {});
+      if (pages !== undefined && pages.pagesFetched > 0) {
+        // The pages' items, stored as one JSON array, are the result (R1); every page was a request (B2).
+        const checked = await checkResult(ctx, adapter, record, { headers: { 'content-type': 'application/json' }, complete: true }, pages.stored);
+        checked.problems.push(...pages.problems);
+        return finish({ ...observation, requestsSent: 1 + pages.pagesFetched }, outcomeOf(pages.stored, 'application/json', checked));
+      }
+      const checked = await checkResult(ctx, adapter, record, arrivalOf(exchange), stored);
+      return finish(observation, outcomeOf(stored, exchange.headers['content-type'], checked));
     });
   };
 }

@@ -4,7 +4,9 @@
  * operation whose provider convention has no result (`result.required: false`, a DELETE) ends with an empty,
  * valid summary. Either way collection stays its own recorded step, and no request is sent.
  */
+import { type HttpClient } from '../adapters/http';
 import { type ProviderAdapter } from '../adapters/providers';
+import { followPages } from './collect-pages';
 import { type Observation } from '../core/observation';
 import { type OperationRecord } from '../core/operation';
 import { afterCollect, type StepContext, type StepResult } from '../core/step';
@@ -30,7 +32,12 @@ function localObservation(record: OperationRecord, nowMs: number, note: string):
 }
 
 /** Collects a staged or absent result; `undefined` when the result must be downloaded. */
-export async function collectWithoutRequest(ctx: ActivityContext, adapter: ProviderAdapter, record: OperationRecord, step: StepContext): Promise<StepResult | undefined> {
+export async function collectWithoutRequest(
+  ctx: ActivityContext,
+  { adapter, http }: { adapter: ProviderAdapter; http: HttpClient },
+  record: OperationRecord,
+  step: StepContext,
+): Promise<StepResult | undefined> {
   const reference = record.remote.resultReference;
   if (reference?.none === true) {
     const note = 'no result to collect: the provider convention has none for this operation (result.required: false)';
@@ -41,7 +48,15 @@ export async function collectWithoutRequest(ctx: ActivityContext, adapter: Provi
   if (stored === undefined) {
     throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `the staged result of ${record.operationId} is missing at ${reference.stagedArtifact}`, false);
   }
-  const checked = await checkResult(ctx, adapter, record, { headers: { 'content-type': STAGED_CONTENT_TYPE }, complete: true }, stored);
-  const note = 'the result arrived inline with the success answer; validated from its staged copy, no request sent';
-  return afterCollect(record, localObservation(record, ctx.clock(), note), outcomeOf(stored, STAGED_CONTENT_TYPE, checked), step);
+  // A staged first page of a paged result: the following pages are fetched here (the only requests of this path).
+  const pages = await followPages(ctx, adapter, http, record, stored);
+  if (pages.kind === 'failed') return afterCollect(record, pages.observation, {}, step);
+  const checked = await checkResult(ctx, adapter, record, { headers: { 'content-type': STAGED_CONTENT_TYPE }, complete: true }, pages.stored);
+  checked.problems.push(...pages.problems);
+  const note =
+    pages.pagesFetched === 0
+      ? 'the result arrived inline with the success answer; validated from its staged copy, no request sent'
+      : `the first page arrived inline with the success answer; ${pages.pagesFetched} more pages fetched`;
+  const observation = { ...localObservation(record, ctx.clock(), note), requestsSent: pages.pagesFetched };
+  return afterCollect(record, observation, outcomeOf(pages.stored, STAGED_CONTENT_TYPE, checked), step);
 }

@@ -1,0 +1,76 @@
+/**
+ * Paged results collected whole (R1, V2): a result whose first page (downloaded, or staged inline) names a next
+ * page (`nextLink`) has every following page fetched, on the provider's origin only, and the items of all pages
+ * are stored as one JSON array that is then validated like any result. Every page is a request of the collect
+ * step (B2: `requestsSent` counts them); a page that fails ends the step with that page's observation.
+ */
+import { type HttpClient } from '../adapters/http';
+import { readField, type ProviderAdapter } from '../adapters/providers';
+import { type StoredArtifact } from '../adapters/artifacts/artifact-store';
+import { type Observation } from '../core/observation';
+import { type OperationRecord } from '../core/operation';
+import { ActivityError } from './errors';
+import { sendOnce, type ActivityContext } from './provider-call';
+import { readArtifact } from './result-checks';
+
+/** The outcome of following the pages. */
+export type PagesOutcome =
+  | { kind: 'whole'; stored: StoredArtifact; pagesFetched: number; problems: string[] }
+  | { kind: 'failed'; observation: Observation; pagesFetched: number };
+
+function pageOf(document: unknown, itemsField: string, nextLinkField: string): { items?: unknown[]; next?: string } {
+  const items = readField(document, itemsField);
+  const next = readField(document, nextLinkField);
+  return {
+    ...(items.found && Array.isArray(items.value) ? { items: items.value } : {}),
+    ...(next.found && typeof next.value === 'string' && next.value !== '' ? { next: next.value } : {}),
+  };
+}
+
+/**
+ * Follows the pages after the stored first page when the contract declares `result.paging`; returns the stored
+ * artifact unchanged when there is no paging or no next page.
+ */
+export async function followPages(ctx: ActivityContext, adapter: ProviderAdapter, http: HttpClient, record: OperationRecord, first: StoredArtifact): Promise<PagesOutcome> {
+  const paging = adapter.contract?.result.paging;
+  const unchanged: PagesOutcome = { kind: 'whole', stored: first, pagesFetched: 0, problems: [] };
+  if (paging === undefined || first.sizeBytes > ctx.maxParseBytes) return unchanged;
+  let document: unknown;
+  try {
+    document = JSON.parse((await readArtifact(ctx, first.location)).toString('utf8')) as unknown;
+  } catch {
+    return unchanged; // not JSON: the checks say so
+  }
+  let page = pageOf(document, paging.itemsField, paging.nextLinkField);
+  if (page.next === undefined) return unchanged;
+  const items: unknown[] = [...(page.items ?? [])];
+  const problems = page.items === undefined ? [`the first page has no ${paging.itemsField} list`] : [];
+  let pagesFetched = 0;
+  const seen = new Set<string>();
+  while (page.next !== undefined) {
+    if (pagesFetched + 1 >= paging.maxPages || seen.has(page.next)) {
+      problems.push(`paging stopped after ${pagesFetched + 1} pages (${seen.has(page.next) ? 'a nextLink repeated' : `maxPages ${paging.maxPages}`}); later pages are missing`);
+      break;
+    }
+    seen.add(page.next);
+    const built = adapter.buildResultRequest({ resultUrl: page.next });
+    const { observation } = await sendOnce(ctx, http, adapter, 'collect', built, record, (answer) => {
+      const ok = answer.status >= 200 && answer.status < 300 && answer.bodyJson !== undefined && answer.bodyParseError === undefined;
+      page = ok ? pageOf(answer.bodyJson, paging.itemsField, paging.nextLinkField) : {};
+      return { action: 'collect', transport: 'response', receivedAtMs: answer.receivedAtMs, httpStatus: answer.status, ...(ok ? {} : { errorCategory: answer.status >= 300 ? `http_${Math.floor(answer.status / 100)}xx` : 'unreadable_page' }) };
+    });
+    pagesFetched += observation.transport === 'refused' ? 0 : 1;
+    if (observation.errorCategory !== undefined || observation.transport !== 'response') {
+      return { kind: 'failed', observation: { ...observation, requestsSent: pagesFetched }, pagesFetched };
+    }
+    if (page.items === undefined) problems.push(`page ${pagesFetched + 1} has no ${paging.itemsField} list`);
+    items.push(...(page.items ?? []));
+  }
+  try {
+    const writer = await ctx.artifacts.begin(record.operationId, `${record.journal.nextSequence}-result-pages.json`);
+    await writer.write(Buffer.from(JSON.stringify(items), 'utf8'));
+    return { kind: 'whole', stored: await writer.commit(), pagesFetched, problems };
+  } catch (error) {
+    throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `cannot store the pages of ${record.operationId}: ${(error as Error).message}`, false);
+  }
+}
