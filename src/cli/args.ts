@@ -51,6 +51,7 @@ export type CliCommand =
   | ({ command: 'cancel'; operationId: string; by: string; reason: string; expectedEffect?: string } & CommonFlags)
   | ({ command: 'decide'; operationId: string; answer?: DecideAnswer } & CommonFlags)
   | ({ command: 'list'; reason?: string; limit: number } & CommonFlags)
+  | ({ command: 'adapter'; action: 'validate' | 'explain'; files: string[]; baseUrl?: string; requireEnv: boolean } & CommonFlags)
   | { command: 'audit'; argv: string[] }
   | { command: 'simulate'; argv: string[] }
   | { command: 'worker' }
@@ -273,6 +274,18 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
       const limit = countOption(command, 'limit', optional(values, 'limit')) ?? 100;
       if (limit < 1) throw new UsageError('--limit: must be at least 1', command);
       return { command, ...(reason !== undefined ? { reason } : {}), limit, ...flags(values) };
+    }
+    case 'adapter': {
+      const [action, ...more] = rest;
+      if (action === '--help' || action === '-h' || action === 'help') return { command: 'help', topic: command };
+      if (action === undefined) throw new UsageError('adapter needs an action: validate or explain', command);
+      if (action !== 'validate' && action !== 'explain') throw new UsageError(`adapter: unknown action "${action}" (validate or explain)`, command);
+      const { values, positionals } = parse(command, more, { 'base-url': { type: 'string' }, 'require-env': { type: 'boolean' } });
+      if (values.help) return { command: 'help', topic: command };
+      if (positionals.length === 0) throw new UsageError(`adapter ${action} needs a contract file`, command);
+      if (action === 'explain' && positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}" (explain takes one file)`, command);
+      const baseUrl = optional(values, 'base-url');
+      return { command, action, files: positionals, ...(baseUrl !== undefined ? { baseUrl } : {}), requireEnv: values['require-env'] === true, ...flags(values) };
     }
     default:
       throw new UsageError(`unknown command "${command}"`);

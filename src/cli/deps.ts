@@ -54,6 +54,8 @@ export interface CliDeps {
   readFile(path: string): string;
   nowMs(): number;
   sleep(ms: number): Promise<void>;
+  /** The environment (`${VAR}` in contract base URLs, ASYNCJOB_PROVIDERS_PATH); `process.env` when absent. */
+  env?: Readonly<Record<string, string | undefined>>;
   runAudit(argv: string[]): Promise<number>;
   runSimulate(argv: string[]): Promise<number>;
   runWorker(): Promise<number>;
@@ -70,6 +72,7 @@ export function processDeps(): CliDeps {
     readFile: (path) => readFileSync(path, 'utf8'),
     nowMs: () => Date.now(),
     sleep: (ms) => sleep(ms),
+    env: process.env,
     runAudit: (argv) => runAuditCommand(argv),
     runSimulate: (argv) => runSimulateCommand(argv),
     runWorker: async () => {

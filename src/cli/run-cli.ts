@@ -2,6 +2,7 @@
  * Runs one `asyncjob` command line: parse, dispatch, and turn any error into ONE line on stderr (details with
  * `--verbose`, a JSON error document on stdout with `--json`) and a stable exit code (see exit-codes.ts).
  */
+import { adapterCommand } from './adapter';
 import { type CliCommand, parseCommandLine, UsageError } from './args';
 import { cancelCommand, type CommandContext, decideCommand, listCommand, startCommand, statusCommand, watchCommand } from './commands';
 import type { CliClient, CliDeps } from './deps';
@@ -106,6 +107,8 @@ async function dispatch(cmd: CliCommand, ctx: CommandContext): Promise<number> {
       return decideCommand(ctx, cmd);
     case 'list':
       return listCommand(ctx, cmd);
+    case 'adapter':
+      return adapterCommand(ctx, cmd);
     case 'audit':
       return ctx.deps.runAudit(cmd.argv);
     case 'simulate':

@@ -20,6 +20,12 @@ export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   Without --option: shows the escalation and the options offered. With it: answers with one of those options.`,
   list: `usage: asyncjob list --escalated [--reason R] [--limit N]
   Lists escalated operations (running or closed) from Temporal's search attributes.`,
+  adapter: `usage: asyncjob adapter validate FILE... [--base-url URL] [--require-env]
+       asyncjob adapter explain FILE [--base-url URL] [--require-env]
+  Loads provider contracts as the worker does (a file, or a name searched in ASYNCJOB_PROVIDERS_PATH and the
+  presets). validate prints "FILE: ok (name, preset, create METHOD path)" or every problem with its field path;
+  explain says, step by step, what the adapter will send and read. An unset \${VAR} in baseUrl is a warning
+  (checked with a stand-in) unless --require-env; --base-url replaces the document's. Exit 0 valid, 2 invalid.`,
   audit: `usage: asyncjob audit verify [--operation ID] | asyncjob audit show ID   (see "asyncjob audit help")`,
   simulate: `usage: asyncjob simulate [--port N] [--scenario FILE] [--dialect D]   (see "asyncjob simulate --help")`,
   worker: `usage: asyncjob worker
@@ -39,6 +45,7 @@ commands:
   cancel     ask for cancellation at the provider
   decide     show an escalation's options, or answer it
   list       list escalated operations (--escalated)
+  adapter    validate a provider contract, or explain what it will send and read
   audit      verify the audit chain, show an operation's story
   simulate   run the provider simulator
   worker     run a worker

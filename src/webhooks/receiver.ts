@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readField } from '../adapters/providers/field-path';
 import type { OperationStore } from '../adapters/store/operation-store';
 import type { WebhookHint } from '../workflows/messages';
 import { verifyWebhookSignature } from './signature';
@@ -74,13 +75,10 @@ async function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Bu
   return Buffer.concat(chunks);
 }
 
-function field(body: unknown, dotted: string): unknown {
-  let value: unknown = body;
-  for (const key of dotted.split('.')) {
-    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, key)) return undefined;
-    value = (value as Record<string, unknown>)[key];
-  }
-  return value;
+/** A field of the event by the contract's field path (`data.job.id`, `items[0].id`): the adapters' one reader. */
+function field(body: unknown, fieldPath: string): unknown {
+  const read = readField(body, fieldPath);
+  return read.found ? read.value : undefined;
 }
 
 async function resolveSecret(settings: WebhookSettings, env: NodeJS.ProcessEnv): Promise<string | undefined> {

@@ -353,7 +353,13 @@ describe('activities without a provider answer', () => {
     expect(failure.type).toBe('ASYNCJOB_ERR_PROVIDER_UNKNOWN');
     expect(failure.nonRetryable).toBe(true);
     const facts = await run(h.activities.describeProvider, { provider: 'rest' });
-    expect(facts).toEqual({ name: 'rest', capabilities: { cancel: true, repeatableCollect: true }, reconciliation: 'list_by_client_reference', taskQueue: 'asyncjob-provider-rest' });
+    expect(facts).toEqual({
+      name: 'rest',
+      capabilities: { cancel: true, repeatableCollect: true },
+      reconciliation: 'list_by_client_reference',
+      policy: { notFoundWindowMs: 5000 },
+      taskQueue: 'asyncjob-provider-rest',
+    });
   });
 
   it('M3: appendJournal is a no-op for the same entries and adopts the stored record for different ones', async () => {

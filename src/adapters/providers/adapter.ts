@@ -73,6 +73,12 @@ export interface ProviderAdapter {
   refusedObservation(action: Action, result: Extract<BuildResult, { kind: 'refused' }>, atMs: number): Observation;
 }
 
+/** The provider's P2/H3 tuning: its `policy`, with the top-level `notFoundWindowMs` as the window's default. */
+function providerPolicyOf(contract: ProviderContract): PollPolicyInput | undefined {
+  if (contract.notFoundWindowMs === undefined) return contract.policy;
+  return { notFoundWindowMs: contract.notFoundWindowMs, ...contract.policy };
+}
+
 /** Makes a {@link ProviderAdapter} from a validated contract. Pure. */
 export function adapterFromContract(contract: ProviderContract): ProviderAdapter {
   return Object.freeze({
@@ -83,9 +89,9 @@ export function adapterFromContract(contract: ProviderContract): ProviderAdapter
     cancel: contract.cancel === undefined ? { supported: false as const } : { supported: true as const, idempotent: contract.cancel.idempotent },
     capabilities: { cancel: contract.cancel !== undefined, repeatableCollect: contract.collectSafeToRepeat },
     reconciliationMethod: contract.reconciliation.method,
-    notFoundWindowMs: contract.notFoundWindowMs,
+    notFoundWindowMs: contract.notFoundWindowMs ?? contract.policy?.notFoundWindowMs ?? 0,
     collectSafeToRepeat: contract.collectSafeToRepeat,
-    ...(contract.policy === undefined ? {} : { policy: contract.policy }),
+    ...(providerPolicyOf(contract) === undefined ? {} : { policy: providerPolicyOf(contract) }),
     contract,
     buildCreateRequest: (input: CreateRequestInput) => buildCreateRequest(contract, input),
     buildStatusRequest: (input: { jobId?: string; statusUrl?: string }) => buildStatusRequest(contract, input),

@@ -130,8 +130,11 @@ export const providerContractSchema = z
     result: resultSchema,
     cancel: cancelSchema.optional(),
     reconciliation: reconciliationSchema,
-    /** H3: after acceptance, a 404 within this window means "not visible yet". */
-    notFoundWindowMs: z.number().int().min(0).max(86_400_000).default(0),
+    /**
+     * H3: after acceptance, a 404 within this window means "not visible yet". The provider's default for
+     * `policy.notFoundWindowMs` (a caller's policy may still set its own).
+     */
+    notFoundWindowMs: z.number().int().min(0).max(86_400_000).optional(),
     /** R5: whether fetching the result may be repeated without effect at the provider. */
     collectSafeToRepeat: z.boolean(),
     policy: policyOverridesSchema.optional(),

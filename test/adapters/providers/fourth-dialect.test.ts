@@ -20,7 +20,8 @@ describe('the documented fourth dialect (acme-exports)', () => {
     const adapter = await documentedExample();
     expect(adapter.credential).toEqual({ scheme: 'header', headerName: 'x-api-key', secretFile: '/run/secrets/acme-exports-key' });
     expect(adapter.cancel).toEqual({ supported: true, idempotent: false });
-    expect(adapter.policy).toEqual({ baseDelayMs: 10_000, maxDelayMs: 300_000 });
+    // H3: the top-level notFoundWindowMs is the provider's default window.
+    expect(adapter.policy).toEqual({ notFoundWindowMs: 10_000, baseDelayMs: 10_000, maxDelayMs: 300_000 });
   });
 
   it('I1: the token goes in dedupe_key and the reference in X-Client-Ref', async () => {

@@ -64,6 +64,8 @@ describe('provider registry', () => {
         name: 'rest',
         capabilities: { cancel: true, repeatableCollect: true },
         reconciliation: 'list_by_client_reference',
+        // H3: the preset's notFoundWindowMs is the provider's default window.
+        policy: { notFoundWindowMs: 5000 },
         taskQueue: 'asyncjob-provider-rest',
       });
       expect(registry.get('operation-location').facts).toMatchObject({ reconciliation: 'same_token_resend', capabilities: { cancel: true }, taskQueue: providerTaskQueue('operation-location') });

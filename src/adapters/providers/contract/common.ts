@@ -87,7 +87,12 @@ export function exactlyOneSecret(value: { secretEnv?: string; secretFile?: strin
  * operation (never a secret: credentials are the HTTP layer's, by reference).
  */
 export const headerValueSourceSchema = z.union([
-  z.strictObject({ value: z.string().max(1000).regex(/^[^\x00-\x1f\x7f]*$/, 'a header value has no line break or control character') }),
+  z.strictObject({
+    value: z
+      .string()
+      .max(1000)
+      .refine((value) => ![...value].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f), 'a header value has no line break or control character'),
+  }),
   z.strictObject({
     from: z.enum(['now_http_date', 'first_sent_http_date', 'token', 'client_reference', 'operation_id', 'trace_id']),
   }),

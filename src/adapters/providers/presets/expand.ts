@@ -30,8 +30,9 @@ export function presetNames(): string[] {
 
 /** The document with its `preset:` applied; an unknown preset is an issue and the document is returned as given. */
 export function expandPreset(document: Record<string, unknown>, issues: ContractIssue[]): Record<string, unknown> {
-  const { preset, ...rest } = document;
-  if (preset === undefined) return document;
+  // `$schema` points editors at the published JSON Schema; it is not part of the contract.
+  const { preset, $schema: _schema, ...rest } = document;
+  if (preset === undefined) return rest;
   if (typeof preset !== 'string') {
     issues.push({ path: 'preset', message: 'a preset is named by a string' });
     return rest;
