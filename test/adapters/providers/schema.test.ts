@@ -24,15 +24,16 @@ function isContract(document: unknown): document is Record<string, unknown> {
   return document !== null && typeof document === 'object' && !Array.isArray(document) && 'name' in document && ('create' in document || 'preset' in document);
 }
 
-/** Every fenced ```yaml block with a top-level `name:` line, per Markdown file under docs/. */
+/** Every fenced ```yaml block with a top-level `name:` line, per Markdown file under docs/ and in the README. */
 function documentedContracts(): { where: string; text: string }[] {
   const out: { where: string; text: string }[] = [];
-  for (const file of readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md'))) {
-    const markdown = readFileSync(path.join(ROOT, 'docs', file), 'utf8');
+  const files = [...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), 'README.md'];
+  for (const file of files) {
+    const markdown = readFileSync(path.join(ROOT, file), 'utf8');
     for (const match of markdown.matchAll(/```yaml\n([\s\S]*?)```/g)) {
       const text = match[1]!;
       const name = /^name: *(\S+)/m.exec(text);
-      if (name !== null) out.push({ where: `docs/${file} (${name[1]})`, text });
+      if (name !== null) out.push({ where: `${file} (${name[1]})`, text });
     }
   }
   return out;
@@ -148,6 +149,7 @@ describe('schema/provider-contract.schema.json', () => {
         'docs/writing-an-adapter.md (report-builder)',
         'docs/writing-an-adapter.md (video-renders)',
         'docs/writing-an-adapter.md (payouts)',
+        'README.md (vm-images)',
       ]),
     );
     for (const block of blocks) {
