@@ -7,18 +7,20 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   condition,
   continueAsNew,
   log,
-  proxyActivities,
-  proxyLocalActivities,
+  patched,
   setCurrentDetails,
   setHandler,
   allHandlersFinished,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AsyncJobActivities, ProviderFacts } from '../activities/types';
+import type { ProviderFacts } from '../activities/types';
+import { decideCommands } from '../core/decide-command';
+import { waitSummary } from '../core/delay-sources';
 import { renderEscalation, decisionSchema, NO_CAPABILITIES } from '../core/escalation';
 import { issueText } from '../core/issues';
 import { newOperationRecord, type OperationRecord } from '../core/operation';
@@ -55,6 +57,7 @@ import {
   type OperationSummary,
   type PendingMessage,
 } from './messages';
+import { localDescribe, localStore, providerActivities, providerCallOptions, remoteDescribe, remoteStore } from './activity-options';
 import { escalationReasonKey, providerJobIdKey, providerKey, resultDeadlineKey, stateKey } from './search-attributes';
 
 const DEFAULT_HISTORY_EVENT_LIMIT = 5_000;
@@ -62,31 +65,6 @@ const DEFAULT_HISTORY_EVENT_LIMIT = 5_000;
 /** A pending message before it is given its arrival number. */
 type PendingMessageBody = PendingMessage extends infer M ? (M extends PendingMessage ? Omit<M, 'id'> : never) : never;
 const ACTOR = 'workflow';
-
-/**
- * Operations started with `storeCalls: 'local'` (as `AsyncJobClient` starts them) make their store calls and the
- * provider lookup as local activities: they run in the workflow task that needs them, so a step costs one marker
- * event instead of an activity's three events and a workflow-task round trip. Without it (runs started before),
- * regular activities, so their histories replay. Store-only calls are safe to retry (idempotent by sequence).
- */
-const storeRetry = { initialInterval: '200 ms', maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes: ['ASYNCJOB_ERR_FINGERPRINT_MISMATCH', 'ASYNCJOB_ERR_JOURNAL_CONFLICT'] };
-const describeRetry = { maximumAttempts: 5, nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'] };
-const remoteStore = proxyActivities<AsyncJobActivities>({ startToCloseTimeout: '1 minute', retry: storeRetry });
-const localStore = proxyLocalActivities<AsyncJobActivities>({ startToCloseTimeout: '1 minute', retry: storeRetry });
-const remoteDescribe = proxyActivities<AsyncJobActivities>({ startToCloseTimeout: '30 seconds', retry: describeRetry }).describeProvider;
-const localDescribe = proxyLocalActivities<AsyncJobActivities>({ startToCloseTimeout: '30 seconds', retry: describeRetry }).describeProvider;
-
-/**
- * Provider-call activities are never retried by Temporal: the workflow decides every retry, so every request is
- * counted (B2). A failed attempt is planned again by `afterActivityFailure`.
- */
-const providerActivities = (taskQueue?: string) =>
-  proxyActivities<AsyncJobActivities>({
-    ...(taskQueue !== undefined ? { taskQueue } : {}),
-    startToCloseTimeout: '10 minutes',
-    heartbeatTimeout: '10 seconds',
-    retry: { maximumAttempts: 1 },
-  });
 
 function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'ASYNCJOB_ERR_INVALID_INPUT', message, nonRetryable: true });
@@ -269,6 +247,8 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         ? `**Escalated: ${record.escalation.reason}**\n\n${renderEscalation(record.escalation)
             .split('\n')
             .map((line) => `- ${line}`)
+            .join('\n')}\n\nDecide with one of:\n\n${decideCommands(record.operationId, record.escalation)
+            .map((command) => `    ${command}`)
             .join('\n')}`
         : `State **${record.localState}**${record.jobId ? `, provider job \`${record.jobId}\`` : ''}; status requests ${record.used.statusRequests} of ${record.budgets.maxStatusRequests}.`,
     );
@@ -283,110 +263,128 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
     }
   };
 
-  if (!facts) {
-    facts = await describeProvider({ provider: input.request.provider });
-    // The provider's tuning goes under the caller's overrides; nothing was recorded yet, so the record is remade.
-    if (facts.policy && !carried) record = makeRecord(facts.policy);
-  }
-  const provider = providerActivities(facts.taskQueue);
-  const callOptions = providerCallOptions(facts);
-  if (!carried) record = adoptReturned(record, await store.recordIntent({ record }));
-  const historyLimit = input.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT;
+  // X1: a Temporal "Request Cancellation" (Web UI, `temporal workflow cancel`) is an operator's cancel intent, recorded
+  // and handled by the cancel rules like any other, never a bare stop of the workflow. The loop runs shielded from
+  // it; histories recorded before this (no marker) replay the old behaviour: the loop is cancelled.
+  let loop: CancellationScope | undefined;
+  CancellationScope.current().cancelRequested.catch(() => {
+    if (patched(CANCEL_REQUEST_AS_INTENT)) enqueue({ kind: 'cancel', request: TEMPORAL_CANCEL_REQUEST });
+    else loop?.cancel();
+  });
+  return CancellationScope.nonCancellable(() => {
+    loop = new CancellationScope();
+    return loop.run(() => run());
+  });
 
-  for (;;) {
-    await processMessages();
-    publish();
-    const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
-      await settle();
-      publish();
-      return continueAsNew<typeof AsyncJobWorkflow>(input, { record, provider: facts!, pending });
+  /** Runs the operation to its end (or to continue-as-new). */
+  async function run(): Promise<OperationSummary> {
+    if (!facts) {
+      facts = await describeProvider({ provider: input.request.provider });
+      // The provider's tuning goes under the caller's overrides; nothing was recorded yet, so the record is remade.
+      if (facts.policy && !carried) record = makeRecord(facts.policy);
     }
-    const now = Date.now();
-    const command = nextCommand(record, now);
-    const label = `${record.jobId ?? record.operationId}`;
-    switch (command.kind) {
-      case 'finished':
+    const provider = providerActivities(facts.taskQueue);
+    const callOptions = providerCallOptions(facts);
+    if (!carried) record = adoptReturned(record, await store.recordIntent({ record }));
+    const historyLimit = input.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT;
+
+    for (;;) {
+      await processMessages();
+      publish();
+      const info = workflowInfo();
+      if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
         await settle();
         publish();
-        return operationSummary(record);
-      case 'wait':
-        await condition(() => pending.length > 0, Math.max(1, command.untilMs - now));
-        break;
-      case 'await_decision': {
-        if (now >= command.untilMs) {
-          await commit(decisionDeadlinePassed(record, ctx()));
-          await settle();
-          if (record.localState !== 'escalated') break;
-          return operationSummary(record);
-        }
-        await condition(() => pending.length > 0, command.untilMs - now);
-        break;
+        return continueAsNew<typeof AsyncJobWorkflow>(input, { record, provider: facts!, pending });
       }
-      case 'create': {
-        const reserved = reserveCreateAttempt(record, ctx());
-        if (reserved.kind === 'stopped') {
-          await commit(reserved);
+      const now = Date.now();
+      const command = nextCommand(record, now);
+      const label = `${record.jobId ?? record.operationId}`;
+      switch (command.kind) {
+        case 'finished':
+          await settle();
+          publish();
+          return operationSummary(record);
+        case 'wait':
+          await condition(() => pending.length > 0, Math.max(1, command.untilMs - now), { summary: waitSummary(record.localState, record.schedule.delaySource) });
+          break;
+        case 'await_decision': {
+          if (now >= command.untilMs) {
+            await commit(decisionDeadlinePassed(record, ctx()));
+            await settle();
+            if (record.localState !== 'escalated') break;
+            return operationSummary(record);
+          }
+          await condition(() => pending.length > 0, command.untilMs - now, { summary: 'decision deadline' });
           break;
         }
-        record = reserved.record;
-        await call('create', () =>
-          provider.createJob.executeWithOptions({ ...callOptions, summary: `create (attempt ${reserved.record.used.createAttempts})` }, [
-            { ...callInput(reserved.record), payload: input.request.payload },
-          ]),
-        );
-        break;
-      }
-      case 'reconcile': {
-        // Re-sending create with the same token is a create request: reserved and counted first (B2, I3).
-        if (facts.reconciliation === 'same_token_resend' || record.reconcileBy === 'resend') {
+        case 'create': {
           const reserved = reserveCreateAttempt(record, ctx());
           if (reserved.kind === 'stopped') {
             await commit(reserved);
             break;
           }
           record = reserved.record;
-        }
-        const reconciling = record;
-        await call('reconcile', () =>
-          provider.reconcileJob.executeWithOptions({ ...callOptions, summary: `reconcile ${reconciling.operationId}` }, [
-            { ...callInput(reconciling), payload: input.request.payload },
-          ]),
-        );
-        break;
-      }
-      case 'read_status': {
-        const woke = onWake(record, ctx());
-        if (woke.kind === 'stopped') {
-          await commit(woke);
+          await call('create', () =>
+            provider.createJob.executeWithOptions({ ...callOptions, summary: `create (attempt ${reserved.record.used.createAttempts})` }, [
+              { ...callInput(reserved.record), payload: input.request.payload },
+            ]),
+          );
           break;
         }
-        if (woke.kind === 'not_yet') {
-          await condition(() => pending.length > 0, Math.max(1, woke.atMs - now));
+        case 'reconcile': {
+          // Re-sending create with the same token is a create request: reserved and counted first (B2, I3).
+          if (facts.reconciliation === 'same_token_resend' || record.reconcileBy === 'resend') {
+            const reserved = reserveCreateAttempt(record, ctx());
+            if (reserved.kind === 'stopped') {
+              await commit(reserved);
+              break;
+            }
+            record = reserved.record;
+          }
+          const reconciling = record;
+          await call('reconcile', () =>
+            provider.reconcileJob.executeWithOptions({ ...callOptions, summary: `reconcile ${reconciling.operationId}` }, [
+              { ...callInput(reconciling), payload: input.request.payload },
+            ]),
+          );
           break;
         }
-        record = woke.record;
-        const summary = `status ${label} (${woke.record.used.statusRequests} of ${woke.record.budgets.maxStatusRequests})`;
-        await call('status', () => provider.readStatus.executeWithOptions({ ...callOptions, summary }, [callInput(woke.record)]));
-        break;
+        case 'read_status': {
+          const woke = onWake(record, ctx());
+          if (woke.kind === 'stopped') {
+            await commit(woke);
+            break;
+          }
+          if (woke.kind === 'not_yet') {
+            await condition(() => pending.length > 0, Math.max(1, woke.atMs - now), { summary: waitSummary(record.localState, record.schedule.delaySource) });
+            break;
+          }
+          record = woke.record;
+          const summary = `status ${label} (${woke.record.used.statusRequests} of ${woke.record.budgets.maxStatusRequests})`;
+          await call('status', () => provider.readStatus.executeWithOptions({ ...callOptions, summary }, [callInput(woke.record)]));
+          break;
+        }
+        case 'cancel':
+          await call('cancel', () => provider.requestCancel.executeWithOptions({ ...callOptions, summary: `cancel ${label}` }, [callInput(record)]));
+          break;
+        case 'collect':
+          await call('collect', () => provider.collectResult.executeWithOptions({ ...callOptions, summary: `collect ${label}` }, [callInput(record)]));
+          break;
       }
-      case 'cancel':
-        await call('cancel', () => provider.requestCancel.executeWithOptions({ ...callOptions, summary: `cancel ${label}` }, [callInput(record)]));
-        break;
-      case 'collect':
-        await call('collect', () => provider.collectResult.executeWithOptions({ ...callOptions, summary: `collect ${label}` }, [callInput(record)]));
-        break;
     }
   }
 }
 
-/** The activity options of provider calls (same as `providerActivities`), for per-call summaries. */
-function providerCallOptions(facts: ProviderFacts) {
-  return {
-    ...(facts.taskQueue !== undefined ? { taskQueue: facts.taskQueue } : {}),
-    startToCloseTimeout: '10 minutes',
-    // Provider calls heartbeat every 2 s while in flight: a dead worker is noticed within 10 s (F2, F5).
-    heartbeatTimeout: '10 seconds',
-    retry: { maximumAttempts: 1 },
-  } as const;
-}
+/** The patch that makes a Temporal cancellation request a recorded cancel intent. */
+const CANCEL_REQUEST_AS_INTENT = 'asyncjob-temporal-cancel-as-intent';
+
+/**
+ * The cancel intent of a Temporal cancellation request. The SDK does not give the workflow the requester's
+ * identity or reason: they stay in the history's WorkflowExecutionCancelRequested event, which the intent names.
+ */
+const TEMPORAL_CANCEL_REQUEST = {
+  requestedBy: 'temporal:request-cancellation',
+  reason: 'Request Cancellation in Temporal (Web UI, CLI or API); who asked and why: the WorkflowExecutionCancelRequested event',
+  expectedEffect: 'the provider stops the job',
+};

@@ -43,6 +43,26 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     expect(transitions.slice(-3)).toEqual(['cancel_requested', 'cancelling', 'cancelled']);
   });
 
+  it('X1: a Temporal "Request Cancellation" (Web UI, temporal workflow cancel) is a recorded cancel intent handled by the cancel rules', async () => {
+    const request = h.request('rest', { script: 'cancellable' });
+    await h.client.start(request);
+    await until(h, request.operationId, (s) => s === 'observing');
+    await h.env.client.workflow.getHandle(request.operationId).cancel();
+    const summary = await h.client.result(request.operationId);
+    // Not a bare workflow cancellation: the provider was asked once and said so.
+    expect(summary.localState).toBe('cancelled');
+    const record = await h.client.get(request.operationId);
+    expect(record.cancel).toMatchObject({ requestedBy: 'temporal:request-cancellation', reason: expect.stringContaining('WorkflowExecutionCancelRequested') });
+    expect(h.sims.rest.requests({ action: 'cancel' }).filter((r) => r.jobId?.endsWith(summary.jobId!))).toHaveLength(1);
+    const described = await h.env.client.workflow.getHandle(request.operationId).describe();
+    expect(described.status.name).toBe('COMPLETED');
+    // The timers say what they wait for (the Web UI shows their summaries).
+    const history = await h.env.client.workflow.getHandle(request.operationId).fetchHistory();
+    const summaries = (history.events ?? []).filter((e) => e.timerStartedEventAttributes).map((e) => e.userMetadata?.summary?.data);
+    expect(summaries.length).toBeGreaterThan(0);
+    expect(summaries.every((data) => data !== undefined && data !== null)).toBe(true);
+  });
+
   it('F3, X2: a success that crosses the cancel is collected and reported as succeeded, in order', async () => {
     const request = h.request('rest', { script: 'race' });
     await h.client.start(request);
@@ -87,6 +107,10 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     expect(escalation?.reason).toBe('unknown_state');
     expect(escalation?.text).not.toMatch(/continue\?/i);
     const extend = escalation!.options.find((o) => o.option === 'extend')!;
+    // E2: the Web UI's current details end with the exact commands that answer it.
+    const metadata = await h.env.client.workflow.getHandle(request.operationId).query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(metadata.currentDetails).toContain(`asyncjob decide ${request.operationId} --option extend --extend `);
+    expect(metadata.currentDetails).toContain(`--checks ${extend.extraStatusRequests} --by YOU --reason "WHY"`);
     const usedBefore = (await h.client.get(request.operationId)).used.statusRequests;
     // Out of bounds: more checks than offered.
     await expect(

@@ -1,0 +1,43 @@
+/**
+ * The activity options of the workflow, written once: store calls (local activities for runs started with
+ * `storeCalls: 'local'`, regular ones for older runs), the provider lookup, and provider calls (never retried by
+ * Temporal: the workflow decides every retry, so every request is counted, B2).
+ */
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { AsyncJobActivities, ProviderFacts } from '../activities/types';
+
+/**
+ * Operations started with `storeCalls: 'local'` (as `AsyncJobClient` starts them) make their store calls and the
+ * provider lookup as local activities: they run in the workflow task that needs them, so a step costs one marker
+ * event instead of an activity's three events and a workflow-task round trip. Without it (runs started before),
+ * regular activities, so their histories replay. Store-only calls are safe to retry (idempotent by sequence).
+ */
+const storeRetry = { initialInterval: '200 ms', maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes: ['ASYNCJOB_ERR_FINGERPRINT_MISMATCH', 'ASYNCJOB_ERR_JOURNAL_CONFLICT'] };
+const describeRetry = { maximumAttempts: 5, nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'] };
+export const remoteStore = proxyActivities<AsyncJobActivities>({ startToCloseTimeout: '1 minute', retry: storeRetry });
+export const localStore = proxyLocalActivities<AsyncJobActivities>({ startToCloseTimeout: '1 minute', retry: storeRetry });
+export const remoteDescribe = proxyActivities<AsyncJobActivities>({ startToCloseTimeout: '30 seconds', retry: describeRetry }).describeProvider;
+export const localDescribe = proxyLocalActivities<AsyncJobActivities>({ startToCloseTimeout: '30 seconds', retry: describeRetry }).describeProvider;
+
+/**
+ * Provider-call activities are never retried by Temporal: the workflow decides every retry, so every request is
+ * counted (B2). A failed attempt is planned again by `afterActivityFailure`.
+ */
+export const providerActivities = (taskQueue?: string) =>
+  proxyActivities<AsyncJobActivities>({
+    ...(taskQueue !== undefined ? { taskQueue } : {}),
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '10 seconds',
+    retry: { maximumAttempts: 1 },
+  });
+
+/** The activity options of provider calls (same as `providerActivities`), for per-call summaries. */
+export function providerCallOptions(facts: ProviderFacts) {
+  return {
+    ...(facts.taskQueue !== undefined ? { taskQueue: facts.taskQueue } : {}),
+    startToCloseTimeout: '10 minutes',
+    // Provider calls heartbeat every 2 s while in flight: a dead worker is noticed within 10 s (F2, F5).
+    heartbeatTimeout: '10 seconds',
+    retry: { maximumAttempts: 1 },
+  } as const;
+}
