@@ -36,8 +36,12 @@ export const configSchema = z
     /** `host:port` for Prometheus metrics, or empty to disable. */
     ASYNCJOB_METRICS_ADDRESS: z.string().default(''),
     ASYNCJOB_WEBHOOK_PORT: port.optional(),
-    /** A file holding the HMAC key that signs the audit chain (kept outside the database). */
+    /**
+     * The HMAC key that signs the audit chain (kept outside the database): a file holding it, or the value. One of
+     * the two; read by the worker and every `asyncjob audit` command through `src/audit/keys.ts`.
+     */
     ASYNCJOB_AUDIT_HMAC_KEY_FILE: nonEmpty.optional(),
+    ASYNCJOB_AUDIT_HMAC_KEY: nonEmpty.optional(),
     ASYNCJOB_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   });
 /** The validated configuration. */
@@ -61,6 +65,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Checked on the raw environment so it is reported together with the field errors.
   if (Boolean(env.TEMPORAL_TLS_CERT) !== Boolean(env.TEMPORAL_TLS_KEY)) {
     problems.push('TEMPORAL_TLS_CERT: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together');
+  }
+  if (env.ASYNCJOB_AUDIT_HMAC_KEY_FILE && env.ASYNCJOB_AUDIT_HMAC_KEY) {
+    problems.push('ASYNCJOB_AUDIT_HMAC_KEY: set ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY, not both');
   }
   if (problems.length > 0 || !result.success) throw new ConfigError(problems);
   return result.data;

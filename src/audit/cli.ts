@@ -1,55 +1,55 @@
 /**
- * `asyncjob audit`: verify the hash chains of the operation record and show an operation's story.
+ * `asyncjob audit`: verify the operation record, take signed checkpoints of it, and show an operation's story.
  *
- *   asyncjob audit verify [--operation ID] [--json] [--store LOCATION]
+ *   asyncjob audit verify [--operation ID] [--against FILE]... [--with-temporal] [--json] [--store LOCATION]
+ *   asyncjob audit checkpoint [--out FILE] [--store LOCATION]
  *   asyncjob audit show ID [--json] [--store LOCATION]
  *
- * The store is `--store`, else `ASYNCJOB_STORE`, else `sqlite:.asyncjob/asyncjob.db`; an HMAC chain key comes from
- * `ASYNCJOB_AUDIT_HMAC_KEY` (never from the command line, where it would land in shell history).
- * Exit codes: 0 ok, 1 a broken chain was found, 2 usage error or bad input (unknown operation, unreadable store).
+ * The store is `--store`, else `ASYNCJOB_STORE`, else `sqlite:.asyncjob/asyncjob.db`. Keys come from the
+ * environment exactly as the worker reads them (`src/audit/keys.ts`), never from the command line.
+ * Exit codes: 0 ok, 1 a change was found (or a checkpoint refused over one), 2 usage error, bad input, or
+ * signatures that cannot be checked because their key is not configured.
  */
 import { type OperationStore } from '../adapters/store/operation-store';
 import { DEFAULT_STORE_LOCATION, openStore } from '../adapters/store/open-store';
 import { isStoreError } from '../adapters/store/store-errors';
+import { runCheckpoint } from './checkpoint-command';
+import { AUDIT_EXIT, type AuditIo, type ParsedArgs } from './io';
+import { AuditKeyError, keyNotConfigured, readChainKey } from './keys';
 import { formatStoryText, renderStory, storyJson } from './story';
-import { formatVerifyText, verifyJson } from './verify';
+import { runVerify } from './verify-command';
 
-/** Where the command writes and what environment it reads. Defaults: the process's. */
-export interface AuditIo {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-  readonly env: Readonly<Record<string, string | undefined>>;
-}
-
-/** The exit codes of `asyncjob audit`. */
-export const AUDIT_EXIT = { ok: 0, brokenChain: 1, usage: 2 } as const;
+export { AUDIT_EXIT, type AuditIo, type ParsedArgs } from './io';
 
 /** The usage text. */
 export const AUDIT_USAGE = `usage:
-  asyncjob audit verify [--operation ID] [--json] [--store LOCATION]
+  asyncjob audit verify [--operation ID] [--against FILE]... [--with-temporal] [--json] [--store LOCATION]
+  asyncjob audit checkpoint [--out FILE] [--store LOCATION]
   asyncjob audit show ID [--json] [--store LOCATION]
 
 LOCATION is sqlite:PATH or postgres://... (default: $ASYNCJOB_STORE, else ${DEFAULT_STORE_LOCATION}).
-An HMAC chain key is read from $ASYNCJOB_AUDIT_HMAC_KEY.
-exit codes: 0 ok, 1 broken chain found, 2 usage error or bad input
+--against FILE   hold the store to the checkpoints in FILE (what audit checkpoint wrote or appended)
+--with-temporal  also hold it to Temporal's history (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...)
+--out FILE       append the checkpoint to FILE (one JSON line) instead of printing it
+Keys (a file or a value each, as the worker reads them): ASYNCJOB_AUDIT_HMAC_KEY_FILE | ASYNCJOB_AUDIT_HMAC_KEY,
+ASYNCJOB_AUDIT_SIGNING_KEY_FILE | ASYNCJOB_AUDIT_SIGNING_KEY (Ed25519 private, PEM),
+ASYNCJOB_AUDIT_VERIFY_KEY_FILE | ASYNCJOB_AUDIT_VERIFY_KEY (Ed25519 public, PEM).
+exit codes: 0 ok, 1 a change was found, 2 usage error, bad input, or a signature whose key is not configured
 `;
 
-interface ParsedArgs {
-  readonly command: 'verify' | 'show';
-  readonly operationId: string | undefined;
-  readonly json: boolean;
-  readonly store: string | undefined;
-}
-
 class UsageError extends Error {}
+
+const FLAGS: Readonly<Record<ParsedArgs['command'], readonly string[]>> = {
+  verify: ['--json', '--store', '--operation', '--against', '--with-temporal'],
+  show: ['--json', '--store'],
+  checkpoint: ['--store', '--out'],
+};
 
 function parseArgs(argv: readonly string[]): ParsedArgs | 'help' {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return 'help';
-  if (command !== 'verify' && command !== 'show') throw new UsageError(`unknown audit command "${command}"`);
-  let json = false;
-  let store: string | undefined;
-  let operation: string | undefined;
+  if (command !== 'verify' && command !== 'show' && command !== 'checkpoint') throw new UsageError(`unknown audit command "${command}"`);
+  const parsed = { command: command as ParsedArgs['command'], operationId: undefined as string | undefined, json: false, store: undefined as string | undefined, against: [] as string[], withTemporal: false, out: undefined as string | undefined };
   const positional: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
@@ -59,19 +59,24 @@ function parseArgs(argv: readonly string[]): ParsedArgs | 'help' {
       if (v === undefined || v.length === 0 || (inline === undefined && v.startsWith('--'))) throw new UsageError(`${flag} needs a value`);
       return v;
     };
-    if (flag === '--json' && inline === undefined) json = true;
-    else if (flag === '--store') store = value();
-    else if (flag === '--operation' && command === 'verify') operation = value();
-    else if (flag === '--help' || flag === '-h') return 'help';
-    else if (flag.startsWith('-')) throw new UsageError(`unknown option ${flag} for audit ${command}`);
-    else positional.push(arg);
+    if (flag === '--help' || flag === '-h') return 'help';
+    if (!flag.startsWith('-')) positional.push(arg);
+    else if (!FLAGS[command].includes(flag)) throw new UsageError(`unknown option ${flag} for audit ${command}`);
+    else if (flag === '--json' || flag === '--with-temporal') {
+      if (inline !== undefined) throw new UsageError(`${flag} takes no value`);
+      if (flag === '--json') parsed.json = true;
+      else parsed.withTemporal = true;
+    } else if (flag === '--store') parsed.store = value();
+    else if (flag === '--operation') parsed.operationId = value();
+    else if (flag === '--against') parsed.against.push(value());
+    else parsed.out = value();
   }
-  if (command === 'verify') {
-    if (positional.length > 0) throw new UsageError(`unexpected argument "${positional[0]}" (use --operation ID)`);
-    return { command, operationId: operation, json, store };
+  if (command === 'show') {
+    if (positional.length !== 1) throw new UsageError('audit show needs exactly one operation ID');
+    return { ...parsed, operationId: positional[0] };
   }
-  if (positional.length !== 1) throw new UsageError('audit show needs exactly one operation ID');
-  return { command, operationId: positional[0], json, store };
+  if (positional.length > 0) throw new UsageError(`unexpected argument "${positional[0]}"${command === 'verify' ? ' (use --operation ID)' : ''}`);
+  return parsed;
 }
 
 const processIo: AuditIo = {
@@ -82,8 +87,8 @@ const processIo: AuditIo = {
 
 /**
  * Runs `asyncjob audit ...` with `argv` being the arguments after `audit`. Returns the exit code; never throws
- * for expected failures (they are reported on stderr). Read-only on the journal (opening a store applies
- * pending migrations, as every process does on start).
+ * for expected failures (they are reported on stderr). Read-only on the journal; `checkpoint` records the
+ * checkpoint it signs in the store's register (opening a store applies pending migrations, as every process does).
  */
 export async function runAuditCommand(argv: string[], io: AuditIo = processIo): Promise<number> {
   let args: ParsedArgs | 'help';
@@ -98,13 +103,16 @@ export async function runAuditCommand(argv: string[], io: AuditIo = processIo): 
     return AUDIT_EXIT.ok;
   }
   const location = args.store ?? io.env.ASYNCJOB_STORE ?? DEFAULT_STORE_LOCATION;
-  const hmacKey = io.env.ASYNCJOB_AUDIT_HMAC_KEY || undefined;
   let store: OperationStore | undefined;
   try {
-    store = await openStore(location, { hmacKey, mustExist: true });
-    return args.command === 'verify' ? await verify(store, args, hmacKey !== undefined, io) : await show(store, args, io);
+    const key = await readChainKey(io.env);
+    store = await openStore(location, { ...(key ? { hmacKey: key.secret } : {}), mustExist: true });
+    if (args.command === 'verify') return await runVerify(store, args, key, io);
+    if (args.command === 'checkpoint') return await runCheckpoint(store, args, key, io);
+    return await show(store, args.operationId!, args.json, io);
   } catch (err) {
-    const message = isStoreError(err) ? err.message : `cannot read the store: ${err instanceof Error ? err.message : String(err)}`;
+    const message =
+      isStoreError(err) || err instanceof AuditKeyError ? err.message : `cannot read the store: ${err instanceof Error ? err.message : String(err)}`;
     io.stderr(`asyncjob audit: ${message}\n`);
     return AUDIT_EXIT.usage;
   } finally {
@@ -112,41 +120,28 @@ export async function runAuditCommand(argv: string[], io: AuditIo = processIo): 
   }
 }
 
-async function verify(store: OperationStore, args: ParsedArgs, keyed: boolean, io: AuditIo): Promise<number> {
-  const result = await store.verifyChains(args.operationId === undefined ? {} : { operationId: args.operationId });
-  if (args.operationId !== undefined && result.operationsChecked === 0) {
-    io.stderr(`asyncjob audit: nothing is recorded for operation ${args.operationId}\n`);
-    return AUDIT_EXIT.usage;
-  }
-  io.stdout(args.json ? `${JSON.stringify(verifyJson(result, keyed), null, 2)}\n` : formatVerifyText(result, keyed));
-  return result.breaks.length === 0 ? AUDIT_EXIT.ok : AUDIT_EXIT.brokenChain;
-}
-
-async function show(store: OperationStore, args: ParsedArgs, io: AuditIo): Promise<number> {
-  const operationId = args.operationId!;
+async function show(store: OperationStore, operationId: string, json: boolean, io: AuditIo): Promise<number> {
   const verification = await store.verifyChains({ operationId });
   if (verification.operationsChecked === 0) {
     io.stderr(`asyncjob audit: nothing is recorded for operation ${operationId}\n`);
     return AUDIT_EXIT.usage;
   }
   const chainBreak = verification.breaks[0] ?? null;
+  const unverifiable = verification.unverifiable?.[0];
   let stored;
   try {
     stored = await store.entries(operationId);
   } catch (err) {
     // A row edited into something that no longer parses cannot be told as a story; the break is the story.
     if (chainBreak === null || !isStoreError(err, 'ASYNCJOB_ERR_INVALID_INPUT')) throw err;
-    io.stdout(args.json ? `${JSON.stringify(storyJson(operationId, [], chainBreak), null, 2)}\n` : formatStoryText(operationId, [], chainBreak));
+    io.stdout(json ? `${JSON.stringify(storyJson(operationId, [], chainBreak), null, 2)}\n` : formatStoryText(operationId, [], chainBreak));
     return AUDIT_EXIT.brokenChain;
   }
-  io.stdout(
-    args.json
-      ? `${JSON.stringify(storyJson(operationId, stored, chainBreak), null, 2)}\n`
-      : formatStoryText(
-          operationId,
-          renderStory(stored.map((s) => s.entry)),
-          chainBreak,
-        ),
-  );
-  return chainBreak === null ? AUDIT_EXIT.ok : AUDIT_EXIT.brokenChain;
+  io.stdout(json ? `${JSON.stringify(storyJson(operationId, stored, chainBreak), null, 2)}\n` : formatStoryText(operationId, renderStory(stored.map((s) => s.entry)), chainBreak));
+  if (chainBreak !== null) return AUDIT_EXIT.brokenChain;
+  if (unverifiable !== undefined) {
+    io.stderr(`asyncjob audit: operation ${operationId} from sequence ${unverifiable.sequence}: ${keyNotConfigured(unverifiable.keyId, 'chain')}\n`);
+    return AUDIT_EXIT.usage;
+  }
+  return AUDIT_EXIT.ok;
 }

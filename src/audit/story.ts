@@ -76,7 +76,12 @@ function observationText(entry: JournalEntry, b: Extract<JournalEntry['body'], {
       parts.push(`${prefix}request not sent`);
       break;
     case 'ambiguous':
-      parts.push(`${prefix}sent, no complete answer (the provider may have acted)`);
+      // A failed activity (a lost worker) proves only the reservation: whether the request left is unknown.
+      parts.push(
+        b.errorCategory === 'activity_failed'
+          ? `${prefix}request reserved, then the worker was lost before an answer (it may never have been sent)`
+          : `${prefix}sent, no complete answer (the provider may have acted)`,
+      );
       break;
     case 'body_too_large':
       parts.push(`${prefix}received ${b.httpStatus ?? 'a response'} with a body over the size limit`);

@@ -1,60 +1,79 @@
 /**
- * Formats the result of `OperationStore.verifyChains` (T2) for `asyncjob audit verify`: a text report naming
- * every broken link (operation, sequence, problem, expected, found), and a stable JSON shape. Pure.
+ * Formats an audit report (`asyncjob audit verify`): a text report naming every finding (operation and first bad
+ * sequence or missing range, or the checkpoint; the problem; expected; found), the signatures that could not be
+ * checked, and a summary line; and a stable JSON shape. Pure.
  */
-import { type ChainBreak, type ChainProblem, type ChainVerification } from '../adapters/store/chain';
+import { type AuditCounts, type AuditReport } from './auditor';
+import { findingPlace, PROBLEM_DESCRIPTIONS, type AuditFinding } from './findings';
 
-/** What each problem means, for the text report. */
-export const CHAIN_PROBLEM_DESCRIPTIONS: Readonly<Record<ChainProblem, string>> = {
-  hash_mismatch: 'the entry was changed after it was written (its hash no longer matches its content)',
-  prev_link_mismatch: 'the entry no longer links to the entry before it (an earlier entry was rewritten or replaced)',
-  gap: 'an entry is missing (deleted) before this sequence',
-  missing_head: 'the chain ends before the recorded head (entries were deleted from the end) or the head record is missing',
-};
+/** What each problem means (kept under its first name). */
+export const CHAIN_PROBLEM_DESCRIPTIONS = PROBLEM_DESCRIPTIONS;
 
 /**
  * The stable JSON shape of `asyncjob audit verify --json` (schema `asyncjob.audit-verify/v1`). Fields are only
- * ever added, never renamed or removed.
+ * ever added, never renamed or removed; `breaks` holds every finding (chain breaks and the kinds added since).
  */
 export interface AuditVerifyJson {
   readonly schema: 'asyncjob.audit-verify/v1';
   readonly ok: boolean;
   /** Whether hashes were checked as HMAC-SHA256 with a key given outside the database. */
   readonly keyed: boolean;
+  /** The public ID of that key (never the key). */
+  readonly keyId: string | null;
   readonly operationsChecked: number;
   readonly entriesChecked: number;
-  readonly breaks: readonly ChainBreak[];
+  readonly breaks: readonly AuditFinding[];
+  /** Signatures that could not be checked (their key is not configured); `ok` is false when any. */
+  readonly unverifiable: readonly string[];
+  readonly notes: readonly string[];
+  readonly counts: AuditCounts;
 }
 
-/** The JSON form of a verification. */
-export function verifyJson(result: ChainVerification, keyed: boolean): AuditVerifyJson {
+/** The JSON form of a report. */
+export function verifyJson(report: AuditReport, keyId: string | null): AuditVerifyJson {
   return {
     schema: 'asyncjob.audit-verify/v1',
-    ok: result.breaks.length === 0,
-    keyed,
-    operationsChecked: result.operationsChecked,
-    entriesChecked: result.entriesChecked,
-    breaks: result.breaks,
+    ok: report.findings.length === 0 && report.unverifiable.length === 0,
+    keyed: keyId !== null,
+    keyId,
+    operationsChecked: report.counts.operationsChecked,
+    entriesChecked: report.counts.entriesChecked,
+    breaks: report.findings,
+    unverifiable: report.unverifiable,
+    notes: report.notes,
+    counts: report.counts,
   };
 }
 
-/** One text line for a broken link. */
-export function formatBreak(b: ChainBreak): string {
-  return (
-    `BROKEN operation ${b.operationId} at sequence ${b.sequence}: ${b.problem}: ${CHAIN_PROBLEM_DESCRIPTIONS[b.problem]}\n` +
-    `  expected ${b.expected}\n  found    ${b.found}`
-  );
+/** One text block for a finding. */
+export function formatBreak(f: AuditFinding): string {
+  return `BROKEN ${findingPlace(f)}: ${f.problem}: ${PROBLEM_DESCRIPTIONS[f.problem]}\n  expected ${f.expected}\n  found    ${f.found}`;
 }
 
-/** The text report: one block per broken link, then a summary line. */
-export function formatVerifyText(result: ChainVerification, keyed: boolean): string {
-  const lines = result.breaks.map(formatBreak);
-  const scope = `${result.operationsChecked} operation${result.operationsChecked === 1 ? '' : 's'}, ${result.entriesChecked} entr${result.entriesChecked === 1 ? 'y' : 'ies'}`;
-  const how = keyed ? 'HMAC-SHA256' : 'SHA-256';
-  lines.push(
-    result.breaks.length === 0
-      ? `ok: ${scope} checked (${how}), every chain intact`
-      : `FAILED: ${result.breaks.length} broken chain${result.breaks.length === 1 ? '' : 's'} in ${scope} checked (${how})`,
-  );
+function details(c: AuditCounts): string {
+  const parts: string[] = [];
+  if (c.snapshotsChecked > 0) parts.push(`${c.snapshotsChecked} snapshots${c.snapshotsWithoutHash > 0 ? ` (${c.snapshotsWithoutHash} without a hash: written before migration 3)` : ''}`);
+  if (c.artifactFilesChecked + c.artifactFilesUnreachable > 0) {
+    parts.push(`${c.artifactFilesChecked} artifact files hashed${c.artifactFilesUnreachable > 0 ? `, ${c.artifactFilesUnreachable} not reachable from here` : ''}`);
+  }
+  if (c.temporalWitnessed + c.temporalNotRetained > 0) parts.push(`${c.temporalWitnessed} histories read from Temporal${c.temporalNotRetained > 0 ? `, ${c.temporalNotRetained} no longer retained` : ''}`);
+  return parts.length === 0 ? '' : `\n  also checked: ${parts.join('; ')}`;
+}
+
+/** The text report: findings, unverifiable signatures, notes, then a summary line. */
+export function formatVerifyText(report: AuditReport, keyId: string | null): string {
+  const lines = report.findings.map(formatBreak);
+  for (const u of report.unverifiable) lines.push(`UNCHECKED: ${u}`);
+  for (const n of report.notes) lines.push(`note: ${n}`);
+  const c = report.counts;
+  const scope = `${c.operationsChecked} operation${c.operationsChecked === 1 ? '' : 's'}, ${c.entriesChecked} entr${c.entriesChecked === 1 ? 'y' : 'ies'}`;
+  const how = keyId === null ? 'SHA-256' : `HMAC-SHA256, key ${keyId}`;
+  if (report.findings.length > 0) {
+    lines.push(`FAILED: ${report.findings.length} finding${report.findings.length === 1 ? '' : 's'} in ${scope} checked (${how})`);
+  } else if (report.unverifiable.length > 0) {
+    lines.push(`CANNOT VERIFY: ${scope} checked (${how}); no change found, but the signatures above could not be checked`);
+  } else {
+    lines.push(`ok: ${scope} checked (${how}), every chain intact${details(c)}`);
+  }
   return `${lines.join('\n')}\n`;
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
+import { chainKeyId } from '../../src/adapters/store/chain';
 import { runAuditCommand, type AuditIo } from '../../src/audit/cli';
 import { type AuditShowJson } from '../../src/audit/story';
 import { type AuditVerifyJson } from '../../src/audit/verify';
@@ -47,7 +48,8 @@ describe('asyncjob audit', () => {
   it('T2: verify reports intact chains with exit 0', async () => {
     const io = capture();
     expect(await runAuditCommand(['verify', '--store', store], io)).toBe(0);
-    expect(io.out()).toBe('ok: 2 operations, 14 entries checked (SHA-256), every chain intact\n');
+    // The fixtures' artifact files (file:///var/asyncjob/...) do not exist here: counted, never failed.
+    expect(io.out()).toBe('ok: 2 operations, 14 entries checked (SHA-256), every chain intact\n  also checked: 0 artifact files hashed, 2 not reachable from here\n');
   });
 
   it('T2: verify names the edited row (operation, sequence, expected, found) and exits 1', async () => {
@@ -55,14 +57,19 @@ describe('asyncjob audit', () => {
     const io = capture();
     expect(await runAuditCommand(['verify', `--store=${store}`], io)).toBe(1);
     expect(io.out()).toMatch(/^BROKEN operation op-2 at sequence 4: hash_mismatch: .*\n {2}expected sha256:[0-9a-f]{64}\n {2}found {4}sha256:[0-9a-f]{64}\n/);
-    // The walk of a broken chain stops at its first break: 7 entries of op-1, then 4 of op-2.
-    expect(io.out()).toContain('FAILED: 1 broken chain in 2 operations, 11 entries checked (SHA-256)');
+    // The walk of a broken chain stops at its first break: 7 entries of op-1, then 4 of op-2. The http_status
+    // column, copied from the entry before the edit, no longer matches it either.
+    expect(io.out()).toContain('BROKEN operation op-2 at sequence 4: column_mismatch:');
+    expect(io.out()).toContain('FAILED: 2 findings in 2 operations, 11 entries checked (SHA-256)');
 
     const json = capture({ ASYNCJOB_STORE: store });
     expect(await runAuditCommand(['verify', '--json'], json)).toBe(1);
     const parsed = JSON.parse(json.out()) as AuditVerifyJson;
     expect(parsed).toMatchObject({ schema: 'asyncjob.audit-verify/v1', ok: false, keyed: false, operationsChecked: 2, entriesChecked: 11 });
-    expect(parsed.breaks).toEqual([expect.objectContaining({ operationId: 'op-2', sequence: 4, problem: 'hash_mismatch' })]);
+    expect(parsed.breaks).toEqual([
+      expect.objectContaining({ operationId: 'op-2', sequence: 4, problem: 'hash_mismatch' }),
+      expect.objectContaining({ operationId: 'op-2', sequence: 4, problem: 'column_mismatch', expected: 'httpStatus = 200 (from the hashed entry)', found: 'httpStatus = 503' }),
+    ]);
 
     const onlyOp1 = capture();
     expect(await runAuditCommand(['verify', '--operation', 'op-1', '--store', store], onlyOp1)).toBe(0);
@@ -116,9 +123,13 @@ describe('asyncjob audit', () => {
     await s.close();
     const withKey = capture({ ASYNCJOB_AUDIT_HMAC_KEY: 'k-123456' });
     expect(await runAuditCommand(['verify', '--store', `sqlite:${keyedPath}`], withKey)).toBe(0);
-    expect(withKey.out()).toContain('(HMAC-SHA256)');
+    expect(withKey.out()).toContain(`(HMAC-SHA256, key ${chainKeyId('k-123456')})`);
+    // Without the key the signatures cannot be checked: said so (exit 2), never reported as changed entries.
     const withoutKey = capture();
-    expect(await runAuditCommand(['verify', '--store', `sqlite:${keyedPath}`], withoutKey)).toBe(1);
+    expect(await runAuditCommand(['verify', '--store', `sqlite:${keyedPath}`], withoutKey)).toBe(2);
+    expect(withoutKey.out()).toContain(`UNCHECKED: cannot verify signatures: key ${chainKeyId('k-123456')} not configured`);
+    expect(withoutKey.out()).not.toContain('BROKEN');
+    expect(withoutKey.out() + withKey.out()).not.toContain('k-123456');
   });
 
   it.each([
@@ -151,6 +162,7 @@ describe('asyncjob audit', () => {
   it('prints usage for help', async () => {
     const io = capture();
     expect(await runAuditCommand(['--help'], io)).toBe(0);
-    expect(io.out()).toContain('asyncjob audit verify [--operation ID] [--json]');
+    expect(io.out()).toContain('asyncjob audit verify [--operation ID] [--against FILE]... [--with-temporal] [--json]');
+    expect(io.out()).toContain('asyncjob audit checkpoint [--out FILE]');
   });
 });

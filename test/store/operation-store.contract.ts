@@ -4,7 +4,7 @@
  * raw SQL access behind the store's back (for tamper tests, as an attacker with database access would have).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entryHash, GENESIS_HASH } from '../../src/adapters/store/chain';
+import { chainKeyId, entryHash, GENESIS_HASH } from '../../src/adapters/store/chain';
 import { type OperationStore, type OperationStoreOptions } from '../../src/adapters/store/operation-store';
 import { isStoreError, type StoreCode } from '../../src/adapters/store/store-errors';
 import { type JournalEntry } from '../../src/core/journal';
@@ -316,8 +316,12 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
         expect((await keyed.verifyChains({ operationId: 'op-h' })).breaks).toEqual([]);
         const stored = await keyed.entries('op-h');
         expect(stored[0]!.hash).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+        // Another key (or none) cannot check the signatures: said so, naming the key, never "the entry was changed".
         const otherKey = await h.open({ hmacKey: 'a-guess' });
-        expect((await otherKey.verifyChains({ operationId: 'op-h' })).breaks[0]).toMatchObject({ sequence: 1, problem: 'hash_mismatch' });
+        const guessed = await otherKey.verifyChains({ operationId: 'op-h' });
+        expect(guessed.breaks).toEqual([]);
+        expect(guessed.unverifiable).toEqual([{ operationId: 'op-h', sequence: 1, keyId: chainKeyId('audit-key-from-vault') }]);
+        expect((await store.verifyChains({ operationId: 'op-h' })).unverifiable).toHaveLength(1);
         // The attacker rewrites the first entry and recomputes every plain hash and the head.
         await h.dropAppendOnlyTriggers();
         let prev = GENESIS_HASH;
@@ -325,12 +329,13 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
           const entry = s.entry.sequence === 1 ? { ...s.entry, actor: 'mallory' } : s.entry;
           const hash = entryHash(entry, prev);
           const set = s.entry.sequence === 1 ? `entry = replace(entry, '"actor":"workflow"', '"actor":"mallory"'), ` : '';
-          await h.sql(`UPDATE journal SET ${set}prev_hash = '${prev}', hash = '${hash}' WHERE operation_id = 'op-h' AND sequence = ${s.entry.sequence}`);
+          await h.sql(`UPDATE journal SET ${set}prev_hash = '${prev}', hash = '${hash}', key_id = NULL WHERE operation_id = 'op-h' AND sequence = ${s.entry.sequence}`);
           prev = hash;
         }
         await h.sql(`UPDATE operations SET last_hash = '${prev}' WHERE operation_id = 'op-h'`);
         expect((await store.verifyChains({ operationId: 'op-h' })).breaks).toEqual([]);
-        expect((await keyed.verifyChains({ operationId: 'op-h' })).breaks[0]).toMatchObject({ operationId: 'op-h', sequence: 1, problem: 'hash_mismatch' });
+        // The key holder sees a plain entry where a signed one belongs: the chain was rewritten without the key.
+        expect((await keyed.verifyChains({ operationId: 'op-h' })).breaks[0]).toMatchObject({ operationId: 'op-h', sequence: 1, problem: 'unsigned_entry' });
         await Promise.all([keyed.close(), otherKey.close()]);
       });
 

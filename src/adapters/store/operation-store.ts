@@ -16,6 +16,8 @@
  * - `operation_jobs`: (provider, remote_job_id) -> operation, for the webhook receiver.
  * - `artifacts`: queryable copy of artifact entries (location, sha256, size, validation), append-only.
  * - `webhook_events`: unique by (provider, event_id), for dedupe.
+ * - `audit_checkpoints` (migration 3): the register of signed checkpoints `asyncjob audit checkpoint` issued,
+ *   append-only; `journal.key_id` and `operations.snapshot_hash`/`snapshot_key_id` say which key signed what.
  * - `provider_sessions`: V3, an operation's provider session (its cookie jar, serialised), one row per operation,
  *   replaced on every save. Session state, not history: never journalled, never hashed, never in a snapshot, and
  *   so never in Temporal (activities load and save it around a provider call).
@@ -32,7 +34,8 @@ import {
   type JournalEntry,
   type LocalState,
 } from '../../core/journal';
-import { entryHash, GENESIS_HASH, type ChainVerification } from './chain';
+import { type AuditSource } from './audit-source';
+import { entryHash, GENESIS_HASH, type ChainKey, type ChainVerification } from './chain';
 import { assertNoSecrets } from './secret-guard';
 import { invalidInput, StoreError } from './store-errors';
 
@@ -163,6 +166,8 @@ export interface OperationStore {
   saveProviderSession(operationId: string, json: string): Promise<void>;
   /** Recomputes every chain (or one operation's) and reports the first broken link per operation. Read-only. */
   verifyChains(options?: { operationId?: string }): Promise<ChainVerification>;
+  /** Everything `asyncjob audit` reads (every column, the journal's own heads, the checkpoint register). */
+  auditSource(): AuditSource;
   /** Releases the connection(s). Idempotent. */
   close(): Promise<void>;
 }
@@ -194,19 +199,20 @@ export function prepareEntry(input: unknown, forbiddenValues: readonly string[] 
   if (!parsed.success) throw invalidInput('journal entry', parsed.error.issues);
   const entry = parsed.data;
   assertNoSecrets(`journal entry ${entry.operationId}#${entry.sequence}`, entry, forbiddenValues);
+  return { entry, canonical: canonicalJson(entry), columns: columnsOf(entry) };
+}
+
+/** The query columns an entry is stored with: derived from the hashed entry, so the auditor recomputes them. Pure. */
+export function columnsOf(entry: JournalEntry): ExtractedColumns {
   const b = entry.body;
   return {
-    entry,
-    canonical: canonicalJson(entry),
-    columns: {
-      kind: b.kind,
-      toState: b.kind === 'transition' ? b.to : null,
-      remoteJobId: b.kind === 'transition' || b.kind === 'observation' ? (b.remoteJobId ?? null) : null,
-      httpStatus: b.kind === 'observation' ? (b.httpStatus ?? null) : null,
-      delaySource: b.kind === 'observation' ? (b.delaySource ?? null) : null,
-      escalationReason: b.kind === 'escalation' ? b.reason : null,
-      provider: b.kind === 'intent' ? b.provider : null,
-    },
+    kind: b.kind,
+    toState: b.kind === 'transition' ? b.to : null,
+    remoteJobId: b.kind === 'transition' || b.kind === 'observation' ? (b.remoteJobId ?? null) : null,
+    httpStatus: b.kind === 'observation' ? (b.httpStatus ?? null) : null,
+    delaySource: b.kind === 'observation' ? (b.delaySource ?? null) : null,
+    escalationReason: b.kind === 'escalation' ? b.reason : null,
+    provider: b.kind === 'intent' ? b.provider : null,
   };
 }
 
@@ -292,7 +298,7 @@ export function decideAppend(
   prepared: PreparedEntry,
   head: { lastSequence: number; lastHash: string | null },
   existing: { entry: string; hash: string } | null,
-  hmacKey: string | undefined,
+  hmacKey: ChainKey | string | undefined,
 ): AppendDecision {
   const { operationId, sequence } = prepared.entry;
   if (sequence <= head.lastSequence) {

@@ -6,12 +6,12 @@
  */
 import { Pool, type PoolClient } from 'pg';
 import { type EscalationReason, type JournalEntry, type LocalState } from '../../core/journal';
-import { verifyOperationRows, type ChainBreak, type ChainVerification } from './chain';
+import { verifyChainsOf, type AuditSource } from './audit-source';
+import { chainKeyOf, snapshotHash, type ChainKey, type ChainVerification } from './chain';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import {
   deadlineWindow,
   decideAppend,
-  parseStoredEntry,
   prepareEntry,
   prepareProviderSession,
   prepareSnapshot,
@@ -29,6 +29,7 @@ import {
   type WebhookEvent,
 } from './operation-store';
 import { toStoredArtifact, toStoredEntry, type ArtifactRow, type JournalRow } from './rows';
+import { PostgresAuditSource } from './postgres-audit';
 import { StoreError } from './store-errors';
 
 /** Options of the PostgreSQL engine. */
@@ -47,7 +48,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 export class PostgresOperationStore implements OperationStore {
   private readonly pool: Pool;
   private closed = false;
-  private readonly hmacKey: string | undefined;
+  private readonly hmacKey: ChainKey | undefined;
   private readonly forbiddenValues: readonly string[];
   private readonly schema: string | undefined;
 
@@ -67,7 +68,7 @@ export class PostgresOperationStore implements OperationStore {
     });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
-    this.hmacKey = options.hmacKey;
+    this.hmacKey = chainKeyOf(options.hmacKey);
     this.forbiddenValues = options.forbiddenValues ?? [];
   }
 
@@ -137,8 +138,8 @@ export class PostgresOperationStore implements OperationStore {
       provider,
     ]);
     await c.query(
-      `INSERT INTO journal (operation_id, sequence, at, actor, kind, entry, prev_hash, hash, to_state, remote_job_id, http_status, delay_source, escalation_reason)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+      `INSERT INTO journal (operation_id, sequence, at, actor, kind, entry, prev_hash, hash, to_state, remote_job_id, http_status, delay_source, escalation_reason, key_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
       [
         entry.operationId,
         entry.sequence,
@@ -153,6 +154,7 @@ export class PostgresOperationStore implements OperationStore {
         columns.httpStatus,
         columns.delaySource,
         columns.escalationReason,
+        this.hmacKey?.id ?? null,
       ],
     );
     if (columns.remoteJobId !== null && provider !== null) {
@@ -178,12 +180,13 @@ export class PostgresOperationStore implements OperationStore {
     const { snapshot, canonical } = prepareSnapshot(input, this.forbiddenValues);
     return this.tx(async (c) => {
       const written = await c.query(
-        `INSERT INTO operations (operation_id, provider, local_state, remote_job_ids, escalation_reason, result_deadline_at_ms, updated_at, version, snapshot)
-         VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9)
+        `INSERT INTO operations (operation_id, provider, local_state, remote_job_ids, escalation_reason, result_deadline_at_ms, updated_at, version, snapshot,
+           snapshot_hash, snapshot_key_id)
+         VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (operation_id) DO UPDATE SET provider = EXCLUDED.provider, local_state = EXCLUDED.local_state,
            remote_job_ids = EXCLUDED.remote_job_ids, escalation_reason = EXCLUDED.escalation_reason,
            result_deadline_at_ms = EXCLUDED.result_deadline_at_ms, updated_at = EXCLUDED.updated_at,
-           version = EXCLUDED.version, snapshot = EXCLUDED.snapshot
+           version = EXCLUDED.version, snapshot = EXCLUDED.snapshot, snapshot_hash = EXCLUDED.snapshot_hash, snapshot_key_id = EXCLUDED.snapshot_key_id
          WHERE operations.version < EXCLUDED.version`,
         [
           snapshot.operationId,
@@ -195,6 +198,8 @@ export class PostgresOperationStore implements OperationStore {
           snapshot.updatedAt,
           snapshot.version,
           canonical,
+          snapshotHash(canonical, this.hmacKey),
+          this.hmacKey?.id ?? null,
         ],
       );
       if (written.rowCount === 0) {
@@ -316,43 +321,13 @@ export class PostgresOperationStore implements OperationStore {
 
   /** @inheritdoc */
   async verifyChains(options: { operationId?: string } = {}): Promise<ChainVerification> {
-    const ids =
-      options.operationId !== undefined
-        ? [options.operationId]
-        : (await this.query<{ id: string }>('SELECT operation_id AS id FROM operations UNION SELECT operation_id FROM journal ORDER BY 1')).rows.map(
-            (r) => r.id,
-          );
-    const breaks: ChainBreak[] = [];
-    let operationsChecked = 0;
-    let entriesChecked = 0;
-    for (const id of ids) {
-      // One REPEATABLE READ snapshot per operation, so a concurrent append cannot look like a missing head.
-      const { head, rows } = await this.tx(
-        async (c) => {
-          const h = (
-            await c.query<{ last_sequence: string; last_hash: string | null }>('SELECT last_sequence, last_hash FROM operations WHERE operation_id = $1', [
-              id,
-            ])
-          ).rows[0];
-          const r = await c.query<JournalRow>('SELECT operation_id, sequence, entry, prev_hash, hash FROM journal WHERE operation_id = $1 ORDER BY sequence', [
-            id,
-          ]);
-          return { head: h, rows: r.rows };
-        },
-        'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
-      );
-      if (head === undefined && rows.length === 0) continue;
-      const result = verifyOperationRows(
-        id,
-        rows.map((r) => ({ sequence: Number(r.sequence), entry: parseStoredEntry(r.entry), prevHash: r.prev_hash, hash: r.hash })),
-        head ? { lastSequence: Number(head.last_sequence), lastHash: head.last_hash } : null,
-        this.hmacKey,
-      );
-      operationsChecked += 1;
-      entriesChecked += result.entriesChecked;
-      if (result.break) breaks.push(result.break);
-    }
-    return { operationsChecked, entriesChecked, breaks };
+    // One REPEATABLE READ snapshot per operation, so a concurrent append cannot look like a missing head.
+    return verifyChainsOf(this.auditSource(), options, this.hmacKey);
+  }
+
+  /** @inheritdoc */
+  auditSource(): AuditSource {
+    return new PostgresAuditSource((fn, begin) => this.tx(fn, begin));
   }
 
   /** @inheritdoc */

@@ -9,12 +9,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { type EscalationReason, type LocalState, type JournalEntry } from '../../core/journal';
-import { verifyOperationRows, type ChainBreak, type ChainVerification } from './chain';
+import { verifyChainsOf, type AuditSource } from './audit-source';
+import { chainKeyOf, snapshotHash, type ChainKey, type ChainVerification } from './chain';
 import { SQLITE_MIGRATIONS } from './migrations/sqlite';
 import {
   deadlineWindow,
   decideAppend,
-  parseStoredEntry,
   prepareEntry,
   prepareProviderSession,
   prepareSnapshot,
@@ -32,6 +32,7 @@ import {
   type WebhookEvent,
 } from './operation-store';
 import { toStoredArtifact, toStoredEntry, type ArtifactRow, type JournalRow } from './rows';
+import { SqliteAuditSource } from './sqlite-audit';
 import { StoreError } from './store-errors';
 
 /** The default database file, relative to the working directory. */
@@ -58,7 +59,7 @@ export class SqliteOperationStore implements OperationStore {
   private readonly db: Database.Database;
   private closed = false;
   private readonly statements = new Map<string, Database.Statement>();
-  private readonly hmacKey: string | undefined;
+  private readonly hmacKey: ChainKey | undefined;
   private readonly forbiddenValues: readonly string[];
 
   /** Opens the file and sets WAL, busy timeout and foreign keys; call `migrate()` before use. */
@@ -74,7 +75,7 @@ export class SqliteOperationStore implements OperationStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
-    this.hmacKey = options.hmacKey;
+    this.hmacKey = chainKeyOf(options.hmacKey);
     this.forbiddenValues = options.forbiddenValues ?? [];
   }
 
@@ -138,8 +139,8 @@ export class SqliteOperationStore implements OperationStore {
       )
       .run(entry.operationId, provider, entry.sequence, decision.hash);
     this.stmt(
-        `INSERT INTO journal (operation_id, sequence, at, actor, kind, entry, prev_hash, hash, to_state, remote_job_id, http_status, delay_source, escalation_reason)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO journal (operation_id, sequence, at, actor, kind, entry, prev_hash, hash, to_state, remote_job_id, http_status, delay_source, escalation_reason, key_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         entry.operationId,
@@ -155,6 +156,7 @@ export class SqliteOperationStore implements OperationStore {
         columns.httpStatus,
         columns.delaySource,
         columns.escalationReason,
+        this.hmacKey?.id ?? null,
       );
     if (columns.remoteJobId !== null && provider !== null) {
       this.stmt('INSERT OR IGNORE INTO operation_jobs (provider, remote_job_id, operation_id) VALUES (?, ?, ?)')
@@ -177,12 +179,13 @@ export class SqliteOperationStore implements OperationStore {
     const { snapshot, canonical } = prepareSnapshot(input, this.forbiddenValues);
     const run = this.db.transaction((): PutOperationResult => {
       const changes = this.stmt(
-          `INSERT INTO operations (operation_id, provider, local_state, remote_job_ids, escalation_reason, result_deadline_at_ms, updated_at, version, snapshot)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+          `INSERT INTO operations (operation_id, provider, local_state, remote_job_ids, escalation_reason, result_deadline_at_ms, updated_at, version, snapshot,
+             snapshot_hash, snapshot_key_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (operation_id) DO UPDATE SET provider = excluded.provider, local_state = excluded.local_state,
              remote_job_ids = excluded.remote_job_ids, escalation_reason = excluded.escalation_reason,
              result_deadline_at_ms = excluded.result_deadline_at_ms, updated_at = excluded.updated_at,
-             version = excluded.version, snapshot = excluded.snapshot
+             version = excluded.version, snapshot = excluded.snapshot, snapshot_hash = excluded.snapshot_hash, snapshot_key_id = excluded.snapshot_key_id
            WHERE operations.version < excluded.version`,
         )
         .run(
@@ -195,6 +198,8 @@ export class SqliteOperationStore implements OperationStore {
           snapshot.updatedAt,
           snapshot.version,
           canonical,
+          snapshotHash(canonical, this.hmacKey),
+          this.hmacKey?.id ?? null,
         ).changes;
       if (changes === 0) {
         const stored = this.stmt<[string], { version: number; snapshot: string | null }>('SELECT version, snapshot FROM operations WHERE operation_id = ?')
@@ -318,39 +323,14 @@ export class SqliteOperationStore implements OperationStore {
   /** @inheritdoc */
   async verifyChains(options: { operationId?: string } = {}): Promise<ChainVerification> {
     this.open();
-    const ids =
-      options.operationId !== undefined
-        ? [options.operationId]
-        : this.stmt<[], string>('SELECT operation_id FROM operations UNION SELECT operation_id FROM journal ORDER BY 1')
-            .pluck()
-            .all();
-    const headStmt = this.stmt<[string], HeadRow>('SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?');
-    const rowsStmt = this.stmt<[string], JournalRow>(
-      'SELECT operation_id, sequence, entry, prev_hash, hash FROM journal WHERE operation_id = ? ORDER BY sequence',
-    );
-    const breaks: ChainBreak[] = [];
-    let operationsChecked = 0;
-    let entriesChecked = 0;
     // One read transaction per operation: head and rows come from the same WAL snapshot, so an append by
     // another process during the walk cannot look like a deleted tail.
-    const verifyOne = this.db.transaction((id: string) => {
-      const head = headStmt.get(id);
-      const rows = rowsStmt.iterate(id);
-      const mapped = (function* () {
-        for (const r of rows) yield { sequence: Number(r.sequence), entry: parseStoredEntry(r.entry), prevHash: r.prev_hash, hash: r.hash };
-      })();
-      const result = verifyOperationRows(id, mapped, head ? { lastSequence: head.last_sequence, lastHash: head.last_hash } : null, this.hmacKey);
-      rows.return?.();
-      return { head, result };
-    });
-    for (const id of ids) {
-      const { head, result } = verifyOne.deferred(id);
-      if (head === undefined && result.entriesChecked === 0) continue;
-      operationsChecked += 1;
-      entriesChecked += result.entriesChecked;
-      if (result.break) breaks.push(result.break);
-    }
-    return { operationsChecked, entriesChecked, breaks };
+    return verifyChainsOf(this.auditSource(), options, this.hmacKey);
+  }
+
+  /** @inheritdoc */
+  auditSource(): AuditSource {
+    return new SqliteAuditSource(this.db, () => this.open());
   }
 
   /** @inheritdoc */

@@ -103,4 +103,23 @@ CREATE TABLE provider_sessions (
 );
 `,
   },
+  {
+    version: 3,
+    name: 'audit (issue 15): signing key IDs, snapshot hashes, the checkpoint register',
+    sql: `
+ALTER TABLE journal ADD COLUMN key_id TEXT;
+ALTER TABLE operations ADD COLUMN snapshot_hash TEXT;
+ALTER TABLE operations ADD COLUMN snapshot_key_id TEXT;
+
+CREATE TABLE audit_checkpoints (
+  sequence BIGINT PRIMARY KEY CHECK (sequence > 0),
+  taken_at TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  document TEXT NOT NULL
+);
+CREATE TRIGGER audit_checkpoints_no_update BEFORE UPDATE ON audit_checkpoints FOR EACH ROW EXECUTE FUNCTION asyncjob_refuse_change();
+CREATE TRIGGER audit_checkpoints_no_delete BEFORE DELETE ON audit_checkpoints FOR EACH ROW EXECUTE FUNCTION asyncjob_refuse_change();
+CREATE TRIGGER audit_checkpoints_no_truncate BEFORE TRUNCATE ON audit_checkpoints FOR EACH STATEMENT EXECUTE FUNCTION asyncjob_refuse_change();
+`,
+  },
 ];

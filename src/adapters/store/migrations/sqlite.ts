@@ -99,4 +99,24 @@ CREATE TABLE provider_sessions (
 ) STRICT;
 `,
   },
+  {
+    version: 3,
+    name: 'audit (issue 15): signing key IDs, snapshot hashes, the checkpoint register',
+    sql: `
+ALTER TABLE journal ADD COLUMN key_id TEXT;
+ALTER TABLE operations ADD COLUMN snapshot_hash TEXT;
+ALTER TABLE operations ADD COLUMN snapshot_key_id TEXT;
+
+CREATE TABLE audit_checkpoints (
+  sequence INTEGER PRIMARY KEY CHECK (sequence > 0),
+  taken_at TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  document TEXT NOT NULL
+) STRICT;
+CREATE TRIGGER audit_checkpoints_no_update BEFORE UPDATE ON audit_checkpoints
+BEGIN SELECT RAISE(ABORT, 'ASYNCJOB_ERR_APPEND_ONLY: audit_checkpoints is append-only; UPDATE refused'); END;
+CREATE TRIGGER audit_checkpoints_no_delete BEFORE DELETE ON audit_checkpoints
+BEGIN SELECT RAISE(ABORT, 'ASYNCJOB_ERR_APPEND_ONLY: audit_checkpoints is append-only; DELETE refused'); END;
+`,
+  },
 ];

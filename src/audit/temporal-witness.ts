@@ -1,0 +1,123 @@
+/**
+ * Temporal's history as a second witness (`audit verify --with-temporal`, issue 15 item 2), while it is retained.
+ * Every activity the workflow completed returned the record as the store held it after the step: the journal
+ * reached `journal.nextSequence - 1`, and the step's transitions and observations (the provider calls it made)
+ * are in the record's tails. So the store must still reach that sequence and hold those entries unchanged.
+ * Runs are followed back through continue-as-new. Workflows in Temporal with no rows in the store are found
+ * by listing the `AsyncJobWorkflow` executions of `ASYNCJOB_TASK_QUEUE` (whole-operation removal).
+ */
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { type History, type Payload } from '@temporalio/common/lib/proto-utils';
+import { temporalConnectionSettings } from '../client/connection';
+import { loadConfig } from '../config';
+
+/** An entry the workflow saw recorded. */
+export interface WitnessedEntry {
+  readonly sequence: number;
+  readonly at: string;
+  readonly actor: string;
+  readonly body: unknown;
+}
+
+/** What the history of one operation shows was recorded. */
+export interface WitnessedOperation {
+  /** The highest sequence the store held after a completed step. */
+  reached: number;
+  readonly entries: Map<number, WitnessedEntry>;
+}
+
+/** A witness: the operations it knows, and what it saw of each (null when its history is no longer retained). */
+export interface TemporalWitness {
+  operationIds(): Promise<string[]>;
+  witness(operationId: string): Promise<WitnessedOperation | null>;
+}
+
+interface TailEntry {
+  sequence: number;
+  atMs: number;
+  actor: string;
+  body: unknown;
+}
+
+function isTailEntry(v: unknown): v is TailEntry {
+  const e = v as TailEntry;
+  return typeof e === 'object' && e !== null && Number.isInteger(e.sequence) && Number.isFinite(e.atMs) && typeof e.actor === 'string' && typeof e.body === 'object';
+}
+
+function decode(payload: Payload | null | undefined): unknown {
+  if (payload === null || payload === undefined) return undefined;
+  try {
+    return defaultPayloadConverter.fromPayload(payload);
+  } catch {
+    return undefined;
+  }
+}
+
+function collectRecord(value: unknown, operationId: string, into: WitnessedOperation): void {
+  const record = value as { operationId?: unknown; journal?: { nextSequence?: unknown; transitions?: unknown; observations?: unknown } };
+  if (typeof record !== 'object' || record === null || record.operationId !== operationId || typeof record.journal?.nextSequence !== 'number') return;
+  into.reached = Math.max(into.reached, record.journal.nextSequence - 1);
+  for (const tail of [record.journal.transitions, record.journal.observations]) {
+    if (!Array.isArray(tail)) continue;
+    for (const e of tail) {
+      if (isTailEntry(e) && e.sequence < record.journal.nextSequence) into.entries.set(e.sequence, { sequence: e.sequence, at: new Date(e.atMs).toISOString(), actor: e.actor, body: e.body });
+    }
+  }
+}
+
+/** Adds what one run's history shows to `into`; returns the run it continued from, if any. Pure. */
+export function witnessFromHistory(history: History, operationId: string, into: WitnessedOperation): string | undefined {
+  let previousRun: string | undefined;
+  for (const event of history.events ?? []) {
+    const started = event.workflowExecutionStartedEventAttributes;
+    if (started?.continuedExecutionRunId) previousRun = started.continuedExecutionRunId;
+    const completed = event.activityTaskCompletedEventAttributes;
+    if (completed) collectRecord(decode(completed.result?.payloads?.[0]), operationId, into);
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_local_activity') collectRecord(decode(marker.details?.result?.payloads?.[0]), operationId, into);
+  }
+  return previousRun;
+}
+
+/** A new, empty witnessed operation. */
+export function emptyWitness(): WitnessedOperation {
+  return { reached: 0, entries: new Map() };
+}
+
+/** The witness over a Temporal client (every run of each workflow, newest first) for the workflows of one task queue. */
+export function clientWitness(client: Client, taskQueue: string, maxRuns = 1000): TemporalWitness {
+  return {
+    async operationIds() {
+      const ids = new Set<string>();
+      const query = `WorkflowType = 'AsyncJobWorkflow' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;
+      for await (const execution of client.workflow.list({ query })) ids.add(execution.workflowId);
+      return [...ids];
+    },
+    async witness(operationId) {
+      const seen = emptyWitness();
+      let runId: string | undefined;
+      for (let run = 0; run < maxRuns; run++) {
+        let history: History;
+        try {
+          history = await client.workflow.getHandle(operationId, runId).fetchHistory();
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'NotFoundError') return run === 0 ? null : seen;
+          throw err;
+        }
+        runId = witnessFromHistory(history, operationId, seen);
+        if (runId === undefined) break;
+      }
+      return seen;
+    },
+  };
+}
+
+/** Connects to Temporal as the worker and client do (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key). */
+export async function connectTemporalWitness(env: NodeJS.ProcessEnv): Promise<TemporalWitness & { close(): Promise<void> }> {
+  const config = loadConfig(env);
+  const settings = temporalConnectionSettings(config);
+  const connection = await Connection.connect({ address: settings.address, ...(settings.tls ? { tls: settings.tls } : {}), ...(settings.apiKey ? { apiKey: settings.apiKey } : {}) });
+  const client = new Client({ connection, namespace: settings.namespace });
+  return { ...clientWitness(client, config.ASYNCJOB_TASK_QUEUE), close: () => connection.close() };
+}

@@ -1,0 +1,53 @@
+/** `asyncjob audit verify`: reads the keys, the checkpoints given and the witness, runs the audit, reports it. */
+import { readFile } from 'node:fs/promises';
+import { type ChainKey } from '../adapters/store/chain';
+import { type OperationStore } from '../adapters/store/operation-store';
+import { runAudit } from './auditor';
+import { parseCheckpointFile, type ParsedCheckpoint } from './checkpoint';
+import { resolveCheckpoints } from './checkpoint-chain';
+import { AUDIT_EXIT, type AuditIo, type ParsedArgs } from './io';
+import { readCheckpointVerifier } from './keys';
+import { connectTemporalWitness, type TemporalWitness } from './temporal-witness';
+import { formatVerifyText, verifyJson } from './verify';
+
+async function readCheckpointFiles(files: readonly string[], io: AuditIo): Promise<ParsedCheckpoint[] | undefined> {
+  const all: ParsedCheckpoint[] = [];
+  for (const file of files) {
+    try {
+      all.push(...parseCheckpointFile(await readFile(file, 'utf8'), file));
+    } catch (err) {
+      io.stderr(`asyncjob audit: --against ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})\n`);
+      return undefined;
+    }
+  }
+  return all;
+}
+
+/** Runs `audit verify`; returns the exit code. */
+export async function runVerify(store: OperationStore, args: ParsedArgs, key: ChainKey | undefined, io: AuditIo): Promise<number> {
+  const given = await readCheckpointFiles(args.against, io);
+  if (given === undefined) return AUDIT_EXIT.usage;
+  const source = store.auditSource();
+  const checkpoints = resolveCheckpoints(given, await source.checkpoints(), await readCheckpointVerifier(io.env, key));
+  let witness: (TemporalWitness & { close(): Promise<void> }) | undefined;
+  try {
+    if (args.withTemporal) witness = await connectTemporalWitness(io.env as NodeJS.ProcessEnv);
+    const report = await runAudit(source, {
+      ...(args.operationId !== undefined ? { operationId: args.operationId } : {}),
+      ...(key ? { key } : {}),
+      checkpoints,
+      ...(witness ? { witness } : {}),
+      ...(io.settleMs !== undefined ? { settleMs: io.settleMs } : {}),
+    });
+    if (args.operationId !== undefined && report.counts.operationsChecked === 0) {
+      io.stderr(`asyncjob audit: nothing is recorded for operation ${args.operationId}\n`);
+      return AUDIT_EXIT.usage;
+    }
+    const keyId = key?.id ?? null;
+    io.stdout(args.json ? `${JSON.stringify(verifyJson(report, keyId), null, 2)}\n` : formatVerifyText(report, keyId));
+    if (report.findings.length > 0) return AUDIT_EXIT.brokenChain;
+    return report.unverifiable.length > 0 ? AUDIT_EXIT.usage : AUDIT_EXIT.ok;
+  } finally {
+    await witness?.close();
+  }
+}

@@ -1,0 +1,34 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll } from 'vitest';
+import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
+import { tamperSuite, type TamperHarness } from './tamper.contract';
+
+const root = mkdtempSync(join(tmpdir(), 'asyncjob-tamper-sqlite-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let counter = 0;
+
+async function harness(): Promise<TamperHarness> {
+  const path = join(root, `store-${++counter}`, 'asyncjob.db');
+  await (await openSqliteStore({ path })).close();
+  const raw = new Database(path);
+  return {
+    location: `sqlite:${path}`,
+    open: (options = {}) => openSqliteStore({ ...options, path }),
+    async sql(statement) {
+      raw.exec(statement);
+    },
+    async dropGuards() {
+      for (const t of ['journal_no_update', 'journal_no_delete', 'artifacts_no_update', 'artifacts_no_delete', 'audit_checkpoints_no_update', 'audit_checkpoints_no_delete']) {
+        raw.exec(`DROP TRIGGER IF EXISTS ${t}`);
+      }
+    },
+    async cleanup() {
+      raw.close();
+    },
+  };
+}
+
+tamperSuite('SQLite', harness);

@@ -1,0 +1,286 @@
+/**
+ * The tamper suite (issue 15), run against every engine: a store written as the README configures it (the chain
+ * key in ASYNCJOB_AUDIT_HMAC_KEY_FILE, read by the worker's own reader; checkpoints signed with an Ed25519 key
+ * and appended to a file outside the database), then edited behind the product's back as an attacker with
+ * database access would, and `asyncjob audit verify` run on it. Each edit must be reported with the operation
+ * and the first bad sequence (or the missing range, or the checkpoint), exit 1; the untouched store exits 0.
+ *
+ * The store: op-a and op-b succeeded (9 entries each: ..., 8 the artifact, 9 -> succeeded), op-c still
+ * collecting (7 entries). Checkpoint 1 was taken after sequence 7 of each, checkpoint 2 after everything.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type AuditOperationRow } from '../../src/adapters/store/audit-source';
+import { type OperationStore, type OperationStoreOptions } from '../../src/adapters/store/operation-store';
+import { runAuditCommand } from '../../src/audit/cli';
+import { type AuditFinding } from '../../src/audit/findings';
+import { readChainKeySecret } from '../../src/audit/keys';
+import { type AuditVerifyJson } from '../../src/audit/verify';
+import { writeArtifact, writePhaseOne, writePhaseTwo } from './fixtures';
+
+/** A fresh, isolated database with raw access behind the store's back. */
+export interface TamperHarness {
+  /** The location the CLI opens (`sqlite:PATH`, `postgres://...`). */
+  readonly location: string;
+  open(options?: OperationStoreOptions): Promise<OperationStore>;
+  sql(statement: string): Promise<void>;
+  /** Drops the append-only triggers of journal, artifacts and audit_checkpoints. */
+  dropGuards(): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+const HMAC_KEY = 'k3y-from-the-vault-7f1e2d3c4b5a69788796a5b4';
+const q = (text: string): string => `'${text.replace(/'/g, "''")}'`;
+
+/** Registers the suite for one engine. */
+export function tamperSuite(engine: string, factory: () => Promise<TamperHarness>): void {
+  describe(`audit tamper suite: ${engine}`, () => {
+    let h: TamperHarness;
+    let dir: string;
+    let env: Record<string, string>;
+    let checkpoints: string;
+    let artifacts: Record<string, ReturnType<typeof writeArtifact>>;
+    let phaseOne: AuditOperationRow;
+    let hashes: Map<number, string>;
+
+    async function audit(argv: string[], overrides: Record<string, string | undefined> = {}): Promise<{ code: number; out: string; err: string }> {
+      let out = '';
+      let err = '';
+      const code = await runAuditCommand(argv, { stdout: (t) => (out += t), stderr: (t) => (err += t), env: { ...env, ...overrides }, settleMs: 0 });
+      return { code, out, err };
+    }
+
+    async function verifyJson(...argv: string[]): Promise<{ code: number; report: AuditVerifyJson }> {
+      const { code, out } = await audit(['verify', '--json', ...argv]);
+      return { code, report: JSON.parse(out) as AuditVerifyJson };
+    }
+
+    function about(report: AuditVerifyJson, operationId: string | null): AuditFinding[] {
+      return report.breaks.filter((b) => b.operationId === operationId);
+    }
+
+    beforeEach(async () => {
+      h = await factory();
+      dir = mkdtempSync(join(tmpdir(), 'asyncjob-tamper-'));
+      writeFileSync(join(dir, 'audit-hmac.key'), `${HMAC_KEY}\n`, { mode: 0o600 });
+      const { privateKey } = generateKeyPairSync('ed25519');
+      writeFileSync(join(dir, 'audit-signing.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+      checkpoints = join(dir, 'checkpoints.jsonl');
+      env = { ASYNCJOB_STORE: h.location, ASYNCJOB_AUDIT_HMAC_KEY_FILE: join(dir, 'audit-hmac.key'), ASYNCJOB_AUDIT_SIGNING_KEY_FILE: join(dir, 'audit-signing.pem') };
+      // The worker's way: the key read by the one shared reader from the README's setting.
+      const store = await h.open({ hmacKey: await readChainKeySecret(env) });
+      artifacts = Object.fromEntries(['op-a', 'op-b', 'op-c'].map((id) => [id, writeArtifact(dir, id)]));
+      for (const id of ['op-a', 'op-b', 'op-c']) await writePhaseOne(store, id, artifacts[id]!);
+      phaseOne = (await store.auditSource().readOperation('op-a')).row!;
+      expect((await audit(['checkpoint', '--out', checkpoints])).code).toBe(0);
+      for (const id of ['op-a', 'op-b']) await writePhaseTwo(store, id, artifacts[id]!);
+      expect((await audit(['checkpoint', '--out', checkpoints])).code).toBe(0);
+      hashes = new Map((await store.entries('op-a')).map((e) => [e.entry.sequence, e.hash]));
+      await store.close();
+    });
+    afterEach(async () => {
+      await h.cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** The attack of the issue: the last two entries (artifact, -> succeeded) deleted, the head row rewritten. */
+    async function truncateOpA(putBackOldSnapshot: boolean): Promise<void> {
+      await h.dropGuards();
+      await h.sql("DELETE FROM artifacts WHERE operation_id = 'op-a'");
+      await h.sql("DELETE FROM journal WHERE operation_id = 'op-a' AND sequence >= 8");
+      await h.sql(`UPDATE operations SET last_sequence = 7, last_hash = ${q(hashes.get(7)!)} WHERE operation_id = 'op-a'`);
+      if (!putBackOldSnapshot) return;
+      const r = phaseOne;
+      await h.sql(
+        `UPDATE operations SET snapshot = ${q(r.snapshot!)}, snapshot_hash = ${q(r.snapshotHash!)}, local_state = ${q(r.localState!)}, version = ${r.version}, updated_at = ${q(r.updatedAt!)} WHERE operation_id = 'op-a'`,
+      );
+    }
+
+    it('the untouched store, signed as the README configures it, verifies clean (exit 0), alone and against its checkpoints', async () => {
+      const plain = await audit(['verify']);
+      expect(plain.code).toBe(0);
+      expect(plain.out).toMatch(/^note: held to checkpoint 2 .*\nok: 3 operations, 25 entries checked \(HMAC-SHA256, key hmac:[0-9a-f]{16}\), every chain intact\n {2}also checked: 3 snapshots; 2 artifact files hashed\n$/);
+      const against = await verifyJson('--against', checkpoints);
+      expect(against.code).toBe(0);
+      expect(against.report).toMatchObject({ ok: true, keyed: true, breaks: [], unverifiable: [] });
+      expect(plain.out + against.report.notes.join()).not.toContain(HMAC_KEY);
+      // The value form of the same setting reads the same key.
+      expect((await audit(['verify'], { ASYNCJOB_AUDIT_HMAC_KEY_FILE: undefined, ASYNCJOB_AUDIT_HMAC_KEY: HMAC_KEY })).code).toBe(0);
+    });
+
+    it('a missing or wrong key says which key is not configured, never "changed" (exit 2)', async () => {
+      for (const overrides of [{ ASYNCJOB_AUDIT_HMAC_KEY_FILE: undefined }, { ASYNCJOB_AUDIT_HMAC_KEY_FILE: undefined, ASYNCJOB_AUDIT_HMAC_KEY: 'not-the-key-0123456789' }]) {
+        const { code, out } = await audit(['verify', '--against', checkpoints], overrides);
+        expect(code).toBe(2);
+        expect(out).toMatch(/UNCHECKED: cannot verify signatures: key hmac:[0-9a-f]{16} not configured \(set ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY\)/);
+        expect(out).not.toContain('BROKEN');
+        const show = await audit(['show', 'op-a'], overrides);
+        expect(show.code).toBe(2);
+        expect(show.err).toContain('cannot verify signatures: key hmac:');
+      }
+      const both = await audit(['verify'], { ASYNCJOB_AUDIT_HMAC_KEY: HMAC_KEY });
+      expect(both.code).toBe(2);
+      expect(both.err).toContain('set ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY, not both');
+      expect(both.err).not.toContain(HMAC_KEY);
+    });
+
+    it('an edited entry: hash_mismatch at its sequence', async () => {
+      await h.dropGuards();
+      await h.sql(`UPDATE journal SET entry = replace(entry, '"httpStatus":503', '"httpStatus":500') WHERE operation_id = 'op-a' AND sequence = 5`);
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(about(report, 'op-a')[0]).toMatchObject({ sequence: 5, problem: 'hash_mismatch' });
+      expect(about(report, 'op-b')).toEqual([]);
+    });
+
+    it('a deleted middle row: gap at its sequence', async () => {
+      await h.dropGuards();
+      await h.sql("DELETE FROM journal WHERE operation_id = 'op-a' AND sequence = 5");
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(about(report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 5, problem: 'gap' }));
+      expect(about(report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 5, problem: 'truncated', checkpoint: 1 }));
+    });
+
+    it('a deleted last row: missing_head, and the range the checkpoint covered', async () => {
+      await h.dropGuards();
+      await h.sql("DELETE FROM journal WHERE operation_id = 'op-b' AND sequence = 9");
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(about(report, 'op-b')).toEqual(
+        expect.arrayContaining([expect.objectContaining({ sequence: 9, problem: 'missing_head' }), expect.objectContaining({ sequence: 9, problem: 'truncated', checkpoint: 2 })]),
+      );
+    });
+
+    it('swapped rows: the first swapped sequence', async () => {
+      await h.dropGuards();
+      await h.sql("UPDATE journal SET sequence = 1000 WHERE operation_id = 'op-a' AND sequence = 5");
+      await h.sql("UPDATE journal SET sequence = 5 WHERE operation_id = 'op-a' AND sequence = 6");
+      await h.sql("UPDATE journal SET sequence = 6 WHERE operation_id = 'op-a' AND sequence = 1000");
+      const { code, report } = await verifyJson();
+      expect(code).toBe(1);
+      expect(about(report, 'op-a')[0]).toMatchObject({ operationId: 'op-a', sequence: 5, problem: 'prev_link_mismatch' });
+    });
+
+    it('the last two entries deleted and the head row rewritten: found by the snapshot alone, and by the checkpoint as 8-9', async () => {
+      await truncateOpA(false);
+      const plain = await verifyJson();
+      expect(plain.code).toBe(1);
+      expect(about(plain.report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 8, through: 9, problem: 'snapshot_ahead' }));
+      const against = await verifyJson('--against', checkpoints);
+      expect(about(against.report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 }));
+      // A checkpoint is never signed over it.
+      const refused = await audit(['checkpoint', '--out', checkpoints]);
+      expect(refused.code).toBe(1);
+      expect(refused.out).toContain('BROKEN operation op-a, sequences 8-9 (checkpoint 2): truncated');
+    });
+
+    it('...and an older genuine snapshot put back: only the checkpoints know; the register, then the file outside the database', async () => {
+      await truncateOpA(true);
+      // The store's own register still holds checkpoint 2.
+      const plain = await verifyJson();
+      expect(plain.code).toBe(1);
+      expect(about(plain.report, 'op-a')).toEqual([expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 })]);
+      // The attacker cuts the register back too: the store alone now looks intact (the documented limit)...
+      await h.sql('DELETE FROM audit_checkpoints WHERE sequence = 2');
+      expect((await verifyJson()).code).toBe(0);
+      // ...but the checkpoint file kept outside the database still names what was there.
+      const against = await verifyJson('--against', checkpoints);
+      expect(against.code).toBe(1);
+      expect(about(against.report, null)).toContainEqual(expect.objectContaining({ checkpoint: 2, problem: 'checkpoint_unrecorded' }));
+      expect(about(against.report, 'op-a')).toEqual([expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 })]);
+    });
+
+    it('an older genuine snapshot put back over an intact journal: snapshot_behind, the sequences it does not reflect', async () => {
+      const r = phaseOne;
+      await h.sql(`UPDATE operations SET snapshot = ${q(r.snapshot!)}, snapshot_hash = ${q(r.snapshotHash!)}, local_state = ${q(r.localState!)}, version = ${r.version}, updated_at = ${q(r.updatedAt!)} WHERE operation_id = 'op-a'`);
+      const { code, report } = await verifyJson();
+      expect(code).toBe(1);
+      expect(about(report, 'op-a')).toEqual([expect.objectContaining({ sequence: 8, through: 9, problem: 'snapshot_behind' })]);
+    });
+
+    it('a whole operation deleted: operation_missing, sequences 1-9', async () => {
+      await h.dropGuards();
+      for (const table of ['artifacts', 'journal', 'operation_jobs', 'operations']) await h.sql(`DELETE FROM ${table} WHERE operation_id = 'op-b'`);
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(about(report, 'op-b')).toEqual([expect.objectContaining({ sequence: 1, through: 9, problem: 'operation_missing', checkpoint: 2 })]);
+    });
+
+    it('journal.to_state changed (a column outside the hash): column_mismatch', async () => {
+      await h.dropGuards();
+      await h.sql("UPDATE journal SET to_state = 'failed' WHERE operation_id = 'op-a' AND sequence = 9");
+      const { code, report } = await verifyJson();
+      expect(code).toBe(1);
+      expect(about(report, 'op-a')).toEqual([expect.objectContaining({ sequence: 9, problem: 'column_mismatch', expected: 'toState = succeeded (from the hashed entry)', found: 'toState = failed' })]);
+    });
+
+    it('operations.local_state changed: operation_row_mismatch', async () => {
+      await h.sql("UPDATE operations SET local_state = 'failed' WHERE operation_id = 'op-a'");
+      const { code, report } = await verifyJson();
+      expect(code).toBe(1);
+      expect(about(report, 'op-a')).toEqual([expect.objectContaining({ sequence: 9, problem: 'operation_row_mismatch', found: 'local_state = failed' })]);
+    });
+
+    it('the snapshot changed (and its hash dropped): snapshot_hash_mismatch, then snapshot_mismatch against the journal', async () => {
+      await h.sql(`UPDATE operations SET snapshot = replace(snapshot, '"localState":"succeeded"', '"localState":"failed"'), local_state = 'failed' WHERE operation_id = 'op-a'`);
+      const keyed = await verifyJson();
+      expect(keyed.code).toBe(1);
+      expect(about(keyed.report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 9, problem: 'snapshot_hash_mismatch' }));
+      expect(about(keyed.report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 9, problem: 'snapshot_mismatch', expected: 'localState = succeeded (from the journal)' }));
+      // Dropping the hash (as if written before migration 3) leaves the recomputation from the journal.
+      await h.sql("UPDATE operations SET snapshot_hash = NULL, snapshot_key_id = NULL WHERE operation_id = 'op-a'");
+      const legacy = await verifyJson();
+      expect(legacy.code).toBe(1);
+      expect(about(legacy.report, 'op-a')).toEqual([expect.objectContaining({ sequence: 9, problem: 'snapshot_mismatch' })]);
+    });
+
+    it('artifacts.sha256 overwritten: artifact_row_mismatch at the artifact entry', async () => {
+      await h.dropGuards();
+      await h.sql(`UPDATE artifacts SET sha256 = '${'0'.repeat(64)}' WHERE operation_id = 'op-b'`);
+      const { code, report } = await verifyJson();
+      expect(code).toBe(1);
+      expect(about(report, 'op-b')).toEqual([expect.objectContaining({ sequence: 8, problem: 'artifact_row_mismatch', found: `sha256 = ${'0'.repeat(64)}` })]);
+    });
+
+    it('the artifact file overwritten: artifact_file_mismatch', async () => {
+      writeFileSync(artifacts['op-a']!.path, '{"rows":[]}');
+      const { code, report } = await verifyJson();
+      expect(code).toBe(1);
+      expect(about(report, 'op-a')).toEqual([expect.objectContaining({ sequence: 8, problem: 'artifact_file_mismatch' })]);
+    });
+
+    it('an edited checkpoint: checkpoint_signature, naming the checkpoint', async () => {
+      const lines = readFileSync(checkpoints, 'utf8').trimEnd().split('\n');
+      const edited = JSON.parse(lines[1]!) as { heads: [string, number, string][] };
+      edited.heads = edited.heads.filter(([id]) => id !== 'op-b');
+      writeFileSync(checkpoints, `${lines[0]}\n${JSON.stringify(edited)}\n`);
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(about(report, null)).toEqual([expect.objectContaining({ checkpoint: 2, problem: 'checkpoint_signature' })]);
+    });
+
+    it('a replayed old checkpoint does not hide a truncation a newer one covers', async () => {
+      const first = readFileSync(checkpoints, 'utf8').split('\n')[0]!;
+      const old = join(dir, 'old-checkpoint.json');
+      writeFileSync(old, `${first}\n`);
+      // Against the old checkpoint alone, the untouched store is consistent (it only grew).
+      const consistent = await verifyJson('--against', old);
+      expect(consistent.code).toBe(0);
+      expect(consistent.report.notes).toContain("checkpoint 1 was given; the store's register holds checkpoints up to 2, so the store was held to 2");
+      await truncateOpA(true);
+      const { code, report } = await verifyJson('--against', old);
+      expect(code).toBe(1);
+      expect(about(report, 'op-a')).toEqual([expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 })]);
+      // Lines out of order or a stranger's checkpoint break the chain.
+      const [one, two] = readFileSync(checkpoints, 'utf8').trimEnd().split('\n');
+      const other = JSON.parse(two!) as { previous: string };
+      other.previous = `sha256:${'1'.repeat(64)}`;
+      writeFileSync(old, `${one}\n${JSON.stringify(other)}\n`);
+      expect(about((await verifyJson('--against', old)).report, null).map((f) => f.problem)).toContain('checkpoint_signature');
+    });
+  });
+}
