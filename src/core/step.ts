@@ -632,9 +632,12 @@ export function reserveCreateAttempt(record: OperationRecord, ctx: StepContext):
   if (ctx.nowMs >= record.deadlines.createDeadlineMs) {
     const b = new Builder(record, record);
     const ambiguous = record.localState !== 'create_pending';
-    // Nothing was ever sent (our own backlog, a paused worker): a deadline, not the provider's failure.
-    const reason = ambiguous ? 'create_unknown' : record.used.createAttempts === 0 ? 'deadline_exceeded' : 'provider_failure';
-    const what = record.used.createAttempts === 0 ? 'before any create request could be sent' : 'without a job ID';
+    // Nothing ever reached the provider (our own backlog, a paused worker, a reservation whose worker died before
+    // sending): a deadline, not the provider's failure, however many attempts were reserved.
+    const last = record.remote.lastHttp;
+    const sent = last !== undefined && last.transport !== 'not_sent';
+    const reason = ambiguous ? 'create_unknown' : sent ? 'provider_failure' : 'deadline_exceeded';
+    const what = sent ? 'without a job ID' : 'before any create request reached the provider';
     b.escalate(reason, `the create deadline ${new Date(record.deadlines.createDeadlineMs).toISOString()} passed ${what} (U4)`, ctx, 'create_deadline');
     return { kind: 'stopped', ...b.result() };
   }

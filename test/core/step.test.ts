@@ -295,9 +295,10 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
   });
 
   it.each([
-    ['a request that never left (not_sent)', { transport: 'not_sent', httpStatus: undefined, remoteJobId: undefined, errorCategory: 'connect_refused' } as Partial<Observation>],
-    ['HTTP 429 without Retry-After', { httpStatus: 429, remoteJobId: undefined } as Partial<Observation>],
-  ])('I3: %s is retried with the same token within the create deadline, then stops after it (U4)', (_w, o) => {
+    // Nothing ever reached the provider: the deadline passed, it is not the provider's failure.
+    ['a request that never left (not_sent)', { transport: 'not_sent', httpStatus: undefined, remoteJobId: undefined, errorCategory: 'connect_refused' } as Partial<Observation>, 'deadline_exceeded'],
+    ['HTTP 429 without Retry-After', { httpStatus: 429, remoteJobId: undefined } as Partial<Observation>, 'provider_failure'],
+  ])('I3: %s is retried with the same token within the create deadline, then stops after it (U4)', (_w, o, reason) => {
     let r = newRecord(FAST);
     const token = r.idempotencyToken;
     let at = T0 + 100;
@@ -317,10 +318,23 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
     if (late.kind !== 'stopped') throw new Error('expected a stop at the create deadline');
     const stopped = check(r, late);
     expect(stopped.localState).toBe('escalated');
-    expect(stopped.escalation?.reason).toBe('provider_failure');
+    expect(stopped.escalation?.reason).toBe(reason);
     expect(stopped.used.createAttempts).toBe(3);
     expect(optionsOf(stopped)).not.toContain('extend');
     expect(optionsOf(stopped)).not.toContain('cancel_at_provider');
+  });
+
+  it('U4: a create reserved but never sent (its worker died) ends at the create deadline as one never reserved: deadline_exceeded', () => {
+    const r0 = newRecord(FAST);
+    const reserved = reserveCreateAttempt(r0, ctx(T0 + 100));
+    if (reserved.kind !== 'reserved') throw new Error('expected reserved');
+    const late = reserveCreateAttempt(reserved.record, ctx(CREATE_DEADLINE));
+    if (late.kind !== 'stopped') throw new Error('expected a stop at the create deadline');
+    const never = reserveCreateAttempt(r0, ctx(CREATE_DEADLINE));
+    if (never.kind !== 'stopped') throw new Error('expected a stop at the create deadline');
+    expect(late.record.escalation?.reason).toBe('deadline_exceeded');
+    expect(never.record.escalation?.reason).toBe('deadline_exceeded');
+    expect(late.record.escalation?.message.detail).toContain('before any create request reached the provider');
   });
 
   it('I3, U4: a 429 whose Retry-After reaches past the create deadline stops instead of waiting past it', () => {
