@@ -9,17 +9,11 @@
  */
 import { type ChainBreak } from '../adapters/store/chain';
 import { type StoredEntry } from '../adapters/store/operation-store';
-import { type DelaySource, type JournalEntry } from '../core/journal';
+import { DELAY_SOURCE_PHRASES } from '../core/delay-sources';
+import { type JournalEntry } from '../core/journal';
 
-/** How each delay source reads in a story line. */
-export const DELAY_SOURCE_PHRASES: Readonly<Record<DelaySource, string>> = {
-  provider_retry_after: 'from provider guidance',
-  provider_poll_hint: 'from a provider hint',
-  local_backoff: 'from local backoff',
-  manual_extension: 'from a manual extension',
-  webhook_hint: 'from a webhook',
-  deadline: 'capped by the deadline',
-};
+/** How each delay source reads in a story line (the same words as the Web UI's timer summaries). */
+export { DELAY_SOURCE_PHRASES };
 
 /** One rendered line: the entry's identity plus its text (without the time). */
 export interface StoryLine {
