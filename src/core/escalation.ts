@@ -192,7 +192,7 @@ function elapsed(ms: number): string {
   return `${Math.floor(totalMinutes / 60)} hours ${totalMinutes % 60} minutes`;
 }
 
-/** Renders an escalation as plain text in the seeds' format (E2). Never asks "continue?". */
+/** Renders an escalation as plain text in the format docs/rules.md#e2 describes (E2). Never asks "continue?". */
 export function renderEscalation(escalation: OpenEscalation): string {
   const m = escalation.message;
   const lastHttp = m.lastHttp

@@ -12,7 +12,7 @@ export const instantSchema = lazySchema(() => z.iso.datetime({ offset: false }))
 /** An ISO-8601 instant, as stored. */
 export type Instant = z.infer<typeof instantSchema>;
 
-/** The local states of DESIGN.md's state machine (M). Ours, not the provider's (M2). */
+/** The local states of the state machine in docs/rules.md (M). Ours, not the provider's (M2). */
 export const localStateSchema = lazySchema(() => z.enum([
   'create_pending',
   'create_unknown',

@@ -1,6 +1,7 @@
 /**
  * The poll policy (P2, B1, H1, H3, X3): every duration in milliseconds, every bound explicit. Defaults follow
- * DESIGN.md (base 5 s, max 120 s, bounded jitter 50%-100%). Millisecond values are allowed so tests run fast.
+ * docs/rules.md#p2 (base 5 s, max 120 s, bounded jitter 50%-100%). Millisecond values are allowed so tests run
+ * fast.
  */
 import { z } from 'zod';
 import { lazySchema } from './lazy-schema';

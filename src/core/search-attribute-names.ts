@@ -4,7 +4,7 @@
  * server (registration) and the docs.
  */
 export const SEARCH_ATTRIBUTES = {
-  /** The operation's local state (see DESIGN.md "Local states"). */
+  /** The operation's local state (see docs/rules.md, The state machine). */
   AsyncJobState: 'Keyword',
   /** The provider adapter's name. */
   AsyncJobProvider: 'Keyword',

@@ -1,9 +1,9 @@
 /**
- * The state machine of DESIGN.md "Local states" as data (M1-M3), and {@link transition}, which applies one
- * event with its evidence. It executes nothing: it returns the new record with the transition appended (the
+ * The state machine of docs/rules.md (M, "Every arrow") as data (M1-M3), and {@link transition}, which applies
+ * one event with its evidence. It executes nothing: it returns the new record with the transition appended (the
  * journal sequence consumed), or a typed refusal naming the missing evidence.
  *
- * Beyond the diagram, three arrows exist because the rules need them, each documented in {@link TRANSITIONS}:
+ * Some arrows exist only because a rule needs them, each documented in {@link TRANSITIONS}:
  * `create_pending -> result_collecting` (C3, a synchronous success), and from `escalated` the decisions
  * `-> cancelling` (extend while a cancel already sent awaits confirmation, X3: never cancel twice),
  * `-> result_collecting` (accept_result / retry_collect, A1) and `-> reconciliation` (retry_create_same_token, U2).
@@ -108,7 +108,7 @@ export interface TransitionRule {
   evidence: readonly EvidenceKind[];
   /** Whether the new state states a provider fact (`remote`) or one of ours (`local`), M2. */
   fact: 'local' | 'remote';
-  /** The DESIGN.md rule the arrow implements. */
+  /** The rule(s) the arrow implements, as IDs defined in docs/rules.md. */
   rule: string;
 }
 

@@ -37,7 +37,7 @@ const q = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
 /** Registers the suite for one engine. */
 export function tamperSuite(engine: string, factory: () => Promise<TamperHarness>): void {
-  describe(`audit tamper suite: ${engine}`, () => {
+  describe(`T5: audit tamper suite: ${engine}`, () => {
     let h: TamperHarness;
     let dir: string;
     let env: Record<string, string>;

@@ -64,7 +64,7 @@ describe('C1, U4: the operation record', () => {
     expect(make(valid, TOKEN)).toMatchObject({ kind: 'refused', issues: [{ path: 'traceId' }] });
   });
 
-  it('P2: policy overrides accept millisecond values, and defaults follow DESIGN.md', () => {
+  it('P2: policy overrides accept millisecond values, and defaults follow docs/rules.md#p2', () => {
     expect(defaultPollPolicy()).toMatchObject({ baseDelayMs: 5_000, maxDelayMs: 120_000, jitter: 'bounded', minJitterRatio: 0.5 });
     const r = newRecord({ baseDelayMs: 1, maxDelayMs: 20, maxStatusRequests: 3 });
     expect(r.policy).toMatchObject({ baseDelayMs: 1, maxDelayMs: 20 });
