@@ -4,19 +4,22 @@
  * sliding window (`activities/request-pacer.ts`), and on average across all workers by the server
  * (`maxTaskQueueActivitiesPerSecond`).
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { assertRequestRate, pacingInterceptor, RequestPacer } from './activities/request-pacer';
 import type { AsyncJobActivities } from './activities/types';
 import { FileArtifactStore } from './adapters/artifacts/artifact-store';
 import { createProviderRegistry } from './adapters/providers/registry';
 import { openStore } from './adapters/store/open-store';
+import { readChainKeySecret } from './audit/keys';
 import { temporalConnectionSettings } from './client/connection';
-import { loadConfig } from './config';
+import { AsyncJobConnectionError } from './client/errors';
+import { checkWorkerEnvironment } from './doctor/environment';
+import { quietSdkLogger } from './doctor/sdk-logger';
 import { createJsonLogger } from './logging';
+import { webhookOutcomeReporter } from './webhooks/outcome-reporter';
 import { startWebhookReceiver, type WebhookReceiver, type WebhookSettings } from './webhooks/receiver';
 import { webhookSignal } from './workflows/messages';
 
@@ -125,17 +128,18 @@ function secretValuesIn(env: NodeJS.ProcessEnv): string[] {
  * `ASYNCJOB_METRICS_ADDRESS` is set, and graceful shutdown on SIGINT/SIGTERM. Resolves when shut down.
  */
 export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const config = loadConfig(env);
+  // Everything the worker is asked to serve is checked first; every problem at once, exit 2 (ConfigError).
+  const config = await checkWorkerEnvironment(env);
   Runtime.install({
-    logger: new DefaultLogger(config.ASYNCJOB_LOG_LEVEL === 'debug' ? 'DEBUG' : config.ASYNCJOB_LOG_LEVEL === 'warn' ? 'WARN' : config.ASYNCJOB_LOG_LEVEL === 'error' ? 'ERROR' : 'INFO'),
+    logger: quietSdkLogger(config.ASYNCJOB_LOG_LEVEL === 'debug' ? 'DEBUG' : config.ASYNCJOB_LOG_LEVEL === 'warn' ? 'WARN' : config.ASYNCJOB_LOG_LEVEL === 'error' ? 'ERROR' : 'INFO'),
     ...(config.ASYNCJOB_METRICS_ADDRESS ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.ASYNCJOB_METRICS_ADDRESS } } } } : {}),
   });
   const logger = createJsonLogger({ level: config.ASYNCJOB_LOG_LEVEL, secretValues: secretValuesIn(env) });
   const names = config.ASYNCJOB_PROVIDERS.split(',').map((n) => n.trim()).filter(Boolean);
-  if (names.length === 0) throw new Error('ASYNCJOB_PROVIDERS names no provider (e.g. ASYNCJOB_PROVIDERS=reports,./providers/acme.yaml)');
-  const hmacKey = config.ASYNCJOB_AUDIT_HMAC_KEY_FILE ? (await readFile(config.ASYNCJOB_AUDIT_HMAC_KEY_FILE, 'utf8')).trim() : undefined;
-  // The store refuses any entry holding one of this process's secret values (defence in depth, T4).
-  const store = await openStore(config.ASYNCJOB_STORE, { ...(hmacKey ? { hmacKey } : {}), forbiddenValues: secretValuesIn(env) });
+  // The audit chain key: ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY, read as every audit command reads it.
+  const hmacKey = await readChainKeySecret(env);
+  // The store refuses any entry holding one of this process's secret values, the chain key too (defence in depth, T4).
+  const store = await openStore(config.ASYNCJOB_STORE, { ...(hmacKey ? { hmacKey } : {}), forbiddenValues: [...secretValuesIn(env), ...(hmacKey && hmacKey.length >= 8 ? [hmacKey] : [])] });
   const registry = await createProviderRegistry({
     // Each provider is served under its document's own name:, which must agree with its file name.
     providers: names.map((name) => ({ path: name })),
@@ -145,7 +149,14 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   // One reading of Temporal's connection conventions (address, namespace, TLS files, API key), shared with the client.
   const temporal = temporalConnectionSettings(config);
   const connectOptions = { address: temporal.address, ...(temporal.tls ? { tls: temporal.tls } : {}), ...(temporal.apiKey ? { apiKey: temporal.apiKey } : {}) };
-  const connection = await NativeConnection.connect(connectOptions);
+  let connection: NativeConnection;
+  try {
+    connection = await NativeConnection.connect(connectOptions);
+  } catch (err) {
+    await registry.close();
+    await store.close();
+    throw new AsyncJobConnectionError(temporal.address, { cause: err }); // exit 5, as for every command
+  }
   const workers = await createWorkers({
     connection,
     namespace: temporal.namespace,
@@ -176,6 +187,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       },
       signal: (operationId, hint) => client.workflow.getHandle(operationId).signal(webhookSignal, hint),
       env,
+      // Each request logged (refusals with their reason) and counted on the worker's metrics endpoint.
+      onOutcome: webhookOutcomeReporter({ logger, meter: Runtime.instance().metricMeter, isKnownProvider: (name) => registry.names().includes(name) }),
     });
     console.error(`asyncjob webhook receiver: ${receiver.url}/webhooks/<provider>`);
   }
