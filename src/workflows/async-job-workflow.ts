@@ -122,12 +122,16 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
     pending.push({ ...message, id } as PendingMessage);
     return id;
   };
-  /** Updates queue their message like signals and answer once the main loop has processed it. */
-  const answerOnceProcessed = async (message: PendingMessageBody): Promise<MessageAnswer> => {
-    const id = enqueue(message);
-    await condition(() => answers.has(id));
-    return answers.get(id)!;
-  };
+  /**
+   * Updates queue their message like signals and answer once the main loop has processed it. Shielded like the
+   * loop: a Temporal cancellation request is a cancel message, not a reason to stop answering updates.
+   */
+  const answerOnceProcessed = (message: PendingMessageBody): Promise<MessageAnswer> =>
+    CancellationScope.nonCancellable(async () => {
+      const id = enqueue(message);
+      await condition(() => answers.has(id));
+      return answers.get(id)!;
+    });
   setHandler(cancelSignal, (request) => {
     const checked = cancelRequestSchema.safeParse(request);
     if (!checked.success) return void log.warn('cancel signal refused: invalid input', { issues: issueText(checked.error.issues) });
@@ -200,6 +204,10 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         if ('kind' in step && step.kind === 'refused') {
           answers.set(message.id, { accepted: false, code: step.code, message: step.message });
           log.warn('cancel refused', { code: step.code, message: step.message });
+          // A refused Temporal cancellation request leaves no other trace: it is journalled, who asked and why not.
+          if (message.request.requestedBy === TEMPORAL_CANCEL_REQUEST.requestedBy && patched(RECORD_REFUSED_CANCEL_REQUEST)) {
+            await commit(recordRejectedDecision(record, { option: 'cancel', approvedBy: message.request.requestedBy, reason: message.request.reason }, step, c));
+          }
           continue;
         }
         await commit(step as StepResult);
@@ -378,6 +386,8 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
 
 /** The patch that makes a Temporal cancellation request a recorded cancel intent. */
 const CANCEL_REQUEST_AS_INTENT = 'asyncjob-temporal-cancel-as-intent';
+/** The patch that journals a Temporal cancellation request the cancel rules refused. */
+const RECORD_REFUSED_CANCEL_REQUEST = 'asyncjob-record-refused-cancel-request';
 
 /**
  * The cancel intent of a Temporal cancellation request. The SDK does not give the workflow the requester's

@@ -63,6 +63,21 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     expect(summaries.every((data) => data !== undefined && data !== null)).toBe(true);
   });
 
+  it('X1: a Temporal cancellation request the cancel rules refuse (an escalated operation) is journalled as refused, and the operation goes on', async () => {
+    const request = h.request('rest', { script: 'review_then_done' });
+    await h.client.start(request);
+    await until(h, request.operationId, (s) => s === 'escalated');
+    await h.env.client.workflow.getHandle(request.operationId).cancel();
+    const refusedEntry = async () =>
+      (await h.store.entries(request.operationId)).map((e) => e.entry.body).find((b) => b.kind === 'decision' && b.decision === 'cancel');
+    for (let i = 0; i < 100 && (await refusedEntry()) === undefined; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await refusedEntry()).toMatchObject({ approvedBy: 'temporal:request-cancellation', accepted: false, rejectionReason: expect.stringContaining('ASYNCJOB_ERR_CANCEL') });
+    expect((await h.client.get(request.operationId)).localState).toBe('escalated');
+    const escalation = await h.client.escalation(request.operationId);
+    await h.client.decide(request.operationId, { option: 'close', approvedBy: 'bob@example.com', reason: 'done with it' });
+    expect(escalation?.reason).toBe('unknown_state');
+  });
+
   it('F3, X2: a success that crosses the cancel is collected and reported as succeeded, in order', async () => {
     const request = h.request('rest', { script: 'race' });
     await h.client.start(request);
