@@ -294,7 +294,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     await pool(operations, concurrency, async (op, i) => {
       const id = op.request.operationId;
       try {
-        const summary = await client.result(id);
+        const summary = await client.result(id, { untilFinal: true });
         latencies.push(Date.now() - startedAt[i]!);
         const key = summary.escalation ? `escalated:${summary.escalation.reason}` : summary.localState;
         outcomes[key] = (outcomes[key] ?? 0) + 1;

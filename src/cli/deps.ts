@@ -7,13 +7,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { runAuditCommand } from '../audit/cli';
 import {
   AsyncJobClient,
-  type EscalatedOperation,
   type EscalationView,
-  type ListEscalatedOptions,
+  type ListOptions,
   type OperationDescription,
+  type OperationListing,
   type QueryOptions,
+  type StartedRun,
+  type StartOptions,
+  type WaitOptions,
+  type WatchOptions,
 } from '../client';
 import { runDev } from '../dev/demo';
+import { runDoctorCli } from '../doctor/cli';
 import { runSimulateCommand } from '../simulator/cli';
 import { runWorker } from '../worker';
 import type { Decision } from '../core/escalation';
@@ -21,23 +26,18 @@ import type { OperationRecord, StartRequest } from '../core/operation';
 import type { CancelRequest, OperationSummary } from '../workflows/messages';
 
 /** What `start` reports of a started or joined operation. */
-export interface StartedOperation {
-  operationId: string;
-  runId: string;
-  joined: boolean;
-  requestFingerprint: string;
-  traceId: string;
-}
+export type StartedOperation = StartedRun;
 
 /** The client operations the CLI uses; `AsyncJobClient` provides them all. */
 export interface CliClient {
-  start(request: StartRequest): Promise<StartedOperation>;
+  start(request: StartRequest, options?: StartOptions): Promise<StartedOperation>;
   get(operationId: string, options?: QueryOptions): Promise<OperationRecord>;
   escalation(operationId: string, options?: QueryOptions): Promise<EscalationView | null>;
   cancel(operationId: string, request: CancelRequest): Promise<{ accepted: true; localState: string }>;
   decide(operationId: string, decision: Decision): Promise<{ accepted: true; localState: string }>;
-  result(operationId: string): Promise<OperationSummary>;
-  listEscalated(options: ListEscalatedOptions): Promise<EscalatedOperation[]>;
+  result(operationId: string, options?: WaitOptions): Promise<OperationSummary>;
+  watch(operationId: string, options?: WatchOptions): AsyncIterable<OperationRecord>;
+  list(options: ListOptions): Promise<OperationListing[]>;
   describeOperation(operationId: string): Promise<OperationDescription>;
   close(): Promise<void>;
 }
@@ -58,6 +58,8 @@ export interface CliDeps {
   env?: Readonly<Record<string, string | undefined>>;
   runAudit(argv: string[]): Promise<number>;
   runSimulate(argv: string[]): Promise<number>;
+  /** `asyncjob doctor ...` (src/doctor/cli.ts), which owns its arguments and exit codes. */
+  runDoctor?(argv: string[]): Promise<number>;
   runWorker(): Promise<number>;
   runDev(): Promise<number>;
 }
@@ -75,6 +77,7 @@ export function processDeps(): CliDeps {
     env: process.env,
     runAudit: (argv) => runAuditCommand(argv),
     runSimulate: (argv) => runSimulateCommand(argv),
+    runDoctor: (argv) => runDoctorCli(argv),
     runWorker: async () => {
       await runWorker();
       return 0;

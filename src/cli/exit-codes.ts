@@ -5,7 +5,7 @@
 export const EXIT = {
   /** Done; for commands that report an operation: it succeeded or has not ended. */
   ok: 0,
-  /** The operation ended badly or stopped for a human: failed, cancelled, closed or escalated (or its workflow failed). */
+  /** The operation ended badly: failed, cancelled or closed, or its workflow failed or was terminated. */
   operationEndedBadly: 1,
   /** Usage error or bad input: unknown command or option, bad duration, invalid JSON, invalid request. */
   usage: 2,
@@ -17,14 +17,17 @@ export const EXIT = {
   connection: 5,
   /** An unexpected error of ours; the message (and --verbose) says what. */
   internal: 6,
+  /** The operation needs a decision: it is escalated (`asyncjob decide ID` shows the options). */
+  needsDecision: 7,
 } as const;
 /** An exit code. */
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** The local states that end badly or wait for a human (exit 1 where an operation is reported). */
-export const BAD_END_STATES: readonly string[] = ['failed', 'cancelled', 'closed', 'escalated'];
+/** The local states that end badly (exit 1 where an operation is reported). */
+export const BAD_END_STATES: readonly string[] = ['failed', 'cancelled', 'closed'];
 
-/** The exit code that reports an operation in `localState`: 1 for a bad end or an escalation, else 0. */
+/** The exit code that reports an operation in `localState`: 1 for a bad end, 7 for an escalation, else 0. */
 export function exitForState(localState: string | null | undefined): ExitCode {
+  if (localState === 'escalated') return EXIT.needsDecision;
   return localState !== null && localState !== undefined && BAD_END_STATES.includes(localState) ? EXIT.operationEndedBadly : EXIT.ok;
 }

@@ -27,6 +27,9 @@ const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   ASYNCJOB_ERR_CONNECTION: EXIT.connection,
   ASYNCJOB_ERR_QUERY_TIMEOUT: EXIT.connection,
   ASYNCJOB_ERR_WORKFLOW_FAILED: EXIT.operationEndedBadly,
+  ASYNCJOB_ERR_PROVIDER_UNSERVED: EXIT.usage,
+  ASYNCJOB_ERR_JOIN_MISMATCH: EXIT.refused,
+  ASYNCJOB_ERR_SERVER: EXIT.connection,
 };
 
 /** One line: newlines and runs of spaces folded. */
@@ -113,6 +116,8 @@ async function dispatch(cmd: CliCommand, ctx: CommandContext): Promise<number> {
       return ctx.deps.runAudit(cmd.argv);
     case 'simulate':
       return ctx.deps.runSimulate(cmd.argv);
+    case 'doctor':
+      return ctx.deps.runDoctor ? ctx.deps.runDoctor(cmd.argv) : EXIT.internal;
     case 'worker':
       return ctx.deps.runWorker();
     case 'dev':

@@ -5,21 +5,29 @@
 /** Per-command usage lines. */
 export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   start: `usage: asyncjob start --provider P --operation-id ID --payload JSON|@FILE --started-by WHO --authorised-by WHO
-                      --create-deadline D --result-deadline D [--client-reference REF] [--policy JSON|@FILE] [--wait]
-  Starts an operation (or joins it if it already exists with the same request). Deadlines are durations
-  (500ms, 30s, 15m, 2h, 1d) from now or ISO-8601 instants. --wait waits for the end and exits by its state.`,
+                      --create-deadline D --result-deadline D [--client-reference REF] [--policy JSON|@FILE]
+                      [--wait [--until-final]] [--allow-unserved-provider]
+  Starts an operation (or joins it if it already exists with the same request and settings; a run that failed on
+  its input is started again). The request is checked first and nothing is started when it is refused (exit 2),
+  nor when no worker serves the provider, unless --allow-unserved-provider (a durable start while the workers are
+  down). Deadlines are durations (500ms, 30s, 15m, 2h, 1d) from now or ISO-8601 instants. --wait waits until the
+  operation ends (exit by its state) or needs a decision (exit 7, the decide command printed); --until-final waits
+  through escalations until it ends.`,
   status: `usage: asyncjob status ID
   Shows the operation's local and remote state, progress, budget, next poll and any escalation.`,
-  watch: `usage: asyncjob watch ID [--interval D]
-  Follows the operation live (default every 1s) until a final state or an escalation; the exit code tells which.`,
+  watch: `usage: asyncjob watch ID [--interval D] [--until-final]
+  Follows the operation live until a final state or an escalation (exit 7, the decide command printed); changes
+  show at once, the line is redrawn at least every --interval (default 1s). --until-final follows it through
+  escalations until it ends.`,
   cancel: `usage: asyncjob cancel ID --by WHO --reason TEXT [--expected-effect TEXT]
   Records the cancel intent and asks the provider once; its confirmation follows (watch it).`,
   decide: `usage: asyncjob decide ID
        asyncjob decide ID --option O --by WHO --reason TEXT [--extend D --checks N] [--transport-failures N]
                           [--rate-limited N] [--job-id J]
   Without --option: shows the escalation and the options offered. With it: answers with one of those options.`,
-  list: `usage: asyncjob list --escalated [--reason R] [--limit N]
-  Lists escalated operations (running or closed) from Temporal's search attributes.`,
+  list: `usage: asyncjob list [--escalated | --state S] [--provider P] [--reason R] [--limit N]
+  Lists operations (running or closed, newest first) by state, provider and escalation reason from Temporal's
+  search attributes; --escalated is --state escalated.`,
   adapter: `usage: asyncjob adapter validate FILE... [--base-url URL] [--require-env]
        asyncjob adapter explain FILE [--base-url URL] [--require-env]
   Loads provider contracts as the worker does (a file, or a name searched in ASYNCJOB_PROVIDERS_PATH and the
@@ -27,6 +35,7 @@ export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   explain says, step by step, what the adapter will send and read. An unset \${VAR} in baseUrl is a warning
   (checked with a stand-in) unless --require-env; --base-url replaces the document's. Exit 0 valid, 2 invalid.`,
   audit: `usage: asyncjob audit verify [--operation ID] | asyncjob audit show ID   (see "asyncjob audit help")`,
+  doctor: `usage: asyncjob doctor [--json]   (see "asyncjob doctor --help")`,
   simulate: `usage: asyncjob simulate [--port N] [--scenario FILE] [--dialect D]   (see "asyncjob simulate --help")`,
   worker: `usage: asyncjob worker
   Runs a worker for asyncjob's workflows and activities until SIGINT/SIGTERM.`,
@@ -44,17 +53,19 @@ commands:
   watch      follow an operation live until it ends or escalates
   cancel     ask for cancellation at the provider
   decide     show an escalation's options, or answer it
-  list       list escalated operations (--escalated)
+  list       list operations by state, provider, escalation reason
   adapter    validate a provider contract, or explain what it will send and read
   audit      verify the audit chain, show an operation's story
+  doctor     check the setup (Temporal, store, providers, ports) with a fix per problem
   simulate   run the provider simulator
   worker     run a worker
   dev        the embedded demo (dev server, Web UI, worker, simulator)
   help       this text, or "asyncjob help COMMAND"
 
 options of every command: --json (stable JSON on stdout), --verbose (error details), --help
-exit codes: 0 ok/succeeded, 1 operation ended badly or escalated, 2 usage or bad input, 3 refused by the workflow,
-            4 operation not found, 5 cannot reach Temporal (or no worker answers), 6 unexpected error
+exit codes: 0 ok/succeeded, 1 operation ended badly, 2 usage or bad input, 3 refused by the workflow,
+            4 operation not found, 5 cannot reach Temporal (or no worker answers), 6 unexpected error,
+            7 needs a decision (escalated)
 Temporal connection: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS_CERT/KEY/CA, TEMPORAL_TLS_SERVER_NAME,
                      TEMPORAL_API_KEY; task queue ASYNCJOB_TASK_QUEUE.
 `;

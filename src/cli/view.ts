@@ -136,3 +136,17 @@ export function optionText(option: OfferedOption): string {
   if (option.jobIds !== undefined && option.jobIds.length > 0) flags.push(`--job-id ${option.jobIds[0]}`);
   return `  ${option.option.padEnd(26)} ${option.label}\n  ${' '.repeat(26)} ${flags.join(' ')} --by WHO --reason TEXT`;
 }
+
+/** A workflow's failure in one line: `TYPE: message` (the type once, when the message does not start with it). */
+export function failureText(failure: { type: string | null; message: string }): string {
+  return failure.type && !failure.message.startsWith(failure.type) ? `${failure.type}: ${failure.message}` : failure.message;
+}
+
+/**
+ * What to do about an escalation, ending with the exact command: the options offered with the flags that choose
+ * each (when known), then `operation ID escalated (REASON): asyncjob decide ID`.
+ */
+export function decideAdvice(operationId: string, reason: string, options: readonly OfferedOption[] | null): string[] {
+  const offered = options && options.length > 0 ? ['options offered (asyncjob decide ' + operationId + ' --option O ...):', ...options.map(optionText)] : [];
+  return [...offered, `operation ${operationId} escalated (${reason}): asyncjob decide ${operationId}`];
+}

@@ -284,16 +284,59 @@ function resolveDeadline(input: DeadlineInput, startMs: number): number {
   return 'afterMs' in input ? startMs + input.afterMs : input.atMs;
 }
 
+/** One problem with one field of a start request: the dotted path (empty for the request itself) and why. */
+export interface StartRequestIssue {
+  path: string;
+  message: string;
+}
+
+/** The result of {@link validateStartRequest}. */
+export type StartRequestCheck =
+  | { kind: 'ok'; request: StartRequest; deadlines: { createDeadlineMs: number; resultDeadlineMs: number } }
+  | { kind: 'refused'; code: 'ASYNCJOB_ERR_INVALID_INPUT'; issues: StartRequestIssue[] };
+
+/** The deadlines' own rules, checked whenever both deadlines are well formed (even if another field is not). */
+function deadlineIssues(request: unknown, nowMs: number): { issues: StartRequestIssue[]; createDeadlineMs?: number; resultDeadlineMs?: number } {
+  const r = (typeof request === 'object' && request !== null ? request : {}) as Record<string, unknown>;
+  const create = deadlineInputSchema.safeParse(r.createDeadline);
+  const result = deadlineInputSchema.safeParse(r.resultDeadline);
+  if (!create.success || !result.success) return { issues: [] };
+  const createDeadlineMs = resolveDeadline(create.data, nowMs);
+  const resultDeadlineMs = resolveDeadline(result.data, nowMs);
+  const issues: StartRequestIssue[] = [];
+  if (createDeadlineMs <= nowMs) issues.push({ path: 'createDeadline', message: 'must be in the future' });
+  if (resultDeadlineMs <= nowMs) issues.push({ path: 'resultDeadline', message: 'must be in the future' });
+  if (resultDeadlineMs < createDeadlineMs) issues.push({ path: 'resultDeadline', message: 'must not be before the create deadline' });
+  return { issues, createDeadlineMs, resultDeadlineMs };
+}
+
+/**
+ * Checks a start request as the workflow will (C1, U4): the schema (operation ID and provider grammar, payload
+ * size, actors, policy bounds, no unknown field), then the deadlines: both in the future (a duration counts from
+ * `nowMs`) and the result deadline not before the create deadline. Names every bad field at once. The client
+ * runs it before starting anything; {@link newOperationRecord} runs it again inside the workflow. Pure.
+ */
+export function validateStartRequest(request: unknown, nowMs: number): StartRequestCheck {
+  const parsed = startRequestSchema.safeParse(request);
+  const issues: StartRequestIssue[] = parsed.success ? [] : parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+  const deadlines = deadlineIssues(request, nowMs);
+  issues.push(...deadlines.issues);
+  if (!parsed.success || issues.length > 0 || deadlines.createDeadlineMs === undefined || deadlines.resultDeadlineMs === undefined) {
+    return { kind: 'refused', code: 'ASYNCJOB_ERR_INVALID_INPUT', issues };
+  }
+  return { kind: 'ok', request: parsed.data, deadlines: { createDeadlineMs: deadlines.createDeadlineMs, resultDeadlineMs: deadlines.resultDeadlineMs } };
+}
+
 /** The result of {@link newOperationRecord}. */
 export type NewOperationResult =
   | { kind: 'ok'; record: OperationRecord }
-  | { kind: 'refused'; code: 'ASYNCJOB_ERR_INVALID_INPUT'; issues: { path: string; message: string }[] };
+  | { kind: 'refused'; code: 'ASYNCJOB_ERR_INVALID_INPUT'; issues: StartRequestIssue[] };
 
 /**
  * Builds the record of a new operation in `create_pending` from an unvalidated start request (C1). The first
  * journal entry (sequence 1) is the intent, built by {@link intentEntryOf}; the record holds the initial
  * transition (null -> create_pending) as sequence 2. Refuses, naming every bad field, a request that fails
- * validation or deadlines that are not in the future, or a result deadline before the create deadline.
+ * {@link validateStartRequest}, a token of fewer than 128 bits or a trace ID that is the token (I4).
  * Pure: `nowMs`, `idempotencyToken` (from `newIdempotencyToken`) and `traceId` are given.
  */
 export function newOperationRecord(input: {
@@ -302,21 +345,14 @@ export function newOperationRecord(input: {
   idempotencyToken: string;
   traceId: string;
 }): NewOperationResult {
-  const parsed = startRequestSchema.safeParse(input.request);
-  if (!parsed.success) {
-    return { kind: 'refused', code: 'ASYNCJOB_ERR_INVALID_INPUT', issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) };
-  }
-  const req = parsed.data;
-  const issues: { path: string; message: string }[] = [];
-  const createDeadlineMs = resolveDeadline(req.createDeadline, input.nowMs);
-  const resultDeadlineMs = resolveDeadline(req.resultDeadline, input.nowMs);
-  if (createDeadlineMs <= input.nowMs) issues.push({ path: 'createDeadline', message: 'must be in the future' });
-  if (resultDeadlineMs <= input.nowMs) issues.push({ path: 'resultDeadline', message: 'must be in the future' });
-  if (resultDeadlineMs < createDeadlineMs) issues.push({ path: 'resultDeadline', message: 'must not be before the create deadline' });
+  const checked = validateStartRequest(input.request, input.nowMs);
+  const issues: StartRequestIssue[] = checked.kind === 'refused' ? [...checked.issues] : [];
   if (input.idempotencyToken.length < 22) issues.push({ path: 'idempotencyToken', message: 'must carry at least 128 bits (22 base64url characters)' });
   if (input.idempotencyToken === input.traceId) issues.push({ path: 'traceId', message: 'the trace ID is never the idempotency token (I4)' });
   if (input.traceId.length < 1 || input.traceId.length > 200) issues.push({ path: 'traceId', message: 'must be 1 to 200 characters' });
-  if (issues.length > 0) return { kind: 'refused', code: 'ASYNCJOB_ERR_INVALID_INPUT', issues };
+  if (checked.kind === 'refused' || issues.length > 0) return { kind: 'refused', code: 'ASYNCJOB_ERR_INVALID_INPUT', issues };
+  const req = checked.request;
+  const { createDeadlineMs, resultDeadlineMs } = checked.deadlines;
   const policy = pollPolicySchema.parse(req.policy ?? {});
   const record: OperationRecord = {
     schemaVersion: 1,

@@ -90,7 +90,9 @@ export const SETTINGS: readonly Setting[] = [
   { name: '--result-deadline', usedBy: ['start'], default: '', meaning: 'required: until when a result is awaited (then it escalates)', example: '--result-deadline 2h' },
   { name: '--client-reference', usedBy: ['start'], default: '', meaning: 'a reference sent to the provider where the contract says (reconciliation by reference)', example: '--client-reference inv-2211' },
   { name: '--policy', usedBy: ['start'], default: 'the provider\'s', meaning: 'poll policy overrides, JSON inline or `@FILE` (`baseDelayMs`, `maxDelayMs`, `maxStatusRequests`, ...)', example: '--policy \'{"maxStatusRequests":60}\'' },
-  { name: '--wait', usedBy: ['start'], default: 'off', meaning: 'wait for the end and exit by the final state', example: '--wait' },
+  { name: '--wait', usedBy: ['start'], default: 'off', meaning: 'wait until the operation ends or escalates (exit 7: needs a decision) and exit by its state', example: '--wait' },
+  { name: '--until-final', usedBy: ['start', 'watch'], default: 'off', meaning: 'with --wait (and for watch): wait past an escalation until the operation is final', example: '--wait --until-final' },
+  { name: '--allow-unserved-provider', usedBy: ['start'], default: 'off', meaning: 'start even when no worker polls the provider\'s task queue now (a durable start during a worker outage)', example: '--allow-unserved-provider' },
   // watch
   { name: '--interval', usedBy: ['watch'], default: '`1s`', meaning: 'how often the operation is read', example: '--interval 5s' },
   // cancel and decide
@@ -104,7 +106,9 @@ export const SETTINGS: readonly Setting[] = [
   { name: '--rate-limited', usedBy: ['decide'], default: '', meaning: 'with `extend` after `rate_limited`: more consecutive 429s allowed', example: '--rate-limited 3' },
   { name: '--job-id', usedBy: ['decide'], default: '', meaning: 'with `adopt_job`: the provider job kept', example: '--job-id job_7ad2' },
   // list
-  { name: '--escalated', usedBy: ['list'], default: '', meaning: 'required: list escalated operations', example: 'asyncjob list --escalated' },
+  { name: '--escalated', usedBy: ['list'], default: '', meaning: 'only escalated operations (as `--state escalated`)', example: 'asyncjob list --escalated' },
+  { name: '--state', usedBy: ['list'], default: 'every state', meaning: 'only operations in this local state', example: '--state observing' },
+  { name: '--provider', usedBy: ['list'], default: 'every provider', meaning: 'only operations at this provider', example: '--provider reports' },
   { name: '--reason', usedBy: ['list'], default: 'every reason', meaning: 'only escalations with this reason', example: '--reason rate_limited' },
   { name: '--limit', usedBy: ['list'], default: '`100`', meaning: 'at most this many operations', example: '--limit 20' },
   // adapter

@@ -34,6 +34,8 @@ describe('parseCommandLine', () => {
       createDeadline: { afterMs: 300_000 },
       resultDeadline: { afterMs: 3_600_000 },
       wait: true,
+      untilFinal: false,
+      allowUnservedProvider: false,
       json: true,
       verbose: false,
     });
@@ -66,7 +68,9 @@ describe('parseCommandLine', () => {
     [['cancel', 'op', '--reason', 'r'], /--by is required/],
     [['decide', 'op', '--by', 'bob'], /--by needs --option/],
     [['decide', 'op', '--option', 'extend', '--by', 'b', '--reason', 'r', '--checks', 'four'], /--checks: "four" is not a whole number/],
-    [['list'], /list needs --escalated/],
+    [['list', '--state', 'bored'], /--state: "bored" is not a local state/],
+    [['list', '--escalated', '--state', 'observing'], /--escalated contradicts --state observing/],
+    [[...START, '--until-final'], /--until-final goes with --wait/],
     [['list', '--escalated', '--limit', '0'], /--limit: must be at least 1/],
     [['frobnicate'], /unknown command "frobnicate"/],
   ])('refuses %j', (argv, message) => {

@@ -36,10 +36,22 @@ describe('asyncjob start', () => {
           resultDeadline: { afterMs: 3_600_000 },
           policy: { maxStatusRequests: 10 },
         },
+        { allowUnservedProvider: false },
       ],
     });
     expect(io.json()).toEqual([
-      { schema: 'asyncjob.start/v1', operationId: 'op-42', runId: 'run-1', joined: false, requestFingerprint: 'sha256:ab', traceId: client.started.traceId, summary: null },
+      {
+        schema: 'asyncjob.start/v1',
+        operationId: 'op-42',
+        runId: 'run-1',
+        joined: false,
+        requestFingerprint: 'sha256:ab',
+        traceId: client.started.traceId,
+        executionStatus: 'RUNNING',
+        replaced: null,
+        failure: null,
+        summary: null,
+      },
     ]);
     expect(client.closed).toBe(true);
   });
@@ -167,7 +179,7 @@ describe('asyncjob status', () => {
     ['failed', EXIT.operationEndedBadly],
     ['cancelled', EXIT.operationEndedBadly],
     ['closed', EXIT.operationEndedBadly],
-    ['escalated', EXIT.operationEndedBadly],
+    ['escalated', EXIT.needsDecision],
     ['cancelling', EXIT.ok],
   ] as const)('exits by the state: %s -> %i', async (localState, exitCode) => {
     const client = new FakeClient();
@@ -243,19 +255,28 @@ describe('asyncjob watch', () => {
     const client = new FakeClient();
     client.records = [observing(0.2), observing(0.3)];
     const io = fakeDeps(client, { isTTY: true });
-    const deps = { ...io.deps, sleep: async () => void (client.getError = new AsyncJobQueryTimeout('op-42', 30_000, { cause: new Error('deadline') })) };
-    expect(await runCli(['watch', 'op-42'], deps)).toBe(EXIT.connection);
+    client.sleep = async () => void (client.getError = new AsyncJobQueryTimeout('op-42', 30_000, { cause: new Error('deadline') }));
+    expect(await runCli(['watch', 'op-42'], io.deps)).toBe(EXIT.connection);
     expect(io.stdout()).toMatch(/20%.*\n$/);
     expect(io.stderr()).toBe('asyncjob: operation op-42: no worker answered within 30000 ms (is a worker running on its task queue?)\n');
   });
 
-  it('stops at an escalation with exit 1 and points at decide', async () => {
+  it('stops at an escalation with exit 7 (needs a decision), lists the options and points at decide', async () => {
     const client = new FakeClient();
     client.records = [observing(0.5), escalated('rate_limited')];
     const io = fakeDeps(client);
-    expect(await runCli(['watch', 'op-42'], io.deps)).toBe(EXIT.operationEndedBadly);
+    expect(await runCli(['watch', 'op-42'], io.deps)).toBe(EXIT.needsDecision);
     expect(io.stdout()).toMatch(/escalated: rate_limited/);
+    expect(io.stdout()).toContain('--option extend --extend 15m --checks 4');
     expect(io.stdout().trim().split('\n').at(-1)).toBe('operation op-42 escalated (rate_limited): asyncjob decide op-42');
+  });
+
+  it('--until-final watches through an escalation to the final state', async () => {
+    const client = new FakeClient();
+    client.records = [observing(0.5), escalated('rate_limited'), observing(0.7), observing(1, { localState: 'succeeded' })];
+    const io = fakeDeps(client);
+    expect(await runCli(['watch', 'op-42', '--until-final'], io.deps)).toBe(EXIT.ok);
+    expect(io.stdout().trim().split('\n').at(-1)).toBe('operation op-42 ended: succeeded');
   });
 
   it('emits asyncjob.watch/v1 documents: one update per change and an end with the exit code', async () => {
@@ -272,13 +293,17 @@ describe('asyncjob watch', () => {
     expect(docs[2]).toMatchObject({ operation: { localState: 'cancelled', final: true }, workflowStatus: null, exitCode: 1 });
   });
 
-  it('stops with exit 1 when the workflow was terminated before a final state', async () => {
+  it('stops with exit 1 when the workflow was terminated before a final state, with the reason', async () => {
     const client = new FakeClient();
     client.records = [observing(0.2)];
     client.executionStatus = 'TERMINATED';
+    client.failure = { type: null, message: 'stopped by an operator' };
     const io = fakeDeps(client);
     expect(await runCli(['watch', 'op-42'], io.deps)).toBe(EXIT.operationEndedBadly);
-    expect(io.stdout().trim().split('\n').at(-1)).toBe('operation op-42: its workflow is TERMINATED while observing');
+    expect(io.stdout().trim().split('\n').at(-1)).toBe('operation op-42: its workflow is TERMINATED while observing: stopped by an operator');
+    const json = fakeDeps(client);
+    expect(await runCli(['watch', 'op-42', '--json'], json.deps)).toBe(EXIT.operationEndedBadly);
+    expect(json.json().at(-1)).toMatchObject({ event: 'end', workflowStatus: 'TERMINATED', failure: { type: null, message: 'stopped by an operator' }, exitCode: 1 });
   });
 });
 
@@ -374,14 +399,19 @@ describe('asyncjob decide', () => {
   });
 });
 
-describe('asyncjob list --escalated', () => {
-  it('prints asyncjob.list/v1 and passes the reason and limit', async () => {
+describe('asyncjob list', () => {
+  it('--escalated prints asyncjob.list/v1 (operations, and the escalated v1 list) and passes the reason and limit', async () => {
     const client = new FakeClient();
     const io = fakeDeps(client);
     expect(await runCli(['list', '--escalated', '--reason', 'rate_limited', '--limit', '5', '--json'], io.deps)).toBe(EXIT.ok);
-    expect(client.calls).toEqual([{ method: 'listEscalated', args: [{ reason: 'rate_limited', limit: 5 }] }]);
+    expect(client.calls).toEqual([{ method: 'list', args: [{ state: 'escalated', reason: 'rate_limited', limit: 5 }] }]);
+    const startedAt = new Date(T0).toISOString();
     expect(io.json()[0]).toEqual({
       schema: 'asyncjob.list/v1',
+      operations: [
+        { operationId: 'op-1', state: 'escalated', reason: 'rate_limited', provider: 'rest', jobId: 'J-9', executionStatus: 'RUNNING', startedAt },
+        { operationId: 'op-2', state: 'escalated', reason: 'deadline_exceeded', provider: 'lro', jobId: null, executionStatus: 'COMPLETED', startedAt },
+      ],
       escalated: [
         { operationId: 'op-1', reason: 'rate_limited', provider: 'rest', jobId: 'J-9', executionStatus: 'RUNNING' },
         { operationId: 'op-2', reason: 'deadline_exceeded', provider: 'lro', jobId: null, executionStatus: 'COMPLETED' },
@@ -389,13 +419,21 @@ describe('asyncjob list --escalated', () => {
     });
   });
 
+  it('lists by state and provider (visibility filters), without --escalated', async () => {
+    const client = new FakeClient();
+    const io = fakeDeps(client);
+    expect(await runCli(['list', '--state', 'observing', '--provider', 'demo-reports', '--json'], io.deps)).toBe(EXIT.ok);
+    expect(client.calls).toEqual([{ method: 'list', args: [{ state: 'observing', provider: 'demo-reports', limit: 100 }] }]);
+    expect(io.json()[0]).not.toHaveProperty('escalated');
+  });
+
   it('prints an aligned table', async () => {
     const io = fakeDeps(new FakeClient());
     await runCli(['list', '--escalated'], io.deps);
     expect(io.stdout().split('\n').slice(0, 3)).toEqual([
-      'OPERATION  REASON             PROVIDER  PROVIDER JOB  WORKFLOW',
-      'op-1       rate_limited       rest      J-9           RUNNING',
-      'op-2       deadline_exceeded  lro       -             COMPLETED',
+      'OPERATION  STATE      REASON             PROVIDER  PROVIDER JOB  WORKFLOW   STARTED',
+      'op-1       escalated  rate_limited       rest      J-9           RUNNING    2026-11-29T10:00:00.000Z',
+      'op-2       escalated  deadline_exceeded  lro       -             COMPLETED  2026-11-29T10:00:00.000Z',
     ]);
   });
 
@@ -409,15 +447,17 @@ describe('asyncjob list --escalated', () => {
 });
 
 describe('delegated commands and help', () => {
-  it('hands audit, simulate, worker and dev to their owners with their arguments', async () => {
+  it('hands audit, simulate, doctor, worker and dev to their owners with their arguments', async () => {
     const io = fakeDeps(new FakeClient());
     await runCli(['audit', 'verify', '--operation', 'op-1'], io.deps);
     await runCli(['simulate', '--port', '0'], io.deps);
+    await runCli(['doctor', '--json'], io.deps);
     await runCli(['worker'], io.deps);
     await runCli(['dev'], io.deps);
     expect(io.delegated).toEqual([
       { command: 'audit', argv: ['verify', '--operation', 'op-1'] },
       { command: 'simulate', argv: ['--port', '0'] },
+      { command: 'doctor', argv: ['--json'] },
       { command: 'worker', argv: [] },
       { command: 'dev', argv: [] },
     ]);
@@ -426,7 +466,8 @@ describe('delegated commands and help', () => {
   it('prints the usage with the exit codes, and per-command help', async () => {
     const io = fakeDeps(new FakeClient());
     expect(await runCli([], io.deps)).toBe(EXIT.ok);
-    expect(io.stdout()).toMatch(/exit codes: 0 ok\/succeeded, 1 operation ended badly or escalated, 2 usage or bad input, 3 refused/);
+    expect(io.stdout()).toMatch(/exit codes: 0 ok\/succeeded, 1 operation ended badly, 2 usage or bad input, 3 refused/);
+    expect(io.stdout()).toMatch(/7 needs a decision/);
     const io2 = fakeDeps(new FakeClient());
     expect(await runCli(['decide', '--help'], io2.deps)).toBe(EXIT.ok);
     expect(io2.stdout()).toMatch(/^usage: asyncjob decide ID/);

@@ -1,10 +1,11 @@
 /**
  * Fakes for CLI tests: a scripted client behind the `CliClient` seam, in-memory output, a manual clock.
  */
-import { OperationNotFoundError, type EscalationView, type OperationDescription } from '../../src/client';
+import { OperationFailedError, OperationNotFoundError, type EscalationView, type ListOptions, type OperationDescription, type OperationListing, type StartOptions, type WaitOptions, type WatchOptions } from '../../src/client';
 import type { CliClient, CliDeps, StartedOperation } from '../../src/cli/deps';
 import { type Decision, optionsFor, renderEscalation, type OpenEscalation } from '../../src/core/escalation';
 import { newOperationRecord, type OperationRecord, type StartRequest } from '../../src/core/operation';
+import { FINAL_STATES } from '../../src/core/transitions';
 import type { CancelRequest, OperationSummary } from '../../src/workflows/messages';
 
 /** 2026-11-29T10:00:00.000Z */
@@ -93,11 +94,23 @@ export class FakeClient implements CliClient {
   /** Records answered by successive `get` calls; the last one repeats. */
   records: OperationRecord[] = [];
   getError: unknown;
-  started: StartedOperation = { operationId: 'op-42', runId: 'run-1', joined: false, requestFingerprint: 'sha256:ab', traceId: '0af7651916cd43dd8448eb211c80319c' };
+  started: StartedOperation = {
+    operationId: 'op-42',
+    runId: 'run-1',
+    joined: false,
+    requestFingerprint: 'sha256:ab',
+    traceId: '0af7651916cd43dd8448eb211c80319c',
+    executionStatus: 'RUNNING',
+    replaced: null,
+  };
   startError: unknown;
   final: OperationRecord = record({ localState: 'succeeded' });
   updateError: unknown;
   executionStatus = 'RUNNING';
+  /** The failure `describeOperation` reports (and `watch` throws) for a workflow that is not running. */
+  failure: OperationDescription['failure'] = null;
+  /** Set by `fakeDeps`: the fake clock's sleep, for `watch`'s interval. */
+  sleep: (ms: number) => Promise<void> = async () => {};
   closed = false;
   exists = true;
 
@@ -106,8 +119,8 @@ export class FakeClient implements CliClient {
     if (!this.exists) throw new OperationNotFoundError(String(args[0]));
   }
 
-  async start(request: StartRequest): Promise<StartedOperation> {
-    this.calls.push({ method: 'start', args: [request] });
+  async start(request: StartRequest, options?: StartOptions): Promise<StartedOperation> {
+    this.calls.push({ method: 'start', args: options ? [request, options] : [request] });
     if (this.startError) throw this.startError;
     return this.started;
   }
@@ -133,15 +146,33 @@ export class FakeClient implements CliClient {
     if (this.updateError) throw this.updateError;
     return { accepted: true, localState: 'observing' };
   }
-  async result(operationId: string): Promise<OperationSummary> {
-    this.seen('result', operationId);
+  async result(operationId: string, options?: WaitOptions): Promise<OperationSummary> {
+    this.seen('result', operationId, ...(options ? [options] : []));
     return summaryOf(this.final);
   }
-  async listEscalated(options: { reason?: string; limit?: number }) {
-    this.calls.push({ method: 'listEscalated', args: [options] });
+  /** Yields the scripted records as `get` answers them, sleeping `intervalMs` between, until a final or escalated one. */
+  async *watch(operationId: string, options: WatchOptions = {}): AsyncGenerator<OperationRecord> {
+    this.seen('watch', operationId);
+    let last = '';
+    for (let round = 0; ; round++) {
+      if (round > 1_000) throw new Error('FakeClient.watch: no end in 1000 rounds');
+      const r = await this.get(operationId);
+      if (options.includeUnchanged || JSON.stringify(r) !== last) yield r;
+      last = JSON.stringify(r);
+      if (FINAL_STATES.includes(r.localState) || (!options.untilFinal && r.localState === 'escalated')) return;
+      if (this.executionStatus !== 'RUNNING') {
+        const failure = { executionStatus: this.executionStatus, type: this.failure?.type ?? null, message: this.failure?.message ?? 'terminated by test' };
+        throw new OperationFailedError(operationId, failure.message, { cause: new Error(failure.message), failure });
+      }
+      await this.sleep(options.intervalMs ?? 1000);
+    }
+  }
+  async list(options: ListOptions): Promise<OperationListing[]> {
+    this.calls.push({ method: 'list', args: [options] });
+    const startedAt = new Date(T0).toISOString();
     return [
-      { operationId: 'op-1', reason: 'rate_limited' as const, provider: 'rest', jobId: 'J-9', executionStatus: 'RUNNING' },
-      { operationId: 'op-2', reason: 'deadline_exceeded' as const, provider: 'lro', jobId: null, executionStatus: 'COMPLETED' },
+      { operationId: 'op-1', state: 'escalated', reason: 'rate_limited', provider: 'rest', jobId: 'J-9', executionStatus: 'RUNNING', startedAt },
+      { operationId: 'op-2', state: 'escalated', reason: 'deadline_exceeded', provider: 'lro', jobId: null, executionStatus: 'COMPLETED', startedAt },
     ];
   }
   async describeOperation(operationId: string): Promise<OperationDescription> {
@@ -159,6 +190,7 @@ export class FakeClient implements CliClient {
       resultDeadlineAt: null,
       requestFingerprint: 'sha256:ab',
       traceId: '0af7651916cd43dd8448eb211c80319c',
+      failure: this.failure,
     };
   }
   async close(): Promise<void> {
@@ -193,9 +225,11 @@ export function fakeDeps(client: FakeClient, options: { isTTY?: boolean; files?:
     },
     runAudit: async (argv) => (delegated.push({ command: 'audit', argv }), 0),
     runSimulate: async (argv) => (delegated.push({ command: 'simulate', argv }), 0),
+    runDoctor: async (argv) => (delegated.push({ command: 'doctor', argv }), 0),
     runWorker: async () => (delegated.push({ command: 'worker', argv: [] }), 0),
     runDev: async () => (delegated.push({ command: 'dev', argv: [] }), 0),
   };
+  client.sleep = (ms) => deps.sleep(ms);
   return {
     deps,
     stdout: () => out.join(''),

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  AsyncJobAborted,
   AsyncJobClientError,
+  AsyncJobServerError,
+  AsyncJobWaitTimeout,
+  JoinMismatchError,
+  OperationEndedError,
+  ProviderUnservedError,
   AsyncJobInputError,
   AsyncJobRequestRefused,
   CLIENT_CODES,
@@ -26,6 +32,12 @@ describe('client errors', () => {
       new FingerprintMismatchError('op', 'sha256:1', 'sha256:2'),
       new OperationNotFoundError('op'),
       new AsyncJobRequestRefused('op', 'ASYNCJOB_ERR_OPTION_NOT_OFFERED', 'no'),
+      new ProviderUnservedError('rest', 'asyncjob-provider-rest', ['demo-reports']),
+      new JoinMismatchError('op', [{ field: 'startedBy', existing: 'a', given: 'b' }]),
+      new AsyncJobWaitTimeout('op', 100),
+      new AsyncJobAborted('op', { cause: new Error('stop') }),
+      new AsyncJobServerError('op', 8, 'rate limited', { cause: new Error('x') }),
+      new OperationEndedError('op', 'FAILED', 'create_pending', { executionStatus: 'FAILED', type: 'ASYNCJOB_ERR_INVALID_INPUT', message: 'resultDeadline: bad' }),
     ];
     for (const e of errors) {
       expect(e).toBeInstanceOf(AsyncJobClientError);
@@ -46,5 +58,25 @@ describe('client errors', () => {
     expect(e.code).toBe('ASYNCJOB_ERR_REFUSED');
     expect(e.refusalCode).toBe('ASYNCJOB_ERR_DECISION_TOO_LATE');
     expect(e.message).toBe('ASYNCJOB_ERR_DECISION_TOO_LATE: after the deadline');
+  });
+
+  it('an ended operation is refused with ASYNCJOB_ERR_OPERATION_FINAL, its state and why it ended', () => {
+    const e = new OperationEndedError('op', 'FAILED', 'create_pending', { executionStatus: 'FAILED', type: 'ASYNCJOB_ERR_PROVIDER_UNKNOWN', message: 'ASYNCJOB_ERR_PROVIDER_UNKNOWN: provider rest is not registered' });
+    expect(e).toBeInstanceOf(AsyncJobRequestRefused);
+    expect(e.refusalCode).toBe('ASYNCJOB_ERR_OPERATION_FINAL');
+    expect(e.message).toBe('ASYNCJOB_ERR_OPERATION_FINAL: operation op has ended (workflow FAILED: ASYNCJOB_ERR_PROVIDER_UNKNOWN: provider rest is not registered; state create_pending)');
+  });
+
+  it('a provider no worker serves is named with the served ones and the way to start anyway', () => {
+    const e = new ProviderUnservedError('rest', 'asyncjob-provider-rest', ['demo-reports']);
+    expect(e.message).toMatch(/^no worker serves provider rest \(nobody polled task queue asyncjob-provider-rest recently\); served now: demo-reports .*--allow-unserved-provider/);
+  });
+
+  it('a differing join lists every field with its two values', () => {
+    const e = new JoinMismatchError('op', [
+      { field: 'startedBy', existing: 'svc:a', given: 'svc:b' },
+      { field: 'clientReference', existing: undefined, given: 'r-1' },
+    ]);
+    expect(e.message).toMatch(/^operation op already exists with other settings: startedBy is "svc:a", given "svc:b"; clientReference is \(none\), given "r-1" /);
   });
 });

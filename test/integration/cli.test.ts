@@ -2,108 +2,10 @@
  * The `asyncjob` CLI end to end: a real Temporal dev server, real workers and activities, the provider simulator
  * (the workflow tests' harness). Every `--json` document is checked against the shapes docs/cli.md documents.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import type { CliDeps } from '../../src/cli/deps';
 import { EXIT } from '../../src/cli/exit-codes';
-import { runCli } from '../../src/cli/run-cli';
-import type { StartRequest } from '../../src/core/operation';
 import { startHarness, type Harness } from '../workflows/harness';
-
-// The documented shapes (docs/cli.md), strict so an undocumented field fails the test.
-const iso = z.string().datetime();
-const offeredOption = z.object({ option: z.string(), label: z.string() }).passthrough();
-const operationView = z
-  .object({
-    operationId: z.string(),
-    provider: z.string(),
-    localState: z.string(),
-    final: z.boolean(),
-    jobId: z.string().nullable(),
-    remote: z.object({ state: z.string().nullable(), category: z.string().nullable(), progress: z.number().min(0).max(1).nullable(), observedAt: iso.nullable() }).strict(),
-    nextPollAt: iso.nullable(),
-    delaySource: z.string().nullable(),
-    statusRequests: z.object({ used: z.number().int(), allowed: z.number().int() }).strict(),
-    deadlines: z.object({ createAt: iso, resultAt: iso, cancelAt: iso.nullable() }).strict(),
-    escalation: z.object({ reason: z.string(), options: z.array(offeredOption), decisionDeadlineAt: iso }).strict().nullable(),
-    cancel: z.object({ requestedBy: z.string(), reason: z.string(), requestedAt: iso, sentAt: iso.nullable() }).strict().nullable(),
-    result: z.object({ validation: z.enum(['valid', 'invalid', 'not_checked']) }).passthrough().nullable(),
-    traceId: z.string(),
-  })
-  .strict();
-const summary = z
-  .object({
-    operationId: z.string(),
-    provider: z.string(),
-    localState: z.string(),
-    jobId: z.string().optional(),
-    pollUrl: z.string().optional(),
-    remoteState: z.string().optional(),
-    providerError: z.object({ code: z.string().optional(), message: z.string().optional() }).strict().optional(),
-    result: z.unknown(),
-    escalation: z.object({ reason: z.string(), text: z.string() }).strict().nullable(),
-    statusRequestsUsed: z.number().int(),
-    statusRequestsAllowed: z.number().int(),
-  })
-  .strict();
-const startDoc = z
-  .object({
-    schema: z.literal('asyncjob.start/v1'),
-    operationId: z.string(),
-    runId: z.string(),
-    joined: z.boolean(),
-    requestFingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/),
-    traceId: z.string().regex(/^[0-9a-f]{32}$/),
-    summary: summary.nullable(),
-  })
-  .strict();
-const execution = z
-  .object({
-    operationId: z.string(),
-    runId: z.string(),
-    executionStatus: z.string(),
-    startedAt: iso,
-    closedAt: iso.nullable(),
-    localState: z.string().nullable(),
-    provider: z.string().nullable(),
-    jobId: z.string().nullable(),
-    escalationReason: z.string().nullable(),
-    resultDeadlineAt: iso.nullable(),
-    requestFingerprint: z.string().nullable(),
-    traceId: z.string().nullable(),
-  })
-  .strict();
-const statusDoc = z.object({ schema: z.literal('asyncjob.status/v1'), operation: operationView.nullable(), execution, recordError: z.string().nullable() }).strict();
-const watchDoc = z.discriminatedUnion('event', [
-  z.object({ schema: z.literal('asyncjob.watch/v1'), event: z.literal('update'), at: iso, operation: operationView }).strict(),
-  z
-    .object({ schema: z.literal('asyncjob.watch/v1'), event: z.literal('end'), at: iso, operation: operationView, workflowStatus: z.string().nullable(), exitCode: z.number().int() })
-    .strict(),
-]);
-const decideDoc = z.discriminatedUnion('action', [
-  z
-    .object({
-      schema: z.literal('asyncjob.decide/v1'),
-      operationId: z.string(),
-      action: z.literal('show'),
-      escalation: z.object({ reason: z.string(), text: z.string(), options: z.array(offeredOption), decisionDeadlineAt: iso }).strict().nullable(),
-    })
-    .strict(),
-  z
-    .object({ schema: z.literal('asyncjob.decide/v1'), operationId: z.string(), action: z.literal('decided'), option: z.string(), accepted: z.literal(true), localState: z.string() })
-    .strict(),
-]);
-const cancelDoc = z.object({ schema: z.literal('asyncjob.cancel/v1'), operationId: z.string(), accepted: z.literal(true), localState: z.string() }).strict();
-const listDoc = z
-  .object({
-    schema: z.literal('asyncjob.list/v1'),
-    escalated: z.array(z.object({ operationId: z.string(), reason: z.string().nullable(), provider: z.string().nullable(), jobId: z.string().nullable(), executionStatus: z.string() }).strict()),
-  })
-  .strict();
-const errorDoc = z
-  .object({ schema: z.literal('asyncjob.error/v1'), code: z.string().regex(/^ASYNCJOB_ERR_[A-Z_]+$/), message: z.string(), exitCode: z.number().int(), issues: z.array(z.object({ path: z.string(), message: z.string() })).optional() })
-  .strict();
+import { cancelDoc, decideDoc, errorDoc, listDoc, runOn, startArgs, startDoc, statusDoc, watchDoc } from './front-door-cli';
 
 describe('asyncjob CLI against a real server, worker and simulator', () => {
   let h: Harness;
@@ -125,45 +27,7 @@ describe('asyncjob CLI against a real server, worker and simulator', () => {
   });
   afterAll(async () => h?.stop());
 
-  /** Runs the CLI on the harness's client; returns the exit code, stdout lines parsed as JSON, and stderr. */
-  async function cli(argv: string[]): Promise<{ code: number; docs: unknown[]; stdout: string; stderr: string }> {
-    const out: string[] = [];
-    const err: string[] = [];
-    const deps: CliDeps = {
-      connect: async () => h.client,
-      stdout: (t) => void out.push(t),
-      stderr: (t) => void err.push(t),
-      isTTY: false,
-      readFile: () => {
-        throw new Error('no files in this test');
-      },
-      nowMs: () => Date.now(),
-      sleep: (ms) => sleep(ms),
-      runAudit: async () => EXIT.internal,
-      runSimulate: async () => EXIT.internal,
-      runWorker: async () => EXIT.internal,
-      runDev: async () => EXIT.internal,
-    };
-    const code = await runCli(argv, deps);
-    const stdout = out.join('');
-    const docs = argv.includes('--json') ? stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown) : [];
-    return { code, docs, stdout, stderr: err.join('') };
-  }
-
-  function startArgs(request: StartRequest): string[] {
-    const ms = (d: StartRequest['createDeadline']) => ('afterMs' in d ? `${d.afterMs}ms` : new Date(d.atMs).toISOString());
-    return [
-      'start',
-      '--provider', request.provider,
-      '--operation-id', request.operationId,
-      '--payload', JSON.stringify(request.payload),
-      '--started-by', request.startedBy,
-      '--authorised-by', request.authorisedBy,
-      '--create-deadline', ms(request.createDeadline),
-      '--result-deadline', ms(request.resultDeadline),
-      ...(request.policy ? ['--policy', JSON.stringify(request.policy)] : []),
-    ];
-  }
+  const cli = (argv: string[]) => runOn(h.client, argv);
 
   it('start --wait runs an operation to a verified result (exit 0); a second start joins it; a changed one is refused (exit 3)', async () => {
     const request = h.request('rest', { script: 'progressing' });
@@ -192,7 +56,7 @@ describe('asyncjob CLI against a real server, worker and simulator', () => {
     const end = docs.at(-1)!;
     expect(end).toMatchObject({ event: 'end', exitCode: 0, operation: { localState: 'succeeded', final: true } });
     expect(docs.slice(0, -1).every((d) => d.event === 'update')).toBe(true);
-    const progress = docs.map((d) => d.operation.remote.progress).filter((p): p is number => p !== null);
+    const progress = docs.map((d) => d.operation?.remote.progress ?? null).filter((p): p is number => p !== null);
     expect(progress.at(-1)).toBe(1);
     // Progress only ever moves forward in what the operator sees.
     expect([...progress].sort((a, b) => a - b)).toEqual(progress);
@@ -201,27 +65,28 @@ describe('asyncjob CLI against a real server, worker and simulator', () => {
     expect(status.code).toBe(EXIT.ok);
     expect(statusDoc.parse(status.docs[0])).toMatchObject({
       operation: { localState: 'succeeded', final: true, result: { validation: 'valid' } },
-      execution: { executionStatus: 'COMPLETED', localState: 'succeeded' },
+      execution: { executionStatus: 'COMPLETED', localState: 'succeeded', failure: null },
       recordError: null,
+      final: true,
     });
     // The record's transition tail, through the client's history query (M3): it ends where the operation ended.
     const history = await h.client.history(request.operationId);
     expect(history.at(-1)?.body).toMatchObject({ kind: 'transition', to: 'succeeded' });
   });
 
-  it('E2, A2: watch stops at an escalation (exit 1); list and decide show it; only offered options are accepted; the extension finishes it', async () => {
+  it('E2, A2: watch stops at an escalation (exit 7); list and decide show it; only offered options are accepted; the extension finishes it', async () => {
     const request = h.request('rest', { script: 'review_then_done' });
     await cli(startArgs(request));
     const watched = await cli(['watch', request.operationId, '--interval', '20ms']);
-    expect(watched.code).toBe(EXIT.operationEndedBadly);
+    expect(watched.code).toBe(EXIT.needsDecision);
     expect(watched.stdout.trim().split('\n').at(-1)).toBe(`operation ${request.operationId} escalated (unknown_state): asyncjob decide ${request.operationId}`);
 
     const status = await cli(['status', request.operationId, '--json']);
-    expect(status.code).toBe(EXIT.operationEndedBadly);
+    expect(status.code).toBe(EXIT.needsDecision);
     expect(statusDoc.parse(status.docs[0]).operation?.escalation?.reason).toBe('unknown_state');
 
     await expect
-      .poll(async () => listDoc.parse((await cli(['list', '--escalated', '--reason', 'unknown_state', '--json'])).docs[0]).escalated.map((e) => e.operationId), { timeout: 15_000, interval: 200 })
+      .poll(async () => listDoc.parse((await cli(['list', '--escalated', '--reason', 'unknown_state', '--json'])).docs[0]).escalated?.map((e) => e.operationId), { timeout: 15_000, interval: 200 })
       .toContain(request.operationId);
 
     const shown = await cli(['decide', request.operationId, '--json']);

@@ -1,21 +1,30 @@
 /**
- * AsyncJobClient against the run's real Temporal dev server. These tests need no worker: starting, joining,
- * the fingerprint check, describing and listing work from Temporal's own records (memo, search attributes).
+ * AsyncJobClient against the run's real Temporal dev server. These tests need no worker: starting (with
+ * `allowUnservedProvider`, as during a worker outage), joining, the fingerprint and settings checks, describing,
+ * listing and bounded waits work from Temporal's own records (memo, search attributes, history).
  */
+import { Client, Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  AsyncJobAborted,
   AsyncJobClient,
+  AsyncJobClientError,
+  AsyncJobConnectionError,
   AsyncJobInputError,
   AsyncJobQueryTimeout,
+  AsyncJobWaitTimeout,
   FingerprintMismatchError,
+  JoinMismatchError,
   OperationNotFoundError,
+  ProviderUnservedError,
   WORKFLOW_TYPE,
 } from '../../src/client';
 import type { StartRequest } from '../../src/core/operation';
 import { requestFingerprint } from '../../src/core/fingerprint';
 import { escalationReasonKey, providerJobIdKey, providerKey, stateKey } from '../../src/workflows/search-attributes';
-import { connectTestEnvironment, uniqueId } from '../setup/temporal';
+import { Worker } from '@temporalio/worker';
+import { connectTestEnvironment, uniqueId, workflowBundle } from '../setup/temporal';
 
 function request(operationId: string, payload: Record<string, unknown> = { prompt: 'hello', n: 1 }): StartRequest {
   return {
@@ -40,6 +49,9 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     client = new AsyncJobClient({ client: env.client, taskQueue });
   });
 
+  /** No worker serves these providers: every start here is a start "during a worker outage". */
+  const start = (r: StartRequest) => client.start(r, { allowUnservedProvider: true });
+
   afterAll(async () => {
     await env?.teardown();
   });
@@ -51,7 +63,7 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
   it('C1/T1: starts with the operation ID as workflow ID, the fingerprint and trace ID in the memo, and typed search attributes', async () => {
     const operationId = uniqueId('op');
     const before = Date.now();
-    const handle = await client.start(request(operationId));
+    const handle = await start(request(operationId));
     try {
       // The start itself carries the first state, the provider and the result deadline (relative: the client's estimate).
       const deadlineAt = Date.parse((await client.describeOperation(operationId)).resultDeadlineAt ?? '');
@@ -82,10 +94,10 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
 
   it('I2: a second start with the same request joins the running operation (same run, same trace ID)', async () => {
     const operationId = uniqueId('op');
-    const first = await client.start(request(operationId));
+    const first = await start(request(operationId));
     try {
       // Key order does not change the fingerprint (canonical JSON).
-      const second = await client.start(request(operationId, { n: 1, prompt: 'hello' }));
+      const second = await start(request(operationId, { n: 1, prompt: 'hello' }));
       expect(second.joined).toBe(true);
       expect(second.runId).toBe(first.runId);
       expect(second.traceId).toBe(first.traceId);
@@ -96,9 +108,9 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
 
   it('I2: a second start with a changed payload is refused with ASYNCJOB_ERR_FINGERPRINT_MISMATCH and leaves the run alone', async () => {
     const operationId = uniqueId('op');
-    const first = await client.start(request(operationId));
+    const first = await start(request(operationId));
     try {
-      const err = await client.start(request(operationId, { prompt: 'changed', n: 1 })).catch((e: unknown) => e);
+      const err = await start(request(operationId, { prompt: 'changed', n: 1 })).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(FingerprintMismatchError);
       expect((err as FingerprintMismatchError).code).toBe('ASYNCJOB_ERR_FINGERPRINT_MISMATCH');
       expect((err as FingerprintMismatchError).existing).toBe(first.requestFingerprint);
@@ -112,9 +124,9 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
 
   it('I2: a second start with the same payload under another provider is refused too', async () => {
     const operationId = uniqueId('op');
-    await client.start(request(operationId));
+    await start(request(operationId));
     try {
-      await expect(client.start({ ...request(operationId), provider: 'sim-lro' })).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_FINGERPRINT_MISMATCH' });
+      await expect(start({ ...request(operationId), provider: 'sim-lro' })).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_FINGERPRINT_MISMATCH' });
     } finally {
       await terminate(operationId);
     }
@@ -122,19 +134,19 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
 
   it('I2: a closed operation is never restarted: the same request joins it, a changed one is refused', async () => {
     const operationId = uniqueId('op');
-    const first = await client.start(request(operationId));
+    const first = await start(request(operationId));
     await terminate(operationId);
-    const again = await client.start(request(operationId));
+    const again = await start(request(operationId));
     expect(again.joined).toBe(true);
     expect(again.runId).toBe(first.runId);
     expect((await client.describeOperation(operationId)).executionStatus).toBe('TERMINATED');
-    await expect(client.start(request(operationId, { prompt: 'other' }))).rejects.toBeInstanceOf(FingerprintMismatchError);
+    await expect(start(request(operationId, { prompt: 'other' }))).rejects.toBeInstanceOf(FingerprintMismatchError);
   });
 
   it('refuses an invalid request naming every bad field, and starts nothing', async () => {
     const operationId = uniqueId('op');
     const bad = { ...request(operationId), provider: 'has space', startedBy: '', createDeadline: { afterMs: -1 }, extra: true } as unknown as StartRequest;
-    const err = await client.start(bad).catch((e: unknown) => e);
+    const err = await start(bad).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AsyncJobInputError);
     const paths = (err as AsyncJobInputError).issues.map((i) => i.path);
     expect(paths).toEqual(expect.arrayContaining(['provider', 'startedBy', 'createDeadline.afterMs']));
@@ -144,9 +156,9 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
 
   it('refuses an absolute deadline in the past before starting anything', async () => {
     const operationId = uniqueId('op');
-    const err = await client.start({ ...request(operationId), resultDeadline: { atMs: 1_000 } }).catch((e: unknown) => e);
+    const err = await start({ ...request(operationId), resultDeadline: { atMs: 1_000 } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AsyncJobInputError);
-    expect((err as AsyncJobInputError).issues).toContainEqual({ path: 'resultDeadline.atMs', message: 'must be in the future' });
+    expect((err as AsyncJobInputError).issues).toContainEqual({ path: 'resultDeadline', message: 'must be in the future' });
     await expect(client.describeOperation(operationId)).rejects.toBeInstanceOf(OperationNotFoundError);
   });
 
@@ -201,7 +213,7 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
 
   it('W1: signalWebhook delivers a validated hint as the "webhook" signal, and refuses a malformed one', async () => {
     const operationId = uniqueId('op');
-    await client.start(request(operationId));
+    await start(request(operationId));
     try {
       await client.signalWebhook(operationId, { eventId: 'evt-1', remoteJobId: 'J-1', state: 'succeeded' });
       await expect(client.signalWebhook(operationId, { eventId: '' } as never)).rejects.toBeInstanceOf(AsyncJobInputError);
@@ -215,7 +227,7 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
 
   it('a query no worker answers ends with AsyncJobQueryTimeout (ASYNCJOB_ERR_QUERY_TIMEOUT) after timeoutMs', async () => {
     const operationId = uniqueId('op');
-    await client.start(request(operationId));
+    await start(request(operationId));
     try {
       const started = Date.now();
       const err = await client.get(operationId, { timeoutMs: 500 }).catch((e: unknown) => e);
@@ -229,7 +241,7 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
 
   it('result() of a terminated operation throws OperationFailedError (ASYNCJOB_ERR_WORKFLOW_FAILED)', async () => {
     const operationId = uniqueId('op');
-    await client.start(request(operationId));
+    await start(request(operationId));
     await terminate(operationId);
     await expect(client.result(operationId)).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_WORKFLOW_FAILED', operationId });
   });
@@ -237,4 +249,114 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
   it('listEscalated refuses an unknown reason instead of querying with it', async () => {
     await expect(client.listEscalated({ reason: 'x" OR 1=1' as never })).rejects.toBeInstanceOf(AsyncJobInputError);
   });
+
+  it('refuses to start for a provider no worker serves, naming it, and starts nothing', async () => {
+    const operationId = uniqueId('op');
+    const err = await client.start({ ...request(operationId), provider: uniqueId('nobody') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderUnservedError);
+    expect((err as ProviderUnservedError).code).toBe('ASYNCJOB_ERR_PROVIDER_UNSERVED');
+    expect((err as ProviderUnservedError).message).toMatch(/no worker serves provider nobody-.*--allow-unserved-provider/);
+    await expect(client.describeOperation(operationId)).rejects.toBeInstanceOf(OperationNotFoundError);
+  });
+
+  it('a join with other settings is refused naming every differing field; the same settings join, durations counted from the creation', async () => {
+    const operationId = uniqueId('op');
+    const original = { ...request(operationId), policy: { maxStatusRequests: 30 } };
+    const first = await start(original);
+    try {
+      const changed = { ...original, startedBy: 'svc:other', resultDeadline: { afterMs: 7_200_000 }, policy: { maxStatusRequests: 31, baseDelayMs: 1_000 } };
+      const err = await start(changed).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(JoinMismatchError);
+      expect((err as JoinMismatchError).code).toBe('ASYNCJOB_ERR_JOIN_MISMATCH');
+      expect((err as JoinMismatchError).differences.map((d) => d.field)).toEqual(['startedBy', 'resultDeadline', 'policy.baseDelayMs', 'policy.maxStatusRequests']);
+      expect((err as JoinMismatchError).message).toContain('resultDeadline is {"afterMs":3600000}, given {"afterMs":7200000}');
+      // The same request later, and its deadline given as the instant it resolved to: the same operation.
+      const created = Date.parse((await client.describeOperation(operationId)).startedAt);
+      const same = await start({ ...original, resultDeadline: { atMs: created + 3_600_000 } });
+      expect(same).toMatchObject({ joined: true, runId: first.runId, traceId: first.traceId });
+      // The policy as the defaults fill it in is the same policy.
+      expect((await start({ ...original, policy: { maxStatusRequests: 30, baseDelayMs: 5_000 } })).joined).toBe(true);
+    } finally {
+      await terminate(operationId);
+    }
+  });
+
+  it('result() and watch() are bounded: timeoutMs gives AsyncJobWaitTimeout, an AbortSignal gives AsyncJobAborted (AbortError)', async () => {
+    const operationId = uniqueId('op');
+    await start(request(operationId));
+    try {
+      const started = Date.now();
+      const timedOut = await client.result(operationId, { timeoutMs: 300 }).catch((e: unknown) => e);
+      expect(timedOut).toBeInstanceOf(AsyncJobWaitTimeout);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(new Error('caller gave up')), 200);
+      const aborted = await client.result(operationId, { signal: controller.signal }).catch((e: unknown) => e);
+      expect(aborted).toBeInstanceOf(AsyncJobAborted);
+      expect(aborted).toMatchObject({ name: 'AbortError', code: 'ASYNCJOB_ERR_ABORTED' });
+      const watching = client.watch(operationId, { signal: AbortSignal.abort() });
+      await expect(watching.next()).rejects.toBeInstanceOf(AsyncJobAborted);
+      expect((await client.describeOperation(operationId)).executionStatus).toBe('RUNNING');
+    } finally {
+      await terminate(operationId);
+    }
+  });
+
+  it('issue 19: a query no worker answers is AsyncJobQueryTimeout whichever answer comes first (our deadline, a cancelled call, the server\'s own timeout)', async () => {
+    const operationId = uniqueId('op');
+    await start(request(operationId));
+    try {
+      // Our deadline before, around and after the server's own query timeout (about 30 s here).
+      const limits = [200, 3_000, 25_000, 29_900, 30_100, 33_000];
+      const errors = await Promise.all(limits.map((timeoutMs) => client.get(operationId, { timeoutMs }).catch((e: unknown) => e)));
+      for (const err of errors) {
+        expect(err).toBeInstanceOf(AsyncJobQueryTimeout);
+        expect(err).toBeInstanceOf(AsyncJobClientError);
+      }
+    } finally {
+      await terminate(operationId);
+    }
+  }, 60_000);
+
+  it('issue 19: a query on a queue whose worker has gone is AsyncJobQueryTimeout, before and after the server stops waiting for one', async () => {
+    // A worker polls the queue for a moment and goes; the operation is started after it went, so nobody runs it.
+    const queue = uniqueId('gone-worker');
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: queue, workflowBundle: await workflowBundle(), activities: {} });
+    const running = worker.run();
+    await new Promise((r) => setTimeout(r, 1_000));
+    worker.shutdown();
+    await running;
+    const gone = new AsyncJobClient({ client: env.client, taskQueue: queue });
+    const operationId = uniqueId('op');
+    await gone.start(request(operationId), { allowUnservedProvider: true });
+    try {
+      // At first the server waits for a worker (our deadline or its own ends the query); some 20 s after the last
+      // poll it answers at once that no poller was seen. Either way: AsyncJobQueryTimeout.
+      const soon = await Promise.all([300, 5_000].map((timeoutMs) => gone.get(operationId, { timeoutMs }).catch((e: unknown) => e)));
+      await new Promise((r) => setTimeout(r, 22_000));
+      const later = await Promise.all([300, 5_000].map((timeoutMs) => gone.get(operationId, { timeoutMs }).catch((e: unknown) => e)));
+      for (const err of [...soon, ...later]) expect(err).toBeInstanceOf(AsyncJobQueryTimeout);
+    } finally {
+      await terminate(operationId);
+    }
+  }, 90_000);
+
+  it('issue 19: an unreachable server is AsyncJobConnectionError for every kind of call', async () => {
+    const connection = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 300 });
+    const offline = new AsyncJobClient({ client: new Client({ connection }), taskQueue });
+    try {
+      const calls = [
+        offline.describeOperation('op-x'),
+        offline.get('op-x', { timeoutMs: 500 }),
+        offline.cancel('op-x', { requestedBy: 'a', reason: 'r' }),
+        offline.listEscalated(),
+        offline.start(request(uniqueId('op')), { allowUnservedProvider: true }),
+        offline.result('op-x'),
+      ];
+      const errors = await Promise.all(calls.map((c: Promise<unknown>) => c.catch((e: unknown) => e)));
+      for (const err of errors) expect(err).toBeInstanceOf(AsyncJobConnectionError);
+    } finally {
+      await connection.close();
+    }
+  }, 60_000);
 });

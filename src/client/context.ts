@@ -1,0 +1,80 @@
+/**
+ * What every part of the client works with: the Temporal client, the workflows' task queue and namespace, and
+ * the one way to call Temporal so that every failure reaches the caller as a typed error (`translate.ts`).
+ */
+import { Connection, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { AsyncJobWorkflow } from '../workflows/async-job-workflow';
+import { AsyncJobConnectionError, AsyncJobQueryTimeout } from './errors';
+import { GRPC, grpcCodeOf, translateError } from './translate';
+
+/** The workflow type name the worker registers. */
+export const WORKFLOW_TYPE = 'AsyncJobWorkflow';
+
+/**
+ * The task queue asyncjob's workflows run on unless told otherwise. The same value as the worker's
+ * `DEFAULT_TASK_QUEUE` (src/worker.ts, checked by a test): the client does not import the worker side.
+ */
+export const DEFAULT_TASK_QUEUE = 'asyncjob';
+
+/**
+ * The activity task queue of a provider's calls. The worker's rule (`providerTaskQueue` in
+ * src/adapters/providers/registry.ts, checked by a test), repeated here so the client needs no worker code.
+ */
+export function providerTaskQueue(provider: string): string {
+  return `asyncjob-provider-${provider}`;
+}
+
+/** The client's view of one Temporal namespace. */
+export interface ClientContext {
+  readonly client: Client;
+  /** The workflows' task queue. */
+  readonly taskQueue: string;
+  readonly namespace: string;
+}
+
+/** The server's address as configured, for messages. */
+export function addressOf(ctx: ClientContext): string {
+  const connection = ctx.client.connection;
+  return connection instanceof Connection ? connection.options.address : 'the configured address';
+}
+
+/** The handle of the operation's workflow (its latest run). */
+export function workflowHandle(ctx: ClientContext, operationId: string, runId?: string): WorkflowHandle<typeof AsyncJobWorkflow> {
+  return ctx.client.workflow.getHandle<typeof AsyncJobWorkflow>(operationId, runId);
+}
+
+/** Runs one call to Temporal; any failure comes back as a typed error. */
+export async function call<T>(ctx: ClientContext, operationId: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw translateError(err, { operationId, address: addressOf(ctx), kind: 'call' });
+  }
+}
+
+/** Whether the server answers a trivial call within a few seconds. */
+async function serverAnswers(ctx: ClientContext): Promise<boolean> {
+  try {
+    await ctx.client.withDeadline(Date.now() + 3_000, () => ctx.client.workflowService.getSystemInfo({}));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs one query with a time limit; no answer in time is {@link AsyncJobQueryTimeout}, whoever gave up first. A
+ * deadline that looks like the server was never reached is checked with a trivial call: a server that answers
+ * it was reached, and the query's worker is what is missing.
+ */
+export async function query<T>(ctx: ClientContext, operationId: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await ctx.client.withDeadline(Date.now() + timeoutMs, fn);
+  } catch (err) {
+    const typed = translateError(err, { operationId, address: addressOf(ctx), kind: 'query', timeoutMs });
+    if (typed instanceof AsyncJobConnectionError && grpcCodeOf(err) === GRPC.DEADLINE_EXCEEDED && (await serverAnswers(ctx))) {
+      throw new AsyncJobQueryTimeout(operationId, timeoutMs, { cause: err });
+    }
+    throw typed;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * Reading an operation's workflow history without a worker: following it as it grows (Temporal's long poll,
+ * the same call `handle.result()` waits with), so a waiting caller wakes within moments of any change, and
+ * reading the request a run was started with (for the join check).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Payload, WorkflowService } from '@temporalio/client';
+import type { AsyncJobWorkflowInput, CarriedState } from '../workflows/messages';
+import { type ClientContext } from './context';
+import { withLinkedSignal } from './wait-scope';
+
+type HistoryResponse = Awaited<ReturnType<WorkflowService['getWorkflowExecutionHistory']>>;
+/** One history event as the server sends it. */
+export type HistoryEvent = NonNullable<NonNullable<HistoryResponse['history']>['events']>[number];
+
+/** What one long poll brought. */
+export interface HistoryBatch {
+  /** The events (none when the server's long poll expired first). */
+  events: HistoryEvent[];
+  /** The search attributes changed (the workflow publishes its state and escalation there). */
+  searchAttributesChanged: boolean;
+  /** The operation's workflow closed (not continued as new). */
+  closed: boolean;
+}
+
+/**
+ * The least time between two reads of a busy history: events that arrive meanwhile come in one batch, so a
+ * follower of an operation polling every millisecond costs the server a few calls a second, not one per event.
+ */
+export const MIN_READ_INTERVAL_MS = 250;
+
+/** Follows the history of an operation's workflow from its first event, through continue-as-new. */
+export class HistoryFollower {
+  private token: Uint8Array | undefined;
+  private closed = false;
+  /** When the last read was sent (a read that waited at the server for events needs no pause after it). */
+  private lastReadAtMs = 0;
+
+  constructor(
+    private readonly ctx: ClientContext,
+    readonly operationId: string,
+    private runId: string,
+    private readonly minIntervalMs = MIN_READ_INTERVAL_MS,
+  ) {}
+
+  /**
+   * The next events of the run, waiting at the server until there are some (or its long poll expires). Errors
+   * are the SDK's, untranslated: the caller knows whether it aborted the call itself.
+   */
+  async next(signal: AbortSignal): Promise<HistoryBatch> {
+    if (this.closed) return { events: [], searchAttributesChanged: false, closed: true };
+    const wait = this.lastReadAtMs + this.minIntervalMs - Date.now();
+    if (wait > 0) await sleep(wait, undefined, { signal });
+    this.lastReadAtMs = Date.now();
+    const { client, namespace } = this.ctx;
+    const response = await withLinkedSignal(signal, (linked) =>
+      client.withAbortSignal(linked, () =>
+        client.workflowService.getWorkflowExecutionHistory({
+          namespace,
+          execution: { workflowId: this.operationId, runId: this.runId },
+          ...(this.token ? { nextPageToken: this.token } : {}),
+          waitNewEvent: true,
+          skipArchival: true,
+        }),
+      ),
+    );
+    const events = response.history?.events ?? [];
+    const continued = events.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+    const searchAttributesChanged = events.some((e) => e.upsertWorkflowSearchAttributesEventAttributes || e.workflowExecutionStartedEventAttributes);
+    if (continued) {
+      this.runId = continued;
+      this.token = undefined;
+      return { events, searchAttributesChanged: true, closed: false };
+    }
+    if (!response.nextPageToken || response.nextPageToken.length === 0) this.closed = true;
+    else this.token = response.nextPageToken;
+    return { events, searchAttributesChanged, closed: this.closed };
+  }
+}
+
+/** A run's start: the workflow's input, the carried state (after continue-as-new) and when the run started. */
+export interface RunStart {
+  input: AsyncJobWorkflowInput | undefined;
+  carried: CarriedState | undefined;
+  startedAtMs: number;
+}
+
+/** Decodes payloads with the client's data converter (its codecs, then its payload converter). */
+async function decodePayloads(ctx: ClientContext, payloads: Payload[]): Promise<unknown[]> {
+  const converter = ctx.client.options.loadedDataConverter;
+  let decoded = payloads;
+  for (const codec of [...converter.payloadCodecs].reverse()) decoded = await codec.decode(decoded);
+  return decoded.map((p) => converter.payloadConverter.fromPayload(p));
+}
+
+/** Reads the first event of a run: what it was started with. Errors are the SDK's, untranslated. */
+export async function readRunStart(ctx: ClientContext, operationId: string, runId: string): Promise<RunStart> {
+  const response = await ctx.client.workflowService.getWorkflowExecutionHistory({
+    namespace: ctx.namespace,
+    execution: { workflowId: operationId, runId },
+    maximumPageSize: 1,
+    skipArchival: true,
+  });
+  const first = response.history?.events?.[0];
+  const payloads = (first?.workflowExecutionStartedEventAttributes?.input?.payloads ?? []) as Payload[];
+  const [input, carried] = await decodePayloads(ctx, payloads);
+  const seconds = Number(first?.eventTime?.seconds ?? 0);
+  const nanos = first?.eventTime?.nanos ?? 0;
+  return {
+    input: input as AsyncJobWorkflowInput | undefined,
+    carried: carried as CarriedState | undefined,
+    startedAtMs: seconds * 1000 + Math.floor(nanos / 1e6),
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * Whether a worker serves a provider, asked before an operation is started: a worker that serves provider P
+ * polls P's activity task queue (`asyncjob-provider-P`), and Temporal's DescribeTaskQueue lists the pollers it
+ * saw in the last few minutes. No poller means an operation for P would fail at once (unknown provider) or wait
+ * for a worker that may never come, so the client refuses it unless told to start anyway.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { providerKey } from '../workflows/search-attributes';
+import { type ClientContext, providerTaskQueue, WORKFLOW_TYPE } from './context';
+import { ProviderUnservedError } from './errors';
+
+/** `TASK_QUEUE_KIND_NORMAL` and `TASK_QUEUE_TYPE_ACTIVITY` of temporal.api.enums.v1. */
+const NORMAL_KIND = 1;
+const ACTIVITY_TYPE = 2;
+
+/** How long a provider with no poller is asked again (a worker that has just started polls within this). */
+const GRACE_MS = 1_000;
+const RETRY_MS = 200;
+/** Recent operations looked at, and providers checked, to name the providers that are served. */
+const RECENT_OPERATIONS = 200;
+const MAX_CANDIDATES = 20;
+
+/** How many workers polled the provider's activity task queue recently; null when the server would not say. */
+async function pollerCount(ctx: ClientContext, provider: string): Promise<number | null> {
+  try {
+    const answer = await ctx.client.withDeadline(Date.now() + 5_000, () =>
+      ctx.client.workflowService.describeTaskQueue({
+        namespace: ctx.namespace,
+        taskQueue: { name: providerTaskQueue(provider), kind: NORMAL_KIND },
+        taskQueueType: ACTIVITY_TYPE,
+      }),
+    );
+    return answer.pollers?.length ?? 0;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The providers a worker serves now, as far as the client can see: those of recent operations whose task queue
+ * has pollers (Temporal has no list of task queues). Best effort: empty when visibility cannot answer.
+ */
+export async function servedProviders(ctx: ClientContext, except: string): Promise<string[]> {
+  const candidates = new Set<string>();
+  try {
+    let seen = 0;
+    for await (const info of ctx.client.workflow.list({ query: `WorkflowType = "${WORKFLOW_TYPE}"`, pageSize: 100 })) {
+      const provider = info.typedSearchAttributes.get(providerKey);
+      if (provider !== undefined && provider !== except) candidates.add(provider);
+      if (++seen >= RECENT_OPERATIONS || candidates.size >= MAX_CANDIDATES) break;
+    }
+  } catch {
+    return [];
+  }
+  const counts = await Promise.all([...candidates].map(async (p) => [p, await pollerCount(ctx, p)] as const));
+  return counts.filter(([, n]) => n !== null && n > 0).map(([p]) => p).sort();
+}
+
+/**
+ * Throws {@link ProviderUnservedError} (naming the providers that are served) when no worker polled the
+ * provider's task queue recently. When the server will not say (an older server, a permission), the start goes on.
+ */
+export async function assertProviderServed(ctx: ClientContext, provider: string): Promise<void> {
+  const until = Date.now() + GRACE_MS;
+  for (;;) {
+    const count = await pollerCount(ctx, provider);
+    if (count === null || count > 0) return;
+    if (Date.now() >= until) break;
+    await sleep(RETRY_MS);
+  }
+  throw new ProviderUnservedError(provider, providerTaskQueue(provider), await servedProviders(ctx, provider));
+}
