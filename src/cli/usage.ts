@@ -1,6 +1,7 @@
 /**
  * The help texts of `asyncjob` (docs/cli.md says the same at more length).
  */
+import { workerHelpText } from '../doctor/settings';
 
 /** Per-command usage lines. */
 export const COMMAND_USAGE: Readonly<Record<string, string>> = {
@@ -37,8 +38,8 @@ export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   audit: `usage: asyncjob audit verify [--operation ID] | asyncjob audit show ID   (see "asyncjob audit help")`,
   doctor: `usage: asyncjob doctor [--json]   (see "asyncjob doctor --help")`,
   simulate: `usage: asyncjob simulate [--port N] [--scenario FILE] [--dialect D]   (see "asyncjob simulate --help")`,
-  worker: `usage: asyncjob worker
-  Runs a worker for asyncjob's workflows and activities until SIGINT/SIGTERM.`,
+  // Every variable the worker and its webhook receiver read, from the same list as docs/configuration.md.
+  worker: workerHelpText(),
   dev: `usage: asyncjob dev
   Starts the Temporal dev server with its Web UI, a worker and the simulator, and runs a demo operation.`,
   help: `usage: asyncjob help [COMMAND]`,
