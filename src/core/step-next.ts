@@ -1,0 +1,85 @@
+/**
+ * What the workflow does next (the command for the record now), and the summary a finished workflow returns.
+ */
+import { renderEscalation } from './escalation';
+import { type EscalationReason } from './journal';
+import { type OperationRecord, type ResultSummary } from './operation';
+
+/** What the workflow does next, from the record alone. */
+export type Command =
+  | { kind: 'finished' }
+  | { kind: 'create' }
+  | { kind: 'reconcile' }
+  | { kind: 'read_status' }
+  | { kind: 'cancel' }
+  | { kind: 'collect' }
+  | { kind: 'wait'; untilMs: number }
+  | { kind: 'await_decision'; untilMs: number };
+
+/**
+ * The next command for a record at `nowMs`. Pure; the workflow runs it in a loop. A wait returns the instant to
+ * wake at; the workflow wakes earlier for a message. Polling states go through {@link onWake} when due.
+ */
+export function nextCommand(record: OperationRecord, nowMs: number): Command {
+  const due = (record.schedule.nextPollAtMs ?? nowMs) <= nowMs;
+  const wait = (): Command => ({ kind: 'wait', untilMs: record.schedule.nextPollAtMs ?? nowMs });
+  switch (record.localState) {
+    case 'succeeded':
+    case 'failed':
+    case 'cancelled':
+    case 'closed':
+      return { kind: 'finished' };
+    case 'escalated':
+      return { kind: 'await_decision', untilMs: record.escalation?.decisionDeadlineMs ?? nowMs };
+    case 'create_pending':
+      return due ? { kind: 'create' } : wait();
+    case 'create_unknown':
+    case 'reconciliation':
+      return due ? { kind: 'reconcile' } : wait();
+    case 'cancel_requested':
+      return due ? { kind: 'cancel' } : wait();
+    case 'result_collecting':
+      return due ? { kind: 'collect' } : wait();
+    case 'cancelling':
+      // X2: a success that crossed its commit point during the cancel is collected, not ignored.
+      if (record.remote.category === 'success' && record.remote.resultReference !== undefined && record.result === null) return due ? { kind: 'collect' } : wait();
+      return due ? { kind: 'read_status' } : wait();
+    case 'accepted':
+    case 'observing':
+      return due ? { kind: 'read_status' } : wait();
+    default:
+      // Transient states are always followed by an escalation within the same step; reaching one here is a bug.
+      return { kind: 'await_decision', untilMs: nowMs };
+  }
+}
+
+/** A compact summary for the workflow's result and the Web UI: never the result body (R2). */
+export function operationSummary(record: OperationRecord): {
+  operationId: string;
+  provider: string;
+  localState: OperationRecord['localState'];
+  jobId?: string;
+  /** The poll URL, which names the job when the provider gives no job ID (V1). */
+  pollUrl?: string;
+  remoteState?: string;
+  /** The provider's last error code and message (a failed job, a refused request). */
+  providerError?: { code?: string; message?: string };
+  result: ResultSummary | null;
+  escalation: { reason: EscalationReason; text: string } | null;
+  statusRequestsUsed: number;
+  statusRequestsAllowed: number;
+} {
+  return {
+    operationId: record.operationId,
+    provider: record.provider,
+    localState: record.localState,
+    ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
+    ...(record.remote.statusUrl !== undefined ? { pollUrl: record.remote.statusUrl } : {}),
+    ...(record.remote.state !== undefined ? { remoteState: record.remote.state } : {}),
+    ...(record.remote.lastError !== undefined ? { providerError: record.remote.lastError } : {}),
+    result: record.result,
+    escalation: record.escalation ? { reason: record.escalation.reason, text: renderEscalation(record.escalation) } : null,
+    statusRequestsUsed: record.used.statusRequests,
+    statusRequestsAllowed: record.budgets.maxStatusRequests,
+  };
+}
