@@ -3,8 +3,36 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const io = (message) => ({ group: [...nodeBuiltins, ...ioPackages], message });
-const nodeBuiltins = ['node:*', 'fs', 'path', 'http', 'https', 'net', 'crypto', 'child_process', 'os', 'stream', 'zlib', 'url', 'util', 'worker_threads', 'dns', 'tls', 'events', 'timers'];
-const ioPackages = ['undici', 'pg', 'better-sqlite3', 'yaml', '@temporalio/worker', '@temporalio/client', '@temporalio/activity', '@temporalio/testing'];
+const nodeBuiltins = [
+  'node:*',
+  'fs',
+  'path',
+  'http',
+  'https',
+  'net',
+  'crypto',
+  'child_process',
+  'os',
+  'stream',
+  'zlib',
+  'url',
+  'util',
+  'worker_threads',
+  'dns',
+  'tls',
+  'events',
+  'timers',
+];
+const ioPackages = [
+  'undici',
+  'pg',
+  'better-sqlite3',
+  'yaml',
+  '@temporalio/worker',
+  '@temporalio/client',
+  '@temporalio/activity',
+  '@temporalio/testing',
+];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.temporal/**', '.asyncjob/**', 'coverage/**', 'test/histories/**'] },
@@ -21,14 +49,28 @@ export default tseslint.config(
     // Rule: src/core is pure and deterministic; nothing with I/O, no clock, no randomness.
     files: ['src/core/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [io('src/core does no I/O.'), { group: ['../*'], message: 'src/core imports nothing outside itself.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            io('src/core does no I/O.'),
+            { group: ['../*'], message: 'src/core imports nothing outside itself.' },
+          ],
+        },
+      ],
       'no-restricted-globals': ['error', 'process', 'fetch', 'setTimeout', 'setInterval', 'require'],
       'no-restricted-properties': [
         'error',
         { object: 'Date', property: 'now', message: 'src/core takes time as an argument.' },
         { object: 'Math', property: 'random', message: 'src/core takes random numbers as arguments.' },
       ],
-      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'src/core takes time as an argument.' }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'src/core takes time as an argument.',
+        },
+      ],
     },
   },
   {
@@ -40,7 +82,11 @@ export default tseslint.config(
         {
           patterns: [
             io('Workflow code is deterministic: no I/O.'),
-            { group: ['../*', '!../core', '!../core/*'], message: 'Workflows import only src/core, @temporalio/workflow and (as types) activities.', allowTypeImports: true },
+            {
+              group: ['../*', '!../core', '!../core/*'],
+              message: 'Workflows import only src/core, @temporalio/workflow and (as types) activities.',
+              allowTypeImports: true,
+            },
           ],
         },
       ],

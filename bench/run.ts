@@ -26,11 +26,18 @@ function log(line: string): void {
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean', default: false } },
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      out: { type: 'string' },
+      keep: { type: 'boolean', default: false },
+    },
     strict: true,
   });
   const only = values.only?.split(',').map((s) => s.trim()) ?? [...PHASES];
-  for (const name of only) if (!(PHASES as readonly string[]).includes(name)) throw new Error(`--only: unknown phase "${name}" (known: ${PHASES.join(', ')})`);
+  for (const name of only)
+    if (!(PHASES as readonly string[]).includes(name))
+      throw new Error(`--only: unknown phase "${name}" (known: ${PHASES.join(', ')})`);
   const wanted = (p: Phase): boolean => only.includes(p);
   const quick = values.quick ?? false;
   const outDir = values.out ?? __dirname;

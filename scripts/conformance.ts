@@ -20,7 +20,13 @@ import { writeScenarioAdapters } from './conformance/adapters';
 import { startAsyncjob, type Harness } from './conformance/harness';
 import { formatTable, runScenarios } from './conformance/run';
 import { EXCLUDED, SCENARIOS, unmappedCounters } from './conformance/scenarios';
-import { ensureTestServerInstalled, startTestServer, TEST_SERVER_PACKAGE, TEST_SERVER_VERSION, type TestServer } from './conformance/testserver';
+import {
+  ensureTestServerInstalled,
+  startTestServer,
+  TEST_SERVER_PACKAGE,
+  TEST_SERVER_VERSION,
+  type TestServer,
+} from './conformance/testserver';
 
 interface Options {
   installOnly: boolean;
@@ -39,12 +45,19 @@ function parseArgs(argv: readonly string[]): Options {
       if (v === undefined) throw new Error(`${flag} needs a value`);
       return v;
     };
-    if (flag === '--only') options.only = value().split(',').map((s) => s.trim()).filter(Boolean);
+    if (flag === '--only')
+      options.only = value()
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     else if (flag === '--temporal') options.temporalAddress = value();
     else if (flag === '--stories') options.stories = true;
     else if (flag === '--keep') options.keep = true;
     else if (flag === '--install-only') options.installOnly = true;
-    else throw new Error(`unknown option ${flag} (use --only A,B, --temporal HOST:PORT, --stories, --keep, --install-only)`);
+    else
+      throw new Error(
+        `unknown option ${flag} (use --only A,B, --temporal HOST:PORT, --stories, --keep, --install-only)`,
+      );
   }
   return options;
 }
@@ -56,14 +69,19 @@ async function main(options: Options): Promise<number> {
   if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')}`);
   const installed = await ensureTestServerInstalled((line) => console.log(line));
   if (options.installOnly) {
-    console.log(`conformance: ${TEST_SERVER_PACKAGE}@${TEST_SERVER_VERSION} ${installed === 'present' ? 'already installed' : 'installed'} in .conformance/`);
+    console.log(
+      `conformance: ${TEST_SERVER_PACKAGE}@${TEST_SERVER_VERSION} ${installed === 'present' ? 'already installed' : 'installed'} in .conformance/`,
+    );
     return 0;
   }
   const dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-conformance-'));
   const cleanups: (() => Promise<unknown>)[] = [];
   let keep = options.keep;
   try {
-    const server: TestServer = await startTestServer({ logFile: path.join(dataDir, 'testserver.log'), coverageDir: dataDir });
+    const server: TestServer = await startTestServer({
+      logFile: path.join(dataDir, 'testserver.log'),
+      coverageDir: dataDir,
+    });
     cleanups.unshift(() => server.stop());
     let temporal: DevServer | undefined;
     if (options.temporalAddress === undefined) {
@@ -71,19 +89,30 @@ async function main(options: Options): Promise<number> {
       cleanups.unshift(() => temporal!.stop());
     }
     const address = options.temporalAddress ?? temporal!.address;
-    console.log(`conformance: ${TEST_SERVER_PACKAGE}@${TEST_SERVER_VERSION} at ${server.url}, Temporal at ${address}, data in ${dataDir}`);
+    console.log(
+      `conformance: ${TEST_SERVER_PACKAGE}@${TEST_SERVER_VERSION} at ${server.url}, Temporal at ${address}, data in ${dataDir}`,
+    );
     // Every LRO scenario the server counts is run or excluded with a reason: none is silently left out of N.
     const unmapped = unmappedCounters(Object.keys(await server.coverage()));
     if (unmapped.length > 0) console.log(`conformance: LRO counters neither run nor excluded: ${unmapped.join(', ')}`);
     const providers = await writeScenarioAdapters(scenarios, path.join(dataDir, 'adapters'));
-    const harness: Harness = await startAsyncjob({ temporalAddress: address, providers, env: { AZURE_LRO_TESTSERVER_URL: server.url }, dataDir });
+    const harness: Harness = await startAsyncjob({
+      temporalAddress: address,
+      providers,
+      env: { AZURE_LRO_TESTSERVER_URL: server.url },
+      dataDir,
+    });
     cleanups.unshift(() => harness.stop());
     console.log(`conformance: worker serving ${providers.length} adapters; starting ${scenarios.length} operations`);
     const results = await runScenarios(harness, server, scenarios, { runId: randomBytes(4).toString('hex') });
 
     const failing = results.filter((r) => !r.pass);
-    const story = (r: (typeof results)[number]): string => `== ${r.scenario.name} (${r.scenario.method} ${r.scenario.route}): ${r.pass ? 'pass' : `FAIL: ${r.why}`}\n${r.story}`;
-    await writeFile(path.join(dataDir, 'stories.txt'), `${[...failing, ...results.filter((r) => r.pass)].map(story).join('\n\n')}\n`);
+    const story = (r: (typeof results)[number]): string =>
+      `== ${r.scenario.name} (${r.scenario.method} ${r.scenario.route}): ${r.pass ? 'pass' : `FAIL: ${r.why}`}\n${r.story}`;
+    await writeFile(
+      path.join(dataDir, 'stories.txt'),
+      `${[...failing, ...results.filter((r) => r.pass)].map(story).join('\n\n')}\n`,
+    );
     if (failing.length > 0) {
       keep = true;
       if (options.stories) console.log(`${failing.map(story).join('\n\n')}\n`);
@@ -94,7 +123,10 @@ async function main(options: Options): Promise<number> {
     for (const e of EXCLUDED) console.log(`  ${e.counter}: ${e.reason}`);
     const passed = results.length - failing.length;
     const seconds = ((Date.now() - began) / 1000).toFixed(1);
-    if (keep) console.log(`data kept in ${dataDir}${failing.length > 0 ? ' (stories.txt: the audit story of every operation, failing ones first; worker.log; testserver.log)' : ''}`);
+    if (keep)
+      console.log(
+        `data kept in ${dataDir}${failing.length > 0 ? ' (stories.txt: the audit story of every operation, failing ones first; worker.log; testserver.log)' : ''}`,
+      );
     console.log(`run time ${seconds} s`);
     console.log(`conformance: ${passed} of ${results.length} scenarios passed`);
     return failing.length === 0 && unmapped.length === 0 && passed / Math.max(1, results.length) >= 0.9 ? 0 : 1;

@@ -81,7 +81,8 @@ export function fieldPaths(schema: Json): Map<string, Json[]> {
       walk(child, here);
     }
     const values = s.additionalProperties;
-    if (values !== null && typeof values === 'object' && (values as Json).properties !== undefined) walk(values, `${at}.<name>`);
+    if (values !== null && typeof values === 'object' && (values as Json).properties !== undefined)
+      walk(values, `${at}.<name>`);
   };
   walk(schema, '');
   return out;
@@ -95,7 +96,11 @@ function description(row: ReferenceRow): string {
 /** `{ anyOf: [schema, null] }`: with a preset, `null` removes the preset's key. */
 function orNull(schema: Json): Json {
   const { description: text, default: fallback, ...rest } = schema;
-  return { ...(text !== undefined ? { description: text } : {}), anyOf: [rest, { type: 'null' }], ...(fallback !== undefined ? { default: fallback } : {}) };
+  return {
+    ...(text !== undefined ? { description: text } : {}),
+    anyOf: [rest, { type: 'null' }],
+    ...(fallback !== undefined ? { default: fallback } : {}),
+  };
 }
 
 /**
@@ -112,9 +117,12 @@ function relax(schema: Json): Json {
   }
   if (Array.isArray(out.anyOf)) out.anyOf = (out.anyOf as Json[]).map(relax);
   if (out.properties !== undefined) {
-    out.properties = Object.fromEntries(Object.entries(out.properties as Record<string, Json>).map(([k, v]) => [k, orNull(relax(v))]));
+    out.properties = Object.fromEntries(
+      Object.entries(out.properties as Record<string, Json>).map(([k, v]) => [k, orNull(relax(v))]),
+    );
   }
-  if (out.additionalProperties !== null && typeof out.additionalProperties === 'object') out.additionalProperties = relax(out.additionalProperties as Json);
+  if (out.additionalProperties !== null && typeof out.additionalProperties === 'object')
+    out.additionalProperties = relax(out.additionalProperties as Json);
   return out;
 }
 
@@ -131,7 +139,10 @@ export function buildContractJsonSchema(reference: readonly ReferenceRow[]): Jso
   properties.policy = withoutMeta(z.toJSONSchema(pollPolicySchema, { io: 'input', target: 'draft-07' }) as Json);
   properties.preset = { type: 'string', enum: presetNames() };
   // A JSON contract may name this schema for editors; the loader ignores the key.
-  properties.$schema = { type: 'string', description: 'The JSON Schema this document follows (for editors); ignored by the loader.' };
+  properties.$schema = {
+    type: 'string',
+    description: 'The JSON Schema this document follows (for editors); ignored by the loader.',
+  };
   const rows = new Map(reference.map((row) => [row.path, row]));
   for (const [fieldPath, schemas] of fieldPaths(full)) {
     const row = rows.get(referencePathOf(fieldPath));

@@ -94,7 +94,17 @@ const BOUNDED_ESCALATIONS: ReadonlySet<EscalationReason> = new Set([
   'cancellation_unconfirmed',
   'result_validation_failed',
 ]);
-const FINAL_STATES: ReadonlySet<LocalState> = new Set(['succeeded', 'failed', 'cancelled', 'escalated', 'result_unavailable', 'result_validation_failed', 'result_timed_out', 'cancellation_unconfirmed', 'closed']);
+const FINAL_STATES: ReadonlySet<LocalState> = new Set([
+  'succeeded',
+  'failed',
+  'cancelled',
+  'escalated',
+  'result_unavailable',
+  'result_validation_failed',
+  'result_timed_out',
+  'cancellation_unconfirmed',
+  'closed',
+]);
 const FAULT_KINDS = ['http_503', 'http_429', 'drop', 'reset'] as const;
 
 function faultOf(kind: (typeof FAULT_KINDS)[number], rnd: SeededRandom): Record<string, unknown> {
@@ -119,7 +129,14 @@ interface PlannedOperation {
 }
 
 /** Builds one script per operation: a short lifecycle, a unique result, and faults on ~faultRate of its calls. */
-function plan(count: number, seed: number, faultRate: number, provider: (d: Dialect) => string, runId: string, createDeadlineMs: number) {
+function plan(
+  count: number,
+  seed: number,
+  faultRate: number,
+  provider: (d: Dialect) => string,
+  runId: string,
+  createDeadlineMs: number,
+) {
   const rnd = seededRandom(seed);
   const scripts: Record<Dialect, Record<string, unknown>> = { rest: {}, lro: {}, 'operation-location': {} };
   const faultsPlanned: Record<string, number> = {};
@@ -141,10 +158,17 @@ function plan(count: number, seed: number, faultRate: number, provider: (d: Dial
     maybeFault('create', 1);
     for (let n = 1; n <= statusReads; n++) maybeFault('status', n);
     maybeFault('result', 1);
-    const result: ResultPayload = { kind: 'json', body: { soak: runId, operation: i, rows: Array.from({ length: 1 + (i % 5) }, (_, k) => ({ k, v: rnd.hex(8) })) } };
+    const result: ResultPayload = {
+      kind: 'json',
+      body: { soak: runId, operation: i, rows: Array.from({ length: 1 + (i % 5) }, (_, k) => ({ k, v: rnd.hex(8) })) },
+    };
     const name = `soak-${i}`;
     scripts[dialect][name] = {
-      steps: [...(queuedPolls > 0 ? [{ state: 'queued', polls: queuedPolls }] : []), { state: 'running', polls: runningPolls }, { state: 'succeeded' }],
+      steps: [
+        ...(queuedPolls > 0 ? [{ state: 'queued', polls: queuedPolls }] : []),
+        { state: 'running', polls: runningPolls },
+        { state: 'succeeded' },
+      ],
       result,
       faults,
     };
@@ -160,7 +184,14 @@ function plan(count: number, seed: number, faultRate: number, provider: (d: Dial
         authorisedBy: 'policy:soak',
         createDeadline: { afterMs: createDeadlineMs },
         resultDeadline: { afterMs: 600_000 },
-        policy: { baseDelayMs: 50, maxDelayMs: 1_000, maxTransportFailures: 10, maxRateLimited: 5, notFoundWindowMs: 5_000, decisionDeadlineMs: 1_000 },
+        policy: {
+          baseDelayMs: 50,
+          maxDelayMs: 1_000,
+          maxTransportFailures: 10,
+          maxRateLimited: 5,
+          notFoundWindowMs: 5_000,
+          decisionDeadlineMs: 1_000,
+        },
       },
     });
   }
@@ -168,7 +199,11 @@ function plan(count: number, seed: number, faultRate: number, provider: (d: Dial
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
-async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+async function pool<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
@@ -193,17 +228,27 @@ export function formatSoakReport(report: SoakReport): string {
     ['seed / fault rate', `${report.seed} / ${report.faultRate}`],
     ['started within', `${report.startSpreadMs} ms`],
     ['total duration', `${report.durationMs} ms`],
-    ['end latency p50 / p95 / max', `${report.endLatencyMs.p50} / ${report.endLatencyMs.p95} / ${report.endLatencyMs.max} ms`],
+    [
+      'end latency p50 / p95 / max',
+      `${report.endLatencyMs.p50} / ${report.endLatencyMs.p95} / ${report.endLatencyMs.max} ms`,
+    ],
     ['provider requests', String(report.providerRequests)],
     ['max provider jobs per token', String(report.maxJobsPerToken)],
-    ...Object.entries(report.faultsPlanned).sort().map(([k, v]): [string, string] => [`fault planned ${k}`, String(v)]),
-    ...Object.entries(report.faultsApplied).sort().map(([k, v]): [string, string] => [`fault applied ${k}`, String(v)]),
-    ...Object.entries(report.outcomes).sort().map(([k, v]): [string, string] => [`outcome ${k}`, String(v)]),
+    ...Object.entries(report.faultsPlanned)
+      .sort()
+      .map(([k, v]): [string, string] => [`fault planned ${k}`, String(v)]),
+    ...Object.entries(report.faultsApplied)
+      .sort()
+      .map(([k, v]): [string, string] => [`fault applied ${k}`, String(v)]),
+    ...Object.entries(report.outcomes)
+      .sort()
+      .map(([k, v]): [string, string] => [`outcome ${k}`, String(v)]),
     ['violations', String(report.violations.length)],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
-  for (const u of report.unusual.slice(0, 30)) lines.push(`  ${u.outcome} ${u.operationId} (faults: ${u.faults.join(', ') || 'none'}): ${u.detail}`);
+  for (const u of report.unusual.slice(0, 30))
+    lines.push(`  ${u.outcome} ${u.operationId} (faults: ${u.faults.join(', ') || 'none'}): ${u.detail}`);
   for (const v of report.violations.slice(0, 50)) lines.push(`  VIOLATION ${v.kind} ${v.operationId}: ${v.detail}`);
   return lines.join('\n');
 }
@@ -225,7 +270,14 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-soak-'));
   const token = `soak-${createHash('sha256').update(runId).digest('hex').slice(0, 24)}`;
   const provider = (d: Dialect): string => `soak-${d}-${runId}`.slice(0, 64);
-  const { scripts, operations, faultsPlanned } = plan(count, seed, faultRate, provider, runId, options.createDeadlineMs ?? 60_000);
+  const { scripts, operations, faultsPlanned } = plan(
+    count,
+    seed,
+    faultRate,
+    provider,
+    runId,
+    options.createDeadlineMs ?? 60_000,
+  );
   try {
     // Worker logs at ERROR so the table stays readable (a runtime installed by the caller is kept).
     Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -244,7 +296,13 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     const address = options.temporalAddress ?? server!.address;
     const sims = {} as Record<Dialect, Simulator>;
     for (const d of DIALECTS) {
-      sims[d] = await startSimulator({ dialect: d, token, seed, scenario: { scripts: scripts[d] } as never, maxRecordedRequests: 1_000_000 });
+      sims[d] = await startSimulator({
+        dialect: d,
+        token,
+        seed,
+        scenario: { scripts: scripts[d] } as never,
+        maxRecordedRequests: 1_000_000,
+      });
       const sim = sims[d];
       cleanups.unshift(() => sim.stop());
     }
@@ -266,7 +324,17 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
       taskQueue,
       activities: createActivities({ store, providers: registry, artifacts }),
       providerQueues: registry.names().map((name) => ({ taskQueue: registry.get(name).facts.taskQueue! })),
-      workflowBundle: await bundleWorkflowCode({ workflowsPath, logger: { log: () => {}, trace: () => {}, debug: () => {}, info: () => {}, warn: () => {}, error: (m) => log(m) } }),
+      workflowBundle: await bundleWorkflowCode({
+        workflowsPath,
+        logger: {
+          log: () => {},
+          trace: () => {},
+          debug: () => {},
+          info: () => {},
+          warn: () => {},
+          error: (m) => log(m),
+        },
+      }),
       shutdownGraceTime: '2 seconds',
     });
     const running = runWorkers(workers);
@@ -300,11 +368,20 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
         outcomes[key] = (outcomes[key] ?? 0) + 1;
         if (summary.localState !== 'succeeded') {
           const last = (await client.history(id)).at(-1);
-          const text = (summary.escalation?.text ?? `${last?.body.cause ?? ''} ${last?.body.reason ?? ''}`).replace(/\s+/g, ' ');
+          const text = (summary.escalation?.text ?? `${last?.body.cause ?? ''} ${last?.body.reason ?? ''}`).replace(
+            /\s+/g,
+            ' ',
+          );
           const stopped = text.indexOf('Stopped because');
-          unusual.push({ operationId: id, outcome: key, faults: op.faults, detail: (stopped >= 0 ? text.slice(stopped) : text).slice(0, 300) });
+          unusual.push({
+            operationId: id,
+            outcome: key,
+            faults: op.faults,
+            detail: (stopped >= 0 ? text.slice(stopped) : text).slice(0, 300),
+          });
         }
-        if (!FINAL_STATES.has(summary.localState)) violations.push({ operationId: id, kind: 'not_final', detail: `ended in ${summary.localState}` });
+        if (!FINAL_STATES.has(summary.localState))
+          violations.push({ operationId: id, kind: 'not_final', detail: `ended in ${summary.localState}` });
         if (summary.escalation && !BOUNDED_ESCALATIONS.has(summary.escalation.reason)) {
           violations.push({ operationId: id, kind: 'unbounded_escalation', detail: summary.escalation.reason });
         }
@@ -315,24 +392,46 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
           return;
         }
         const jobs = sims[op.dialect].jobsByToken(record.idempotencyToken);
-        if (jobs.length > 1) violations.push({ operationId: id, kind: 'duplicate_job', detail: `${jobs.length} provider jobs under one token` });
+        if (jobs.length > 1)
+          violations.push({
+            operationId: id,
+            kind: 'duplicate_job',
+            detail: `${jobs.length} provider jobs under one token`,
+          });
         const providerSucceeded = jobs.some((j) => j.state === 'succeeded');
         if (summary.localState === 'succeeded') {
           const expected = renderPayload(op.result).sha256Hex;
           const stored = await store.artifacts(id);
-          if (stored.length !== 1) violations.push({ operationId: id, kind: 'lost_result', detail: `${stored.length} artifacts for a succeeded operation` });
+          if (stored.length !== 1)
+            violations.push({
+              operationId: id,
+              kind: 'lost_result',
+              detail: `${stored.length} artifacts for a succeeded operation`,
+            });
           for (const artifact of stored) {
             const actual = await sha256OfStream(artifacts.open(artifact.location));
             if (artifact.validation !== 'valid' || artifact.sha256 !== expected || actual !== expected) {
-              violations.push({ operationId: id, kind: 'bad_artifact', detail: `validation ${artifact.validation}, recorded ${artifact.sha256}, bytes ${actual}, served ${expected}` });
+              violations.push({
+                operationId: id,
+                kind: 'bad_artifact',
+                detail: `validation ${artifact.validation}, recorded ${artifact.sha256}, bytes ${actual}, served ${expected}`,
+              });
             }
           }
         } else if (providerSucceeded && !summary.escalation) {
-          violations.push({ operationId: id, kind: 'lost_result', detail: `the provider job succeeded but the operation ended ${summary.localState} without an escalation` });
+          violations.push({
+            operationId: id,
+            kind: 'lost_result',
+            detail: `the provider job succeeded but the operation ended ${summary.localState} without an escalation`,
+          });
         }
       } catch (error) {
         outcomes.error = (outcomes.error ?? 0) + 1;
-        violations.push({ operationId: id, kind: 'error', detail: error instanceof Error ? error.message.slice(0, 300) : String(error) });
+        violations.push({
+          operationId: id,
+          kind: 'error',
+          detail: error instanceof Error ? error.message.slice(0, 300) : String(error),
+        });
       }
       done++;
       if (done % 100 === 0) log(`soak: ${done}/${count} ended`);
@@ -342,7 +441,8 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     const faultsApplied: Record<string, number> = {};
     let providerRequests = 0;
     for (const d of DIALECTS) {
-      for (const job of sims[d].jobs()) if (job.idempotencyKey) tokens.set(job.idempotencyKey, (tokens.get(job.idempotencyKey) ?? 0) + 1);
+      for (const job of sims[d].jobs())
+        if (job.idempotencyKey) tokens.set(job.idempotencyKey, (tokens.get(job.idempotencyKey) ?? 0) + 1);
       for (const r of sims[d].requests()) {
         if (r.action === 'sim') continue;
         providerRequests++;
@@ -408,7 +508,9 @@ function parseArgs(argv: readonly string[]): SoakOptions {
         options.temporalAddress = value();
         break;
       default:
-        throw new Error(`unknown option ${flag} (use --count N, --seed N, --fault-rate R, --concurrency N, --create-deadline-ms N, --temporal HOST:PORT)`);
+        throw new Error(
+          `unknown option ${flag} (use --count N, --seed N, --fault-rate R, --concurrency N, --create-deadline-ms N, --temporal HOST:PORT)`,
+        );
     }
   }
   return options;

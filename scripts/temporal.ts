@@ -24,7 +24,9 @@ async function main(argv: string[]): Promise<void> {
       uiPort: uiPort ? Number(uiPort) : 8233,
       dbFile: flag('--db'),
     });
-    console.log(`temporal ${server.serverVersion} at ${server.address}, Web UI ${server.uiUrl ?? '(headless)'}, pid ${server.pid}`);
+    console.log(
+      `temporal ${server.serverVersion} at ${server.address}, Web UI ${server.uiUrl ?? '(headless)'}, pid ${server.pid}`,
+    );
     const shutdown = (): void => void server.stop().then(() => process.exit(0));
     process.on('SIGINT', shutdown);
     process.on('SIGTERM', shutdown);

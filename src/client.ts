@@ -15,8 +15,23 @@ import type { OperationRecord, RecordedTransition, StartRequest } from './core/o
 import { temporalConnectionSettings } from './client/connection';
 import { call, type ClientContext, DEFAULT_TASK_QUEUE, workflowHandle } from './client/context';
 import { describeOperation, describeRaw, workflowFailure, type OperationDescription } from './client/describe';
-import { AsyncJobConnectionError, AsyncJobInputError, AsyncJobRequestRefused, type InputIssue, OperationEndedError, OperationNotFoundError, parseRefusal } from './client/errors';
-import { listEscalated, listOperations, type EscalatedOperation, type ListEscalatedOptions, type ListOptions, type OperationListing } from './client/list';
+import {
+  AsyncJobConnectionError,
+  AsyncJobInputError,
+  AsyncJobRequestRefused,
+  type InputIssue,
+  OperationEndedError,
+  OperationNotFoundError,
+  parseRefusal,
+} from './client/errors';
+import {
+  listEscalated,
+  listOperations,
+  type EscalatedOperation,
+  type ListEscalatedOptions,
+  type ListOptions,
+  type OperationListing,
+} from './client/list';
 import { queryOperation } from './client/queries';
 import { OperationHandle } from './client/operation-handle';
 import { startOperation, type StartOptions } from './client/start';
@@ -41,7 +56,13 @@ export * from './client/errors';
 export { temporalConnectionSettings, type TemporalConnectionSettings } from './client/connection';
 export { DEFAULT_TASK_QUEUE, providerTaskQueue, WORKFLOW_TYPE } from './client/context';
 export { FAILED_EXECUTION_STATUSES, type OperationDescription } from './client/describe';
-export { listQuery, type EscalatedOperation, type ListEscalatedOptions, type ListOptions, type OperationListing } from './client/list';
+export {
+  listQuery,
+  type EscalatedOperation,
+  type ListEscalatedOptions,
+  type ListOptions,
+  type OperationListing,
+} from './client/list';
 export { RESTARTABLE_FAILURE_TYPES, type StartedRun, type StartOptions } from './client/start';
 export { joinDifferences, DEADLINE_TOLERANCE_MS } from './client/join';
 export type { WaitOptions, WatchOptions } from './client/wait';
@@ -93,7 +114,11 @@ export class AsyncJobClient {
 
   constructor(options: AsyncJobClientOptions) {
     this.namespace = options.namespace ?? options.client.options.namespace;
-    this.ctx = { client: options.client, taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE, namespace: options.client.options.namespace };
+    this.ctx = {
+      client: options.client,
+      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+      namespace: options.client.options.namespace,
+    };
     this.ownedConnection = options.ownedConnection;
   }
 
@@ -145,17 +170,23 @@ export class AsyncJobClient {
    * `OperationFailedError` (with the reason) when the workflow failed before it could answer.
    */
   async get(operationId: string, options: QueryOptions = {}): Promise<OperationRecord> {
-    return queryOperation(this.ctx, operationId, options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS, () => workflowHandle(this.ctx, operationId).query(stateQuery));
+    return queryOperation(this.ctx, operationId, options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS, () =>
+      workflowHandle(this.ctx, operationId).query(stateQuery),
+    );
   }
 
   /** The open escalation with its text and offered options, or null (a query, see {@link get}). */
   async escalation(operationId: string, options: QueryOptions = {}): Promise<EscalationView | null> {
-    return queryOperation(this.ctx, operationId, options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS, () => workflowHandle(this.ctx, operationId).query(escalationQuery));
+    return queryOperation(this.ctx, operationId, options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS, () =>
+      workflowHandle(this.ctx, operationId).query(escalationQuery),
+    );
   }
 
   /** The transitions kept in the record, oldest first (the full journal is in the store). A query, see {@link get}. */
   async history(operationId: string, options: QueryOptions = {}): Promise<RecordedTransition[]> {
-    return queryOperation(this.ctx, operationId, options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS, () => workflowHandle(this.ctx, operationId).query(historyQuery));
+    return queryOperation(this.ctx, operationId, options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS, () =>
+      workflowHandle(this.ctx, operationId).query(historyQuery),
+    );
   }
 
   /**
@@ -168,7 +199,9 @@ export class AsyncJobClient {
   async cancel(operationId: string, request: CancelRequest): Promise<MessageAnswer & { accepted: true }> {
     const parsed = cancelRequestSchema.safeParse(request);
     if (!parsed.success) throw new AsyncJobInputError(zodIssues(parsed.error.issues));
-    return this.update(operationId, () => workflowHandle(this.ctx, operationId).executeUpdate(cancelUpdate, { args: [parsed.data] }));
+    return this.update(operationId, () =>
+      workflowHandle(this.ctx, operationId).executeUpdate(cancelUpdate, { args: [parsed.data] }),
+    );
   }
 
   /**
@@ -180,7 +213,9 @@ export class AsyncJobClient {
   async decide(operationId: string, decision: Decision): Promise<MessageAnswer & { accepted: true }> {
     const parsed = decisionSchema.safeParse(decision);
     if (!parsed.success) throw new AsyncJobInputError(zodIssues(parsed.error.issues));
-    return this.update(operationId, () => workflowHandle(this.ctx, operationId).executeUpdate(decideUpdate, { args: [parsed.data] }));
+    return this.update(operationId, () =>
+      workflowHandle(this.ctx, operationId).executeUpdate(decideUpdate, { args: [parsed.data] }),
+    );
   }
 
   /** Forwards a webhook hint (W1): the workflow reads the status now. Fire and forget; safe to repeat. */
@@ -223,7 +258,10 @@ export class AsyncJobClient {
     return describeOperation(this.ctx, operationId);
   }
 
-  private async update(operationId: string, fn: () => Promise<MessageAnswer>): Promise<MessageAnswer & { accepted: true }> {
+  private async update(
+    operationId: string,
+    fn: () => Promise<MessageAnswer>,
+  ): Promise<MessageAnswer & { accepted: true }> {
     let answer: MessageAnswer;
     try {
       answer = await call(this.ctx, operationId, async () => {

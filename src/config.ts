@@ -9,41 +9,40 @@ const port = z.coerce.number().int().min(0).max(65535);
 const nonEmpty = z.string().trim().min(1);
 
 /** The configuration schema (environment variable names as keys). */
-export const configSchema = z
-  .object({
-    TEMPORAL_ADDRESS: nonEmpty.default('127.0.0.1:7233'),
-    TEMPORAL_NAMESPACE: nonEmpty.default('default'),
-    TEMPORAL_TLS_CERT: nonEmpty.optional(),
-    TEMPORAL_TLS_KEY: nonEmpty.optional(),
-    TEMPORAL_TLS_CA: nonEmpty.optional(),
-    TEMPORAL_TLS_SERVER_NAME: nonEmpty.optional(),
-    TEMPORAL_API_KEY: nonEmpty.optional(),
-    ASYNCJOB_TASK_QUEUE: nonEmpty.default('asyncjob'),
-    /** `sqlite:<path>` or a `postgres://` connection string. */
-    ASYNCJOB_STORE: z
-      .string()
-      .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:<path> or postgres://...')
-      .default('sqlite:.asyncjob/asyncjob.db'),
-    ASYNCJOB_ARTIFACTS_DIR: nonEmpty.default('.asyncjob/artifacts'),
-    /** The providers this worker serves: comma-separated contract names or files (searched in ASYNCJOB_PROVIDERS_PATH, then the presets). */
-    ASYNCJOB_PROVIDERS: z.string().default(''),
-    /** Requests per second per provider across the fleet (`maxTaskQueueActivitiesPerSecond`); unlimited when absent. */
-    ASYNCJOB_PROVIDER_RATE_LIMIT: z.coerce.number().positive().optional(),
-    /** Workflows a worker keeps in memory (each about 2 MiB); evicted ones replay from history when they wake. */
-    ASYNCJOB_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
-    /** Extra directories (path-delimited) searched for provider contract documents, before the presets. */
-    ASYNCJOB_PROVIDERS_PATH: z.string().default(''),
-    /** `host:port` for Prometheus metrics, or empty to disable. */
-    ASYNCJOB_METRICS_ADDRESS: z.string().default(''),
-    ASYNCJOB_WEBHOOK_PORT: port.optional(),
-    /**
-     * The HMAC key that signs the audit chain (kept outside the database): a file holding it, or the value. One of
-     * the two; read by the worker and every `asyncjob audit` command through `src/audit/keys.ts`.
-     */
-    ASYNCJOB_AUDIT_HMAC_KEY_FILE: nonEmpty.optional(),
-    ASYNCJOB_AUDIT_HMAC_KEY: nonEmpty.optional(),
-    ASYNCJOB_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
-  });
+export const configSchema = z.object({
+  TEMPORAL_ADDRESS: nonEmpty.default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: nonEmpty.default('default'),
+  TEMPORAL_TLS_CERT: nonEmpty.optional(),
+  TEMPORAL_TLS_KEY: nonEmpty.optional(),
+  TEMPORAL_TLS_CA: nonEmpty.optional(),
+  TEMPORAL_TLS_SERVER_NAME: nonEmpty.optional(),
+  TEMPORAL_API_KEY: nonEmpty.optional(),
+  ASYNCJOB_TASK_QUEUE: nonEmpty.default('asyncjob'),
+  /** `sqlite:<path>` or a `postgres://` connection string. */
+  ASYNCJOB_STORE: z
+    .string()
+    .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:<path> or postgres://...')
+    .default('sqlite:.asyncjob/asyncjob.db'),
+  ASYNCJOB_ARTIFACTS_DIR: nonEmpty.default('.asyncjob/artifacts'),
+  /** The providers this worker serves: comma-separated contract names or files (searched in ASYNCJOB_PROVIDERS_PATH, then the presets). */
+  ASYNCJOB_PROVIDERS: z.string().default(''),
+  /** Requests per second per provider across the fleet (`maxTaskQueueActivitiesPerSecond`); unlimited when absent. */
+  ASYNCJOB_PROVIDER_RATE_LIMIT: z.coerce.number().positive().optional(),
+  /** Workflows a worker keeps in memory (each about 2 MiB); evicted ones replay from history when they wake. */
+  ASYNCJOB_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+  /** Extra directories (path-delimited) searched for provider contract documents, before the presets. */
+  ASYNCJOB_PROVIDERS_PATH: z.string().default(''),
+  /** `host:port` for Prometheus metrics, or empty to disable. */
+  ASYNCJOB_METRICS_ADDRESS: z.string().default(''),
+  ASYNCJOB_WEBHOOK_PORT: port.optional(),
+  /**
+   * The HMAC key that signs the audit chain (kept outside the database): a file holding it, or the value. One of
+   * the two; read by the worker and every `asyncjob audit` command through `src/audit/keys.ts`.
+   */
+  ASYNCJOB_AUDIT_HMAC_KEY_FILE: nonEmpty.optional(),
+  ASYNCJOB_AUDIT_HMAC_KEY: nonEmpty.optional(),
+  ASYNCJOB_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
 /** The validated configuration. */
 export type Config = z.infer<typeof configSchema>;
 

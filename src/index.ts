@@ -11,7 +11,12 @@ export { openStore } from './adapters/store/open-store';
 export type { OperationStore } from './adapters/store/operation-store';
 export { FileArtifactStore, type ArtifactStore } from './adapters/artifacts/artifact-store';
 export { createProviderRegistry, loadProviderRegistry } from './adapters/providers/registry';
-export { loadProviderContract, adapterFromContract, providerContractSchema, type ProviderContract } from './adapters/providers';
+export {
+  loadProviderContract,
+  adapterFromContract,
+  providerContractSchema,
+  type ProviderContract,
+} from './adapters/providers';
 export { startSimulator, type Simulator } from './simulator';
 export { startWebhookReceiver } from './webhooks/receiver';
 export { verifyWebhookSignature, signWebhook } from './webhooks/signature';

@@ -20,7 +20,9 @@ export interface JsonLoggerOptions {
 }
 
 /** A JSON-lines logger usable as the activities' logger. */
-export function createJsonLogger(options: JsonLoggerOptions = {}): ActivityLogger & { error(message: string, fields?: Record<string, unknown>): void } {
+export function createJsonLogger(
+  options: JsonLoggerOptions = {},
+): ActivityLogger & { error(message: string, fields?: Record<string, unknown>): void } {
   const min = LEVELS[options.level ?? 'info'];
   const write = options.write ?? ((line: string) => void process.stderr.write(line));
   const secrets = (options.secretValues ?? []).filter((s) => s.length >= 4);
@@ -31,8 +33,9 @@ export function createJsonLogger(options: JsonLoggerOptions = {}): ActivityLogge
   };
   const emit = (level: LogLevel, message: string, fields: Record<string, unknown> = {}): void => {
     if (LEVELS[level] < min) return;
-    const line = JSON.stringify({ ts: new Date((options.clock ?? Date.now)()).toISOString(), level, msg: message, ...fields }, (_key, value: unknown) =>
-      typeof value === 'string' ? clean(value) : value,
+    const line = JSON.stringify(
+      { ts: new Date((options.clock ?? Date.now)()).toISOString(), level, msg: message, ...fields },
+      (_key, value: unknown) => (typeof value === 'string' ? clean(value) : value),
     );
     write(`${line}\n`);
   };

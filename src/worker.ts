@@ -73,10 +73,15 @@ export interface AsyncJobWorkerOptions {
 export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Worker[]> {
   // Checked before any worker is created, so a bad rate fails fast with the queue named.
   for (const queue of options.providerQueues) {
-    if (queue.maxRequestsPerSecond !== undefined) assertRequestRate(queue.maxRequestsPerSecond, `maxRequestsPerSecond of provider queue ${queue.taskQueue}`);
+    if (queue.maxRequestsPerSecond !== undefined)
+      assertRequestRate(queue.maxRequestsPerSecond, `maxRequestsPerSecond of provider queue ${queue.taskQueue}`);
   }
   const namespace = options.namespace ?? 'default';
-  const common = { connection: options.connection, namespace, shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds' };
+  const common = {
+    connection: options.connection,
+    namespace,
+    shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds',
+  };
   const main = await Worker.create({
     ...common,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
@@ -98,7 +103,12 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
         maxConcurrentActivityTaskExecutions: options.maxConcurrentProviderCalls ?? 100,
         // Two limits: the server's bounds the fleet's average, whose single seconds can burst above it; this
         // process's pacer makes the rate strict in every sliding window for the calls it sends.
-        ...(rate !== undefined ? { maxTaskQueueActivitiesPerSecond: rate, interceptors: { activity: [pacingInterceptor(new RequestPacer(rate))] } } : {}),
+        ...(rate !== undefined
+          ? {
+              maxTaskQueueActivitiesPerSecond: rate,
+              interceptors: { activity: [pacingInterceptor(new RequestPacer(rate))] },
+            }
+          : {}),
       }),
     );
   }
@@ -118,7 +128,10 @@ export function shutdownWorkers(workers: Worker[]): void {
 /** Values of environment variables that look like secrets (names with TOKEN, SECRET, KEY or PASSWORD). */
 function secretValuesIn(env: NodeJS.ProcessEnv): string[] {
   return Object.entries(env)
-    .filter(([name, value]) => /TOKEN|SECRET|PASSWORD|API_KEY|PRIVATE_KEY/i.test(name) && typeof value === 'string' && value.length >= 8)
+    .filter(
+      ([name, value]) =>
+        /TOKEN|SECRET|PASSWORD|API_KEY|PRIVATE_KEY/i.test(name) && typeof value === 'string' && value.length >= 8,
+    )
     .map(([, value]) => value as string);
 }
 
@@ -131,15 +144,30 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   // Everything the worker is asked to serve is checked first; every problem at once, exit 2 (ConfigError).
   const config = await checkWorkerEnvironment(env);
   Runtime.install({
-    logger: quietSdkLogger(config.ASYNCJOB_LOG_LEVEL === 'debug' ? 'DEBUG' : config.ASYNCJOB_LOG_LEVEL === 'warn' ? 'WARN' : config.ASYNCJOB_LOG_LEVEL === 'error' ? 'ERROR' : 'INFO'),
-    ...(config.ASYNCJOB_METRICS_ADDRESS ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.ASYNCJOB_METRICS_ADDRESS } } } } : {}),
+    logger: quietSdkLogger(
+      config.ASYNCJOB_LOG_LEVEL === 'debug'
+        ? 'DEBUG'
+        : config.ASYNCJOB_LOG_LEVEL === 'warn'
+          ? 'WARN'
+          : config.ASYNCJOB_LOG_LEVEL === 'error'
+            ? 'ERROR'
+            : 'INFO',
+    ),
+    ...(config.ASYNCJOB_METRICS_ADDRESS
+      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.ASYNCJOB_METRICS_ADDRESS } } } }
+      : {}),
   });
   const logger = createJsonLogger({ level: config.ASYNCJOB_LOG_LEVEL, secretValues: secretValuesIn(env) });
-  const names = config.ASYNCJOB_PROVIDERS.split(',').map((n) => n.trim()).filter(Boolean);
+  const names = config.ASYNCJOB_PROVIDERS.split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   // The audit chain key: ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY, read as every audit command reads it.
   const hmacKey = await readChainKeySecret(env);
   // The store refuses any entry holding one of this process's secret values, the chain key too (defence in depth, T4).
-  const store = await openStore(config.ASYNCJOB_STORE, { ...(hmacKey ? { hmacKey } : {}), forbiddenValues: [...secretValuesIn(env), ...(hmacKey && hmacKey.length >= 8 ? [hmacKey] : [])] });
+  const store = await openStore(config.ASYNCJOB_STORE, {
+    ...(hmacKey ? { hmacKey } : {}),
+    forbiddenValues: [...secretValuesIn(env), ...(hmacKey && hmacKey.length >= 8 ? [hmacKey] : [])],
+  });
   const registry = await createProviderRegistry({
     // Each provider is served under its document's own name:, which must agree with its file name.
     providers: names.map((name) => ({ path: name })),
@@ -148,7 +176,11 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   });
   // One reading of Temporal's connection conventions (address, namespace, TLS files, API key), shared with the client.
   const temporal = temporalConnectionSettings(config);
-  const connectOptions = { address: temporal.address, ...(temporal.tls ? { tls: temporal.tls } : {}), ...(temporal.apiKey ? { apiKey: temporal.apiKey } : {}) };
+  const connectOptions = {
+    address: temporal.address,
+    ...(temporal.tls ? { tls: temporal.tls } : {}),
+    ...(temporal.apiKey ? { apiKey: temporal.apiKey } : {}),
+  };
   let connection: NativeConnection;
   try {
     connection = await NativeConnection.connect(connectOptions);
@@ -161,11 +193,20 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     connection,
     namespace: temporal.namespace,
     taskQueue: config.ASYNCJOB_TASK_QUEUE,
-    ...(config.ASYNCJOB_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: config.ASYNCJOB_MAX_CACHED_WORKFLOWS } : {}),
-    activities: createActivities({ store, providers: registry, artifacts: new FileArtifactStore(config.ASYNCJOB_ARTIFACTS_DIR), logger }),
+    ...(config.ASYNCJOB_MAX_CACHED_WORKFLOWS !== undefined
+      ? { maxCachedWorkflows: config.ASYNCJOB_MAX_CACHED_WORKFLOWS }
+      : {}),
+    activities: createActivities({
+      store,
+      providers: registry,
+      artifacts: new FileArtifactStore(config.ASYNCJOB_ARTIFACTS_DIR),
+      logger,
+    }),
     providerQueues: registry.names().map((name) => ({
       taskQueue: registry.get(name).facts.taskQueue!,
-      ...(config.ASYNCJOB_PROVIDER_RATE_LIMIT !== undefined ? { maxRequestsPerSecond: config.ASYNCJOB_PROVIDER_RATE_LIMIT } : {}),
+      ...(config.ASYNCJOB_PROVIDER_RATE_LIMIT !== undefined
+        ? { maxRequestsPerSecond: config.ASYNCJOB_PROVIDER_RATE_LIMIT }
+        : {}),
     })),
   });
   // The webhook receiver runs beside the worker when a port is configured: it needs the same store and contracts.
@@ -188,11 +229,17 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       signal: (operationId, hint) => client.workflow.getHandle(operationId).signal(webhookSignal, hint),
       env,
       // Each request logged (refusals with their reason) and counted on the worker's metrics endpoint.
-      onOutcome: webhookOutcomeReporter({ logger, meter: Runtime.instance().metricMeter, isKnownProvider: (name) => registry.names().includes(name) }),
+      onOutcome: webhookOutcomeReporter({
+        logger,
+        meter: Runtime.instance().metricMeter,
+        isKnownProvider: (name) => registry.names().includes(name),
+      }),
     });
     console.error(`asyncjob webhook receiver: ${receiver.url}/webhooks/<provider>`);
   }
-  console.error(`asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${registry.names().join(', ')}, store ${config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@')}`);
+  console.error(
+    `asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${registry.names().join(', ')}, store ${config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@')}`,
+  );
   try {
     await runWorkers(workers);
   } finally {

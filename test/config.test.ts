@@ -14,12 +14,18 @@ describe('loadConfig', () => {
   it('lists every problem at once, naming each variable', () => {
     let error: unknown;
     try {
-      loadConfig({ ASYNCJOB_STORE: 'mysql://x', ASYNCJOB_WEBHOOK_PORT: 'abc', TEMPORAL_TLS_CERT: '/c.pem', ASYNCJOB_LOG_LEVEL: 'loud' });
+      loadConfig({
+        ASYNCJOB_STORE: 'mysql://x',
+        ASYNCJOB_WEBHOOK_PORT: 'abc',
+        TEMPORAL_TLS_CERT: '/c.pem',
+        ASYNCJOB_LOG_LEVEL: 'loud',
+      });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
-    for (const name of ['ASYNCJOB_STORE', 'ASYNCJOB_WEBHOOK_PORT', 'TEMPORAL_TLS_CERT', 'ASYNCJOB_LOG_LEVEL']) expect(problems).toContain(name);
+    for (const name of ['ASYNCJOB_STORE', 'ASYNCJOB_WEBHOOK_PORT', 'TEMPORAL_TLS_CERT', 'ASYNCJOB_LOG_LEVEL'])
+      expect(problems).toContain(name);
   });
 });

@@ -31,15 +31,23 @@ const { bareCreateJob, bareReadStatus, bareCollectResult } = proxyActivities<Bar
 /** Drives one job to a verified result. */
 export async function BareJobWorkflow(input: BareJobInput): Promise<BareJobResult> {
   const jobId = await bareCreateJob(input.payload);
-  for (let reads = 0; reads < input.maxStatusReads; ) {
+  for (let reads = 0; reads < input.maxStatusReads;) {
     const raw = Math.min(input.maxDelayMs, input.baseDelayMs * 2 ** Math.min(reads, 60));
     await sleep(Math.min(raw, Math.max(1, Math.ceil(raw * (0.5 + 0.5 * Math.random())))));
     const state = await bareReadStatus(jobId);
     reads += 1;
     if (state === 'succeeded') return { ...(await bareCollectResult(jobId)), statusReads: reads };
     if (state === 'failed' || state === 'cancelled' || state === 'expired') {
-      throw ApplicationFailure.create({ type: 'ASYNCJOB_BENCH_ERR_JOB_ENDED', message: `job ${jobId} ended ${state}`, nonRetryable: true });
+      throw ApplicationFailure.create({
+        type: 'ASYNCJOB_BENCH_ERR_JOB_ENDED',
+        message: `job ${jobId} ended ${state}`,
+        nonRetryable: true,
+      });
     }
   }
-  throw ApplicationFailure.create({ type: 'ASYNCJOB_BENCH_ERR_BUDGET', message: `job ${jobId} not final after ${input.maxStatusReads} reads`, nonRetryable: true });
+  throw ApplicationFailure.create({
+    type: 'ASYNCJOB_BENCH_ERR_BUDGET',
+    message: `job ${jobId} not final after ${input.maxStatusReads} reads`,
+    nonRetryable: true,
+  });
 }

@@ -30,18 +30,36 @@ export interface BenchContext {
   name(label: string): string;
 }
 
-const quietLogger = { log: () => {}, trace: () => {}, debug: () => {}, info: () => {}, warn: () => {}, error: console.error };
+const quietLogger = {
+  log: () => {},
+  trace: () => {},
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: console.error,
+};
 
 /** Starts the dev server and bundles the workflows. */
 export async function createContext(root: string, quick: boolean): Promise<BenchContext> {
   mkdirSync(root, { recursive: true });
-  const server = await startDevServer({ dbFile: path.join(root, 'temporal.db'), logFile: path.join(root, 'temporal.log') });
+  const server = await startDevServer({
+    dbFile: path.join(root, 'temporal.db'),
+    logFile: path.join(root, 'temporal.log'),
+  });
   const connection = await Connection.connect({ address: server.address });
   const temporal = new Client({ connection, namespace: server.namespace });
   const asyncjobBundlePath = path.join(root, 'asyncjob-workflows.js');
   const bareBundlePath = path.join(root, 'bare-workflows.js');
   writeFileSync(asyncjobBundlePath, (await bundleWorkflowCode({ workflowsPath, logger: quietLogger })).code);
-  writeFileSync(bareBundlePath, (await bundleWorkflowCode({ workflowsPath: path.join(__dirname, '..', 'bare', 'workflows.ts'), logger: quietLogger })).code);
+  writeFileSync(
+    bareBundlePath,
+    (
+      await bundleWorkflowCode({
+        workflowsPath: path.join(__dirname, '..', 'bare', 'workflows.ts'),
+        logger: quietLogger,
+      })
+    ).code,
+  );
   const stamp = randomBytes(3).toString('hex');
   let counter = 0;
   return {
@@ -60,7 +78,10 @@ export async function createContext(root: string, quick: boolean): Promise<Bench
 
 /** A job that finishes after exactly `reads` status reads (the `reads`-th read sees `succeeded`). */
 export function pollsScript(reads: number): Record<string, unknown> {
-  return { steps: [{ state: 'running', polls: reads - 1 }, { state: 'succeeded' }], result: { kind: 'json', body: { rows: 3, report: 'bench' } } };
+  return {
+    steps: [{ state: 'running', polls: reads - 1 }, { state: 'succeeded' }],
+    result: { kind: 'json', body: { rows: 3, report: 'bench' } },
+  };
 }
 
 /** The scenario every phase uses: scripts picked by the payload's `scenario` field. */
@@ -74,7 +95,10 @@ export const BENCH_SCENARIO: ScenarioInput = {
     reads6: pollsScript(6),
     reads4: pollsScript(4),
     forever: { steps: [{ state: 'running' }] },
-    timed: { steps: [{ state: 'running', durationMs: { min: 1_500, max: 3_500 } }, { state: 'succeeded' }], result: { kind: 'json', body: { rows: 3 } } },
+    timed: {
+      steps: [{ state: 'running', durationMs: { min: 1_500, max: 3_500 } }, { state: 'succeeded' }],
+      result: { kind: 'json', body: { rows: 3 } },
+    },
   },
 } as ScenarioInput;
 
@@ -130,7 +154,9 @@ export async function deploy(ctx: BenchContext, label: string, options: DeployOp
       url: sims[p]!.url,
       ...(s.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: s.maxRequestsPerSecond } : {}),
     })),
-    ...(options.bareOn ? { bare: { taskQueue: bareTaskQueue, bundlePath: ctx.bareBundlePath, url: sims[options.bareOn]!.url } } : {}),
+    ...(options.bareOn
+      ? { bare: { taskQueue: bareTaskQueue, bundlePath: ctx.bareBundlePath, url: sims[options.bareOn]!.url } }
+      : {}),
   });
   let seq = 0;
   return {

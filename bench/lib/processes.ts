@@ -15,7 +15,10 @@ export interface Child {
 }
 
 function forkTs(file: string, arg: unknown, execArgv: string[] = []): ChildProcess {
-  return fork(path.join(__dirname, file), [JSON.stringify(arg)], { execArgv: ['--import', 'tsx', ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return fork(path.join(__dirname, file), [JSON.stringify(arg)], {
+    execArgv: ['--import', 'tsx', ...execArgv],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
@@ -107,7 +110,8 @@ export async function startSimulatorProcess(options: SimulatorOptions): Promise<
     url,
     stop: () => stopChild(child),
     async requests(action) {
-      const all = (await get<{ requests: RequestRecord[] }>(`/_sim/requests${action ? `?action=${action}` : ''}`)).requests;
+      const all = (await get<{ requests: RequestRecord[] }>(`/_sim/requests${action ? `?action=${action}` : ''}`))
+        .requests;
       return all.filter((r) => r.action !== 'sim');
     },
     async jobs() {

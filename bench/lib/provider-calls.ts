@@ -22,7 +22,11 @@ export interface VerifiedResult {
 /** The provider answered something the loop cannot go on with. */
 export class PlainCallError extends Error {
   constructor(
-    readonly code: 'ASYNCJOB_BENCH_ERR_CREATE' | 'ASYNCJOB_BENCH_ERR_STATUS' | 'ASYNCJOB_BENCH_ERR_RESULT' | 'ASYNCJOB_BENCH_ERR_INTEGRITY',
+    readonly code:
+      | 'ASYNCJOB_BENCH_ERR_CREATE'
+      | 'ASYNCJOB_BENCH_ERR_STATUS'
+      | 'ASYNCJOB_BENCH_ERR_RESULT'
+      | 'ASYNCJOB_BENCH_ERR_INTEGRITY',
     message: string,
   ) {
     super(`${code}: ${message}`);
@@ -57,13 +61,22 @@ export function plainCalls(provider: PlainProvider, connections = 128): PlainCal
       return body.job_id;
     },
     async readStatus(jobId) {
-      const res = await request(`${provider.baseUrl}/v1/jobs/${encodeURIComponent(jobId)}`, { method: 'GET', dispatcher, headers: auth });
+      const res = await request(`${provider.baseUrl}/v1/jobs/${encodeURIComponent(jobId)}`, {
+        method: 'GET',
+        dispatcher,
+        headers: auth,
+      });
       const body = (await res.body.json()) as { state?: unknown };
-      if (res.statusCode !== 200 || typeof body.state !== 'string') throw new PlainCallError('ASYNCJOB_BENCH_ERR_STATUS', `status answered ${res.statusCode}`);
+      if (res.statusCode !== 200 || typeof body.state !== 'string')
+        throw new PlainCallError('ASYNCJOB_BENCH_ERR_STATUS', `status answered ${res.statusCode}`);
       return body.state;
     },
     async collectResult(jobId) {
-      const res = await request(`${provider.baseUrl}/v1/jobs/${encodeURIComponent(jobId)}/result`, { method: 'GET', dispatcher, headers: auth });
+      const res = await request(`${provider.baseUrl}/v1/jobs/${encodeURIComponent(jobId)}/result`, {
+        method: 'GET',
+        dispatcher,
+        headers: auth,
+      });
       if (res.statusCode !== 200) {
         await res.body.dump();
         throw new PlainCallError('ASYNCJOB_BENCH_ERR_RESULT', `result answered ${res.statusCode}`);
@@ -76,7 +89,11 @@ export function plainCalls(provider: PlainProvider, connections = 128): PlainCal
       }
       const sha256 = hash.digest('hex');
       const advertised = res.headers['x-content-sha256'];
-      if (advertised !== sha256) throw new PlainCallError('ASYNCJOB_BENCH_ERR_INTEGRITY', `sha256 ${sha256} differs from the advertised ${String(advertised)}`);
+      if (advertised !== sha256)
+        throw new PlainCallError(
+          'ASYNCJOB_BENCH_ERR_INTEGRITY',
+          `sha256 ${sha256} differs from the advertised ${String(advertised)}`,
+        );
       return { jobId, sha256, sizeBytes };
     },
     close: () => dispatcher.close(),
@@ -87,7 +104,11 @@ export function plainCalls(provider: PlainProvider, connections = 128): PlainCal
 export const FINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
 
 /** The poll delay asyncjob's planner uses (P2, bounded jitter): uniform in [ratio x raw, raw], raw = min(max, base x 2^n). */
-export function pollDelayMs(attempt: number, policy: { baseDelayMs: number; maxDelayMs: number; minJitterRatio?: number }, random: number): number {
+export function pollDelayMs(
+  attempt: number,
+  policy: { baseDelayMs: number; maxDelayMs: number; minJitterRatio?: number },
+  random: number,
+): number {
   const raw = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(attempt, 60));
   const low = policy.minJitterRatio ?? 0.5;
   return Math.min(raw, Math.max(1, Math.ceil(raw * (low + (1 - low) * random))));

@@ -25,7 +25,11 @@ export function nowMs(): number {
  * Runs `total` tasks with at most `concurrency` in flight; returns each task's duration (ms) and the elapsed
  * wall time. A failed task fails the whole run (a benchmark that loses operations measures nothing).
  */
-export async function runPool(total: number, concurrency: number, task: (index: number) => Promise<void>): Promise<{ elapsedMs: number; durationsMs: number[] }> {
+export async function runPool(
+  total: number,
+  concurrency: number,
+  task: (index: number) => Promise<void>,
+): Promise<{ elapsedMs: number; durationsMs: number[] }> {
   const durationsMs: number[] = [];
   let next = 0;
   let failure: { error: unknown } | undefined;

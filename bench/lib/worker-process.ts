@@ -55,7 +55,12 @@ export interface WorkerMemory {
   /** The SDK's workflow threads (where the workflows' V8 contexts live); empty if none answered. */
   workflowThreads: ThreadHeap[];
   /** The main task queue's workflow worker as the SDK compiled its options, and its cache now. */
-  workflowWorker: { maxCachedWorkflows: number; reuseV8Context: boolean; workflowThreadPoolSize: number; numCachedWorkflows: number };
+  workflowWorker: {
+    maxCachedWorkflows: number;
+    reuseV8Context: boolean;
+    workflowThreadPoolSize: number;
+    numCachedWorkflows: number;
+  };
 }
 
 const MEMORY_CHANNEL = 'asyncjob-bench-memory';
@@ -157,11 +162,16 @@ async function readMemory(main: Worker, threads: number, gc: boolean): Promise<W
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerProcessConfig;
   const workflowThreads = probeWorkerThreads();
-  const maxCachedWorkflows = configSchema.shape.ASYNCJOB_MAX_CACHED_WORKFLOWS.parse(process.env.ASYNCJOB_MAX_CACHED_WORKFLOWS);
+  const maxCachedWorkflows = configSchema.shape.ASYNCJOB_MAX_CACHED_WORKFLOWS.parse(
+    process.env.ASYNCJOB_MAX_CACHED_WORKFLOWS,
+  );
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const env = { ASYNCJOB_SIMULATOR_TOKEN: config.token, ASYNCJOB_SIMULATOR_WEBHOOK_SECRET: config.webhookSecret };
   const connection = await NativeConnection.connect({ address: config.address });
-  const store = await openSqliteStore({ path: path.join(config.dataDir, 'asyncjob.db'), forbiddenValues: [config.token] });
+  const store = await openSqliteStore({
+    path: path.join(config.dataDir, 'asyncjob.db'),
+    forbiddenValues: [config.token],
+  });
   const registry = await createProviderRegistry({
     providers: config.providers.map((p) => ({ name: p.name, path: 'rest' })),
     baseUrls: Object.fromEntries(config.providers.map((p) => [p.name, p.url])),
@@ -170,7 +180,11 @@ async function main(): Promise<void> {
   const workers = await createWorkers({
     connection,
     taskQueue: config.taskQueue,
-    activities: createActivities({ store, providers: registry, artifacts: new FileArtifactStore(path.join(config.dataDir, 'artifacts')) }),
+    activities: createActivities({
+      store,
+      providers: registry,
+      artifacts: new FileArtifactStore(path.join(config.dataDir, 'artifacts')),
+    }),
     providerQueues: config.providers.map((p) => ({
       taskQueue: registry.get(p.name).facts.taskQueue!,
       ...(p.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: p.maxRequestsPerSecond } : {}),

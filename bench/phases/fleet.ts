@@ -75,7 +75,14 @@ function pressure(records: readonly RequestRecord[]): Pressure {
   };
 }
 
-async function fleetRun(dep: Deployment, provider: string, operations: number, script: string, reads: number, limit: number | null): Promise<FleetRun> {
+async function fleetRun(
+  dep: Deployment,
+  provider: string,
+  operations: number,
+  script: string,
+  reads: number,
+  limit: number | null,
+): Promise<FleetRun> {
   const t0 = nowMs();
   const requests = Array.from({ length: operations }, () => dep.request(provider, script, FLEET_POLICY));
   const handles = await Promise.all(requests.map((r) => dep.client.start(r)));
@@ -83,7 +90,10 @@ async function fleetRun(dep: Deployment, provider: string, operations: number, s
   const summaries = await withTimeout(Promise.all(handles.map((h) => h.result())), 600_000, `fleet run on ${provider}`);
   const completeSeconds = (nowMs() - t0) / 1000;
   const bad = summaries.filter((s) => s.localState !== 'succeeded' || s.statusRequestsUsed < reads);
-  if (bad.length > 0) throw new Error(`fleet: ${bad.length} operations did not succeed after ${reads} reads (first: ${bad[0]!.operationId} ${bad[0]!.localState})`);
+  if (bad.length > 0)
+    throw new Error(
+      `fleet: ${bad.length} operations did not succeed after ${reads} reads (first: ${bad[0]!.operationId} ${bad[0]!.localState})`,
+    );
   const records = await dep.sims[provider]!.requests();
   const all = pressure(records);
   return {
@@ -105,9 +115,13 @@ export async function measureFleet(ctx: BenchContext, log: (line: string) => voi
   const dep = await deploy(ctx, 'fleet', { providers: { free: {}, limited: { maxRequestsPerSecond: limit } } });
   try {
     const unlimited = await fleetRun(dep, 'free', ctx.quick ? 60 : 300, 'reads4', 4, null);
-    log(`  unlimited: peak ${unlimited.all.peakPerSecond}/s over mean ${unlimited.all.meanPerSecond}/s = ${unlimited.all.peakOverMean}; status reads ${unlimited.statusReads.peakOverMean}`);
+    log(
+      `  unlimited: peak ${unlimited.all.peakPerSecond}/s over mean ${unlimited.all.meanPerSecond}/s = ${unlimited.all.peakOverMean}; status reads ${unlimited.statusReads.peakOverMean}`,
+    );
     const limited = await fleetRun(dep, 'limited', ctx.quick ? 40 : 150, 'reads2', 2, limit);
-    log(`  limited to ${limit}/s: peak ${limited.all.peakPerSecond}/s (sliding ${limited.all.peakSlidingPerSecond}), mean ${limited.all.meanPerSecond}/s`);
+    log(
+      `  limited to ${limit}/s: peak ${limited.all.peakPerSecond}/s (sliding ${limited.all.peakSlidingPerSecond}), mean ${limited.all.meanPerSecond}/s`,
+    );
     return { policy: FLEET_POLICY, unlimited, limited };
   } finally {
     await dep.stop();

@@ -48,18 +48,29 @@ export interface ReactionResult {
  * Starts are spaced (one every `spacingMs`) so jobs finish one by one, as they would in steady state: started all
  * at once they finish in one burst and the figure becomes the dev server's backlog, not the reaction.
  */
-async function run(ctx: BenchContext, dep: Deployment, provider: string, operations: number, spacingMs: number): Promise<ReactionMode> {
+async function run(
+  ctx: BenchContext,
+  dep: Deployment,
+  provider: string,
+  operations: number,
+  spacingMs: number,
+): Promise<ReactionMode> {
   const handles = [];
   for (let i = 0; i < operations; i++) {
     handles.push(await dep.client.start(dep.request(provider, 'timed', REACTION_POLICY)));
     await sleepMs(spacingMs);
   }
-  const summaries = await withTimeout(Promise.all(handles.map((h) => h.result())), 300_000, `reaction run on ${provider}`);
+  const summaries = await withTimeout(
+    Promise.all(handles.map((h) => h.result())),
+    300_000,
+    `reaction run on ${provider}`,
+  );
   const jobs = new Map((await dep.sims[provider]!.jobs()).map((j) => [j.jobId, j]));
   const reactions: number[] = [];
   let reads = 0;
   for (const summary of summaries) {
-    if (summary.localState !== 'succeeded' || summary.jobId === undefined) throw new Error(`reaction: ${summary.operationId} ended ${summary.localState}`);
+    if (summary.localState !== 'succeeded' || summary.jobId === undefined)
+      throw new Error(`reaction: ${summary.operationId} ended ${summary.localState}`);
     const finished = jobs.get(summary.jobId)?.history.find((h) => h.state === 'succeeded');
     if (!finished) throw new Error(`reaction: the simulator has no finish time for ${summary.jobId}`);
     const closed = (await ctx.temporal.workflow.getHandle(summary.operationId).describe()).closeTime;
@@ -96,7 +107,9 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
   });
   let dep: Deployment | undefined;
   try {
-    dep = await deploy(ctx, 'react', { providers: { polled: {}, hooked: { webhookUrl: (name) => `${receiver.url}/webhooks/${name}` } } });
+    dep = await deploy(ctx, 'react', {
+      providers: { polled: {}, hooked: { webhookUrl: (name) => `${receiver.url}/webhooks/${name}` } },
+    });
     hooked = dep.provider('hooked');
     client = dep.client;
     store = await openSqliteStore({ path: path.join(dep.dataDir, 'asyncjob.db') });

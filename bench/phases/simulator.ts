@@ -23,12 +23,18 @@ export interface SimulatorResult {
 /** Measures figure 7. */
 export async function measureSimulator(quick: boolean, log: (line: string) => void): Promise<SimulatorResult> {
   const token = 'bench-simulator-capacity-token';
-  const sim = await startSimulatorProcess({ dialect: 'rest', token, scenario: { ...BENCH_SCENARIO, maxRecordedRequests: 100_000 } });
+  const sim = await startSimulatorProcess({
+    dialect: 'rest',
+    token,
+    scenario: { ...BENCH_SCENARIO, maxRecordedRequests: 100_000 },
+  });
   const calls = plainCalls({ baseUrl: sim.url, token });
   const connections = 64;
   const dispatcher = new Agent({ connections, keepAliveTimeout: 30_000, pipelining: 1 });
   try {
-    const jobIds = await Promise.all(Array.from({ length: 64 }, () => calls.createJob({ report: 'bench', scenario: 'forever' })));
+    const jobIds = await Promise.all(
+      Array.from({ length: 64 }, () => calls.createJob({ report: 'bench', scenario: 'forever' })),
+    );
     const run = async (durationMs: number) => {
       const latencies: number[] = [];
       let errors = 0;

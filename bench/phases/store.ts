@@ -57,7 +57,11 @@ export function observation(operationId: string, sequence: number): JournalEntry
   };
 }
 
-async function timeAppends(store: OperationStore, engine: StoreEngineResult['engine'], quick: boolean): Promise<StoreEngineResult> {
+async function timeAppends(
+  store: OperationStore,
+  engine: StoreEngineResult['engine'],
+  quick: boolean,
+): Promise<StoreEngineResult> {
   const timed = quick ? 300 : 1_000;
   const costs: number[] = [];
   const t0 = nowMs();
@@ -72,7 +76,8 @@ async function timeAppends(store: OperationStore, engine: StoreEngineResult['eng
   const c0 = nowMs();
   await Promise.all(
     Array.from({ length: lanes }, async (_, lane) => {
-      for (let sequence = 1; sequence <= perLane; sequence++) await store.append(observation(`op-lane-${lane}`, sequence));
+      for (let sequence = 1; sequence <= perLane; sequence++)
+        await store.append(observation(`op-lane-${lane}`, sequence));
     }),
   );
   const concurrentMs = nowMs() - c0;
@@ -146,7 +151,9 @@ async function postgresql(url: string, quick: boolean): Promise<StoreEngineResul
 /** Measures figure 6. */
 export async function measureStore(root: string, quick: boolean, log: (line: string) => void): Promise<StoreResult> {
   const s = await sqlite(root, quick);
-  log(`  sqlite: append median ${s.appendMedianMs} ms, ${s.sequentialAppendsPerSecond}/s one at a time, ${s.concurrentAppendsPerSecond}/s concurrent`);
+  log(
+    `  sqlite: append median ${s.appendMedianMs} ms, ${s.sequentialAppendsPerSecond}/s one at a time, ${s.concurrentAppendsPerSecond}/s concurrent`,
+  );
   const url = process.env.ASYNCJOB_TEST_PG_URL;
   if (!url) return { sqlite: s, postgresql: { skipped: 'ASYNCJOB_TEST_PG_URL is not set' } };
   let p: StoreEngineResult;
@@ -158,6 +165,8 @@ export async function measureStore(root: string, quick: boolean, log: (line: str
     log(`  ${reason}`);
     return { sqlite: s, postgresql: { skipped: reason } };
   }
-  log(`  postgresql: append median ${p.appendMedianMs} ms, ${p.sequentialAppendsPerSecond}/s one at a time, ${p.concurrentAppendsPerSecond}/s concurrent`);
+  log(
+    `  postgresql: append median ${p.appendMedianMs} ms, ${p.sequentialAppendsPerSecond}/s one at a time, ${p.concurrentAppendsPerSecond}/s concurrent`,
+  );
   return { sqlite: s, postgresql: p };
 }

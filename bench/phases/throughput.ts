@@ -32,26 +32,37 @@ function systems(ctx: BenchContext, dep: Deployment, calls: PlainCalls): Record<
   return {
     async asyncjob(script, expectedReads) {
       const handle = await dep.client.start(dep.request('main', script, FAST_POLICY));
-      const summary = await withTimeout(handle.result(), OPERATION_TIMEOUT_MS, `asyncjob operation ${handle.operationId}`);
+      const summary = await withTimeout(
+        handle.result(),
+        OPERATION_TIMEOUT_MS,
+        `asyncjob operation ${handle.operationId}`,
+      );
       // A read that failed under load (e.g. a headers timeout) is planned again and counted: more reads, same job.
       if (summary.localState !== 'succeeded' || summary.result === null || summary.statusRequestsUsed < expectedReads) {
-        throw new Error(`asyncjob operation ${handle.operationId} ended ${summary.localState} after ${summary.statusRequestsUsed} reads, expected succeeded after ${expectedReads}`);
+        throw new Error(
+          `asyncjob operation ${handle.operationId} ended ${summary.localState} after ${summary.statusRequestsUsed} reads, expected succeeded after ${expectedReads}`,
+        );
       }
       extraReads += summary.statusRequestsUsed - expectedReads;
     },
     async bare(script, expectedReads) {
-      const input: BareJobInput = { payload: { report: 'bench', scenario: script }, ...FAST_POLICY, maxStatusReads: 1_000 };
+      const input: BareJobInput = {
+        payload: { report: 'bench', scenario: script },
+        ...FAST_POLICY,
+        maxStatusReads: 1_000,
+      };
       const workflowId = `${dep.bareTaskQueue}-${++bareSeq}`;
       const result = (await withTimeout(
         ctx.temporal.workflow.execute('BareJobWorkflow', { taskQueue: dep.bareTaskQueue, workflowId, args: [input] }),
         OPERATION_TIMEOUT_MS,
         `bare workflow ${workflowId}`,
       )) as BareJobResult;
-      if (result.statusReads !== expectedReads) throw new Error(`bare workflow read ${result.statusReads} times, expected ${expectedReads}`);
+      if (result.statusReads !== expectedReads)
+        throw new Error(`bare workflow read ${result.statusReads} times, expected ${expectedReads}`);
     },
     async naive(script, expectedReads) {
       const jobId = await calls.createJob({ report: 'bench', scenario: script });
-      for (let reads = 0; ; ) {
+      for (let reads = 0; ;) {
         await sleepMs(pollDelayMs(reads, FAST_POLICY, Math.random()));
         const state = await calls.readStatus(jobId);
         reads += 1;
@@ -111,7 +122,11 @@ function plan(quick: boolean): { concurrency: number; operations: number; rounds
 }
 
 /** Measures figure 1 (warm-up first; rounds interleaved across systems so drift hits all three alike). */
-export async function measureThroughput(ctx: BenchContext, dep: Deployment, log: (line: string) => void): Promise<ThroughputResult> {
+export async function measureThroughput(
+  ctx: BenchContext,
+  dep: Deployment,
+  log: (line: string) => void,
+): Promise<ThroughputResult> {
   const calls = plainCalls({ baseUrl: dep.sims['main']!.url, token: ctx.token }, 1_024);
   try {
     const run = systems(ctx, dep, calls);
@@ -119,20 +134,30 @@ export async function measureThroughput(ctx: BenchContext, dep: Deployment, log:
     for (const name of names) await runPool(ctx.quick ? 10 : 20, 10, () => run[name]('reads3', 3)); // warm-up: JIT, pools, caches
     const out: Record<SystemName, ThroughputPoint[]> = { asyncjob: [], bare: [], naive: [] };
     for (const step of plan(ctx.quick)) {
-      const blank = () => ({ ops: [] as number[], latencies: [] as number[], workerCpuMs: 0, serverCpuMs: 0, count: 0 });
+      const blank = () => ({
+        ops: [] as number[],
+        latencies: [] as number[],
+        workerCpuMs: 0,
+        serverCpuMs: 0,
+        count: 0,
+      });
       const rounds: Record<SystemName, ReturnType<typeof blank>> = { asyncjob: blank(), bare: blank(), naive: blank() };
       for (let r = 0; r < step.rounds; r++) {
         for (const name of names) {
           const workerPid = name === 'naive' ? process.pid : dep.worker.pid;
           const w0 = cpuMs(workerPid);
           const s0 = cpuMs(ctx.server.pid);
-          const { elapsedMs, durationsMs } = await runPool(step.operations, step.concurrency, () => run[name]('reads3', 3));
+          const { elapsedMs, durationsMs } = await runPool(step.operations, step.concurrency, () =>
+            run[name]('reads3', 3),
+          );
           rounds[name].workerCpuMs += cpuMs(workerPid) - w0;
           rounds[name].serverCpuMs += cpuMs(ctx.server.pid) - s0;
           rounds[name].count += step.operations;
           rounds[name].ops.push((step.operations / elapsedMs) * 1000);
           rounds[name].latencies.push(...durationsMs);
-          log(`  throughput ${name} c=${step.concurrency} round ${r + 1}: ${round((step.operations / elapsedMs) * 1000, 1)} ops/s`);
+          log(
+            `  throughput ${name} c=${step.concurrency} round ${r + 1}: ${round((step.operations / elapsedMs) * 1000, 1)} ops/s`,
+          );
         }
       }
       for (const name of names) {
@@ -200,22 +225,41 @@ export async function measurePerPoll(ctx: BenchContext, dep: Deployment): Promis
       const entries: number[] = [];
       const versions: number[] = [];
       for (let attempt = 0; latencies.length < samples; attempt++) {
-        if (attempt >= samples * 3) throw new Error(`per-poll: fewer than ${samples} operations with exactly ${reads} reads`);
+        if (attempt >= samples * 3)
+          throw new Error(`per-poll: fewer than ${samples} operations with exactly ${reads} reads`);
         const request = dep.request('main', script, FAST_POLICY);
         const t0 = performance.now();
         const handle = await dep.client.start(request);
-        const summary = await withTimeout(handle.result(), OPERATION_TIMEOUT_MS, `asyncjob operation ${request.operationId}`);
-        if (summary.localState !== 'succeeded') throw new Error(`per-poll: ${request.operationId} ended ${summary.localState}`);
+        const summary = await withTimeout(
+          handle.result(),
+          OPERATION_TIMEOUT_MS,
+          `asyncjob operation ${request.operationId}`,
+        );
+        if (summary.localState !== 'succeeded')
+          throw new Error(`per-poll: ${request.operationId} ended ${summary.localState}`);
         // A read lost to a timeout under load is sent again: such a sample is not a clean `reads`-read operation.
         if (summary.statusRequestsUsed !== reads) continue;
         latencies.push(performance.now() - t0);
         const history = await ctx.temporal.workflow.getHandle(request.operationId).fetchHistory();
         events.push(history.events?.length ?? 0);
         bytes.push(proto.api.history.v1.History.encode(history).finish().length);
-        entries.push(db.prepare('SELECT count(*) FROM journal WHERE operation_id = ?').pluck().get(request.operationId) as number);
-        versions.push(db.prepare('SELECT version FROM operations WHERE operation_id = ?').pluck().get(request.operationId) as number);
+        entries.push(
+          db.prepare('SELECT count(*) FROM journal WHERE operation_id = ?').pluck().get(request.operationId) as number,
+        );
+        versions.push(
+          db
+            .prepare('SELECT version FROM operations WHERE operation_id = ?')
+            .pluck()
+            .get(request.operationId) as number,
+        );
       }
-      return { latency: median(latencies), events: median(events), bytes: median(bytes), entries: median(entries), versions: median(versions) };
+      return {
+        latency: median(latencies),
+        events: median(events),
+        bytes: median(bytes),
+        entries: median(entries),
+        versions: median(versions),
+      };
     };
     const measureNaive = async (script: string, reads: number) => {
       const latencies: number[] = [];
@@ -239,7 +283,12 @@ export async function measurePerPoll(ctx: BenchContext, dep: Deployment): Promis
       snapshotWritesPerPoll: round((a6.versions - a3.versions) / 3, 2),
       journalEntriesPerOperation: a3.entries,
       addedLatencyPerPollMs: round((a6.latency - a3.latency - (n6 - n3)) / 3, 1),
-      latencyMs: { asyncjobReads3: round(a3.latency, 1), asyncjobReads6: round(a6.latency, 1), naiveReads3: round(n3, 1), naiveReads6: round(n6, 1) },
+      latencyMs: {
+        asyncjobReads3: round(a3.latency, 1),
+        asyncjobReads6: round(a6.latency, 1),
+        naiveReads3: round(n3, 1),
+        naiveReads6: round(n6, 1),
+      },
     };
   } finally {
     db.close();

@@ -88,7 +88,10 @@ async function findStragglers(ctx: BenchContext, db: Database.Database, ids: rea
     if (localState === 'accepted' || localState === 'observing') continue;
     const straggler: Straggler = { operationId, localState };
     if (found.length < 10) {
-      const d = await ctx.temporal.workflow.getHandle(operationId).describe().catch(() => undefined);
+      const d = await ctx.temporal.workflow
+        .getHandle(operationId)
+        .describe()
+        .catch(() => undefined);
       if (d) straggler.workflow = `${d.status.name}, ${d.historyLength} events`;
     }
     found.push(straggler);
@@ -142,7 +145,10 @@ async function terminateAll(ctx: BenchContext, dep: Deployment, ids: readonly st
   } catch {
     // No batch support: terminate one by one.
     await runPool(ids.length, 100, async (i) => {
-      await ctx.temporal.workflow.getHandle(ids[i]!).terminate('benchmark finished').catch(() => undefined);
+      await ctx.temporal.workflow
+        .getHandle(ids[i]!)
+        .terminate('benchmark finished')
+        .catch(() => undefined);
     });
   }
   const deadline = nowMs() + 300_000;
@@ -173,10 +179,16 @@ export async function measureWaiting(ctx: BenchContext, log: (line: string) => v
     const sample = (waitingNow: number): void => {
       if (nowMs() < nextSample) return;
       nextSample += 5_000;
-      rssCurve.push({ seconds: round((nowMs() - t0) / 1000, 1), waiting: waitingNow, workerRssMiB: round(rssMiB(dep.worker.pid), 1) });
+      rssCurve.push({
+        seconds: round((nowMs() - t0) / 1000, 1),
+        waiting: waitingNow,
+        workerRssMiB: round(rssMiB(dep.worker.pid), 1),
+      });
     };
     const ids: string[] = [];
-    const waiting = db.prepare("SELECT count(*) FROM operations WHERE local_state IN ('accepted', 'observing')").pluck();
+    const waiting = db
+      .prepare("SELECT count(*) FROM operations WHERE local_state IN ('accepted', 'observing')")
+      .pluck();
     // Starts are paced by what is already waiting (at most 500 ahead), so the budget stops a slow system cleanly.
     const budgetMs = ctx.quick ? 60_000 : 150_000;
     const startWindow = 500;
@@ -190,7 +202,9 @@ export async function measureWaiting(ctx: BenchContext, log: (line: string) => v
         continue;
       }
       const started = await Promise.all(
-        Array.from({ length: batch }, () => dep.client.start(dep.request('main', 'forever', { baseDelayMs: pollDelayMs, maxDelayMs: pollDelayMs }))),
+        Array.from({ length: batch }, () =>
+          dep.client.start(dep.request('main', 'forever', { baseDelayMs: pollDelayMs, maxDelayMs: pollDelayMs })),
+        ),
       );
       ids.push(...started.map((h) => h.operationId));
     }
@@ -203,7 +217,10 @@ export async function measureWaiting(ctx: BenchContext, log: (line: string) => v
         // named with their states so they can be looked into; more than 1% means something else is wrong.
         stragglers = await findStragglers(ctx, db, ids);
         log(`  not waiting 3 minutes after the last start: ${JSON.stringify(stragglers)}`);
-        if (stragglers.length > ids.length / 100) throw new Error(`waiting: only ${reached} of ${ids.length} operations waiting 3 minutes after the last start`);
+        if (stragglers.length > ids.length / 100)
+          throw new Error(
+            `waiting: only ${reached} of ${ids.length} operations waiting 3 minutes after the last start`,
+          );
         break;
       }
       sample(reached);
@@ -211,7 +228,9 @@ export async function measureWaiting(ctx: BenchContext, log: (line: string) => v
     }
     const startAllSeconds = (nowMs() - t0) / 1000;
     const workerCpuMs = cpuMs(dep.worker.pid) - cpu0;
-    log(`  all ${reached} waiting after ${round(startAllSeconds, 1)} s; worker CPU ${round(workerCpuMs / ids.length, 1)} ms per operation`);
+    log(
+      `  all ${reached} waiting after ${round(startAllSeconds, 1)} s; worker CPU ${round(workerCpuMs / ids.length, 1)} ms per operation`,
+    );
     await sleepMs(3_000); // the last workflow tasks (timers scheduled) settle
     const workerRssMiB = rssMiB(dep.worker.pid);
     const serverRssMiB = rssMiB(ctx.server.pid);
@@ -222,14 +241,17 @@ export async function measureWaiting(ctx: BenchContext, log: (line: string) => v
     const tt = nowMs();
     await terminateAll(ctx, dep, ids);
     const terminateSeconds = (nowMs() - tt) / 1000;
-    log(`  worker RSS ${round(workerRssMiB, 0)} MiB, server RSS ${round(serverRssMiB, 0)} MiB; terminated in ${round(terminateSeconds, 1)} s`);
+    log(
+      `  worker RSS ${round(workerRssMiB, 0)} MiB, server RSS ${round(serverRssMiB, 0)} MiB; terminated in ${round(terminateSeconds, 1)} s`,
+    );
     const workerMemoryAfterTerminate = await dep.worker.memory({ gc: true });
     log(describe('terminated, after GC', workerMemoryAfterTerminate));
     const perOperationMiB = (workerRssMiB - workerRssIdleMiB) / ids.length;
     const late = rssCurve.filter((p) => p.waiting >= reached / 2);
     const lateSlopeMiB = slope(late.map((p) => [p.waiting, p.workerRssMiB]));
     const lateMaxMiB = Math.max(workerRssMiB, ...late.map((p) => p.workerRssMiB));
-    const liveHeapPerOperationMiB = (heapUsedMiB(workerMemoryLoaded.afterGc) - heapUsedMiB(workerMemoryIdle.afterGc)) / ids.length;
+    const liveHeapPerOperationMiB =
+      (heapUsedMiB(workerMemoryLoaded.afterGc) - heapUsedMiB(workerMemoryIdle.afterGc)) / ids.length;
     return {
       targetOperations: operations,
       operations: ids.length,

@@ -12,12 +12,18 @@ export const TEMPLATES_DIR = path.resolve(__dirname, '..', '..', 'test', 'confor
 
 /** The provider name of a scenario's adapter: `azure-<scenario in kebab case>`, at most 64 characters. */
 export function providerNameOf(scenario: Scenario): string {
-  const kebab = scenario.name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/([A-Z])([A-Z][a-z])/g, '$1-$2').toLowerCase();
+  const kebab = scenario.name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z])([A-Z][a-z])/g, '$1-$2')
+    .toLowerCase();
   return `azure-${kebab}`.slice(0, 64);
 }
 
 /** Writes each scenario's adapter into `dir`; returns the registry entries (`{ name, path }`). */
-export async function writeScenarioAdapters(scenarios: readonly Scenario[], dir: string): Promise<{ name: string; path: string }[]> {
+export async function writeScenarioAdapters(
+  scenarios: readonly Scenario[],
+  dir: string,
+): Promise<{ name: string; path: string }[]> {
   await mkdir(dir, { recursive: true });
   const templates = new Map<Convention, string>();
   const entries: { name: string; path: string }[] = [];
@@ -30,12 +36,18 @@ export async function writeScenarioAdapters(scenarios: readonly Scenario[], dir:
     const document = parseDocument(template);
     const name = providerNameOf(scenario);
     document.set('name', name);
-    document.set('description', `${scenario.name}: ${scenario.method} ${scenario.route} (from ${scenario.convention}.yaml)`);
+    document.set(
+      'description',
+      `${scenario.name}: ${scenario.method} ${scenario.route} (from ${scenario.convention}.yaml)`,
+    );
     document.setIn(['create', 'path'], scenario.route);
     if (document.getIn(['create', 'method']) !== scenario.method) {
-      throw new Error(`scenario ${scenario.name} is a ${scenario.method}, but ${scenario.convention}.yaml creates with ${String(document.getIn(['create', 'method']))}`);
+      throw new Error(
+        `scenario ${scenario.name} is a ${scenario.method}, but ${scenario.convention}.yaml creates with ${String(document.getIn(['create', 'method']))}`,
+      );
     }
-    for (const [header, value] of Object.entries(scenario.headers ?? {})) document.setIn(['headers', header], document.createNode({ value }));
+    for (const [header, value] of Object.entries(scenario.headers ?? {}))
+      document.setIn(['headers', header], document.createNode({ value }));
     const file = path.join(dir, `${name}.yaml`);
     await writeFile(file, document.toString());
     entries.push({ name, path: file });

@@ -50,7 +50,11 @@ export async function startAsyncjob(options: HarnessOptions): Promise<Harness> {
     }
   };
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN', (entry) => log(`${entry.level} ${entry.message} ${JSON.stringify(entry.meta ?? {})}`)) });
+    Runtime.install({
+      logger: new DefaultLogger('WARN', (entry) =>
+        log(`${entry.level} ${entry.message} ${JSON.stringify(entry.meta ?? {})}`),
+      ),
+    });
   } catch {
     // A runtime is already installed in this process (a test file's); keep it.
   }
@@ -76,9 +80,27 @@ export async function startAsyncjob(options: HarnessOptions): Promise<Harness> {
       connection: nativeConnection,
       ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
       taskQueue,
-      activities: createActivities({ store, providers: registry, artifacts, logger: { info: (m, f) => log(`info ${m} ${JSON.stringify(f ?? {})}`), warn: (m, f) => log(`warn ${m} ${JSON.stringify(f ?? {})}`) } }),
+      activities: createActivities({
+        store,
+        providers: registry,
+        artifacts,
+        logger: {
+          info: (m, f) => log(`info ${m} ${JSON.stringify(f ?? {})}`),
+          warn: (m, f) => log(`warn ${m} ${JSON.stringify(f ?? {})}`),
+        },
+      }),
       providerQueues: registry.names().map((name) => ({ taskQueue: registry.get(name).facts.taskQueue! })),
-      workflowBundle: await bundleWorkflowCode({ workflowsPath, logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (m) => log(`bundle error ${m}`) } }),
+      workflowBundle: await bundleWorkflowCode({
+        workflowsPath,
+        logger: {
+          log: quiet,
+          trace: quiet,
+          debug: quiet,
+          info: quiet,
+          warn: quiet,
+          error: (m) => log(`bundle error ${m}`),
+        },
+      }),
       shutdownGraceTime: '2 seconds',
     });
     const running = runWorkers(workers);
@@ -88,7 +110,10 @@ export async function startAsyncjob(options: HarnessOptions): Promise<Harness> {
     });
     const connection = await Connection.connect({ address: options.temporalAddress });
     cleanups.unshift(() => connection.close());
-    const client = new AsyncJobClient({ client: new Client({ connection, ...(options.namespace !== undefined ? { namespace: options.namespace } : {}) }), taskQueue });
+    const client = new AsyncJobClient({
+      client: new Client({ connection, ...(options.namespace !== undefined ? { namespace: options.namespace } : {}) }),
+      taskQueue,
+    });
     return { client, store, artifacts, logFile, stop };
   } catch (error) {
     await stop();
@@ -108,7 +133,13 @@ export interface Outcome {
   summary?: OperationSummary;
 }
 
-const REASONED: ReadonlySet<string> = new Set(['failed', 'cancelled', 'result_unavailable', 'result_validation_failed', 'result_timed_out']);
+const REASONED: ReadonlySet<string> = new Set([
+  'failed',
+  'cancelled',
+  'result_unavailable',
+  'result_validation_failed',
+  'result_timed_out',
+]);
 
 /** Waits (at most `timeoutMs`) for the operation's summary, then reads its result artifact. */
 export async function awaitOutcome(harness: Harness, operationId: string, timeoutMs: number): Promise<Outcome> {
@@ -125,7 +156,11 @@ export async function awaitOutcome(harness: Harness, operationId: string, timeou
   if (summary === 'timeout') {
     const record = await harness.client.get(operationId).catch(() => undefined);
     const state = record?.localState ?? 'unknown';
-    return { got: `timeout:${state}`, succeeded: false, detail: `no end within ${timeoutMs} ms (still ${state})${record?.escalation ? `, escalated ${record.escalation.reason}` : ''}` };
+    return {
+      got: `timeout:${state}`,
+      succeeded: false,
+      detail: `no end within ${timeoutMs} ms (still ${state})${record?.escalation ? `, escalated ${record.escalation.reason}` : ''}`,
+    };
   }
   const got = summary.escalation ? `escalated:${summary.escalation.reason}` : summary.localState;
   let detail = '';
@@ -138,7 +173,8 @@ export async function awaitOutcome(harness: Harness, operationId: string, timeou
     detail = `${last?.body.reason ?? ''}`.replace(/\s+/g, ' ').slice(0, 240);
   }
   const outcome: Outcome = { got, succeeded: summary.localState === 'succeeded', detail, summary };
-  if (!outcome.succeeded && !summary.escalation && !REASONED.has(summary.localState)) outcome.detail ||= `ended ${summary.localState}`;
+  if (!outcome.succeeded && !summary.escalation && !REASONED.has(summary.localState))
+    outcome.detail ||= `ended ${summary.localState}`;
   const location = summary.result?.artifactLocation;
   if (outcome.succeeded && location !== undefined) {
     const chunks: Buffer[] = [];

@@ -51,27 +51,43 @@ const describe = (value: unknown): string => {
 function judge(scenario: Scenario, outcome: Outcome, countersMissed: string[]): string {
   const problems: string[] = [];
   if (scenario.expected === 'succeeded') {
-    if (!outcome.succeeded) problems.push(`expected succeeded, got ${outcome.got}${outcome.detail ? ` (${outcome.detail})` : ''}`);
+    if (!outcome.succeeded)
+      problems.push(`expected succeeded, got ${outcome.got}${outcome.detail ? ` (${outcome.detail})` : ''}`);
     else if (scenario.result !== undefined) {
       if (outcome.result === undefined) problems.push(`no result stored, expected ${describe(scenario.result)}`);
-      else if ('unparseable' in outcome.result) problems.push(`the stored result is not JSON: ${describe(outcome.result.unparseable)}`);
-      else if (!isDeepStrictEqual(outcome.result.json, scenario.result)) problems.push(`stored result ${describe(outcome.result.json)}, expected ${describe(scenario.result)}`);
+      else if ('unparseable' in outcome.result)
+        problems.push(`the stored result is not JSON: ${describe(outcome.result.unparseable)}`);
+      else if (!isDeepStrictEqual(outcome.result.json, scenario.result))
+        problems.push(`stored result ${describe(outcome.result.json)}, expected ${describe(scenario.result)}`);
     }
   } else if (outcome.succeeded) {
-    problems.push(`expected not succeeded, got succeeded${outcome.result && 'json' in outcome.result ? ` with ${describe(outcome.result.json)}` : ''}`);
+    problems.push(
+      `expected not succeeded, got succeeded${outcome.result && 'json' in outcome.result ? ` with ${describe(outcome.result.json)}` : ''}`,
+    );
   } else if (outcome.got.startsWith('timeout') || outcome.got === 'error') {
     problems.push(`expected a failure or an escalation with a reason, got ${outcome.got} (${outcome.detail})`);
   } else if (outcome.got === 'escalated:deadline_exceeded' || outcome.got === 'escalated:request_budget_exhausted') {
     problems.push(`ended only by our bounds (${outcome.detail}), the failure itself was not recognised`);
-  } else if (scenario.providerState !== undefined && outcome.summary?.remoteState?.toLowerCase() !== scenario.providerState.toLowerCase()) {
-    problems.push(`ended ${outcome.got}, but not on the provider's ${scenario.providerState} (last state read: ${outcome.summary?.remoteState ?? 'none'}${outcome.detail ? `; ${outcome.detail}` : ''})`);
+  } else if (
+    scenario.providerState !== undefined &&
+    outcome.summary?.remoteState?.toLowerCase() !== scenario.providerState.toLowerCase()
+  ) {
+    problems.push(
+      `ended ${outcome.got}, but not on the provider's ${scenario.providerState} (last state read: ${outcome.summary?.remoteState ?? 'none'}${outcome.detail ? `; ${outcome.detail}` : ''})`,
+    );
   }
-  if (countersMissed.length > 0) problems.push(`coverage counter${countersMissed.length > 1 ? 's' : ''} ${countersMissed.join(', ')} not hit`);
+  if (countersMissed.length > 0)
+    problems.push(`coverage counter${countersMissed.length > 1 ? 's' : ''} ${countersMissed.join(', ')} not hit`);
   return problems.join('; ');
 }
 
 /** Starts one operation per scenario, waits for them all, reads the coverage, and judges each. */
-export async function runScenarios(harness: Harness, server: TestServer, scenarios: readonly Scenario[], options: RunOptions): Promise<ScenarioResult[]> {
+export async function runScenarios(
+  harness: Harness,
+  server: TestServer,
+  scenarios: readonly Scenario[],
+  options: RunOptions,
+): Promise<ScenarioResult[]> {
   const before = await server.coverage();
   const started = await Promise.all(
     scenarios.map(async (scenario) => {
@@ -96,7 +112,9 @@ export async function runScenarios(harness: Harness, server: TestServer, scenari
   const waitTimeoutMs = options.waitTimeoutMs ?? 90_000;
   const outcomes = await Promise.all(
     started.map(({ operationId, startError }) =>
-      startError !== undefined ? Promise.resolve<Outcome>({ got: 'error', succeeded: false, detail: `start refused: ${startError}` }) : awaitOutcome(harness, operationId, waitTimeoutMs),
+      startError !== undefined
+        ? Promise.resolve<Outcome>({ got: 'error', succeeded: false, detail: `start refused: ${startError}` })
+        : awaitOutcome(harness, operationId, waitTimeoutMs),
     ),
   );
   // Counters are read after every operation ended, so late requests (a final GET) are counted.
@@ -106,7 +124,9 @@ export async function runScenarios(harness: Harness, server: TestServer, scenari
     const outcome = outcomes[index]!;
     const countersMissed = countersOf(scenario).filter((counter) => !((after[counter] ?? 0) > (before[counter] ?? 0)));
     const why = judge(scenario, outcome, countersMissed);
-    const story = await storyOf(harness, operationId).catch((error: unknown) => `(no story: ${(error as Error).message})`);
+    const story = await storyOf(harness, operationId).catch(
+      (error: unknown) => `(no story: ${(error as Error).message})`,
+    );
     const result: ScenarioResult = { scenario, operationId, outcome, countersMissed, pass: why === '', why, story };
     options.onResult?.(result);
     results.push(result);
@@ -116,10 +136,21 @@ export async function runScenarios(harness: Harness, server: TestServer, scenari
 
 /** The table: scenario, method, route, expected, got, pass (and why, for failures). */
 export function formatTable(results: readonly ScenarioResult[]): string {
-  const rows = results.map((r) => [r.scenario.name, r.scenario.method, r.scenario.route, r.scenario.expected, r.outcome.got, r.pass ? 'pass' : 'FAIL']);
+  const rows = results.map((r) => [
+    r.scenario.name,
+    r.scenario.method,
+    r.scenario.route,
+    r.scenario.expected,
+    r.outcome.got,
+    r.pass ? 'pass' : 'FAIL',
+  ]);
   const header = ['scenario', 'method', 'route', 'expected', 'got', 'pass'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   const out = [line(header), line(widths.map((w) => '-'.repeat(w)))];
   for (const [i, row] of rows.entries()) {
     out.push(line(row));

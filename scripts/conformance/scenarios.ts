@@ -11,7 +11,8 @@
  */
 
 /** The adapter conventions, one template each in `test/conformance/<convention>.yaml`. */
-export type Convention = 'azure-put' | 'azure-patch' | 'azure-delete' | 'azure-post' | 'azure-post-async' | 'azure-post-paged';
+export type Convention =
+  'azure-put' | 'azure-patch' | 'azure-delete' | 'azure-post' | 'azure-post-async' | 'azure-post-paged';
 
 /** What a correct client ends with. */
 export type Expected = 'succeeded' | 'not_succeeded';
@@ -46,10 +47,38 @@ const FOO = { id: '100', name: 'foo' };
 const SKU = { name: 'sku', id: '100' };
 const SUB_SUCCEEDED = { properties: { provisioningState: 'Succeeded' }, id: '100', subresource: 'sub1' };
 
-const put = (name: string, route: string, expected: Expected, extra: Partial<Scenario> = {}): Scenario => ({ name, convention: 'azure-put', method: 'PUT', route, expected, ...extra });
-const patch = (name: string, route: string, expected: Expected, extra: Partial<Scenario> = {}): Scenario => ({ name, convention: 'azure-patch', method: 'PATCH', route, expected, ...extra });
-const del = (name: string, route: string, expected: Expected, extra: Partial<Scenario> = {}): Scenario => ({ name, convention: 'azure-delete', method: 'DELETE', route, expected, ...extra });
-const post = (name: string, route: string, expected: Expected, extra: Partial<Scenario> = {}): Scenario => ({ name, convention: 'azure-post', method: 'POST', route, expected, ...extra });
+const put = (name: string, route: string, expected: Expected, extra: Partial<Scenario> = {}): Scenario => ({
+  name,
+  convention: 'azure-put',
+  method: 'PUT',
+  route,
+  expected,
+  ...extra,
+});
+const patch = (name: string, route: string, expected: Expected, extra: Partial<Scenario> = {}): Scenario => ({
+  name,
+  convention: 'azure-patch',
+  method: 'PATCH',
+  route,
+  expected,
+  ...extra,
+});
+const del = (name: string, route: string, expected: Expected, extra: Partial<Scenario> = {}): Scenario => ({
+  name,
+  convention: 'azure-delete',
+  method: 'DELETE',
+  route,
+  expected,
+  ...extra,
+});
+const post = (name: string, route: string, expected: Expected, extra: Partial<Scenario> = {}): Scenario => ({
+  name,
+  convention: 'azure-post',
+  method: 'POST',
+  route,
+  expected,
+  ...extra,
+});
 
 /** Every scenario counted in N. */
 export const SCENARIOS: readonly Scenario[] = [
@@ -72,14 +101,20 @@ export const SCENARIOS: readonly Scenario[] = [
   put('LROPutSubResourceAsyncInRetry', '/lro/putsubresourceasync/202/200', 'succeeded', { result: SUB_SUCCEEDED }),
   put('LROPutNonResourceInRetry', '/lro/putnonresource/202/200', 'succeeded', { result: SKU }),
   put('LROPutNonResourceAsyncInRetry', '/lro/putnonresourceasync/202/200', 'succeeded', { result: SKU }),
-  put('LRORetryPutSucceededWithBody', '/lro/retryerror/put/201/creating/succeeded/200', 'succeeded', { result: FOO_SUCCEEDED }),
+  put('LRORetryPutSucceededWithBody', '/lro/retryerror/put/201/creating/succeeded/200', 'succeeded', {
+    result: FOO_SUCCEEDED,
+  }),
   put('LRORetryErrorPutAsyncSucceeded', '/lro/retryerror/putasync/retry/succeeded', 'succeeded', {
     result: FOO_SUCCEEDED,
     counters: ['LRORetryErrorPutAsyncSucceeded', 'LRORetryErrorPutAsyncSucceededPolling'],
   }),
   put('LRONonRetryPut400', '/lro/nonretryerror/put/400', 'not_succeeded'),
   put('LRONonRetryPut201Creating400', '/lro/nonretryerror/put/201/creating/400', 'not_succeeded'),
-  put('LRONonRetryPut201Creating400InvalidJson', '/lro/nonretryerror/put/201/creating/400/invalidjson', 'not_succeeded'),
+  put(
+    'LRONonRetryPut201Creating400InvalidJson',
+    '/lro/nonretryerror/put/201/creating/400/invalidjson',
+    'not_succeeded',
+  ),
   put('LRONonRetryPutAsyncRetry400', '/lro/nonretryerror/putasync/retry/400', 'not_succeeded'),
   put('LROErrorPut201NoProvisioningStatePayload', '/lro/error/put/201/noprovisioningstatepayload', 'not_succeeded'),
   put('LROErrorPutAsyncNoPollingStatus', '/lro/error/putasync/retry/nostatus', 'not_succeeded'),
@@ -87,16 +122,28 @@ export const SCENARIOS: readonly Scenario[] = [
   put('LROErrorPut200InvalidJson', '/lro/error/put/200/invalidjson', 'not_succeeded'),
   put('LROErrorPutAsyncInvalidHeader', '/lro/error/putasync/retry/invalidheader', 'not_succeeded'),
   put('LROErrorPutAsyncInvalidJsonPolling', '/lro/error/putasync/retry/invalidjsonpolling', 'not_succeeded'),
-  put('CustomHeaderPutAsyncSucceded', '/lro/customheader/putasync/retry/succeeded', 'succeeded', { result: FOO_SUCCEEDED, headers: CLIENT_REQUEST_ID }),
-  put('CustomHeaderPutSucceeded', '/lro/customheader/put/201/creating/succeeded/200', 'succeeded', { result: FOO_SUCCEEDED, headers: CLIENT_REQUEST_ID }),
+  put('CustomHeaderPutAsyncSucceded', '/lro/customheader/putasync/retry/succeeded', 'succeeded', {
+    result: FOO_SUCCEEDED,
+    headers: CLIENT_REQUEST_ID,
+  }),
+  put('CustomHeaderPutSucceeded', '/lro/customheader/put/201/creating/succeeded/200', 'succeeded', {
+    result: FOO_SUCCEEDED,
+    headers: CLIENT_REQUEST_ID,
+  }),
 
   // PATCH: as PUT, never repeated on its own.
-  patch('LROPatchInlineCompleteIgnoreHeaders', '/lro/patch/200/succeeded/ignoreheaders', 'succeeded', { result: FOO_SUCCEEDED }),
+  patch('LROPatchInlineCompleteIgnoreHeaders', '/lro/patch/200/succeeded/ignoreheaders', 'succeeded', {
+    result: FOO_SUCCEEDED,
+  }),
   patch('LROPatch201WithAsyncHeader', '/lro/patch/201/retry/onlyAsyncHeader', 'succeeded', {
     result: { properties: { provisioningState: 'Succeeded' }, id: '/lro/patch/201/retry/onlyAsyncHeader', name: 'foo' },
   }),
   patch('LROPatch202WithAsyncAndLocationHeader', '/lro/patch/202/retry/asyncAndLocationHeader', 'succeeded', {
-    result: { properties: { provisioningState: 'Succeeded' }, id: '/lro/patch/202/retry/asyncAndLocationHeader', name: 'foo' },
+    result: {
+      properties: { provisioningState: 'Succeeded' },
+      id: '/lro/patch/202/retry/asyncAndLocationHeader',
+      name: 'foo',
+    },
   }),
 
   // DELETE: done at 200/204 or a final provisioningState; the final answer's body, if any, is kept.
@@ -105,15 +152,28 @@ export const SCENARIOS: readonly Scenario[] = [
   del('LRODelete204', '/lro/delete/202/noretry/204', 'succeeded'),
   del('LRODeleteNoHeaderInRetry', '/lro/delete/noheader', 'succeeded'),
   del('LRODeleteAsyncNoHeaderInRetry', '/lro/deleteasync/noheader/202/204', 'succeeded'),
-  del('LRODeleteProvisioningSucceededWithBody', '/lro/delete/provisioning/202/accepted/200/succeeded', 'succeeded', { result: FOO_SUCCEEDED }),
-  del('LRODeleteProvisioningFailed', '/lro/delete/provisioning/202/deleting/200/failed', 'not_succeeded', { providerState: 'Failed' }),
-  del('LRODeleteProvisioningCanceled', '/lro/delete/provisioning/202/deleting/200/canceled', 'not_succeeded', { providerState: 'Canceled' }),
+  del('LRODeleteProvisioningSucceededWithBody', '/lro/delete/provisioning/202/accepted/200/succeeded', 'succeeded', {
+    result: FOO_SUCCEEDED,
+  }),
+  del('LRODeleteProvisioningFailed', '/lro/delete/provisioning/202/deleting/200/failed', 'not_succeeded', {
+    providerState: 'Failed',
+  }),
+  del('LRODeleteProvisioningCanceled', '/lro/delete/provisioning/202/deleting/200/canceled', 'not_succeeded', {
+    providerState: 'Canceled',
+  }),
   del('LRODeleteAsyncRetrySucceeded', '/lro/deleteasync/retry/succeeded', 'succeeded'),
   del('LRODeleteAsyncNoRetrySucceeded', '/lro/deleteasync/noretry/succeeded', 'succeeded'),
   del('LRODeleteAsyncRetryFailed', '/lro/deleteasync/retry/failed', 'not_succeeded', { providerState: 'Failed' }),
   del('LRODeleteAsyncRetryCanceled', '/lro/deleteasync/retry/canceled', 'not_succeeded', { providerState: 'Canceled' }),
-  del('LRORetryErrorDelete202Accepted200Succeeded', '/lro/retryerror/delete/provisioning/202/accepted/200/succeeded', 'succeeded', { result: FOO_SUCCEEDED }),
-  del('LRORetryErrorDelete202Retry200Succeeded', '/lro/retryerror/delete/202/retry/200', 'succeeded', { result: FOO_SUCCEEDED }),
+  del(
+    'LRORetryErrorDelete202Accepted200Succeeded',
+    '/lro/retryerror/delete/provisioning/202/accepted/200/succeeded',
+    'succeeded',
+    { result: FOO_SUCCEEDED },
+  ),
+  del('LRORetryErrorDelete202Retry200Succeeded', '/lro/retryerror/delete/202/retry/200', 'succeeded', {
+    result: FOO_SUCCEEDED,
+  }),
   del('LRORetryErrorDeleteAsyncRetrySucceeded', '/lro/retryerror/deleteasync/retry/succeeded', 'succeeded'),
   del('LRONonRetryDelete400', '/lro/nonretryerror/delete/400', 'not_succeeded'),
   del('LRONonRetryDelete202Retry400', '/lro/nonretryerror/delete/202/retry/400', 'not_succeeded'),
@@ -131,17 +191,37 @@ export const SCENARIOS: readonly Scenario[] = [
   post('LROPost200', '/lro/post/payload/200', 'succeeded', { result: { id: '1', name: 'product' } }),
   post('LROPostDoubleHeadersFinalLocationGet', '/lro/LROPostDoubleHeadersFinalLocationGet', 'succeeded', {
     result: FOO,
-    counters: ['LROPostDoubleHeadersFinalLocationPost', 'LROPostDoubleHeadersFinalLocationAsync', 'LROPostDoubleHeadersFinalLocationGet'],
+    counters: [
+      'LROPostDoubleHeadersFinalLocationPost',
+      'LROPostDoubleHeadersFinalLocationAsync',
+      'LROPostDoubleHeadersFinalLocationGet',
+    ],
   }),
-  { name: 'LROPostDoubleHeadersFinalAzureHeaderGet', convention: 'azure-post-async', method: 'POST', route: '/lro/LROPostDoubleHeadersFinalAzureHeaderGet', expected: 'succeeded', result: { status: 'succeeded', id: '100' } },
-  post('LROPostDoubleHeadersFinalAzureHeaderGetDefault', '/lro/LROPostDoubleHeadersFinalAzureHeaderGetDefault', 'succeeded', { result: FOO }),
+  {
+    name: 'LROPostDoubleHeadersFinalAzureHeaderGet',
+    convention: 'azure-post-async',
+    method: 'POST',
+    route: '/lro/LROPostDoubleHeadersFinalAzureHeaderGet',
+    expected: 'succeeded',
+    result: { status: 'succeeded', id: '100' },
+  },
+  post(
+    'LROPostDoubleHeadersFinalAzureHeaderGetDefault',
+    '/lro/LROPostDoubleHeadersFinalAzureHeaderGetDefault',
+    'succeeded',
+    { result: FOO },
+  ),
   post('LROPostAndGetList', '/lro/list', 'succeeded', { result: [FOO] }),
   post('LROPostAsyncRetrySucceeded', '/lro/postasync/retry/succeeded', 'succeeded', { result: FOO_SUCCEEDED }),
   post('LROPostAsyncNoRetrySucceeded', '/lro/postasync/noretry/succeeded', 'succeeded', { result: FOO_SUCCEEDED }),
   post('LROPostAsyncRetryFailed', '/lro/postasync/retry/failed', 'not_succeeded', { providerState: 'Failed' }),
   post('LROPostAsyncRetryCanceled', '/lro/postasync/retry/canceled', 'not_succeeded', { providerState: 'Canceled' }),
-  post('LRORetryErrorPost202Retry200Succeeded', '/lro/retryerror/post/202/retry/200', 'succeeded', { result: FOO_SUCCEEDED }),
-  post('LRORetryErrorPostAsyncRetrySucceeded', '/lro/retryerror/postasync/retry/succeeded', 'succeeded', { result: SKU }),
+  post('LRORetryErrorPost202Retry200Succeeded', '/lro/retryerror/post/202/retry/200', 'succeeded', {
+    result: FOO_SUCCEEDED,
+  }),
+  post('LRORetryErrorPostAsyncRetrySucceeded', '/lro/retryerror/postasync/retry/succeeded', 'succeeded', {
+    result: SKU,
+  }),
   post('LRONonRetryPost400', '/lro/nonretryerror/post/400', 'not_succeeded'),
   post('LRONonRetryPost202Retry400', '/lro/nonretryerror/post/202/retry/400', 'not_succeeded'),
   post('LRONonRetryPostAsyncRetry400', '/lro/nonretryerror/postasync/retry/400', 'not_succeeded'),
@@ -151,8 +231,12 @@ export const SCENARIOS: readonly Scenario[] = [
   post('LROErrorPostAsyncNoPollingPayload', '/lro/error/postasync/retry/nopayload', 'not_succeeded'),
   post('LROErrorPostAsyncInvalidHeader', '/lro/error/postasync/retry/invalidheader', 'not_succeeded'),
   post('LROErrorPostAsyncInvalidJsonPolling', '/lro/error/postasync/retry/invalidjsonpolling', 'not_succeeded'),
-  post('CustomHeaderPostAsyncSucceded', '/lro/customheader/postasync/retry/succeeded', 'succeeded', { headers: CLIENT_REQUEST_ID }),
-  post('CustomHeaderPostSucceeded', '/lro/customheader/post/202/retry/200', 'succeeded', { headers: CLIENT_REQUEST_ID }),
+  post('CustomHeaderPostAsyncSucceded', '/lro/customheader/postasync/retry/succeeded', 'succeeded', {
+    headers: CLIENT_REQUEST_ID,
+  }),
+  post('CustomHeaderPostSucceeded', '/lro/customheader/post/202/retry/200', 'succeeded', {
+    headers: CLIENT_REQUEST_ID,
+  }),
   post('LROParameterizedEndpoint', '/lroParameterizedEndpoints', 'succeeded', { result: 'success' }),
   post('LROConstantParameterized', '/lroConstantParameterizedEndpoints/iAmConstant', 'succeeded', {
     result: 'success',
@@ -164,7 +248,9 @@ export const SCENARIOS: readonly Scenario[] = [
     method: 'POST',
     route: '/paging/multiple/lro',
     expected: 'succeeded',
-    result: Array.from({ length: 10 }, (_, i) => ({ properties: { id: i + 1, name: i === 0 ? 'Product' : 'product' } })),
+    result: Array.from({ length: 10 }, (_, i) => ({
+      properties: { id: i + 1, name: i === 0 ? 'Product' : 'product' },
+    })),
   },
 ];
 
@@ -172,7 +258,8 @@ export const SCENARIOS: readonly Scenario[] = [
 export const EXCLUDED: readonly { counter: string; reason: string }[] = [
   {
     counter: 'MultiapiLRO',
-    reason: 'optional multi-API-version code-generation check (one api-version per client); its LRO is a PUT answered 200 at once, already covered by LROPut200InlineCompleteNoState',
+    reason:
+      'optional multi-API-version code-generation check (one api-version per client); its LRO is a PUT answered 200 at once, already covered by LROPut200InlineCompleteNoState',
   },
   {
     counter: 'MultiapiLROAndPaging',

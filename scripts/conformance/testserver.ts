@@ -21,7 +21,9 @@ const PACKAGE_DIR = path.join(INSTALL_PREFIX, 'node_modules', ...TEST_SERVER_PAC
 /** The installed version, or undefined when it is not installed. */
 export async function installedVersion(): Promise<string | undefined> {
   try {
-    const manifest = JSON.parse(await readFile(path.join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version?: unknown };
+    const manifest = JSON.parse(await readFile(path.join(PACKAGE_DIR, 'package.json'), 'utf8')) as {
+      version?: unknown;
+    };
     return typeof manifest.version === 'string' ? manifest.version : undefined;
   } catch {
     return undefined;
@@ -39,17 +41,33 @@ export function installedVersionSync(): string | undefined {
 }
 
 /** Installs the pinned version into `.conformance/` unless it is already there. Returns what it did. */
-export async function ensureTestServerInstalled(log: (line: string) => void = () => {}): Promise<'present' | 'installed'> {
+export async function ensureTestServerInstalled(
+  log: (line: string) => void = () => {},
+): Promise<'present' | 'installed'> {
   if ((await installedVersion()) === TEST_SERVER_VERSION) return 'present';
-  log(`conformance: installing ${TEST_SERVER_PACKAGE}@${TEST_SERVER_VERSION} into ${path.relative(process.cwd(), INSTALL_PREFIX) || INSTALL_PREFIX}/`);
+  log(
+    `conformance: installing ${TEST_SERVER_PACKAGE}@${TEST_SERVER_VERSION} into ${path.relative(process.cwd(), INSTALL_PREFIX) || INSTALL_PREFIX}/`,
+  );
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   await promisify(execFile)(
     npm,
-    ['install', '--prefix', INSTALL_PREFIX, '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', `${TEST_SERVER_PACKAGE}@${TEST_SERVER_VERSION}`],
+    [
+      'install',
+      '--prefix',
+      INSTALL_PREFIX,
+      '--no-save',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      `${TEST_SERVER_PACKAGE}@${TEST_SERVER_VERSION}`,
+    ],
     { timeout: 600_000, maxBuffer: 16 * 1024 * 1024 },
   );
   const version = await installedVersion();
-  if (version !== TEST_SERVER_VERSION) throw new Error(`installing ${TEST_SERVER_PACKAGE}@${TEST_SERVER_VERSION} left version ${version ?? 'none'} in ${PACKAGE_DIR}`);
+  if (version !== TEST_SERVER_VERSION)
+    throw new Error(
+      `installing ${TEST_SERVER_PACKAGE}@${TEST_SERVER_VERSION} left version ${version ?? 'none'} in ${PACKAGE_DIR}`,
+    );
   return 'installed';
 }
 
@@ -67,12 +85,25 @@ export interface TestServer {
 }
 
 /** Starts the installed test server on a free loopback port; its log goes to `logFile`. */
-export async function startTestServer(options: { logFile: string; coverageDir: string; startTimeoutMs?: number }): Promise<TestServer> {
+export async function startTestServer(options: {
+  logFile: string;
+  coverageDir: string;
+  startTimeoutMs?: number;
+}): Promise<TestServer> {
   const port = await freePort();
   const out = openSync(options.logFile, 'a');
   const child = spawn(
     process.execPath,
-    ['--import', path.join(__dirname, 'loopback.mjs'), path.join(PACKAGE_DIR, 'dist', 'cli', 'cli.js'), 'run', '--port', String(port), '--coverageDirectory', options.coverageDir],
+    [
+      '--import',
+      path.join(__dirname, 'loopback.mjs'),
+      path.join(PACKAGE_DIR, 'dist', 'cli', 'cli.js'),
+      'run',
+      '--port',
+      String(port),
+      '--coverageDirectory',
+      options.coverageDir,
+    ],
     { cwd: options.coverageDir, stdio: ['ignore', out, out] },
   );
   const url = `http://127.0.0.1:${port}`;
@@ -95,14 +126,17 @@ export async function startTestServer(options: { logFile: string; coverageDir: s
   };
   const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the test server exited with code ${child.exitCode} before answering (log: ${options.logFile})`);
+    if (child.exitCode !== null)
+      throw new Error(`the test server exited with code ${child.exitCode} before answering (log: ${options.logFile})`);
     try {
       await report('azure');
       break;
     } catch (error) {
       if (Date.now() > deadline) {
         await stop();
-        throw new Error(`the test server did not answer at ${url} within the start timeout (log: ${options.logFile}): ${(error as Error).message}`);
+        throw new Error(
+          `the test server did not answer at ${url} within the start timeout (log: ${options.logFile}): ${(error as Error).message}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 100));
     }

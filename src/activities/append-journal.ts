@@ -18,7 +18,11 @@ export function appendJournal(ctx: ActivityContext) {
     const entries = [...input.entries].sort((a, b) => a.sequence - b.sequence);
     for (const e of entries) {
       if (e.sequence >= record.journal.nextSequence) {
-        throw new ActivityError('ASYNCJOB_ERR_INVALID_INPUT', `entries: sequence ${e.sequence} is not below the record's journal.nextSequence ${record.journal.nextSequence}`, true);
+        throw new ActivityError(
+          'ASYNCJOB_ERR_INVALID_INPUT',
+          `entries: sequence ${e.sequence} is not below the record's journal.nextSequence ${record.journal.nextSequence}`,
+          true,
+        );
       }
     }
     // What the workflow has not seen starts at the first entry it sends (the record's tails may be left out).
@@ -27,7 +31,10 @@ export function appendJournal(ctx: ActivityContext) {
       return tailsFrom(await commitStep(ctx.store, record, entries, ctx.clock()), from);
     } catch (error) {
       if (!isStoreError(error, 'ASYNCJOB_ERR_JOURNAL_CONFLICT')) throw error;
-      ctx.logger.warn('different entries already recorded: adopting the stored record', { operationId: record.operationId, sequence: entries[0]?.sequence });
+      ctx.logger.warn('different entries already recorded: adopting the stored record', {
+        operationId: record.operationId,
+        sequence: entries[0]?.sequence,
+      });
       return storedRecord(ctx.store, record.operationId, from);
     }
   };

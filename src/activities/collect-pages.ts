@@ -31,7 +31,13 @@ function pageOf(document: unknown, itemsField: string, nextLinkField: string): {
  * Follows the pages after the stored first page when the contract declares `result.paging`; returns the stored
  * artifact unchanged when there is no paging or no next page.
  */
-export async function followPages(ctx: ActivityContext, adapter: ProviderAdapter, http: HttpClient, record: OperationRecord, first: StoredArtifact): Promise<PagesOutcome> {
+export async function followPages(
+  ctx: ActivityContext,
+  adapter: ProviderAdapter,
+  http: HttpClient,
+  record: OperationRecord,
+  first: StoredArtifact,
+): Promise<PagesOutcome> {
   const paging = adapter.contract?.result.paging;
   const unchanged: PagesOutcome = { kind: 'whole', stored: first, pagesFetched: 0, problems: [] };
   if (paging === undefined || first.sizeBytes > ctx.maxParseBytes) return unchanged;
@@ -49,15 +55,29 @@ export async function followPages(ctx: ActivityContext, adapter: ProviderAdapter
   const seen = new Set<string>();
   while (page.next !== undefined) {
     if (pagesFetched + 1 >= paging.maxPages || seen.has(page.next)) {
-      problems.push(`paging stopped after ${pagesFetched + 1} pages (${seen.has(page.next) ? 'a nextLink repeated' : `maxPages ${paging.maxPages}`}); later pages are missing`);
+      problems.push(
+        `paging stopped after ${pagesFetched + 1} pages (${seen.has(page.next) ? 'a nextLink repeated' : `maxPages ${paging.maxPages}`}); later pages are missing`,
+      );
       break;
     }
     seen.add(page.next);
     const built = adapter.buildResultRequest({ resultUrl: page.next });
     const { observation } = await sendOnce(ctx, http, adapter, 'collect', built, record, (answer) => {
-      const ok = answer.status >= 200 && answer.status < 300 && answer.bodyJson !== undefined && answer.bodyParseError === undefined;
+      const ok =
+        answer.status >= 200 &&
+        answer.status < 300 &&
+        answer.bodyJson !== undefined &&
+        answer.bodyParseError === undefined;
       page = ok ? pageOf(answer.bodyJson, paging.itemsField, paging.nextLinkField) : {};
-      return { action: 'collect', transport: 'response', receivedAtMs: answer.receivedAtMs, httpStatus: answer.status, ...(ok ? {} : { errorCategory: answer.status >= 300 ? `http_${Math.floor(answer.status / 100)}xx` : 'unreadable_page' }) };
+      return {
+        action: 'collect',
+        transport: 'response',
+        receivedAtMs: answer.receivedAtMs,
+        httpStatus: answer.status,
+        ...(ok
+          ? {}
+          : { errorCategory: answer.status >= 300 ? `http_${Math.floor(answer.status / 100)}xx` : 'unreadable_page' }),
+      };
     });
     pagesFetched += observation.transport === 'refused' ? 0 : 1;
     if (observation.errorCategory !== undefined || observation.transport !== 'response') {
@@ -71,6 +91,10 @@ export async function followPages(ctx: ActivityContext, adapter: ProviderAdapter
     await writer.write(Buffer.from(JSON.stringify(items), 'utf8'));
     return { kind: 'whole', stored: await writer.commit(), pagesFetched, problems };
   } catch (error) {
-    throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `cannot store the pages of ${record.operationId}: ${(error as Error).message}`, false);
+    throw new ActivityError(
+      'ASYNCJOB_ERR_ARTIFACT_FAILED',
+      `cannot store the pages of ${record.operationId}: ${(error as Error).message}`,
+      false,
+    );
   }
 }

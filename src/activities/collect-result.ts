@@ -16,20 +16,39 @@ import { inCallFrame } from './call-frame';
 import { checkResult, outcomeOf, type ArrivalFacts } from './result-checks';
 import { collectWithoutRequest } from './collect-staged';
 import { followPages } from './collect-pages';
-import { decorateForOperation, HEARTBEAT_INTERVAL_MS, heartbeater, httpRequestOf, transportObservation, withProviderSession, type ActivityContext } from './provider-call';
+import {
+  decorateForOperation,
+  HEARTBEAT_INTERVAL_MS,
+  heartbeater,
+  httpRequestOf,
+  transportObservation,
+  withProviderSession,
+  type ActivityContext,
+} from './provider-call';
 
 const HEARTBEAT_EVERY_BYTES = 1024 * 1024;
 
 /** The arrival facts of a download. */
 function arrivalOf(exchange: HttpDownload): ArrivalFacts {
   const download = exchange.download;
-  return { headers: exchange.headers, complete: download?.complete === true, ...(download?.expectedSizeBytes !== undefined ? { expectedSizeBytes: download.expectedSizeBytes } : {}) };
+  return {
+    headers: exchange.headers,
+    complete: download?.complete === true,
+    ...(download?.expectedSizeBytes !== undefined ? { expectedSizeBytes: download.expectedSizeBytes } : {}),
+  };
 }
 
 /** The observation of a result download that got a response (2xx streamed, or an error status read bounded). */
 function collectObservation(adapter: ProviderAdapter, exchange: HttpDownload, truncated: boolean): Observation {
   const status = exchange.status ?? 0;
-  const o: Observation = { action: 'collect', transport: 'response', receivedAtMs: exchange.receivedAtMs, durationMs: exchange.durationMs, requestsSent: 1, httpStatus: status };
+  const o: Observation = {
+    action: 'collect',
+    transport: 'response',
+    receivedAtMs: exchange.receivedAtMs,
+    durationMs: exchange.durationMs,
+    requestsSent: 1,
+    httpStatus: status,
+  };
   const requestId = exchange.providerRequestId ?? exchange.headers[adapter.requestIdHeader.toLowerCase()];
   if (requestId !== undefined) o.providerRequestId = requestId.slice(0, 500);
   const retryAfter = exchange.headers['retry-after'];
@@ -52,10 +71,15 @@ export function collectResult(ctx: ActivityContext) {
       const local = await collectWithoutRequest(ctx, { adapter, http }, record, step);
       if (local !== undefined) return local;
       const heartbeat = heartbeater();
-      const built = decorateForOperation(ctx, adapter, record, adapter.buildResultRequest({
-        ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
-        ...(record.remote.resultReference?.url !== undefined ? { resultUrl: record.remote.resultReference.url } : {}),
-      }));
+      const built = decorateForOperation(
+        ctx,
+        adapter,
+        record,
+        adapter.buildResultRequest({
+          ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
+          ...(record.remote.resultReference?.url !== undefined ? { resultUrl: record.remote.resultReference.url } : {}),
+        }),
+      );
       const finish = (o: Observation, outcome: CollectOutcome) => afterCollect(record, o, outcome, step);
       if (built.kind === 'refused') return finish(adapter.refusedObservation('collect', built, ctx.clock()), {});
 
@@ -63,7 +87,11 @@ export function collectResult(ctx: ActivityContext) {
       try {
         writer = await ctx.artifacts.begin(record.operationId, `${record.journal.nextSequence}-result`);
       } catch (error) {
-        throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `cannot start the artifact of ${record.operationId}: ${(error as Error).message}`, false);
+        throw new ActivityError(
+          'ASYNCJOB_ERR_ARTIFACT_FAILED',
+          `cannot start the artifact of ${record.operationId}: ${(error as Error).message}`,
+          false,
+        );
       }
       let exchange: HttpDownload;
       let nextBeat = HEARTBEAT_EVERY_BYTES;
@@ -105,7 +133,10 @@ export function collectResult(ctx: ActivityContext) {
       const truncated = streamed && exchange.outcome === 'ambiguous' && exchange.download?.complete === false;
       if (!streamed || (exchange.outcome !== 'response' && !truncated)) {
         await writer.abort();
-        const o = exchange.outcome === 'response' ? collectObservation(adapter, exchange, false) : transportObservation('collect', exchange);
+        const o =
+          exchange.outcome === 'response'
+            ? collectObservation(adapter, exchange, false)
+            : transportObservation('collect', exchange);
         return finish(o, {});
       }
       let stored: StoredArtifact;
@@ -113,16 +144,29 @@ export function collectResult(ctx: ActivityContext) {
         stored = await writer.commit();
       } catch (error) {
         await writer.abort();
-        throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `cannot commit the artifact of ${record.operationId}: ${(error as Error).message}`, false);
+        throw new ActivityError(
+          'ASYNCJOB_ERR_ARTIFACT_FAILED',
+          `cannot commit the artifact of ${record.operationId}: ${(error as Error).message}`,
+          false,
+        );
       }
       const observation = collectObservation(adapter, exchange, truncated);
       const pages = truncated ? undefined : await followPages(ctx, adapter, http, record, stored);
       if (pages?.kind === 'failed') return finish({ ...pages.observation, requestsSent: 1 + pages.pagesFetched }, {});
       if (pages !== undefined && pages.pagesFetched > 0) {
         // The pages' items, stored as one JSON array, are the result (R1); every page was a request (B2).
-        const checked = await checkResult(ctx, adapter, record, { headers: { 'content-type': 'application/json' }, complete: true }, pages.stored);
+        const checked = await checkResult(
+          ctx,
+          adapter,
+          record,
+          { headers: { 'content-type': 'application/json' }, complete: true },
+          pages.stored,
+        );
         checked.problems.push(...pages.problems);
-        return finish({ ...observation, requestsSent: 1 + pages.pagesFetched }, outcomeOf(pages.stored, 'application/json', checked));
+        return finish(
+          { ...observation, requestsSent: 1 + pages.pagesFetched },
+          outcomeOf(pages.stored, 'application/json', checked),
+        );
       }
       const checked = await checkResult(ctx, adapter, record, arrivalOf(exchange), stored);
       return finish(observation, outcomeOf(stored, exchange.headers['content-type'], checked));

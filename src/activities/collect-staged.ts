@@ -41,17 +41,32 @@ export async function collectWithoutRequest(
   const reference = record.remote.resultReference;
   if (reference?.none === true) {
     const note = 'no result to collect: the provider convention has none for this operation (result.required: false)';
-    return afterCollect(record, localObservation(record, ctx.clock(), note), { result: { validation: 'valid', problems: [note] } }, step);
+    return afterCollect(
+      record,
+      localObservation(record, ctx.clock(), note),
+      { result: { validation: 'valid', problems: [note] } },
+      step,
+    );
   }
   if (reference?.stagedArtifact === undefined) return undefined;
   const stored = await ctx.artifacts.describe(reference.stagedArtifact);
   if (stored === undefined) {
-    throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `the staged result of ${record.operationId} is missing at ${reference.stagedArtifact}`, false);
+    throw new ActivityError(
+      'ASYNCJOB_ERR_ARTIFACT_FAILED',
+      `the staged result of ${record.operationId} is missing at ${reference.stagedArtifact}`,
+      false,
+    );
   }
   // A staged first page of a paged result: the following pages are fetched here (the only requests of this path).
   const pages = await followPages(ctx, adapter, http, record, stored);
   if (pages.kind === 'failed') return afterCollect(record, pages.observation, {}, step);
-  const checked = await checkResult(ctx, adapter, record, { headers: { 'content-type': STAGED_CONTENT_TYPE }, complete: true }, pages.stored);
+  const checked = await checkResult(
+    ctx,
+    adapter,
+    record,
+    { headers: { 'content-type': STAGED_CONTENT_TYPE }, complete: true },
+    pages.stored,
+  );
   checked.problems.push(...pages.problems);
   const note =
     pages.pagesFetched === 0

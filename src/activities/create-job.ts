@@ -22,9 +22,18 @@ export function clientReferenceOf(record: OperationRecord): string {
  * C1, I2: the intent must be recorded and the payload must be the request it recorded. Throws non-retryable
  * `ASYNCJOB_ERR_INTENT_MISSING` / `ASYNCJOB_ERR_FINGERPRINT_MISMATCH`; sends nothing.
  */
-export async function assertIntent(ctx: ActivityContext, record: OperationRecord, payload: Record<string, unknown>): Promise<void> {
+export async function assertIntent(
+  ctx: ActivityContext,
+  record: OperationRecord,
+  payload: Record<string, unknown>,
+): Promise<void> {
   const intent = await recordedIntent(ctx, record.operationId);
-  if (intent === undefined) throw new ActivityError('ASYNCJOB_ERR_INTENT_MISSING', `operation ${record.operationId} has no recorded intent; recordIntent runs first (C1)`, true);
+  if (intent === undefined)
+    throw new ActivityError(
+      'ASYNCJOB_ERR_INTENT_MISSING',
+      `operation ${record.operationId} has no recorded intent; recordIntent runs first (C1)`,
+      true,
+    );
   let fingerprint: string;
   try {
     fingerprint = requestFingerprint(payload);
@@ -53,7 +62,9 @@ export function createJob(ctx: ActivityContext) {
         firstSentAtMs: record.createdAtMs,
       });
       const requestUrl = built.kind === 'request' ? built.request.url : undefined;
-      const { observation } = await sendOnce(ctx, http, adapter, 'create', built, record, (answer) => adapter.interpretCreate(answer, { requestUrl }));
+      const { observation } = await sendOnce(ctx, http, adapter, 'create', built, record, (answer) =>
+        adapter.interpretCreate(answer, { requestUrl }),
+      );
       return afterCreate(record, await stageInlineResult(ctx, record, observation), step);
     });
   };

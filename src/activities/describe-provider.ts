@@ -4,5 +4,6 @@ import { type ActivityContext } from './provider-call';
 
 /** Returns the provider's facts; an unknown provider throws `ASYNCJOB_ERR_PROVIDER_UNKNOWN` (non-retryable). */
 export function describeProvider(ctx: ActivityContext) {
-  return async (input: { provider: string }): Promise<ProviderFacts> => structuredClone(ctx.providers.get(input.provider).facts);
+  return async (input: { provider: string }): Promise<ProviderFacts> =>
+    structuredClone(ctx.providers.get(input.provider).facts);
 }

@@ -14,7 +14,13 @@ import { ActivityError } from './errors';
 
 /** A step entry as the store keeps it: with its operation ID and its ISO time. Pure. */
 export function toJournalEntry(operationId: string, entry: StepEntry): JournalEntry {
-  return { operationId, sequence: entry.sequence, at: new Date(entry.atMs).toISOString(), actor: entry.actor, body: entry.body };
+  return {
+    operationId,
+    sequence: entry.sequence,
+    at: new Date(entry.atMs).toISOString(),
+    actor: entry.actor,
+    body: entry.body,
+  };
 }
 
 /**
@@ -40,7 +46,11 @@ export function recordOf(snapshot: OperationSnapshot): OperationRecord {
   const parsed = operationRecordSchema.safeParse(snapshot.record);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ActivityError('ASYNCJOB_ERR_INVALID_INPUT', `the stored record of ${snapshot.operationId} does not parse: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''}`, true);
+    throw new ActivityError(
+      'ASYNCJOB_ERR_INVALID_INPUT',
+      `the stored record of ${snapshot.operationId} does not parse: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''}`,
+      true,
+    );
   }
   return parsed.data;
 }
@@ -59,22 +69,41 @@ export function parseInputRecord(value: unknown): OperationRecord {
  * The record the store holds, its tails rebuilt from the journal entries from `fromSequence` on (what the caller
  * has not seen), or a non-retryable `ASYNCJOB_ERR_SNAPSHOT_MISSING` when it has none.
  */
-export async function storedRecord(store: OperationStore, operationId: string, fromSequence: number): Promise<OperationRecord> {
+export async function storedRecord(
+  store: OperationStore,
+  operationId: string,
+  fromSequence: number,
+): Promise<OperationRecord> {
   const snapshot = await store.getOperation(operationId);
-  if (snapshot === null) throw new ActivityError('ASYNCJOB_ERR_SNAPSHOT_MISSING', `operation ${operationId} has journal entries but no stored snapshot`, true);
+  if (snapshot === null)
+    throw new ActivityError(
+      'ASYNCJOB_ERR_SNAPSHOT_MISSING',
+      `operation ${operationId} has journal entries but no stored snapshot`,
+      true,
+    );
   return withStoredTails(store, recordOf(snapshot), fromSequence);
 }
 
-async function withStoredTails(store: OperationStore, record: OperationRecord, fromSequence: number): Promise<OperationRecord> {
+async function withStoredTails(
+  store: OperationStore,
+  record: OperationRecord,
+  fromSequence: number,
+): Promise<OperationRecord> {
   const entries = await store.entries(record.operationId, { fromSequence });
-  return withTailsFromEntries(record, entries.map((e) => e.entry));
+  return withTailsFromEntries(
+    record,
+    entries.map((e) => e.entry),
+  );
 }
 
 /**
  * The idempotency check every writing activity makes before any outside call: when the store's chain already
  * reaches `record.journal.nextSequence`, a previous attempt recorded this step; its record is returned.
  */
-export async function alreadyRecorded(store: OperationStore, record: OperationRecord): Promise<OperationRecord | undefined> {
+export async function alreadyRecorded(
+  store: OperationStore,
+  record: OperationRecord,
+): Promise<OperationRecord | undefined> {
   const head = await store.chainHead(record.operationId);
   if (head.lastSequence < record.journal.nextSequence) return undefined;
   const snapshot = await store.getOperation(record.operationId);
@@ -92,10 +121,16 @@ export async function alreadyRecorded(store: OperationStore, record: OperationRe
  * Appends a step's entries (all or none) and puts the new snapshot. Returns the record the store now holds:
  * `record`, or a newer stored one when the snapshot write was stale.
  */
-export async function commitStep(store: OperationStore, record: OperationRecord, entries: readonly StepEntry[], nowMs: number): Promise<OperationRecord> {
+export async function commitStep(
+  store: OperationStore,
+  record: OperationRecord,
+  entries: readonly StepEntry[],
+  nowMs: number,
+): Promise<OperationRecord> {
   if (entries.length > 0) await store.appendMany(entries.map((e) => toJournalEntry(record.operationId, e)));
   recordMetrics(record.provider, entries);
   const put = await store.putOperation(snapshotOf(record, nowMs));
-  if (put.kind === 'stale') return storedRecord(store, record.operationId, entries[0]?.sequence ?? record.journal.nextSequence);
+  if (put.kind === 'stale')
+    return storedRecord(store, record.operationId, entries[0]?.sequence ?? record.journal.nextSequence);
   return record;
 }

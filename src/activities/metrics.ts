@@ -14,7 +14,11 @@ export function recordMetrics(provider: string, entries: readonly StepEntry[]): 
   } catch {
     return; // Outside an activity (tests of pure helpers): nothing to export to.
   }
-  const requests = meter.createCounter('asyncjob_provider_requests', '1', 'provider calls by action, outcome, HTTP status class and the delay source chosen next');
+  const requests = meter.createCounter(
+    'asyncjob_provider_requests',
+    '1',
+    'provider calls by action, outcome, HTTP status class and the delay source chosen next',
+  );
   const escalations = meter.createCounter('asyncjob_escalations', '1', 'escalations raised, by reason');
   for (const { body } of entries) {
     if (body.kind === 'observation' && body.action !== 'webhook') {

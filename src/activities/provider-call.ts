@@ -14,8 +14,19 @@
  */
 import { hostname } from 'node:os';
 import { Context } from '@temporalio/activity';
-import { ProviderSession, type HttpClient, type HttpExchange, type HttpMethod, type HttpSession } from '../adapters/http';
-import { type ProviderAdapter, type ProviderAnswer, type ProviderRequest, type BuildResult } from '../adapters/providers';
+import {
+  ProviderSession,
+  type HttpClient,
+  type HttpExchange,
+  type HttpMethod,
+  type HttpSession,
+} from '../adapters/http';
+import {
+  type ProviderAdapter,
+  type ProviderAnswer,
+  type ProviderRequest,
+  type BuildResult,
+} from '../adapters/providers';
 import { decorateBuilt, type OperationFacts } from '../adapters/providers/decorate';
 import { type ProviderRegistry, type RegisteredProvider } from '../adapters/providers/registry';
 import { type ArtifactStore } from '../adapters/artifacts/artifact-store';
@@ -71,7 +82,13 @@ export function activityContext(deps: ActivityDependencies): ActivityContext {
 
 /** The step context of one activity call. */
 export function stepContext(ctx: ActivityContext, provider: RegisteredProvider, random: number): StepContext {
-  return { nowMs: ctx.clock(), random, actor: ctx.actor, capabilities: provider.facts.capabilities, reconciliation: provider.facts.reconciliation };
+  return {
+    nowMs: ctx.clock(),
+    random,
+    actor: ctx.actor,
+    capabilities: provider.facts.capabilities,
+    reconciliation: provider.facts.reconciliation,
+  };
 }
 
 /**
@@ -96,7 +113,14 @@ export function httpRequestOf(
   request: ProviderRequest,
   traceId: string,
   session?: HttpSession,
-): { method: HttpMethod; url: string; headers: Record<string, string>; json?: unknown; traceId: string; session?: HttpSession } {
+): {
+  method: HttpMethod;
+  url: string;
+  headers: Record<string, string>;
+  json?: unknown;
+  traceId: string;
+  session?: HttpSession;
+} {
   return {
     method: request.method as HttpMethod,
     url: request.url,
@@ -124,7 +148,12 @@ export function operationFacts(record: OperationRecord, nowMs: number): Operatio
  * result URLs read from answers). A refusal stays a refusal; decoration may refuse too (a header value with a
  * line break), and then nothing is sent.
  */
-export function decorateForOperation(ctx: ActivityContext, adapter: ProviderAdapter, record: OperationRecord, built: BuildResult): BuildResult {
+export function decorateForOperation(
+  ctx: ActivityContext,
+  adapter: ProviderAdapter,
+  record: OperationRecord,
+  built: BuildResult,
+): BuildResult {
   return decorateBuilt(adapter.contract, built, operationFacts(record, ctx.clock()));
 }
 
@@ -168,7 +197,12 @@ export async function withProviderSession<T>(
 
 /** The adapter's view of an exchange that ended with a response. */
 export function answerOf(exchange: HttpExchange): ProviderAnswer {
-  const answer: ProviderAnswer = { status: exchange.status ?? 0, headers: exchange.headers, receivedAtMs: exchange.receivedAtMs, durationMs: exchange.durationMs };
+  const answer: ProviderAnswer = {
+    status: exchange.status ?? 0,
+    headers: exchange.headers,
+    receivedAtMs: exchange.receivedAtMs,
+    durationMs: exchange.durationMs,
+  };
   if (exchange.bodyJson !== undefined) answer.bodyJson = exchange.bodyJson;
   if (exchange.bodyText !== undefined) answer.bodyText = exchange.bodyText;
   if (exchange.bodyParseError !== undefined) answer.bodyParseError = exchange.bodyParseError;
@@ -185,7 +219,9 @@ export function transportObservation(action: Action, exchange: HttpExchange): Ob
     durationMs: exchange.durationMs,
     requestsSent: exchange.outcome === 'refused' ? 0 : 1,
     ...(exchange.errorCategory !== undefined ? { errorCategory: exchange.errorCategory } : {}),
-    ...(exchange.providerRequestId !== undefined ? { providerRequestId: exchange.providerRequestId.slice(0, 500) } : {}),
+    ...(exchange.providerRequestId !== undefined
+      ? { providerRequestId: exchange.providerRequestId.slice(0, 500) }
+      : {}),
   };
 }
 
@@ -211,7 +247,12 @@ export async function sendOnce(
 ): Promise<CallOutcome<never>> {
   built = decorateForOperation(ctx, adapter, record, built);
   if (built.kind === 'refused') {
-    ctx.logger.warn('request refused before sending', { operationId: record.operationId, provider: record.provider, action, errorCategory: built.errorCategory });
+    ctx.logger.warn('request refused before sending', {
+      operationId: record.operationId,
+      provider: record.provider,
+      action,
+      errorCategory: built.errorCategory,
+    });
     return { observation: adapter.refusedObservation(action, built, ctx.clock()) };
   }
   // Heartbeat while the request is in flight, so a worker that dies mid-call is noticed within the heartbeat
@@ -222,11 +263,16 @@ export async function sendOnce(
   const request = built.request;
   let exchange: HttpExchange;
   try {
-    exchange = await withProviderSession(ctx, adapter, record, (session) => http.send(httpRequestOf(request, record.traceId, session)));
+    exchange = await withProviderSession(ctx, adapter, record, (session) =>
+      http.send(httpRequestOf(request, record.traceId, session)),
+    );
   } finally {
     clearInterval(beating);
   }
-  const observation = exchange.outcome === 'response' ? { ...interpret(answerOf(exchange)), requestsSent: 1 } : transportObservation(action, exchange);
+  const observation =
+    exchange.outcome === 'response'
+      ? { ...interpret(answerOf(exchange)), requestsSent: 1 }
+      : transportObservation(action, exchange);
   ctx.logger.info('provider call', {
     operationId: record.operationId,
     provider: record.provider,

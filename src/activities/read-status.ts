@@ -32,14 +32,22 @@ export function readStatus(ctx: ActivityContext) {
       // right before sending. A request never leaves after the deadline (S3); the reservation stays counted.
       const nowMs = ctx.clock();
       if (nowMs >= effectiveDeadlineMs(record)) {
-        const notSent: Observation = { action: 'status', transport: 'refused', errorCategory: 'deadline_passed', receivedAtMs: nowMs, requestsSent: 0 };
+        const notSent: Observation = {
+          action: 'status',
+          transport: 'refused',
+          errorCategory: 'deadline_passed',
+          receivedAtMs: nowMs,
+          requestsSent: 0,
+        };
         return afterStatus(record, notSent, step);
       }
       const built = adapter.buildStatusRequest({
         ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
         ...(record.remote.statusUrl !== undefined ? { statusUrl: record.remote.statusUrl } : {}),
       });
-      const { observation } = await sendOnce(ctx, http, adapter, 'status', built, record, (answer) => adapter.interpretStatus(answer, statusContextOf(record)));
+      const { observation } = await sendOnce(ctx, http, adapter, 'status', built, record, (answer) =>
+        adapter.interpretStatus(answer, statusContextOf(record)),
+      );
       return afterStatus(record, await stageInlineResult(ctx, record, observation), step);
     });
   };

@@ -20,9 +20,18 @@ export function reconcileJob(ctx: ActivityContext) {
       const clientReference = clientReferenceOf(record);
       if (record.reconcileBy === 'resend' && adapter.reconciliationMethod !== 'same_token_resend') {
         // A lookup found no job before the create deadline: the create again, with the same token (I3).
-        const resend = adapter.buildCreateRequest({ payload: input.payload, token: record.idempotencyToken, clientReference, nowMs: ctx.clock(), firstSentAtMs: record.createdAtMs });
+        const resend = adapter.buildCreateRequest({
+          payload: input.payload,
+          token: record.idempotencyToken,
+          clientReference,
+          nowMs: ctx.clock(),
+          firstSentAtMs: record.createdAtMs,
+        });
         const requestUrl = resend.kind === 'request' ? resend.request.url : undefined;
-        const { observation } = await sendOnce(ctx, http, adapter, 'reconcile', resend, record, (answer) => ({ ...adapter.interpretCreate(answer, { requestUrl }), action: 'reconcile' as const }));
+        const { observation } = await sendOnce(ctx, http, adapter, 'reconcile', resend, record, (answer) => ({
+          ...adapter.interpretCreate(answer, { requestUrl }),
+          action: 'reconcile' as const,
+        }));
         return afterReconcile(record, await stageInlineResult(ctx, record, observation), step);
       }
       const built = adapter.buildReconcileRequest({
@@ -34,12 +43,20 @@ export function reconcileJob(ctx: ActivityContext) {
       });
       const requestUrl = built.kind === 'request' ? built.request.url : undefined;
       const { observation } = await sendOnce(ctx, http, adapter, 'reconcile', built, record, (answer) => {
-        const interpreted = adapter.interpretReconcile(answer, { clientReference, token: record.idempotencyToken, ...(requestUrl !== undefined ? { requestUrl } : {}) });
+        const interpreted = adapter.interpretReconcile(answer, {
+          clientReference,
+          token: record.idempotencyToken,
+          ...(requestUrl !== undefined ? { requestUrl } : {}),
+        });
         const observation = { ...interpreted.observation, action: 'reconcile' as const };
         const distinct = [...new Set(interpreted.matches.map((m) => m.remoteJobId))];
         if (distinct.length > 1 && observation.parseProblem === undefined) {
           // Several jobs answer for one operation (U3): never read as "no job was created".
-          observation.parseProblem = `${distinct.length} provider jobs match this operation: ${distinct.slice(0, 5).join(', ')} (U3)`.slice(0, 2000);
+          observation.parseProblem =
+            `${distinct.length} provider jobs match this operation: ${distinct.slice(0, 5).join(', ')} (U3)`.slice(
+              0,
+              2000,
+            );
         }
         return observation;
       });

@@ -14,7 +14,11 @@ export function requestCancel(ctx: ActivityContext) {
     return inCallFrame(ctx, input, 'cancel', async (record, { adapter, http }, step) => {
       const built =
         record.jobId === undefined
-          ? ({ kind: 'refused', errorCategory: 'missing_input', problem: 'the record names no provider job to cancel' } as const)
+          ? ({
+              kind: 'refused',
+              errorCategory: 'missing_input',
+              problem: 'the record names no provider job to cancel',
+            } as const)
           : adapter.buildCancelRequest({ jobId: record.jobId });
       const { observation } = await sendOnce(ctx, http, adapter, 'cancel', built, record, (answer) =>
         adapter.interpretCancel(answer, record.jobId !== undefined ? { jobId: record.jobId } : {}),

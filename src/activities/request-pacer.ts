@@ -40,7 +40,9 @@ export const PACE_GUARD_MS = 50;
 /** Throws unless `requestsPerSecond` is a positive finite number; `what` names the setting in the message. */
 export function assertRequestRate(requestsPerSecond: number, what = 'maxRequestsPerSecond'): void {
   if (typeof requestsPerSecond !== 'number' || !Number.isFinite(requestsPerSecond) || requestsPerSecond <= 0) {
-    throw new RangeError(`${what} must be a positive finite number of requests per second, got ${String(requestsPerSecond)}`);
+    throw new RangeError(
+      `${what} must be a positive finite number of requests per second, got ${String(requestsPerSecond)}`,
+    );
   }
 }
 
@@ -118,10 +120,13 @@ export class RequestPacer {
       const now = this.clock();
       const at = nextAdmissionAt(this.lastAdmittedAtMs, this.pace, now);
       if (at > now) {
-        this.timer ??= setTimeout(() => {
-          this.timer = undefined;
-          this.admitDue();
-        }, Math.ceil(at - now));
+        this.timer ??= setTimeout(
+          () => {
+            this.timer = undefined;
+            this.admitDue();
+          },
+          Math.ceil(at - now),
+        );
         return;
       }
       this.lastAdmittedAtMs = now;

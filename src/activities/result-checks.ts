@@ -27,7 +27,12 @@ function mediaTypeOf(contentType: string | undefined): string {
 }
 
 function isNdjson(media: string): boolean {
-  return media === 'application/x-ndjson' || media === 'application/ndjson' || media === 'application/jsonl' || media === 'application/x-jsonlines';
+  return (
+    media === 'application/x-ndjson' ||
+    media === 'application/ndjson' ||
+    media === 'application/jsonl' ||
+    media === 'application/x-jsonlines'
+  );
 }
 
 function isJson(media: string): boolean {
@@ -69,7 +74,13 @@ export async function readArtifact(ctx: ActivityContext, location: string): Prom
 }
 
 /** R3: records and batch items of a JSON or NDJSON result small enough to parse. */
-async function countItems(ctx: ActivityContext, adapter: ProviderAdapter, stored: StoredArtifact, media: string, out: Checked): Promise<void> {
+async function countItems(
+  ctx: ActivityContext,
+  adapter: ProviderAdapter,
+  stored: StoredArtifact,
+  media: string,
+  out: Checked,
+): Promise<void> {
   const csv = adapter.contract?.result.csv;
   const json = isJson(media);
   const ndjson = isNdjson(media);
@@ -79,7 +90,9 @@ async function countItems(ctx: ActivityContext, adapter: ProviderAdapter, stored
     return;
   }
   if (stored.sizeBytes > ctx.maxParseBytes) {
-    out.notes.push(`not_checked: record count and batch items (the result is ${stored.sizeBytes} bytes, above the ${ctx.maxParseBytes}-byte parse limit)`);
+    out.notes.push(
+      `not_checked: record count and batch items (the result is ${stored.sizeBytes} bytes, above the ${ctx.maxParseBytes}-byte parse limit)`,
+    );
     return;
   }
   const text = (await readArtifact(ctx, stored.location)).toString('utf8');
@@ -124,7 +137,8 @@ async function countItems(ctx: ActivityContext, adapter: ProviderAdapter, stored
     out.recordCount = batch.total;
     out.failedItemCount = batch.failed;
     out.failedItems = batch.failedItemIds;
-    if (batch.failedIdsTruncated) out.notes.push(`only the first ${batch.failedItemIds.length} failed item IDs are listed`);
+    if (batch.failedIdsTruncated)
+      out.notes.push(`only the first ${batch.failedItemIds.length} failed item IDs are listed`);
   }
 }
 
@@ -136,28 +150,42 @@ export interface ArrivalFacts {
 }
 
 /** R2: the result against the provider's integrity data (status answer and result headers). */
-export async function checkResult(ctx: ActivityContext, adapter: ProviderAdapter, record: OperationRecord, arrival: ArrivalFacts, stored: StoredArtifact): Promise<Checked> {
+export async function checkResult(
+  ctx: ActivityContext,
+  adapter: ProviderAdapter,
+  record: OperationRecord,
+  arrival: ArrivalFacts,
+  stored: StoredArtifact,
+): Promise<Checked> {
   const out: Checked = { problems: [], notes: [] };
   if (!arrival.complete) {
-    out.problems.push(`truncated: ${stored.sizeBytes} bytes arrived${arrival.expectedSizeBytes !== undefined ? ` of the ${arrival.expectedSizeBytes} announced` : ''}`);
+    out.problems.push(
+      `truncated: ${stored.sizeBytes} bytes arrived${arrival.expectedSizeBytes !== undefined ? ` of the ${arrival.expectedSizeBytes} announced` : ''}`,
+    );
   }
   const integrity = adapter.readResultIntegrity(arrival.headers);
   out.problems.push(...integrity.problems);
   const reference = record.remote.resultReference ?? {};
   const expectedSha = reference.sha256 ?? integrity.sha256;
-  if (expectedSha !== undefined && expectedSha.toLowerCase() !== stored.sha256) out.problems.push(`checksum mismatch: the provider gave sha256 ${expectedSha}, the bytes have ${stored.sha256}`);
+  if (expectedSha !== undefined && expectedSha.toLowerCase() !== stored.sha256)
+    out.problems.push(`checksum mismatch: the provider gave sha256 ${expectedSha}, the bytes have ${stored.sha256}`);
   if (expectedSha === undefined) out.notes.push('not_checked: the provider gives no checksum');
   const expectedSize = reference.sizeBytes ?? integrity.sizeBytes;
-  if (expectedSize !== undefined && expectedSize !== stored.sizeBytes) out.problems.push(`size mismatch: the provider gave ${expectedSize} bytes, ${stored.sizeBytes} arrived`);
+  if (expectedSize !== undefined && expectedSize !== stored.sizeBytes)
+    out.problems.push(`size mismatch: the provider gave ${expectedSize} bytes, ${stored.sizeBytes} arrived`);
   const media = mediaTypeOf(integrity.contentType);
   if (reference.contentType !== undefined && mediaTypeOf(reference.contentType) !== media) {
-    out.problems.push(`content type mismatch: the provider announced ${mediaTypeOf(reference.contentType)}, the result is ${media || '(none)'}`);
+    out.problems.push(
+      `content type mismatch: the provider announced ${mediaTypeOf(reference.contentType)}, the result is ${media || '(none)'}`,
+    );
   }
   if (arrival.complete) await countItems(ctx, adapter, stored, media, out);
   const expectedCount = reference.recordCount ?? integrity.recordCount;
   if (expectedCount !== undefined) {
-    if (out.recordCount === undefined) out.notes.push(`not_checked: the provider announced ${expectedCount} records; they were not counted`);
-    else if (expectedCount !== out.recordCount) out.problems.push(`record count mismatch: the provider gave ${expectedCount}, the result has ${out.recordCount}`);
+    if (out.recordCount === undefined)
+      out.notes.push(`not_checked: the provider announced ${expectedCount} records; they were not counted`);
+    else if (expectedCount !== out.recordCount)
+      out.problems.push(`record count mismatch: the provider gave ${expectedCount}, the result has ${out.recordCount}`);
   }
   return out;
 }
@@ -174,7 +202,9 @@ export function outcomeOf(stored: StoredArtifact, contentType: string | undefine
     ...(all.length > 0 ? { problems: all.slice(0, MAX_SUMMARY_PROBLEMS) } : {}),
     ...(checked.recordCount !== undefined ? { recordCount: checked.recordCount } : {}),
     ...(checked.failedItemCount !== undefined ? { failedItemCount: checked.failedItemCount } : {}),
-    ...(checked.failedItems !== undefined && checked.failedItems.length > 0 ? { failedItems: checked.failedItems.slice(0, MAX_SUMMARY_FAILED) } : {}),
+    ...(checked.failedItems !== undefined && checked.failedItems.length > 0
+      ? { failedItems: checked.failedItems.slice(0, MAX_SUMMARY_FAILED) }
+      : {}),
   };
   return {
     result,
@@ -185,7 +215,9 @@ export function outcomeOf(stored: StoredArtifact, contentType: string | undefine
       sizeBytes: stored.sizeBytes,
       ...(contentType !== undefined ? { contentType: contentType.slice(0, 200) } : {}),
       ...(checked.recordCount !== undefined ? { recordCount: checked.recordCount } : {}),
-      ...(checked.failedItems !== undefined && checked.failedItems.length > 0 ? { failedItems: checked.failedItems.slice(0, 10_000) } : {}),
+      ...(checked.failedItems !== undefined && checked.failedItems.length > 0
+        ? { failedItems: checked.failedItems.slice(0, 10_000) }
+        : {}),
       validation,
       ...(all.length > 0 ? { validationProblems: all.slice(0, 100) } : {}),
     },

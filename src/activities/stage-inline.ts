@@ -11,7 +11,11 @@ import { ActivityError } from './errors';
 import { type ActivityContext } from './provider-call';
 
 /** Returns `observation` with its inline result staged (`stagedArtifact` instead of `inline`); unchanged without one. */
-export async function stageInlineResult(ctx: ActivityContext, record: OperationRecord, observation: Observation): Promise<Observation> {
+export async function stageInlineResult(
+  ctx: ActivityContext,
+  record: OperationRecord,
+  observation: Observation,
+): Promise<Observation> {
   const reference = observation.resultReference;
   if (reference === undefined || !('inline' in reference) || reference.inline === undefined) return observation;
   const { inline, ...rest } = reference;
@@ -22,6 +26,10 @@ export async function stageInlineResult(ctx: ActivityContext, record: OperationR
     const stored = await writer.commit();
     return { ...observation, resultReference: { ...rest, stagedArtifact: stored.location } };
   } catch (error) {
-    throw new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', `cannot stage the inline result of ${record.operationId}: ${(error as Error).message}`, false);
+    throw new ActivityError(
+      'ASYNCJOB_ERR_ARTIFACT_FAILED',
+      `cannot stage the inline result of ${record.operationId}: ${(error as Error).message}`,
+      false,
+    );
   }
 }

@@ -14,7 +14,13 @@ import { ActivityError } from './errors';
 /** The type of a failure whose cause is not one of ours (a bug, a crash of a dependency). Retryable. */
 export const UNEXPECTED_FAILURE_TYPE = 'ASYNCJOB_ERR_ACTIVITY_FAILED';
 
-const NON_RETRYABLE_STORE_CODES = new Set(['ASYNCJOB_ERR_JOURNAL_CONFLICT', 'ASYNCJOB_ERR_JOURNAL_GAP', 'ASYNCJOB_ERR_INVALID_INPUT', 'ASYNCJOB_ERR_SECRET_IN_RECORD', 'ASYNCJOB_ERR_STORE_LOCATION']);
+const NON_RETRYABLE_STORE_CODES = new Set([
+  'ASYNCJOB_ERR_JOURNAL_CONFLICT',
+  'ASYNCJOB_ERR_JOURNAL_GAP',
+  'ASYNCJOB_ERR_INVALID_INPUT',
+  'ASYNCJOB_ERR_SECRET_IN_RECORD',
+  'ASYNCJOB_ERR_STORE_LOCATION',
+]);
 const NON_RETRYABLE_HTTP_CODES = new Set(['ASYNCJOB_ERR_HTTP_INVALID_OPTIONS', 'ASYNCJOB_ERR_HTTP_INVALID_REQUEST']);
 
 /** Converts any thrown value into an `ApplicationFailure` with our stable code as its `type`. */
@@ -22,12 +28,18 @@ export function toFailure(error: unknown): ApplicationFailure {
   if (error instanceof ApplicationFailure) return error;
   const cause = error instanceof Error ? error : undefined;
   const make = (type: string, message: string, nonRetryable: boolean): ApplicationFailure =>
-    ApplicationFailure.create({ type, message: message.slice(0, 4000), nonRetryable, ...(cause !== undefined ? { cause } : {}) });
+    ApplicationFailure.create({
+      type,
+      message: message.slice(0, 4000),
+      nonRetryable,
+      ...(cause !== undefined ? { cause } : {}),
+    });
   if (error instanceof ActivityError) return make(error.code, error.message, error.nonRetryable);
   if (error instanceof ProviderRegistryError) return make(error.code, error.message, true);
   if (error instanceof ProviderContractError) return make(error.code, error.message, true);
   if (error instanceof StoreError) return make(error.code, error.message, NON_RETRYABLE_STORE_CODES.has(error.code));
-  if (error instanceof AsyncJobHttpError) return make(error.code, error.message, NON_RETRYABLE_HTTP_CODES.has(error.code));
+  if (error instanceof AsyncJobHttpError)
+    return make(error.code, error.message, NON_RETRYABLE_HTTP_CODES.has(error.code));
   return make(UNEXPECTED_FAILURE_TYPE, cause?.message ?? String(error), false);
 }
 

@@ -45,7 +45,9 @@ export function credentialSupplier(ref: CredentialReference, env: NodeJS.Process
       try {
         secret = (await readFile(ref.secretFile, 'utf8')).trim();
       } catch (err) {
-        throw new MissingCredentialError(`credential file ${ref.secretFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+        throw new MissingCredentialError(
+          `credential file ${ref.secretFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        );
       }
       if (!secret) throw new MissingCredentialError(`credential file ${ref.secretFile} is empty`);
     }

@@ -44,7 +44,10 @@ async function digestOf(path: string): Promise<{ sha256: string; sizeBytes: numb
 }
 
 /** Hashes every reachable artifact file of an operation and compares it with its (hashed) journal entry. */
-export async function checkArtifactFiles(operationId: string, entries: readonly JournalEntry[]): Promise<ArtifactFileResult> {
+export async function checkArtifactFiles(
+  operationId: string,
+  entries: readonly JournalEntry[],
+): Promise<ArtifactFileResult> {
   const findings: AuditFinding[] = [];
   let checked = 0;
   let unreachable = 0;
@@ -59,7 +62,13 @@ export async function checkArtifactFiles(operationId: string, entries: readonly 
     const found = await digestOf(path);
     if (found.sha256 !== e.body.sha256 || found.sizeBytes !== e.body.sizeBytes) {
       findings.push(
-        opFinding(operationId, e.sequence, 'artifact_file_mismatch', `sha256 ${e.body.sha256}, ${e.body.sizeBytes} bytes`, `sha256 ${found.sha256}, ${found.sizeBytes} bytes in ${path}`),
+        opFinding(
+          operationId,
+          e.sequence,
+          'artifact_file_mismatch',
+          `sha256 ${e.body.sha256}, ${e.body.sizeBytes} bytes`,
+          `sha256 ${found.sha256}, ${found.sizeBytes} bytes in ${path}`,
+        ),
       );
     }
   }

@@ -82,13 +82,21 @@ function noteUnchecked(unchecked: Unchecked, keyId: string | null, operationId: 
 
 function uncheckedLines(unchecked: Unchecked): string[] {
   return [...unchecked].map(([keyId, u]) => {
-    const ops = u.operations.length === 0 ? '' : `the entries of ${u.operations.length} operation${u.operations.length === 1 ? '' : 's'} (${u.operations.slice(0, 3).join(', ')}${u.operations.length > 3 ? ', ...' : ''})`;
+    const ops =
+      u.operations.length === 0
+        ? ''
+        : `the entries of ${u.operations.length} operation${u.operations.length === 1 ? '' : 's'} (${u.operations.slice(0, 3).join(', ')}${u.operations.length > 3 ? ', ...' : ''})`;
     const snaps = u.snapshots === 0 ? '' : `${u.snapshots} snapshot${u.snapshots === 1 ? '' : 's'}`;
     return `${keyNotConfigured(keyId, 'chain')}: ${[ops, snaps].filter(Boolean).join(' and ')} not checked`;
   });
 }
 
-async function auditOperation(data: OperationAuditData, options: AuditOptions, report: AuditReport, unchecked: Unchecked): Promise<Outcome> {
+async function auditOperation(
+  data: OperationAuditData,
+  options: AuditOptions,
+  report: AuditReport,
+  unchecked: Unchecked,
+): Promise<Outcome> {
   const id = data.operationId;
   const { counts, findings } = report;
   const anchors = options.checkpoints.anchors.get(id) ?? [];
@@ -96,10 +104,25 @@ async function auditOperation(data: OperationAuditData, options: AuditOptions, r
   if (witnessed === null) counts.temporalNotRetained += 1;
   else if (witnessed !== undefined) counts.temporalWitnessed += 1;
   const anything = data.row !== null || data.journal.length > 0;
-  if (!anything && data.artifacts.length === 0 && data.jobLinks.length === 0 && anchors.length === 0 && (witnessed?.reached ?? 0) === 0) return { behind: false };
+  if (
+    !anything &&
+    data.artifacts.length === 0 &&
+    data.jobLinks.length === 0 &&
+    anchors.length === 0 &&
+    (witnessed?.reached ?? 0) === 0
+  )
+    return { behind: false };
   counts.operationsChecked += 1;
   if (!anything && anchors.length === 0 && (witnessed?.reached ?? 0) === 0) {
-    findings.push(opFinding(id, 1, 'operation_missing', 'its journal and operation row', `none, but ${data.artifacts.length} artifact rows and ${data.jobLinks.length} job links remain`));
+    findings.push(
+      opFinding(
+        id,
+        1,
+        'operation_missing',
+        'its journal and operation row',
+        `none, but ${data.artifacts.length} artifact rows and ${data.jobLinks.length} job links remain`,
+      ),
+    );
     return { behind: false };
   }
   findings.push(...checkAnchors(id, data.journal, anchors));
@@ -109,7 +132,8 @@ async function auditOperation(data: OperationAuditData, options: AuditOptions, r
   const chain = verifyOperationRows(id, data.journal, head, options.key);
   counts.entriesChecked += chain.entriesChecked;
   if (chain.break) findings.push(fromChainBreak(chain.break));
-  if (chain.unverifiable) noteUnchecked(unchecked, chain.unverifiable.keyId, id, `from sequence ${chain.unverifiable.sequence}`);
+  if (chain.unverifiable)
+    noteUnchecked(unchecked, chain.unverifiable.keyId, id, `from sequence ${chain.unverifiable.sequence}`);
   const entries: JournalEntry[] = data.journal.flatMap((r) => (r.entry === null ? [] : [r.entry]));
   const column = checkJournalColumns(id, data.journal);
   if (column) findings.push(column);
@@ -131,7 +155,12 @@ async function auditOperation(data: OperationAuditData, options: AuditOptions, r
 }
 
 /** A snapshot still behind its journal after the settle time is a finding (not an append in flight). */
-async function settleLagging(source: AuditSource, ids: readonly string[], settleMs: number, findings: AuditFinding[]): Promise<void> {
+async function settleLagging(
+  source: AuditSource,
+  ids: readonly string[],
+  settleMs: number,
+  findings: AuditFinding[],
+): Promise<void> {
   if (ids.length === 0) return;
   if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
   for (const id of ids) {
@@ -139,7 +168,16 @@ async function settleLagging(source: AuditSource, ids: readonly string[], settle
     const head = data.journal.at(-1)?.sequence ?? 0;
     const version = data.row?.version ?? 0;
     if ((data.row?.snapshot ?? null) !== null && version < head) {
-      findings.push(opFinding(id, version + 1, 'snapshot_behind', `a snapshot accounting for sequence ${head}`, `the snapshot accounts for ${version} (sequences ${version + 1}-${head} are not reflected)`, { through: head }));
+      findings.push(
+        opFinding(
+          id,
+          version + 1,
+          'snapshot_behind',
+          `a snapshot accounting for sequence ${head}`,
+          `the snapshot accounts for ${version} (sequences ${version + 1}-${head} are not reflected)`,
+          { through: head },
+        ),
+      );
     }
   }
 }
@@ -161,6 +199,9 @@ export async function runAudit(source: AuditSource, options: AuditOptions): Prom
   report.unverifiable.push(...uncheckedLines(unchecked));
   await settleLagging(source, lagging, options.settleMs ?? 1500, report.findings);
   const newest = options.checkpoints.newest;
-  if (newest !== null) report.notes.push(`held to checkpoint ${newest.sequence} (${newest.takenAt}): ${newest.operations} operations, ${newest.entries} entries`);
+  if (newest !== null)
+    report.notes.push(
+      `held to checkpoint ${newest.sequence} (${newest.takenAt}): ${newest.operations} operations, ${newest.entries} entries`,
+    );
   return report;
 }

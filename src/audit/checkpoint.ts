@@ -23,7 +23,11 @@ import { type CheckpointSigner, type CheckpointVerifier } from './keys';
 export const CHECKPOINT_SCHEMA = 'asyncjob.audit-checkpoint/v1';
 
 const digestPattern = /^sha256:[0-9a-f]{64}$/;
-const headSchema = z.tuple([z.string().min(1).max(200), z.number().int().positive(), z.string().regex(/^(sha256|hmac-sha256):[0-9a-f]{64}$/)]);
+const headSchema = z.tuple([
+  z.string().min(1).max(200),
+  z.number().int().positive(),
+  z.string().regex(/^(sha256|hmac-sha256):[0-9a-f]{64}$/),
+]);
 
 /** A checkpoint document. */
 export const checkpointSchema = z
@@ -120,7 +124,9 @@ export function checkSignature(checkpoint: Checkpoint, verifier: CheckpointVerif
 }
 
 /** A checkpoint read from a file or the register, or why it could not be read. */
-export type ParsedCheckpoint = { readonly ok: true; readonly checkpoint: Checkpoint; readonly where: string } | { readonly ok: false; readonly where: string; readonly problem: string };
+export type ParsedCheckpoint =
+  | { readonly ok: true; readonly checkpoint: Checkpoint; readonly where: string }
+  | { readonly ok: false; readonly where: string; readonly problem: string };
 
 /** Parses one document. `where` names it for reports (`FILE line 3`, `register row 5`). */
 export function parseCheckpoint(text: string, where: string): ParsedCheckpoint {
@@ -131,7 +137,12 @@ export function parseCheckpoint(text: string, where: string): ParsedCheckpoint {
     return { ok: false, where, problem: 'not JSON' };
   }
   const parsed = checkpointSchema.safeParse(value);
-  if (!parsed.success) return { ok: false, where, problem: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
+  if (!parsed.success)
+    return {
+      ok: false,
+      where,
+      problem: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
+    };
   return { ok: true, checkpoint: parsed.data, where };
 }
 

@@ -48,15 +48,28 @@ const FLAGS: Readonly<Record<ParsedArgs['command'], readonly string[]>> = {
 function parseArgs(argv: readonly string[]): ParsedArgs | 'help' {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return 'help';
-  if (command !== 'verify' && command !== 'show' && command !== 'checkpoint') throw new UsageError(`unknown audit command "${command}"`);
-  const parsed = { command: command as ParsedArgs['command'], operationId: undefined as string | undefined, json: false, store: undefined as string | undefined, against: [] as string[], withTemporal: false, out: undefined as string | undefined };
+  if (command !== 'verify' && command !== 'show' && command !== 'checkpoint')
+    throw new UsageError(`unknown audit command "${command}"`);
+  const parsed = {
+    command: command as ParsedArgs['command'],
+    operationId: undefined as string | undefined,
+    json: false,
+    store: undefined as string | undefined,
+    against: [] as string[],
+    withTemporal: false,
+    out: undefined as string | undefined,
+  };
   const positional: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
     const value = (): string => {
       const v = inline ?? rest[++i];
-      if (v === undefined || v.length === 0 || (inline === undefined && v.startsWith('--'))) throw new UsageError(`${flag} needs a value`);
+      if (v === undefined || v.length === 0 || (inline === undefined && v.startsWith('--')))
+        throw new UsageError(`${flag} needs a value`);
       return v;
     };
     if (flag === '--help' || flag === '-h') return 'help';
@@ -75,7 +88,10 @@ function parseArgs(argv: readonly string[]): ParsedArgs | 'help' {
     if (positional.length !== 1) throw new UsageError('audit show needs exactly one operation ID');
     return { ...parsed, operationId: positional[0] };
   }
-  if (positional.length > 0) throw new UsageError(`unexpected argument "${positional[0]}"${command === 'verify' ? ' (use --operation ID)' : ''}`);
+  if (positional.length > 0)
+    throw new UsageError(
+      `unexpected argument "${positional[0]}"${command === 'verify' ? ' (use --operation ID)' : ''}`,
+    );
   return parsed;
 }
 
@@ -112,7 +128,9 @@ export async function runAuditCommand(argv: string[], io: AuditIo = processIo): 
     return await show(store, args.operationId!, args.json, io);
   } catch (err) {
     const message =
-      isStoreError(err) || err instanceof AuditKeyError ? err.message : `cannot read the store: ${err instanceof Error ? err.message : String(err)}`;
+      isStoreError(err) || err instanceof AuditKeyError
+        ? err.message
+        : `cannot read the store: ${err instanceof Error ? err.message : String(err)}`;
     io.stderr(`asyncjob audit: ${message}\n`);
     return AUDIT_EXIT.usage;
   } finally {
@@ -134,13 +152,23 @@ async function show(store: OperationStore, operationId: string, json: boolean, i
   } catch (err) {
     // A row edited into something that no longer parses cannot be told as a story; the break is the story.
     if (chainBreak === null || !isStoreError(err, 'ASYNCJOB_ERR_INVALID_INPUT')) throw err;
-    io.stdout(json ? `${JSON.stringify(storyJson(operationId, [], chainBreak), null, 2)}\n` : formatStoryText(operationId, [], chainBreak));
+    io.stdout(
+      json
+        ? `${JSON.stringify(storyJson(operationId, [], chainBreak), null, 2)}\n`
+        : formatStoryText(operationId, [], chainBreak),
+    );
     return AUDIT_EXIT.brokenChain;
   }
-  io.stdout(json ? `${JSON.stringify(storyJson(operationId, stored, chainBreak), null, 2)}\n` : formatStoryText(operationId, renderStory(stored.map((s) => s.entry)), chainBreak));
+  io.stdout(
+    json
+      ? `${JSON.stringify(storyJson(operationId, stored, chainBreak), null, 2)}\n`
+      : formatStoryText(operationId, renderStory(stored.map((s) => s.entry)), chainBreak),
+  );
   if (chainBreak !== null) return AUDIT_EXIT.brokenChain;
   if (unverifiable !== undefined) {
-    io.stderr(`asyncjob audit: operation ${operationId} from sequence ${unverifiable.sequence}: ${keyNotConfigured(unverifiable.keyId, 'chain')}\n`);
+    io.stderr(
+      `asyncjob audit: operation ${operationId} from sequence ${unverifiable.sequence}: ${keyNotConfigured(unverifiable.keyId, 'chain')}\n`,
+    );
     return AUDIT_EXIT.usage;
   }
   return AUDIT_EXIT.ok;

@@ -12,7 +12,10 @@ import { opFinding, type AuditFinding } from './findings';
 import { type WitnessedOperation } from './temporal-witness';
 
 /** The first run of sequences in 1..`through` that `present` lacks, or undefined. */
-export function firstMissingRange(present: ReadonlySet<number>, through: number): { from: number; to: number } | undefined {
+export function firstMissingRange(
+  present: ReadonlySet<number>,
+  through: number,
+): { from: number; to: number } | undefined {
   for (let s = 1; s <= through; s++) {
     if (present.has(s)) continue;
     let to = s;
@@ -23,15 +26,26 @@ export function firstMissingRange(present: ReadonlySet<number>, through: number)
 }
 
 /** The store's journal of one operation against every anchor the checkpoints pinned for it. */
-export function checkAnchors(operationId: string, rows: readonly AuditJournalRow[], anchors: readonly Anchor[]): AuditFinding[] {
+export function checkAnchors(
+  operationId: string,
+  rows: readonly AuditJournalRow[],
+  anchors: readonly Anchor[],
+): AuditFinding[] {
   if (anchors.length === 0) return [];
   const newest = anchors.reduce((a, b) => (b.sequence >= a.sequence ? b : a));
   if (rows.length === 0) {
     return [
-      opFinding(operationId, 1, 'operation_missing', `sequences 1-${newest.sequence} (checkpoint ${newest.checkpoint} covered them)`, 'no journal rows at all', {
-        through: newest.sequence,
-        checkpoint: newest.checkpoint,
-      }),
+      opFinding(
+        operationId,
+        1,
+        'operation_missing',
+        `sequences 1-${newest.sequence} (checkpoint ${newest.checkpoint} covered them)`,
+        'no journal rows at all',
+        {
+          through: newest.sequence,
+          checkpoint: newest.checkpoint,
+        },
+      ),
     ];
   }
   const findings: AuditFinding[] = [];
@@ -40,10 +54,17 @@ export function checkAnchors(operationId: string, rows: readonly AuditJournalRow
   if (missing !== undefined) {
     const covering = anchors.find((a) => a.sequence >= missing.from) ?? newest;
     findings.push(
-      opFinding(operationId, missing.from, 'truncated', `sequences 1-${newest.sequence} (checkpoint ${covering.checkpoint} covered through ${covering.sequence})`, `the store holds ${rows.length} entries; sequences ${missing.from}-${missing.to} are missing`, {
-        through: missing.to,
-        checkpoint: covering.checkpoint,
-      }),
+      opFinding(
+        operationId,
+        missing.from,
+        'truncated',
+        `sequences 1-${newest.sequence} (checkpoint ${covering.checkpoint} covered through ${covering.sequence})`,
+        `the store holds ${rows.length} entries; sequences ${missing.from}-${missing.to} are missing`,
+        {
+          through: missing.to,
+          checkpoint: covering.checkpoint,
+        },
+      ),
     );
   }
   let lastGood = 0;
@@ -51,7 +72,12 @@ export function checkAnchors(operationId: string, rows: readonly AuditJournalRow
     const row = bySequence.get(a.sequence);
     if (row === undefined) continue;
     if (row.hash !== a.hash) {
-      findings.push(opFinding(operationId, lastGood + 1, 'anchor_mismatch', `${a.hash} at sequence ${a.sequence}`, row.hash, { through: a.sequence, checkpoint: a.checkpoint }));
+      findings.push(
+        opFinding(operationId, lastGood + 1, 'anchor_mismatch', `${a.hash} at sequence ${a.sequence}`, row.hash, {
+          through: a.sequence,
+          checkpoint: a.checkpoint,
+        }),
+      );
       break;
     }
     lastGood = a.sequence;
@@ -62,29 +88,62 @@ export function checkAnchors(operationId: string, rows: readonly AuditJournalRow
 function sameEntry(row: AuditJournalRow, seen: { at: string; actor: string; body: unknown }): boolean {
   if (row.entry === null) return true; // an unreadable row is the chain's finding
   const body = journalEntryBodySchema.safeParse(seen.body);
-  return body.success && row.entry.at === seen.at && row.entry.actor === seen.actor && canonicalJson(row.entry.body) === canonicalJson(body.data);
+  return (
+    body.success &&
+    row.entry.at === seen.at &&
+    row.entry.actor === seen.actor &&
+    canonicalJson(row.entry.body) === canonicalJson(body.data)
+  );
 }
 
 /** The store's journal of one operation against what its Temporal history shows was recorded. */
-export function checkWitness(operationId: string, rows: readonly AuditJournalRow[], seen: WitnessedOperation): AuditFinding[] {
+export function checkWitness(
+  operationId: string,
+  rows: readonly AuditJournalRow[],
+  seen: WitnessedOperation,
+): AuditFinding[] {
   if (seen.reached === 0) return [];
   if (rows.length === 0) {
-    return [opFinding(operationId, 1, 'operation_missing', `sequences 1-${seen.reached} (Temporal's history shows them recorded)`, 'no journal rows at all', { through: seen.reached })];
+    return [
+      opFinding(
+        operationId,
+        1,
+        'operation_missing',
+        `sequences 1-${seen.reached} (Temporal's history shows them recorded)`,
+        'no journal rows at all',
+        { through: seen.reached },
+      ),
+    ];
   }
   const findings: AuditFinding[] = [];
   const bySequence = new Map(rows.map((r) => [r.sequence, r]));
   const missing = firstMissingRange(new Set(bySequence.keys()), seen.reached);
   if (missing !== undefined) {
     findings.push(
-      opFinding(operationId, missing.from, 'temporal_missing', `sequences 1-${seen.reached} (Temporal's history shows them recorded)`, `sequences ${missing.from}-${missing.to} are missing`, {
-        through: missing.to,
-      }),
+      opFinding(
+        operationId,
+        missing.from,
+        'temporal_missing',
+        `sequences 1-${seen.reached} (Temporal's history shows them recorded)`,
+        `sequences ${missing.from}-${missing.to} are missing`,
+        {
+          through: missing.to,
+        },
+      ),
     );
   }
   for (const entry of [...seen.entries.values()].sort((a, b) => a.sequence - b.sequence)) {
     const row = bySequence.get(entry.sequence);
     if (row !== undefined && !sameEntry(row, entry)) {
-      findings.push(opFinding(operationId, entry.sequence, 'temporal_mismatch', canonicalJson({ at: entry.at, actor: entry.actor, body: entry.body }).slice(0, 300), canonicalJson({ at: row.entry!.at, actor: row.entry!.actor, body: row.entry!.body }).slice(0, 300)));
+      findings.push(
+        opFinding(
+          operationId,
+          entry.sequence,
+          'temporal_mismatch',
+          canonicalJson({ at: entry.at, actor: entry.actor, body: entry.body }).slice(0, 300),
+          canonicalJson({ at: row.entry!.at, actor: row.entry!.actor, body: row.entry!.body }).slice(0, 300),
+        ),
+      );
       break;
     }
   }

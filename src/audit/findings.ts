@@ -36,16 +36,20 @@ export const PROBLEM_DESCRIPTIONS: Readonly<Record<AuditProblem, string>> = {
   hash_mismatch: 'the entry was changed after it was written (its hash no longer matches its content)',
   prev_link_mismatch: 'the entry no longer links to the entry before it (an earlier entry was rewritten or replaced)',
   gap: 'an entry is missing (deleted) before this sequence',
-  missing_head: 'the chain ends before the recorded head (entries were deleted from the end) or the head record is missing',
-  unsigned_entry: 'a plain SHA-256 entry where a signed one belongs (rewritten by someone without the key, or written before the key was set)',
+  missing_head:
+    'the chain ends before the recorded head (entries were deleted from the end) or the head record is missing',
+  unsigned_entry:
+    'a plain SHA-256 entry where a signed one belongs (rewritten by someone without the key, or written before the key was set)',
   column_mismatch: 'a journal column differs from the hashed entry it is copied from (the column was edited)',
   operation_row_mismatch: 'a column of the operation row differs from its snapshot (the row was edited)',
   snapshot_mismatch: 'the snapshot disagrees with the journal entries it accounts for (state or facts were edited)',
   snapshot_hash_mismatch: 'the snapshot was changed after it was written (its hash no longer matches)',
   snapshot_unsigned: 'a plain snapshot hash where the chain key is configured (rewritten without the key)',
   snapshot_ahead: 'the snapshot accounts for entries the journal no longer holds (entries were deleted from the end)',
-  snapshot_behind: 'the snapshot lags the journal (an older snapshot was put back, or a worker died between the two writes)',
-  artifact_row_mismatch: 'the artifacts table differs from the artifact entry it copies (digest, size or location edited)',
+  snapshot_behind:
+    'the snapshot lags the journal (an older snapshot was put back, or a worker died between the two writes)',
+  artifact_row_mismatch:
+    'the artifacts table differs from the artifact entry it copies (digest, size or location edited)',
   artifact_row_missing: 'an artifact entry has no row in the artifacts table (deleted)',
   artifact_file_mismatch: 'the artifact file no longer has the digest or size the journal recorded',
   job_link_unsupported: 'the webhook lookup links a provider job this operation never named',
@@ -55,7 +59,8 @@ export const PROBLEM_DESCRIPTIONS: Readonly<Record<AuditProblem, string>> = {
   checkpoint_invalid: 'not a checkpoint document',
   checkpoint_signature: 'the checkpoint signature does not verify (the checkpoint was edited)',
   checkpoint_chain: 'the checkpoint does not follow the one before it (edited, replayed or out of order)',
-  checkpoint_unrecorded: 'the store has no record of this checkpoint (its register was cut back, or the checkpoint is from another store)',
+  checkpoint_unrecorded:
+    'the store has no record of this checkpoint (its register was cut back, or the checkpoint is from another store)',
   checkpoint_register: "the store's record of this checkpoint differs from it (the register was edited)",
   checkpoint_missing: 'a checkpoint in the middle of the chain is neither given nor recorded',
   checkpoint_inconsistent: 'a later checkpoint shows a shorter or different chain than an earlier one',
@@ -86,12 +91,32 @@ export function opFinding(
   found: string,
   extra: { through?: number; checkpoint?: number } = {},
 ): AuditFinding {
-  return { operationId, sequence, ...(extra.through !== undefined && extra.through !== sequence ? { through: extra.through } : {}), ...(extra.checkpoint !== undefined ? { checkpoint: extra.checkpoint } : {}), problem, expected, found };
+  return {
+    operationId,
+    sequence,
+    ...(extra.through !== undefined && extra.through !== sequence ? { through: extra.through } : {}),
+    ...(extra.checkpoint !== undefined ? { checkpoint: extra.checkpoint } : {}),
+    problem,
+    expected,
+    found,
+  };
 }
 
 /** A finding about a checkpoint. */
-export function checkpointFinding(checkpoint: number | undefined, problem: AuditProblem, expected: string, found: string): AuditFinding {
-  return { operationId: null, sequence: null, ...(checkpoint !== undefined ? { checkpoint } : {}), problem, expected, found };
+export function checkpointFinding(
+  checkpoint: number | undefined,
+  problem: AuditProblem,
+  expected: string,
+  found: string,
+): AuditFinding {
+  return {
+    operationId: null,
+    sequence: null,
+    ...(checkpoint !== undefined ? { checkpoint } : {}),
+    problem,
+    expected,
+    found,
+  };
 }
 
 /** A chain break as a finding. */
@@ -102,6 +127,11 @@ export function fromChainBreak(b: ChainBreak): AuditFinding {
 /** Where a finding is: `operation X at sequence 4`, `operation X, sequences 8-9`, `checkpoint 5`. */
 export function findingPlace(f: AuditFinding): string {
   if (f.operationId === null) return `checkpoint ${f.checkpoint ?? '?'}`;
-  const where = f.through !== undefined ? `, sequences ${f.sequence}-${f.through}` : f.sequence !== null ? ` at sequence ${f.sequence}` : '';
+  const where =
+    f.through !== undefined
+      ? `, sequences ${f.sequence}-${f.through}`
+      : f.sequence !== null
+        ? ` at sequence ${f.sequence}`
+        : '';
   return `operation ${f.operationId}${where}${f.checkpoint !== undefined ? ` (checkpoint ${f.checkpoint})` : ''}`;
 }

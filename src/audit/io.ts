@@ -22,4 +22,3 @@ export interface ParsedArgs {
   readonly withTemporal: boolean;
   readonly out: string | undefined;
 }
-

@@ -12,7 +12,16 @@
  *
  * Without an Ed25519 signing key, checkpoints are signed with the HMAC key (`alg: hmac-sha256`).
  */
-import { createHash, createHmac, createPrivateKey, createPublicKey, sign, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createHmac,
+  createPrivateKey,
+  createPublicKey,
+  sign,
+  timingSafeEqual,
+  verify,
+  type KeyObject,
+} from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { chainKeyOf, type ChainKey } from '../adapters/store/chain';
 
@@ -39,14 +48,17 @@ export class AuditKeyError extends Error {
 export async function readKeySetting(env: Env, setting: Setting): Promise<string | undefined> {
   const file = env[setting.file] || undefined;
   const value = env[setting.value] || undefined;
-  if (file !== undefined && value !== undefined) throw new AuditKeyError(`set ${setting.file} or ${setting.value}, not both`);
+  if (file !== undefined && value !== undefined)
+    throw new AuditKeyError(`set ${setting.file} or ${setting.value}, not both`);
   if (value !== undefined) return value.trim() || undefined;
   if (file === undefined) return undefined;
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new AuditKeyError(`${setting.file}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+    throw new AuditKeyError(
+      `${setting.file}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`,
+    );
   }
   const trimmed = text.trim();
   if (trimmed.length === 0) throw new AuditKeyError(`${setting.file}: ${file} is empty`);
@@ -93,7 +105,10 @@ export interface CheckpointVerifier {
 
 /** The public ID of an Ed25519 key: `ed25519:` + 16 hex digits of SHA-256 over its SPKI DER form. */
 export function ed25519KeyId(publicKey: KeyObject): string {
-  return `ed25519:${createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 16)}`;
+  return `ed25519:${createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex')
+    .slice(0, 16)}`;
 }
 
 function parseKey(text: string, setting: string, kind: 'private' | 'public'): KeyObject {
@@ -103,16 +118,24 @@ function parseKey(text: string, setting: string, kind: 'private' | 'public'): Ke
   } catch {
     throw new AuditKeyError(`${setting}: not a PEM ${kind} key`);
   }
-  if (key.asymmetricKeyType !== 'ed25519') throw new AuditKeyError(`${setting}: an Ed25519 key is required, found ${key.asymmetricKeyType ?? 'another kind'}`);
+  if (key.asymmetricKeyType !== 'ed25519')
+    throw new AuditKeyError(`${setting}: an Ed25519 key is required, found ${key.asymmetricKeyType ?? 'another kind'}`);
   return key;
 }
 
 function hmacSigner(chain: ChainKey): CheckpointSigner {
-  return { alg: 'hmac-sha256', keyId: chain.id, sign: (data) => createHmac('sha256', chain.secret).update(data).digest('base64') };
+  return {
+    alg: 'hmac-sha256',
+    keyId: chain.id,
+    sign: (data) => createHmac('sha256', chain.secret).update(data).digest('base64'),
+  };
 }
 
 /** The checkpoint signer: the Ed25519 signing key when set, else the chain HMAC key, else undefined. */
-export async function readCheckpointSigner(env: Env, chain: ChainKey | undefined): Promise<CheckpointSigner | undefined> {
+export async function readCheckpointSigner(
+  env: Env,
+  chain: ChainKey | undefined,
+): Promise<CheckpointSigner | undefined> {
   const pem = await readKeySetting(env, AUDIT_KEY_SETTINGS.signing);
   if (pem === undefined) return chain === undefined ? undefined : hmacSigner(chain);
   const privateKey = parseKey(pem, AUDIT_KEY_SETTINGS.signing.file, 'private');

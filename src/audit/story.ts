@@ -88,8 +88,12 @@ function observationText(entry: JournalEntry, b: Extract<JournalEntry['body'], {
   const retryAfter = header(b.headers, 'retry-after');
   if (retryAfter !== undefined) parts.push(`Retry-After ${retryAfter}`);
   if (b.remoteJobId !== undefined && b.action !== 'status') parts.push(`job ${b.remoteJobId}`);
-  if (b.pollUrl !== undefined) parts.push(`${b.action === 'status' ? 'polling moves to' : 'poll URL'} ${shortUrl(b.pollUrl)}`);
-  if (b.providerError !== undefined) parts.push(`provider error ${[b.providerError.code, b.providerError.message].filter((p) => p !== undefined).join(': ')}`);
+  if (b.pollUrl !== undefined)
+    parts.push(`${b.action === 'status' ? 'polling moves to' : 'poll URL'} ${shortUrl(b.pollUrl)}`);
+  if (b.providerError !== undefined)
+    parts.push(
+      `provider error ${[b.providerError.code, b.providerError.message].filter((p) => p !== undefined).join(': ')}`,
+    );
   if (b.remoteState !== undefined) {
     parts.push(`state ${b.remoteState}${b.progress !== undefined ? ` (${Math.round(b.progress * 100)}%)` : ''}`);
   } else if (b.progress !== undefined) {
@@ -103,7 +107,9 @@ function observationText(entry: JournalEntry, b: Extract<JournalEntry['body'], {
     parts.push(`decision ${b.decision}`);
   }
   if (b.statusRequestsUsed !== undefined) {
-    parts.push(`${b.statusRequestsUsed}${b.statusRequestsAllowed !== undefined ? ` of ${b.statusRequestsAllowed}` : ''} status requests used`);
+    parts.push(
+      `${b.statusRequestsUsed}${b.statusRequestsAllowed !== undefined ? ` of ${b.statusRequestsAllowed}` : ''} status requests used`,
+    );
   }
   if (b.note !== undefined) parts.push(b.note);
   return parts.join(', ');
@@ -133,7 +139,9 @@ export function storyText(entry: JournalEntry): string {
     case 'escalation':
       return `escalated: ${b.reason}; options: ${b.options.join(', ')}`;
     case 'decision': {
-      const outcome = b.accepted ? 'accepted' : `rejected${b.rejectionReason === undefined ? '' : ` (${b.rejectionReason})`}`;
+      const outcome = b.accepted
+        ? 'accepted'
+        : `rejected${b.rejectionReason === undefined ? '' : ` (${b.rejectionReason})`}`;
       const bounds =
         b.bounds === undefined || Object.keys(b.bounds).length === 0
           ? ''
@@ -147,7 +155,10 @@ export function storyText(entry: JournalEntry): string {
       if (b.contentType !== undefined) facts.push(b.contentType);
       if (b.recordCount !== undefined) facts.push(`${b.recordCount} records`);
       if (b.failedItems !== undefined && b.failedItems.length > 0) facts.push(`${b.failedItems.length} failed items`);
-      const problems = b.validationProblems !== undefined && b.validationProblems.length > 0 ? `: ${b.validationProblems.join('; ')}` : '';
+      const problems =
+        b.validationProblems !== undefined && b.validationProblems.length > 0
+          ? `: ${b.validationProblems.join('; ')}`
+          : '';
       return `artifact ${b.location} (${facts.join(', ')}) ${b.validation.replace('_', ' ')}${problems}`;
     }
   }
@@ -155,25 +166,41 @@ export function storyText(entry: JournalEntry): string {
 
 /** Renders entries (in sequence order) as story lines. Pure. */
 export function renderStory(entries: readonly JournalEntry[]): StoryLine[] {
-  return entries.map((e) => ({ sequence: e.sequence, at: e.at, actor: e.actor, kind: e.body.kind, text: storyText(e) }));
+  return entries.map((e) => ({
+    sequence: e.sequence,
+    at: e.at,
+    actor: e.actor,
+    kind: e.body.kind,
+    text: storyText(e),
+  }));
 }
 
 /**
  * The text form: a header naming the operation and the UTC day, one line per entry (`HH:MM:SS text`, with the
  * date when an entry falls on a later day), and a last line when the chain is broken.
  */
-export function formatStoryText(operationId: string, lines: readonly StoryLine[], chainBreak: ChainBreak | null): string {
+export function formatStoryText(
+  operationId: string,
+  lines: readonly StoryLine[],
+  chainBreak: ChainBreak | null,
+): string {
   const first = lines[0]?.at;
   const out = [`operation ${operationId}${first === undefined ? '' : ` (times UTC, ${first.slice(0, 10)})`}`];
   for (const line of lines) out.push(`${clockTime(line.at, first)} ${line.text}`);
   if (chainBreak !== null) {
-    out.push(`WARNING: the audit chain is broken at sequence ${chainBreak.sequence} (${chainBreak.problem}); run asyncjob audit verify`);
+    out.push(
+      `WARNING: the audit chain is broken at sequence ${chainBreak.sequence} (${chainBreak.problem}); run asyncjob audit verify`,
+    );
   }
   return `${out.join('\n')}\n`;
 }
 
 /** The JSON form ({@link AuditShowJson}). Pure. */
-export function storyJson(operationId: string, stored: readonly StoredEntry[], chainBreak: ChainBreak | null): AuditShowJson {
+export function storyJson(
+  operationId: string,
+  stored: readonly StoredEntry[],
+  chainBreak: ChainBreak | null,
+): AuditShowJson {
   return {
     schema: 'asyncjob.audit-show/v1',
     operationId,

@@ -28,7 +28,13 @@ export interface TakeCheckpointInput {
   readonly now: () => Date;
 }
 
-async function changedOperationFindings(source: AuditSource, base: HeadSet, current: HeadSet, anchors: ReturnType<typeof resolveCheckpoints>['anchors'], key: ChainKey | undefined): Promise<AuditFinding[]> {
+async function changedOperationFindings(
+  source: AuditSource,
+  base: HeadSet,
+  current: HeadSet,
+  anchors: ReturnType<typeof resolveCheckpoints>['anchors'],
+  key: ChainKey | undefined,
+): Promise<AuditFinding[]> {
   const findings: AuditFinding[] = [];
   const ids = new Set([...base.keys(), ...current.keys()]);
   for (const id of [...ids].sort()) {
@@ -49,11 +55,20 @@ async function changedOperationFindings(source: AuditSource, base: HeadSet, curr
 /** Takes the next checkpoint of the store, or says why not. */
 export async function takeCheckpoint(source: AuditSource, input: TakeCheckpointInput): Promise<CheckpointOutcome> {
   const resolved = resolveCheckpoints([], await source.checkpoints(), input.verifier);
-  if (resolved.findings.length > 0 || resolved.unverifiable.length > 0) return { kind: 'refused', findings: resolved.findings, unverifiable: resolved.unverifiable };
-  const current: HeadSet = new Map((await source.journalHeads()).map((h) => [h.operationId, [h.sequence, h.hash] as const]));
+  if (resolved.findings.length > 0 || resolved.unverifiable.length > 0)
+    return { kind: 'refused', findings: resolved.findings, unverifiable: resolved.unverifiable };
+  const current: HeadSet = new Map(
+    (await source.journalHeads()).map((h) => [h.operationId, [h.sequence, h.hash] as const]),
+  );
   const findings = await changedOperationFindings(source, resolved.heads, current, resolved.anchors, input.key);
   if (findings.length > 0) return { kind: 'refused', findings, unverifiable: [] };
-  const checkpoint = buildCheckpoint({ previous: resolved.newest, base: resolved.heads, current, takenAt: input.now().toISOString(), signer: input.signer });
+  const checkpoint = buildCheckpoint({
+    previous: resolved.newest,
+    base: resolved.heads,
+    current,
+    takenAt: input.now().toISOString(),
+    signer: input.signer,
+  });
   const recorded = await source.recordCheckpoint({
     sequence: checkpoint.sequence,
     takenAt: checkpoint.takenAt,

@@ -42,7 +42,14 @@ interface TailEntry {
 
 function isTailEntry(v: unknown): v is TailEntry {
   const e = v as TailEntry;
-  return typeof e === 'object' && e !== null && Number.isInteger(e.sequence) && Number.isFinite(e.atMs) && typeof e.actor === 'string' && typeof e.body === 'object';
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    Number.isInteger(e.sequence) &&
+    Number.isFinite(e.atMs) &&
+    typeof e.actor === 'string' &&
+    typeof e.body === 'object'
+  );
 }
 
 function decode(payload: Payload | null | undefined): unknown {
@@ -55,19 +62,38 @@ function decode(payload: Payload | null | undefined): unknown {
 }
 
 function collectRecord(value: unknown, operationId: string, into: WitnessedOperation): void {
-  const record = value as { operationId?: unknown; journal?: { nextSequence?: unknown; transitions?: unknown; observations?: unknown } };
-  if (typeof record !== 'object' || record === null || record.operationId !== operationId || typeof record.journal?.nextSequence !== 'number') return;
+  const record = value as {
+    operationId?: unknown;
+    journal?: { nextSequence?: unknown; transitions?: unknown; observations?: unknown };
+  };
+  if (
+    typeof record !== 'object' ||
+    record === null ||
+    record.operationId !== operationId ||
+    typeof record.journal?.nextSequence !== 'number'
+  )
+    return;
   into.reached = Math.max(into.reached, record.journal.nextSequence - 1);
   for (const tail of [record.journal.transitions, record.journal.observations]) {
     if (!Array.isArray(tail)) continue;
     for (const e of tail) {
-      if (isTailEntry(e) && e.sequence < record.journal.nextSequence) into.entries.set(e.sequence, { sequence: e.sequence, at: new Date(e.atMs).toISOString(), actor: e.actor, body: e.body });
+      if (isTailEntry(e) && e.sequence < record.journal.nextSequence)
+        into.entries.set(e.sequence, {
+          sequence: e.sequence,
+          at: new Date(e.atMs).toISOString(),
+          actor: e.actor,
+          body: e.body,
+        });
     }
   }
 }
 
 /** Adds what one run's history shows to `into`; returns the run it continued from, if any. Pure. */
-export function witnessFromHistory(history: History, operationId: string, into: WitnessedOperation): string | undefined {
+export function witnessFromHistory(
+  history: History,
+  operationId: string,
+  into: WitnessedOperation,
+): string | undefined {
   let previousRun: string | undefined;
   for (const event of history.events ?? []) {
     const started = event.workflowExecutionStartedEventAttributes;
@@ -75,7 +101,8 @@ export function witnessFromHistory(history: History, operationId: string, into: 
     const completed = event.activityTaskCompletedEventAttributes;
     if (completed) collectRecord(decode(completed.result?.payloads?.[0]), operationId, into);
     const marker = event.markerRecordedEventAttributes;
-    if (marker?.markerName === 'core_local_activity') collectRecord(decode(marker.details?.result?.payloads?.[0]), operationId, into);
+    if (marker?.markerName === 'core_local_activity')
+      collectRecord(decode(marker.details?.result?.payloads?.[0]), operationId, into);
   }
   return previousRun;
 }
@@ -102,7 +129,8 @@ export function clientWitness(client: Client, taskQueue: string, maxRuns = 1000)
         try {
           history = await client.workflow.getHandle(operationId, runId).fetchHistory();
         } catch (err) {
-          if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'NotFoundError') return run === 0 ? null : seen;
+          if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'NotFoundError')
+            return run === 0 ? null : seen;
           throw err;
         }
         runId = witnessFromHistory(history, operationId, seen);
@@ -114,10 +142,16 @@ export function clientWitness(client: Client, taskQueue: string, maxRuns = 1000)
 }
 
 /** Connects to Temporal as the worker and client do (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key). */
-export async function connectTemporalWitness(env: NodeJS.ProcessEnv): Promise<TemporalWitness & { close(): Promise<void> }> {
+export async function connectTemporalWitness(
+  env: NodeJS.ProcessEnv,
+): Promise<TemporalWitness & { close(): Promise<void> }> {
   const config = loadConfig(env);
   const settings = temporalConnectionSettings(config);
-  const connection = await Connection.connect({ address: settings.address, ...(settings.tls ? { tls: settings.tls } : {}), ...(settings.apiKey ? { apiKey: settings.apiKey } : {}) });
+  const connection = await Connection.connect({
+    address: settings.address,
+    ...(settings.tls ? { tls: settings.tls } : {}),
+    ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
+  });
   const client = new Client({ connection, namespace: settings.namespace });
   return { ...clientWitness(client, config.ASYNCJOB_TASK_QUEUE), close: () => connection.close() };
 }

@@ -16,7 +16,9 @@ async function readCheckpointFiles(files: readonly string[], io: AuditIo): Promi
     try {
       all.push(...parseCheckpointFile(await readFile(file, 'utf8'), file));
     } catch (err) {
-      io.stderr(`asyncjob audit: --against ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})\n`);
+      io.stderr(
+        `asyncjob audit: --against ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})\n`,
+      );
       return undefined;
     }
   }
@@ -24,7 +26,12 @@ async function readCheckpointFiles(files: readonly string[], io: AuditIo): Promi
 }
 
 /** Runs `audit verify`; returns the exit code. */
-export async function runVerify(store: OperationStore, args: ParsedArgs, key: ChainKey | undefined, io: AuditIo): Promise<number> {
+export async function runVerify(
+  store: OperationStore,
+  args: ParsedArgs,
+  key: ChainKey | undefined,
+  io: AuditIo,
+): Promise<number> {
   const given = await readCheckpointFiles(args.against, io);
   if (given === undefined) return AUDIT_EXIT.usage;
   const source = store.auditSource();

@@ -52,11 +52,19 @@ export function formatBreak(f: AuditFinding): string {
 
 function details(c: AuditCounts): string {
   const parts: string[] = [];
-  if (c.snapshotsChecked > 0) parts.push(`${c.snapshotsChecked} snapshots${c.snapshotsWithoutHash > 0 ? ` (${c.snapshotsWithoutHash} without a hash: written before migration 3)` : ''}`);
+  if (c.snapshotsChecked > 0)
+    parts.push(
+      `${c.snapshotsChecked} snapshots${c.snapshotsWithoutHash > 0 ? ` (${c.snapshotsWithoutHash} without a hash: written before migration 3)` : ''}`,
+    );
   if (c.artifactFilesChecked + c.artifactFilesUnreachable > 0) {
-    parts.push(`${c.artifactFilesChecked} artifact files hashed${c.artifactFilesUnreachable > 0 ? `, ${c.artifactFilesUnreachable} not reachable from here` : ''}`);
+    parts.push(
+      `${c.artifactFilesChecked} artifact files hashed${c.artifactFilesUnreachable > 0 ? `, ${c.artifactFilesUnreachable} not reachable from here` : ''}`,
+    );
   }
-  if (c.temporalWitnessed + c.temporalNotRetained > 0) parts.push(`${c.temporalWitnessed} histories read from Temporal${c.temporalNotRetained > 0 ? `, ${c.temporalNotRetained} no longer retained` : ''}`);
+  if (c.temporalWitnessed + c.temporalNotRetained > 0)
+    parts.push(
+      `${c.temporalWitnessed} histories read from Temporal${c.temporalNotRetained > 0 ? `, ${c.temporalNotRetained} no longer retained` : ''}`,
+    );
   return parts.length === 0 ? '' : `\n  also checked: ${parts.join('; ')}`;
 }
 
@@ -69,9 +77,13 @@ export function formatVerifyText(report: AuditReport, keyId: string | null): str
   const scope = `${c.operationsChecked} operation${c.operationsChecked === 1 ? '' : 's'}, ${c.entriesChecked} entr${c.entriesChecked === 1 ? 'y' : 'ies'}`;
   const how = keyId === null ? 'SHA-256' : `HMAC-SHA256, key ${keyId}`;
   if (report.findings.length > 0) {
-    lines.push(`FAILED: ${report.findings.length} finding${report.findings.length === 1 ? '' : 's'} in ${scope} checked (${how})`);
+    lines.push(
+      `FAILED: ${report.findings.length} finding${report.findings.length === 1 ? '' : 's'} in ${scope} checked (${how})`,
+    );
   } else if (report.unverifiable.length > 0) {
-    lines.push(`CANNOT VERIFY: ${scope} checked (${how}); no change found, but the signatures above could not be checked`);
+    lines.push(
+      `CANNOT VERIFY: ${scope} checked (${how}); no change found, but the signatures above could not be checked`,
+    );
   } else {
     lines.push(`ok: ${scope} checked (${how}), every chain intact${details(c)}`);
   }

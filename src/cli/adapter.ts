@@ -9,7 +9,14 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { BUILT_IN_PRESETS, ProviderContractError, expandPreset, loadProviderContract, type ContractIssue, type ProviderContract } from '../adapters/providers';
+import {
+  BUILT_IN_PRESETS,
+  ProviderContractError,
+  expandPreset,
+  loadProviderContract,
+  type ContractIssue,
+  type ProviderContract,
+} from '../adapters/providers';
 import { describeContract, renderExplanation } from '../adapters/providers/explain';
 import { fileNameOf } from '../adapters/providers/registry';
 import { type CliCommand } from './args';
@@ -61,7 +68,9 @@ async function parsedFile(file: string): Promise<unknown> {
 
 /** The raw document the loader will read (for its `preset:` and `baseUrl`), or undefined; the loader reports why. */
 async function rawDocument(reference: string, searchDirs: readonly string[]): Promise<unknown> {
-  const candidates = looksLikePath(reference) ? [path.resolve(reference)] : searchDirs.flatMap((dir) => ['.json', '.yaml', '.yml'].map((ext) => path.resolve(dir, reference + ext)));
+  const candidates = looksLikePath(reference)
+    ? [path.resolve(reference)]
+    : searchDirs.flatMap((dir) => ['.json', '.yaml', '.yml'].map((ext) => path.resolve(dir, reference + ext)));
   for (const file of candidates) {
     try {
       return await parsedFile(file);
@@ -87,7 +96,9 @@ function planBaseUrl(raw: unknown, env: Env, cmd: Cmd): BaseUrlPlan {
   const unset = (name: string): boolean => env[name] === undefined || env[name] === '';
   const missing = [...new Set([...template.matchAll(VARIABLE)].map((m) => m[1]!).filter(unset))];
   if (missing.length === 0) return { warnings: [] };
-  const baseUrl = template.replace(VARIABLE, (_m, name: string, offset: number) => (!unset(name) ? env[name]! : offset === 0 ? UNSET_BASE_URL : 'unset'));
+  const baseUrl = template.replace(VARIABLE, (_m, name: string, offset: number) =>
+    !unset(name) ? env[name]! : offset === 0 ? UNSET_BASE_URL : 'unset',
+  );
   const label = template.replace(VARIABLE, (m, name: string) => (unset(name) ? m : env[name]!));
   const warnings = missing.map((name) => ({
     path: 'baseUrl',
@@ -102,10 +113,24 @@ export async function checkContract(reference: string, cmd: Cmd, env: Env): Prom
   const raw = await rawDocument(reference, searchDirs);
   const preset = isObject(raw) && typeof raw.preset === 'string' ? raw.preset : null;
   const plan = planBaseUrl(raw, env, cmd);
-  const out: Checked = { file: reference, valid: false, code: null, name: null, preset, create: null, baseUrl: null, issues: [], warnings: plan.warnings };
+  const out: Checked = {
+    file: reference,
+    valid: false,
+    code: null,
+    name: null,
+    preset,
+    create: null,
+    baseUrl: null,
+    issues: [],
+    warnings: plan.warnings,
+  };
   let contract: ProviderContract;
   try {
-    contract = await loadProviderContract(reference, { searchDirs, env, ...(plan.baseUrl !== undefined ? { baseUrl: plan.baseUrl } : {}) });
+    contract = await loadProviderContract(reference, {
+      searchDirs,
+      env,
+      ...(plan.baseUrl !== undefined ? { baseUrl: plan.baseUrl } : {}),
+    });
   } catch (error) {
     if (!(error instanceof ProviderContractError)) {
       out.code = 'ASYNCJOB_ERR_ADAPTER_INVALID';
@@ -124,7 +149,12 @@ export async function checkContract(reference: string, cmd: Cmd, env: Env): Prom
   if (contract.name !== servedAs) {
     // The worker serves a contract under its name: and refuses a file whose name says otherwise.
     out.code = 'ASYNCJOB_ERR_ADAPTER_INVALID';
-    out.issues = [{ path: 'name', message: `the document is named "${contract.name}" but found as "${servedAs}": rename the file or the name: so they agree (a provider is served under its name:)` }];
+    out.issues = [
+      {
+        path: 'name',
+        message: `the document is named "${contract.name}" but found as "${servedAs}": rename the file or the name: so they agree (a provider is served under its name:)`,
+      },
+    ];
     return out;
   }
   return { ...out, valid: true, contract, ...(plan.label !== undefined ? { baseUrlLabel: plan.label } : {}) };
@@ -146,9 +176,15 @@ function issueLines(checked: Checked): string[] {
 export function validateText(checked: Checked): string[] {
   if (checked.valid) {
     const create = checked.create!;
-    return [`${checked.file}: ok (${checked.name}, ${checked.preset !== null ? `preset ${checked.preset}` : 'no preset'}, create ${create.method} ${create.path})`, ...issueLines(checked)];
+    return [
+      `${checked.file}: ok (${checked.name}, ${checked.preset !== null ? `preset ${checked.preset}` : 'no preset'}, create ${create.method} ${create.path})`,
+      ...issueLines(checked),
+    ];
   }
-  const what = checked.code === 'ASYNCJOB_ERR_ADAPTER_NOT_FOUND' ? 'not found' : `invalid (${checked.issues.length} problem${checked.issues.length === 1 ? '' : 's'})`;
+  const what =
+    checked.code === 'ASYNCJOB_ERR_ADAPTER_NOT_FOUND'
+      ? 'not found'
+      : `invalid (${checked.issues.length} problem${checked.issues.length === 1 ? '' : 's'})`;
   return [`${checked.file}: ${what}`, ...issueLines(checked)];
 }
 
@@ -160,10 +196,14 @@ async function validate(ctx: CommandContext, cmd: Cmd, env: Env): Promise<ExitCo
   const checked: Checked[] = [];
   for (const file of cmd.files) checked.push(await checkContract(file, cmd, env));
   const valid = checked.every((c) => c.valid);
-  if (cmd.json) ctx.deps.stdout(`${JSON.stringify({ schema: 'asyncjob.adapter-validate/v1', valid, contracts: checked.map(publicView) })}\n`);
+  if (cmd.json)
+    ctx.deps.stdout(
+      `${JSON.stringify({ schema: 'asyncjob.adapter-validate/v1', valid, contracts: checked.map(publicView) })}\n`,
+    );
   else {
     write(ctx, checked.flatMap(validateText));
-    if (checked.length > 1) write(ctx, [`${checked.filter((c) => c.valid).length} of ${checked.length} contracts valid`]);
+    if (checked.length > 1)
+      write(ctx, [`${checked.filter((c) => c.valid).length} of ${checked.length} contracts valid`]);
   }
   return valid ? EXIT.ok : EXIT.usage;
 }
@@ -173,7 +213,10 @@ async function explain(ctx: CommandContext, cmd: Cmd, env: Env): Promise<ExitCod
   const explanation =
     checked.contract === undefined
       ? null
-      : describeContract(checked.contract, { ...(checked.preset !== null ? { preset: checked.preset } : {}), ...(checked.baseUrlLabel !== undefined ? { baseUrlLabel: checked.baseUrlLabel } : {}) });
+      : describeContract(checked.contract, {
+          ...(checked.preset !== null ? { preset: checked.preset } : {}),
+          ...(checked.baseUrlLabel !== undefined ? { baseUrlLabel: checked.baseUrlLabel } : {}),
+        });
   if (cmd.json) {
     ctx.deps.stdout(
       `${JSON.stringify({
@@ -187,7 +230,11 @@ async function explain(ctx: CommandContext, cmd: Cmd, env: Env): Promise<ExitCod
     write(ctx, validateText(checked), 'stderr');
   } else {
     write(ctx, renderExplanation(explanation));
-    write(ctx, checked.warnings.map((w) => `warning: ${w.path}: ${w.message}`), 'stderr');
+    write(
+      ctx,
+      checked.warnings.map((w) => `warning: ${w.path}: ${w.message}`),
+      'stderr',
+    );
   }
   return checked.valid ? EXIT.ok : EXIT.usage;
 }

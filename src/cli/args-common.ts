@@ -41,12 +41,25 @@ const common = {
 export type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
 
 /** Parses a command's arguments strictly; an unknown or malformed option is a {@link UsageError}. */
-export function parse(command: string, args: string[], options: OptionSpec): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+export function parse(
+  command: string,
+  args: string[],
+  options: OptionSpec,
+): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
   try {
-    return parseArgs({ args, options: { ...common, ...options }, strict: true, allowPositionals: true, allowNegative: false });
+    return parseArgs({
+      args,
+      options: { ...common, ...options },
+      strict: true,
+      allowPositionals: true,
+      allowNegative: false,
+    });
   } catch (err) {
     // node:util's messages are clear ("Unknown option '--x'"); drop its advice about "--" and keep one line.
-    const message = err instanceof Error ? err.message.split('\n')[0]!.replace(/\. To specify a positional argument.*$/, '') : String(err);
+    const message =
+      err instanceof Error
+        ? err.message.split('\n')[0]!.replace(/\. To specify a positional argument.*$/, '')
+        : String(err);
     throw new UsageError(message, command);
   }
 }
@@ -98,7 +111,8 @@ export function deadlineOption(command: string, name: string, text: string): Dea
 /** A whole-number option, or undefined when absent. */
 export function countOption(command: string, name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`--${name}: "${text}" is not a whole number`, command);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)))
+    throw new UsageError(`--${name}: "${text}" is not a whole number`, command);
   return Number(text);
 }
 

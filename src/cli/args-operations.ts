@@ -40,7 +40,12 @@ export type StartCommand = {
 } & CommonFlags;
 
 /** `asyncjob watch`. */
-export type WatchCommand = { command: 'watch'; operationId: string; intervalMs: number; untilFinal: boolean } & CommonFlags;
+export type WatchCommand = {
+  command: 'watch';
+  operationId: string;
+  intervalMs: number;
+  untilFinal: boolean;
+} & CommonFlags;
 
 /** The decision given to `decide` with `--option`. */
 export interface DecideAnswer {
@@ -58,12 +63,27 @@ export interface DecideAnswer {
 export type DecideCommand = { command: 'decide'; operationId: string; answer?: DecideAnswer } & CommonFlags;
 
 /** `asyncjob list`: every filter given must match. */
-export type ListCommand = { command: 'list'; escalated: boolean; state?: string; provider?: string; reason?: string; limit: number } & CommonFlags;
+export type ListCommand = {
+  command: 'list';
+  escalated: boolean;
+  state?: string;
+  provider?: string;
+  reason?: string;
+  limit: number;
+} & CommonFlags;
 
 /** A command's `--help`. */
 type Help = { command: 'help'; topic: string };
 
-const START_REQUIRED = ['provider', 'operation-id', 'payload', 'started-by', 'authorised-by', 'create-deadline', 'result-deadline'];
+const START_REQUIRED = [
+  'provider',
+  'operation-id',
+  'payload',
+  'started-by',
+  'authorised-by',
+  'create-deadline',
+  'result-deadline',
+];
 
 /** Parses `start`. */
 export function parseStart(rest: string[]): StartCommand | Help {
@@ -87,7 +107,8 @@ export function parseStart(rest: string[]): StartCommand | Help {
   const v = values as Record<string, unknown>;
   const missing = START_REQUIRED.filter((name) => typeof v[name] !== 'string');
   if (missing.length > 0) throw new UsageError(`missing ${missing.map((m) => `--${m}`).join(', ')}`, command);
-  if (values['until-final'] === true && values.wait !== true) throw new UsageError('--until-final goes with --wait', command);
+  if (values['until-final'] === true && values.wait !== true)
+    throw new UsageError('--until-final goes with --wait', command);
   const policy = optional(v, 'policy');
   const clientReference = optional(v, 'client-reference');
   return {
@@ -111,7 +132,10 @@ export function parseStart(rest: string[]): StartCommand | Help {
 /** Parses `watch`. */
 export function parseWatch(rest: string[]): WatchCommand | Help {
   const command = 'watch';
-  const { values, positionals } = parse(command, rest, { interval: { type: 'string' }, 'until-final': { type: 'boolean' } });
+  const { values, positionals } = parse(command, rest, {
+    interval: { type: 'string' },
+    'until-final': { type: 'boolean' },
+  });
   if (values.help) return { command: 'help', topic: command };
   const interval = optional(values, 'interval');
   return {
@@ -143,10 +167,18 @@ export function parseDecide(rest: string[]): DecideCommand | Help {
   const option = optional(values, 'option');
   if (option === undefined) {
     const given = DECIDE_FLAGS.filter((n) => (values as Record<string, unknown>)[n] !== undefined);
-    if (given.length > 0) throw new UsageError(`--${given[0]} needs --option (run "asyncjob decide ${operationId}" to see the options offered)`, command);
+    if (given.length > 0)
+      throw new UsageError(
+        `--${given[0]} needs --option (run "asyncjob decide ${operationId}" to see the options offered)`,
+        command,
+      );
     return { command, operationId, ...flags(values) };
   }
-  const answer: DecideAnswer = { option, by: required(command, values, 'by'), reason: required(command, values, 'reason') };
+  const answer: DecideAnswer = {
+    option,
+    by: required(command, values, 'by'),
+    reason: required(command, values, 'reason'),
+  };
   const extend = optional(values, 'extend');
   if (extend !== undefined) answer.extendMs = durationOption(command, 'extend', extend);
   const checks = countOption(command, 'checks', optional(values, 'checks'));
@@ -160,8 +192,15 @@ export function parseDecide(rest: string[]): DecideCommand | Help {
   return { command, operationId, answer, ...flags(values) };
 }
 
-function oneOf(command: string, name: string, value: string | undefined, allowed: readonly string[], what: string): string | undefined {
-  if (value !== undefined && !allowed.includes(value)) throw new UsageError(`--${name}: "${value}" is not ${what} (${allowed.join(', ')})`, command);
+function oneOf(
+  command: string,
+  name: string,
+  value: string | undefined,
+  allowed: readonly string[],
+  what: string,
+): string | undefined {
+  if (value !== undefined && !allowed.includes(value))
+    throw new UsageError(`--${name}: "${value}" is not ${what} (${allowed.join(', ')})`, command);
   return value;
 }
 
@@ -179,8 +218,15 @@ export function parseList(rest: string[]): ListCommand | Help {
   noPositionals(command, positionals);
   const escalated = values.escalated === true;
   const state = oneOf(command, 'state', optional(values, 'state'), localStateSchema.options, 'a local state');
-  if (escalated && state !== undefined && state !== 'escalated') throw new UsageError(`--escalated contradicts --state ${state}`, command);
-  const reason = oneOf(command, 'reason', optional(values, 'reason'), escalationReasonSchema.options, 'an escalation reason');
+  if (escalated && state !== undefined && state !== 'escalated')
+    throw new UsageError(`--escalated contradicts --state ${state}`, command);
+  const reason = oneOf(
+    command,
+    'reason',
+    optional(values, 'reason'),
+    escalationReasonSchema.options,
+    'an escalation reason',
+  );
   const provider = optional(values, 'provider');
   const limit = countOption(command, 'limit', optional(values, 'limit')) ?? 100;
   if (limit < 1) throw new UsageError('--limit: must be at least 1', command);

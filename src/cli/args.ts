@@ -3,10 +3,35 @@
  * option. Pure: no I/O (a `--payload @file` is returned as a file reference for the command to read). The
  * commands that drive operations are parsed in `args-operations.ts`.
  */
-import { type CommonFlags, flags, onePositional, noPositionals, optional, parse, required, UsageError } from './args-common';
-import { type DecideCommand, type ListCommand, parseDecide, parseList, parseStart, parseWatch, type StartCommand, type WatchCommand } from './args-operations';
+import {
+  type CommonFlags,
+  flags,
+  onePositional,
+  noPositionals,
+  optional,
+  parse,
+  required,
+  UsageError,
+} from './args-common';
+import {
+  type DecideCommand,
+  type ListCommand,
+  parseDecide,
+  parseList,
+  parseStart,
+  parseWatch,
+  type StartCommand,
+  type WatchCommand,
+} from './args-operations';
 
-export { UsageError, durationOption, deadlineOption, type CommonFlags, type JsonSource, type DeadlineArg } from './args-common';
+export {
+  UsageError,
+  durationOption,
+  deadlineOption,
+  type CommonFlags,
+  type JsonSource,
+  type DeadlineArg,
+} from './args-common';
 export type { DecideAnswer, DecideCommand, ListCommand, StartCommand, WatchCommand } from './args-operations';
 
 /** A parsed command line. */
@@ -18,7 +43,13 @@ export type CliCommand =
   | ({ command: 'cancel'; operationId: string; by: string; reason: string; expectedEffect?: string } & CommonFlags)
   | DecideCommand
   | ListCommand
-  | ({ command: 'adapter'; action: 'validate' | 'explain'; files: string[]; baseUrl?: string; requireEnv: boolean } & CommonFlags)
+  | ({
+      command: 'adapter';
+      action: 'validate' | 'explain';
+      files: string[];
+      baseUrl?: string;
+      requireEnv: boolean;
+    } & CommonFlags)
   | { command: 'audit'; argv: string[] }
   | { command: 'simulate'; argv: string[] }
   | { command: 'doctor'; argv: string[] }
@@ -58,7 +89,11 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
     case 'watch':
       return parseWatch(rest);
     case 'cancel': {
-      const { values, positionals } = parse(command, rest, { by: { type: 'string' }, reason: { type: 'string' }, 'expected-effect': { type: 'string' } });
+      const { values, positionals } = parse(command, rest, {
+        by: { type: 'string' },
+        reason: { type: 'string' },
+        'expected-effect': { type: 'string' },
+      });
       if (values.help) return { command: 'help', topic: command };
       const operationId = onePositional(command, positionals);
       const expectedEffect = optional(values, 'expected-effect');
@@ -79,13 +114,25 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
       const [action, ...more] = rest;
       if (action === '--help' || action === '-h' || action === 'help') return { command: 'help', topic: command };
       if (action === undefined) throw new UsageError('adapter needs an action: validate or explain', command);
-      if (action !== 'validate' && action !== 'explain') throw new UsageError(`adapter: unknown action "${action}" (validate or explain)`, command);
-      const { values, positionals } = parse(command, more, { 'base-url': { type: 'string' }, 'require-env': { type: 'boolean' } });
+      if (action !== 'validate' && action !== 'explain')
+        throw new UsageError(`adapter: unknown action "${action}" (validate or explain)`, command);
+      const { values, positionals } = parse(command, more, {
+        'base-url': { type: 'string' },
+        'require-env': { type: 'boolean' },
+      });
       if (values.help) return { command: 'help', topic: command };
       if (positionals.length === 0) throw new UsageError(`adapter ${action} needs a contract file`, command);
-      if (action === 'explain' && positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}" (explain takes one file)`, command);
+      if (action === 'explain' && positionals.length > 1)
+        throw new UsageError(`unexpected argument "${positionals[1]}" (explain takes one file)`, command);
       const baseUrl = optional(values, 'base-url');
-      return { command, action, files: positionals, ...(baseUrl !== undefined ? { baseUrl } : {}), requireEnv: values['require-env'] === true, ...flags(values) };
+      return {
+        command,
+        action,
+        files: positionals,
+        ...(baseUrl !== undefined ? { baseUrl } : {}),
+        requireEnv: values['require-env'] === true,
+        ...flags(values),
+      };
     }
     default:
       throw new UsageError(`unknown command "${command}"`);

@@ -31,7 +31,9 @@ export function readJson(ctx: CommandContext, source: JsonSource, option: string
     try {
       text = ctx.deps.readFile(source.path);
     } catch (err) {
-      throw new UsageError(`${option}: cannot read ${source.path}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new UsageError(
+        `${option}: cannot read ${source.path}: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   } else {
     text = source.text;

@@ -19,8 +19,17 @@ export async function cancelCommand(ctx: CommandContext, cmd: Cmd<'cancel'>): Pr
     reason: cmd.reason,
     ...(cmd.expectedEffect !== undefined ? { expectedEffect: cmd.expectedEffect } : {}),
   });
-  if (cmd.json) emit(ctx, { schema: 'asyncjob.cancel/v1', operationId: cmd.operationId, accepted: true, localState: answer.localState });
-  else ctx.deps.stdout(`cancel recorded for ${cmd.operationId} (now ${answer.localState}); the provider's answer follows: asyncjob watch ${cmd.operationId}\n`);
+  if (cmd.json)
+    emit(ctx, {
+      schema: 'asyncjob.cancel/v1',
+      operationId: cmd.operationId,
+      accepted: true,
+      localState: answer.localState,
+    });
+  else
+    ctx.deps.stdout(
+      `cancel recorded for ${cmd.operationId} (now ${answer.localState}); the provider's answer follows: asyncjob watch ${cmd.operationId}\n`,
+    );
   return EXIT.ok;
 }
 
@@ -30,7 +39,12 @@ export async function decideCommand(ctx: CommandContext, cmd: Cmd<'decide'>): Pr
   // An ended operation has nothing to decide: say so, with its state and why it ended.
   const execution = await client.describeOperation(cmd.operationId);
   if (execution.executionStatus !== 'RUNNING') {
-    throw new OperationEndedError(cmd.operationId, execution.executionStatus, execution.localState, execution.failure && { executionStatus: execution.executionStatus, ...execution.failure });
+    throw new OperationEndedError(
+      cmd.operationId,
+      execution.executionStatus,
+      execution.localState,
+      execution.failure && { executionStatus: execution.executionStatus, ...execution.failure },
+    );
   }
   const escalation = await client.escalation(cmd.operationId);
   if (!cmd.answer) {
@@ -40,7 +54,12 @@ export async function decideCommand(ctx: CommandContext, cmd: Cmd<'decide'>): Pr
         operationId: cmd.operationId,
         action: 'show',
         escalation: escalation
-          ? { reason: escalation.reason, text: escalation.text, options: escalation.options, decisionDeadlineAt: new Date(escalation.decisionDeadlineMs).toISOString() }
+          ? {
+              reason: escalation.reason,
+              text: escalation.text,
+              options: escalation.options,
+              decisionDeadlineAt: new Date(escalation.decisionDeadlineMs).toISOString(),
+            }
           : null,
       });
     } else if (!escalation) {
@@ -53,7 +72,12 @@ export async function decideCommand(ctx: CommandContext, cmd: Cmd<'decide'>): Pr
 
   // Checked here first for a clear message; the workflow's update validator checks again (A2).
   const a = cmd.answer;
-  if (!escalation) throw new AsyncJobRequestRefused(cmd.operationId, 'ASYNCJOB_ERR_NO_OPEN_ESCALATION', `operation ${cmd.operationId} has no open escalation to decide`);
+  if (!escalation)
+    throw new AsyncJobRequestRefused(
+      cmd.operationId,
+      'ASYNCJOB_ERR_NO_OPEN_ESCALATION',
+      `operation ${cmd.operationId} has no open escalation to decide`,
+    );
   const offered = escalation.options.find((o) => o.option === a.option);
   if (!offered) {
     throw new AsyncJobRequestRefused(
@@ -70,19 +94,33 @@ export async function decideCommand(ctx: CommandContext, cmd: Cmd<'decide'>): Pr
       );
     }
     const over: string[] = [];
-    if (a.extendMs > (offered.extendMs ?? 0)) over.push(`--extend ${formatDuration(a.extendMs)} exceeds the offered ${formatDuration(offered.extendMs ?? 0)}`);
-    if (a.checks > (offered.extraStatusRequests ?? 0)) over.push(`--checks ${a.checks} exceeds the offered ${offered.extraStatusRequests ?? 0}`);
-    if ((a.transportFailures ?? 0) > (offered.extraTransportFailures ?? 0)) over.push(`--transport-failures ${a.transportFailures} exceeds the offered ${offered.extraTransportFailures ?? 0}`);
-    if ((a.rateLimited ?? 0) > (offered.extraRateLimited ?? 0)) over.push(`--rate-limited ${a.rateLimited} exceeds the offered ${offered.extraRateLimited ?? 0}`);
-    if (over.length > 0) throw new AsyncJobRequestRefused(cmd.operationId, 'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS', over.join('; '));
+    if (a.extendMs > (offered.extendMs ?? 0))
+      over.push(`--extend ${formatDuration(a.extendMs)} exceeds the offered ${formatDuration(offered.extendMs ?? 0)}`);
+    if (a.checks > (offered.extraStatusRequests ?? 0))
+      over.push(`--checks ${a.checks} exceeds the offered ${offered.extraStatusRequests ?? 0}`);
+    if ((a.transportFailures ?? 0) > (offered.extraTransportFailures ?? 0))
+      over.push(
+        `--transport-failures ${a.transportFailures} exceeds the offered ${offered.extraTransportFailures ?? 0}`,
+      );
+    if ((a.rateLimited ?? 0) > (offered.extraRateLimited ?? 0))
+      over.push(`--rate-limited ${a.rateLimited} exceeds the offered ${offered.extraRateLimited ?? 0}`);
+    if (over.length > 0)
+      throw new AsyncJobRequestRefused(cmd.operationId, 'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS', over.join('; '));
   } else {
-    const extension = [a.extendMs !== undefined && '--extend', a.checks !== undefined && '--checks', a.transportFailures !== undefined && '--transport-failures', a.rateLimited !== undefined && '--rate-limited'].filter(Boolean);
-    if (extension.length > 0) throw new UsageError(`${extension.join(', ')}: only --option extend takes extension bounds`, 'decide');
+    const extension = [
+      a.extendMs !== undefined && '--extend',
+      a.checks !== undefined && '--checks',
+      a.transportFailures !== undefined && '--transport-failures',
+      a.rateLimited !== undefined && '--rate-limited',
+    ].filter(Boolean);
+    if (extension.length > 0)
+      throw new UsageError(`${extension.join(', ')}: only --option extend takes extension bounds`, 'decide');
   }
   if (a.option === 'adopt_job' && (a.jobId === undefined || !(offered.jobIds ?? []).includes(a.jobId))) {
     throw new UsageError(`--option adopt_job needs --job-id, one of: ${(offered.jobIds ?? []).join(', ')}`, 'decide');
   }
-  if (a.option !== 'adopt_job' && a.jobId !== undefined) throw new UsageError('--job-id: only --option adopt_job names a job', 'decide');
+  if (a.option !== 'adopt_job' && a.jobId !== undefined)
+    throw new UsageError('--job-id: only --option adopt_job names a job', 'decide');
 
   const decision = {
     option: a.option,
@@ -95,7 +133,15 @@ export async function decideCommand(ctx: CommandContext, cmd: Cmd<'decide'>): Pr
     ...(a.jobId !== undefined ? { jobId: a.jobId } : {}),
   } as Decision; // the option was found among the offered ones, so it is a decision option
   const answer = await client.decide(cmd.operationId, decision);
-  if (cmd.json) emit(ctx, { schema: 'asyncjob.decide/v1', operationId: cmd.operationId, action: 'decided', option: a.option, accepted: true, localState: answer.localState });
+  if (cmd.json)
+    emit(ctx, {
+      schema: 'asyncjob.decide/v1',
+      operationId: cmd.operationId,
+      action: 'decided',
+      option: a.option,
+      accepted: true,
+      localState: answer.localState,
+    });
   else ctx.deps.stdout(`decision "${a.option}" recorded for ${cmd.operationId} (now ${answer.localState})\n`);
   return EXIT.ok;
 }

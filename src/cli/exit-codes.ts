@@ -29,5 +29,7 @@ export const BAD_END_STATES: readonly string[] = ['failed', 'cancelled', 'closed
 /** The exit code that reports an operation in `localState`: 1 for a bad end, 7 for an escalation, else 0. */
 export function exitForState(localState: string | null | undefined): ExitCode {
   if (localState === 'escalated') return EXIT.needsDecision;
-  return localState !== null && localState !== undefined && BAD_END_STATES.includes(localState) ? EXIT.operationEndedBadly : EXIT.ok;
+  return localState !== null && localState !== undefined && BAD_END_STATES.includes(localState)
+    ? EXIT.operationEndedBadly
+    : EXIT.ok;
 }

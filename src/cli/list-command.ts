@@ -7,14 +7,25 @@ import { type Cmd, type CommandContext, emit, say } from './command-context';
 import { EXIT, type ExitCode } from './exit-codes';
 
 function filters(cmd: Cmd<'list'>): string {
-  const given = [cmd.state && `state ${cmd.state}`, cmd.provider && `provider ${cmd.provider}`, cmd.reason && `reason ${cmd.reason}`].filter(Boolean);
+  const given = [
+    cmd.state && `state ${cmd.state}`,
+    cmd.provider && `provider ${cmd.provider}`,
+    cmd.reason && `reason ${cmd.reason}`,
+  ].filter(Boolean);
   return given.length > 0 ? ` (${given.join(', ')})` : '';
 }
 
 /** Aligned columns. */
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** `list`: see the module comment. `--json` gives `operations`, and `escalated` (the v1 shape) with `--escalated`. */
@@ -27,7 +38,13 @@ export async function listCommand(ctx: CommandContext, cmd: Cmd<'list'>): Promis
     limit: cmd.limit,
   });
   if (cmd.json) {
-    const escalated = listed.map(({ operationId, reason, provider, jobId, executionStatus }) => ({ operationId, reason, provider, jobId, executionStatus }));
+    const escalated = listed.map(({ operationId, reason, provider, jobId, executionStatus }) => ({
+      operationId,
+      reason,
+      provider,
+      jobId,
+      executionStatus,
+    }));
     emit(ctx, { schema: 'asyncjob.list/v1', operations: listed, ...(cmd.escalated ? { escalated } : {}) });
     return EXIT.ok;
   }
@@ -36,6 +53,20 @@ export async function listCommand(ctx: CommandContext, cmd: Cmd<'list'>): Promis
     return EXIT.ok;
   }
   const header = ['OPERATION', 'STATE', 'REASON', 'PROVIDER', 'PROVIDER JOB', 'WORKFLOW', 'STARTED'];
-  say(ctx, table([header, ...listed.map((o) => [o.operationId, o.state ?? '-', o.reason ?? '-', o.provider ?? '-', o.jobId ?? '-', o.executionStatus, o.startedAt])]));
+  say(
+    ctx,
+    table([
+      header,
+      ...listed.map((o) => [
+        o.operationId,
+        o.state ?? '-',
+        o.reason ?? '-',
+        o.provider ?? '-',
+        o.jobId ?? '-',
+        o.executionStatus,
+        o.startedAt,
+      ]),
+    ]),
+  );
   return EXIT.ok;
 }

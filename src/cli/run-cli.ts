@@ -4,7 +4,15 @@
  */
 import { adapterCommand } from './adapter';
 import { type CliCommand, parseCommandLine, UsageError } from './args';
-import { cancelCommand, type CommandContext, decideCommand, listCommand, startCommand, statusCommand, watchCommand } from './commands';
+import {
+  cancelCommand,
+  type CommandContext,
+  decideCommand,
+  listCommand,
+  startCommand,
+  statusCommand,
+  watchCommand,
+} from './commands';
 import type { CliClient, CliDeps } from './deps';
 import { EXIT, type ExitCode } from './exit-codes';
 import { COMMAND_USAGE, USAGE } from './usage';
@@ -43,12 +51,20 @@ function oneLine(text: string): string {
 
 /** Maps an error to its exit code, stable code and one-line message. */
 export function classifyError(err: unknown): ClassifiedError {
-  const e = (typeof err === 'object' && err !== null ? err : {}) as { code?: unknown; refusalCode?: unknown; message?: unknown };
+  const e = (typeof err === 'object' && err !== null ? err : {}) as {
+    code?: unknown;
+    refusalCode?: unknown;
+    message?: unknown;
+  };
   const code = typeof e.code === 'string' ? e.code : undefined;
   const message = oneLine(typeof e.message === 'string' ? e.message : String(err));
   const exitCode = code !== undefined ? EXIT_BY_CODE[code] : undefined;
   if (exitCode === undefined) return { exitCode: EXIT.internal, code: code ?? 'ASYNCJOB_ERR_INTERNAL', message };
-  return { exitCode, code: code === 'ASYNCJOB_ERR_REFUSED' && typeof e.refusalCode === 'string' ? e.refusalCode : code!, message };
+  return {
+    exitCode,
+    code: code === 'ASYNCJOB_ERR_REFUSED' && typeof e.refusalCode === 'string' ? e.refusalCode : code!,
+    message,
+  };
 }
 
 function verboseDetails(err: unknown): string {
@@ -71,11 +87,15 @@ function verboseDetails(err: unknown): string {
 
 function report(err: unknown, flags: { json: boolean; verbose: boolean; command?: string }, deps: CliDeps): ExitCode {
   const c = classifyError(err);
-  deps.stderr(`asyncjob: ${c.message}${c.exitCode === EXIT.usage && err instanceof UsageError ? ` (asyncjob help${err.command ? ` ${err.command}` : ''})` : ''}\n`);
+  deps.stderr(
+    `asyncjob: ${c.message}${c.exitCode === EXIT.usage && err instanceof UsageError ? ` (asyncjob help${err.command ? ` ${err.command}` : ''})` : ''}\n`,
+  );
   if (flags.verbose) deps.stderr(verboseDetails(err));
   if (flags.json) {
     const issues = (err as { issues?: unknown }).issues;
-    deps.stdout(`${JSON.stringify({ schema: 'asyncjob.error/v1', code: c.code, message: c.message, exitCode: c.exitCode, ...(Array.isArray(issues) ? { issues } : {}) })}\n`);
+    deps.stdout(
+      `${JSON.stringify({ schema: 'asyncjob.error/v1', code: c.code, message: c.message, exitCode: c.exitCode, ...(Array.isArray(issues) ? { issues } : {}) })}\n`,
+    );
   }
   return c.exitCode;
 }

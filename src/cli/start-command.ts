@@ -28,7 +28,8 @@ function startRequest(ctx: CommandContext, cmd: Cmd<'start'>): StartRequest {
 
 function startedText(started: StartedOperation, failure: { type: string | null; message: string } | null): string {
   const { operationId, traceId } = started;
-  if (started.replaced) return `started operation ${operationId} again: its earlier run failed on its input (${failureText(started.replaced)}) (trace ${traceId})`;
+  if (started.replaced)
+    return `started operation ${operationId} again: its earlier run failed on its input (${failureText(started.replaced)}) (trace ${traceId})`;
   if (!started.joined) return `started operation ${operationId} (trace ${traceId})`;
   const ended = failure ? `; its workflow has ended: ${started.executionStatus} (${failureText(failure)})` : '';
   return `joined operation ${operationId}: it already exists with the same request (trace ${traceId})${ended}`;
@@ -38,7 +39,11 @@ function startedText(started: StartedOperation, failure: { type: string | null; 
 async function escalationText(client: CliClient, summary: OperationSummary): Promise<string[]> {
   if (!summary.escalation) return [];
   const open = await client.escalation(summary.operationId, { timeoutMs: 5_000 }).catch(() => null);
-  return [summary.escalation.text, '', ...decideAdvice(summary.operationId, summary.escalation.reason, open?.options ?? null)];
+  return [
+    summary.escalation.text,
+    '',
+    ...decideAdvice(summary.operationId, summary.escalation.reason, open?.options ?? null),
+  ];
 }
 
 /** `start`: see the module comment. */
@@ -67,9 +72,16 @@ export async function startCommand(ctx: CommandContext, cmd: Cmd<'start'>): Prom
   const summary = await client.result(started.operationId, { untilFinal: cmd.untilFinal });
   if (cmd.json) emit(ctx, { ...base, summary });
   else if (summary.localState === 'escalated') {
-    say(ctx, `operation ${summary.operationId} needs a decision${summary.escalation ? ` (${summary.escalation.reason})` : ''}:`, ...(await escalationText(client, summary)));
+    say(
+      ctx,
+      `operation ${summary.operationId} needs a decision${summary.escalation ? ` (${summary.escalation.reason})` : ''}:`,
+      ...(await escalationText(client, summary)),
+    );
   } else {
-    say(ctx, `operation ${summary.operationId} ended: ${summary.localState}${summary.remoteState ? ` (provider: ${summary.remoteState})` : ''}`);
+    say(
+      ctx,
+      `operation ${summary.operationId} ended: ${summary.localState}${summary.remoteState ? ` (provider: ${summary.remoteState})` : ''}`,
+    );
     if (summary.escalation) say(ctx, summary.escalation.text);
   }
   return exitForState(summary.localState);

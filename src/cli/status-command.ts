@@ -16,9 +16,15 @@ const STATUS_QUERY_TIMEOUT_MS = 5_000;
 const BAD_EXECUTION = ['FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED'];
 
 /** The record by query, or why it could not be read (a missing operation or an unreachable server is thrown). */
-async function readView(client: CliClient, operationId: string): Promise<{ view: OperationView | null; recordError: string | null }> {
+async function readView(
+  client: CliClient,
+  operationId: string,
+): Promise<{ view: OperationView | null; recordError: string | null }> {
   try {
-    return { view: operationView(await client.get(operationId, { timeoutMs: STATUS_QUERY_TIMEOUT_MS })), recordError: null };
+    return {
+      view: operationView(await client.get(operationId, { timeoutMs: STATUS_QUERY_TIMEOUT_MS })),
+      recordError: null,
+    };
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     if (code === 'ASYNCJOB_ERR_NOT_FOUND' || code === 'ASYNCJOB_ERR_CONNECTION') throw err;
@@ -41,14 +47,19 @@ export async function statusCommand(ctx: CommandContext, cmd: Cmd<'status'>): Pr
   }
   if (view) ctx.deps.stdout(statusText(view, ctx.deps.nowMs()));
   else {
-    const why = execution.failure ? 'its workflow closed before a record could be read' : `the record is unavailable: ${recordError}`;
+    const why = execution.failure
+      ? 'its workflow closed before a record could be read'
+      : `the record is unavailable: ${recordError}`;
     say(
       ctx,
       `operation ${execution.operationId} (provider ${execution.provider ?? 'unknown'}${execution.jobId ? `, job ${execution.jobId}` : ''})`,
       `  state:     ${execution.localState ?? 'unknown'} (from search attributes; ${why})`,
     );
   }
-  say(ctx, `  workflow:  ${execution.executionStatus}, run ${execution.runId}, started ${execution.startedAt}${execution.closedAt ? `, closed ${execution.closedAt}` : ''}`);
+  say(
+    ctx,
+    `  workflow:  ${execution.executionStatus}, run ${execution.runId}, started ${execution.startedAt}${execution.closedAt ? `, closed ${execution.closedAt}` : ''}`,
+  );
   if (execution.failure) say(ctx, `  reason:    ${failureText(execution.failure)}`);
   return code;
 }
@@ -62,12 +73,21 @@ interface WatchEnd {
 }
 
 /** Renders each record the client's watch yields; `drew` tells of an open TTY line. */
-async function follow(ctx: CommandContext, client: CliClient, cmd: Cmd<'watch'>, drew: { open: boolean }): Promise<WatchEnd> {
+async function follow(
+  ctx: CommandContext,
+  client: CliClient,
+  cmd: Cmd<'watch'>,
+  drew: { open: boolean },
+): Promise<WatchEnd> {
   const redraw = ctx.deps.isTTY && !cmd.json;
   let last = '';
   let view: OperationView | null = null;
   try {
-    for await (const record of client.watch(cmd.operationId, { intervalMs: cmd.intervalMs, includeUnchanged: redraw, untilFinal: cmd.untilFinal })) {
+    for await (const record of client.watch(cmd.operationId, {
+      intervalMs: cmd.intervalMs,
+      includeUnchanged: redraw,
+      untilFinal: cmd.untilFinal,
+    })) {
       view = operationView(record);
       const now = ctx.deps.nowMs();
       const key = cmd.json ? JSON.stringify(view) : watchLine(view, now, false);
@@ -75,7 +95,8 @@ async function follow(ctx: CommandContext, client: CliClient, cmd: Cmd<'watch'>,
         ctx.deps.stdout(`${CLEAR_LINE}${watchLine(view, now, true)}`);
         drew.open = true;
       } else if (key !== last) {
-        if (cmd.json) emit(ctx, { schema: 'asyncjob.watch/v1', event: 'update', at: new Date(now).toISOString(), operation: view });
+        if (cmd.json)
+          emit(ctx, { schema: 'asyncjob.watch/v1', event: 'update', at: new Date(now).toISOString(), operation: view });
         else say(ctx, key);
       }
       last = key;
@@ -94,8 +115,11 @@ function endText(operationId: string, end: WatchEnd): string[] {
     const why = failed.failure ? `: ${failureText(failed.failure)}` : '';
     return [`operation ${operationId}: its workflow is ${status}${view ? ` while ${view.localState}` : ''}${why}`];
   }
-  if (view?.localState === 'escalated' && view.escalation) return decideAdvice(operationId, view.escalation.reason, view.escalation.options);
-  return [`operation ${operationId} ended: ${view?.localState ?? 'unknown'}${view?.result ? ` (result ${view.result.validation})` : ''}`];
+  if (view?.localState === 'escalated' && view.escalation)
+    return decideAdvice(operationId, view.escalation.reason, view.escalation.options);
+  return [
+    `operation ${operationId} ended: ${view?.localState ?? 'unknown'}${view?.result ? ` (result ${view.result.validation})` : ''}`,
+  ];
 }
 
 /**
@@ -114,9 +138,21 @@ export async function watchCommand(ctx: CommandContext, cmd: Cmd<'watch'>): Prom
   }
   const code = end.failed ? EXIT.operationEndedBadly : exitForState(end.view?.localState);
   if (cmd.json) {
-    const failure = end.failed?.failure ? { type: end.failed.failure.type, message: end.failed.failure.message } : end.failed ? { type: null, message: end.failed.message } : null;
+    const failure = end.failed?.failure
+      ? { type: end.failed.failure.type, message: end.failed.failure.message }
+      : end.failed
+        ? { type: null, message: end.failed.message }
+        : null;
     const workflowStatus = end.failed ? (end.failed.failure?.executionStatus ?? 'FAILED') : null;
-    emit(ctx, { schema: 'asyncjob.watch/v1', event: 'end', at: new Date(ctx.deps.nowMs()).toISOString(), operation: end.view, workflowStatus, failure, exitCode: code });
+    emit(ctx, {
+      schema: 'asyncjob.watch/v1',
+      event: 'end',
+      at: new Date(ctx.deps.nowMs()).toISOString(),
+      operation: end.view,
+      workflowStatus,
+      failure,
+      exitCode: code,
+    });
   } else {
     say(ctx, ...endText(cmd.operationId, end));
   }

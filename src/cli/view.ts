@@ -29,7 +29,8 @@ export interface OperationView {
   traceId: string;
 }
 
-const iso = (ms: number | undefined | null): string | null => (ms === undefined || ms === null ? null : new Date(ms).toISOString());
+const iso = (ms: number | undefined | null): string | null =>
+  ms === undefined || ms === null ? null : new Date(ms).toISOString();
 
 /** Builds the stable view of a record. */
 export function operationView(record: OperationRecord): OperationView {
@@ -54,10 +55,19 @@ export function operationView(record: OperationRecord): OperationView {
       cancelAt: iso(record.deadlines.cancelDeadlineMs),
     },
     escalation: record.escalation
-      ? { reason: record.escalation.reason, options: record.escalation.options, decisionDeadlineAt: iso(record.escalation.decisionDeadlineMs)! }
+      ? {
+          reason: record.escalation.reason,
+          options: record.escalation.options,
+          decisionDeadlineAt: iso(record.escalation.decisionDeadlineMs)!,
+        }
       : null,
     cancel: record.cancel
-      ? { requestedBy: record.cancel.requestedBy, reason: record.cancel.reason, requestedAt: iso(record.cancel.requestedAtMs)!, sentAt: iso(record.cancel.sentAtMs) }
+      ? {
+          requestedBy: record.cancel.requestedBy,
+          reason: record.cancel.reason,
+          requestedAt: iso(record.cancel.requestedAtMs)!,
+          sentAt: iso(record.cancel.sentAtMs),
+        }
       : null,
     result: record.result,
     traceId: record.traceId,
@@ -94,7 +104,12 @@ function nextPollText(view: OperationView, nowMs: number): string | null {
  */
 export function watchLine(view: OperationView, nowMs: number, withCountdown: boolean): string {
   const remote = view.remote.state ?? '-';
-  const parts = [progressBar(view.remote.progress), `local ${view.localState}`, `remote ${remote}`, `checks ${view.statusRequests.used}/${view.statusRequests.allowed}`];
+  const parts = [
+    progressBar(view.remote.progress),
+    `local ${view.localState}`,
+    `remote ${remote}`,
+    `checks ${view.statusRequests.used}/${view.statusRequests.allowed}`,
+  ];
   if (view.escalation) parts.push(`escalated: ${view.escalation.reason}`);
   if (withCountdown) {
     const next = nextPollText(view, nowMs);
@@ -116,12 +131,20 @@ export function statusText(view: OperationView, nowMs: number): string {
   ];
   const next = nextPollText(view, nowMs);
   if (next) lines.push(`  schedule:  ${next}`);
-  if (view.cancel) lines.push(`  cancel:    requested by ${view.cancel.requestedBy} at ${view.cancel.requestedAt} (${view.cancel.reason})${view.cancel.sentAt ? `, sent ${view.cancel.sentAt}` : ', not sent yet'}`);
+  if (view.cancel)
+    lines.push(
+      `  cancel:    requested by ${view.cancel.requestedBy} at ${view.cancel.requestedAt} (${view.cancel.reason})${view.cancel.sentAt ? `, sent ${view.cancel.sentAt}` : ', not sent yet'}`,
+    );
   if (view.escalation) {
     lines.push(`  escalated: ${view.escalation.reason}; decide before ${view.escalation.decisionDeadlineAt}`);
-    lines.push(`  options:   ${view.escalation.options.map((o) => o.option).join(', ')} (asyncjob decide ${view.operationId})`);
+    lines.push(
+      `  options:   ${view.escalation.options.map((o) => o.option).join(', ')} (asyncjob decide ${view.operationId})`,
+    );
   }
-  if (view.result) lines.push(`  result:    ${view.result.validation}${view.result.artifactLocation ? ` at ${view.result.artifactLocation}` : ''}${view.result.sha256 ? ` sha256 ${view.result.sha256}` : ''}`);
+  if (view.result)
+    lines.push(
+      `  result:    ${view.result.validation}${view.result.artifactLocation ? ` at ${view.result.artifactLocation}` : ''}${view.result.sha256 ? ` sha256 ${view.result.sha256}` : ''}`,
+    );
   lines.push(`  trace:     ${view.traceId}`);
   return `${lines.join('\n')}\n`;
 }
@@ -139,7 +162,9 @@ export function optionText(option: OfferedOption): string {
 
 /** A workflow's failure in one line: `TYPE: message` (the type once, when the message does not start with it). */
 export function failureText(failure: { type: string | null; message: string }): string {
-  return failure.type && !failure.message.startsWith(failure.type) ? `${failure.type}: ${failure.message}` : failure.message;
+  return failure.type && !failure.message.startsWith(failure.type)
+    ? `${failure.type}: ${failure.message}`
+    : failure.message;
 }
 
 /**
@@ -147,6 +172,9 @@ export function failureText(failure: { type: string | null; message: string }): 
  * each (when known), then `operation ID escalated (REASON): asyncjob decide ID`.
  */
 export function decideAdvice(operationId: string, reason: string, options: readonly OfferedOption[] | null): string[] {
-  const offered = options && options.length > 0 ? ['options offered (asyncjob decide ' + operationId + ' --option O ...):', ...options.map(optionText)] : [];
+  const offered =
+    options && options.length > 0
+      ? ['options offered (asyncjob decide ' + operationId + ' --option O ...):', ...options.map(optionText)]
+      : [];
   return [...offered, `operation ${operationId} escalated (${reason}): asyncjob decide ${operationId}`];
 }

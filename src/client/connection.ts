@@ -44,10 +44,14 @@ function readTlsFile(variable: string, path: string, read: (path: string) => Buf
  * Builds connection settings from a validated configuration, reading the TLS files (`read` is injectable for
  * tests). Throws {@link TlsFileError} naming the variable whose file cannot be read.
  */
-export function temporalConnectionSettings(config: Config, read: (path: string) => Buffer = (p) => readFileSync(p)): TemporalConnectionSettings {
+export function temporalConnectionSettings(
+  config: Config,
+  read: (path: string) => Buffer = (p) => readFileSync(p),
+): TemporalConnectionSettings {
   const tls: TemporalTls = {};
   if (config.TEMPORAL_TLS_SERVER_NAME) tls.serverNameOverride = config.TEMPORAL_TLS_SERVER_NAME;
-  if (config.TEMPORAL_TLS_CA) tls.serverRootCACertificate = readTlsFile('TEMPORAL_TLS_CA', config.TEMPORAL_TLS_CA, read);
+  if (config.TEMPORAL_TLS_CA)
+    tls.serverRootCACertificate = readTlsFile('TEMPORAL_TLS_CA', config.TEMPORAL_TLS_CA, read);
   if (config.TEMPORAL_TLS_CERT && config.TEMPORAL_TLS_KEY) {
     tls.clientCertPair = {
       crt: readTlsFile('TEMPORAL_TLS_CERT', config.TEMPORAL_TLS_CERT, read),

@@ -39,7 +39,11 @@ export function addressOf(ctx: ClientContext): string {
 }
 
 /** The handle of the operation's workflow (its latest run). */
-export function workflowHandle(ctx: ClientContext, operationId: string, runId?: string): WorkflowHandle<typeof AsyncJobWorkflow> {
+export function workflowHandle(
+  ctx: ClientContext,
+  operationId: string,
+  runId?: string,
+): WorkflowHandle<typeof AsyncJobWorkflow> {
   return ctx.client.workflow.getHandle<typeof AsyncJobWorkflow>(operationId, runId);
 }
 
@@ -67,12 +71,21 @@ async function serverAnswers(ctx: ClientContext): Promise<boolean> {
  * deadline that looks like the server was never reached is checked with a trivial call: a server that answers
  * it was reached, and the query's worker is what is missing.
  */
-export async function query<T>(ctx: ClientContext, operationId: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+export async function query<T>(
+  ctx: ClientContext,
+  operationId: string,
+  timeoutMs: number,
+  fn: () => Promise<T>,
+): Promise<T> {
   try {
     return await ctx.client.withDeadline(Date.now() + timeoutMs, fn);
   } catch (err) {
     const typed = translateError(err, { operationId, address: addressOf(ctx), kind: 'query', timeoutMs });
-    if (typed instanceof AsyncJobConnectionError && grpcCodeOf(err) === GRPC.DEADLINE_EXCEEDED && (await serverAnswers(ctx))) {
+    if (
+      typed instanceof AsyncJobConnectionError &&
+      grpcCodeOf(err) === GRPC.DEADLINE_EXCEEDED &&
+      (await serverAnswers(ctx))
+    ) {
       throw new AsyncJobQueryTimeout(operationId, timeoutMs, { cause: err });
     }
     throw typed;

@@ -4,7 +4,13 @@
  */
 import { WorkflowFailedError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { EscalationReason, LocalState } from '../core/journal';
-import { escalationReasonKey, providerJobIdKey, providerKey, resultDeadlineKey, stateKey } from '../workflows/search-attributes';
+import {
+  escalationReasonKey,
+  providerJobIdKey,
+  providerKey,
+  resultDeadlineKey,
+  stateKey,
+} from '../workflows/search-attributes';
 import { call, type ClientContext, workflowHandle } from './context';
 import type { WorkflowFailure } from './errors';
 
@@ -46,7 +52,11 @@ export function describeRaw(ctx: ClientContext, operationId: string): Promise<Wo
 /** The type of the first failure in the chain that has one (our stable code, when the failure is ours). */
 function failureType(err: unknown): string | null {
   let found: string | null = null;
-  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = err, depth = 0;
+    e !== undefined && e !== null && depth < 6;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const type = (e as { type?: unknown }).type;
     if (typeof type === 'string' && type.length > 0 && found === null) found = type;
   }
@@ -57,7 +67,12 @@ function failureType(err: unknown): string | null {
  * Why a closed run failed: its failure's type and message, read from its close event (the SDK decodes it).
  * Null when the run completed (or is still running).
  */
-export async function workflowFailure(ctx: ClientContext, operationId: string, runId: string, executionStatus: string): Promise<WorkflowFailure | null> {
+export async function workflowFailure(
+  ctx: ClientContext,
+  operationId: string,
+  runId: string,
+  executionStatus: string,
+): Promise<WorkflowFailure | null> {
   if (!FAILED_EXECUTION_STATUSES.includes(executionStatus)) return null;
   try {
     await call(ctx, operationId, () => workflowHandle(ctx, operationId, runId).result());

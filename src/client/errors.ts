@@ -16,7 +16,7 @@ export const CLIENT_CODES = {
   /** No worker answered a query in time (is a worker running on the operation's task queue?). */
   ASYNCJOB_ERR_QUERY_TIMEOUT: 'no worker answered the query in time',
   /** The workflow itself failed, was terminated or timed out (not an operation that ended badly: that is a summary). */
-  ASYNCJOB_ERR_WORKFLOW_FAILED: 'the operation\'s workflow failed or was terminated',
+  ASYNCJOB_ERR_WORKFLOW_FAILED: "the operation's workflow failed or was terminated",
   /** The workflow refused a cancel or a decision; the refusal's own code is in `refusalCode`. */
   ASYNCJOB_ERR_REFUSED: 'the workflow refused the request',
   /** No worker serves the provider (nobody polled its activity task queue recently): nothing was started. */
@@ -138,7 +138,10 @@ export class OperationFailedError extends AsyncJobClientError {
     detail: string,
     options: { cause: unknown; failure?: WorkflowFailure },
   ) {
-    super(`operation ${operationId}: the workflow ${options.failure ? options.failure.executionStatus : 'failed'}: ${detail}`, { cause: options.cause });
+    super(
+      `operation ${operationId}: the workflow ${options.failure ? options.failure.executionStatus : 'failed'}: ${detail}`,
+      { cause: options.cause },
+    );
     this.name = 'OperationFailedError';
     this.failure = options.failure ?? null;
   }
@@ -175,7 +178,11 @@ export class OperationEndedError extends AsyncJobRequestRefused {
     readonly failure: WorkflowFailure | null,
   ) {
     const why = failure ? `: ${failure.message}` : '';
-    super(operationId, 'ASYNCJOB_ERR_OPERATION_FINAL', `operation ${operationId} has ended (workflow ${executionStatus}${why}; state ${localState ?? 'unknown'})`);
+    super(
+      operationId,
+      'ASYNCJOB_ERR_OPERATION_FINAL',
+      `operation ${operationId} has ended (workflow ${executionStatus}${why}; state ${localState ?? 'unknown'})`,
+    );
     this.name = 'OperationEndedError';
   }
 }
@@ -257,7 +264,10 @@ export class AsyncJobServerError extends AsyncJobClientError {
     detail: string,
     options: { cause: unknown },
   ) {
-    super(`operation ${operationId}: the Temporal server answered with an error${grpcCode !== null ? ` (gRPC ${grpcCode})` : ''}: ${detail}`, options);
+    super(
+      `operation ${operationId}: the Temporal server answered with an error${grpcCode !== null ? ` (gRPC ${grpcCode})` : ''}: ${detail}`,
+      options,
+    );
     this.name = 'AsyncJobServerError';
   }
 }

@@ -65,8 +65,11 @@ export class HistoryFollower {
       ),
     );
     const events = response.history?.events ?? [];
-    const continued = events.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
-    const searchAttributesChanged = events.some((e) => e.upsertWorkflowSearchAttributesEventAttributes || e.workflowExecutionStartedEventAttributes);
+    const continued = events.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)
+      ?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+    const searchAttributesChanged = events.some(
+      (e) => e.upsertWorkflowSearchAttributesEventAttributes || e.workflowExecutionStartedEventAttributes,
+    );
     if (continued) {
       this.runId = continued;
       this.token = undefined;

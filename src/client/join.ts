@@ -29,7 +29,9 @@ function policyDifferences(existing: StartRequest['policy'], given: StartRequest
   const a = effectivePolicy(existing);
   const b = effectivePolicy(given);
   const fields = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-  return fields.filter((f) => canonicalJson(a[f] ?? null) !== canonicalJson(b[f] ?? null)).map((f) => ({ field: `policy.${f}`, existing: a[f], given: b[f] }));
+  return fields
+    .filter((f) => canonicalJson(a[f] ?? null) !== canonicalJson(b[f] ?? null))
+    .map((f) => ({ field: `policy.${f}`, existing: a[f], given: b[f] }));
 }
 
 /**
@@ -55,7 +57,12 @@ export function joinDifferences(existing: StartRequest, createdAtMs: number, giv
  * {@link JoinMismatchError} when `given` differs from it in any setting. A workflow started without our input
  * (not an asyncjob start) is not compared.
  */
-export async function assertSameSettings(ctx: ClientContext, operationId: string, runId: string, given: StartRequest): Promise<void> {
+export async function assertSameSettings(
+  ctx: ClientContext,
+  operationId: string,
+  runId: string,
+  given: StartRequest,
+): Promise<void> {
   const start = await call(ctx, operationId, () => readRunStart(ctx, operationId, runId));
   const existing = start.input?.request;
   if (!existing) return;

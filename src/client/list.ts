@@ -54,13 +54,16 @@ export interface EscalatedOperation {
 /** Checks the filters (closed enums and the ID grammar: nothing else reaches the query text). */
 function filterIssues(options: ListOptions): InputIssue[] {
   const issues: InputIssue[] = [];
-  if (options.state !== undefined && !localStateSchema.safeParse(options.state).success) issues.push({ path: 'state', message: `must be one of ${localStateSchema.options.join(', ')}` });
-  if (options.provider !== undefined && !ID_PATTERN.test(options.provider)) issues.push({ path: 'provider', message: 'must match [A-Za-z0-9._:-]{1,200}' });
+  if (options.state !== undefined && !localStateSchema.safeParse(options.state).success)
+    issues.push({ path: 'state', message: `must be one of ${localStateSchema.options.join(', ')}` });
+  if (options.provider !== undefined && !ID_PATTERN.test(options.provider))
+    issues.push({ path: 'provider', message: 'must match [A-Za-z0-9._:-]{1,200}' });
   if (options.reason !== undefined && !escalationReasonSchema.safeParse(options.reason).success) {
     issues.push({ path: 'reason', message: `must be one of ${escalationReasonSchema.options.join(', ')}` });
   }
   const limit = options.limit ?? 100;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) issues.push({ path: 'limit', message: 'must be an integer from 1 to 10000' });
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+    issues.push({ path: 'limit', message: 'must be an integer from 1 to 10000' });
   return issues;
 }
 
@@ -99,7 +102,16 @@ export async function listOperations(ctx: ClientContext, options: ListOptions = 
 }
 
 /** Lists escalated operations (`AsyncJobState = "escalated"`, optionally one reason), newest first. */
-export async function listEscalated(ctx: ClientContext, options: ListEscalatedOptions = {}): Promise<EscalatedOperation[]> {
+export async function listEscalated(
+  ctx: ClientContext,
+  options: ListEscalatedOptions = {},
+): Promise<EscalatedOperation[]> {
   const listed = await listOperations(ctx, { state: 'escalated', ...options });
-  return listed.map(({ operationId, reason, provider, jobId, executionStatus }) => ({ operationId, reason, provider, jobId, executionStatus }));
+  return listed.map(({ operationId, reason, provider, jobId, executionStatus }) => ({
+    operationId,
+    reason,
+    provider,
+    jobId,
+    executionStatus,
+  }));
 }

@@ -53,7 +53,10 @@ export async function servedProviders(ctx: ClientContext, except: string): Promi
     return [];
   }
   const counts = await Promise.all([...candidates].map(async (p) => [p, await pollerCount(ctx, p)] as const));
-  return counts.filter(([, n]) => n !== null && n > 0).map(([p]) => p).sort();
+  return counts
+    .filter(([, n]) => n !== null && n > 0)
+    .map(([p]) => p)
+    .sort();
 }
 
 /**

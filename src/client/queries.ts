@@ -9,7 +9,12 @@ import { describeRaw, workflowFailure } from './describe';
 import { AsyncJobServerError, OperationFailedError } from './errors';
 
 /** Runs a query of the operation; see the module comment. Errors are typed (`context.ts`). */
-export async function queryOperation<T>(ctx: ClientContext, operationId: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+export async function queryOperation<T>(
+  ctx: ClientContext,
+  operationId: string,
+  timeoutMs: number,
+  fn: () => Promise<T>,
+): Promise<T> {
   try {
     return await query(ctx, operationId, timeoutMs, fn);
   } catch (err) {

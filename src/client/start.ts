@@ -49,7 +49,10 @@ export interface StartedRun {
 }
 
 /** Failure types of a run that failed before recording or sending anything: its operation ID may be started again. */
-export const RESTARTABLE_FAILURE_TYPES: readonly string[] = ['ASYNCJOB_ERR_INVALID_INPUT', 'ASYNCJOB_ERR_PROVIDER_UNKNOWN'];
+export const RESTARTABLE_FAILURE_TYPES: readonly string[] = [
+  'ASYNCJOB_ERR_INVALID_INPUT',
+  'ASYNCJOB_ERR_PROVIDER_UNKNOWN',
+];
 
 /** A fresh W3C trace ID: 32 lowercase hex, never all zeros (T1). */
 function newTraceId(): string {
@@ -69,7 +72,10 @@ async function describeIfExists(ctx: ClientContext, operationId: string): Promis
 }
 
 /** The failure of an existing run that failed on its input, or null when the run is to be joined. */
-async function restartableFailure(ctx: ClientContext, existing: WorkflowExecutionDescription): Promise<WorkflowFailure | null> {
+async function restartableFailure(
+  ctx: ClientContext,
+  existing: WorkflowExecutionDescription,
+): Promise<WorkflowFailure | null> {
   if (existing.status.name !== 'FAILED') return null;
   const failure = await workflowFailure(ctx, existing.workflowId, existing.runId, existing.status.name);
   return failure && failure.type !== null && RESTARTABLE_FAILURE_TYPES.includes(failure.type) ? failure : null;
@@ -88,7 +94,13 @@ function workflowInput(req: StartRequest, traceId: string, options: StartOptions
 }
 
 /** Starts a new run; a run that appeared meanwhile is joined instead (checked by the caller). */
-async function startRun(ctx: ClientContext, req: StartRequest, traceId: string, options: StartOptions, replacing: boolean): Promise<void> {
+async function startRun(
+  ctx: ClientContext,
+  req: StartRequest,
+  traceId: string,
+  options: StartOptions,
+  replacing: boolean,
+): Promise<void> {
   const nowMs = Date.now();
   try {
     await call(ctx, req.operationId, () =>
@@ -105,7 +117,12 @@ async function startRun(ctx: ClientContext, req: StartRequest, traceId: string, 
           { key: stateKey, value: 'create_pending' },
           { key: providerKey, value: req.provider },
           // A relative deadline as the client sees it; the workflow publishes its exact one with the next state.
-          { key: resultDeadlineKey, value: new Date('atMs' in req.resultDeadline ? req.resultDeadline.atMs : nowMs + req.resultDeadline.afterMs) },
+          {
+            key: resultDeadlineKey,
+            value: new Date(
+              'atMs' in req.resultDeadline ? req.resultDeadline.atMs : nowMs + req.resultDeadline.afterMs,
+            ),
+          },
         ],
         staticSummary: `asyncjob ${req.provider} ${req.operationId}`,
       }),
@@ -116,9 +133,15 @@ async function startRun(ctx: ClientContext, req: StartRequest, traceId: string, 
 }
 
 /** I2: the same payload (fingerprint) under the same provider; then the same settings (`join.ts`). */
-async function assertSameRequest(ctx: ClientContext, req: StartRequest, d: WorkflowExecutionDescription, fingerprint: string): Promise<void> {
+async function assertSameRequest(
+  ctx: ClientContext,
+  req: StartRequest,
+  d: WorkflowExecutionDescription,
+  fingerprint: string,
+): Promise<void> {
   const existingFingerprint = memoString(d, 'requestFingerprint') ?? '(none recorded)';
-  if (existingFingerprint !== fingerprint) throw new FingerprintMismatchError(req.operationId, existingFingerprint, fingerprint);
+  if (existingFingerprint !== fingerprint)
+    throw new FingerprintMismatchError(req.operationId, existingFingerprint, fingerprint);
   const existingProvider = d.typedSearchAttributes.get(providerKey);
   if (existingProvider !== undefined && existingProvider !== req.provider) {
     throw new FingerprintMismatchError(req.operationId, `provider ${existingProvider}`, `provider ${req.provider}`);
@@ -131,7 +154,11 @@ async function assertSameRequest(ctx: ClientContext, req: StartRequest, d: Workf
  * field, `ProviderUnservedError`, {@link FingerprintMismatchError} or `JoinMismatchError`; nothing is started
  * or changed when it throws.
  */
-export async function startOperation(ctx: ClientContext, request: StartRequest, options: StartOptions = {}): Promise<StartedRun> {
+export async function startOperation(
+  ctx: ClientContext,
+  request: StartRequest,
+  options: StartOptions = {},
+): Promise<StartedRun> {
   const checked = validateStartRequest(request, Date.now());
   if (checked.kind === 'refused') throw new AsyncJobInputError(checked.issues);
   const req = checked.request;

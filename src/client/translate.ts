@@ -48,7 +48,11 @@ export interface CallContext {
 
 /** The first gRPC status code in the error or its causes, or null. */
 export function grpcCodeOf(err: unknown): number | null {
-  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = err, depth = 0;
+    e !== undefined && e !== null && depth < 6;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     if (isGrpcServiceError(e)) return e.code;
   }
   return null;
@@ -62,7 +66,11 @@ function messageOf(err: unknown): string {
 
 /** The gRPC details of the error or its causes ('' when none). */
 function grpcDetails(err: unknown): string {
-  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = err, depth = 0;
+    e !== undefined && e !== null && depth < 6;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     if (isGrpcServiceError(e)) return e.details ?? '';
   }
   return '';
@@ -88,16 +96,23 @@ export function translateError(err: unknown, ctx: CallContext): unknown {
   if (err instanceof NamespaceNotFoundError) return new AsyncJobConnectionError(ctx.address, { cause: err });
   const code = grpcCodeOf(err);
   if (code !== null && CONNECTION_CODES.has(code)) return new AsyncJobConnectionError(ctx.address, { cause: err });
-  if (ctx.kind === 'query' && isQueryTimeout(err, code)) return new AsyncJobQueryTimeout(ctx.operationId, ctx.timeoutMs ?? 0, { cause: err });
+  if (ctx.kind === 'query' && isQueryTimeout(err, code))
+    return new AsyncJobQueryTimeout(ctx.operationId, ctx.timeoutMs ?? 0, { cause: err });
   // The server's answer when no worker polled the queue lately: at once, instead of waiting for one.
   if (ctx.kind === 'query' && code === GRPC.FAILED_PRECONDITION && /no poller/i.test(grpcDetails(err))) {
     return new AsyncJobQueryTimeout(ctx.operationId, ctx.timeoutMs ?? 0, { cause: err, detail: grpcDetails(err) });
   }
-  if (code === GRPC.DEADLINE_EXCEEDED && !/remote_addr=/.test(grpcDetails(err))) return new AsyncJobConnectionError(ctx.address, { cause: err });
+  if (code === GRPC.DEADLINE_EXCEEDED && !/remote_addr=/.test(grpcDetails(err)))
+    return new AsyncJobConnectionError(ctx.address, { cause: err });
   if (code === GRPC.NOT_FOUND) return new OperationNotFoundError(ctx.operationId);
-  if (err instanceof QueryNotRegisteredError || err instanceof QueryRejectedError || err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+  if (
+    err instanceof QueryNotRegisteredError ||
+    err instanceof QueryRejectedError ||
+    err instanceof WorkflowUpdateRPCTimeoutOrCancelledError
+  ) {
     return new AsyncJobServerError(ctx.operationId, code, messageOf(err), { cause: err });
   }
-  if (code !== null || err instanceof ServiceError) return new AsyncJobServerError(ctx.operationId, code, messageOf(err), { cause: err });
+  if (code !== null || err instanceof ServiceError)
+    return new AsyncJobServerError(ctx.operationId, code, messageOf(err), { cause: err });
   return err;
 }

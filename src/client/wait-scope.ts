@@ -66,7 +66,9 @@ export class WaitScope {
 
   /** The error that ends the wait now that its signal is aborted. */
   stopped(): AsyncJobAborted | AsyncJobWaitTimeout {
-    return this.timedOut ? new AsyncJobWaitTimeout(this.operationId, this.options.timeoutMs ?? 0) : new AsyncJobAborted(this.operationId, { cause: this.options.signal?.reason });
+    return this.timedOut
+      ? new AsyncJobWaitTimeout(this.operationId, this.options.timeoutMs ?? 0)
+      : new AsyncJobAborted(this.operationId, { cause: this.options.signal?.reason });
   }
 
   /** Throws the wait's own error if it is over. */

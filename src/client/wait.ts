@@ -34,10 +34,18 @@ const DEFAULT_WATCH_INTERVAL_MS = 5_000;
 const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 
 /** The error of a workflow that closed without a summary (failed, terminated, timed out, cancelled). */
-async function closedWithoutSummary(ctx: ClientContext, operationId: string, d: WorkflowExecutionDescription, cause?: unknown): Promise<OperationFailedError> {
+async function closedWithoutSummary(
+  ctx: ClientContext,
+  operationId: string,
+  d: WorkflowExecutionDescription,
+  cause?: unknown,
+): Promise<OperationFailedError> {
   const failure = await workflowFailure(ctx, operationId, d.runId, d.status.name);
   const detail = failure ? failure.message : d.status.name;
-  return new OperationFailedError(operationId, detail, { cause: cause ?? new Error(detail), ...(failure ? { failure } : {}) });
+  return new OperationFailedError(operationId, detail, {
+    cause: cause ?? new Error(detail),
+    ...(failure ? { failure } : {}),
+  });
 }
 
 /** The summary of a closed operation, or its workflow's failure as {@link OperationFailedError}. */
@@ -56,7 +64,11 @@ async function escalatedNow(ctx: ClientContext, scope: WaitScope): Promise<Opera
   const d = await scope.run(() => describeRaw(ctx, scope.operationId));
   if (d.status.name !== 'RUNNING' || d.typedSearchAttributes.get(stateKey) !== 'escalated') return null;
   // The search attribute says so; the record (the workflow's own truth, after every message it answered) confirms.
-  const record = await scope.run(() => queryOperation(ctx, scope.operationId, DEFAULT_QUERY_TIMEOUT_MS, () => workflowHandle(ctx, scope.operationId).query(stateQuery)));
+  const record = await scope.run(() =>
+    queryOperation(ctx, scope.operationId, DEFAULT_QUERY_TIMEOUT_MS, () =>
+      workflowHandle(ctx, scope.operationId).query(stateQuery),
+    ),
+  );
   return record.localState === 'escalated' ? operationSummary(record) : null;
 }
 
@@ -65,7 +77,11 @@ async function escalatedNow(ctx: ClientContext, scope: WaitScope): Promise<Opera
  * `localState: 'escalated'` and `escalation` with its reason and text. Throws {@link OperationFailedError} when
  * the workflow closed without a summary, `AsyncJobAborted` / `AsyncJobWaitTimeout` when the wait is stopped.
  */
-export async function waitForOutcome(ctx: ClientContext, operationId: string, options: WaitOptions = {}): Promise<OperationSummary> {
+export async function waitForOutcome(
+  ctx: ClientContext,
+  operationId: string,
+  options: WaitOptions = {},
+): Promise<OperationSummary> {
   const scope = new WaitScope(ctx, operationId, options);
   try {
     // Only the end matters: Temporal's own wait for the close event (the SDK's `result()`), no other event read.
@@ -86,7 +102,11 @@ export async function waitForOutcome(ctx: ClientContext, operationId: string, op
 }
 
 /** The next history batch, or null when `intervalMs` passed first (the long poll is abandoned and asked again later). */
-async function nextOrTick(follower: HistoryFollower, scope: WaitScope, intervalMs: number): Promise<HistoryBatch | null> {
+async function nextOrTick(
+  follower: HistoryFollower,
+  scope: WaitScope,
+  intervalMs: number,
+): Promise<HistoryBatch | null> {
   const tick = new AbortController();
   const timer = setTimeout(() => tick.abort(), intervalMs);
   const onStop = (): void => tick.abort();
@@ -113,7 +133,11 @@ function watchEndsAt(record: OperationRecord, untilFinal: boolean): boolean {
  * when the workflow closed without a final state, `AsyncJobAborted` / `AsyncJobWaitTimeout` when stopped, and
  * `AsyncJobQueryTimeout` when no worker answers a reading.
  */
-export async function* watchOperation(ctx: ClientContext, operationId: string, options: WatchOptions = {}): AsyncGenerator<OperationRecord, void, undefined> {
+export async function* watchOperation(
+  ctx: ClientContext,
+  operationId: string,
+  options: WatchOptions = {},
+): AsyncGenerator<OperationRecord, void, undefined> {
   const scope = new WaitScope(ctx, operationId, options);
   const intervalMs = options.intervalMs ?? DEFAULT_WATCH_INTERVAL_MS;
   const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
@@ -124,14 +148,17 @@ export async function* watchOperation(ctx: ClientContext, operationId: string, o
     let closed = d.status.name !== 'RUNNING';
     let last = '';
     for (;;) {
-      const record = await scope.run(() => queryOperation(ctx, operationId, queryTimeoutMs, () => workflowHandle(ctx, operationId).query(stateQuery)));
+      const record = await scope.run(() =>
+        queryOperation(ctx, operationId, queryTimeoutMs, () => workflowHandle(ctx, operationId).query(stateQuery)),
+      );
       const key = JSON.stringify(record);
       if (key !== last || options.includeUnchanged) yield record;
       last = key;
       if (watchEndsAt(record, options.untilFinal === true)) return;
       if (closed) {
         const now = await scope.run(() => describeRaw(ctx, operationId));
-        if (FAILED_EXECUTION_STATUSES.includes(now.status.name)) throw await closedWithoutSummary(ctx, operationId, now);
+        if (FAILED_EXECUTION_STATUSES.includes(now.status.name))
+          throw await closedWithoutSummary(ctx, operationId, now);
         return;
       }
       const batch = await nextOrTick(follower, scope, intervalMs);

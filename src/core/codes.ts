@@ -4,7 +4,8 @@
  */
 export const CORE_CODES = {
   /** A request reuses an operation ID or idempotency token with a different request fingerprint (I2). */
-  ASYNCJOB_ERR_FINGERPRINT_MISMATCH: 'the request differs from the one recorded under this operation ID or idempotency token',
+  ASYNCJOB_ERR_FINGERPRINT_MISMATCH:
+    'the request differs from the one recorded under this operation ID or idempotency token',
   /** A value cannot be written as canonical JSON (NaN, a Date, a class instance...). */
   ASYNCJOB_ERR_NOT_CANONICALIZABLE: 'the value cannot be written as canonical JSON',
   /** Fewer random bytes than the 128 bits an idempotency token needs (I1). */

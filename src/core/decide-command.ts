@@ -30,5 +30,7 @@ export function optionFlags(option: OfferedOption): string[] {
 
 /** One `asyncjob decide` command per offered option, with placeholders for who decides and why. */
 export function decideCommands(operationId: string, escalation: OpenEscalation): string[] {
-  return escalation.options.map((option) => `asyncjob decide ${operationId} ${optionFlags(option).join(' ')} --by YOU --reason "WHY"`);
+  return escalation.options.map(
+    (option) => `asyncjob decide ${operationId} ${optionFlags(option).join(' ')} --by YOU --reason "WHY"`,
+  );
 }

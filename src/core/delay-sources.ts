@@ -11,7 +11,6 @@ export const DELAY_SOURCE_PHRASES: Readonly<Record<DelaySource, string>> = {
   deadline: 'capped by the deadline',
 };
 
-
 const WAITING_FOR: Partial<Record<LocalState, string>> = {
   create_pending: 'next create attempt',
   create_unknown: 'next reconciliation',

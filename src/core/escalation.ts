@@ -6,84 +6,102 @@
  */
 import { z } from 'zod';
 import { issueText } from './issues';
-import { type EscalationReason, escalationReasonSchema, localStateSchema, type LocalState, actorSchema } from './journal';
+import {
+  type EscalationReason,
+  escalationReasonSchema,
+  localStateSchema,
+  type LocalState,
+  actorSchema,
+} from './journal';
 import { lazySchema } from './lazy-schema';
 
 /** The closed set of decision options. */
-export const decisionOptionSchema = lazySchema(() => z.enum([
-  /** Keep waiting: adds `extendMs` to the deadline and `extraStatusRequests` (and failure allowances) to the budgets. */
-  'extend',
-  /** Call the provider's documented cancel endpoint once (offered only when the adapter supports cancel). */
-  'cancel_at_provider',
-  /** Stop automation and close the operation; the remote job is left as it is. */
-  'close',
-  /** Use a result that failed validation, on a human's authority. */
-  'accept_result',
-  /** Collect the result again (only offered when collecting is safe to repeat per the adapter, R5). */
-  'retry_collect',
-  /** Re-send create with the SAME idempotency token to reconcile (U2, I3). */
-  'retry_create_same_token',
-  /** Keep one of the conflicting job IDs (U3); the decision names it in `jobId`. */
-  'adopt_job',
-  /** Look at the provider's console; recorded, changes no state. */
-  'inspect_provider_console',
-]));
+export const decisionOptionSchema = lazySchema(() =>
+  z.enum([
+    /** Keep waiting: adds `extendMs` to the deadline and `extraStatusRequests` (and failure allowances) to the budgets. */
+    'extend',
+    /** Call the provider's documented cancel endpoint once (offered only when the adapter supports cancel). */
+    'cancel_at_provider',
+    /** Stop automation and close the operation; the remote job is left as it is. */
+    'close',
+    /** Use a result that failed validation, on a human's authority. */
+    'accept_result',
+    /** Collect the result again (only offered when collecting is safe to repeat per the adapter, R5). */
+    'retry_collect',
+    /** Re-send create with the SAME idempotency token to reconcile (U2, I3). */
+    'retry_create_same_token',
+    /** Keep one of the conflicting job IDs (U3); the decision names it in `jobId`. */
+    'adopt_job',
+    /** Look at the provider's console; recorded, changes no state. */
+    'inspect_provider_console',
+  ]),
+);
 /** A decision option. */
 export type DecisionOption = z.infer<typeof decisionOptionSchema>;
 
 /** One option as offered, with its bounds. */
-export const offeredOptionSchema = lazySchema(() => z.object({
-  option: decisionOptionSchema,
-  /** Human-readable label, e.g. "extend by 15 min with 4 more checks". */
-  label: z.string().min(1).max(200),
-  /** For `extend`: the most time that may be added, ms. */
-  extendMs: z.number().int().positive().optional(),
-  /** For `extend`: the most status requests that may be added. */
-  extraStatusRequests: z.number().int().nonnegative().optional(),
-  /** For `extend`: the most transport failures that may be added (S5 escalations). */
-  extraTransportFailures: z.number().int().nonnegative().optional(),
-  /** For `extend`: the most consecutive 429 answers that may be added (rate_limited escalations). */
-  extraRateLimited: z.number().int().nonnegative().optional(),
-  /** For `adopt_job`: the job IDs that may be adopted. */
-  jobIds: z.array(z.string().min(1).max(500)).max(20).optional(),
-}));
+export const offeredOptionSchema = lazySchema(() =>
+  z.object({
+    option: decisionOptionSchema,
+    /** Human-readable label, e.g. "extend by 15 min with 4 more checks". */
+    label: z.string().min(1).max(200),
+    /** For `extend`: the most time that may be added, ms. */
+    extendMs: z.number().int().positive().optional(),
+    /** For `extend`: the most status requests that may be added. */
+    extraStatusRequests: z.number().int().nonnegative().optional(),
+    /** For `extend`: the most transport failures that may be added (S5 escalations). */
+    extraTransportFailures: z.number().int().nonnegative().optional(),
+    /** For `extend`: the most consecutive 429 answers that may be added (rate_limited escalations). */
+    extraRateLimited: z.number().int().nonnegative().optional(),
+    /** For `adopt_job`: the job IDs that may be adopted. */
+    jobIds: z.array(z.string().min(1).max(500)).max(20).optional(),
+  }),
+);
 /** An offered option. */
 export type OfferedOption = z.infer<typeof offeredOptionSchema>;
 
 /** The facts an escalation message shows (E2). No secrets: IDs, states, counts and times only. */
-export const escalationMessageSchema = lazySchema(() => z.object({
-  operationId: z.string().min(1).max(200),
-  provider: z.string().min(1).max(200),
-  /** The provider job, or every job ID seen (U3 conflicts list more than one). */
-  providerJobIds: z.array(z.string().max(500)).max(20),
-  traceId: z.string().max(200),
-  localState: localStateSchema,
-  /** The provider's last reported state, verbatim, if any. */
-  lastRemoteState: z.string().max(500).optional(),
-  elapsedMs: z.number().int().nonnegative(),
-  statusRequestsUsed: z.number().int().nonnegative(),
-  statusRequestsAllowed: z.number().int().nonnegative(),
-  lastHttp: z
-    .object({ transport: z.string().max(50), httpStatus: z.number().int().optional(), atMs: z.number().int().nonnegative() })
-    .optional(),
-  reason: escalationReasonSchema,
-  /** One sentence on what happened, e.g. "HTTP 403 on status read". */
-  detail: z.string().max(2000),
-}));
+export const escalationMessageSchema = lazySchema(() =>
+  z.object({
+    operationId: z.string().min(1).max(200),
+    provider: z.string().min(1).max(200),
+    /** The provider job, or every job ID seen (U3 conflicts list more than one). */
+    providerJobIds: z.array(z.string().max(500)).max(20),
+    traceId: z.string().max(200),
+    localState: localStateSchema,
+    /** The provider's last reported state, verbatim, if any. */
+    lastRemoteState: z.string().max(500).optional(),
+    elapsedMs: z.number().int().nonnegative(),
+    statusRequestsUsed: z.number().int().nonnegative(),
+    statusRequestsAllowed: z.number().int().nonnegative(),
+    lastHttp: z
+      .object({
+        transport: z.string().max(50),
+        httpStatus: z.number().int().optional(),
+        atMs: z.number().int().nonnegative(),
+      })
+      .optional(),
+    reason: escalationReasonSchema,
+    /** One sentence on what happened, e.g. "HTTP 403 on status read". */
+    detail: z.string().max(2000),
+  }),
+);
 /** An escalation message. */
 export type EscalationMessage = z.infer<typeof escalationMessageSchema>;
 
 /** The open escalation carried in the operation record. */
-export const openEscalationSchema = lazySchema(() => z.object({
-  reason: escalationReasonSchema,
-  message: escalationMessageSchema,
-  options: z.array(offeredOptionSchema).min(1).max(10),
-  raisedAtMs: z.number().int().nonnegative(),
-  /** After this instant a decision is refused; the operation stays escalated (epoch ms). */
-  decisionDeadlineMs: z.number().int().nonnegative(),
-  /** The local state the operation was in when escalated. */
-  raisedFrom: localStateSchema,
-}));
+export const openEscalationSchema = lazySchema(() =>
+  z.object({
+    reason: escalationReasonSchema,
+    message: escalationMessageSchema,
+    options: z.array(offeredOptionSchema).min(1).max(10),
+    raisedAtMs: z.number().int().nonnegative(),
+    /** After this instant a decision is refused; the operation stays escalated (epoch ms). */
+    decisionDeadlineMs: z.number().int().nonnegative(),
+    /** The local state the operation was in when escalated. */
+    raisedFrom: localStateSchema,
+  }),
+);
 /** An open escalation. */
 export type OpenEscalation = z.infer<typeof openEscalationSchema>;
 
@@ -195,9 +213,7 @@ function elapsed(ms: number): string {
 /** Renders an escalation as plain text in the format docs/rules.md#e2 describes (E2). Never asks "continue?". */
 export function renderEscalation(escalation: OpenEscalation): string {
   const m = escalation.message;
-  const lastHttp = m.lastHttp
-    ? `${m.lastHttp.httpStatus ?? m.lastHttp.transport} at ${hhmm(m.lastHttp.atMs)}`
-    : 'none';
+  const lastHttp = m.lastHttp ? `${m.lastHttp.httpStatus ?? m.lastHttp.transport} at ${hhmm(m.lastHttp.atMs)}` : 'none';
   return [
     'External job needs a decision',
     `Operation: ${m.operationId}`,
@@ -215,18 +231,20 @@ export function renderEscalation(escalation: OpenEscalation): string {
 }
 
 /** A decision as a human or an authorised process gives it (A2). */
-export const decisionSchema = lazySchema(() => z
-  .object({
-    option: decisionOptionSchema,
-    approvedBy: actorSchema,
-    reason: z.string().min(1).max(2000),
-    extendMs: z.number().int().positive().optional(),
-    extraStatusRequests: z.number().int().nonnegative().optional(),
-    extraTransportFailures: z.number().int().nonnegative().optional(),
-    extraRateLimited: z.number().int().nonnegative().optional(),
-    jobId: z.string().min(1).max(500).optional(),
-  })
-  .strict());
+export const decisionSchema = lazySchema(() =>
+  z
+    .object({
+      option: decisionOptionSchema,
+      approvedBy: actorSchema,
+      reason: z.string().min(1).max(2000),
+      extendMs: z.number().int().positive().optional(),
+      extraStatusRequests: z.number().int().nonnegative().optional(),
+      extraTransportFailures: z.number().int().nonnegative().optional(),
+      extraRateLimited: z.number().int().nonnegative().optional(),
+      jobId: z.string().min(1).max(500).optional(),
+    })
+    .strict(),
+);
 /** A decision. */
 export type Decision = z.infer<typeof decisionSchema>;
 
@@ -249,7 +267,11 @@ export type DecisionCheck =
  * (an `extend` names its extension explicitly: `extendMs` and `extraStatusRequests`, each at most what was
  * offered). Pure; safe to repeat.
  */
-export function validateDecision(escalation: OpenEscalation, decision: unknown, limits: { nowMs: number }): DecisionCheck {
+export function validateDecision(
+  escalation: OpenEscalation,
+  decision: unknown,
+  limits: { nowMs: number },
+): DecisionCheck {
   const parsed = decisionSchema.safeParse(decision);
   if (!parsed.success) {
     const fields = issueText(parsed.error.issues, '(decision)');
@@ -257,7 +279,11 @@ export function validateDecision(escalation: OpenEscalation, decision: unknown, 
   }
   const d = parsed.data;
   if (limits.nowMs > escalation.decisionDeadlineMs) {
-    return { kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_TOO_LATE', message: `decision at ${limits.nowMs} is after the decision deadline ${escalation.decisionDeadlineMs}` };
+    return {
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_DECISION_TOO_LATE',
+      message: `decision at ${limits.nowMs} is after the decision deadline ${escalation.decisionDeadlineMs}`,
+    };
   }
   const offered = escalation.options.find((o) => o.option === d.option);
   if (!offered) {
@@ -267,20 +293,42 @@ export function validateDecision(escalation: OpenEscalation, decision: unknown, 
       message: `option: "${d.option}" was not offered for ${escalation.reason}; offered: ${escalation.options.map((o) => o.option).join(', ')}`,
     };
   }
-  const out = (message: string): DecisionCheck => ({ kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS', message });
+  const out = (message: string): DecisionCheck => ({
+    kind: 'refused',
+    code: 'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS',
+    message,
+  });
   if (d.option === 'extend') {
     if (d.extendMs === undefined || d.extraStatusRequests === undefined) {
-      return { kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE', message: 'extendMs and extraStatusRequests: an extension names its new bounds' };
+      return {
+        kind: 'refused',
+        code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE',
+        message: 'extendMs and extraStatusRequests: an extension names its new bounds',
+      };
     }
-    if (d.extendMs > (offered.extendMs ?? 0)) return out(`extendMs: ${d.extendMs} exceeds the offered ${offered.extendMs ?? 0}`);
-    if (d.extraStatusRequests > (offered.extraStatusRequests ?? 0)) return out(`extraStatusRequests: ${d.extraStatusRequests} exceeds the offered ${offered.extraStatusRequests ?? 0}`);
-    if ((d.extraTransportFailures ?? 0) > (offered.extraTransportFailures ?? 0)) return out(`extraTransportFailures: ${d.extraTransportFailures} exceeds the offered ${offered.extraTransportFailures ?? 0}`);
-    if ((d.extraRateLimited ?? 0) > (offered.extraRateLimited ?? 0)) return out(`extraRateLimited: ${d.extraRateLimited} exceeds the offered ${offered.extraRateLimited ?? 0}`);
-  } else if (d.extendMs !== undefined || d.extraStatusRequests !== undefined || d.extraTransportFailures !== undefined || d.extraRateLimited !== undefined) {
+    if (d.extendMs > (offered.extendMs ?? 0))
+      return out(`extendMs: ${d.extendMs} exceeds the offered ${offered.extendMs ?? 0}`);
+    if (d.extraStatusRequests > (offered.extraStatusRequests ?? 0))
+      return out(
+        `extraStatusRequests: ${d.extraStatusRequests} exceeds the offered ${offered.extraStatusRequests ?? 0}`,
+      );
+    if ((d.extraTransportFailures ?? 0) > (offered.extraTransportFailures ?? 0))
+      return out(
+        `extraTransportFailures: ${d.extraTransportFailures} exceeds the offered ${offered.extraTransportFailures ?? 0}`,
+      );
+    if ((d.extraRateLimited ?? 0) > (offered.extraRateLimited ?? 0))
+      return out(`extraRateLimited: ${d.extraRateLimited} exceeds the offered ${offered.extraRateLimited ?? 0}`);
+  } else if (
+    d.extendMs !== undefined ||
+    d.extraStatusRequests !== undefined ||
+    d.extraTransportFailures !== undefined ||
+    d.extraRateLimited !== undefined
+  ) {
     return out(`${d.option} grants no extension; extension fields are only for "extend"`);
   }
   if (d.option === 'adopt_job') {
-    if (d.jobId === undefined || !(offered.jobIds ?? []).includes(d.jobId)) return out(`jobId: must be one of ${(offered.jobIds ?? []).join(', ')}`);
+    if (d.jobId === undefined || !(offered.jobIds ?? []).includes(d.jobId))
+      return out(`jobId: must be one of ${(offered.jobIds ?? []).join(', ')}`);
   } else if (d.jobId !== undefined) {
     return out('jobId: only "adopt_job" names a job');
   }

@@ -18,8 +18,7 @@ export function requestFingerprint(request: unknown): string {
 
 /** The result of {@link newIdempotencyToken}. */
 export type TokenResult =
-  | { kind: 'ok'; token: string }
-  | { kind: 'refused'; code: 'ASYNCJOB_ERR_INSUFFICIENT_ENTROPY'; message: string };
+  { kind: 'ok'; token: string } | { kind: 'refused'; code: 'ASYNCJOB_ERR_INSUFFICIENT_ENTROPY'; message: string };
 
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
@@ -80,4 +79,3 @@ export function checkFingerprint(existing: string, incoming: string): Fingerprin
       'a changed request needs a new operation ID and a new idempotency token',
   };
 }
-

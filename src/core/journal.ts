@@ -13,55 +13,61 @@ export const instantSchema = lazySchema(() => z.iso.datetime({ offset: false }))
 export type Instant = z.infer<typeof instantSchema>;
 
 /** The local states of the state machine in docs/rules.md (M). Ours, not the provider's (M2). */
-export const localStateSchema = lazySchema(() => z.enum([
-  'create_pending',
-  'create_unknown',
-  'reconciliation',
-  'accepted',
-  'observing',
-  'cancel_requested',
-  'cancelling',
-  'result_collecting',
-  'succeeded',
-  'failed',
-  'cancelled',
-  'cancellation_unconfirmed',
-  'result_timed_out',
-  'result_unavailable',
-  'result_validation_failed',
-  'escalated',
-  'closed',
-]));
+export const localStateSchema = lazySchema(() =>
+  z.enum([
+    'create_pending',
+    'create_unknown',
+    'reconciliation',
+    'accepted',
+    'observing',
+    'cancel_requested',
+    'cancelling',
+    'result_collecting',
+    'succeeded',
+    'failed',
+    'cancelled',
+    'cancellation_unconfirmed',
+    'result_timed_out',
+    'result_unavailable',
+    'result_validation_failed',
+    'escalated',
+    'closed',
+  ]),
+);
 /** A local state. */
 export type LocalState = z.infer<typeof localStateSchema>;
 
 /** Where the next poll time came from (P4). */
-export const delaySourceSchema = lazySchema(() => z.enum([
-  'provider_retry_after',
-  'provider_poll_hint',
-  'local_backoff',
-  'manual_extension',
-  'webhook_hint',
-  'deadline',
-]));
+export const delaySourceSchema = lazySchema(() =>
+  z.enum([
+    'provider_retry_after',
+    'provider_poll_hint',
+    'local_backoff',
+    'manual_extension',
+    'webhook_hint',
+    'deadline',
+  ]),
+);
 /** A delay source. */
 export type DelaySource = z.infer<typeof delaySourceSchema>;
 
 /** Machine-readable escalation reasons (E1); each determines the allowed next actions. */
-export const escalationReasonSchema = lazySchema(() => z.enum([
-  'deadline_exceeded',
-  'request_budget_exhausted',
-  'rate_limited',
-  'unknown_state',
-  'authorization_denied',
-  'provider_failure',
-  'create_unknown',
-  'job_id_conflict',
-  'cancellation_unconfirmed',
-  'result_validation_failed',
-  /** The provider refused our own request as malformed (a 4xx such as 400 or 422, often naming what is missing). */
-  'request_rejected',
-]));
+export const escalationReasonSchema = lazySchema(() =>
+  z.enum([
+    'deadline_exceeded',
+    'request_budget_exhausted',
+    'rate_limited',
+    'unknown_state',
+    'authorization_denied',
+    'provider_failure',
+    'create_unknown',
+    'job_id_conflict',
+    'cancellation_unconfirmed',
+    'result_validation_failed',
+    /** The provider refused our own request as malformed (a 4xx such as 400 or 422, often naming what is missing). */
+    'request_rejected',
+  ]),
+);
 /** An escalation reason. */
 export type EscalationReason = z.infer<typeof escalationReasonSchema>;
 
@@ -76,133 +82,156 @@ export const actorSchema = lazySchema(() => z.string().min(1).max(200));
 const shortText = z.string().max(2000);
 
 /** How an HTTP exchange ended, as data (never a thrown string). */
-export const transportOutcomeSchema = lazySchema(() => z.enum([
-  /** A response with a status code arrived. */
-  'response',
-  /** The request never left (connect refused, DNS, TLS): the provider cannot have acted on it. */
-  'not_sent',
-  /** Sent, then the connection broke or timed out before a full answer: the provider may have acted (U1). */
-  'ambiguous',
-  /** The answer exceeded the configured maximum body size and was cut off. */
-  'body_too_large',
-  /** Refused by us before sending (another origin, missing credential). */
-  'refused',
-]));
+export const transportOutcomeSchema = lazySchema(() =>
+  z.enum([
+    /** A response with a status code arrived. */
+    'response',
+    /** The request never left (connect refused, DNS, TLS): the provider cannot have acted on it. */
+    'not_sent',
+    /** Sent, then the connection broke or timed out before a full answer: the provider may have acted (U1). */
+    'ambiguous',
+    /** The answer exceeded the configured maximum body size and was cut off. */
+    'body_too_large',
+    /** Refused by us before sending (another origin, missing credential). */
+    'refused',
+  ]),
+);
 /** A transport outcome. */
 export type TransportOutcome = z.infer<typeof transportOutcomeSchema>;
 
 /** The first entry of every operation (C1): written before the create request is sent. */
-export const intentEntrySchema = lazySchema(() => z.object({
-  kind: z.literal('intent'),
-  provider: z.string().min(1),
-  requestFingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/),
-  idempotencyTokenDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/).optional(),
-  traceId: z.string().min(1),
-  authorisedBy: actorSchema,
-  startedBy: actorSchema,
-  createDeadlineAt: instantSchema,
-  resultDeadlineAt: instantSchema,
-}));
+export const intentEntrySchema = lazySchema(() =>
+  z.object({
+    kind: z.literal('intent'),
+    provider: z.string().min(1),
+    requestFingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+    idempotencyTokenDigest: z
+      .string()
+      .regex(/^sha256:[0-9a-f]{64}$/)
+      .optional(),
+    traceId: z.string().min(1),
+    authorisedBy: actorSchema,
+    startedBy: actorSchema,
+    createDeadlineAt: instantSchema,
+    resultDeadlineAt: instantSchema,
+  }),
+);
 
 /** A local state change with its cause (M3). */
-export const transitionEntrySchema = lazySchema(() => z.object({
-  kind: z.literal('transition'),
-  from: localStateSchema.nullable(),
-  to: localStateSchema,
-  /** The event that caused it, e.g. `status_observed`, `cancel_requested`. */
-  cause: z.string().min(1).max(100),
-  /** The journal sequence of the observation that is the evidence, if any. */
-  evidenceSequence: z.number().int().positive().optional(),
-  remoteJobId: z.string().max(500).optional(),
-  reason: shortText.optional(),
-}));
+export const transitionEntrySchema = lazySchema(() =>
+  z.object({
+    kind: z.literal('transition'),
+    from: localStateSchema.nullable(),
+    to: localStateSchema,
+    /** The event that caused it, e.g. `status_observed`, `cancel_requested`. */
+    cause: z.string().min(1).max(100),
+    /** The journal sequence of the observation that is the evidence, if any. */
+    evidenceSequence: z.number().int().positive().optional(),
+    remoteJobId: z.string().max(500).optional(),
+    reason: shortText.optional(),
+  }),
+);
 
 /** One outside exchange (an HTTP call or a webhook) and the controller's decision after it (T3). Redacted. */
-export const observationEntrySchema = lazySchema(() => z.object({
-  kind: z.literal('observation'),
-  action: actionSchema,
-  /** Method and URL with secrets removed. */
-  request: z.object({ method: z.string(), url: z.string().max(8192) }).optional(),
-  transport: transportOutcomeSchema,
-  httpStatus: z.number().int().min(100).max(599).optional(),
-  /** Headers that matter (Retry-After, Location, request IDs), redacted. */
-  headers: z.record(z.string(), z.string().max(8192)).optional(),
-  providerRequestId: z.string().max(500).optional(),
-  errorCategory: z.string().max(100).optional(),
-  durationMs: z.number().nonnegative().optional(),
-  remoteJobId: z.string().max(500).optional(),
-  /** The provider's own word for the state, verbatim (M2). */
-  remoteState: z.string().max(500).optional(),
-  providerTimestamp: instantSchema.optional(),
-  progress: z.number().min(0).max(1).optional(),
-  /** The provider's error code and message, verbatim and short (S2, H4, H5). */
-  providerError: z.object({ code: z.string().max(200).optional(), message: z.string().max(2000).optional() }).optional(),
-  /** The poll URL the answer named (V1): the first one, or a new one a pending answer moved polling to. */
-  pollUrl: z.string().max(8192).optional(),
-  /** What the controller decided: `wait`, `collect`, `stop`, `escalate`... */
-  decision: z.string().max(100).optional(),
-  nextPollAt: instantSchema.optional(),
-  delaySource: delaySourceSchema.optional(),
-  /** Why a provider hint was rejected, when it was. */
-  hintRejected: shortText.optional(),
-  statusRequestsUsed: z.number().int().nonnegative().optional(),
-  statusRequestsAllowed: z.number().int().nonnegative().optional(),
-  resultDeadlineAt: instantSchema.optional(),
-  note: shortText.optional(),
-}));
+export const observationEntrySchema = lazySchema(() =>
+  z.object({
+    kind: z.literal('observation'),
+    action: actionSchema,
+    /** Method and URL with secrets removed. */
+    request: z.object({ method: z.string(), url: z.string().max(8192) }).optional(),
+    transport: transportOutcomeSchema,
+    httpStatus: z.number().int().min(100).max(599).optional(),
+    /** Headers that matter (Retry-After, Location, request IDs), redacted. */
+    headers: z.record(z.string(), z.string().max(8192)).optional(),
+    providerRequestId: z.string().max(500).optional(),
+    errorCategory: z.string().max(100).optional(),
+    durationMs: z.number().nonnegative().optional(),
+    remoteJobId: z.string().max(500).optional(),
+    /** The provider's own word for the state, verbatim (M2). */
+    remoteState: z.string().max(500).optional(),
+    providerTimestamp: instantSchema.optional(),
+    progress: z.number().min(0).max(1).optional(),
+    /** The provider's error code and message, verbatim and short (S2, H4, H5). */
+    providerError: z
+      .object({ code: z.string().max(200).optional(), message: z.string().max(2000).optional() })
+      .optional(),
+    /** The poll URL the answer named (V1): the first one, or a new one a pending answer moved polling to. */
+    pollUrl: z.string().max(8192).optional(),
+    /** What the controller decided: `wait`, `collect`, `stop`, `escalate`... */
+    decision: z.string().max(100).optional(),
+    nextPollAt: instantSchema.optional(),
+    delaySource: delaySourceSchema.optional(),
+    /** Why a provider hint was rejected, when it was. */
+    hintRejected: shortText.optional(),
+    statusRequestsUsed: z.number().int().nonnegative().optional(),
+    statusRequestsAllowed: z.number().int().nonnegative().optional(),
+    resultDeadlineAt: instantSchema.optional(),
+    note: shortText.optional(),
+  }),
+);
 
 /** An escalation raised (E1, E2). */
-export const escalationEntrySchema = lazySchema(() => z.object({
-  kind: z.literal('escalation'),
-  reason: escalationReasonSchema,
-  message: z.string().max(8000),
-  options: z.array(z.string().min(1).max(100)).min(1),
-}));
+export const escalationEntrySchema = lazySchema(() =>
+  z.object({
+    kind: z.literal('escalation'),
+    reason: escalationReasonSchema,
+    message: z.string().max(8000),
+    options: z.array(z.string().min(1).max(100)).min(1),
+  }),
+);
 
 /** A human decision answering an escalation (A2). */
-export const decisionEntrySchema = lazySchema(() => z.object({
-  kind: z.literal('decision'),
-  decision: z.string().min(1).max(100),
-  approvedBy: actorSchema,
-  reason: z.string().min(1).max(2000),
-  /** The new bounds granted, e.g. `{ extendMs: 900000, extraStatusRequests: 4 }`. */
-  bounds: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).optional(),
-  accepted: z.boolean(),
-  rejectionReason: shortText.optional(),
-}));
+export const decisionEntrySchema = lazySchema(() =>
+  z.object({
+    kind: z.literal('decision'),
+    decision: z.string().min(1).max(100),
+    approvedBy: actorSchema,
+    reason: z.string().min(1).max(2000),
+    /** The new bounds granted, e.g. `{ extendMs: 900000, extraStatusRequests: 4 }`. */
+    bounds: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).optional(),
+    accepted: z.boolean(),
+    rejectionReason: shortText.optional(),
+  }),
+);
 
 /** A collected result stored outside history (R1-R4). */
-export const artifactEntrySchema = lazySchema(() => z.object({
-  kind: z.literal('artifact'),
-  location: z.string().max(4000),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  sizeBytes: z.number().int().nonnegative(),
-  contentType: z.string().max(200).optional(),
-  recordCount: z.number().int().nonnegative().optional(),
-  failedItems: z.array(z.string().max(500)).max(10_000).optional(),
-  validation: z.enum(['valid', 'invalid', 'not_checked']),
-  validationProblems: z.array(shortText).max(100).optional(),
-}));
+export const artifactEntrySchema = lazySchema(() =>
+  z.object({
+    kind: z.literal('artifact'),
+    location: z.string().max(4000),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    sizeBytes: z.number().int().nonnegative(),
+    contentType: z.string().max(200).optional(),
+    recordCount: z.number().int().nonnegative().optional(),
+    failedItems: z.array(z.string().max(500)).max(10_000).optional(),
+    validation: z.enum(['valid', 'invalid', 'not_checked']),
+    validationProblems: z.array(shortText).max(100).optional(),
+  }),
+);
 
 /** Any journal entry body. */
-export const journalEntryBodySchema = lazySchema(() => z.discriminatedUnion('kind', [
-  intentEntrySchema,
-  transitionEntrySchema,
-  observationEntrySchema,
-  escalationEntrySchema,
-  decisionEntrySchema,
-  artifactEntrySchema,
-]));
+export const journalEntryBodySchema = lazySchema(() =>
+  z.discriminatedUnion('kind', [
+    intentEntrySchema,
+    transitionEntrySchema,
+    observationEntrySchema,
+    escalationEntrySchema,
+    decisionEntrySchema,
+    artifactEntrySchema,
+  ]),
+);
 /** A journal entry body. */
 export type JournalEntryBody = z.infer<typeof journalEntryBodySchema>;
 
 /** A journal entry as appended: keyed by (operationId, sequence); `at` and `actor` say when and who. */
-export const journalEntrySchema = lazySchema(() => z.object({
-  operationId: z.string().min(1).max(200),
-  sequence: z.number().int().positive(),
-  at: instantSchema,
-  actor: actorSchema,
-  body: journalEntryBodySchema,
-}));
+export const journalEntrySchema = lazySchema(() =>
+  z.object({
+    operationId: z.string().min(1).max(200),
+    sequence: z.number().int().positive(),
+    at: instantSchema,
+    actor: actorSchema,
+    body: journalEntryBodySchema,
+  }),
+);
 /** A journal entry. */
 export type JournalEntry = z.infer<typeof journalEntrySchema>;

@@ -14,7 +14,14 @@
 import { z } from 'zod';
 import { openEscalationSchema } from './escalation';
 import { requestFingerprint } from './fingerprint';
-import { actorSchema, localStateSchema, delaySourceSchema, transitionEntrySchema, observationEntrySchema, transportOutcomeSchema } from './journal';
+import {
+  actorSchema,
+  localStateSchema,
+  delaySourceSchema,
+  transitionEntrySchema,
+  observationEntrySchema,
+  transportOutcomeSchema,
+} from './journal';
 import { MAX_URL_CHARS, remoteStateCategorySchema, resultReferenceSchema } from './observation';
 import { pollPolicySchema } from './policy';
 import { lazySchema } from './lazy-schema';
@@ -45,175 +52,199 @@ export const recordedObservationSchema = lazySchema(() => tailEntry(observationE
 export type RecordedObservation = z.infer<typeof recordedObservationSchema>;
 
 /** The provider's facts, as last reported (M2). Never written from our own intentions. */
-export const remoteFactsSchema = lazySchema(() => z.object({
-  /** Every job ID the provider ever reported for this operation, first first (U3). */
-  jobIds: z.array(z.string().min(1).max(500)).max(MAX_JOB_IDS),
-  /** The poll URL from the provider's answer (C4, V1), whole; a pending answer naming a new one replaces it. */
-  statusUrl: z.string().max(MAX_URL_CHARS).optional(),
-  /** How answers at `statusUrl` are read (the adapter's reading), when not its default one (V1). */
-  pollReading: z.string().max(40).optional(),
-  /** What the create exchange named that later result sources need (V2). */
-  createUrls: z
-    .object({ request: z.string().max(MAX_URL_CHARS).optional(), headers: z.record(z.string().max(100), z.string().max(MAX_URL_CHARS)).optional() })
-    .optional(),
-  /** The provider's last state, verbatim. */
-  state: z.string().max(500).optional(),
-  category: remoteStateCategorySchema.optional(),
-  /** The provider's own timestamp for that state, as received. */
-  providerTimestamp: z.string().max(100).optional(),
-  /** When we received that state. */
-  observedAtMs: z.number().int().nonnegative().optional(),
-  /** The job's own expiry as the provider reported it, apart from our business deadline (U4, P7). */
-  jobExpiresAtMs: z.number().int().optional(),
-  /** Last reported progress in [0, 1]; for operators only, never completion (P8). */
-  progress: z.number().min(0).max(1).optional(),
-  /** The result reference from the success answer (R1). */
-  resultReference: resultReferenceSchema.omit({ inline: true }).optional(),
-  /** The provider's last error code and message, from a failed job or a refused request (S2, E2). */
-  lastError: z.object({ code: z.string().max(200).optional(), message: z.string().max(2000).optional() }).optional(),
-  /** The last HTTP exchange of any kind (E2). */
-  lastHttp: z
-    .object({
-      transport: transportOutcomeSchema,
-      httpStatus: z.number().int().min(100).max(599).optional(),
-      atMs: z.number().int().nonnegative(),
-      providerRequestId: z.string().max(500).optional(),
-    })
-    .optional(),
-}));
+export const remoteFactsSchema = lazySchema(() =>
+  z.object({
+    /** Every job ID the provider ever reported for this operation, first first (U3). */
+    jobIds: z.array(z.string().min(1).max(500)).max(MAX_JOB_IDS),
+    /** The poll URL from the provider's answer (C4, V1), whole; a pending answer naming a new one replaces it. */
+    statusUrl: z.string().max(MAX_URL_CHARS).optional(),
+    /** How answers at `statusUrl` are read (the adapter's reading), when not its default one (V1). */
+    pollReading: z.string().max(40).optional(),
+    /** What the create exchange named that later result sources need (V2). */
+    createUrls: z
+      .object({
+        request: z.string().max(MAX_URL_CHARS).optional(),
+        headers: z.record(z.string().max(100), z.string().max(MAX_URL_CHARS)).optional(),
+      })
+      .optional(),
+    /** The provider's last state, verbatim. */
+    state: z.string().max(500).optional(),
+    category: remoteStateCategorySchema.optional(),
+    /** The provider's own timestamp for that state, as received. */
+    providerTimestamp: z.string().max(100).optional(),
+    /** When we received that state. */
+    observedAtMs: z.number().int().nonnegative().optional(),
+    /** The job's own expiry as the provider reported it, apart from our business deadline (U4, P7). */
+    jobExpiresAtMs: z.number().int().optional(),
+    /** Last reported progress in [0, 1]; for operators only, never completion (P8). */
+    progress: z.number().min(0).max(1).optional(),
+    /** The result reference from the success answer (R1). */
+    resultReference: resultReferenceSchema.omit({ inline: true }).optional(),
+    /** The provider's last error code and message, from a failed job or a refused request (S2, E2). */
+    lastError: z.object({ code: z.string().max(200).optional(), message: z.string().max(2000).optional() }).optional(),
+    /** The last HTTP exchange of any kind (E2). */
+    lastHttp: z
+      .object({
+        transport: transportOutcomeSchema,
+        httpStatus: z.number().int().min(100).max(599).optional(),
+        atMs: z.number().int().nonnegative(),
+        providerRequestId: z.string().max(500).optional(),
+      })
+      .optional(),
+  }),
+);
 /** Remote facts. */
 export type RemoteFacts = z.infer<typeof remoteFactsSchema>;
 
 /** The budgets (B1): persisted, never reset; only a decision adds to them. */
-export const budgetsSchema = lazySchema(() => z.object({
-  maxStatusRequests: z.number().int().nonnegative(),
-  maxTransportFailures: z.number().int().nonnegative(),
-  maxRateLimited: z.number().int().nonnegative(),
-}));
+export const budgetsSchema = lazySchema(() =>
+  z.object({
+    maxStatusRequests: z.number().int().nonnegative(),
+    maxTransportFailures: z.number().int().nonnegative(),
+    maxRateLimited: z.number().int().nonnegative(),
+  }),
+);
 /** Budgets. */
 export type Budgets = z.infer<typeof budgetsSchema>;
 
 /** The used counters (B1, B2, H1, H5, U1). Only ever incremented (consecutive counters reset on a non-429). */
-export const usedCountersSchema = lazySchema(() => z.object({
-  /** Status requests reserved (incremented BEFORE sending, B2) plus retries reported below the workflow. */
-  statusRequests: z.number().int().nonnegative(),
-  /** 5xx answers and network failures (H5, S5). */
-  transportFailures: z.number().int().nonnegative(),
-  /** Every 429 answer. */
-  rateLimited: z.number().int().nonnegative(),
-  /** 429 answers in a row; reset by any other answer (H1). */
-  consecutiveRateLimited: z.number().int().nonnegative(),
-  /** Create requests sent (U1, I3). */
-  createAttempts: z.number().int().nonnegative(),
-  /** The exponent of the local backoff: polls planned by backoff since the last state change (P2). */
-  backoffAttempt: z.number().int().nonnegative(),
-}));
+export const usedCountersSchema = lazySchema(() =>
+  z.object({
+    /** Status requests reserved (incremented BEFORE sending, B2) plus retries reported below the workflow. */
+    statusRequests: z.number().int().nonnegative(),
+    /** 5xx answers and network failures (H5, S5). */
+    transportFailures: z.number().int().nonnegative(),
+    /** Every 429 answer. */
+    rateLimited: z.number().int().nonnegative(),
+    /** 429 answers in a row; reset by any other answer (H1). */
+    consecutiveRateLimited: z.number().int().nonnegative(),
+    /** Create requests sent (U1, I3). */
+    createAttempts: z.number().int().nonnegative(),
+    /** The exponent of the local backoff: polls planned by backoff since the last state change (P2). */
+    backoffAttempt: z.number().int().nonnegative(),
+  }),
+);
 /** Used counters. */
 export type UsedCounters = z.infer<typeof usedCountersSchema>;
 
 /** The poll schedule (P4): a restarted worker resumes from it. */
-export const scheduleSchema = lazySchema(() => z.object({
-  nextPollAtMs: z.number().int().nonnegative().optional(),
-  delaySource: delaySourceSchema.optional(),
-  /** Why the provider's last hint was rejected, when it was (P3). */
-  hintRejected: z.string().max(2000).optional(),
-  /** A status request reserved and not yet observed (B2); blocks a second reservation (P5, no bursts). */
-  reservedAtMs: z.number().int().nonnegative().optional(),
-}));
+export const scheduleSchema = lazySchema(() =>
+  z.object({
+    nextPollAtMs: z.number().int().nonnegative().optional(),
+    delaySource: delaySourceSchema.optional(),
+    /** Why the provider's last hint was rejected, when it was (P3). */
+    hintRejected: z.string().max(2000).optional(),
+    /** A status request reserved and not yet observed (B2); blocks a second reservation (P5, no bursts). */
+    reservedAtMs: z.number().int().nonnegative().optional(),
+  }),
+);
 /** A poll schedule. */
 export type Schedule = z.infer<typeof scheduleSchema>;
 
 /** An approval recorded against the operation (A2, T2). */
-export const approvalSchema = lazySchema(() => z.object({
-  atMs: z.number().int().nonnegative(),
-  approvedBy: actorSchema,
-  option: z.string().min(1).max(100),
-  reason: z.string().min(1).max(2000),
-  bounds: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
-}));
+export const approvalSchema = lazySchema(() =>
+  z.object({
+    atMs: z.number().int().nonnegative(),
+    approvedBy: actorSchema,
+    option: z.string().min(1).max(100),
+    reason: z.string().min(1).max(2000),
+    bounds: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
+  }),
+);
 /** An approval. */
 export type Approval = z.infer<typeof approvalSchema>;
 
 /** Who started the operation, who authorised it, and every later approval (T2). */
-export const authorisationSchema = lazySchema(() => z.object({
-  startedBy: actorSchema,
-  authorisedBy: actorSchema,
-  approvals: z.array(approvalSchema).max(APPROVAL_TAIL),
-}));
+export const authorisationSchema = lazySchema(() =>
+  z.object({
+    startedBy: actorSchema,
+    authorisedBy: actorSchema,
+    approvals: z.array(approvalSchema).max(APPROVAL_TAIL),
+  }),
+);
 
 /** The cancel intent, a local fact (X1, M2): recorded before the cancel request is sent. */
-export const cancelIntentSchema = lazySchema(() => z.object({
-  requestedBy: actorSchema,
-  reason: z.string().min(1).max(2000),
-  expectedEffect: z.string().min(1).max(2000),
-  requestedAtMs: z.number().int().nonnegative(),
-  /** When the provider answered the single cancel request (X1); absent until then. */
-  sentAtMs: z.number().int().nonnegative().optional(),
-}));
+export const cancelIntentSchema = lazySchema(() =>
+  z.object({
+    requestedBy: actorSchema,
+    reason: z.string().min(1).max(2000),
+    expectedEffect: z.string().min(1).max(2000),
+    requestedAtMs: z.number().int().nonnegative(),
+    /** When the provider answered the single cancel request (X1); absent until then. */
+    sentAtMs: z.number().int().nonnegative().optional(),
+  }),
+);
 /** A cancel intent. */
 export type CancelIntent = z.infer<typeof cancelIntentSchema>;
 
 /** The collected result, summarised (R1-R4); content is in artifact storage, never here. */
-export const resultSummarySchema = lazySchema(() => z.object({
-  artifactLocation: z.string().max(4000).optional(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-  sizeBytes: z.number().int().nonnegative().optional(),
-  validation: z.enum(['valid', 'invalid', 'not_checked']),
-  problems: z.array(z.string().max(2000)).max(20).optional(),
-  recordCount: z.number().int().nonnegative().optional(),
-  failedItemCount: z.number().int().nonnegative().optional(),
-  /** The first failed item references (the full list is in the artifact entry). */
-  failedItems: z.array(z.string().max(500)).max(100).optional(),
-  /** Set when a human accepted a result that failed validation (A1). */
-  acceptedBy: actorSchema.optional(),
-}));
+export const resultSummarySchema = lazySchema(() =>
+  z.object({
+    artifactLocation: z.string().max(4000).optional(),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
+    sizeBytes: z.number().int().nonnegative().optional(),
+    validation: z.enum(['valid', 'invalid', 'not_checked']),
+    problems: z.array(z.string().max(2000)).max(20).optional(),
+    recordCount: z.number().int().nonnegative().optional(),
+    failedItemCount: z.number().int().nonnegative().optional(),
+    /** The first failed item references (the full list is in the artifact entry). */
+    failedItems: z.array(z.string().max(500)).max(100).optional(),
+    /** Set when a human accepted a result that failed validation (A1). */
+    acceptedBy: actorSchema.optional(),
+  }),
+);
 /** A result summary. */
 export type ResultSummary = z.infer<typeof resultSummarySchema>;
 
 /** The operation record. See the module comment for why it stays small. */
-export const operationRecordSchema = lazySchema(() => z.object({
-  schemaVersion: z.literal(1),
-  operationId: idSchema,
-  provider: idSchema,
-  clientReference: idSchema.optional(),
-  requestFingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/),
-  /** The idempotency token (I1): not a secret, but never the trace ID (I4). */
-  idempotencyToken: z.string().min(22).max(200),
-  traceId: z.string().min(1).max(200),
-  createdAtMs: z.number().int().nonnegative(),
-  /** The provider job this operation follows: set on acceptance or by an `adopt_job` decision (a local choice among `remote.jobIds`). */
-  jobId: z.string().min(1).max(500).optional(),
-  /** When the provider's acceptance was recorded (H3 counts its window from here). */
-  acceptedAtMs: z.number().int().nonnegative().optional(),
-  localState: localStateSchema,
-  remote: remoteFactsSchema,
-  deadlines: z.object({
-    /** U4: getting a job ID. */
-    createDeadlineMs: z.number().int().nonnegative(),
-    /** U4: the business deadline for the result (apart from `remote.jobExpiresAtMs`). */
-    resultDeadlineMs: z.number().int().nonnegative(),
-    /** X3: set when a cancel is requested. */
-    cancelDeadlineMs: z.number().int().nonnegative().optional(),
+export const operationRecordSchema = lazySchema(() =>
+  z.object({
+    schemaVersion: z.literal(1),
+    operationId: idSchema,
+    provider: idSchema,
+    clientReference: idSchema.optional(),
+    requestFingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+    /** The idempotency token (I1): not a secret, but never the trace ID (I4). */
+    idempotencyToken: z.string().min(22).max(200),
+    traceId: z.string().min(1).max(200),
+    createdAtMs: z.number().int().nonnegative(),
+    /** The provider job this operation follows: set on acceptance or by an `adopt_job` decision (a local choice among `remote.jobIds`). */
+    jobId: z.string().min(1).max(500).optional(),
+    /** When the provider's acceptance was recorded (H3 counts its window from here). */
+    acceptedAtMs: z.number().int().nonnegative().optional(),
+    localState: localStateSchema,
+    remote: remoteFactsSchema,
+    deadlines: z.object({
+      /** U4: getting a job ID. */
+      createDeadlineMs: z.number().int().nonnegative(),
+      /** U4: the business deadline for the result (apart from `remote.jobExpiresAtMs`). */
+      resultDeadlineMs: z.number().int().nonnegative(),
+      /** X3: set when a cancel is requested. */
+      cancelDeadlineMs: z.number().int().nonnegative().optional(),
+    }),
+    policy: pollPolicySchema,
+    budgets: budgetsSchema,
+    used: usedCountersSchema,
+    schedule: scheduleSchema,
+    /**
+     * How the next reconciliation call finds the job (U2, I3): `lookup` by the adapter's method, or `resend` the
+     * create with the same token, chosen after a lookup found no job before the create deadline. Absent = lookup.
+     */
+    reconcileBy: z.enum(['lookup', 'resend']).optional(),
+    escalation: openEscalationSchema.nullable(),
+    authorisation: authorisationSchema,
+    cancel: cancelIntentSchema.nullable(),
+    result: resultSummarySchema.nullable(),
+    journal: z.object({
+      nextSequence: z.number().int().positive(),
+      transitions: z.array(recordedTransitionSchema).max(TRANSITION_TAIL),
+      observations: z.array(recordedObservationSchema).max(OBSERVATION_TAIL),
+    }),
   }),
-  policy: pollPolicySchema,
-  budgets: budgetsSchema,
-  used: usedCountersSchema,
-  schedule: scheduleSchema,
-  /**
-   * How the next reconciliation call finds the job (U2, I3): `lookup` by the adapter's method, or `resend` the
-   * create with the same token, chosen after a lookup found no job before the create deadline. Absent = lookup.
-   */
-  reconcileBy: z.enum(['lookup', 'resend']).optional(),
-  escalation: openEscalationSchema.nullable(),
-  authorisation: authorisationSchema,
-  cancel: cancelIntentSchema.nullable(),
-  result: resultSummarySchema.nullable(),
-  journal: z.object({
-    nextSequence: z.number().int().positive(),
-    transitions: z.array(recordedTransitionSchema).max(TRANSITION_TAIL),
-    observations: z.array(recordedObservationSchema).max(OBSERVATION_TAIL),
-  }),
-}));
+);
 /** An operation record. */
 export type OperationRecord = z.infer<typeof operationRecordSchema>;
 
@@ -252,10 +283,14 @@ export function newOperationRecord(input: {
 }): NewOperationResult {
   const checked = validateStartRequest(input.request, input.nowMs);
   const issues: StartRequestIssue[] = checked.kind === 'refused' ? [...checked.issues] : [];
-  if (input.idempotencyToken.length < 22) issues.push({ path: 'idempotencyToken', message: 'must carry at least 128 bits (22 base64url characters)' });
-  if (input.idempotencyToken === input.traceId) issues.push({ path: 'traceId', message: 'the trace ID is never the idempotency token (I4)' });
-  if (input.traceId.length < 1 || input.traceId.length > 200) issues.push({ path: 'traceId', message: 'must be 1 to 200 characters' });
-  if (checked.kind === 'refused' || issues.length > 0) return { kind: 'refused', code: 'ASYNCJOB_ERR_INVALID_INPUT', issues };
+  if (input.idempotencyToken.length < 22)
+    issues.push({ path: 'idempotencyToken', message: 'must carry at least 128 bits (22 base64url characters)' });
+  if (input.idempotencyToken === input.traceId)
+    issues.push({ path: 'traceId', message: 'the trace ID is never the idempotency token (I4)' });
+  if (input.traceId.length < 1 || input.traceId.length > 200)
+    issues.push({ path: 'traceId', message: 'must be 1 to 200 characters' });
+  if (checked.kind === 'refused' || issues.length > 0)
+    return { kind: 'refused', code: 'ASYNCJOB_ERR_INVALID_INPUT', issues };
   const req = checked.request;
   const { createDeadlineMs, resultDeadlineMs } = checked.deadlines;
   const policy = pollPolicySchema.parse(req.policy ?? {});
@@ -277,7 +312,14 @@ export function newOperationRecord(input: {
       maxTransportFailures: policy.maxTransportFailures,
       maxRateLimited: policy.maxRateLimited,
     },
-    used: { statusRequests: 0, transportFailures: 0, rateLimited: 0, consecutiveRateLimited: 0, createAttempts: 0, backoffAttempt: 0 },
+    used: {
+      statusRequests: 0,
+      transportFailures: 0,
+      rateLimited: 0,
+      consecutiveRateLimited: 0,
+      createAttempts: 0,
+      backoffAttempt: 0,
+    },
     schedule: {},
     escalation: null,
     authorisation: { startedBy: req.startedBy, authorisedBy: req.authorisedBy, approvals: [] },
@@ -286,7 +328,12 @@ export function newOperationRecord(input: {
     journal: {
       nextSequence: 3,
       transitions: [
-        { sequence: 2, atMs: input.nowMs, actor: req.startedBy, body: { kind: 'transition', from: null, to: 'create_pending', cause: 'operation_started' } },
+        {
+          sequence: 2,
+          atMs: input.nowMs,
+          actor: req.startedBy,
+          body: { kind: 'transition', from: null, to: 'create_pending', cause: 'operation_started' },
+        },
       ],
       observations: [],
     },

@@ -14,29 +14,35 @@ import { lazySchema } from './lazy-schema';
 const stateWords = z.array(z.string().min(1).max(200)).max(100).default([]);
 
 /** A provider state table. A word may appear in one category only. */
-export const providerStateTableSchema = lazySchema(() => z
-  .object({
-    pending: stateWords,
-    success: stateWords,
-    failure: stateWords,
-    cancelled: stateWords,
-    expired: stateWords,
-    caseInsensitive: z.boolean().default(false),
-  })
-  .strict()
-  .superRefine((table, ctx) => {
-    const seen = new Map<string, string>();
-    for (const category of ['pending', 'success', 'failure', 'cancelled', 'expired'] as const) {
-      for (const word of table[category]) {
-        const key = table.caseInsensitive ? word.trim().toLowerCase() : word;
-        const other = seen.get(key);
-        if (other !== undefined) {
-          ctx.addIssue({ code: 'custom', path: [category], message: `state "${word}" is also listed under ${other}` });
+export const providerStateTableSchema = lazySchema(() =>
+  z
+    .object({
+      pending: stateWords,
+      success: stateWords,
+      failure: stateWords,
+      cancelled: stateWords,
+      expired: stateWords,
+      caseInsensitive: z.boolean().default(false),
+    })
+    .strict()
+    .superRefine((table, ctx) => {
+      const seen = new Map<string, string>();
+      for (const category of ['pending', 'success', 'failure', 'cancelled', 'expired'] as const) {
+        for (const word of table[category]) {
+          const key = table.caseInsensitive ? word.trim().toLowerCase() : word;
+          const other = seen.get(key);
+          if (other !== undefined) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [category],
+              message: `state "${word}" is also listed under ${other}`,
+            });
+          }
+          seen.set(key, category);
         }
-        seen.set(key, category);
       }
-    }
-  }));
+    }),
+);
 /** A validated provider state table. */
 export type ProviderStateTable = z.infer<typeof providerStateTableSchema>;
 

@@ -19,12 +19,16 @@ export function raiseEscalation(
   capabilities: AdapterCapabilities = NO_CAPABILITIES,
   raisedFrom: LocalState = record.localState,
 ): OpenEscalation {
-  const jobIds = record.remote.jobIds.length > 0 ? record.remote.jobIds : record.jobId !== undefined ? [record.jobId] : [];
+  const jobIds =
+    record.remote.jobIds.length > 0 ? record.remote.jobIds : record.jobId !== undefined ? [record.jobId] : [];
   const cancelAlreadySent = record.cancel?.sentAtMs !== undefined;
   const options = optionsFor(
     reason,
     // X3: a cancel already sent is never offered again.
-    { ...capabilities, cancel: capabilities.cancel && !cancelAlreadySent && (jobIds.length > 0 || providerJobKnown(record)) },
+    {
+      ...capabilities,
+      cancel: capabilities.cancel && !cancelAlreadySent && (jobIds.length > 0 || providerJobKnown(record)),
+    },
     {
       extensionMs: record.policy.extensionMs,
       extensionStatusRequests: record.policy.extensionStatusRequests,
@@ -46,7 +50,15 @@ export function raiseEscalation(
       elapsedMs: Math.max(0, nowMs - record.createdAtMs),
       statusRequestsUsed: record.used.statusRequests,
       statusRequestsAllowed: record.budgets.maxStatusRequests,
-      ...(last !== undefined ? { lastHttp: { transport: last.transport, atMs: last.atMs, ...(last.httpStatus !== undefined ? { httpStatus: last.httpStatus } : {}) } } : {}),
+      ...(last !== undefined
+        ? {
+            lastHttp: {
+              transport: last.transport,
+              atMs: last.atMs,
+              ...(last.httpStatus !== undefined ? { httpStatus: last.httpStatus } : {}),
+            },
+          }
+        : {}),
       reason,
       detail: detail.slice(0, 2000),
     },

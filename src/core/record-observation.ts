@@ -30,11 +30,16 @@ export function applyRemoteFacts(current: RemoteFacts, observation: Observation)
   if (observation.statusUrl !== undefined && remote.statusUrl === undefined) {
     remote.statusUrl = observation.statusUrl;
     if (observation.pollReading !== undefined) remote.pollReading = observation.pollReading;
-  } else if (observation.statusUrl !== undefined && observation.action === 'status' && observation.category === 'pending') {
+  } else if (
+    observation.statusUrl !== undefined &&
+    observation.action === 'status' &&
+    observation.category === 'pending'
+  ) {
     // V1: a pending answer named a new poll URL where the current one came from (checked by the adapter).
     remote.statusUrl = observation.statusUrl;
   }
-  if (observation.createUrls !== undefined && remote.createUrls === undefined) remote.createUrls = observation.createUrls;
+  if (observation.createUrls !== undefined && remote.createUrls === undefined)
+    remote.createUrls = observation.createUrls;
   if (observation.providerError !== undefined) remote.lastError = observation.providerError;
   if (observation.transport !== 'refused') {
     remote.lastHttp = {
@@ -45,9 +50,16 @@ export function applyRemoteFacts(current: RemoteFacts, observation: Observation)
     };
   }
   const finalConflict = observation.action === 'cancel' && observation.httpStatus === 409;
-  const answered = observation.transport === 'response' && observation.httpStatus !== undefined && (observation.httpStatus < 300 || finalConflict);
+  const answered =
+    observation.transport === 'response' &&
+    observation.httpStatus !== undefined &&
+    (observation.httpStatus < 300 || finalConflict);
   // A cancel answer that states the job's view (a 409 with its final state) is the provider's word too (M2).
-  if (answered && observation.category !== undefined && (observation.action === 'status' || observation.action === 'create' || observation.action === 'cancel')) {
+  if (
+    answered &&
+    observation.category !== undefined &&
+    (observation.action === 'status' || observation.action === 'create' || observation.action === 'cancel')
+  ) {
     remote.category = observation.category;
     remote.observedAtMs = observation.receivedAtMs;
     if (observation.remoteState !== undefined) remote.state = observation.remoteState;
@@ -105,7 +117,9 @@ export function recordObservation(
     ...(observation.durationMs !== undefined ? { durationMs: observation.durationMs } : {}),
     ...(observation.remoteJobId !== undefined ? { remoteJobId: observation.remoteJobId } : {}),
     ...(observation.remoteState !== undefined ? { remoteState: observation.remoteState } : {}),
-    ...(parseInstantMs(observation.providerTimestamp) !== undefined ? { providerTimestamp: iso(parseInstantMs(observation.providerTimestamp)!) } : {}),
+    ...(parseInstantMs(observation.providerTimestamp) !== undefined
+      ? { providerTimestamp: iso(parseInstantMs(observation.providerTimestamp)!) }
+      : {}),
     ...(observation.progress !== undefined ? { progress: observation.progress } : {}),
     ...(observation.providerError !== undefined ? { providerError: observation.providerError } : {}),
     ...(observation.statusUrl !== undefined ? { pollUrl: observation.statusUrl } : {}),
@@ -126,7 +140,11 @@ export function recordObservation(
       journal: {
         ...record.journal,
         nextSequence: sequence + 1,
-        observations: appendBounded(record.journal.observations, { sequence, atMs: nowMs, actor, body }, OBSERVATION_TAIL),
+        observations: appendBounded(
+          record.journal.observations,
+          { sequence, atMs: nowMs, actor, body },
+          OBSERVATION_TAIL,
+        ),
       },
     },
     sequence,

@@ -31,7 +31,11 @@ export function tailsFrom(record: OperationRecord, fromSequence: number): Operat
   const keep = (e: TailEntry): boolean => e.sequence >= fromSequence;
   return {
     ...record,
-    journal: { ...record.journal, transitions: record.journal.transitions.filter(keep), observations: record.journal.observations.filter(keep) },
+    journal: {
+      ...record.journal,
+      transitions: record.journal.transitions.filter(keep),
+      observations: record.journal.observations.filter(keep),
+    },
   };
 }
 
@@ -44,7 +48,10 @@ export function adoptReturned(held: OperationRecord, returned: OperationRecord):
   const returnedEntries: TailEntry[] = [...returned.journal.transitions, ...returned.journal.observations];
   const from = Math.min(returned.journal.nextSequence, ...returnedEntries.map((e) => e.sequence));
   const merge = <T extends TailEntry>(own: readonly T[], theirs: readonly T[], max: number): T[] => {
-    return lastOf([...own.filter((e) => e.sequence < from), ...theirs].sort((a, b) => a.sequence - b.sequence), max);
+    return lastOf(
+      [...own.filter((e) => e.sequence < from), ...theirs].sort((a, b) => a.sequence - b.sequence),
+      max,
+    );
   };
   return {
     ...returned,

@@ -52,9 +52,7 @@ export function parseHttpDate(text: string, referenceMs: number): number | undef
 export type HintRejection = 'unparseable' | 'negative' | 'absurd' | 'past_deadline';
 
 /** A validated wait instruction from the provider, as an absolute time. */
-export type ParsedHint =
-  | { kind: 'ok'; atMs: number }
-  | { kind: 'rejected'; reason: HintRejection; detail: string };
+export type ParsedHint = { kind: 'ok'; atMs: number } | { kind: 'rejected'; reason: HintRejection; detail: string };
 
 /**
  * Parses a raw `Retry-After` value (delta-seconds or HTTP-date) to the absolute time before which we must not
@@ -70,7 +68,12 @@ export function parseRetryAfter(raw: string, receivedAtMs: number, maxHintMs: nu
     atMs = receivedAtMs + Number(text) * 1000;
   } else {
     const date = parseHttpDate(text, receivedAtMs);
-    if (date === undefined) return { kind: 'rejected', reason: 'unparseable', detail: `Retry-After "${raw}" is neither seconds nor an HTTP-date` };
+    if (date === undefined)
+      return {
+        kind: 'rejected',
+        reason: 'unparseable',
+        detail: `Retry-After "${raw}" is neither seconds nor an HTTP-date`,
+      };
     atMs = Math.max(date, receivedAtMs);
   }
   if (!Number.isFinite(atMs) || atMs - receivedAtMs > maxHintMs) {
@@ -90,8 +93,10 @@ export interface HintLimits {
 }
 
 function check(atMs: number, what: string, limits: HintLimits): ParsedHint {
-  if (atMs - limits.receivedAtMs > limits.maxHintMs) return { kind: 'rejected', reason: 'absurd', detail: `${what} is more than ${limits.maxHintMs} ms away` };
-  if (atMs > limits.deadlineMs) return { kind: 'rejected', reason: 'past_deadline', detail: `${what} is after our deadline` };
+  if (atMs - limits.receivedAtMs > limits.maxHintMs)
+    return { kind: 'rejected', reason: 'absurd', detail: `${what} is more than ${limits.maxHintMs} ms away` };
+  if (atMs > limits.deadlineMs)
+    return { kind: 'rejected', reason: 'past_deadline', detail: `${what} is after our deadline` };
   return { kind: 'ok', atMs };
 }
 
@@ -100,8 +105,18 @@ function check(atMs: number, what: string, limits: HintLimits): ParsedHint {
  * non-numeric, absurd (> maxHintMs) or past-deadline hints are rejected with the reason (P3).
  */
 export function parsePollAfterSeconds(value: unknown, limits: HintLimits): ParsedHint {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value) ? Number(value) : NaN;
-  if (!Number.isFinite(n)) return { kind: 'rejected', reason: 'unparseable', detail: `pollAfterSeconds ${JSON.stringify(String(value)).slice(0, 80)} is not a number` };
+  const n =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)
+        ? Number(value)
+        : NaN;
+  if (!Number.isFinite(n))
+    return {
+      kind: 'rejected',
+      reason: 'unparseable',
+      detail: `pollAfterSeconds ${JSON.stringify(String(value)).slice(0, 80)} is not a number`,
+    };
   if (n < 0) return { kind: 'rejected', reason: 'negative', detail: `pollAfterSeconds ${n} is negative` };
   return check(limits.receivedAtMs + Math.round(n * 1000), `pollAfterSeconds ${n}`, limits);
 }
@@ -116,6 +131,11 @@ export function parseNextCheckAt(value: unknown, limits: HintLimits): ParsedHint
   let atMs = NaN;
   if (typeof value === 'string' && ISO_INSTANT.test(value)) atMs = Date.parse(value);
   else if (typeof value === 'number' && Number.isInteger(value) && value >= 0) atMs = value;
-  if (!Number.isFinite(atMs)) return { kind: 'rejected', reason: 'unparseable', detail: `nextCheckAt ${JSON.stringify(String(value)).slice(0, 80)} is not an instant` };
+  if (!Number.isFinite(atMs))
+    return {
+      kind: 'rejected',
+      reason: 'unparseable',
+      detail: `nextCheckAt ${JSON.stringify(String(value)).slice(0, 80)} is not an instant`,
+    };
   return check(Math.max(atMs, limits.receivedAtMs), `nextCheckAt ${String(value)}`, limits);
 }

@@ -19,43 +19,50 @@ export const MAX_PAYLOAD_CHARS = 256 * 1024;
 const MAX_DURATION_MS = 366 * 24 * 3600 * 1000;
 
 /** A deadline given as a duration from the start (`afterMs`) or as an absolute instant (`atMs`, epoch ms). */
-export const deadlineInputSchema = lazySchema(() => z.union([
-  z.object({ afterMs: z.number().int().min(1).max(MAX_DURATION_MS) }).strict(),
-  z.object({ atMs: z.number().int().min(0) }).strict(),
-]));
+export const deadlineInputSchema = lazySchema(() =>
+  z.union([
+    z.object({ afterMs: z.number().int().min(1).max(MAX_DURATION_MS) }).strict(),
+    z.object({ atMs: z.number().int().min(0) }).strict(),
+  ]),
+);
 /** A deadline as given. */
 export type DeadlineInput = z.infer<typeof deadlineInputSchema>;
 
 /** What a caller gives to start an operation. Validated strictly: unknown fields are refused. */
-export const startRequestSchema = lazySchema(() => z
-  .object({
-    operationId: idSchema,
-    provider: idSchema,
-    /** The provider request body, a JSON object (fingerprinted as canonical JSON). */
-    payload: z.record(z.string(), z.unknown()).superRefine((payload, ctx) => {
-      let text: string;
-      try {
-        text = canonicalJson(payload);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : 'not canonical JSON' });
-        return;
+export const startRequestSchema = lazySchema(() =>
+  z
+    .object({
+      operationId: idSchema,
+      provider: idSchema,
+      /** The provider request body, a JSON object (fingerprinted as canonical JSON). */
+      payload: z.record(z.string(), z.unknown()).superRefine((payload, ctx) => {
+        let text: string;
+        try {
+          text = canonicalJson(payload);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : 'not canonical JSON' });
+          return;
+        }
+        if (text.length > MAX_PAYLOAD_CHARS)
+          ctx.addIssue({ code: 'custom', message: `larger than ${MAX_PAYLOAD_CHARS} characters as canonical JSON` });
+      }),
+      clientReference: idSchema.optional(),
+      startedBy: actorSchema,
+      authorisedBy: actorSchema,
+      createDeadline: deadlineInputSchema,
+      resultDeadline: deadlineInputSchema,
+      policy: z.record(z.string(), z.unknown()).optional(),
+    })
+    .strict()
+    .superRefine((req, ctx) => {
+      if (req.policy !== undefined) {
+        const parsed = pollPolicySchema.safeParse(req.policy);
+        if (!parsed.success)
+          for (const issue of parsed.error.issues)
+            ctx.addIssue({ code: 'custom', path: ['policy', ...issue.path.map(String)], message: issue.message });
       }
-      if (text.length > MAX_PAYLOAD_CHARS) ctx.addIssue({ code: 'custom', message: `larger than ${MAX_PAYLOAD_CHARS} characters as canonical JSON` });
     }),
-    clientReference: idSchema.optional(),
-    startedBy: actorSchema,
-    authorisedBy: actorSchema,
-    createDeadline: deadlineInputSchema,
-    resultDeadline: deadlineInputSchema,
-    policy: z.record(z.string(), z.unknown()).optional(),
-  })
-  .strict()
-  .superRefine((req, ctx) => {
-    if (req.policy !== undefined) {
-      const parsed = pollPolicySchema.safeParse(req.policy);
-      if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: ['policy', ...issue.path.map(String)], message: issue.message });
-    }
-  }));
+);
 /** A start request as given. */
 export type StartRequest = z.infer<typeof startRequestSchema>;
 
@@ -75,7 +82,10 @@ export type StartRequestCheck =
   | { kind: 'refused'; code: 'ASYNCJOB_ERR_INVALID_INPUT'; issues: StartRequestIssue[] };
 
 /** The deadlines' own rules, checked whenever both deadlines are well formed (even if another field is not). */
-function deadlineIssues(request: unknown, nowMs: number): { issues: StartRequestIssue[]; createDeadlineMs?: number; resultDeadlineMs?: number } {
+function deadlineIssues(
+  request: unknown,
+  nowMs: number,
+): { issues: StartRequestIssue[]; createDeadlineMs?: number; resultDeadlineMs?: number } {
   const r = (typeof request === 'object' && request !== null ? request : {}) as Record<string, unknown>;
   const create = deadlineInputSchema.safeParse(r.createDeadline);
   const result = deadlineInputSchema.safeParse(r.resultDeadline);
@@ -85,7 +95,8 @@ function deadlineIssues(request: unknown, nowMs: number): { issues: StartRequest
   const issues: StartRequestIssue[] = [];
   if (createDeadlineMs <= nowMs) issues.push({ path: 'createDeadline', message: 'must be in the future' });
   if (resultDeadlineMs <= nowMs) issues.push({ path: 'resultDeadline', message: 'must be in the future' });
-  if (resultDeadlineMs < createDeadlineMs) issues.push({ path: 'resultDeadline', message: 'must not be before the create deadline' });
+  if (resultDeadlineMs < createDeadlineMs)
+    issues.push({ path: 'resultDeadline', message: 'must not be before the create deadline' });
   return { issues, createDeadlineMs, resultDeadlineMs };
 }
 
@@ -97,11 +108,22 @@ function deadlineIssues(request: unknown, nowMs: number): { issues: StartRequest
  */
 export function validateStartRequest(request: unknown, nowMs: number): StartRequestCheck {
   const parsed = startRequestSchema.safeParse(request);
-  const issues: StartRequestIssue[] = parsed.success ? [] : parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+  const issues: StartRequestIssue[] = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
   const deadlines = deadlineIssues(request, nowMs);
   issues.push(...deadlines.issues);
-  if (!parsed.success || issues.length > 0 || deadlines.createDeadlineMs === undefined || deadlines.resultDeadlineMs === undefined) {
+  if (
+    !parsed.success ||
+    issues.length > 0 ||
+    deadlines.createDeadlineMs === undefined ||
+    deadlines.resultDeadlineMs === undefined
+  ) {
     return { kind: 'refused', code: 'ASYNCJOB_ERR_INVALID_INPUT', issues };
   }
-  return { kind: 'ok', request: parsed.data, deadlines: { createDeadlineMs: deadlines.createDeadlineMs, resultDeadlineMs: deadlines.resultDeadlineMs } };
+  return {
+    kind: 'ok',
+    request: parsed.data,
+    deadlines: { createDeadlineMs: deadlines.createDeadlineMs, resultDeadlineMs: deadlines.resultDeadlineMs },
+  };
 }

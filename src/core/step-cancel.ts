@@ -17,19 +17,40 @@ export function requestCancel(
   intent: { requestedBy: string; reason: string; expectedEffect?: string },
   ctx: StepContext,
 ): StepResult | StepRefusal {
-  if (!ctx.capabilities.cancel) return { kind: 'refused', code: 'ASYNCJOB_ERR_CANCEL_UNSUPPORTED', message: `provider ${record.provider} has no cancel endpoint` };
+  if (!ctx.capabilities.cancel)
+    return {
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_CANCEL_UNSUPPORTED',
+      message: `provider ${record.provider} has no cancel endpoint`,
+    };
   const polling = record.localState === 'accepted' || record.localState === 'observing';
   // An earlier intent whose call never left (and was given up by a decision) does not block a new one; a sent one does (X3).
   if (record.cancel !== null && (record.cancel.sentAtMs !== undefined || !polling)) {
-    return { kind: 'refused', code: 'ASYNCJOB_ERR_CANCEL_ALREADY_REQUESTED', message: `cancel already requested by ${record.cancel.requestedBy} (X3)` };
+    return {
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_CANCEL_ALREADY_REQUESTED',
+      message: `cancel already requested by ${record.cancel.requestedBy} (X3)`,
+    };
   }
   if (!polling) {
-    return { kind: 'refused', code: 'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED', message: `an operation in state ${record.localState} cannot be cancelled` };
+    return {
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED',
+      message: `an operation in state ${record.localState} cannot be cancelled`,
+    };
   }
   const b = new Builder(record, record);
-  const cancelIntent = { requestedBy: intent.requestedBy, reason: intent.reason, expectedEffect: intent.expectedEffect ?? 'the provider stops the job' };
+  const cancelIntent = {
+    requestedBy: intent.requestedBy,
+    reason: intent.reason,
+    expectedEffect: intent.expectedEffect ?? 'the provider stops the job',
+  };
   const reason = `${cancelIntent.reason}; expected effect: ${cancelIntent.expectedEffect}`;
-  const result = transition(record, { type: 'cancel_requested', actor: intent.requestedBy, cause: 'cancel_request', cancelIntent, reason }, ctx.nowMs);
+  const result = transition(
+    record,
+    { type: 'cancel_requested', actor: intent.requestedBy, cause: 'cancel_request', cancelIntent, reason },
+    ctx.nowMs,
+  );
   if (result.kind === 'refused') return { kind: 'refused', code: result.code, message: result.message };
   b.record = result.record;
   return b.result();
@@ -55,25 +76,48 @@ export function afterCancel(record: OperationRecord, o: Observation, ctx: StepCo
     if (b.record.localState === 'cancelling') {
       const r = b.record;
       // A 409 that states the job's final view is confirmed by a status read at once (M1: the cancel answer is not one).
-      const finalView = status === 409 && o.category !== undefined && o.category !== 'pending' && o.category !== 'unknown';
+      const finalView =
+        status === 409 && o.category !== undefined && o.category !== 'pending' && o.category !== 'unknown';
       const delayMs = finalView ? 0 : Math.min(r.policy.baseDelayMs, 1000);
-      b.record = { ...r, used: { ...r.used, backoffAttempt: 0 }, schedule: { nextPollAtMs: ctx.nowMs + delayMs, delaySource: 'local_backoff' } };
+      b.record = {
+        ...r,
+        used: { ...r.used, backoffAttempt: 0 },
+        schedule: { nextPollAtMs: ctx.nowMs + delayMs, delaySource: 'local_backoff' },
+      };
     }
   } else if (status === 401 || status === 403) {
     b.escalate('authorization_denied', `HTTP ${status} on cancel; no retry with the same credential (H4)`, ctx, cause);
   } else if (o.transport === 'refused') {
     // Refused by us before sending (another origin, no credential): nothing reached the provider, so a human may still authorise the call.
-    b.escalate('provider_failure', `the cancel request was refused before sending (${o.errorCategory ?? 'refused'})`, ctx, cause);
+    b.escalate(
+      'provider_failure',
+      `the cancel request was refused before sending (${o.errorCategory ?? 'refused'})`,
+      ctx,
+      cause,
+    );
   } else if (o.transport === 'not_sent') {
     // Nothing reached the provider: one more attempt is still "the" cancel call (X1).
-    b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs + b.record.policy.baseDelayMs, delaySource: 'local_backoff' } };
+    b.record = {
+      ...b.record,
+      schedule: { nextPollAtMs: ctx.nowMs + b.record.policy.baseDelayMs, delaySource: 'local_backoff' },
+    };
     if (ctx.nowMs >= (b.record.deadlines.cancelDeadlineMs ?? Number.POSITIVE_INFINITY)) {
       // Nothing was sent, so nothing is unconfirmed: a human may authorise the one cancel call again (A1).
-      b.escalate('provider_failure', `the cancel request could not be sent before the cancel deadline (${o.errorCategory ?? 'not sent'}) (X3)`, ctx, cause);
+      b.escalate(
+        'provider_failure',
+        `the cancel request could not be sent before the cancel deadline (${o.errorCategory ?? 'not sent'}) (X3)`,
+        ctx,
+        cause,
+      );
     }
   } else {
     // It may have arrived (or its answer is unreadable): never send it again (X3); a human decides with the request history at hand.
-    b.escalate('cancellation_unconfirmed', `the cancel request got no usable answer (${o.errorCategory ?? `HTTP ${status}`}); it is not repeated (X3)`, ctx, cause);
+    b.escalate(
+      'cancellation_unconfirmed',
+      `the cancel request got no usable answer (${o.errorCategory ?? `HTTP ${status}`}); it is not repeated (X3)`,
+      ctx,
+      cause,
+    );
   }
   return b.result();
 }

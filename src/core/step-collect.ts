@@ -16,7 +16,12 @@ export interface CollectOutcome {
 }
 
 /** After collecting the result (R1-R5, S1): succeeded only with a valid result; otherwise the reason is kept. */
-export function afterCollect(record: OperationRecord, o: Observation, outcome: CollectOutcome, ctx: StepContext): StepResult {
+export function afterCollect(
+  record: OperationRecord,
+  o: Observation,
+  outcome: CollectOutcome,
+  ctx: StepContext,
+): StepResult {
   const b = new Builder(record, record);
   const seq = b.observe(o, ctx, {});
   b.callSequence = seq;
@@ -26,11 +31,20 @@ export function afterCollect(record: OperationRecord, o: Observation, outcome: C
   if (is2xx(o) && result?.validation === 'valid') {
     b.apply([{ type: 'result_validated', actor: ctx.actor, cause, evidenceSequence: seq, result }], ctx);
   } else if (is2xx(o) && result?.validation === 'invalid') {
-    if (b.record.localState === 'result_collecting') b.apply([{ type: 'result_invalid', actor: ctx.actor, cause, evidenceSequence: seq, result }], ctx);
+    if (b.record.localState === 'result_collecting')
+      b.apply([{ type: 'result_invalid', actor: ctx.actor, cause, evidenceSequence: seq, result }], ctx);
     else b.record = { ...b.record, result };
-    b.escalate('result_validation_failed', `the result failed validation: ${(result.problems ?? []).join('; ').slice(0, 1500)} (R2, R4)`, ctx, cause);
+    b.escalate(
+      'result_validation_failed',
+      `the result failed validation: ${(result.problems ?? []).join('; ').slice(0, 1500)} (R2, R4)`,
+      ctx,
+      cause,
+    );
   } else {
-    const transient = o.transport === 'not_sent' || o.transport === 'ambiguous' || (o.transport === 'response' && (o.httpStatus ?? 0) >= 500);
+    const transient =
+      o.transport === 'not_sent' ||
+      o.transport === 'ambiguous' ||
+      (o.transport === 'response' && (o.httpStatus ?? 0) >= 500);
     // H1: a 429 is "not now": the provider served nothing, so asking again later is safe whatever R5 says.
     const rateLimited = o.transport === 'response' && o.httpStatus === 429;
     const used = {
@@ -41,17 +55,44 @@ export function afterCollect(record: OperationRecord, o: Observation, outcome: C
     };
     b.record = { ...b.record, used };
     const retryable =
-      (transient && (ctx.capabilities.repeatableCollect || o.transport === 'not_sent') && used.transportFailures < b.record.budgets.maxTransportFailures) ||
+      (transient &&
+        (ctx.capabilities.repeatableCollect || o.transport === 'not_sent') &&
+        used.transportFailures < b.record.budgets.maxTransportFailures) ||
       (rateLimited && used.consecutiveRateLimited < b.record.budgets.maxRateLimited);
     if (retryable && ctx.nowMs < b.record.deadlines.resultDeadlineMs) {
-      const plan = planWait(b.record, b.record.policy, o, ctx.nowMs, ctx.random, b.record.used.backoffAttempt, rateLimited ? used.consecutiveRateLimited : 0);
+      const plan = planWait(
+        b.record,
+        b.record.policy,
+        o,
+        ctx.nowMs,
+        ctx.random,
+        b.record.used.backoffAttempt,
+        rateLimited ? used.consecutiveRateLimited : 0,
+      );
       if (plan.kind === 'poll') {
-        b.record = { ...b.record, used: { ...used, backoffAttempt: used.backoffAttempt + 1 }, schedule: { nextPollAtMs: plan.atMs, delaySource: plan.source } };
+        b.record = {
+          ...b.record,
+          used: { ...used, backoffAttempt: used.backoffAttempt + 1 },
+          schedule: { nextPollAtMs: plan.atMs, delaySource: plan.source },
+        };
         return b.result();
       }
     }
     const detail = `the result could not be collected (${o.errorCategory ?? (o.httpStatus !== undefined ? `HTTP ${o.httpStatus}` : o.transport)}) (R4)`;
-    if (b.record.localState === 'result_collecting') b.apply([{ type: 'result_unavailable', actor: ctx.actor, cause, evidenceSequence: seq, observation: o, reason: detail }], ctx);
+    if (b.record.localState === 'result_collecting')
+      b.apply(
+        [
+          {
+            type: 'result_unavailable',
+            actor: ctx.actor,
+            cause,
+            evidenceSequence: seq,
+            observation: o,
+            reason: detail,
+          },
+        ],
+        ctx,
+      );
     b.escalate(rateLimited ? 'rate_limited' : 'provider_failure', detail, ctx, cause);
   }
   return b.result();

@@ -11,41 +11,86 @@ import { type StepContext, type StepResult, type StepRefusal, Builder } from './
  * accepted or not, and applied. `inspect_provider_console` is recorded and changes nothing.
  */
 export function applyDecision(record: OperationRecord, decision: Decision, ctx: StepContext): StepResult | StepRefusal {
-  if (record.escalation === null) return { kind: 'refused', code: 'ASYNCJOB_ERR_NO_OPEN_ESCALATION', message: 'there is no open escalation to decide' };
+  if (record.escalation === null)
+    return {
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_NO_OPEN_ESCALATION',
+      message: 'there is no open escalation to decide',
+    };
   const check = validateDecision(record.escalation, decision, { nowMs: ctx.nowMs });
   if (check.kind === 'refused') return { kind: 'refused', code: check.code, message: check.message };
   const b = new Builder(record, record);
   const bounds: Record<string, number | string | boolean> = {};
-  for (const key of ['extendMs', 'extraStatusRequests', 'extraTransportFailures', 'extraRateLimited', 'jobId'] as const) {
+  for (const key of [
+    'extendMs',
+    'extraStatusRequests',
+    'extraTransportFailures',
+    'extraRateLimited',
+    'jobId',
+  ] as const) {
     const value = decision[key];
     if (value !== undefined) bounds[key] = value;
   }
   b.appendExtra(
-    { kind: 'decision', decision: decision.option, approvedBy: decision.approvedBy, reason: decision.reason, accepted: true, ...(Object.keys(bounds).length > 0 ? { bounds } : {}) },
+    {
+      kind: 'decision',
+      decision: decision.option,
+      approvedBy: decision.approvedBy,
+      reason: decision.reason,
+      accepted: true,
+      ...(Object.keys(bounds).length > 0 ? { bounds } : {}),
+    },
     ctx.nowMs,
     decision.approvedBy,
   );
   if (decision.option === 'inspect_provider_console') return b.result();
-  const applied = transition(b.record, { type: 'decide', actor: decision.approvedBy, cause: 'decision', decision, reason: decision.reason }, ctx.nowMs);
+  const applied = transition(
+    b.record,
+    { type: 'decide', actor: decision.approvedBy, cause: 'decision', decision, reason: decision.reason },
+    ctx.nowMs,
+  );
   if (applied.kind === 'refused') return { kind: 'refused', code: applied.code, message: applied.message };
   b.record = applied.record;
   if (decision.option === 'accept_result') {
     // A1: a human accepted the result that failed validation; the success observation is on record, so the
     // operation completes without collecting again (a collect would fail validation the same way).
-    b.apply([{ type: 'result_validated', actor: decision.approvedBy, cause: 'decision', reason: `result accepted by ${decision.approvedBy} despite failed validation` }], ctx);
+    b.apply(
+      [
+        {
+          type: 'result_validated',
+          actor: decision.approvedBy,
+          cause: 'decision',
+          reason: `result accepted by ${decision.approvedBy} despite failed validation`,
+        },
+      ],
+      ctx,
+    );
   }
   if (decision.option === 'retry_create_same_token') {
     // A human authorised a new attempt (A1): it gets a bounded create window of its own.
     const r = b.record;
-    b.record = { ...r, deadlines: { ...r.deadlines, createDeadlineMs: Math.max(r.deadlines.createDeadlineMs, ctx.nowMs + r.policy.extensionMs) }, schedule: { nextPollAtMs: ctx.nowMs, delaySource: 'manual_extension' } };
+    b.record = {
+      ...r,
+      deadlines: {
+        ...r.deadlines,
+        createDeadlineMs: Math.max(r.deadlines.createDeadlineMs, ctx.nowMs + r.policy.extensionMs),
+      },
+      schedule: { nextPollAtMs: ctx.nowMs, delaySource: 'manual_extension' },
+    };
   }
   return b.result();
 }
 
 /** A decision that was refused is still recorded (A2): who tried what, and why it was refused. */
-export function recordRejectedDecision(record: OperationRecord, decision: { option?: unknown; approvedBy?: unknown; reason?: unknown }, refusal: StepRefusal, ctx: StepContext): StepResult {
+export function recordRejectedDecision(
+  record: OperationRecord,
+  decision: { option?: unknown; approvedBy?: unknown; reason?: unknown },
+  refusal: StepRefusal,
+  ctx: StepContext,
+): StepResult {
   const b = new Builder(record, record);
-  const text = (v: unknown, fallback: string, max: number): string => (typeof v === 'string' && v.trim().length > 0 ? v.slice(0, max) : fallback);
+  const text = (v: unknown, fallback: string, max: number): string =>
+    typeof v === 'string' && v.trim().length > 0 ? v.slice(0, max) : fallback;
   b.appendExtra(
     {
       kind: 'decision',
@@ -68,13 +113,19 @@ export function recordRejectedDecision(record: OperationRecord, decision: { opti
  */
 export function decisionDeadlinePassed(record: OperationRecord, ctx: StepContext): StepResult {
   const b = new Builder(record, record);
-  if (record.localState !== 'escalated' || record.escalation === null || ctx.nowMs < record.escalation.decisionDeadlineMs) return b.result();
+  if (
+    record.localState !== 'escalated' ||
+    record.escalation === null ||
+    ctx.nowMs < record.escalation.decisionDeadlineMs
+  )
+    return b.result();
   b.appendExtra(
     {
       kind: 'decision',
       decision: 'none',
       approvedBy: ctx.actor,
-      reason: 'no decision arrived before the decision deadline; the operation stays escalated and automation has ended',
+      reason:
+        'no decision arrived before the decision deadline; the operation stays escalated and automation has ended',
       accepted: false,
       rejectionReason: 'ASYNCJOB_ERR_DECISION_TOO_LATE',
     },

@@ -82,8 +82,15 @@ export class Builder {
   /** Raises an escalation from the current state (no-op when already escalated or final). */
   escalate(reason: EscalationReason, detail: string, ctx: StepContext, cause = 'escalate'): void {
     if (this.record.localState === 'escalated' || FINAL_STATES.includes(this.record.localState)) return;
-    const escalation = adjustForCreatePhase(this.record, raiseEscalation(this.record, reason, detail.slice(0, 2000), ctx.nowMs, ctx.capabilities));
-    const result = transition(this.record, { type: 'escalate', actor: ctx.actor, cause, escalation, reason: detail.slice(0, 2000) }, ctx.nowMs);
+    const escalation = adjustForCreatePhase(
+      this.record,
+      raiseEscalation(this.record, reason, detail.slice(0, 2000), ctx.nowMs, ctx.capabilities),
+    );
+    const result = transition(
+      this.record,
+      { type: 'escalate', actor: ctx.actor, cause, escalation, reason: detail.slice(0, 2000) },
+      ctx.nowMs,
+    );
     if (result.kind !== 'applied') throw new Error(`escalation refused: ${result.message}`);
     this.record = result.record;
     this.noteEscalation(escalation, ctx);
@@ -91,7 +98,12 @@ export class Builder {
 
   private noteEscalation(escalation: OpenEscalation, ctx: StepContext): void {
     this.appendExtra(
-      { kind: 'escalation', reason: escalation.reason, message: renderEscalation(escalation).slice(0, 8000), options: escalation.options.map((o) => o.option) },
+      {
+        kind: 'escalation',
+        reason: escalation.reason,
+        message: renderEscalation(escalation).slice(0, 8000),
+        options: escalation.options.map((o) => o.option),
+      },
       ctx.nowMs,
       ctx.actor,
     );
@@ -133,7 +145,9 @@ export class Builder {
       const body = {
         ...o.body,
         decision,
-        ...(planned && r.schedule.nextPollAtMs !== undefined ? { nextPollAt: new Date(r.schedule.nextPollAtMs).toISOString() } : {}),
+        ...(planned && r.schedule.nextPollAtMs !== undefined
+          ? { nextPollAt: new Date(r.schedule.nextPollAtMs).toISOString() }
+          : {}),
         ...(planned && r.schedule.delaySource !== undefined ? { delaySource: r.schedule.delaySource } : {}),
         ...(r.schedule.hintRejected !== undefined ? { hintRejected: r.schedule.hintRejected } : {}),
       };
@@ -166,9 +180,14 @@ export function adjustForCreatePhase(record: OperationRecord, escalation: OpenEs
   if (providerJobKnown(record)) return escalation;
   const kept = escalation.options.filter((o) => o.option !== 'extend' && o.option !== 'cancel_at_provider');
   const canRetry =
-    escalation.reason !== 'authorization_denied' && escalation.reason !== 'job_id_conflict' && !kept.some((o) => o.option === 'retry_create_same_token');
-  const options = canRetry ? [{ option: 'retry_create_same_token' as const, label: 're-send create with the same idempotency token' }, ...kept] : kept;
+    escalation.reason !== 'authorization_denied' &&
+    escalation.reason !== 'job_id_conflict' &&
+    !kept.some((o) => o.option === 'retry_create_same_token');
+  const options = canRetry
+    ? [{ option: 'retry_create_same_token' as const, label: 're-send create with the same idempotency token' }, ...kept]
+    : kept;
   return { ...escalation, options: options.length > 0 ? options : escalation.options };
 }
 
-export const is2xx = (o: Observation): boolean => o.transport === 'response' && o.httpStatus !== undefined && o.httpStatus >= 200 && o.httpStatus < 300;
+export const is2xx = (o: Observation): boolean =>
+  o.transport === 'response' && o.httpStatus !== undefined && o.httpStatus >= 200 && o.httpStatus < 300;

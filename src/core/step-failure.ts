@@ -16,17 +16,38 @@ import { enterReconciliation } from './step-create';
  * to reconciliation (U1, U2), a cancel escalates `cancellation_unconfirmed` (X3), a collect that is not safe to
  * repeat escalates (R5).
  */
-export function afterActivityFailure(record: OperationRecord, action: string, message: string, ctx: StepContext): StepResult {
-  const used = { ...record.used, transportFailures: record.used.transportFailures + 1, backoffAttempt: record.used.backoffAttempt + 1 };
+export function afterActivityFailure(
+  record: OperationRecord,
+  action: string,
+  message: string,
+  ctx: StepContext,
+): StepResult {
+  const used = {
+    ...record.used,
+    transportFailures: record.used.transportFailures + 1,
+    backoffAttempt: record.used.backoffAttempt + 1,
+  };
   const b = new Builder(record, { ...record, used, schedule: {} });
   const cause = `${action.slice(0, 60)}_activity_failed`;
   const detail = `the ${action.slice(0, 60)} activity failed (${used.transportFailures} transport failures of ${record.budgets.maxTransportFailures}); last: ${message.slice(0, 500)}`;
   // T3: the failed call is explained in the journal too (it may or may not have reached the provider).
   const known = actionSchema.safeParse(action);
-  const note = (decision: string, nextPollAtMs?: number): { observation: Observation; sequence: number } | undefined => {
+  const note = (
+    decision: string,
+    nextPollAtMs?: number,
+  ): { observation: Observation; sequence: number } | undefined => {
     if (!known.success) return undefined;
-    const observation: Observation = { action: known.data, transport: 'ambiguous', receivedAtMs: ctx.nowMs, errorCategory: 'activity_failed' };
-    const sequence = b.observe(observation, ctx, { decision, note: detail, ...(nextPollAtMs !== undefined ? { nextPollAtMs, delaySource: 'local_backoff' as const } : {}) });
+    const observation: Observation = {
+      action: known.data,
+      transport: 'ambiguous',
+      receivedAtMs: ctx.nowMs,
+      errorCategory: 'activity_failed',
+    };
+    const sequence = b.observe(observation, ctx, {
+      decision,
+      note: detail,
+      ...(nextPollAtMs !== undefined ? { nextPollAtMs, delaySource: 'local_backoff' as const } : {}),
+    });
     // Nothing was heard from the provider: its facts are unchanged (M2).
     b.record = { ...b.record, remote: record.remote };
     return { observation, sequence };
@@ -37,11 +58,27 @@ export function afterActivityFailure(record: OperationRecord, action: string, me
     if (noted !== undefined) enterReconciliation(b, noted.observation, noted.sequence, ctx);
     return b.result();
   }
-  if (action === 'collect' && !ctx.capabilities.repeatableCollect && (record.localState === 'result_collecting' || record.localState === 'cancelling')) {
+  if (
+    action === 'collect' &&
+    !ctx.capabilities.repeatableCollect &&
+    (record.localState === 'result_collecting' || record.localState === 'cancelling')
+  ) {
     // R5: collecting again is not known to be safe; a human decides.
     const noted = note('escalate');
     if (noted !== undefined && record.localState === 'result_collecting') {
-      b.apply([{ type: 'result_unavailable', actor: ctx.actor, cause, evidenceSequence: noted.sequence, observation: noted.observation, reason: `${detail} (R4, R5)` }], ctx);
+      b.apply(
+        [
+          {
+            type: 'result_unavailable',
+            actor: ctx.actor,
+            cause,
+            evidenceSequence: noted.sequence,
+            observation: noted.observation,
+            reason: `${detail} (R4, R5)`,
+          },
+        ],
+        ctx,
+      );
     }
     b.escalate('provider_failure', `${detail}; collecting is not safe to repeat (R5)`, ctx, cause);
     return b.result();
@@ -50,7 +87,12 @@ export function afterActivityFailure(record: OperationRecord, action: string, me
     // X3: the one cancel call may have arrived; it is never sent again. A human decides with the history at hand.
     note('escalate');
     b.record = { ...b.record, cancel: { ...record.cancel, sentAtMs: ctx.nowMs } };
-    b.escalate('cancellation_unconfirmed', `${detail}; the cancel request may have arrived and is not repeated (X3)`, ctx, cause);
+    b.escalate(
+      'cancellation_unconfirmed',
+      `${detail}; the cancel request may have arrived and is not repeated (X3)`,
+      ctx,
+      cause,
+    );
     return b.result();
   }
   if (used.transportFailures >= record.budgets.maxTransportFailures) {
@@ -58,7 +100,10 @@ export function afterActivityFailure(record: OperationRecord, action: string, me
     b.escalate('provider_failure', `${detail} (S5)`, ctx, cause);
     return b.result();
   }
-  const delayMs = Math.min(record.policy.maxDelayMs, record.policy.baseDelayMs * 2 ** Math.min(record.used.backoffAttempt, 30));
+  const delayMs = Math.min(
+    record.policy.maxDelayMs,
+    record.policy.baseDelayMs * 2 ** Math.min(record.used.backoffAttempt, 30),
+  );
   note('retry', ctx.nowMs + delayMs);
   b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs + delayMs, delaySource: 'local_backoff' } };
   return b.result();

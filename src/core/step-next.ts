@@ -42,7 +42,8 @@ export function nextCommand(record: OperationRecord, nowMs: number): Command {
       return due ? { kind: 'collect' } : wait();
     case 'cancelling':
       // X2: a success that crossed its commit point during the cancel is collected, not ignored.
-      if (record.remote.category === 'success' && record.remote.resultReference !== undefined && record.result === null) return due ? { kind: 'collect' } : wait();
+      if (record.remote.category === 'success' && record.remote.resultReference !== undefined && record.result === null)
+        return due ? { kind: 'collect' } : wait();
       return due ? { kind: 'read_status' } : wait();
     case 'accepted':
     case 'observing':
@@ -78,7 +79,9 @@ export function operationSummary(record: OperationRecord): {
     ...(record.remote.state !== undefined ? { remoteState: record.remote.state } : {}),
     ...(record.remote.lastError !== undefined ? { providerError: record.remote.lastError } : {}),
     result: record.result,
-    escalation: record.escalation ? { reason: record.escalation.reason, text: renderEscalation(record.escalation) } : null,
+    escalation: record.escalation
+      ? { reason: record.escalation.reason, text: renderEscalation(record.escalation) }
+      : null,
     statusRequestsUsed: record.used.statusRequests,
     statusRequestsAllowed: record.budgets.maxStatusRequests,
   };

@@ -20,7 +20,10 @@ export type WakeResult =
  * is reserved before it is sent (B2). Never more than one request per wake-up: no catch-up bursts.
  */
 export function onWake(record: OperationRecord, ctx: StepContext): WakeResult {
-  const reserved = reserveStatusRequest(record, record.policy, ctx.nowMs, { actor: ctx.actor, capabilities: ctx.capabilities });
+  const reserved = reserveStatusRequest(record, record.policy, ctx.nowMs, {
+    actor: ctx.actor,
+    capabilities: ctx.capabilities,
+  });
   if (reserved.kind === 'reserved') return { kind: 'read_status', record: reserved.record };
   if (reserved.kind === 'not_yet') return { kind: 'not_yet', atMs: reserved.atMs };
   const b = new Builder(record, reserved.record);
@@ -30,7 +33,15 @@ export function onWake(record: OperationRecord, ctx: StepContext): WakeResult {
 
 /** After a status read (P1-P8, H1-H5, S1-S5, X2): the planner's decision, recorded with the observation (T3). */
 export function afterStatus(record: OperationRecord, o: Observation, ctx: StepContext): StepResult {
-  const plan = planAfterObservation({ record, policy: record.policy, observation: o, nowMs: ctx.nowMs, random: ctx.random, actor: ctx.actor, capabilities: ctx.capabilities });
+  const plan = planAfterObservation({
+    record,
+    policy: record.policy,
+    observation: o,
+    nowMs: ctx.nowMs,
+    random: ctx.random,
+    actor: ctx.actor,
+    capabilities: ctx.capabilities,
+  });
   const b = new Builder(record, plan.record);
   b.apply(plan.events, ctx);
   return b.result();
@@ -42,9 +53,14 @@ export function afterStatus(record: OperationRecord, o: Observation, ctx: StepCo
  * final status read happens early. Never a success on its own. It never overrides a provider's Retry-After (a
  * minimum wait, P3), never wakes after the deadline, and a hint naming another job wakes nothing.
  */
-export function applyWebhookHint(record: OperationRecord, hint: { eventId: string; remoteJobId?: string; state?: string; receivedAtMs: number }, ctx: StepContext): StepResult {
+export function applyWebhookHint(
+  record: OperationRecord,
+  hint: { eventId: string; remoteJobId?: string; state?: string; receivedAtMs: number },
+  ctx: StepContext,
+): StepResult {
   const b = new Builder(record, record);
-  const polling = record.localState === 'accepted' || record.localState === 'observing' || record.localState === 'cancelling';
+  const polling =
+    record.localState === 'accepted' || record.localState === 'observing' || record.localState === 'cancelling';
   const ourJob = hint.remoteJobId === undefined || hint.remoteJobId === record.jobId;
   const observation: Observation = {
     action: 'webhook',
@@ -60,7 +76,11 @@ export function applyWebhookHint(record: OperationRecord, hint: { eventId: strin
     record.schedule.delaySource !== 'provider_retry_after' &&
     (record.schedule.nextPollAtMs ?? 0) > ctx.nowMs &&
     ctx.nowMs < effectiveDeadlineMs(record);
-  const why = !ourJob ? ` for another job than ${record.jobId ?? '(none yet)'}: ignored` : wakeNow ? ', confirmed by a status read' : '';
+  const why = !ourJob
+    ? ` for another job than ${record.jobId ?? '(none yet)'}: ignored`
+    : wakeNow
+      ? ', confirmed by a status read'
+      : '';
   b.observe(observation, ctx, {
     decision: wakeNow ? 'read_status_now' : 'noted',
     note: `webhook ${hint.eventId.slice(0, 200)}: a hint${why} (W1)`,

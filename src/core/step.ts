@@ -9,7 +9,13 @@
  * after the input record's `journal.nextSequence`, in order, ready for the store (keyed by operation and
  * sequence, so appending them twice is a no-op).
  */
-export { type ReconciliationMethod, type StepContext, type StepEntry, type StepResult, type StepRefusal } from './step-draft';
+export {
+  type ReconciliationMethod,
+  type StepContext,
+  type StepEntry,
+  type StepResult,
+  type StepRefusal,
+} from './step-draft';
 export { afterCreate, afterReconcile, reserveCreateAttempt } from './step-create';
 export { type WakeResult, onWake, afterStatus, applyWebhookHint } from './step-poll';
 export { requestCancel, afterCancel } from './step-cancel';

@@ -12,7 +12,14 @@ import { type Decision, type OpenEscalation } from './escalation';
 import { type LocalState } from './journal';
 import { type Observation } from './observation';
 import { applyRemoteFacts } from './record-observation';
-import { type OperationRecord, type ResultSummary, type RecordedTransition, TRANSITION_TAIL, APPROVAL_TAIL, appendBounded } from './operation';
+import {
+  type OperationRecord,
+  type ResultSummary,
+  type RecordedTransition,
+  TRANSITION_TAIL,
+  APPROVAL_TAIL,
+  appendBounded,
+} from './operation';
 import { evidenceMissing, targetOf } from './transition-evidence';
 
 /** The states nothing leaves (except `failed` by a recorded resume action, M1). */
@@ -117,30 +124,170 @@ const ESCALATABLE = NON_FINAL_STATES.filter((s) => s !== 'escalated');
 
 /** The transition table (M): every arrow, with the evidence it requires. */
 export const TRANSITIONS: readonly TransitionRule[] = [
-  { from: ['create_pending'], event: 'create_accepted', to: 'accepted', evidence: ['create_answer_with_job_id'], fact: 'remote', rule: 'C2' },
-  { from: ['create_pending'], event: 'create_succeeded_sync', to: 'result_collecting', evidence: ['sync_success'], fact: 'remote', rule: 'C3' },
-  { from: ['create_pending'], event: 'create_ambiguous', to: 'create_unknown', evidence: ['ambiguous_create'], fact: 'local', rule: 'U1' },
-  { from: ['create_unknown'], event: 'reconciliation_started', to: 'reconciliation', evidence: ['reconcile_method'], fact: 'local', rule: 'U2' },
-  { from: ['reconciliation'], event: 'reconciliation_matched', to: 'accepted', evidence: ['reconciliation_match'], fact: 'remote', rule: 'U2' },
-  { from: ['reconciliation'], event: 'reconciliation_no_job', to: 'failed', evidence: ['reconciliation_no_job'], fact: 'remote', rule: 'U2' },
-  { from: ['reconciliation'], event: 'create_succeeded_sync', to: 'result_collecting', evidence: ['sync_success'], fact: 'remote', rule: 'C3, V4' },
-  { from: ['accepted'], event: 'status_observed', to: 'observing', evidence: ['status_answer'], fact: 'remote', rule: 'P1' },
-  { from: ['observing'], event: 'remote_succeeded', to: 'result_collecting', evidence: ['success_observation'], fact: 'remote', rule: 'P7, P9' },
-  { from: ['result_collecting', 'cancelling'], event: 'result_validated', to: 'succeeded', evidence: ['success_observation', 'validated_result'], fact: 'remote', rule: 'S1, R4, X2' },
-  { from: ['result_collecting'], event: 'result_unavailable', to: 'result_unavailable', evidence: ['collect_failure'], fact: 'local', rule: 'R4' },
-  { from: ['result_collecting'], event: 'result_invalid', to: 'result_validation_failed', evidence: ['invalid_result'], fact: 'local', rule: 'R4' },
-  { from: ['accepted', 'observing', 'cancelling'], event: 'remote_failed', to: 'failed', evidence: ['failure_observation'], fact: 'remote', rule: 'S2, X2' },
-  { from: ['observing'], event: 'deadline_reached', to: 'result_timed_out', evidence: ['result_deadline_passed'], fact: 'local', rule: 'S3' },
-  { from: ['accepted', 'observing'], event: 'cancel_requested', to: 'cancel_requested', evidence: ['cancel_intent'], fact: 'local', rule: 'X1, M2' },
-  { from: ['cancel_requested'], event: 'cancel_sent', to: 'cancelling', evidence: ['cancel_answer'], fact: 'local', rule: 'X1' },
-  { from: ['cancelling'], event: 'remote_cancelled', to: 'cancelled', evidence: ['cancelled_observation'], fact: 'remote', rule: 'M1, M2, X2' },
-  { from: ['cancelling'], event: 'cancel_deadline_reached', to: 'cancellation_unconfirmed', evidence: ['cancel_deadline_passed'], fact: 'local', rule: 'X3' },
+  {
+    from: ['create_pending'],
+    event: 'create_accepted',
+    to: 'accepted',
+    evidence: ['create_answer_with_job_id'],
+    fact: 'remote',
+    rule: 'C2',
+  },
+  {
+    from: ['create_pending'],
+    event: 'create_succeeded_sync',
+    to: 'result_collecting',
+    evidence: ['sync_success'],
+    fact: 'remote',
+    rule: 'C3',
+  },
+  {
+    from: ['create_pending'],
+    event: 'create_ambiguous',
+    to: 'create_unknown',
+    evidence: ['ambiguous_create'],
+    fact: 'local',
+    rule: 'U1',
+  },
+  {
+    from: ['create_unknown'],
+    event: 'reconciliation_started',
+    to: 'reconciliation',
+    evidence: ['reconcile_method'],
+    fact: 'local',
+    rule: 'U2',
+  },
+  {
+    from: ['reconciliation'],
+    event: 'reconciliation_matched',
+    to: 'accepted',
+    evidence: ['reconciliation_match'],
+    fact: 'remote',
+    rule: 'U2',
+  },
+  {
+    from: ['reconciliation'],
+    event: 'reconciliation_no_job',
+    to: 'failed',
+    evidence: ['reconciliation_no_job'],
+    fact: 'remote',
+    rule: 'U2',
+  },
+  {
+    from: ['reconciliation'],
+    event: 'create_succeeded_sync',
+    to: 'result_collecting',
+    evidence: ['sync_success'],
+    fact: 'remote',
+    rule: 'C3, V4',
+  },
+  {
+    from: ['accepted'],
+    event: 'status_observed',
+    to: 'observing',
+    evidence: ['status_answer'],
+    fact: 'remote',
+    rule: 'P1',
+  },
+  {
+    from: ['observing'],
+    event: 'remote_succeeded',
+    to: 'result_collecting',
+    evidence: ['success_observation'],
+    fact: 'remote',
+    rule: 'P7, P9',
+  },
+  {
+    from: ['result_collecting', 'cancelling'],
+    event: 'result_validated',
+    to: 'succeeded',
+    evidence: ['success_observation', 'validated_result'],
+    fact: 'remote',
+    rule: 'S1, R4, X2',
+  },
+  {
+    from: ['result_collecting'],
+    event: 'result_unavailable',
+    to: 'result_unavailable',
+    evidence: ['collect_failure'],
+    fact: 'local',
+    rule: 'R4',
+  },
+  {
+    from: ['result_collecting'],
+    event: 'result_invalid',
+    to: 'result_validation_failed',
+    evidence: ['invalid_result'],
+    fact: 'local',
+    rule: 'R4',
+  },
+  {
+    from: ['accepted', 'observing', 'cancelling'],
+    event: 'remote_failed',
+    to: 'failed',
+    evidence: ['failure_observation'],
+    fact: 'remote',
+    rule: 'S2, X2',
+  },
+  {
+    from: ['observing'],
+    event: 'deadline_reached',
+    to: 'result_timed_out',
+    evidence: ['result_deadline_passed'],
+    fact: 'local',
+    rule: 'S3',
+  },
+  {
+    from: ['accepted', 'observing'],
+    event: 'cancel_requested',
+    to: 'cancel_requested',
+    evidence: ['cancel_intent'],
+    fact: 'local',
+    rule: 'X1, M2',
+  },
+  {
+    from: ['cancel_requested'],
+    event: 'cancel_sent',
+    to: 'cancelling',
+    evidence: ['cancel_answer'],
+    fact: 'local',
+    rule: 'X1',
+  },
+  {
+    from: ['cancelling'],
+    event: 'remote_cancelled',
+    to: 'cancelled',
+    evidence: ['cancelled_observation'],
+    fact: 'remote',
+    rule: 'M1, M2, X2',
+  },
+  {
+    from: ['cancelling'],
+    event: 'cancel_deadline_reached',
+    to: 'cancellation_unconfirmed',
+    evidence: ['cancel_deadline_passed'],
+    fact: 'local',
+    rule: 'X3',
+  },
   { from: ESCALATABLE, event: 'escalate', to: 'escalated', evidence: ['escalation'], fact: 'local', rule: 'E1' },
   { from: ['escalated'], event: 'decide', to: 'observing', evidence: ['decision'], fact: 'local', rule: 'A2' },
-  { from: ['escalated'], event: 'decide', to: 'cancel_requested', evidence: ['decision'], fact: 'local', rule: 'A1, X1' },
+  {
+    from: ['escalated'],
+    event: 'decide',
+    to: 'cancel_requested',
+    evidence: ['decision'],
+    fact: 'local',
+    rule: 'A1, X1',
+  },
   { from: ['escalated'], event: 'decide', to: 'closed', evidence: ['decision'], fact: 'local', rule: 'A2' },
   { from: ['escalated'], event: 'decide', to: 'cancelling', evidence: ['decision'], fact: 'local', rule: 'A2, X3' },
-  { from: ['escalated'], event: 'decide', to: 'result_collecting', evidence: ['decision'], fact: 'local', rule: 'A1, R5' },
+  {
+    from: ['escalated'],
+    event: 'decide',
+    to: 'result_collecting',
+    evidence: ['decision'],
+    fact: 'local',
+    rule: 'A1, R5',
+  },
   { from: ['escalated'], event: 'decide', to: 'reconciliation', evidence: ['decision'], fact: 'local', rule: 'U2, I3' },
   { from: ['failed'], event: 'resume', to: 'observing', evidence: ['resume_action'], fact: 'local', rule: 'M1' },
 ];
@@ -169,15 +316,28 @@ export type TransitionResult =
   | { kind: 'applied'; record: OperationRecord; transition: RecordedTransition }
   | {
       kind: 'refused';
-      code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED' | 'ASYNCJOB_ERR_MISSING_EVIDENCE' | 'ASYNCJOB_ERR_OPERATION_FINAL' | 'ASYNCJOB_ERR_JOB_ID_CONFLICT';
+      code:
+        | 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED'
+        | 'ASYNCJOB_ERR_MISSING_EVIDENCE'
+        | 'ASYNCJOB_ERR_OPERATION_FINAL'
+        | 'ASYNCJOB_ERR_JOB_ID_CONFLICT';
       missingEvidence: EvidenceKind[];
       message: string;
     };
 
-function applyEffects(record: OperationRecord, rule: TransitionRule, event: OperationEvent, nowMs: number): OperationRecord {
+function applyEffects(
+  record: OperationRecord,
+  rule: TransitionRule,
+  event: OperationEvent,
+  nowMs: number,
+): OperationRecord {
   const o = event.observation;
   // The evidence is a provider answer: its facts are the provider's (M2), recorded as recordObservation would.
-  const next: OperationRecord = { ...record, localState: rule.to, ...(o !== undefined && rule.fact === 'remote' ? { remote: applyRemoteFacts(record.remote, o) } : {}) };
+  const next: OperationRecord = {
+    ...record,
+    localState: rule.to,
+    ...(o !== undefined && rule.fact === 'remote' ? { remote: applyRemoteFacts(record.remote, o) } : {}),
+  };
   switch (event.type) {
     case 'create_accepted':
     case 'reconciliation_matched':
@@ -225,7 +385,10 @@ function applyEffects(record: OperationRecord, rule: TransitionRule, event: Oper
         if (d.extraRateLimited !== undefined) bounds.extraRateLimited = d.extraRateLimited;
         next.deadlines =
           rule.to === 'cancelling'
-            ? { ...record.deadlines, cancelDeadlineMs: Math.max(record.deadlines.cancelDeadlineMs ?? nowMs, nowMs) + extendMs }
+            ? {
+                ...record.deadlines,
+                cancelDeadlineMs: Math.max(record.deadlines.cancelDeadlineMs ?? nowMs, nowMs) + extendMs,
+              }
             : { ...record.deadlines, resultDeadlineMs: Math.max(record.deadlines.resultDeadlineMs, nowMs) + extendMs };
         next.schedule = { nextPollAtMs: nowMs, delaySource: 'manual_extension' };
       }
@@ -237,7 +400,12 @@ function applyEffects(record: OperationRecord, rule: TransitionRule, event: Oper
       if (d.option === 'accept_result') next.result = { ...record.result!, acceptedBy: d.approvedBy };
       if (rule.to === 'cancel_requested') {
         // X1, M2: the approval is the cancel intent (who, why), recorded before the one cancel call, with its deadline (X3).
-        next.cancel = { requestedBy: d.approvedBy, reason: d.reason, expectedEffect: 'the provider stops the job', requestedAtMs: nowMs };
+        next.cancel = {
+          requestedBy: d.approvedBy,
+          reason: d.reason,
+          expectedEffect: 'the provider stops the job',
+          requestedAtMs: nowMs,
+        };
         next.deadlines = { ...record.deadlines, cancelDeadlineMs: nowMs + record.policy.cancelDeadlineMs };
         next.schedule = {};
       }
@@ -245,7 +413,13 @@ function applyEffects(record: OperationRecord, rule: TransitionRule, event: Oper
         ...record.authorisation,
         approvals: appendBounded(
           record.authorisation.approvals,
-          { atMs: nowMs, approvedBy: d.approvedBy, option: d.option, reason: d.reason, ...(Object.keys(bounds).length > 0 ? { bounds } : {}) },
+          {
+            atMs: nowMs,
+            approvedBy: d.approvedBy,
+            option: d.option,
+            reason: d.reason,
+            ...(Object.keys(bounds).length > 0 ? { bounds } : {}),
+          },
           APPROVAL_TAIL,
         ),
       };
@@ -254,7 +428,11 @@ function applyEffects(record: OperationRecord, rule: TransitionRule, event: Oper
     case 'resume':
       next.authorisation = {
         ...record.authorisation,
-        approvals: appendBounded(record.authorisation.approvals, { atMs: nowMs, approvedBy: event.resume!.approvedBy, option: 'resume', reason: event.resume!.reason }, APPROVAL_TAIL),
+        approvals: appendBounded(
+          record.authorisation.approvals,
+          { atMs: nowMs, approvedBy: event.resume!.approvedBy, option: 'resume', reason: event.resume!.reason },
+          APPROVAL_TAIL,
+        ),
       };
       next.schedule = { nextPollAtMs: nowMs, delaySource: 'manual_extension' };
       break;
@@ -273,16 +451,31 @@ function applyEffects(record: OperationRecord, rule: TransitionRule, event: Oper
 export function transition(record: OperationRecord, event: OperationEvent, nowMs: number): TransitionResult {
   const from = record.localState;
   if (FINAL_STATES.includes(from) && !(from === 'failed' && event.type === 'resume')) {
-    return { kind: 'refused', code: 'ASYNCJOB_ERR_OPERATION_FINAL', missingEvidence: [], message: `the operation is ${from}, a final state` };
+    return {
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_OPERATION_FINAL',
+      missingEvidence: [],
+      message: `the operation is ${from}, a final state`,
+    };
   }
   const candidates = TRANSITIONS.filter((r) => r.event === event.type && r.from.includes(from));
   const target = targetOf(record, event);
   const rule = event.type === 'decide' ? candidates.find((r) => r.to === target) : candidates[0];
   if (rule === undefined) {
     if (event.type === 'decide' && candidates.length > 0) {
-      return { kind: 'refused', code: 'ASYNCJOB_ERR_MISSING_EVIDENCE', missingEvidence: ['decision'], message: 'decide: the decision is missing or leads to no state change' };
+      return {
+        kind: 'refused',
+        code: 'ASYNCJOB_ERR_MISSING_EVIDENCE',
+        missingEvidence: ['decision'],
+        message: 'decide: the decision is missing or leads to no state change',
+      };
     }
-    return { kind: 'refused', code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED', missingEvidence: [], message: `no transition from ${from} on ${event.type}` };
+    return {
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED',
+      missingEvidence: [],
+      message: `no transition from ${from} on ${event.type}`,
+    };
   }
   const missing = evidenceMissing(rule, record, event, nowMs);
   if (missing.length > 0) {
@@ -294,9 +487,17 @@ export function transition(record: OperationRecord, event: OperationEvent, nowMs
     };
   }
   if (event.type === 'cancel_requested' && record.cancel?.sentAtMs !== undefined) {
-    return { kind: 'refused', code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED', missingEvidence: [], message: 'a cancel was already sent for this operation (X3: never cancel twice)' };
+    return {
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED',
+      missingEvidence: [],
+      message: 'a cancel was already sent for this operation (X3: never cancel twice)',
+    };
   }
-  if ((event.type === 'create_accepted' || event.type === 'reconciliation_matched') && event.observation?.remoteJobId !== undefined) {
+  if (
+    (event.type === 'create_accepted' || event.type === 'reconciliation_matched') &&
+    event.observation?.remoteJobId !== undefined
+  ) {
     const newId = event.observation.remoteJobId;
     const others = record.remote.jobIds.filter((id) => id !== newId);
     if (others.length > 0) {
@@ -322,7 +523,11 @@ export function transition(record: OperationRecord, event: OperationEvent, nowMs
       cause: (event.cause ?? event.type).slice(0, 100),
       ...(event.evidenceSequence !== undefined ? { evidenceSequence: event.evidenceSequence } : {}),
       ...(jobId !== undefined ? { remoteJobId: jobId } : {}),
-      ...(event.reason !== undefined ? { reason: event.reason.slice(0, 2000) } : event.escalation ? { reason: event.escalation.reason } : {}),
+      ...(event.reason !== undefined
+        ? { reason: event.reason.slice(0, 2000) }
+        : event.escalation
+          ? { reason: event.escalation.reason }
+          : {}),
     },
   };
   return {
@@ -330,7 +535,11 @@ export function transition(record: OperationRecord, event: OperationEvent, nowMs
     transition: recorded,
     record: {
       ...applied,
-      journal: { ...applied.journal, nextSequence: sequence + 1, transitions: appendBounded(applied.journal.transitions, recorded, TRANSITION_TAIL) },
+      journal: {
+        ...applied.journal,
+        nextSequence: sequence + 1,
+        transitions: appendBounded(applied.journal.transitions, recorded, TRANSITION_TAIL),
+      },
     },
   };
 }

@@ -38,10 +38,31 @@ export type StopOutcome = 'failed' | 'cancelled' | 'result_timed_out' | 'cancell
  * transition `events` to apply in order with `transition()` (e.g. `accepted -> observing` on a first answer).
  */
 export type PlanResult =
-  | { kind: 'poll'; atMs: number; source: DelaySource; hintRejected?: string; record: OperationRecord; events: OperationEvent[] }
-  | { kind: 'deadline_wait'; atMs: number; source: 'deadline'; hintRejected?: string; record: OperationRecord; events: OperationEvent[] }
+  | {
+      kind: 'poll';
+      atMs: number;
+      source: DelaySource;
+      hintRejected?: string;
+      record: OperationRecord;
+      events: OperationEvent[];
+    }
+  | {
+      kind: 'deadline_wait';
+      atMs: number;
+      source: 'deadline';
+      hintRejected?: string;
+      record: OperationRecord;
+      events: OperationEvent[];
+    }
   | { kind: 'collect'; record: OperationRecord; events: OperationEvent[] }
-  | { kind: 'stop'; outcome: StopOutcome; escalationReason?: EscalationReason; detail: string; record: OperationRecord; events: OperationEvent[] };
+  | {
+      kind: 'stop';
+      outcome: StopOutcome;
+      escalationReason?: EscalationReason;
+      detail: string;
+      record: OperationRecord;
+      events: OperationEvent[];
+    };
 
 /** The input of {@link planAfterObservation}. */
 export interface PlanInput {
@@ -61,7 +82,8 @@ export interface PlanInput {
 
 /** The deadline in force: the cancel deadline while cancelling, the result deadline otherwise (U4, X3). */
 export function effectiveDeadlineMs(record: OperationRecord): number {
-  if (record.localState === 'cancelling' && record.deadlines.cancelDeadlineMs !== undefined) return record.deadlines.cancelDeadlineMs;
+  if (record.localState === 'cancelling' && record.deadlines.cancelDeadlineMs !== undefined)
+    return record.deadlines.cancelDeadlineMs;
   return record.deadlines.resultDeadlineMs;
 }
 
@@ -81,7 +103,16 @@ export function jitterMs(rawMs: number, policy: PollPolicy, random: number): num
   return Math.min(rawMs, Math.max(1, delay));
 }
 
-function stopEvents(record: OperationRecord, reason: EscalationReason, detail: string, nowMs: number, actor: string, capabilities: AdapterCapabilities, cause: string, evidenceSequence?: number): OperationEvent[] {
+function stopEvents(
+  record: OperationRecord,
+  reason: EscalationReason,
+  detail: string,
+  nowMs: number,
+  actor: string,
+  capabilities: AdapterCapabilities,
+  cause: string,
+  evidenceSequence?: number,
+): OperationEvent[] {
   return [
     {
       type: 'escalate',
@@ -94,12 +125,25 @@ function stopEvents(record: OperationRecord, reason: EscalationReason, detail: s
 }
 
 /** The stop for a deadline reached at `nowMs` (S3, X3): the local timeout transition, then the escalation. */
-function deadlineStop(record: OperationRecord, nowMs: number, actor: string, capabilities: AdapterCapabilities, cause: string) {
+function deadlineStop(
+  record: OperationRecord,
+  nowMs: number,
+  actor: string,
+  capabilities: AdapterCapabilities,
+  cause: string,
+) {
   const deadline = effectiveDeadlineMs(record);
   const at = new Date(deadline).toISOString();
   if (record.localState === 'cancelling') {
     const detail = `no provider confirmation of the cancel before the cancel deadline ${at}`;
-    const escalation = raiseEscalation(record, 'cancellation_unconfirmed', detail, nowMs, capabilities, 'cancellation_unconfirmed');
+    const escalation = raiseEscalation(
+      record,
+      'cancellation_unconfirmed',
+      detail,
+      nowMs,
+      capabilities,
+      'cancellation_unconfirmed',
+    );
     return {
       outcome: 'cancellation_unconfirmed' as const,
       escalationReason: 'cancellation_unconfirmed' as const,
@@ -123,7 +167,12 @@ function deadlineStop(record: OperationRecord, nowMs: number, actor: string, cap
       ],
     };
   }
-  return { outcome: 'escalated' as const, escalationReason: 'deadline_exceeded' as const, detail, events: stopEvents(record, 'deadline_exceeded', detail, nowMs, actor, capabilities, cause) };
+  return {
+    outcome: 'escalated' as const,
+    escalationReason: 'deadline_exceeded' as const,
+    detail,
+    events: stopEvents(record, 'deadline_exceeded', detail, nowMs, actor, capabilities, cause),
+  };
 }
 
 /** The result of {@link reserveStatusRequest}. */
@@ -132,7 +181,10 @@ export type ReserveResult =
   | { kind: 'not_yet'; atMs: number; reason: 'scheduled_later' | 'reservation_open'; record: OperationRecord }
   | {
       kind: 'stop';
-      code: 'ASYNCJOB_ERR_DEADLINE_EXCEEDED' | 'ASYNCJOB_ERR_REQUEST_BUDGET_EXHAUSTED' | 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED';
+      code:
+        | 'ASYNCJOB_ERR_DEADLINE_EXCEEDED'
+        | 'ASYNCJOB_ERR_REQUEST_BUDGET_EXHAUSTED'
+        | 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED';
       outcome: StopOutcome | 'not_polling';
       escalationReason?: EscalationReason;
       detail: string;
@@ -158,7 +210,14 @@ export function reserveStatusRequest(
   const actor = options.actor ?? 'workflow';
   const capabilities = options.capabilities ?? NO_CAPABILITIES;
   if (record.localState !== 'accepted' && record.localState !== 'observing' && record.localState !== 'cancelling') {
-    return { kind: 'stop', code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED', outcome: 'not_polling', detail: `no status reads in state ${record.localState}`, record, events: [] };
+    return {
+      kind: 'stop',
+      code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED',
+      outcome: 'not_polling',
+      detail: `no status reads in state ${record.localState}`,
+      record,
+      events: [],
+    };
   }
   if (nowMs >= effectiveDeadlineMs(record)) {
     const stop = deadlineStop(record, nowMs, actor, capabilities, 'deadline_check');
@@ -199,7 +258,15 @@ export interface WaitPlan {
 }
 
 /** Computes the next poll time (P2, P3, H1): backoff with jitter, Retry-After as a minimum, a valid hint used, the deadline as the limit. */
-export function planWait(record: OperationRecord, policy: PollPolicy, o: Observation, nowMs: number, random: number, attempt: number, rateLimitedInARow: number): WaitPlan {
+export function planWait(
+  record: OperationRecord,
+  policy: PollPolicy,
+  o: Observation,
+  nowMs: number,
+  random: number,
+  attempt: number,
+  rateLimitedInARow: number,
+): WaitPlan {
   const deadline = effectiveDeadlineMs(record);
   const rejected: string[] = [];
   let retryAfterMs: number | undefined;
@@ -211,7 +278,10 @@ export function planWait(record: OperationRecord, policy: PollPolicy, o: Observa
   let rawMs = rawBackoffMs(policy, attempt);
   if (rateLimitedInARow > 0 && retryAfterMs === undefined) {
     // H1: a 429 without a usable Retry-After increases the delay sharply, per 429 in a row.
-    rawMs = Math.min(policy.maxDelayMs * policy.rateLimitMultiplier, rawMs * policy.rateLimitMultiplier ** Math.min(rateLimitedInARow, 20));
+    rawMs = Math.min(
+      policy.maxDelayMs * policy.rateLimitMultiplier,
+      rawMs * policy.rateLimitMultiplier ** Math.min(rateLimitedInARow, 20),
+    );
   }
   let atMs = nowMs + jitterMs(rawMs, policy, random);
   let source: DelaySource = 'local_backoff';
@@ -240,7 +310,13 @@ export function planWait(record: OperationRecord, policy: PollPolicy, o: Observa
   atMs = Math.max(atMs, nowMs);
   const hintRejected = rejected.length > 0 ? rejected.join('; ').slice(0, 2000) : undefined;
   if (atMs >= deadline) {
-    return { kind: 'deadline_wait', atMs: deadline, source: 'deadline', rawMs, ...(hintRejected !== undefined ? { hintRejected } : {}) };
+    return {
+      kind: 'deadline_wait',
+      atMs: deadline,
+      source: 'deadline',
+      rawMs,
+      ...(hintRejected !== undefined ? { hintRejected } : {}),
+    };
   }
   return { kind: 'poll', atMs, source, rawMs, ...(hintRejected !== undefined ? { hintRejected } : {}) };
 }
@@ -261,7 +337,10 @@ export function planAfterObservation(input: PlanInput): PlanResult {
 
   const used = { ...before.used };
   used.statusRequests += Math.max(0, (o.requestsSent ?? 1) - 1);
-  const isTransportFailure = o.transport === 'not_sent' || o.transport === 'ambiguous' || (o.transport === 'response' && o.httpStatus !== undefined && o.httpStatus >= 500);
+  const isTransportFailure =
+    o.transport === 'not_sent' ||
+    o.transport === 'ambiguous' ||
+    (o.transport === 'response' && o.httpStatus !== undefined && o.httpStatus >= 500);
   if (isTransportFailure) used.transportFailures += 1;
   if (o.transport === 'response' && o.httpStatus === 429) {
     used.rateLimited += 1;
@@ -269,14 +348,33 @@ export function planAfterObservation(input: PlanInput): PlanResult {
   } else if (o.transport === 'response') {
     used.consecutiveRateLimited = 0;
   }
-  const stateChanged = o.transport === 'response' && o.httpStatus !== undefined && o.httpStatus < 300 && o.remoteState !== undefined && o.remoteState !== before.remote.state;
+  const stateChanged =
+    o.transport === 'response' &&
+    o.httpStatus !== undefined &&
+    o.httpStatus < 300 &&
+    o.remoteState !== undefined &&
+    o.remoteState !== before.remote.state;
   const attempt = stateChanged ? 0 : used.backoffAttempt;
   const base: OperationRecord = { ...before, used, schedule: {} };
 
-  const finish = (decision: Parameters<typeof recordObservation>[4], updated: OperationRecord = base) => recordObservation(updated, o, nowMs, actor, decision);
+  const finish = (decision: Parameters<typeof recordObservation>[4], updated: OperationRecord = base) =>
+    recordObservation(updated, o, nowMs, actor, decision);
   const acceptEvents = (sequence: number): OperationEvent[] =>
-    before.localState === 'accepted' && o.transport === 'response' && o.httpStatus !== undefined && o.httpStatus < 300 && o.category !== undefined && o.parseProblem === undefined
-      ? [{ type: 'status_observed', actor, observation: o, cause: `status_response:${sequence}`, evidenceSequence: sequence }]
+    before.localState === 'accepted' &&
+    o.transport === 'response' &&
+    o.httpStatus !== undefined &&
+    o.httpStatus < 300 &&
+    o.category !== undefined &&
+    o.parseProblem === undefined
+      ? [
+          {
+            type: 'status_observed',
+            actor,
+            observation: o,
+            cause: `status_response:${sequence}`,
+            evidenceSequence: sequence,
+          },
+        ]
       : [];
 
   if (nowMs >= effectiveDeadlineMs(before)) {
@@ -304,17 +402,28 @@ export function planAfterObservation(input: PlanInput): PlanResult {
     }
     case 'failed': {
       const { record } = finish({ decision: 'stop', note: verdict.detail });
-      const events = [...acceptEvents(seq), { type: 'remote_failed' as const, actor, cause, evidenceSequence: seq, observation: o, reason: verdict.detail }];
+      const events = [
+        ...acceptEvents(seq),
+        { type: 'remote_failed' as const, actor, cause, evidenceSequence: seq, observation: o, reason: verdict.detail },
+      ];
       return { kind: 'stop', outcome: 'failed', detail: verdict.detail, record, events };
     }
     case 'cancelled': {
       const { record } = finish({ decision: 'stop', note: verdict.detail });
-      return { kind: 'stop', outcome: 'cancelled', detail: verdict.detail, record, events: [{ type: 'remote_cancelled', actor, cause, evidenceSequence: seq, observation: o }] };
+      return {
+        kind: 'stop',
+        outcome: 'cancelled',
+        detail: verdict.detail,
+        record,
+        events: [{ type: 'remote_cancelled', actor, cause, evidenceSequence: seq, observation: o }],
+      };
     }
     case 'collect': {
       const { record } = finish({ decision: 'collect' });
       const events: OperationEvent[] =
-        before.localState === 'cancelling' ? [] : [...acceptEvents(seq), { type: 'remote_succeeded', actor, cause, evidenceSequence: seq, observation: o }];
+        before.localState === 'cancelling'
+          ? []
+          : [...acceptEvents(seq), { type: 'remote_succeeded', actor, cause, evidenceSequence: seq, observation: o }];
       return { kind: 'collect', record, events };
     }
     case 'wait': {
@@ -355,9 +464,23 @@ export function planAfterObservation(input: PlanInput): PlanResult {
       );
       const events = acceptEvents(seq);
       if (plan.kind === 'poll') {
-        return { kind: 'poll', atMs: plan.atMs, source: plan.source, ...(plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {}), record, events };
+        return {
+          kind: 'poll',
+          atMs: plan.atMs,
+          source: plan.source,
+          ...(plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {}),
+          record,
+          events,
+        };
       }
-      return { kind: 'deadline_wait', atMs: plan.atMs, source: 'deadline', ...(plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {}), record, events };
+      return {
+        kind: 'deadline_wait',
+        atMs: plan.atMs,
+        source: 'deadline',
+        ...(plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {}),
+        record,
+        events,
+      };
     }
   }
 }

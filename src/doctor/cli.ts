@@ -35,7 +35,14 @@ export interface DoctorReport {
   schema: 'asyncjob.doctor/v1';
   ok: boolean;
   exitCode: number;
-  checks: { check: string; subject: string | null; status: Finding['status']; message: string; fix: string | null; kind: Finding['kind'] | null }[];
+  checks: {
+    check: string;
+    subject: string | null;
+    status: Finding['status'];
+    message: string;
+    fix: string | null;
+    kind: Finding['kind'] | null;
+  }[];
 }
 
 const processIo: DoctorIo = {
@@ -45,10 +52,14 @@ const processIo: DoctorIo = {
 };
 
 /** Runs every check; never throws for a problem of the setup (each is a finding). */
-export async function runDoctor(env: Readonly<Record<string, string | undefined>>, options: { timeoutMs?: number } = {}): Promise<Finding[]> {
+export async function runDoctor(
+  env: Readonly<Record<string, string | undefined>>,
+  options: { timeoutMs?: number } = {},
+): Promise<Finding[]> {
   const { config, findings } = await checkEnvironment(env, { scope: 'all' });
   if (config === undefined) {
-    for (const check of ['temporal', 'store', 'artifacts', 'webhook-port', 'metrics-port']) findings.push({ check, status: 'skipped', message: 'the configuration is invalid' });
+    for (const check of ['temporal', 'store', 'artifacts', 'webhook-port', 'metrics-port'])
+      findings.push({ check, status: 'skipped', message: 'the configuration is invalid' });
     return findings;
   }
   findings.push(...(await checkTemporal(config, options.timeoutMs ?? 5_000)));
@@ -56,7 +67,13 @@ export async function runDoctor(env: Readonly<Record<string, string | undefined>
   findings.push(await checkArtifacts(config.ASYNCJOB_ARTIFACTS_DIR));
   findings.push(
     config.ASYNCJOB_WEBHOOK_PORT !== undefined
-      ? await checkPort('webhook-port', 'ASYNCJOB_WEBHOOK_PORT', env.ASYNCJOB_WEBHOOK_HOST || '0.0.0.0', config.ASYNCJOB_WEBHOOK_PORT, 'webhook receiver')
+      ? await checkPort(
+          'webhook-port',
+          'ASYNCJOB_WEBHOOK_PORT',
+          env.ASYNCJOB_WEBHOOK_HOST || '0.0.0.0',
+          config.ASYNCJOB_WEBHOOK_PORT,
+          'webhook receiver',
+        )
       : { check: 'webhook-port', status: 'ok', message: 'no webhook receiver (ASYNCJOB_WEBHOOK_PORT is not set)' },
   );
   const metrics = config.ASYNCJOB_METRICS_ADDRESS ? parseHostPort(config.ASYNCJOB_METRICS_ADDRESS) : undefined;
@@ -80,7 +97,13 @@ export function formatFindings(findings: readonly Finding[]): string {
   const problems = findings.filter((f) => f.status === 'problem').length;
   const warnings = findings.filter((f) => f.status === 'warn').length;
   const code = exitCodeOf(findings);
-  const why = { [DOCTOR_EXIT.ok]: '', [DOCTOR_EXIT.problem]: ' (a setup problem)', [DOCTOR_EXIT.environment]: ' (a bad environment)', [DOCTOR_EXIT.connection]: ' (Temporal cannot be reached)' }[code] ?? '';
+  const why =
+    {
+      [DOCTOR_EXIT.ok]: '',
+      [DOCTOR_EXIT.problem]: ' (a setup problem)',
+      [DOCTOR_EXIT.environment]: ' (a bad environment)',
+      [DOCTOR_EXIT.connection]: ' (Temporal cannot be reached)',
+    }[code] ?? '';
   const summary =
     problems === 0
       ? `all checks passed${warnings > 0 ? ` (${warnings} warning${warnings === 1 ? '' : 's'})` : ''}`
@@ -95,7 +118,14 @@ export function doctorReport(findings: readonly Finding[]): DoctorReport {
     schema: 'asyncjob.doctor/v1',
     ok: exitCode === DOCTOR_EXIT.ok,
     exitCode,
-    checks: findings.map((f) => ({ check: f.check, subject: f.subject ?? null, status: f.status, message: f.message, fix: f.fix ?? null, kind: f.kind ?? null })),
+    checks: findings.map((f) => ({
+      check: f.check,
+      subject: f.subject ?? null,
+      status: f.status,
+      message: f.message,
+      fix: f.fix ?? null,
+      kind: f.kind ?? null,
+    })),
   };
 }
 
@@ -111,8 +141,13 @@ export async function runDoctorCli(argv: string[], io: DoctorIo = processIo): Pr
       return DOCTOR_EXIT.ok;
     }
     if (arg !== '--json') {
-      io.stderr(`asyncjob doctor: ${arg.startsWith('-') ? `unknown option ${arg}` : `unexpected argument "${arg}"`}\n${DOCTOR_USAGE}`);
-      if (json) io.stdout(`${JSON.stringify({ schema: 'asyncjob.error/v1', code: 'ASYNCJOB_ERR_USAGE', message: `unknown argument ${arg}`, exitCode: DOCTOR_EXIT.environment })}\n`);
+      io.stderr(
+        `asyncjob doctor: ${arg.startsWith('-') ? `unknown option ${arg}` : `unexpected argument "${arg}"`}\n${DOCTOR_USAGE}`,
+      );
+      if (json)
+        io.stdout(
+          `${JSON.stringify({ schema: 'asyncjob.error/v1', code: 'ASYNCJOB_ERR_USAGE', message: `unknown argument ${arg}`, exitCode: DOCTOR_EXIT.environment })}\n`,
+        );
       return DOCTOR_EXIT.environment;
     }
   }

@@ -48,9 +48,14 @@ async function secretProblem(ref: SecretReference, env: Env): Promise<{ what: st
   if (ref.secretEnv !== undefined) {
     const name = ref.secretEnv;
     const value = env[name];
-    if (value === undefined || value === '') return { what: `${name} is not set`, fix: `set ${name} in the worker's environment, or name a file with secretFile instead` };
+    if (value === undefined || value === '')
+      return {
+        what: `${name} is not set`,
+        fix: `set ${name} in the worker's environment, or name a file with secretFile instead`,
+      };
     if (value.trim() === '') return { what: `${name} is empty`, fix: `set ${name} to the secret` };
-    if (/[\r\n]/.test(value)) return { what: `${name} contains a line break`, fix: `set ${name} to the secret alone, on one line` };
+    if (/[\r\n]/.test(value))
+      return { what: `${name} contains a line break`, fix: `set ${name} to the secret alone, on one line` };
     return undefined;
   }
   if (ref.secretFile !== undefined) {
@@ -59,7 +64,10 @@ async function secretProblem(ref: SecretReference, env: Env): Promise<{ what: st
     try {
       text = await readFile(file, 'utf8');
     } catch (err) {
-      return { what: `the file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, fix: `create ${file} holding the secret, readable by the worker's user` };
+      return {
+        what: `the file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        fix: `create ${file} holding the secret, readable by the worker's user`,
+      };
     }
     if (text.trim() === '') return { what: `the file ${file} is empty`, fix: `write the secret into ${file}` };
     return undefined;
@@ -86,7 +94,16 @@ function checkConfiguration(env: Env, findings: Finding[]): Config | undefined {
     if (!(err instanceof ConfigError)) throw err;
     for (const text of err.problems) {
       const variable = /^([A-Z][A-Z0-9_]*):/.exec(text)?.[1];
-      findings.push(problem('configuration', 'environment', text, variable !== undefined ? `set ${variable} to a valid value (docs/configuration.md)` : 'see docs/configuration.md'));
+      findings.push(
+        problem(
+          'configuration',
+          'environment',
+          text,
+          variable !== undefined
+            ? `set ${variable} to a valid value (docs/configuration.md)`
+            : 'see docs/configuration.md',
+        ),
+      );
     }
     return undefined;
   }
@@ -102,24 +119,49 @@ async function checkFiles(env: Env, scope: 'worker' | 'all', findings: Finding[]
     { variable: 'ASYNCJOB_AUDIT_HMAC_KEY_FILE', what: 'the audit HMAC key' },
     ...(scope === 'all'
       ? [
-          { variable: 'ASYNCJOB_AUDIT_SIGNING_KEY_FILE', what: 'the audit checkpoint signing key', pair: 'ASYNCJOB_AUDIT_SIGNING_KEY' },
-          { variable: 'ASYNCJOB_AUDIT_VERIFY_KEY_FILE', what: 'the audit checkpoint verify key', pair: 'ASYNCJOB_AUDIT_VERIFY_KEY' },
+          {
+            variable: 'ASYNCJOB_AUDIT_SIGNING_KEY_FILE',
+            what: 'the audit checkpoint signing key',
+            pair: 'ASYNCJOB_AUDIT_SIGNING_KEY',
+          },
+          {
+            variable: 'ASYNCJOB_AUDIT_VERIFY_KEY_FILE',
+            what: 'the audit checkpoint verify key',
+            pair: 'ASYNCJOB_AUDIT_VERIFY_KEY',
+          },
         ]
       : []),
   ];
   for (const { variable, what, pair } of files) {
     const file = env[variable];
     if (pair !== undefined && file && env[pair]) {
-      findings.push(problem('files', 'environment', `${variable} and ${pair} are both set`, `set one of them (the file form keeps ${what} out of the environment)`));
+      findings.push(
+        problem(
+          'files',
+          'environment',
+          `${variable} and ${pair} are both set`,
+          `set one of them (the file form keeps ${what} out of the environment)`,
+        ),
+      );
       continue;
     }
     if (!file) continue;
     try {
       const text = await readFile(file, 'utf8');
-      if (text.trim() === '') findings.push(problem('files', 'environment', `${variable}: the file ${file} is empty`, `write ${what} into ${file}`));
+      if (text.trim() === '')
+        findings.push(
+          problem('files', 'environment', `${variable}: the file ${file} is empty`, `write ${what} into ${file}`),
+        );
       else findings.push(ok('files', `${variable}: ${file} is readable`));
     } catch (err) {
-      findings.push(problem('files', 'environment', `${variable}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, `point ${variable} at a readable file holding ${what}`));
+      findings.push(
+        problem(
+          'files',
+          'environment',
+          `${variable}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+          `point ${variable} at a readable file holding ${what}`,
+        ),
+      );
     }
   }
 }
@@ -148,18 +190,35 @@ async function loadForCheck(
       );
       return undefined;
     }
-    const unset = err.issues.flatMap((issue) => (issue.path === 'baseUrl' ? [UNSET_VARIABLE.exec(issue.message)?.[1]] : [])).filter((v): v is string => v !== undefined);
+    const unset = err.issues
+      .flatMap((issue) => (issue.path === 'baseUrl' ? [UNSET_VARIABLE.exec(issue.message)?.[1]] : []))
+      .filter((v): v is string => v !== undefined);
     const others = err.issues.filter((issue) => !(issue.path === 'baseUrl' && UNSET_VARIABLE.test(issue.message)));
     // Only variables are missing: the rest of the contract is checked with a stand-in base URL.
-    const contract = others.length > 0 ? undefined : await loadProviderContract(reference, { searchDirs, env, baseUrl: STAND_IN_BASE_URL }).catch(() => undefined);
+    const contract =
+      others.length > 0
+        ? undefined
+        : await loadProviderContract(reference, { searchDirs, env, baseUrl: STAND_IN_BASE_URL }).catch(() => undefined);
     for (const variable of unset) {
       findings.push(
-        problem('provider', 'environment', `${variable} is not set: provider contract ${reference} takes its baseUrl from it`, `set ${variable} to the provider's base URL in the worker's environment`, contract?.name ?? subject),
+        problem(
+          'provider',
+          'environment',
+          `${variable} is not set: provider contract ${reference} takes its baseUrl from it`,
+          `set ${variable} to the provider's base URL in the worker's environment`,
+          contract?.name ?? subject,
+        ),
       );
     }
     for (const issue of others) {
       findings.push(
-        problem('provider', 'environment', `provider contract ${reference}: ${issue.path === '' ? '(document)' : issue.path}: ${issue.message}`, `fix the contract (asyncjob adapter validate ${reference} lists every problem)`, subject),
+        problem(
+          'provider',
+          'environment',
+          `provider contract ${reference}: ${issue.path === '' ? '(document)' : issue.path}: ${issue.message}`,
+          `fix the contract (asyncjob adapter validate ${reference} lists every problem)`,
+          subject,
+        ),
       );
     }
     return contract;
@@ -174,7 +233,12 @@ async function checkProviders(env: Env, receiver: boolean, findings: Finding[]):
     .filter(Boolean);
   if (references.length === 0) {
     findings.push(
-      problem('provider', 'environment', 'ASYNCJOB_PROVIDERS names no provider', 'set ASYNCJOB_PROVIDERS to the contracts to serve, e.g. ASYNCJOB_PROVIDERS=./providers/reports.yaml (a file, or a name in ASYNCJOB_PROVIDERS_PATH or a preset)'),
+      problem(
+        'provider',
+        'environment',
+        'ASYNCJOB_PROVIDERS names no provider',
+        'set ASYNCJOB_PROVIDERS to the contracts to serve, e.g. ASYNCJOB_PROVIDERS=./providers/reports.yaml (a file, or a name in ASYNCJOB_PROVIDERS_PATH or a preset)',
+      ),
     );
     return;
   }
@@ -199,7 +263,15 @@ async function checkProviders(env: Env, receiver: boolean, findings: Finding[]):
     }
     const earlier = servedBy.get(contract.name);
     if (earlier !== undefined) {
-      findings.push(problem('provider', 'environment', `provider ${contract.name} is listed twice in ASYNCJOB_PROVIDERS (${earlier}, ${reference})`, 'list each provider once', subject));
+      findings.push(
+        problem(
+          'provider',
+          'environment',
+          `provider ${contract.name} is listed twice in ASYNCJOB_PROVIDERS (${earlier}, ${reference})`,
+          'list each provider once',
+          subject,
+        ),
+      );
     }
     servedBy.set(contract.name, reference);
     const credential = contract.credential;
@@ -207,7 +279,15 @@ async function checkProviders(env: Env, receiver: boolean, findings: Finding[]):
     if (credential.scheme !== 'none') {
       const missing = await secretProblem(credential, env);
       if (missing !== undefined) {
-        findings.push(problem('provider', 'environment', `${missing.what}: provider ${contract.name} (${reference}) reads its credential from it`, missing.fix, subject));
+        findings.push(
+          problem(
+            'provider',
+            'environment',
+            `${missing.what}: provider ${contract.name} (${reference}) reads its credential from it`,
+            missing.fix,
+            subject,
+          ),
+        );
       }
       credentialText = `credential ${describeSecret(credential)}`;
     }
@@ -229,7 +309,8 @@ async function checkProviders(env: Env, receiver: boolean, findings: Finding[]):
         webhookText = `, webhook secret ${describeSecret(contract.webhook.secret)}`;
       } else webhookText = ', webhooks not received here (ASYNCJOB_WEBHOOK_PORT is not set)';
     }
-    if (findings.length === before) findings.push(ok('provider', `${reference}: ${contract.baseUrl}, ${credentialText}${webhookText}`, subject));
+    if (findings.length === before)
+      findings.push(ok('provider', `${reference}: ${contract.baseUrl}, ${credentialText}${webhookText}`, subject));
   }
 }
 
@@ -250,10 +331,18 @@ export async function checkEnvironment(env: Env, options: EnvironmentCheckOption
   const findings: Finding[] = [];
   const config = checkConfiguration(env, findings);
   if (config?.ASYNCJOB_METRICS_ADDRESS && parseHostPort(config.ASYNCJOB_METRICS_ADDRESS) === undefined) {
-    findings.push(problem('configuration', 'environment', `ASYNCJOB_METRICS_ADDRESS: "${config.ASYNCJOB_METRICS_ADDRESS}" is not host:port`, 'set ASYNCJOB_METRICS_ADDRESS to host:port, e.g. 0.0.0.0:9464'));
+    findings.push(
+      problem(
+        'configuration',
+        'environment',
+        `ASYNCJOB_METRICS_ADDRESS: "${config.ASYNCJOB_METRICS_ADDRESS}" is not host:port`,
+        'set ASYNCJOB_METRICS_ADDRESS to host:port, e.g. 0.0.0.0:9464',
+      ),
+    );
   }
   await checkFiles(env, options.scope ?? 'worker', findings);
-  const receiver = config !== undefined ? config.ASYNCJOB_WEBHOOK_PORT !== undefined : (env.ASYNCJOB_WEBHOOK_PORT ?? '') !== '';
+  const receiver =
+    config !== undefined ? config.ASYNCJOB_WEBHOOK_PORT !== undefined : (env.ASYNCJOB_WEBHOOK_PORT ?? '') !== '';
   await checkProviders(env, receiver, findings);
   return { config, findings };
 }

@@ -11,7 +11,8 @@ export const EXPECTED_SDK_MESSAGES: readonly RegExp[] = [/^No workflows register
 /** A `DefaultLogger` at `level` that drops {@link EXPECTED_SDK_MESSAGES}; `write` defaults to the SDK's (stderr). */
 export function quietSdkLogger(level: LogLevel, write?: (entry: LogEntry) => void): DefaultLogger {
   const plain = new DefaultLogger(level);
-  const out = write ?? ((entry: LogEntry) => (plain as unknown as { logFunction: (e: LogEntry) => void }).logFunction(entry));
+  const out =
+    write ?? ((entry: LogEntry) => (plain as unknown as { logFunction: (e: LogEntry) => void }).logFunction(entry));
   return new DefaultLogger(level, (entry) => {
     if (EXPECTED_SDK_MESSAGES.some((pattern) => pattern.test(entry.message))) return;
     out(entry);

@@ -80,7 +80,8 @@ export class Accounting {
 
   /** The records in arrival order, optionally filtered. */
   list(filter: RequestFilter = {}): RequestRecord[] {
-    const ordered = this.start === 0 ? this.ring.slice() : [...this.ring.slice(this.start), ...this.ring.slice(0, this.start)];
+    const ordered =
+      this.start === 0 ? this.ring.slice() : [...this.ring.slice(this.start), ...this.ring.slice(0, this.start)];
     return ordered
       .filter(
         (r) =>

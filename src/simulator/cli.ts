@@ -48,7 +48,9 @@ export async function runSimulateCommand(argv: string[]): Promise<number> {
   }
   const dialect = values.dialect === undefined ? undefined : dialectNameSchema.safeParse(values.dialect);
   if (dialect && !dialect.success) {
-    process.stderr.write(`asyncjob simulate: --dialect: "${values.dialect}" is not one of rest, lro, operation-location\n`);
+    process.stderr.write(
+      `asyncjob simulate: --dialect: "${values.dialect}" is not one of rest, lro, operation-location\n`,
+    );
     return 2;
   }
   let scenario: ScenarioInput | undefined;
@@ -73,7 +75,9 @@ export async function runSimulateCommand(argv: string[]): Promise<number> {
     throw err;
   }
   process.stdout.write(`${sim.url}\n`);
-  process.stderr.write(`asyncjob simulate: ${sim.dialect} dialect listening on ${sim.url} (accounting at ${sim.url}/_sim/requests)\n`);
+  process.stderr.write(
+    `asyncjob simulate: ${sim.dialect} dialect listening on ${sim.url} (accounting at ${sim.url}/_sim/requests)\n`,
+  );
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGINT', stop);

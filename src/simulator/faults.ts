@@ -76,7 +76,8 @@ export type FaultRule = z.infer<typeof faultRuleSchema>;
 export const FAULT_HEADER = 'x-sim-fault';
 
 /** The result of reading the `X-Sim-Fault` header: absent, a valid fault, or a message naming the problem. */
-export type FaultHeaderResult = { kind: 'none' } | { kind: 'fault'; fault: Fault } | { kind: 'invalid'; message: string };
+export type FaultHeaderResult =
+  { kind: 'none' } | { kind: 'fault'; fault: Fault } | { kind: 'invalid'; message: string };
 
 /**
  * Parses an `X-Sim-Fault` header: either a JSON fault object, or `<kind>` optionally followed by

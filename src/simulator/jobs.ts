@@ -56,10 +56,22 @@ export class JobStore {
   ) {}
 
   /** Creates a job (always a new one; idempotency is the caller's decision). */
-  create(input: { id: string; token?: string; fingerprint: string; payload: unknown; scriptName: string; script: JobScript; nowMs: number }): SimJob {
+  create(input: {
+    id: string;
+    token?: string;
+    fingerprint: string;
+    payload: unknown;
+    scriptName: string;
+    script: JobScript;
+    nowMs: number;
+  }): SimJob {
     const rnd = this.random();
     const durationsMs = input.script.steps.map((s) =>
-      s.durationMs === undefined ? undefined : typeof s.durationMs === 'number' ? s.durationMs : rnd.intBetween(s.durationMs.min, s.durationMs.max),
+      s.durationMs === undefined
+        ? undefined
+        : typeof s.durationMs === 'number'
+          ? s.durationMs
+          : rnd.intBetween(s.durationMs.min, s.durationMs.max),
     );
     const ref = readClientReference(input.payload);
     const first = input.script.steps[0]!.state;
@@ -146,7 +158,12 @@ export class JobStore {
       const step = job.script.steps[job.stepIndex]!;
       const stepEndsAt = !last && duration !== undefined ? job.stepEnteredAtMs + duration : undefined;
       const pollDone = !last && step.polls !== undefined && job.pollsInStep >= step.polls;
-      if (cancelAt !== undefined && cancelAt <= nowMs && (stepEndsAt === undefined || cancelAt <= stepEndsAt) && !pollDone) {
+      if (
+        cancelAt !== undefined &&
+        cancelAt <= nowMs &&
+        (stepEndsAt === undefined || cancelAt <= stepEndsAt) &&
+        !pollDone
+      ) {
         this.enter(job, job.cancel!.outcome, cancelAt, true);
         continue;
       }
@@ -179,7 +196,8 @@ export class JobStore {
     const candidates: number[] = [];
     if (job.cancel) candidates.push(job.cancel.requestedAtMs + job.script.cancel.afterMs);
     const duration = job.durationsMs[job.stepIndex];
-    if (duration !== undefined && job.stepIndex < job.script.steps.length - 1) candidates.push(job.stepEnteredAtMs + duration);
+    if (duration !== undefined && job.stepIndex < job.script.steps.length - 1)
+      candidates.push(job.stepEnteredAtMs + duration);
     if (candidates.length === 0) return undefined;
     return Math.max(0, Math.min(...candidates) - nowMs);
   }

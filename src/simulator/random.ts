@@ -24,7 +24,10 @@ export function seededRandom(seed: number): SeededRandom {
     next,
     hex(digits: number): string {
       let out = '';
-      while (out.length < digits) out += Math.floor(next() * 0x10000).toString(16).padStart(4, '0');
+      while (out.length < digits)
+        out += Math.floor(next() * 0x10000)
+          .toString(16)
+          .padStart(4, '0');
       return out.slice(0, digits);
     },
     intBetween(min: number, max: number): number {

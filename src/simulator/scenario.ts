@@ -80,7 +80,10 @@ export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
 
 /** A job script: what one job does from create to its end. */
 export const jobScriptSchema = z.object({
-  steps: z.array(stepSchema).min(1).default([{ state: 'queued', durationMs: 30 }, { state: 'running', durationMs: 30 }, { state: 'succeeded' }]),
+  steps: z
+    .array(stepSchema)
+    .min(1)
+    .default([{ state: 'queued', durationMs: 30 }, { state: 'running', durationMs: 30 }, { state: 'succeeded' }]),
   /** Answer the create synchronously with the result (C3): rest `200`, lro `done: true`. */
   sync: z.boolean().default(false),
   /** The provider error reported when the job ends `failed`. */
@@ -89,7 +92,10 @@ export const jobScriptSchema = z.object({
   expiresAfterMs: z.number().int().min(0).optional(),
   /** What a cancel does: the job reads `cancelled` after `afterMs`, or `succeeded` (`outcome: succeeded`, F3). */
   cancel: z
-    .object({ afterMs: z.number().int().min(0).default(0), outcome: z.enum(['cancelled', 'succeeded']).default('cancelled') })
+    .object({
+      afterMs: z.number().int().min(0).default(0),
+      outcome: z.enum(['cancelled', 'succeeded']).default('cancelled'),
+    })
     .default({ afterMs: 0, outcome: 'cancelled' }),
   /** Default Retry-After (seconds) on operation-location create and status answers. */
   retryAfterSeconds: z.number().int().min(0).default(0),
@@ -108,9 +114,15 @@ export type JobScript = z.infer<typeof jobScriptSchema>;
 export const sessionSchema = z.strictObject({
   cookie: z.boolean(),
   /** The cookie's name. */
-  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "_" and "-", at most 64').default('sim_session'),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "_" and "-", at most 64')
+    .default('sim_session'),
   /** The actions that need the cookie. */
-  requireOn: z.array(z.enum(['status', 'cancel', 'result'])).min(1).default(['status']),
+  requireOn: z
+    .array(z.enum(['status', 'cancel', 'result']))
+    .min(1)
+    .default(['status']),
   rotate: z.boolean().default(false),
 });
 /** Session settings (see {@link sessionSchema}). */
@@ -166,7 +178,8 @@ export const scenarioSchema = z
       ctx.addIssue({ code: 'custom', path: ['defaultScript'], message: `no script named "${s.defaultScript}"` });
     }
     s.match.forEach((m, i) => {
-      if (!names.has(m.script)) ctx.addIssue({ code: 'custom', path: ['match', i, 'script'], message: `no script named "${m.script}"` });
+      if (!names.has(m.script))
+        ctx.addIssue({ code: 'custom', path: ['match', i, 'script'], message: `no script named "${m.script}"` });
     });
   });
 /** A validated scenario (see {@link scenarioSchema}). */
@@ -208,7 +221,9 @@ export function parseScenarioText(text: string, source = '(inline)', format?: 'j
   try {
     raw = asJson ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new ScenarioError(source, [`(root): not valid ${asJson ? 'JSON' : 'YAML'}: ${err instanceof Error ? err.message : String(err)}`]);
+    throw new ScenarioError(source, [
+      `(root): not valid ${asJson ? 'JSON' : 'YAML'}: ${err instanceof Error ? err.message : String(err)}`,
+    ]);
   }
   return parseScenario(raw ?? {}, source);
 }

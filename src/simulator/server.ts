@@ -6,7 +6,13 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { canonicalJson } from '../core/canonical-json';
-import { Accounting, type AuthorizationSeen, type RequestFilter, type RequestRecord, type SessionSeen } from './accounting';
+import {
+  Accounting,
+  type AuthorizationSeen,
+  type RequestFilter,
+  type RequestRecord,
+  type SessionSeen,
+} from './accounting';
 import { lroDialect } from './dialects/lro';
 import { operationLocationDialect } from './dialects/operation-location';
 import { restDialect } from './dialects/rest';
@@ -159,7 +165,8 @@ class SimulatorServer implements Simulator {
     if (!(dialect in DIALECTS)) throw new SimulatorOptionsError(`dialect: unknown dialect "${String(dialect)}"`);
     this.dialectImpl = DIALECTS[dialect];
     const token = options.token ?? this.scenario.token;
-    if (token === undefined || token === '') throw new SimulatorOptionsError('token: a bearer token is required (options.token or scenario.token)');
+    if (token === undefined || token === '')
+      throw new SimulatorOptionsError('token: a bearer token is required (options.token or scenario.token)');
     this.tokenBytes = Buffer.from(`Bearer ${token}`);
     this.clock = options.clock ?? Date.now;
     this.random = seededRandom(options.seed ?? this.scenario.seed ?? 1);
@@ -173,7 +180,14 @@ class SimulatorServer implements Simulator {
     this.server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent && !res.destroyed) {
-          this.write(res, { status: 500, json: { error: { code: 'simulator_error', message: err instanceof Error ? err.message : String(err) } } }, 'sim');
+          this.write(
+            res,
+            {
+              status: 500,
+              json: { error: { code: 'simulator_error', message: err instanceof Error ? err.message : String(err) } },
+            },
+            'sim',
+          );
         }
       });
     });
@@ -378,7 +392,10 @@ class SimulatorServer implements Simulator {
     const route = dialect.route(method, path);
     if (!route) {
       req.resume();
-      return this.finish(res, record, { status: 404, json: { error: { code: 'not_found', message: `no endpoint ${method} ${path}` } } });
+      return this.finish(res, record, {
+        status: 404,
+        json: { error: { code: 'not_found', message: `no endpoint ${method} ${path}` } },
+      });
     }
     record.action = route.action;
 
@@ -386,8 +403,12 @@ class SimulatorServer implements Simulator {
     try {
       body = await this.readJson(req);
     } catch (err) {
-      if (err instanceof BodyTooLarge) return this.finish(res, record, { status: 413, json: { error: { code: 'payload_too_large' } } });
-      return this.finish(res, record, { status: 400, json: { error: { code: 'invalid_json', message: 'the request body is not JSON' } } });
+      if (err instanceof BodyTooLarge)
+        return this.finish(res, record, { status: 413, json: { error: { code: 'payload_too_large' } } });
+      return this.finish(res, record, {
+        status: 400,
+        json: { error: { code: 'invalid_json', message: 'the request body is not JSON' } },
+      });
     }
     const query = new URLSearchParams(queryString);
     const simReq = { headers: req.headers, query, body };
@@ -396,7 +417,10 @@ class SimulatorServer implements Simulator {
 
     const headerFault = parseFaultHeader(req.headers[FAULT_HEADER]);
     if (headerFault.kind === 'invalid') {
-      return this.finish(res, record, { status: 400, json: { error: { code: 'sim_bad_fault', message: headerFault.message } } });
+      return this.finish(res, record, {
+        status: 400,
+        json: { error: { code: 'sim_bad_fault', message: headerFault.message } },
+      });
     }
     const job = route.jobId !== undefined ? this.jobStore.get(route.jobId) : undefined;
     if (job) record.jobId = dialect.publicJobId(job.id);
@@ -421,14 +445,20 @@ class SimulatorServer implements Simulator {
         break;
       case 'not_found_for':
         if (job && this.clock() - job.createdAtMs < fault.ms) {
-          return this.finish(res, record, { status: 404, json: { error: { code: 'not_found', message: 'no such job' } } });
+          return this.finish(res, record, {
+            status: 404,
+            json: { error: { code: 'not_found', message: 'no such job' } },
+          });
         }
         break;
       default:
         break;
     }
     if (route.jobId !== undefined && !job) {
-      return this.finish(res, record, { status: 404, json: { error: { code: 'not_found', message: `no job ${route.jobId}` } } });
+      return this.finish(res, record, {
+        status: 404,
+        json: { error: { code: 'not_found', message: `no job ${route.jobId}` } },
+      });
     }
     // Session mode: a job action that needs the session is refused without it, before the job sees the request
     // (a refused status read is not counted and does not move a poll-based step).
@@ -436,7 +466,15 @@ class SimulatorServer implements Simulator {
     if (job !== undefined && needsSession) {
       record.session = this.sessionSeen(req, job.id);
       if (record.session !== 'valid') {
-        return this.finish(res, record, { status: 400, json: { error: { code: 'session_required', message: 'this request needs the session cookie set by the create answer' } } });
+        return this.finish(res, record, {
+          status: 400,
+          json: {
+            error: {
+              code: 'session_required',
+              message: 'this request needs the session cookie set by the create answer',
+            },
+          },
+        });
       }
     }
 
@@ -493,16 +531,26 @@ class SimulatorServer implements Simulator {
    * Session mode: a 2xx create answer opens the job's session (a repeated create gets the same one), and with
    * `rotate` every accepted answer of a session action sets a new value.
    */
-  private withSessionCookie(action: SimRoute['action'], checked: boolean, job: SimJob | undefined, response: SimResponse): SimResponse {
+  private withSessionCookie(
+    action: SimRoute['action'],
+    checked: boolean,
+    job: SimJob | undefined,
+    response: SimResponse,
+  ): SimResponse {
     const session = this.scenario.session;
-    if (session?.cookie !== true || job === undefined || response.status < 200 || response.status >= 300) return response;
+    if (session?.cookie !== true || job === undefined || response.status < 200 || response.status >= 300)
+      return response;
     let value: string | undefined;
     if (action === 'create') value = this.sessions.get(job.id) ?? randomBytes(16).toString('hex');
     else if (checked && session.rotate) value = randomBytes(16).toString('hex');
     if (value === undefined) return response;
-    if (this.sessions.get(job.id) !== value) (this.issued.get(job.id) ?? this.issued.set(job.id, []).get(job.id)!).push(value);
+    if (this.sessions.get(job.id) !== value)
+      (this.issued.get(job.id) ?? this.issued.set(job.id, []).get(job.id)!).push(value);
     this.sessions.set(job.id, value);
-    return { ...response, headers: { ...response.headers, 'set-cookie': `${session.name}=${value}; Path=/; HttpOnly` } };
+    return {
+      ...response,
+      headers: { ...response.headers, 'set-cookie': `${session.name}=${value}; Path=/; HttpOnly` },
+    };
   }
 
   private sleep(ms: number): Promise<void> {
@@ -515,15 +563,34 @@ class SimulatorServer implements Simulator {
     });
   }
 
-  private ruleFault(route: SimRoute, job: SimJob | undefined, scriptName: string | undefined, token: string | undefined): Fault | undefined {
+  private ruleFault(
+    route: SimRoute,
+    job: SimJob | undefined,
+    scriptName: string | undefined,
+    token: string | undefined,
+  ): Fault | undefined {
     const scope = job ? `job:${job.id}` : token !== undefined ? `token:${token}` : 'global';
-    const scriptRules = job ? job.script.faults : scriptName !== undefined ? scriptByName(this.scenario, scriptName).faults : [];
-    const fromScript = pickRuleFault(scriptRules, route.action, `${job ? '' : `script:${scriptName}|`}${scope}`, this.ruleCounters);
+    const scriptRules = job
+      ? job.script.faults
+      : scriptName !== undefined
+        ? scriptByName(this.scenario, scriptName).faults
+        : [];
+    const fromScript = pickRuleFault(
+      scriptRules,
+      route.action,
+      `${job ? '' : `script:${scriptName}|`}${scope}`,
+      this.ruleCounters,
+    );
     const fromScenario = pickRuleFault(this.scenario.faults, route.action, `scenario|${scope}`, this.ruleCounters);
     return fromScript ?? fromScenario;
   }
 
-  private context(nowMs: number, fault: Fault | undefined, job: SimJob | undefined, scriptName: string): DialectContext {
+  private context(
+    nowMs: number,
+    fault: Fault | undefined,
+    job: SimJob | undefined,
+    scriptName: string,
+  ): DialectContext {
     const ctx: DialectContext = {
       nowMs,
       jobs: this.jobStore,
@@ -580,7 +647,10 @@ class SimulatorServer implements Simulator {
   }
 
   private foreignBaseUrl(): string {
-    return (this.options.foreignBaseUrl ?? this.scenario.foreignBaseUrl ?? 'http://foreign.invalid').replace(/\/+$/, '');
+    return (this.options.foreignBaseUrl ?? this.scenario.foreignBaseUrl ?? 'http://foreign.invalid').replace(
+      /\/+$/,
+      '',
+    );
   }
 
   private async readJson(req: IncomingMessage): Promise<unknown> {
@@ -625,23 +695,46 @@ class SimulatorServer implements Simulator {
     res.end(bytes);
   }
 
-  private malformed(res: ServerResponse, record: RequestRecord, response: SimResponse, fault: Extract<Fault, { kind: 'malformed' }>): void {
+  private malformed(
+    res: ServerResponse,
+    record: RequestRecord,
+    response: SimResponse,
+    fault: Extract<Fault, { kind: 'malformed' }>,
+  ): void {
     const status = fault.status ?? response.status;
     record.status = status;
     this.accounting.push(record);
     switch (fault.body) {
       case 'non_json':
-        return this.write(res, { status, raw: Buffer.from('this is not JSON {"state": '), contentType: 'application/json' }, record.requestId);
+        return this.write(
+          res,
+          { status, raw: Buffer.from('this is not JSON {"state": '), contentType: 'application/json' },
+          record.requestId,
+        );
       case 'html':
         return this.write(
           res,
-          { status, raw: Buffer.from('<!DOCTYPE html><html><head><title>Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>'), contentType: 'text/html; charset=utf-8' },
+          {
+            status,
+            raw: Buffer.from(
+              '<!DOCTYPE html><html><head><title>Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>',
+            ),
+            contentType: 'text/html; charset=utf-8',
+          },
           record.requestId,
         );
       case 'missing_fields':
-        return this.write(res, { status, headers: response.headers, json: withoutKeyFields(response.json ?? {}) }, record.requestId);
+        return this.write(
+          res,
+          { status, headers: response.headers, json: withoutKeyFields(response.json ?? {}) },
+          record.requestId,
+        );
       case 'wrong_types':
-        return this.write(res, { status, headers: response.headers, json: wrongTypes(response.json ?? {}) }, record.requestId);
+        return this.write(
+          res,
+          { status, headers: response.headers, json: wrongTypes(response.json ?? {}) },
+          record.requestId,
+        );
       case 'huge':
         return streamHuge(res, status, fault.sizeBytes ?? 8 * 1024 * 1024, record.requestId);
     }
@@ -660,7 +753,13 @@ class SimulatorServer implements Simulator {
     res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.socket?.destroy());
   }
 
-  private async handleSim(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, record: RequestRecord): Promise<void> {
+  private async handleSim(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+    record: RequestRecord,
+  ): Promise<void> {
     const method = req.method ?? 'GET';
     const json = (status: number, body: unknown): void => this.finish(res, record, { status, json: body });
     if (method === 'GET' && path === '/_sim/requests') {
@@ -696,7 +795,11 @@ class SimulatorServer implements Simulator {
       const text = Buffer.concat(chunks).toString('utf8');
       try {
         const ct = req.headers['content-type'] ?? '';
-        const scenario = parseScenarioText(text, '(POST /_sim/scenario)', ct.includes('yaml') ? 'yaml' : ct.includes('json') ? 'json' : undefined);
+        const scenario = parseScenarioText(
+          text,
+          '(POST /_sim/scenario)',
+          ct.includes('yaml') ? 'yaml' : ct.includes('json') ? 'json' : undefined,
+        );
         this.setScenario(scenario);
         return json(200, { dialect: this.dialect, scripts: Object.keys(scenario.scripts) });
       } catch (err) {
@@ -712,7 +815,8 @@ class SimulatorServer implements Simulator {
 function httpError(fault: Extract<Fault, { kind: 'http_error' }>, nowMs: number): SimResponse {
   const headers: Record<string, string> = {};
   if (fault.retryAfterSeconds !== undefined) headers['retry-after'] = String(fault.retryAfterSeconds);
-  else if (fault.retryAfterDateInSeconds !== undefined) headers['retry-after'] = new Date(nowMs + fault.retryAfterDateInSeconds * 1000).toUTCString();
+  else if (fault.retryAfterDateInSeconds !== undefined)
+    headers['retry-after'] = new Date(nowMs + fault.retryAfterDateInSeconds * 1000).toUTCString();
   else if (fault.retryAfterRaw !== undefined) headers['retry-after'] = fault.retryAfterRaw;
   const codes: Record<number, string> = {
     401: 'unauthenticated',
@@ -724,7 +828,11 @@ function httpError(fault: Extract<Fault, { kind: 'http_error' }>, nowMs: number)
     503: 'unavailable',
     504: 'gateway_timeout',
   };
-  return { status: fault.status, headers, json: { error: { code: codes[fault.status] ?? 'error', message: `simulated ${fault.status}` } } };
+  return {
+    status: fault.status,
+    headers,
+    json: { error: { code: codes[fault.status] ?? 'error', message: `simulated ${fault.status}` } },
+  };
 }
 
 const KEY_FIELDS = new Set(['state', 'status', 'done', 'job_id', 'id', 'name', 'metadata', 'status_url']);
@@ -739,7 +847,8 @@ function wrongTypes(value: unknown): unknown {
   if (typeof value === 'number') return String(value);
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (Array.isArray(value)) return { not: 'an array' };
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, wrongTypes(v)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, wrongTypes(v)]));
   return 'null';
 }
 

@@ -102,7 +102,10 @@ export class WebhookDispatcher {
   }
 
   /** Sends one event now (or after `delayMs`) and resolves with its record. */
-  async deliver(event: WebhookEvent, options: { signedCorrectly?: boolean; delayMs?: number } = {}): Promise<WebhookDeliveryRecord> {
+  async deliver(
+    event: WebhookEvent,
+    options: { signedCorrectly?: boolean; delayMs?: number } = {},
+  ): Promise<WebhookDeliveryRecord> {
     if (options.delayMs) await this.wait(options.delayMs);
     return this.send(event, options.signedCorrectly ?? true);
   }

@@ -32,7 +32,11 @@ export const WEBHOOK_REQUESTS_METRIC = 'asyncjob_webhook_requests';
 
 /** Builds the receiver's `onOutcome`: one log line and one count per request. Never throws. */
 export function webhookOutcomeReporter(options: WebhookOutcomeReporterOptions): (outcome: WebhookOutcome) => void {
-  const counter = options.meter?.createCounter(WEBHOOK_REQUESTS_METRIC, '1', 'webhook requests by provider, result (recorded, duplicate, unknown_job, refused, error), refusal reason and HTTP status answered');
+  const counter = options.meter?.createCounter(
+    WEBHOOK_REQUESTS_METRIC,
+    '1',
+    'webhook requests by provider, result (recorded, duplicate, unknown_job, refused, error), refusal reason and HTTP status answered',
+  );
   return (outcome) => {
     try {
       const fields: Record<string, unknown> = {
@@ -45,7 +49,8 @@ export function webhookOutcomeReporter(options: WebhookOutcomeReporterOptions): 
         ...(outcome.signalled !== undefined ? { signalled: outcome.signalled } : {}),
       };
       if (outcome.result === 'refused') options.logger?.warn('webhook refused', fields);
-      else if (outcome.result === 'error') (options.logger?.error ?? options.logger?.warn)?.call(options.logger, 'webhook failed', fields);
+      else if (outcome.result === 'error')
+        (options.logger?.error ?? options.logger?.warn)?.call(options.logger, 'webhook failed', fields);
       else options.logger?.info('webhook received', fields);
       const known = outcome.provider !== '' && (options.isKnownProvider?.(outcome.provider) ?? true);
       counter?.add(1, {

@@ -83,7 +83,8 @@ function field(body: unknown, fieldPath: string): unknown {
 
 async function resolveSecret(settings: WebhookSettings, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   if (settings.secret.secretEnv) return env[settings.secret.secretEnv] || undefined;
-  if (settings.secret.secretFile) return (await readFile(settings.secret.secretFile, 'utf8').catch(() => '')).trim() || undefined;
+  if (settings.secret.secretFile)
+    return (await readFile(settings.secret.secretFile, 'utf8').catch(() => '')).trim() || undefined;
   return undefined;
 }
 
@@ -93,7 +94,9 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
   const env = options.env ?? process.env;
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
 
-  const handle = async (req: http.IncomingMessage): Promise<{ status: number; body: Record<string, unknown>; outcome: WebhookOutcome }> => {
+  const handle = async (
+    req: http.IncomingMessage,
+  ): Promise<{ status: number; body: Record<string, unknown>; outcome: WebhookOutcome }> => {
     const match = /^\/webhooks\/([A-Za-z0-9._-]{1,64})$/.exec(new URL(req.url ?? '/', 'http://receiver').pathname);
     const provider = match?.[1] ?? '';
     const refuse = (status: number, reason: string, extra: Partial<WebhookOutcome> = {}) => ({
@@ -113,9 +116,20 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
       throw err;
     }
     const secret = await resolveSecret(settings, env);
-    if (!secret) return { status: 500, body: { error: 'webhook_secret_unavailable' }, outcome: { provider, status: 500, result: 'error', reason: 'webhook_secret_unavailable' } };
+    if (!secret)
+      return {
+        status: 500,
+        body: { error: 'webhook_secret_unavailable' },
+        outcome: { provider, status: 500, result: 'error', reason: 'webhook_secret_unavailable' },
+      };
     const header = req.headers[settings.signatureHeader.toLowerCase()];
-    const check = verifyWebhookSignature({ header: Array.isArray(header) ? header[0] : header, rawBody: raw, secret, nowMs: clock(), toleranceMs: settings.toleranceMs });
+    const check = verifyWebhookSignature({
+      header: Array.isArray(header) ? header[0] : header,
+      rawBody: raw,
+      secret,
+      nowMs: clock(),
+      toleranceMs: settings.toleranceMs,
+    });
     if (check.kind === 'refused') return refuse(401, check.reason);
     let event: unknown;
     try {
@@ -140,11 +154,19 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
       payloadSha256: createHash('sha256').update(raw).digest('hex'),
     });
     if (recorded === 'duplicate') {
-      return { status: 200, body: { status: 'duplicate' }, outcome: { provider, status: 200, result: 'duplicate', eventId } };
+      return {
+        status: 200,
+        body: { status: 'duplicate' },
+        outcome: { provider, status: 200, result: 'duplicate', eventId },
+      };
     }
     if (operationId === undefined) {
       // Recorded for the audit; no operation follows this job (yet): the status loop covers it.
-      return { status: 202, body: { status: 'recorded', operation: null }, outcome: { provider, status: 202, result: 'unknown_job', eventId } };
+      return {
+        status: 202,
+        body: { status: 'recorded', operation: null },
+        outcome: { provider, status: 202, result: 'unknown_job', eventId },
+      };
     }
     let signalled = true;
     try {
@@ -152,12 +174,18 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
         eventId,
         remoteJobId: jobId,
         ...(typeof state === 'string' ? { state: state.slice(0, 500) } : {}),
-        ...(typeof field(event, 'occurred_at') === 'string' ? { occurredAt: String(field(event, 'occurred_at')).slice(0, 100) } : {}),
+        ...(typeof field(event, 'occurred_at') === 'string'
+          ? { occurredAt: String(field(event, 'occurred_at')).slice(0, 100) }
+          : {}),
       });
     } catch {
       signalled = false;
     }
-    return { status: 200, body: { status: 'recorded', operation: operationId, signalled }, outcome: { provider, status: 200, result: 'recorded', eventId, operationId, signalled } };
+    return {
+      status: 200,
+      body: { status: 'recorded', operation: operationId, signalled },
+      outcome: { provider, status: 200, result: 'recorded', eventId, operationId, signalled },
+    };
   };
 
   const server = http.createServer((req, res) => {

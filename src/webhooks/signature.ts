@@ -43,7 +43,8 @@ export function verifyWebhookSignature(options: VerifyOptions): SignatureCheck {
   }
   if (timestamp === undefined || candidates.length === 0) return { kind: 'refused', reason: 'malformed_signature' };
   const timestampMs = timestamp * 1000;
-  if (Math.abs(options.nowMs - timestampMs) > options.toleranceMs) return { kind: 'refused', reason: 'stale_timestamp' };
+  if (Math.abs(options.nowMs - timestampMs) > options.toleranceMs)
+    return { kind: 'refused', reason: 'stale_timestamp' };
   const expected = Buffer.from(signWebhook(options.secret, timestamp, options.rawBody), 'hex');
   // Compare against every candidate so the time taken does not depend on which one matched.
   let matched = false;

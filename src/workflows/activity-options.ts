@@ -12,12 +12,26 @@ import type { AsyncJobActivities, ProviderFacts } from '../activities/types';
  * event instead of an activity's three events and a workflow-task round trip. Without it (runs started before),
  * regular activities, so their histories replay. Store-only calls are safe to retry (idempotent by sequence).
  */
-const storeRetry = { initialInterval: '200 ms', maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes: ['ASYNCJOB_ERR_FINGERPRINT_MISMATCH', 'ASYNCJOB_ERR_JOURNAL_CONFLICT'] };
+const storeRetry = {
+  initialInterval: '200 ms',
+  maximumInterval: '10 seconds',
+  maximumAttempts: 20,
+  nonRetryableErrorTypes: ['ASYNCJOB_ERR_FINGERPRINT_MISMATCH', 'ASYNCJOB_ERR_JOURNAL_CONFLICT'],
+};
 const describeRetry = { maximumAttempts: 5, nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'] };
 export const remoteStore = proxyActivities<AsyncJobActivities>({ startToCloseTimeout: '1 minute', retry: storeRetry });
-export const localStore = proxyLocalActivities<AsyncJobActivities>({ startToCloseTimeout: '1 minute', retry: storeRetry });
-export const remoteDescribe = proxyActivities<AsyncJobActivities>({ startToCloseTimeout: '30 seconds', retry: describeRetry }).describeProvider;
-export const localDescribe = proxyLocalActivities<AsyncJobActivities>({ startToCloseTimeout: '30 seconds', retry: describeRetry }).describeProvider;
+export const localStore = proxyLocalActivities<AsyncJobActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: storeRetry,
+});
+export const remoteDescribe = proxyActivities<AsyncJobActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: describeRetry,
+}).describeProvider;
+export const localDescribe = proxyLocalActivities<AsyncJobActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: describeRetry,
+}).describeProvider;
 
 /**
  * Provider-call activities are never retried by Temporal: the workflow decides every retry, so every request is

@@ -57,7 +57,14 @@ import {
   type OperationSummary,
   type PendingMessage,
 } from './messages';
-import { localDescribe, localStore, providerActivities, providerCallOptions, remoteDescribe, remoteStore } from './activity-options';
+import {
+  localDescribe,
+  localStore,
+  providerActivities,
+  providerCallOptions,
+  remoteDescribe,
+  remoteStore,
+} from './activity-options';
 import { escalationReasonKey, providerJobIdKey, providerKey, resultDeadlineKey, stateKey } from './search-attributes';
 
 const DEFAULT_HISTORY_EVENT_LIMIT = 5_000;
@@ -74,19 +81,31 @@ function invalidInput(message: string): ApplicationFailure {
  * Runs one operation and returns its summary (state, job, result summary, escalation): never the result body.
  * `carried` is set only by continue-as-new.
  */
-export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?: CarriedState): Promise<OperationSummary> {
+export async function AsyncJobWorkflow(
+  rawInput: AsyncJobWorkflowInput,
+  carried?: CarriedState,
+): Promise<OperationSummary> {
   const parsed = asyncJobWorkflowInputSchema.safeParse(rawInput);
   if (!parsed.success) throw invalidInput(issueText(parsed.error.issues));
   const input = parsed.data;
   if (input.request.operationId !== workflowInfo().workflowId) {
-    throw invalidInput(`the workflow ID ${workflowInfo().workflowId} must be the operation ID ${input.request.operationId}`);
+    throw invalidInput(
+      `the workflow ID ${workflowInfo().workflowId} must be the operation ID ${input.request.operationId}`,
+    );
   }
 
   // The record exists before the first await, so queries and messages work from the first workflow task.
   const startedAtMs = Date.now();
   const makeRecord = (providerPolicy?: ProviderFacts['policy']): OperationRecord => {
-    const request = providerPolicy ? { ...input.request, policy: { ...providerPolicy, ...(input.request.policy ?? {}) } } : input.request;
-    const made = newOperationRecord({ request, nowMs: startedAtMs, idempotencyToken: input.idempotencyToken, traceId: input.traceId });
+    const request = providerPolicy
+      ? { ...input.request, policy: { ...providerPolicy, ...(input.request.policy ?? {}) } }
+      : input.request;
+    const made = newOperationRecord({
+      request,
+      nowMs: startedAtMs,
+      idempotencyToken: input.idempotencyToken,
+      traceId: input.traceId,
+    });
     if (made.kind === 'refused') throw invalidInput(made.issues.map((i) => `${i.path}: ${i.message}`).join('; '));
     return made.record;
   };
@@ -113,7 +132,9 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
 
   // Queries read the record; they never wait or change anything.
   setHandler(stateQuery, () => record);
-  setHandler(escalationQuery, () => (record.escalation ? { ...record.escalation, text: renderEscalation(record.escalation) } : null));
+  setHandler(escalationQuery, () =>
+    record.escalation ? { ...record.escalation, text: renderEscalation(record.escalation) } : null,
+  );
   setHandler(historyQuery, () => record.journal.transitions);
 
   // Messages are queued and handled by the main loop between outside calls, in arrival order.
@@ -134,41 +155,35 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
     });
   setHandler(cancelSignal, (request) => {
     const checked = cancelRequestSchema.safeParse(request);
-    if (!checked.success) return void log.warn('cancel signal refused: invalid input', { issues: issueText(checked.error.issues) });
+    if (!checked.success)
+      return void log.warn('cancel signal refused: invalid input', { issues: issueText(checked.error.issues) });
     enqueue({ kind: 'cancel', request: checked.data });
   });
   setHandler(decideSignal, (decision) => void enqueue({ kind: 'decide', decision }));
   setHandler(webhookSignal, (hint) => {
     const checked = webhookHintSchema.safeParse(hint);
-    if (!checked.success) return void log.warn('webhook signal refused: invalid input', { issues: issueText(checked.error.issues) });
+    if (!checked.success)
+      return void log.warn('webhook signal refused: invalid input', { issues: issueText(checked.error.issues) });
     enqueue({ kind: 'webhook', hint: checked.data, receivedAtMs: Date.now() });
   });
-  setHandler(
-    cancelUpdate,
-    (request) => answerOnceProcessed({ kind: 'cancel', request }),
-    {
-      validator: (request) => {
-        ready();
-        const checked = cancelRequestSchema.safeParse(request);
-        if (!checked.success) throw new Error(`ASYNCJOB_ERR_INVALID_INPUT: ${issueText(checked.error.issues)}`);
-        const dryRun = requestCancel(record, checked.data, ctx(0));
-        if ('kind' in dryRun && dryRun.kind === 'refused') throw new Error(`${dryRun.code}: ${dryRun.message}`);
-      },
+  setHandler(cancelUpdate, (request) => answerOnceProcessed({ kind: 'cancel', request }), {
+    validator: (request) => {
+      ready();
+      const checked = cancelRequestSchema.safeParse(request);
+      if (!checked.success) throw new Error(`ASYNCJOB_ERR_INVALID_INPUT: ${issueText(checked.error.issues)}`);
+      const dryRun = requestCancel(record, checked.data, ctx(0));
+      if ('kind' in dryRun && dryRun.kind === 'refused') throw new Error(`${dryRun.code}: ${dryRun.message}`);
     },
-  );
-  setHandler(
-    decideUpdate,
-    (decision) => answerOnceProcessed({ kind: 'decide', decision }),
-    {
-      validator: (decision) => {
-        ready();
-        const checked = decisionSchema.safeParse(decision);
-        if (!checked.success) throw new Error(`ASYNCJOB_ERR_DECISION_INCOMPLETE: ${issueText(checked.error.issues)}`);
-        const dryRun = applyDecision(record, checked.data, ctx(0));
-        if ('kind' in dryRun && dryRun.kind === 'refused') throw new Error(`${dryRun.code}: ${dryRun.message}`);
-      },
+  });
+  setHandler(decideUpdate, (decision) => answerOnceProcessed({ kind: 'decide', decision }), {
+    validator: (decision) => {
+      ready();
+      const checked = decisionSchema.safeParse(decision);
+      if (!checked.success) throw new Error(`ASYNCJOB_ERR_DECISION_INCOMPLETE: ${issueText(checked.error.issues)}`);
+      const dryRun = applyDecision(record, checked.data, ctx(0));
+      if ('kind' in dryRun && dryRun.kind === 'refused') throw new Error(`${dryRun.code}: ${dryRun.message}`);
     },
-  );
+  });
 
   /** Appends the entries of a workflow-made step and adopts the record the store holds (which is ahead after a lost reply). */
   const commit = async (step: StepResult): Promise<void> => {
@@ -176,7 +191,10 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
       record = step.record;
       return;
     }
-    record = adoptReturned(step.record, await store.appendJournal({ record: withoutTails(step.record), entries: step.entries }));
+    record = adoptReturned(
+      step.record,
+      await store.appendJournal({ record: withoutTails(step.record), entries: step.entries }),
+    );
   };
 
   /** What a provider call receives: the record without its journal tails (`core/record-tails.ts`), a random draw. */
@@ -205,8 +223,18 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
           answers.set(message.id, { accepted: false, code: step.code, message: step.message });
           log.warn('cancel refused', { code: step.code, message: step.message });
           // A refused Temporal cancellation request leaves no other trace: it is journalled, who asked and why not.
-          if (message.request.requestedBy === TEMPORAL_CANCEL_REQUEST.requestedBy && patched(RECORD_REFUSED_CANCEL_REQUEST)) {
-            await commit(recordRejectedDecision(record, { option: 'cancel', approvedBy: message.request.requestedBy, reason: message.request.reason }, step, c));
+          if (
+            message.request.requestedBy === TEMPORAL_CANCEL_REQUEST.requestedBy &&
+            patched(RECORD_REFUSED_CANCEL_REQUEST)
+          ) {
+            await commit(
+              recordRejectedDecision(
+                record,
+                { option: 'cancel', approvedBy: message.request.requestedBy, reason: message.request.reason },
+                step,
+                c,
+              ),
+            );
           }
           continue;
         }
@@ -216,10 +244,16 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
         const checked = decisionSchema.safeParse(message.decision);
         const step = checked.success
           ? applyDecision(record, checked.data, c)
-          : ({ kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE', message: issueText(checked.error.issues) } as const);
+          : ({
+              kind: 'refused',
+              code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE',
+              message: issueText(checked.error.issues),
+            } as const);
         if ('kind' in step && step.kind === 'refused') {
           // A2: a refused decision is recorded too (who tried what, and why it was refused).
-          const raw = (typeof message.decision === 'object' && message.decision !== null ? message.decision : {}) as Record<string, unknown>;
+          const raw = (
+            typeof message.decision === 'object' && message.decision !== null ? message.decision : {}
+          ) as Record<string, unknown>;
           await commit(recordRejectedDecision(record, raw, step, c));
           answers.set(message.id, { accepted: false, code: step.code, message: step.message });
           continue;
@@ -236,20 +270,23 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
   // relative deadline; the exact one goes with the next state change): no upsert, no visibility write, for them.
   const started = workflowInfo().typedSearchAttributes;
   const publishedAtStart =
-    started.get(stateKey) === record.localState && started.get(providerKey) === record.provider && started.get(resultDeadlineKey) !== undefined;
+    started.get(stateKey) === record.localState &&
+    started.get(providerKey) === record.provider &&
+    started.get(resultDeadlineKey) !== undefined;
   let shown = '';
   const publish = (): void => {
     const key = `${record.localState}|${record.jobId ?? ''}|${record.escalation?.reason ?? ''}`;
     if (key === shown) return;
     const first = shown === '';
     shown = key;
-    if (!(first && publishedAtStart)) upsertSearchAttributes([
-      { key: stateKey, value: record.localState },
-      { key: providerKey, value: record.provider },
-      { key: providerJobIdKey, value: record.jobId ?? null },
-      { key: escalationReasonKey, value: record.escalation?.reason ?? null },
-      { key: resultDeadlineKey, value: new Date(record.deadlines.resultDeadlineMs) },
-    ]);
+    if (!(first && publishedAtStart))
+      upsertSearchAttributes([
+        { key: stateKey, value: record.localState },
+        { key: providerKey, value: record.provider },
+        { key: providerJobIdKey, value: record.jobId ?? null },
+        { key: escalationReasonKey, value: record.escalation?.reason ?? null },
+        { key: resultDeadlineKey, value: new Date(record.deadlines.resultDeadlineMs) },
+      ]);
     setCurrentDetails(
       record.escalation
         ? `**Escalated: ${record.escalation.reason}**\n\n${renderEscalation(record.escalation)
@@ -314,7 +351,9 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
           publish();
           return operationSummary(record);
         case 'wait':
-          await condition(() => pending.length > 0, Math.max(1, command.untilMs - now), { summary: waitSummary(record.localState, record.schedule.delaySource) });
+          await condition(() => pending.length > 0, Math.max(1, command.untilMs - now), {
+            summary: waitSummary(record.localState, record.schedule.delaySource),
+          });
           break;
         case 'await_decision': {
           if (now >= command.untilMs) {
@@ -334,9 +373,10 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
           }
           record = reserved.record;
           await call('create', () =>
-            provider.createJob.executeWithOptions({ ...callOptions, summary: `create (attempt ${reserved.record.used.createAttempts})` }, [
-              { ...callInput(reserved.record), payload: input.request.payload },
-            ]),
+            provider.createJob.executeWithOptions(
+              { ...callOptions, summary: `create (attempt ${reserved.record.used.createAttempts})` },
+              [{ ...callInput(reserved.record), payload: input.request.payload }],
+            ),
           );
           break;
         }
@@ -352,9 +392,10 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
           }
           const reconciling = record;
           await call('reconcile', () =>
-            provider.reconcileJob.executeWithOptions({ ...callOptions, summary: `reconcile ${reconciling.operationId}` }, [
-              { ...callInput(reconciling), payload: input.request.payload },
-            ]),
+            provider.reconcileJob.executeWithOptions(
+              { ...callOptions, summary: `reconcile ${reconciling.operationId}` },
+              [{ ...callInput(reconciling), payload: input.request.payload }],
+            ),
           );
           break;
         }
@@ -365,19 +406,31 @@ export async function AsyncJobWorkflow(rawInput: AsyncJobWorkflowInput, carried?
             break;
           }
           if (woke.kind === 'not_yet') {
-            await condition(() => pending.length > 0, Math.max(1, woke.atMs - now), { summary: waitSummary(record.localState, record.schedule.delaySource) });
+            await condition(() => pending.length > 0, Math.max(1, woke.atMs - now), {
+              summary: waitSummary(record.localState, record.schedule.delaySource),
+            });
             break;
           }
           record = woke.record;
           const summary = `status ${label} (${woke.record.used.statusRequests} of ${woke.record.budgets.maxStatusRequests})`;
-          await call('status', () => provider.readStatus.executeWithOptions({ ...callOptions, summary }, [callInput(woke.record)]));
+          await call('status', () =>
+            provider.readStatus.executeWithOptions({ ...callOptions, summary }, [callInput(woke.record)]),
+          );
           break;
         }
         case 'cancel':
-          await call('cancel', () => provider.requestCancel.executeWithOptions({ ...callOptions, summary: `cancel ${label}` }, [callInput(record)]));
+          await call('cancel', () =>
+            provider.requestCancel.executeWithOptions({ ...callOptions, summary: `cancel ${label}` }, [
+              callInput(record),
+            ]),
+          );
           break;
         case 'collect':
-          await call('collect', () => provider.collectResult.executeWithOptions({ ...callOptions, summary: `collect ${label}` }, [callInput(record)]));
+          await call('collect', () =>
+            provider.collectResult.executeWithOptions({ ...callOptions, summary: `collect ${label}` }, [
+              callInput(record),
+            ]),
+          );
           break;
       }
     }
@@ -395,6 +448,7 @@ const RECORD_REFUSED_CANCEL_REQUEST = 'asyncjob-record-refused-cancel-request';
  */
 const TEMPORAL_CANCEL_REQUEST = {
   requestedBy: 'temporal:request-cancellation',
-  reason: 'Request Cancellation in Temporal (Web UI, CLI or API); who asked and why: the WorkflowExecutionCancelRequested event',
+  reason:
+    'Request Cancellation in Temporal (Web UI, CLI or API); who asked and why: the WorkflowExecutionCancelRequested event',
   expectedEffect: 'the provider stops the job',
 };

@@ -13,25 +13,29 @@ import type { operationSummary } from '../core/step';
 import { lazySchema } from '../core/lazy-schema';
 
 /** A cancel request (X1: who, why, expected effect). */
-export const cancelRequestSchema = lazySchema(() => z
-  .object({
-    requestedBy: actorSchema,
-    reason: z.string().trim().min(1).max(2000),
-    expectedEffect: z.string().trim().min(1).max(2000).optional(),
-  })
-  .strict());
+export const cancelRequestSchema = lazySchema(() =>
+  z
+    .object({
+      requestedBy: actorSchema,
+      reason: z.string().trim().min(1).max(2000),
+      expectedEffect: z.string().trim().min(1).max(2000).optional(),
+    })
+    .strict(),
+);
 /** A cancel request. */
 export type CancelRequest = z.infer<typeof cancelRequestSchema>;
 
 /** A webhook hint forwarded by the receiver (W1): it only makes the next status read happen now. */
-export const webhookHintSchema = lazySchema(() => z
-  .object({
-    eventId: z.string().min(1).max(500),
-    remoteJobId: z.string().min(1).max(500).optional(),
-    state: z.string().max(500).optional(),
-    occurredAt: z.string().max(100).optional(),
-  })
-  .strict());
+export const webhookHintSchema = lazySchema(() =>
+  z
+    .object({
+      eventId: z.string().min(1).max(500),
+      remoteJobId: z.string().min(1).max(500).optional(),
+      state: z.string().max(500).optional(),
+      occurredAt: z.string().max(100).optional(),
+    })
+    .strict(),
+);
 /** A webhook hint. */
 export type WebhookHint = z.infer<typeof webhookHintSchema>;
 
@@ -41,23 +45,25 @@ export { decisionSchema, type Decision };
  * The workflow's input: the caller's start request (validated again inside the workflow), the idempotency token
  * and the trace ID made by the client (I1, I4, T1). No secrets: credentials stay in the worker (T4).
  */
-export const asyncJobWorkflowInputSchema = lazySchema(() => z
-  .object({
-    request: startRequestSchema,
-    /** >= 128 bits, base64url (I1); bound to the request fingerprint (I2). */
-    idempotencyToken: z.string().min(22).max(200),
-    /** One trace per operation (T1); never the token (I4). */
-    traceId: z.string().regex(/^[0-9a-f]{32}$/, 'must be 32 lowercase hex characters (a W3C trace ID)'),
-    /** Continue as new past this many history events even if the server does not suggest it. */
-    historyEventLimit: z.number().int().min(100).max(50_000).optional(),
-    /**
-     * How the workflow reaches the store and the provider lookup: `local` activities (set by `AsyncJobClient`), or
-     * regular activities when absent (how runs started before local store calls existed replay). An input field
-     * rather than `patched()`: a patch adds a marker and a search-attribute upsert (a visibility write) to every run.
-     */
-    storeCalls: z.literal('local').optional(),
-  })
-  .strict());
+export const asyncJobWorkflowInputSchema = lazySchema(() =>
+  z
+    .object({
+      request: startRequestSchema,
+      /** >= 128 bits, base64url (I1); bound to the request fingerprint (I2). */
+      idempotencyToken: z.string().min(22).max(200),
+      /** One trace per operation (T1); never the token (I4). */
+      traceId: z.string().regex(/^[0-9a-f]{32}$/, 'must be 32 lowercase hex characters (a W3C trace ID)'),
+      /** Continue as new past this many history events even if the server does not suggest it. */
+      historyEventLimit: z.number().int().min(100).max(50_000).optional(),
+      /**
+       * How the workflow reaches the store and the provider lookup: `local` activities (set by `AsyncJobClient`), or
+       * regular activities when absent (how runs started before local store calls existed replay). An input field
+       * rather than `patched()`: a patch adds a marker and a search-attribute upsert (a visibility write) to every run.
+       */
+      storeCalls: z.literal('local').optional(),
+    })
+    .strict(),
+);
 /** The workflow's input. */
 export type AsyncJobWorkflowInput = z.infer<typeof asyncJobWorkflowInputSchema>;
 

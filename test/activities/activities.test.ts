@@ -27,7 +27,10 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
 describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
   let h: Harness;
   let a: AsyncJobActivities;
-  const caps = () => ({ capabilities: h.registry.get(dialect).facts.capabilities, reconciliation: h.registry.get(dialect).facts.reconciliation });
+  const caps = () => ({
+    capabilities: h.registry.get(dialect).facts.capabilities,
+    reconciliation: h.registry.get(dialect).facts.reconciliation,
+  });
 
   beforeAll(async () => {
     h = await startHarness(dialect);
@@ -36,7 +39,9 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
   afterAll(async () => h?.close());
 
   /** recordIntent + createJob for a new operation with the given payload. */
-  async function started(payload: Record<string, unknown>): Promise<{ record: OperationRecord; payload: Record<string, unknown> }> {
+  async function started(
+    payload: Record<string, unknown>,
+  ): Promise<{ record: OperationRecord; payload: Record<string, unknown> }> {
     const record = await run(a.recordIntent, { record: newRecord(dialect, payload) });
     const created = await run(a.createJob, { record, random: 0.5, payload });
     return { record: created, payload };
@@ -80,7 +85,9 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     expect(collected.result?.validation).toBe('valid');
     const artifact = await h.artifacts.describe(collected.result!.artifactLocation!);
     expect(artifact?.sha256).toBe(collected.result?.sha256);
-    expect(JSON.parse((await readFile(new URL(collected.result!.artifactLocation!))).toString('utf8'))).toEqual({ rows: [1, 2, 3] });
+    expect(JSON.parse((await readFile(new URL(collected.result!.artifactLocation!))).toString('utf8'))).toEqual({
+      rows: [1, 2, 3],
+    });
     const requests = h.sim.requests({ sinceSeq: since });
     expect(requests[0]?.action).toBe('create');
     expect(requests.at(-1)?.action).toBe('result');
@@ -108,7 +115,8 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     expect(['reconciliation', 'create_unknown']).toContain(created.localState);
     expect(created.journal.observations.at(-1)?.body.transport).toBe('ambiguous');
     let r = created;
-    for (let i = 0; i < 10 && r.jobId === undefined && r.localState !== 'escalated'; i++) r = await run(a.reconcileJob, { record: r, random: 0.5, payload });
+    for (let i = 0; i < 10 && r.jobId === undefined && r.localState !== 'escalated'; i++)
+      r = await run(a.reconcileJob, { record: r, random: 0.5, payload });
     expect(r.localState).toBe('accepted');
     const jobs = h.sim.jobsByToken(record.idempotencyToken);
     expect(jobs).toHaveLength(1);
@@ -195,7 +203,9 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     expect(collected.result?.recordCount).toBe(5);
     expect(collected.result?.failedItemCount).toBe(2);
     expect(collected.result?.failedItems).toHaveLength(2);
-    const artifactEntry = (await h.store.entries(record.operationId)).map((e) => e.entry.body).find((b) => b.kind === 'artifact');
+    const artifactEntry = (await h.store.entries(record.operationId))
+      .map((e) => e.entry.body)
+      .find((b) => b.kind === 'artifact');
     expect(artifactEntry).toMatchObject({ kind: 'artifact', recordCount: 5 });
   });
 
@@ -216,7 +226,8 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     }
     const other = await started({ report: 'foreign-status', scenario: 'foreignStatus' });
     let r = other.record;
-    for (let i = 0; i < 5 && (r.localState === 'accepted' || r.localState === 'observing'); i++) r = await run(a.readStatus, { record: await reserveStatus(r, caps()), random: 0.5 });
+    for (let i = 0; i < 5 && (r.localState === 'accepted' || r.localState === 'observing'); i++)
+      r = await run(a.readStatus, { record: await reserveStatus(r, caps()), random: 0.5 });
     if (r.localState === 'result_collecting') r = await run(a.collectResult, { record: r, random: 0.5 });
     expect(r.localState).toBe('escalated');
     expect(r.journal.observations.at(-1)?.body).toMatchObject({ action: 'status', errorCategory: 'foreign_origin' });
@@ -228,7 +239,16 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     if (!h.registry.get(dialect).facts.capabilities.cancel) return;
     const since = h.sim.requests().at(-1)?.seq ?? 0;
     const { record } = await started({ report: 'cancel', scenario: 'review' });
-    const asked = { ...record, localState: 'cancel_requested' as const, cancel: { requestedBy: 'alice@example.com', reason: 'not needed', expectedEffect: 'the provider stops the job', requestedAtMs: Date.now() } };
+    const asked = {
+      ...record,
+      localState: 'cancel_requested' as const,
+      cancel: {
+        requestedBy: 'alice@example.com',
+        reason: 'not needed',
+        expectedEffect: 'the provider stops the job',
+        requestedAtMs: Date.now(),
+      },
+    };
     const sent = await run(a.requestCancel, { record: asked, random: 0.5 });
     expect(sent.localState).toBe('cancelling');
     expect(await run(a.requestCancel, { record: asked, random: 0.5 })).toEqual(sent);
@@ -256,7 +276,8 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     expect(seen).toMatchObject({ action: 'status', transport: 'response', httpStatus: 200 });
     expect(seen.remoteState).toBeUndefined();
     expect(after.localState).not.toBe('succeeded');
-    if (after.localState === 'accepted' || after.localState === 'observing') expect((await pollToEnd(after)).localState).toBe('result_collecting');
+    if (after.localState === 'accepted' || after.localState === 'observing')
+      expect((await pollToEnd(after)).localState).toBe('result_collecting');
   });
 
   it('R2: a large result is streamed to the artifact store with heartbeats', async () => {
@@ -313,7 +334,11 @@ describe('activities without a provider answer', () => {
   afterAll(async () => h?.close());
 
   it('H4: a 401 on create escalates as authorization_denied, with no retry', async () => {
-    const registry = await createProviderRegistry({ providers: [{ name: 'rest', path: 'rest' }], baseUrls: { rest: h.sim.url }, env: { ASYNCJOB_SIMULATOR_TOKEN: 'a-wrong-token-0123456789' } });
+    const registry = await createProviderRegistry({
+      providers: [{ name: 'rest', path: 'rest' }],
+      baseUrls: { rest: h.sim.url },
+      env: { ASYNCJOB_SIMULATOR_TOKEN: 'a-wrong-token-0123456789' },
+    });
     try {
       const activities = createActivities({ store: h.store, providers: registry, artifacts: h.artifacts });
       const payload = { report: 'denied' };
@@ -322,7 +347,9 @@ describe('activities without a provider answer', () => {
       const after = await run(activities.createJob, { record, random: 0.5, payload });
       expect(after.localState).toBe('escalated');
       expect(after.escalation?.reason).toBe('authorization_denied');
-      expect(h.sim.requests({ sinceSeq: since }).map((r) => [r.method, r.path, r.status, r.authorization])).toEqual([['POST', '/v1/jobs', 401, 'invalid']]);
+      expect(h.sim.requests({ sinceSeq: since }).map((r) => [r.method, r.path, r.status, r.authorization])).toEqual([
+        ['POST', '/v1/jobs', 401, 'invalid'],
+      ]);
     } finally {
       await registry.close();
     }
@@ -340,12 +367,21 @@ describe('activities without a provider answer', () => {
     const unknown = await run(h.activities.createJob, { record, random: 0.5, payload });
     expect(unknown.localState).toBe('reconciliation');
     // Past the create deadline, a list without our job would prove that none was created: several must not.
-    const later = createActivities({ store: h.store, providers: h.registry, artifacts: h.artifacts, clock: () => Date.now() + 120_000 });
+    const later = createActivities({
+      store: h.store,
+      providers: h.registry,
+      artifacts: h.artifacts,
+      clock: () => Date.now() + 120_000,
+    });
     const after = await run(later.reconcileJob, { record: unknown, random: 0.5, payload });
     expect(after.jobId).toBeUndefined();
     expect(after.localState).not.toBe('failed');
     expect(after.localState).not.toBe('accepted');
-    expect(after.journal.observations.at(-1)?.body).toMatchObject({ action: 'reconcile', httpStatus: 200, errorCategory: 'multiple_matches' });
+    expect(after.journal.observations.at(-1)?.body).toMatchObject({
+      action: 'reconcile',
+      httpStatus: 200,
+      errorCategory: 'multiple_matches',
+    });
   });
 
   it('an unknown provider is a non-retryable ASYNCJOB_ERR_PROVIDER_UNKNOWN', async () => {
@@ -365,14 +401,25 @@ describe('activities without a provider answer', () => {
   it('M3: appendJournal is a no-op for the same entries and adopts the stored record for different ones', async () => {
     const record = await run(h.activities.recordIntent, { record: newRecord('rest', { report: 'journal' }) });
     const seq = record.journal.nextSequence;
-    const entry = (reason: string) => ({ sequence: seq, atMs: Date.now(), actor: 'workflow', body: { kind: 'decision' as const, decision: 'inspect_provider_console', approvedBy: 'alice@example.com', reason, accepted: true } });
+    const entry = (reason: string) => ({
+      sequence: seq,
+      atMs: Date.now(),
+      actor: 'workflow',
+      body: {
+        kind: 'decision' as const,
+        decision: 'inspect_provider_console',
+        approvedBy: 'alice@example.com',
+        reason,
+        accepted: true,
+      },
+    });
     const mine = entry('first');
     const next = { ...record, journal: { ...record.journal, nextSequence: seq + 1 } };
     // What comes back carries only the tail entries from the first appended sequence (none of this kind).
     const returned = tailsFrom(next, seq);
     expect(await run(h.activities.appendJournal, { record: next, entries: [mine] })).toEqual(returned);
     expect(await run(h.activities.appendJournal, { record: withoutTails(next), entries: [mine] })).toEqual(returned);
-    const theirs = { ...next, authorisation: { ...next.authorisation, approvals: [] } , schedule: { nextPollAtMs: 1 } };
+    const theirs = { ...next, authorisation: { ...next.authorisation, approvals: [] }, schedule: { nextPollAtMs: 1 } };
     const adopted = await run(h.activities.appendJournal, { record: theirs, entries: [entry('second')] });
     expect(adopted).toEqual(returned);
     expect((await h.store.entries(record.operationId)).filter((e) => e.entry.sequence === seq)).toHaveLength(1);

@@ -50,21 +50,41 @@ export function scenarioFor(dialect: Dialect): ScenarioInput {
       default: { steps, result: json },
       quick: { steps: [{ state: 'succeeded' }], result: json },
       drop: { steps, result: json, faults: [{ on: 'create', nth: 1, fault: { kind: 'drop' } }] },
-      unavailable: { steps, faults: [{ on: 'status', nth: 1, fault: { kind: 'http_error', status: 503, retryAfterSeconds: 7 } }] },
+      unavailable: {
+        steps,
+        faults: [{ on: 'status', nth: 1, fault: { kind: 'http_error', status: 503, retryAfterSeconds: 7 } }],
+      },
       review: { steps: [{ state: 'manual_review' }] },
       mismatch: {
         steps: [{ state: 'queued', polls: 1 }, { state: 'succeeded' }],
         result: json,
-        faults: [{ on: dialect === 'lro' ? 'status' : 'result', fault: { kind: 'result_mismatch', field: 'checksum' } }],
+        faults: [
+          { on: dialect === 'lro' ? 'status' : 'result', fault: { kind: 'result_mismatch', field: 'checksum' } },
+        ],
       },
-      truncated: { steps: [{ state: 'succeeded' }], result: { kind: 'generated', sizeBytes: 200_000 }, faults: [{ on: 'result', fault: { kind: 'truncated' } }] },
+      truncated: {
+        steps: [{ state: 'succeeded' }],
+        result: { kind: 'generated', sizeBytes: 200_000 },
+        faults: [{ on: 'result', fault: { kind: 'truncated' } }],
+      },
       sync: { steps: [{ state: 'succeeded' }], sync: true, result: json },
-      malformed: { steps, result: json, faults: [{ on: 'status', nth: 1, fault: { kind: 'malformed', body: 'html' } }] },
+      malformed: {
+        steps,
+        result: json,
+        faults: [{ on: 'status', nth: 1, fault: { kind: 'malformed', body: 'html' } }],
+      },
       large: { steps: [{ state: 'succeeded' }], result: { kind: 'generated', sizeBytes: 3_500_000 } },
       batch: { steps: [{ state: 'succeeded' }], result: { kind: 'batch', items: 5, failedItems: [1, 3] } },
-      ndjson: { steps: [{ state: 'succeeded' }], result: { kind: 'ndjson', records: [{ a: 1 }, { a: 2 }, { a: 3 }, { a: 4 }] } },
+      ndjson: {
+        steps: [{ state: 'succeeded' }],
+        result: { kind: 'ndjson', records: [{ a: 1 }, { a: 2 }, { a: 3 }, { a: 4 }] },
+      },
       foreign: { steps, faults: [{ on: 'create', fault: { kind: 'foreign_location' } }] },
-      foreignStatus: { steps: [{ state: 'queued', polls: 1 }, { state: 'succeeded' }], result: json, faults: [{ on: 'status', fault: { kind: 'foreign_location' } }] },
+      foreignStatus: {
+        steps: [{ state: 'queued', polls: 1 }, { state: 'succeeded' }],
+        result: json,
+        faults: [{ on: 'status', fault: { kind: 'foreign_location' } }],
+      },
     },
   } as ScenarioInput;
 }
@@ -96,7 +116,12 @@ export interface Harness {
 
 export async function startHarness(dialect: Dialect, options: { maxParseBytes?: number } = {}): Promise<Harness> {
   const foreign = await startForeignOrigin();
-  const sim = await startSimulator({ dialect, token: TOKEN, scenario: scenarioFor(dialect), foreignBaseUrl: foreign.url });
+  const sim = await startSimulator({
+    dialect,
+    token: TOKEN,
+    scenario: scenarioFor(dialect),
+    foreignBaseUrl: foreign.url,
+  });
   const dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-activities-'));
   const dbPath = path.join(dir, 'store.db');
   const store = await openSqliteStore({ path: dbPath });
@@ -108,7 +133,13 @@ export async function startHarness(dialect: Dialect, options: { maxParseBytes?: 
   });
   const artifacts = new FileArtifactStore(path.join(dir, 'artifacts'));
   const logger = new CapturedLogger();
-  const activities = createActivities({ store, providers: registry, artifacts, logger, ...(options.maxParseBytes !== undefined ? { maxParseBytes: options.maxParseBytes } : {}) });
+  const activities = createActivities({
+    store,
+    providers: registry,
+    artifacts,
+    logger,
+    ...(options.maxParseBytes !== undefined ? { maxParseBytes: options.maxParseBytes } : {}),
+  });
   return {
     dialect,
     sim,
@@ -131,7 +162,11 @@ export async function startHarness(dialect: Dialect, options: { maxParseBytes?: 
 }
 
 /** A fresh record in create_pending with fast millisecond policies. */
-export function newRecord(provider: string, payload: Record<string, unknown>, overrides: Record<string, unknown> = {}): OperationRecord {
+export function newRecord(
+  provider: string,
+  payload: Record<string, unknown>,
+  overrides: Record<string, unknown> = {},
+): OperationRecord {
   const token = newIdempotencyToken(randomBytes(32));
   if (token.kind !== 'ok') throw new Error(token.message);
   const result = newOperationRecord({
@@ -160,7 +195,10 @@ export function run<I, O>(activity: (input: I) => Promise<O>, input: I): Promise
 }
 
 /** The workflow's part between polls: wait until the record is due and reserve one status request (B2). */
-export async function reserveStatus(record: OperationRecord, ctx: Pick<StepContext, 'capabilities' | 'reconciliation'>): Promise<OperationRecord> {
+export async function reserveStatus(
+  record: OperationRecord,
+  ctx: Pick<StepContext, 'capabilities' | 'reconciliation'>,
+): Promise<OperationRecord> {
   for (let i = 0; i < 200; i++) {
     const woke = onWake(record, { nowMs: Date.now(), random: 0.5, actor: 'workflow', ...ctx });
     if (woke.kind === 'read_status') return woke.record;

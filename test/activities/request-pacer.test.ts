@@ -2,14 +2,28 @@
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { assertRequestRate, nextAdmissionAt, PACE_GUARD_MS, paceOf, pacingInterceptor, RequestPacer } from '../../src/activities/request-pacer';
+import {
+  assertRequestRate,
+  nextAdmissionAt,
+  PACE_GUARD_MS,
+  paceOf,
+  pacingInterceptor,
+  RequestPacer,
+} from '../../src/activities/request-pacer';
 import { createWorkers } from '../../src/worker';
 // Counted exactly as the benchmark counts them.
 import { maxInWindow } from '../../bench/lib/stats';
 
 /** Starts `count` acquisitions now; returns the admission times (fake clock) in admission order, by index. */
-function acquireMany(pacer: RequestPacer, count: number, admitted: { index: number; atMs: number }[], offset = 0): Promise<void>[] {
-  return Array.from({ length: count }, (_, i) => pacer.acquire().then(() => void admitted.push({ index: offset + i, atMs: Date.now() })));
+function acquireMany(
+  pacer: RequestPacer,
+  count: number,
+  admitted: { index: number; atMs: number }[],
+  offset = 0,
+): Promise<void>[] {
+  return Array.from({ length: count }, (_, i) =>
+    pacer.acquire().then(() => void admitted.push({ index: offset + i, atMs: Date.now() })),
+  );
 }
 
 describe('paceOf', () => {
@@ -30,16 +44,27 @@ describe('paceOf', () => {
     expect(PACE_GUARD_MS).toBeLessThanOrEqual(50);
   });
 
-  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY, '5' as unknown as number])('refuses a rate of %s with a clear error', (rate) => {
-    expect(() => paceOf(rate)).toThrow(/must be a positive finite number of requests per second/);
-    expect(() => assertRequestRate(rate, 'ASYNCJOB_PROVIDER_RATE_LIMIT')).toThrow(/^ASYNCJOB_PROVIDER_RATE_LIMIT must be/);
-  });
+  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY, '5' as unknown as number])(
+    'refuses a rate of %s with a clear error',
+    (rate) => {
+      expect(() => paceOf(rate)).toThrow(/must be a positive finite number of requests per second/);
+      expect(() => assertRequestRate(rate, 'ASYNCJOB_PROVIDER_RATE_LIMIT')).toThrow(
+        /^ASYNCJOB_PROVIDER_RATE_LIMIT must be/,
+      );
+    },
+  );
 });
 
 describe('createWorkers', () => {
   it('refuses a provider queue whose maxRequestsPerSecond is not a positive finite number, naming the queue, before creating any worker', async () => {
-    const options = { connection: {} as never, activities: {} as never, providerQueues: [{ taskQueue: 'asyncjob-provider-acme', maxRequestsPerSecond: -5 }] };
-    await expect(createWorkers(options)).rejects.toThrow('maxRequestsPerSecond of provider queue asyncjob-provider-acme must be a positive finite number of requests per second, got -5');
+    const options = {
+      connection: {} as never,
+      activities: {} as never,
+      providerQueues: [{ taskQueue: 'asyncjob-provider-acme', maxRequestsPerSecond: -5 }],
+    };
+    await expect(createWorkers(options)).rejects.toThrow(
+      'maxRequestsPerSecond of provider queue asyncjob-provider-acme must be a positive finite number of requests per second, got -5',
+    );
   });
 });
 
@@ -98,8 +123,18 @@ describe('RequestPacer', () => {
     await vi.runAllTimersAsync();
     await Promise.all(all);
     expect(admitted).toHaveLength(all.length);
-    expect(maxInWindow(admitted.map((a) => a.atMs), 1000)).toBeLessThanOrEqual(20);
-    expect(maxInWindow(admitted.map((a) => a.atMs), pacer.pace.windowMs)).toBe(20);
+    expect(
+      maxInWindow(
+        admitted.map((a) => a.atMs),
+        1000,
+      ),
+    ).toBeLessThanOrEqual(20);
+    expect(
+      maxInWindow(
+        admitted.map((a) => a.atMs),
+        pacer.pace.windowMs,
+      ),
+    ).toBe(20);
   });
 
   it.each([

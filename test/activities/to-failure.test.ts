@@ -13,8 +13,16 @@ describe('toFailure', () => {
   it.each([
     [new ActivityError('ASYNCJOB_ERR_INTENT_MISSING', 'no intent', true), 'ASYNCJOB_ERR_INTENT_MISSING', true],
     [new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', 'disk full', false), 'ASYNCJOB_ERR_ARTIFACT_FAILED', false],
-    [new ProviderRegistryError('ASYNCJOB_ERR_PROVIDER_UNKNOWN', 'acme', 'unknown'), 'ASYNCJOB_ERR_PROVIDER_UNKNOWN', true],
-    [new ProviderContractError('ASYNCJOB_ERR_ADAPTER_INVALID', 'acme', [{ path: 'status', message: 'Required' }]), 'ASYNCJOB_ERR_ADAPTER_INVALID', true],
+    [
+      new ProviderRegistryError('ASYNCJOB_ERR_PROVIDER_UNKNOWN', 'acme', 'unknown'),
+      'ASYNCJOB_ERR_PROVIDER_UNKNOWN',
+      true,
+    ],
+    [
+      new ProviderContractError('ASYNCJOB_ERR_ADAPTER_INVALID', 'acme', [{ path: 'status', message: 'Required' }]),
+      'ASYNCJOB_ERR_ADAPTER_INVALID',
+      true,
+    ],
     [new StoreError('ASYNCJOB_ERR_JOURNAL_CONFLICT', 'taken'), 'ASYNCJOB_ERR_JOURNAL_CONFLICT', true],
     [new StoreError('ASYNCJOB_ERR_STORE_CLOSED', 'closed'), 'ASYNCJOB_ERR_STORE_CLOSED', false],
     [new InvalidHttpRequestError('method', 'bad'), 'ASYNCJOB_ERR_HTTP_INVALID_REQUEST', true],
@@ -45,7 +53,15 @@ describe('journal writer', () => {
       body: transition!.body,
     });
     const snapshot = snapshotOf(record, Date.UTC(2026, 10, 29, 12));
-    expect(snapshot).toMatchObject({ operationId: record.operationId, provider: 'rest', localState: 'create_pending', remoteJobIds: [], escalationReason: null, version: 2, updatedAt: '2026-11-29T12:00:00.000Z' });
+    expect(snapshot).toMatchObject({
+      operationId: record.operationId,
+      provider: 'rest',
+      localState: 'create_pending',
+      remoteJobIds: [],
+      escalationReason: null,
+      version: 2,
+      updatedAt: '2026-11-29T12:00:00.000Z',
+    });
     expect(snapshot.resultDeadlineAt).toBe(new Date(record.deadlines.resultDeadlineMs).toISOString());
   });
 });

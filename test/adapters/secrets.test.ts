@@ -22,7 +22,10 @@ describe('credential references (T4)', () => {
 
   it('T4: a missing secret is a typed error naming the reference, never a value', async () => {
     const supply = credentialSupplier({ scheme: 'bearer', secretEnv: 'NOPE_TOKEN' }, {});
-    await expect(supply()).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_CREDENTIAL_MISSING', message: expect.stringContaining('NOPE_TOKEN') });
+    await expect(supply()).rejects.toMatchObject({
+      code: 'ASYNCJOB_ERR_CREDENTIAL_MISSING',
+      message: expect.stringContaining('NOPE_TOKEN'),
+    });
     const fromFile = credentialSupplier({ scheme: 'bearer', secretFile: '/nonexistent/secret' });
     await expect(fromFile()).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_CREDENTIAL_MISSING' });
   });

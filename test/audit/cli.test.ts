@@ -40,7 +40,8 @@ describe('asyncjob audit', () => {
 
   function tamper(statement: string): void {
     const raw = new Database(path);
-    for (const t of ['journal_no_update', 'journal_no_delete', 'artifacts_no_update', 'artifacts_no_delete']) raw.exec(`DROP TRIGGER IF EXISTS ${t}`);
+    for (const t of ['journal_no_update', 'journal_no_delete', 'artifacts_no_update', 'artifacts_no_delete'])
+      raw.exec(`DROP TRIGGER IF EXISTS ${t}`);
     raw.exec(statement);
     raw.close();
   }
@@ -49,14 +50,20 @@ describe('asyncjob audit', () => {
     const io = capture();
     expect(await runAuditCommand(['verify', '--store', store], io)).toBe(0);
     // The fixtures' artifact files (file:///var/asyncjob/...) do not exist here: counted, never failed.
-    expect(io.out()).toBe('ok: 2 operations, 14 entries checked (SHA-256), every chain intact\n  also checked: 0 artifact files hashed, 2 not reachable from here\n');
+    expect(io.out()).toBe(
+      'ok: 2 operations, 14 entries checked (SHA-256), every chain intact\n  also checked: 0 artifact files hashed, 2 not reachable from here\n',
+    );
   });
 
   it('T2: verify names the edited row (operation, sequence, expected, found) and exits 1', async () => {
-    tamper(`UPDATE journal SET entry = replace(entry, '"httpStatus":503', '"httpStatus":200') WHERE operation_id = 'op-2' AND sequence = 4`);
+    tamper(
+      `UPDATE journal SET entry = replace(entry, '"httpStatus":503', '"httpStatus":200') WHERE operation_id = 'op-2' AND sequence = 4`,
+    );
     const io = capture();
     expect(await runAuditCommand(['verify', `--store=${store}`], io)).toBe(1);
-    expect(io.out()).toMatch(/^BROKEN operation op-2 at sequence 4: hash_mismatch: .*\n {2}expected sha256:[0-9a-f]{64}\n {2}found {4}sha256:[0-9a-f]{64}\n/);
+    expect(io.out()).toMatch(
+      /^BROKEN operation op-2 at sequence 4: hash_mismatch: .*\n {2}expected sha256:[0-9a-f]{64}\n {2}found {4}sha256:[0-9a-f]{64}\n/,
+    );
     // The walk of a broken chain stops at its first break: 7 entries of op-1, then 4 of op-2. The http_status
     // column, copied from the entry before the edit, no longer matches it either.
     expect(io.out()).toContain('BROKEN operation op-2 at sequence 4: column_mismatch:');
@@ -65,10 +72,22 @@ describe('asyncjob audit', () => {
     const json = capture({ ASYNCJOB_STORE: store });
     expect(await runAuditCommand(['verify', '--json'], json)).toBe(1);
     const parsed = JSON.parse(json.out()) as AuditVerifyJson;
-    expect(parsed).toMatchObject({ schema: 'asyncjob.audit-verify/v1', ok: false, keyed: false, operationsChecked: 2, entriesChecked: 11 });
+    expect(parsed).toMatchObject({
+      schema: 'asyncjob.audit-verify/v1',
+      ok: false,
+      keyed: false,
+      operationsChecked: 2,
+      entriesChecked: 11,
+    });
     expect(parsed.breaks).toEqual([
       expect.objectContaining({ operationId: 'op-2', sequence: 4, problem: 'hash_mismatch' }),
-      expect.objectContaining({ operationId: 'op-2', sequence: 4, problem: 'column_mismatch', expected: 'httpStatus = 200 (from the hashed entry)', found: 'httpStatus = 503' }),
+      expect.objectContaining({
+        operationId: 'op-2',
+        sequence: 4,
+        problem: 'column_mismatch',
+        expected: 'httpStatus = 200 (from the hashed entry)',
+        found: 'httpStatus = 503',
+      }),
     ]);
 
     const onlyOp1 = capture();
@@ -77,7 +96,9 @@ describe('asyncjob audit', () => {
   });
 
   it('T2: verify detects a deleted row and a deleted tail', async () => {
-    tamper("DELETE FROM journal WHERE operation_id = 'op-1' AND sequence = 2; DELETE FROM journal WHERE operation_id = 'op-2' AND sequence = 6;");
+    tamper(
+      "DELETE FROM journal WHERE operation_id = 'op-1' AND sequence = 2; DELETE FROM journal WHERE operation_id = 'op-2' AND sequence = 6;",
+    );
     const io = capture();
     expect(await runAuditCommand(['verify', '--json', '--store', store], io)).toBe(1);
     const parsed = JSON.parse(io.out()) as AuditVerifyJson;
@@ -85,7 +106,9 @@ describe('asyncjob audit', () => {
       ['op-1', 2, 'gap'],
       ['op-2', 6, 'gap'],
     ]);
-    tamper("DELETE FROM artifacts WHERE operation_id = 'op-2'; DELETE FROM journal WHERE operation_id = 'op-2' AND sequence >= 6");
+    tamper(
+      "DELETE FROM artifacts WHERE operation_id = 'op-2'; DELETE FROM journal WHERE operation_id = 'op-2' AND sequence >= 6",
+    );
     const tail = capture();
     expect(await runAuditCommand(['verify', '--operation', 'op-2', '--store', store], tail)).toBe(1);
     expect(tail.out()).toContain('BROKEN operation op-2 at sequence 6: missing_head');
@@ -127,7 +150,9 @@ describe('asyncjob audit', () => {
     // Without the key the signatures cannot be checked: said so (exit 2), never reported as changed entries.
     const withoutKey = capture();
     expect(await runAuditCommand(['verify', '--store', `sqlite:${keyedPath}`], withoutKey)).toBe(2);
-    expect(withoutKey.out()).toContain(`UNCHECKED: cannot verify signatures: key ${chainKeyId('k-123456')} not configured`);
+    expect(withoutKey.out()).toContain(
+      `UNCHECKED: cannot verify signatures: key ${chainKeyId('k-123456')} not configured`,
+    );
     expect(withoutKey.out()).not.toContain('BROKEN');
     expect(withoutKey.out() + withKey.out()).not.toContain('k-123456');
   });

@@ -19,7 +19,12 @@ const KEY = 'legacy-store-hmac-key-0123456789';
 
 async function verify(path: string, env: Record<string, string>): Promise<{ code: number; out: string }> {
   let out = '';
-  const code = await runAuditCommand(['verify', '--store', `sqlite:${path}`], { stdout: (t) => (out += t), stderr: (t) => (out += t), env, settleMs: 0 });
+  const code = await runAuditCommand(['verify', '--store', `sqlite:${path}`], {
+    stdout: (t) => (out += t),
+    stderr: (t) => (out += t),
+    env,
+    settleMs: 0,
+  });
   return { code, out };
 }
 
@@ -27,7 +32,9 @@ describe('a store from before migration 3', () => {
   it('opens (migration 3 applied), and its rows without key IDs or snapshot hashes verify clean', async () => {
     const path = join(root, 'v2.db');
     const raw = new Database(path);
-    raw.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    raw.exec(
+      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    );
     for (const m of SQLITE_MIGRATIONS.slice(0, 2)) {
       raw.exec(m.sql);
       raw.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, '2026-01-01T00:00:00.000Z');

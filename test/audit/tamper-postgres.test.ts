@@ -22,7 +22,8 @@ async function harness(): Promise<TamperHarness> {
     },
     async dropGuards() {
       for (const table of ['journal', 'artifacts', 'audit_checkpoints']) {
-        for (const op of ['update', 'delete', 'truncate']) await raw.query(`DROP TRIGGER IF EXISTS ${table}_no_${op} ON ${table}`);
+        for (const op of ['update', 'delete', 'truncate'])
+          await raw.query(`DROP TRIGGER IF EXISTS ${table}_no_${op} ON ${table}`);
       }
     },
     async cleanup() {

@@ -21,7 +21,14 @@ async function harness(): Promise<TamperHarness> {
       raw.exec(statement);
     },
     async dropGuards() {
-      for (const t of ['journal_no_update', 'journal_no_delete', 'artifacts_no_update', 'artifacts_no_delete', 'audit_checkpoints_no_update', 'audit_checkpoints_no_delete']) {
+      for (const t of [
+        'journal_no_update',
+        'journal_no_delete',
+        'artifacts_no_update',
+        'artifacts_no_delete',
+        'audit_checkpoints_no_update',
+        'audit_checkpoints_no_delete',
+      ]) {
         raw.exec(`DROP TRIGGER IF EXISTS ${t}`);
       }
     },

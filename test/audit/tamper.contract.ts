@@ -46,10 +46,18 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
     let phaseOne: AuditOperationRow;
     let hashes: Map<number, string>;
 
-    async function audit(argv: string[], overrides: Record<string, string | undefined> = {}): Promise<{ code: number; out: string; err: string }> {
+    async function audit(
+      argv: string[],
+      overrides: Record<string, string | undefined> = {},
+    ): Promise<{ code: number; out: string; err: string }> {
       let out = '';
       let err = '';
-      const code = await runAuditCommand(argv, { stdout: (t) => (out += t), stderr: (t) => (err += t), env: { ...env, ...overrides }, settleMs: 0 });
+      const code = await runAuditCommand(argv, {
+        stdout: (t) => (out += t),
+        stderr: (t) => (err += t),
+        env: { ...env, ...overrides },
+        settleMs: 0,
+      });
       return { code, out, err };
     }
 
@@ -67,9 +75,15 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       dir = mkdtempSync(join(tmpdir(), 'asyncjob-tamper-'));
       writeFileSync(join(dir, 'audit-hmac.key'), `${HMAC_KEY}\n`, { mode: 0o600 });
       const { privateKey } = generateKeyPairSync('ed25519');
-      writeFileSync(join(dir, 'audit-signing.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+      writeFileSync(join(dir, 'audit-signing.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }), {
+        mode: 0o600,
+      });
       checkpoints = join(dir, 'checkpoints.jsonl');
-      env = { ASYNCJOB_STORE: h.location, ASYNCJOB_AUDIT_HMAC_KEY_FILE: join(dir, 'audit-hmac.key'), ASYNCJOB_AUDIT_SIGNING_KEY_FILE: join(dir, 'audit-signing.pem') };
+      env = {
+        ASYNCJOB_STORE: h.location,
+        ASYNCJOB_AUDIT_HMAC_KEY_FILE: join(dir, 'audit-hmac.key'),
+        ASYNCJOB_AUDIT_SIGNING_KEY_FILE: join(dir, 'audit-signing.pem'),
+      };
       // The worker's way: the key read by the one shared reader from the README's setting.
       const store = await h.open({ hmacKey: await readChainKeySecret(env) });
       artifacts = Object.fromEntries(['op-a', 'op-b', 'op-c'].map((id) => [id, writeArtifact(dir, id)]));
@@ -91,7 +105,9 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       await h.dropGuards();
       await h.sql("DELETE FROM artifacts WHERE operation_id = 'op-a'");
       await h.sql("DELETE FROM journal WHERE operation_id = 'op-a' AND sequence >= 8");
-      await h.sql(`UPDATE operations SET last_sequence = 7, last_hash = ${q(hashes.get(7)!)} WHERE operation_id = 'op-a'`);
+      await h.sql(
+        `UPDATE operations SET last_sequence = 7, last_hash = ${q(hashes.get(7)!)} WHERE operation_id = 'op-a'`,
+      );
       if (!putBackOldSnapshot) return;
       const r = phaseOne;
       await h.sql(
@@ -102,20 +118,29 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
     it('the untouched store, signed as the README configures it, verifies clean (exit 0), alone and against its checkpoints', async () => {
       const plain = await audit(['verify']);
       expect(plain.code).toBe(0);
-      expect(plain.out).toMatch(/^note: held to checkpoint 2 .*\nok: 3 operations, 25 entries checked \(HMAC-SHA256, key hmac:[0-9a-f]{16}\), every chain intact\n {2}also checked: 3 snapshots; 2 artifact files hashed\n$/);
+      expect(plain.out).toMatch(
+        /^note: held to checkpoint 2 .*\nok: 3 operations, 25 entries checked \(HMAC-SHA256, key hmac:[0-9a-f]{16}\), every chain intact\n {2}also checked: 3 snapshots; 2 artifact files hashed\n$/,
+      );
       const against = await verifyJson('--against', checkpoints);
       expect(against.code).toBe(0);
       expect(against.report).toMatchObject({ ok: true, keyed: true, breaks: [], unverifiable: [] });
       expect(plain.out + against.report.notes.join()).not.toContain(HMAC_KEY);
       // The value form of the same setting reads the same key.
-      expect((await audit(['verify'], { ASYNCJOB_AUDIT_HMAC_KEY_FILE: undefined, ASYNCJOB_AUDIT_HMAC_KEY: HMAC_KEY })).code).toBe(0);
+      expect(
+        (await audit(['verify'], { ASYNCJOB_AUDIT_HMAC_KEY_FILE: undefined, ASYNCJOB_AUDIT_HMAC_KEY: HMAC_KEY })).code,
+      ).toBe(0);
     });
 
     it('a missing or wrong key says which key is not configured, never "changed" (exit 2)', async () => {
-      for (const overrides of [{ ASYNCJOB_AUDIT_HMAC_KEY_FILE: undefined }, { ASYNCJOB_AUDIT_HMAC_KEY_FILE: undefined, ASYNCJOB_AUDIT_HMAC_KEY: 'not-the-key-0123456789' }]) {
+      for (const overrides of [
+        { ASYNCJOB_AUDIT_HMAC_KEY_FILE: undefined },
+        { ASYNCJOB_AUDIT_HMAC_KEY_FILE: undefined, ASYNCJOB_AUDIT_HMAC_KEY: 'not-the-key-0123456789' },
+      ]) {
         const { code, out } = await audit(['verify', '--against', checkpoints], overrides);
         expect(code).toBe(2);
-        expect(out).toMatch(/UNCHECKED: cannot verify signatures: key hmac:[0-9a-f]{16} not configured \(set ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY\)/);
+        expect(out).toMatch(
+          /UNCHECKED: cannot verify signatures: key hmac:[0-9a-f]{16} not configured \(set ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY\)/,
+        );
         expect(out).not.toContain('BROKEN');
         const show = await audit(['show', 'op-a'], overrides);
         expect(show.code).toBe(2);
@@ -129,7 +154,9 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
 
     it('an edited entry: hash_mismatch at its sequence', async () => {
       await h.dropGuards();
-      await h.sql(`UPDATE journal SET entry = replace(entry, '"httpStatus":503', '"httpStatus":500') WHERE operation_id = 'op-a' AND sequence = 5`);
+      await h.sql(
+        `UPDATE journal SET entry = replace(entry, '"httpStatus":503', '"httpStatus":500') WHERE operation_id = 'op-a' AND sequence = 5`,
+      );
       const { code, report } = await verifyJson('--against', checkpoints);
       expect(code).toBe(1);
       expect(about(report, 'op-a')[0]).toMatchObject({ sequence: 5, problem: 'hash_mismatch' });
@@ -142,7 +169,9 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       const { code, report } = await verifyJson('--against', checkpoints);
       expect(code).toBe(1);
       expect(about(report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 5, problem: 'gap' }));
-      expect(about(report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 5, problem: 'truncated', checkpoint: 1 }));
+      expect(about(report, 'op-a')).toContainEqual(
+        expect.objectContaining({ sequence: 5, problem: 'truncated', checkpoint: 1 }),
+      );
     });
 
     it('a deleted last row: missing_head, and the range the checkpoint covered', async () => {
@@ -151,7 +180,10 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       const { code, report } = await verifyJson('--against', checkpoints);
       expect(code).toBe(1);
       expect(about(report, 'op-b')).toEqual(
-        expect.arrayContaining([expect.objectContaining({ sequence: 9, problem: 'missing_head' }), expect.objectContaining({ sequence: 9, problem: 'truncated', checkpoint: 2 })]),
+        expect.arrayContaining([
+          expect.objectContaining({ sequence: 9, problem: 'missing_head' }),
+          expect.objectContaining({ sequence: 9, problem: 'truncated', checkpoint: 2 }),
+        ]),
       );
     });
 
@@ -162,16 +194,24 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       await h.sql("UPDATE journal SET sequence = 6 WHERE operation_id = 'op-a' AND sequence = 1000");
       const { code, report } = await verifyJson();
       expect(code).toBe(1);
-      expect(about(report, 'op-a')[0]).toMatchObject({ operationId: 'op-a', sequence: 5, problem: 'prev_link_mismatch' });
+      expect(about(report, 'op-a')[0]).toMatchObject({
+        operationId: 'op-a',
+        sequence: 5,
+        problem: 'prev_link_mismatch',
+      });
     });
 
     it('the last two entries deleted and the head row rewritten: found by the snapshot alone, and by the checkpoint as 8-9', async () => {
       await truncateOpA(false);
       const plain = await verifyJson();
       expect(plain.code).toBe(1);
-      expect(about(plain.report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 8, through: 9, problem: 'snapshot_ahead' }));
+      expect(about(plain.report, 'op-a')).toContainEqual(
+        expect.objectContaining({ sequence: 8, through: 9, problem: 'snapshot_ahead' }),
+      );
       const against = await verifyJson('--against', checkpoints);
-      expect(about(against.report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 }));
+      expect(about(against.report, 'op-a')).toContainEqual(
+        expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 }),
+      );
       // A checkpoint is never signed over it.
       const refused = await audit(['checkpoint', '--out', checkpoints]);
       expect(refused.code).toBe(1);
@@ -183,31 +223,44 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       // The store's own register still holds checkpoint 2.
       const plain = await verifyJson();
       expect(plain.code).toBe(1);
-      expect(about(plain.report, 'op-a')).toEqual([expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 })]);
+      expect(about(plain.report, 'op-a')).toEqual([
+        expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 }),
+      ]);
       // The attacker cuts the register back too: the store alone now looks intact (the documented limit)...
       await h.sql('DELETE FROM audit_checkpoints WHERE sequence = 2');
       expect((await verifyJson()).code).toBe(0);
       // ...but the checkpoint file kept outside the database still names what was there.
       const against = await verifyJson('--against', checkpoints);
       expect(against.code).toBe(1);
-      expect(about(against.report, null)).toContainEqual(expect.objectContaining({ checkpoint: 2, problem: 'checkpoint_unrecorded' }));
-      expect(about(against.report, 'op-a')).toEqual([expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 })]);
+      expect(about(against.report, null)).toContainEqual(
+        expect.objectContaining({ checkpoint: 2, problem: 'checkpoint_unrecorded' }),
+      );
+      expect(about(against.report, 'op-a')).toEqual([
+        expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 }),
+      ]);
     });
 
     it('an older genuine snapshot put back over an intact journal: snapshot_behind, the sequences it does not reflect', async () => {
       const r = phaseOne;
-      await h.sql(`UPDATE operations SET snapshot = ${q(r.snapshot!)}, snapshot_hash = ${q(r.snapshotHash!)}, local_state = ${q(r.localState!)}, version = ${r.version}, updated_at = ${q(r.updatedAt!)} WHERE operation_id = 'op-a'`);
+      await h.sql(
+        `UPDATE operations SET snapshot = ${q(r.snapshot!)}, snapshot_hash = ${q(r.snapshotHash!)}, local_state = ${q(r.localState!)}, version = ${r.version}, updated_at = ${q(r.updatedAt!)} WHERE operation_id = 'op-a'`,
+      );
       const { code, report } = await verifyJson();
       expect(code).toBe(1);
-      expect(about(report, 'op-a')).toEqual([expect.objectContaining({ sequence: 8, through: 9, problem: 'snapshot_behind' })]);
+      expect(about(report, 'op-a')).toEqual([
+        expect.objectContaining({ sequence: 8, through: 9, problem: 'snapshot_behind' }),
+      ]);
     });
 
     it('a whole operation deleted: operation_missing, sequences 1-9', async () => {
       await h.dropGuards();
-      for (const table of ['artifacts', 'journal', 'operation_jobs', 'operations']) await h.sql(`DELETE FROM ${table} WHERE operation_id = 'op-b'`);
+      for (const table of ['artifacts', 'journal', 'operation_jobs', 'operations'])
+        await h.sql(`DELETE FROM ${table} WHERE operation_id = 'op-b'`);
       const { code, report } = await verifyJson('--against', checkpoints);
       expect(code).toBe(1);
-      expect(about(report, 'op-b')).toEqual([expect.objectContaining({ sequence: 1, through: 9, problem: 'operation_missing', checkpoint: 2 })]);
+      expect(about(report, 'op-b')).toEqual([
+        expect.objectContaining({ sequence: 1, through: 9, problem: 'operation_missing', checkpoint: 2 }),
+      ]);
     });
 
     it('journal.to_state changed (a column outside the hash): column_mismatch', async () => {
@@ -215,27 +268,48 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       await h.sql("UPDATE journal SET to_state = 'failed' WHERE operation_id = 'op-a' AND sequence = 9");
       const { code, report } = await verifyJson();
       expect(code).toBe(1);
-      expect(about(report, 'op-a')).toEqual([expect.objectContaining({ sequence: 9, problem: 'column_mismatch', expected: 'toState = succeeded (from the hashed entry)', found: 'toState = failed' })]);
+      expect(about(report, 'op-a')).toEqual([
+        expect.objectContaining({
+          sequence: 9,
+          problem: 'column_mismatch',
+          expected: 'toState = succeeded (from the hashed entry)',
+          found: 'toState = failed',
+        }),
+      ]);
     });
 
     it('operations.local_state changed: operation_row_mismatch', async () => {
       await h.sql("UPDATE operations SET local_state = 'failed' WHERE operation_id = 'op-a'");
       const { code, report } = await verifyJson();
       expect(code).toBe(1);
-      expect(about(report, 'op-a')).toEqual([expect.objectContaining({ sequence: 9, problem: 'operation_row_mismatch', found: 'local_state = failed' })]);
+      expect(about(report, 'op-a')).toEqual([
+        expect.objectContaining({ sequence: 9, problem: 'operation_row_mismatch', found: 'local_state = failed' }),
+      ]);
     });
 
     it('the snapshot changed (and its hash dropped): snapshot_hash_mismatch, then snapshot_mismatch against the journal', async () => {
-      await h.sql(`UPDATE operations SET snapshot = replace(snapshot, '"localState":"succeeded"', '"localState":"failed"'), local_state = 'failed' WHERE operation_id = 'op-a'`);
+      await h.sql(
+        `UPDATE operations SET snapshot = replace(snapshot, '"localState":"succeeded"', '"localState":"failed"'), local_state = 'failed' WHERE operation_id = 'op-a'`,
+      );
       const keyed = await verifyJson();
       expect(keyed.code).toBe(1);
-      expect(about(keyed.report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 9, problem: 'snapshot_hash_mismatch' }));
-      expect(about(keyed.report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 9, problem: 'snapshot_mismatch', expected: 'localState = succeeded (from the journal)' }));
+      expect(about(keyed.report, 'op-a')).toContainEqual(
+        expect.objectContaining({ sequence: 9, problem: 'snapshot_hash_mismatch' }),
+      );
+      expect(about(keyed.report, 'op-a')).toContainEqual(
+        expect.objectContaining({
+          sequence: 9,
+          problem: 'snapshot_mismatch',
+          expected: 'localState = succeeded (from the journal)',
+        }),
+      );
       // Dropping the hash (as if written before migration 3) leaves the recomputation from the journal.
       await h.sql("UPDATE operations SET snapshot_hash = NULL, snapshot_key_id = NULL WHERE operation_id = 'op-a'");
       const legacy = await verifyJson();
       expect(legacy.code).toBe(1);
-      expect(about(legacy.report, 'op-a')).toEqual([expect.objectContaining({ sequence: 9, problem: 'snapshot_mismatch' })]);
+      expect(about(legacy.report, 'op-a')).toEqual([
+        expect.objectContaining({ sequence: 9, problem: 'snapshot_mismatch' }),
+      ]);
     });
 
     it('artifacts.sha256 overwritten: artifact_row_mismatch at the artifact entry', async () => {
@@ -243,14 +317,18 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       await h.sql(`UPDATE artifacts SET sha256 = '${'0'.repeat(64)}' WHERE operation_id = 'op-b'`);
       const { code, report } = await verifyJson();
       expect(code).toBe(1);
-      expect(about(report, 'op-b')).toEqual([expect.objectContaining({ sequence: 8, problem: 'artifact_row_mismatch', found: `sha256 = ${'0'.repeat(64)}` })]);
+      expect(about(report, 'op-b')).toEqual([
+        expect.objectContaining({ sequence: 8, problem: 'artifact_row_mismatch', found: `sha256 = ${'0'.repeat(64)}` }),
+      ]);
     });
 
     it('the artifact file overwritten: artifact_file_mismatch', async () => {
       writeFileSync(artifacts['op-a']!.path, '{"rows":[]}');
       const { code, report } = await verifyJson();
       expect(code).toBe(1);
-      expect(about(report, 'op-a')).toEqual([expect.objectContaining({ sequence: 8, problem: 'artifact_file_mismatch' })]);
+      expect(about(report, 'op-a')).toEqual([
+        expect.objectContaining({ sequence: 8, problem: 'artifact_file_mismatch' }),
+      ]);
     });
 
     it('an edited checkpoint: checkpoint_signature, naming the checkpoint', async () => {
@@ -260,7 +338,9 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       writeFileSync(checkpoints, `${lines[0]}\n${JSON.stringify(edited)}\n`);
       const { code, report } = await verifyJson('--against', checkpoints);
       expect(code).toBe(1);
-      expect(about(report, null)).toEqual([expect.objectContaining({ checkpoint: 2, problem: 'checkpoint_signature' })]);
+      expect(about(report, null)).toEqual([
+        expect.objectContaining({ checkpoint: 2, problem: 'checkpoint_signature' }),
+      ]);
     });
 
     it('a replayed old checkpoint does not hide a truncation a newer one covers', async () => {
@@ -270,17 +350,23 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       // Against the old checkpoint alone, the untouched store is consistent (it only grew).
       const consistent = await verifyJson('--against', old);
       expect(consistent.code).toBe(0);
-      expect(consistent.report.notes).toContain("checkpoint 1 was given; the store's register holds checkpoints up to 2, so the store was held to 2");
+      expect(consistent.report.notes).toContain(
+        "checkpoint 1 was given; the store's register holds checkpoints up to 2, so the store was held to 2",
+      );
       await truncateOpA(true);
       const { code, report } = await verifyJson('--against', old);
       expect(code).toBe(1);
-      expect(about(report, 'op-a')).toEqual([expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 })]);
+      expect(about(report, 'op-a')).toEqual([
+        expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 }),
+      ]);
       // Lines out of order or a stranger's checkpoint break the chain.
       const [one, two] = readFileSync(checkpoints, 'utf8').trimEnd().split('\n');
       const other = JSON.parse(two!) as { previous: string };
       other.previous = `sha256:${'1'.repeat(64)}`;
       writeFileSync(old, `${one}\n${JSON.stringify(other)}\n`);
-      expect(about((await verifyJson('--against', old)).report, null).map((f) => f.problem)).toContain('checkpoint_signature');
+      expect(about((await verifyJson('--against', old)).report, null).map((f) => f.problem)).toContain(
+        'checkpoint_signature',
+      );
     });
   });
 }

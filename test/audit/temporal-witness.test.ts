@@ -21,8 +21,27 @@ function rowsFor(seen: WitnessedOperation): AuditJournalRow[] {
   return Array.from({ length: seen.reached }, (_, i) => {
     const sequence = i + 1;
     const w = seen.entries.get(sequence);
-    const entry = w === undefined ? null : journalEntrySchema.parse({ operationId: OPERATION, sequence, at: w.at, actor: w.actor, body: w.body });
-    return { sequence, entry, prevHash: '', hash: '', keyId: null, columns: { at: '', actor: '', kind: '', toState: null, remoteJobId: null, httpStatus: null, delaySource: null, escalationReason: null } };
+    const entry =
+      w === undefined
+        ? null
+        : journalEntrySchema.parse({ operationId: OPERATION, sequence, at: w.at, actor: w.actor, body: w.body });
+    return {
+      sequence,
+      entry,
+      prevHash: '',
+      hash: '',
+      keyId: null,
+      columns: {
+        at: '',
+        actor: '',
+        kind: '',
+        toState: null,
+        remoteJobId: null,
+        httpStatus: null,
+        delaySource: null,
+        escalationReason: null,
+      },
+    };
   });
 }
 
@@ -35,7 +54,11 @@ describe('Temporal history as a witness (--with-temporal)', () => {
     expect(bodies.some((b) => b.kind === 'transition')).toBe(true);
     expect(emptyWitness().reached).toBe(0);
     const other = emptyWitness();
-    witnessFromHistory(historyFromJSON(JSON.parse(readFileSync(join(__dirname, '..', 'histories', 'happy-rest.json'), 'utf8'))), 'op-someone-else', other);
+    witnessFromHistory(
+      historyFromJSON(JSON.parse(readFileSync(join(__dirname, '..', 'histories', 'happy-rest.json'), 'utf8'))),
+      'op-someone-else',
+      other,
+    );
     expect(other.reached).toBe(0);
   });
 
@@ -44,11 +67,24 @@ describe('Temporal history as a witness (--with-temporal)', () => {
     const rows = rowsFor(seen);
     expect(checkWitness(OPERATION, rows, seen)).toEqual([]);
     expect(checkWitness(OPERATION, rows.slice(0, -2), seen)).toEqual([
-      expect.objectContaining({ operationId: OPERATION, sequence: seen.reached - 1, through: seen.reached, problem: 'temporal_missing' }),
+      expect.objectContaining({
+        operationId: OPERATION,
+        sequence: seen.reached - 1,
+        through: seen.reached,
+        problem: 'temporal_missing',
+      }),
     ]);
     const status = [...seen.entries.values()].find((e) => (e.body as { action?: string }).action === 'status')!;
-    const edited = rows.map((r) => (r.sequence === status.sequence ? { ...r, entry: { ...r.entry!, body: { ...r.entry!.body, httpStatus: 500 } as never } } : r));
-    expect(checkWitness(OPERATION, edited, seen)).toEqual([expect.objectContaining({ sequence: status.sequence, problem: 'temporal_mismatch' })]);
-    expect(checkWitness(OPERATION, [], seen)).toEqual([expect.objectContaining({ sequence: 1, through: seen.reached, problem: 'operation_missing' })]);
+    const edited = rows.map((r) =>
+      r.sequence === status.sequence
+        ? { ...r, entry: { ...r.entry!, body: { ...r.entry!.body, httpStatus: 500 } as never } }
+        : r,
+    );
+    expect(checkWitness(OPERATION, edited, seen)).toEqual([
+      expect.objectContaining({ sequence: status.sequence, problem: 'temporal_mismatch' }),
+    ]);
+    expect(checkWitness(OPERATION, [], seen)).toEqual([
+      expect.objectContaining({ sequence: 1, through: seen.reached, problem: 'operation_missing' }),
+    ]);
   });
 });

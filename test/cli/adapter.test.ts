@@ -46,7 +46,16 @@ beforeAll(async () => {
   await writeFile(file('reports.yaml'), REPORTS);
   await writeFile(file('broken.yaml'), BROKEN);
   await writeFile(file('misnamed.yaml'), THINGS);
-  await writeFile(file('leaky.json'), JSON.stringify({ preset: 'http-202-location', name: 'leaky', baseUrl: 'https://l.example', credential: { scheme: 'none' }, create: { path: '/x', headers: { 'X-Api-Key': { value: 'sk-live-123456' } } } }));
+  await writeFile(
+    file('leaky.json'),
+    JSON.stringify({
+      preset: 'http-202-location',
+      name: 'leaky',
+      baseUrl: 'https://l.example',
+      credential: { scheme: 'none' },
+      create: { path: '/x', headers: { 'X-Api-Key': { value: 'sk-live-123456' } } },
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -66,8 +75,17 @@ async function run(argv: string[], env: Record<string, string> = {}) {
 
 describe('asyncjob adapter: arguments', () => {
   it('parses validate with several files and explain with one, with --base-url and --require-env', () => {
-    expect(parseCommandLine(['adapter', 'validate', 'a.yaml', 'b.json', '--json'])).toEqual({ command: 'adapter', action: 'validate', files: ['a.yaml', 'b.json'], requireEnv: false, json: true, verbose: false });
-    expect(parseCommandLine(['adapter', 'explain', 'a.yaml', '--base-url', 'http://127.0.0.1:1', '--require-env'])).toEqual({
+    expect(parseCommandLine(['adapter', 'validate', 'a.yaml', 'b.json', '--json'])).toEqual({
+      command: 'adapter',
+      action: 'validate',
+      files: ['a.yaml', 'b.json'],
+      requireEnv: false,
+      json: true,
+      verbose: false,
+    });
+    expect(
+      parseCommandLine(['adapter', 'explain', 'a.yaml', '--base-url', 'http://127.0.0.1:1', '--require-env']),
+    ).toEqual({
       command: 'adapter',
       action: 'explain',
       files: ['a.yaml'],
@@ -94,7 +112,9 @@ describe('asyncjob adapter validate', () => {
   it('prints FILE: ok (name, preset, create METHOD path) and exits 0', async () => {
     const r = await run(['adapter', 'validate', file('things.yaml')]);
     expect(r.code).toBe(EXIT.ok);
-    expect(r.stdout).toBe(`${file('things.yaml')}: ok (things, preset azure-lro, create PUT /things/{clientReference})\n`);
+    expect(r.stdout).toBe(
+      `${file('things.yaml')}: ok (things, preset azure-lro, create PUT /things/{clientReference})\n`,
+    );
   });
 
   it('lists every problem with its field path and exits 2; the other files are still checked', async () => {
@@ -132,7 +152,14 @@ describe('asyncjob adapter validate', () => {
       issues: [],
       warnings: [],
     });
-    expect(bad).toMatchObject({ valid: false, code: 'ASYNCJOB_ERR_ADAPTER_INVALID', name: 'broken', preset: null, create: null, baseUrl: null });
+    expect(bad).toMatchObject({
+      valid: false,
+      code: 'ASYNCJOB_ERR_ADAPTER_INVALID',
+      name: 'broken',
+      preset: null,
+      create: null,
+      baseUrl: null,
+    });
     expect(bad!.issues).toContainEqual({ path: 'status', message: 'Unrecognized key: "pollEvery"' });
   });
 
@@ -142,17 +169,41 @@ describe('asyncjob adapter validate', () => {
     const [doc] = warned.json();
     const [checked] = doc!.contracts as Record<string, unknown>[];
     expect(checked).toMatchObject({ valid: true, baseUrl: 'https://unset.invalid/api' });
-    expect(checked!.warnings).toEqual([{ path: 'baseUrl', message: expect.stringMatching(/^environment variable REPORTS_URL is not set here: checked with a stand-in/) as unknown }]);
+    expect(checked!.warnings).toEqual([
+      {
+        path: 'baseUrl',
+        message: expect.stringMatching(
+          /^environment variable REPORTS_URL is not set here: checked with a stand-in/,
+        ) as unknown,
+      },
+    ]);
 
     const strict = await run(['adapter', 'validate', file('reports.yaml'), '--require-env']);
     expect(strict.code).toBe(EXIT.usage);
     expect(strict.stdout).toContain('  baseUrl: environment variable REPORTS_URL is not set\n');
 
-    const set = await run(['adapter', 'validate', file('reports.yaml'), '--require-env', '--json'], { REPORTS_URL: 'https://reports.example' });
-    expect((set.json()[0]!.contracts as Record<string, unknown>[])[0]).toMatchObject({ valid: true, baseUrl: 'https://reports.example/api', warnings: [] });
+    const set = await run(['adapter', 'validate', file('reports.yaml'), '--require-env', '--json'], {
+      REPORTS_URL: 'https://reports.example',
+    });
+    expect((set.json()[0]!.contracts as Record<string, unknown>[])[0]).toMatchObject({
+      valid: true,
+      baseUrl: 'https://reports.example/api',
+      warnings: [],
+    });
 
-    const given = await run(['adapter', 'validate', file('reports.yaml'), '--base-url', 'http://127.0.0.1:4010', '--json']);
-    expect((given.json()[0]!.contracts as Record<string, unknown>[])[0]).toMatchObject({ valid: true, baseUrl: 'http://127.0.0.1:4010', warnings: [] });
+    const given = await run([
+      'adapter',
+      'validate',
+      file('reports.yaml'),
+      '--base-url',
+      'http://127.0.0.1:4010',
+      '--json',
+    ]);
+    expect((given.json()[0]!.contracts as Record<string, unknown>[])[0]).toMatchObject({
+      valid: true,
+      baseUrl: 'http://127.0.0.1:4010',
+      warnings: [],
+    });
   });
 
   it('as the worker: a document whose name: differs from its file name is refused', async () => {
@@ -162,7 +213,9 @@ describe('asyncjob adapter validate', () => {
   });
 
   it('as the worker: a name is searched in ASYNCJOB_PROVIDERS_PATH, then among the built-in presets', async () => {
-    const found = await run(['adapter', 'validate', 'reports', '--base-url', 'http://127.0.0.1:1'], { ASYNCJOB_PROVIDERS_PATH: dir });
+    const found = await run(['adapter', 'validate', 'reports', '--base-url', 'http://127.0.0.1:1'], {
+      ASYNCJOB_PROVIDERS_PATH: dir,
+    });
     expect(found.stdout).toBe('reports: ok (reports, no preset, create POST /jobs)\n');
     const builtIn = await run(['adapter', 'validate', 'rest'], { ASYNCJOB_SIMULATOR_URL: 'http://127.0.0.1:4010' });
     expect(builtIn).toMatchObject({ code: EXIT.ok, stdout: 'rest: ok (rest, no preset, create POST /v1/jobs)\n' });
@@ -191,10 +244,39 @@ describe('asyncjob adapter explain', () => {
   it('--json: the validate fields, the description and the sections', async () => {
     const r = await run(['adapter', 'explain', file('things.yaml'), '--json']);
     const [doc] = r.json();
-    expect(Object.keys(doc!)).toEqual(['schema', 'file', 'valid', 'code', 'name', 'preset', 'create', 'baseUrl', 'issues', 'warnings', 'description', 'sections']);
-    expect(doc).toMatchObject({ schema: 'asyncjob.adapter-explain/v1', valid: true, name: 'things', preset: 'azure-lro', description: null });
+    expect(Object.keys(doc!)).toEqual([
+      'schema',
+      'file',
+      'valid',
+      'code',
+      'name',
+      'preset',
+      'create',
+      'baseUrl',
+      'issues',
+      'warnings',
+      'description',
+      'sections',
+    ]);
+    expect(doc).toMatchObject({
+      schema: 'asyncjob.adapter-explain/v1',
+      valid: true,
+      name: 'things',
+      preset: 'azure-lro',
+      description: null,
+    });
     const sections = doc!.sections as { id: string; title: string; lines: string[] }[];
-    expect(sections.map((s) => s.id)).toEqual(['provider', 'create', 'job', 'status', 'result', 'cancel', 'reconciliation', 'webhook', 'policy']);
+    expect(sections.map((s) => s.id)).toEqual([
+      'provider',
+      'create',
+      'job',
+      'status',
+      'result',
+      'cancel',
+      'reconciliation',
+      'webhook',
+      'policy',
+    ]);
     expect(sections[1]!.lines[0]).toBe('PUT https://management.example.com/things/{clientReference}');
   });
 

@@ -16,7 +16,23 @@ import { EXIT } from '../../src/cli/exit-codes';
 import { ConfigError } from '../../src/config';
 import { escalated, FakeClient, fakeDeps, observing, record, T0 } from './fixtures';
 
-const START = ['start', '--provider', 'rest', '--operation-id', 'op-42', '--payload', '{"report":"sales"}', '--started-by', 'svc:billing', '--authorised-by', 'alice', '--create-deadline', '5m', '--result-deadline', '1h'];
+const START = [
+  'start',
+  '--provider',
+  'rest',
+  '--operation-id',
+  'op-42',
+  '--payload',
+  '{"report":"sales"}',
+  '--started-by',
+  'svc:billing',
+  '--authorised-by',
+  'alice',
+  '--create-deadline',
+  '5m',
+  '--result-deadline',
+  '1h',
+];
 
 describe('asyncjob start', () => {
   it('builds the start request from the options and prints asyncjob.start/v1', async () => {
@@ -93,7 +109,10 @@ describe('asyncjob start', () => {
     const client = new FakeClient();
     const io = fakeDeps(client);
     expect(await runCli([...START, '--wait', '--json'], io.deps)).toBe(EXIT.ok);
-    expect(io.json()[0]).toMatchObject({ schema: 'asyncjob.start/v1', summary: { operationId: 'op-42', localState: 'succeeded' } });
+    expect(io.json()[0]).toMatchObject({
+      schema: 'asyncjob.start/v1',
+      summary: { operationId: 'op-42', localState: 'succeeded' },
+    });
     client.final = record({ localState: 'failed' });
     const io2 = fakeDeps(client);
     expect(await runCli([...START, '--wait'], io2.deps)).toBe(EXIT.operationEndedBadly);
@@ -101,10 +120,29 @@ describe('asyncjob start', () => {
   });
 
   it.each([
-    [new AsyncJobInputError([{ path: 'provider', message: 'must match [A-Za-z0-9._:-]{1,200}' }, { path: 'startedBy', message: 'too short' }]), EXIT.usage, 'ASYNCJOB_ERR_INVALID_INPUT'],
-    [new FingerprintMismatchError('op-42', 'sha256:aa', 'sha256:bb'), EXIT.refused, 'ASYNCJOB_ERR_FINGERPRINT_MISMATCH'],
-    [new AsyncJobConnectionError('127.0.0.1:7233', { cause: new Error('connection refused') }), EXIT.connection, 'ASYNCJOB_ERR_CONNECTION'],
-    [new OperationFailedError('op-42', 'terminated', { cause: new Error('x') }), EXIT.operationEndedBadly, 'ASYNCJOB_ERR_WORKFLOW_FAILED'],
+    [
+      new AsyncJobInputError([
+        { path: 'provider', message: 'must match [A-Za-z0-9._:-]{1,200}' },
+        { path: 'startedBy', message: 'too short' },
+      ]),
+      EXIT.usage,
+      'ASYNCJOB_ERR_INVALID_INPUT',
+    ],
+    [
+      new FingerprintMismatchError('op-42', 'sha256:aa', 'sha256:bb'),
+      EXIT.refused,
+      'ASYNCJOB_ERR_FINGERPRINT_MISMATCH',
+    ],
+    [
+      new AsyncJobConnectionError('127.0.0.1:7233', { cause: new Error('connection refused') }),
+      EXIT.connection,
+      'ASYNCJOB_ERR_CONNECTION',
+    ],
+    [
+      new OperationFailedError('op-42', 'terminated', { cause: new Error('x') }),
+      EXIT.operationEndedBadly,
+      'ASYNCJOB_ERR_WORKFLOW_FAILED',
+    ],
     [new TypeError('boom'), EXIT.internal, 'ASYNCJOB_ERR_INTERNAL'],
   ])('maps %s to its exit code, one stderr line and asyncjob.error/v1', async (error, exitCode, code) => {
     const client = new FakeClient();
@@ -123,7 +161,9 @@ describe('asyncjob start', () => {
     client.startError = new FingerprintMismatchError('op-42', 'sha256:aa', 'sha256:bb');
     const io = fakeDeps(client);
     expect(await runCli(START, io.deps)).toBe(EXIT.refused);
-    expect(io.stderr()).toBe('asyncjob: operation op-42 already exists with a different request (sha256:aa, now sha256:bb); a changed request needs a new operation ID\n');
+    expect(io.stderr()).toBe(
+      'asyncjob: operation op-42 already exists with a different request (sha256:aa, now sha256:bb); a changed request needs a new operation ID\n',
+    );
   });
 
   it('gives details (stack, cause, issues) only under --verbose', async () => {
@@ -138,7 +178,9 @@ describe('asyncjob start', () => {
   });
 
   it('reports a connection failure at connect time with exit 5', async () => {
-    const io = fakeDeps(new FakeClient(), { connectError: new AsyncJobConnectionError('h:1', { cause: new Error('deadline') }) });
+    const io = fakeDeps(new FakeClient(), {
+      connectError: new AsyncJobConnectionError('h:1', { cause: new Error('deadline') }),
+    });
     expect(await runCli(['status', 'op-42'], io.deps)).toBe(EXIT.connection);
     expect(io.stderr()).toBe('asyncjob: cannot reach Temporal at h:1: deadline\n');
   });
@@ -165,7 +207,11 @@ describe('asyncjob status', () => {
         nextPollAt: new Date(T0 + 30_000).toISOString(),
         delaySource: 'provider_retry_after',
         statusRequests: { used: 3, allowed: expect.any(Number) },
-        deadlines: { createAt: new Date(T0 + 120_000).toISOString(), resultAt: new Date(T0 + 3_600_000).toISOString(), cancelAt: null },
+        deadlines: {
+          createAt: new Date(T0 + 120_000).toISOString(),
+          resultAt: new Date(T0 + 3_600_000).toISOString(),
+          cancelAt: null,
+        },
         escalation: null,
         cancel: null,
         result: null,
@@ -222,7 +268,13 @@ describe('asyncjob status', () => {
 });
 
 describe('asyncjob watch', () => {
-  const progression = () => [observing(undefined, { localState: 'accepted' }), observing(0.2), observing(0.2), observing(0.7), observing(1, { localState: 'succeeded' })];
+  const progression = () => [
+    observing(undefined, { localState: 'accepted' }),
+    observing(0.2),
+    observing(0.2),
+    observing(0.7),
+    observing(1, { localState: 'succeeded' }),
+  ];
 
   it('P8: prints one line per change when not on a terminal, and stops at the final state with exit 0', async () => {
     const client = new FakeClient();
@@ -231,7 +283,9 @@ describe('asyncjob watch', () => {
     expect(await runCli(['watch', 'op-42', '--interval', '2s'], io.deps)).toBe(EXIT.ok);
     const lines = io.stdout().trim().split('\n');
     expect(lines).toHaveLength(5);
-    expect(lines[0]).toMatch(/^\[\.{20}\]\s+\?%\s+local accepted\s+remote running\s+checks 3\/\d+\s+next poll 10:00:30 UTC \(provider_retry_after\)$/);
+    expect(lines[0]).toMatch(
+      /^\[\.{20}\]\s+\?%\s+local accepted\s+remote running\s+checks 3\/\d+\s+next poll 10:00:30 UTC \(provider_retry_after\)$/,
+    );
     expect(lines[1]).toMatch(/^\[####----------------\]\s+20%\s+local observing/);
     expect(lines[2]).toMatch(/70%/);
     expect(lines[3]).toMatch(/^\[#{20}\] 100%\s+local succeeded/);
@@ -248,17 +302,24 @@ describe('asyncjob watch', () => {
     expect(frames).toHaveLength(5);
     expect(frames[0]).toMatch(/next poll 10:00:30 UTC \(in 30s, provider_retry_after\)$/);
     expect(frames[1]).toMatch(/in 29s/);
-    expect(frames[4]).toBe('[####################] 100%  local succeeded  remote running  checks 3/' + client.final.budgets.maxStatusRequests + '\noperation op-42 ended: succeeded\n');
+    expect(frames[4]).toBe(
+      '[####################] 100%  local succeeded  remote running  checks 3/' +
+        client.final.budgets.maxStatusRequests +
+        '\noperation op-42 ended: succeeded\n',
+    );
   });
 
   it('ends the redrawn line before an error so the error line stands alone', async () => {
     const client = new FakeClient();
     client.records = [observing(0.2), observing(0.3)];
     const io = fakeDeps(client, { isTTY: true });
-    client.sleep = async () => void (client.getError = new AsyncJobQueryTimeout('op-42', 30_000, { cause: new Error('deadline') }));
+    client.sleep = async () =>
+      void (client.getError = new AsyncJobQueryTimeout('op-42', 30_000, { cause: new Error('deadline') }));
     expect(await runCli(['watch', 'op-42'], io.deps)).toBe(EXIT.connection);
     expect(io.stdout()).toMatch(/20%.*\n$/);
-    expect(io.stderr()).toBe('asyncjob: operation op-42: no worker answered within 30000 ms (is a worker running on its task queue?)\n');
+    expect(io.stderr()).toBe(
+      'asyncjob: operation op-42: no worker answered within 30000 ms (is a worker running on its task queue?)\n',
+    );
   });
 
   it('stops at an escalation with exit 7 (needs a decision), lists the options and points at decide', async () => {
@@ -268,12 +329,19 @@ describe('asyncjob watch', () => {
     expect(await runCli(['watch', 'op-42'], io.deps)).toBe(EXIT.needsDecision);
     expect(io.stdout()).toMatch(/escalated: rate_limited/);
     expect(io.stdout()).toContain('--option extend --extend 15m --checks 4');
-    expect(io.stdout().trim().split('\n').at(-1)).toBe('operation op-42 escalated (rate_limited): asyncjob decide op-42');
+    expect(io.stdout().trim().split('\n').at(-1)).toBe(
+      'operation op-42 escalated (rate_limited): asyncjob decide op-42',
+    );
   });
 
   it('--until-final watches through an escalation to the final state', async () => {
     const client = new FakeClient();
-    client.records = [observing(0.5), escalated('rate_limited'), observing(0.7), observing(1, { localState: 'succeeded' })];
+    client.records = [
+      observing(0.5),
+      escalated('rate_limited'),
+      observing(0.7),
+      observing(1, { localState: 'succeeded' }),
+    ];
     const io = fakeDeps(client);
     expect(await runCli(['watch', 'op-42', '--until-final'], io.deps)).toBe(EXIT.ok);
     expect(io.stdout().trim().split('\n').at(-1)).toBe('operation op-42 ended: succeeded');
@@ -290,7 +358,11 @@ describe('asyncjob watch', () => {
       ['asyncjob.watch/v1', 'update'],
       ['asyncjob.watch/v1', 'end'],
     ]);
-    expect(docs[2]).toMatchObject({ operation: { localState: 'cancelled', final: true }, workflowStatus: null, exitCode: 1 });
+    expect(docs[2]).toMatchObject({
+      operation: { localState: 'cancelled', final: true },
+      workflowStatus: null,
+      exitCode: 1,
+    });
   });
 
   it('stops with exit 1 when the workflow was terminated before a final state, with the reason', async () => {
@@ -300,10 +372,17 @@ describe('asyncjob watch', () => {
     client.failure = { type: null, message: 'stopped by an operator' };
     const io = fakeDeps(client);
     expect(await runCli(['watch', 'op-42'], io.deps)).toBe(EXIT.operationEndedBadly);
-    expect(io.stdout().trim().split('\n').at(-1)).toBe('operation op-42: its workflow is TERMINATED while observing: stopped by an operator');
+    expect(io.stdout().trim().split('\n').at(-1)).toBe(
+      'operation op-42: its workflow is TERMINATED while observing: stopped by an operator',
+    );
     const json = fakeDeps(client);
     expect(await runCli(['watch', 'op-42', '--json'], json.deps)).toBe(EXIT.operationEndedBadly);
-    expect(json.json().at(-1)).toMatchObject({ event: 'end', workflowStatus: 'TERMINATED', failure: { type: null, message: 'stopped by an operator' }, exitCode: 1 });
+    expect(json.json().at(-1)).toMatchObject({
+      event: 'end',
+      workflowStatus: 'TERMINATED',
+      failure: { type: null, message: 'stopped by an operator' },
+      exitCode: 1,
+    });
   });
 });
 
@@ -311,14 +390,30 @@ describe('asyncjob cancel', () => {
   it('X1: sends who, why and the expected effect through the update and prints asyncjob.cancel/v1', async () => {
     const client = new FakeClient();
     const io = fakeDeps(client);
-    expect(await runCli(['cancel', 'op-42', '--by', 'bob', '--reason', 'no longer needed', '--expected-effect', 'job stops', '--json'], io.deps)).toBe(EXIT.ok);
-    expect(client.calls).toEqual([{ method: 'cancel', args: ['op-42', { requestedBy: 'bob', reason: 'no longer needed', expectedEffect: 'job stops' }] }]);
-    expect(io.json()).toEqual([{ schema: 'asyncjob.cancel/v1', operationId: 'op-42', accepted: true, localState: 'cancel_requested' }]);
+    expect(
+      await runCli(
+        ['cancel', 'op-42', '--by', 'bob', '--reason', 'no longer needed', '--expected-effect', 'job stops', '--json'],
+        io.deps,
+      ),
+    ).toBe(EXIT.ok);
+    expect(client.calls).toEqual([
+      {
+        method: 'cancel',
+        args: ['op-42', { requestedBy: 'bob', reason: 'no longer needed', expectedEffect: 'job stops' }],
+      },
+    ]);
+    expect(io.json()).toEqual([
+      { schema: 'asyncjob.cancel/v1', operationId: 'op-42', accepted: true, localState: 'cancel_requested' },
+    ]);
   });
 
-  it('exits 3 with the workflow\'s own code when the cancel is refused', async () => {
+  it("exits 3 with the workflow's own code when the cancel is refused", async () => {
     const client = new FakeClient();
-    client.updateError = new AsyncJobRequestRefused('op-42', 'ASYNCJOB_ERR_CANCEL_UNSUPPORTED', 'provider rest has no cancel endpoint');
+    client.updateError = new AsyncJobRequestRefused(
+      'op-42',
+      'ASYNCJOB_ERR_CANCEL_UNSUPPORTED',
+      'provider rest has no cancel endpoint',
+    );
     const io = fakeDeps(client);
     expect(await runCli(['cancel', 'op-42', '--by', 'bob', '--reason', 'r', '--json'], io.deps)).toBe(EXIT.refused);
     expect(io.stderr()).toBe('asyncjob: ASYNCJOB_ERR_CANCEL_UNSUPPORTED: provider rest has no cancel endpoint\n');
@@ -346,8 +441,18 @@ describe('asyncjob decide', () => {
     const io = fakeDeps(client);
     await runCli(['decide', 'op-42', '--json'], io.deps);
     const [doc] = io.json();
-    expect(doc).toMatchObject({ schema: 'asyncjob.decide/v1', operationId: 'op-42', action: 'show', escalation: { reason: 'deadline_exceeded', decisionDeadlineAt: new Date(T0 + 7_200_000).toISOString() } });
-    expect((doc!.escalation as { options: { option: string }[] }).options.map((o) => o.option)).toEqual(['extend', 'cancel_at_provider', 'close', 'inspect_provider_console']);
+    expect(doc).toMatchObject({
+      schema: 'asyncjob.decide/v1',
+      operationId: 'op-42',
+      action: 'show',
+      escalation: { reason: 'deadline_exceeded', decisionDeadlineAt: new Date(T0 + 7_200_000).toISOString() },
+    });
+    expect((doc!.escalation as { options: { option: string }[] }).options.map((o) => o.option)).toEqual([
+      'extend',
+      'cancel_at_provider',
+      'close',
+      'inspect_provider_console',
+    ]);
     const none = new FakeClient();
     none.records = [observing(0.1)];
     const io2 = fakeDeps(none);
@@ -359,24 +464,69 @@ describe('asyncjob decide', () => {
     const client = new FakeClient();
     client.records = [escalated()];
     const io = fakeDeps(client);
-    expect(await runCli(['decide', 'op-42', '--option', 'extend', '--extend', '10m', '--checks', '4', '--by', 'alice', '--reason', 'month end', '--json'], io.deps)).toBe(EXIT.ok);
-    expect(client.calls.find((c) => c.method === 'decide')!.args).toEqual(['op-42', { option: 'extend', approvedBy: 'alice', reason: 'month end', extendMs: 600_000, extraStatusRequests: 4 }]);
-    expect(io.json()).toEqual([{ schema: 'asyncjob.decide/v1', operationId: 'op-42', action: 'decided', option: 'extend', accepted: true, localState: 'observing' }]);
+    expect(
+      await runCli(
+        [
+          'decide',
+          'op-42',
+          '--option',
+          'extend',
+          '--extend',
+          '10m',
+          '--checks',
+          '4',
+          '--by',
+          'alice',
+          '--reason',
+          'month end',
+          '--json',
+        ],
+        io.deps,
+      ),
+    ).toBe(EXIT.ok);
+    expect(client.calls.find((c) => c.method === 'decide')!.args).toEqual([
+      'op-42',
+      { option: 'extend', approvedBy: 'alice', reason: 'month end', extendMs: 600_000, extraStatusRequests: 4 },
+    ]);
+    expect(io.json()).toEqual([
+      {
+        schema: 'asyncjob.decide/v1',
+        operationId: 'op-42',
+        action: 'decided',
+        option: 'extend',
+        accepted: true,
+        localState: 'observing',
+      },
+    ]);
   });
 
   it.each([
-    [['--option', 'retry_collect'], EXIT.refused, /ASYNCJOB_ERR_OPTION_NOT_OFFERED: "retry_collect" was not offered for deadline_exceeded; offered: extend, cancel_at_provider, close, inspect_provider_console/],
+    [
+      ['--option', 'retry_collect'],
+      EXIT.refused,
+      /ASYNCJOB_ERR_OPTION_NOT_OFFERED: "retry_collect" was not offered for deadline_exceeded; offered: extend, cancel_at_provider, close, inspect_provider_console/,
+    ],
     [['--option', 'continue'], EXIT.refused, /"continue" was not offered/],
-    [['--option', 'extend', '--extend', '1h', '--checks', '4'], EXIT.refused, /ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS: --extend 1h exceeds the offered 15m/],
+    [
+      ['--option', 'extend', '--extend', '1h', '--checks', '4'],
+      EXIT.refused,
+      /ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS: --extend 1h exceeds the offered 15m/,
+    ],
     [['--option', 'extend', '--extend', '15m', '--checks', '9'], EXIT.refused, /--checks 9 exceeds the offered 4/],
-    [['--option', 'extend'], EXIT.usage, /--option extend names its bounds: --extend D --checks N \(offered: at most 15m and 4 checks\)/],
+    [
+      ['--option', 'extend'],
+      EXIT.usage,
+      /--option extend names its bounds: --extend D --checks N \(offered: at most 15m and 4 checks\)/,
+    ],
     [['--option', 'close', '--extend', '5m'], EXIT.usage, /--extend: only --option extend takes extension bounds/],
     [['--option', 'close', '--job-id', 'J-1'], EXIT.usage, /--job-id: only --option adopt_job names a job/],
   ])('A2: refuses %j before sending anything', async (extra, exitCode, message) => {
     const client = new FakeClient();
     client.records = [escalated()];
     const io = fakeDeps(client);
-    expect(await runCli(['decide', 'op-42', ...(extra as string[]), '--by', 'alice', '--reason', 'r'], io.deps)).toBe(exitCode);
+    expect(await runCli(['decide', 'op-42', ...(extra as string[]), '--by', 'alice', '--reason', 'r'], io.deps)).toBe(
+      exitCode,
+    );
     expect(io.stderr()).toMatch(message);
     expect(client.calls.some((c) => c.method === 'decide')).toBe(false);
   });
@@ -385,16 +535,24 @@ describe('asyncjob decide', () => {
     const client = new FakeClient();
     client.records = [observing(0.3)];
     const io = fakeDeps(client);
-    expect(await runCli(['decide', 'op-42', '--option', 'close', '--by', 'a', '--reason', 'r', '--json'], io.deps)).toBe(EXIT.refused);
+    expect(
+      await runCli(['decide', 'op-42', '--option', 'close', '--by', 'a', '--reason', 'r', '--json'], io.deps),
+    ).toBe(EXIT.refused);
     expect(io.json()[0]).toMatchObject({ code: 'ASYNCJOB_ERR_NO_OPEN_ESCALATION' });
   });
 
-  it('passes the workflow\'s refusal through (exit 3, its code)', async () => {
+  it("passes the workflow's refusal through (exit 3, its code)", async () => {
     const client = new FakeClient();
     client.records = [escalated()];
-    client.updateError = new AsyncJobRequestRefused('op-42', 'ASYNCJOB_ERR_DECISION_TOO_LATE', 'after the decision deadline');
+    client.updateError = new AsyncJobRequestRefused(
+      'op-42',
+      'ASYNCJOB_ERR_DECISION_TOO_LATE',
+      'after the decision deadline',
+    );
     const io = fakeDeps(client);
-    expect(await runCli(['decide', 'op-42', '--option', 'close', '--by', 'a', '--reason', 'r', '--json'], io.deps)).toBe(EXIT.refused);
+    expect(
+      await runCli(['decide', 'op-42', '--option', 'close', '--by', 'a', '--reason', 'r', '--json'], io.deps),
+    ).toBe(EXIT.refused);
     expect(io.json()[0]).toMatchObject({ code: 'ASYNCJOB_ERR_DECISION_TOO_LATE' });
   });
 });
@@ -403,18 +561,44 @@ describe('asyncjob list', () => {
   it('--escalated prints asyncjob.list/v1 (operations, and the escalated v1 list) and passes the reason and limit', async () => {
     const client = new FakeClient();
     const io = fakeDeps(client);
-    expect(await runCli(['list', '--escalated', '--reason', 'rate_limited', '--limit', '5', '--json'], io.deps)).toBe(EXIT.ok);
-    expect(client.calls).toEqual([{ method: 'list', args: [{ state: 'escalated', reason: 'rate_limited', limit: 5 }] }]);
+    expect(await runCli(['list', '--escalated', '--reason', 'rate_limited', '--limit', '5', '--json'], io.deps)).toBe(
+      EXIT.ok,
+    );
+    expect(client.calls).toEqual([
+      { method: 'list', args: [{ state: 'escalated', reason: 'rate_limited', limit: 5 }] },
+    ]);
     const startedAt = new Date(T0).toISOString();
     expect(io.json()[0]).toEqual({
       schema: 'asyncjob.list/v1',
       operations: [
-        { operationId: 'op-1', state: 'escalated', reason: 'rate_limited', provider: 'rest', jobId: 'J-9', executionStatus: 'RUNNING', startedAt },
-        { operationId: 'op-2', state: 'escalated', reason: 'deadline_exceeded', provider: 'lro', jobId: null, executionStatus: 'COMPLETED', startedAt },
+        {
+          operationId: 'op-1',
+          state: 'escalated',
+          reason: 'rate_limited',
+          provider: 'rest',
+          jobId: 'J-9',
+          executionStatus: 'RUNNING',
+          startedAt,
+        },
+        {
+          operationId: 'op-2',
+          state: 'escalated',
+          reason: 'deadline_exceeded',
+          provider: 'lro',
+          jobId: null,
+          executionStatus: 'COMPLETED',
+          startedAt,
+        },
       ],
       escalated: [
         { operationId: 'op-1', reason: 'rate_limited', provider: 'rest', jobId: 'J-9', executionStatus: 'RUNNING' },
-        { operationId: 'op-2', reason: 'deadline_exceeded', provider: 'lro', jobId: null, executionStatus: 'COMPLETED' },
+        {
+          operationId: 'op-2',
+          reason: 'deadline_exceeded',
+          provider: 'lro',
+          jobId: null,
+          executionStatus: 'COMPLETED',
+        },
       ],
     });
   });
@@ -422,8 +606,12 @@ describe('asyncjob list', () => {
   it('lists by state and provider (visibility filters), without --escalated', async () => {
     const client = new FakeClient();
     const io = fakeDeps(client);
-    expect(await runCli(['list', '--state', 'observing', '--provider', 'demo-reports', '--json'], io.deps)).toBe(EXIT.ok);
-    expect(client.calls).toEqual([{ method: 'list', args: [{ state: 'observing', provider: 'demo-reports', limit: 100 }] }]);
+    expect(await runCli(['list', '--state', 'observing', '--provider', 'demo-reports', '--json'], io.deps)).toBe(
+      EXIT.ok,
+    );
+    expect(client.calls).toEqual([
+      { method: 'list', args: [{ state: 'observing', provider: 'demo-reports', limit: 100 }] },
+    ]);
     expect(io.json()[0]).not.toHaveProperty('escalated');
   });
 
@@ -441,7 +629,9 @@ describe('asyncjob list', () => {
     const client = new FakeClient();
     const io = fakeDeps(client);
     expect(await runCli(['list', '--escalated', '--reason', 'bored'], io.deps)).toBe(EXIT.usage);
-    expect(io.stderr()).toMatch(/--reason: "bored" is not an escalation reason \(deadline_exceeded, request_budget_exhausted, rate_limited/);
+    expect(io.stderr()).toMatch(
+      /--reason: "bored" is not an escalation reason \(deadline_exceeded, request_budget_exhausted, rate_limited/,
+    );
     expect(client.calls).toEqual([]);
   });
 });
@@ -466,7 +656,9 @@ describe('delegated commands and help', () => {
   it('prints the usage with the exit codes, and per-command help', async () => {
     const io = fakeDeps(new FakeClient());
     expect(await runCli([], io.deps)).toBe(EXIT.ok);
-    expect(io.stdout()).toMatch(/exit codes: 0 ok\/succeeded, 1 operation ended badly, 2 usage or bad input, 3 refused/);
+    expect(io.stdout()).toMatch(
+      /exit codes: 0 ok\/succeeded, 1 operation ended badly, 2 usage or bad input, 3 refused/,
+    );
     expect(io.stdout()).toMatch(/7 needs a decision/);
     const io2 = fakeDeps(new FakeClient());
     expect(await runCli(['decide', '--help'], io2.deps)).toBe(EXIT.ok);
@@ -479,14 +671,20 @@ describe('delegated commands and help', () => {
     const io = fakeDeps(new FakeClient());
     expect(await runCli(['frob', '--json'], io.deps)).toBe(EXIT.usage);
     expect(io.stderr()).toBe('asyncjob: unknown command "frob" (asyncjob help)\n');
-    expect(io.json()).toEqual([{ schema: 'asyncjob.error/v1', code: 'ASYNCJOB_ERR_USAGE', message: 'unknown command "frob"', exitCode: 2 }]);
+    expect(io.json()).toEqual([
+      { schema: 'asyncjob.error/v1', code: 'ASYNCJOB_ERR_USAGE', message: 'unknown command "frob"', exitCode: 2 },
+    ]);
   });
 });
 
 describe('error lines', () => {
   it('folds a multi-line configuration error into one line', async () => {
-    const io = fakeDeps(new FakeClient(), { connectError: new ConfigError(['ASYNCJOB_LOG_LEVEL: invalid', 'TEMPORAL_TLS_CERT: goes with TEMPORAL_TLS_KEY']) });
+    const io = fakeDeps(new FakeClient(), {
+      connectError: new ConfigError(['ASYNCJOB_LOG_LEVEL: invalid', 'TEMPORAL_TLS_CERT: goes with TEMPORAL_TLS_KEY']),
+    });
     expect(await runCli(['list', '--escalated'], io.deps)).toBe(EXIT.usage);
-    expect(io.stderr()).toBe('asyncjob: invalid configuration: ASYNCJOB_LOG_LEVEL: invalid; TEMPORAL_TLS_CERT: goes with TEMPORAL_TLS_KEY\n');
+    expect(io.stderr()).toBe(
+      'asyncjob: invalid configuration: ASYNCJOB_LOG_LEVEL: invalid; TEMPORAL_TLS_CERT: goes with TEMPORAL_TLS_KEY\n',
+    );
   });
 });

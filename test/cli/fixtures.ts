@@ -1,7 +1,17 @@
 /**
  * Fakes for CLI tests: a scripted client behind the `CliClient` seam, in-memory output, a manual clock.
  */
-import { OperationFailedError, OperationNotFoundError, type EscalationView, type ListOptions, type OperationDescription, type OperationListing, type StartOptions, type WaitOptions, type WatchOptions } from '../../src/client';
+import {
+  OperationFailedError,
+  OperationNotFoundError,
+  type EscalationView,
+  type ListOptions,
+  type OperationDescription,
+  type OperationListing,
+  type StartOptions,
+  type WaitOptions,
+  type WatchOptions,
+} from '../../src/client';
 import type { CliClient, CliDeps, StartedOperation } from '../../src/cli/deps';
 import { type Decision, optionsFor, renderEscalation, type OpenEscalation } from '../../src/core/escalation';
 import { newOperationRecord, type OperationRecord, type StartRequest } from '../../src/core/operation';
@@ -37,7 +47,13 @@ export function observing(progress: number | undefined, patch: Partial<Operation
   return record({
     localState: 'observing',
     jobId: 'J-1',
-    remote: { ...r.remote, jobIds: ['J-1'], state: 'running', category: 'pending', ...(progress !== undefined ? { progress } : {}) },
+    remote: {
+      ...r.remote,
+      jobIds: ['J-1'],
+      state: 'running',
+      category: 'pending',
+      ...(progress !== undefined ? { progress } : {}),
+    },
     schedule: { nextPollAtMs: T0 + 30_000, delaySource: 'provider_retry_after' },
     used: { ...r.used, statusRequests: 3 },
     ...patch,
@@ -61,7 +77,12 @@ export function escalation(reason: OpenEscalation['reason'] = 'deadline_exceeded
       reason,
       detail: 'the result deadline passed',
     },
-    options: optionsFor(reason, { cancel: true, repeatableCollect: false }, { extensionMs: 900_000, extensionStatusRequests: 4, maxTransportFailures: 5, maxRateLimited: 3 }, ['J-1']),
+    options: optionsFor(
+      reason,
+      { cancel: true, repeatableCollect: false },
+      { extensionMs: 900_000, extensionStatusRequests: 4, maxTransportFailures: 5, maxRateLimited: 3 },
+      ['J-1'],
+    ),
     raisedAtMs: T0 + 3_600_000,
     decisionDeadlineMs: T0 + 7_200_000,
     raisedFrom: 'observing',
@@ -161,7 +182,11 @@ export class FakeClient implements CliClient {
       last = JSON.stringify(r);
       if (FINAL_STATES.includes(r.localState) || (!options.untilFinal && r.localState === 'escalated')) return;
       if (this.executionStatus !== 'RUNNING') {
-        const failure = { executionStatus: this.executionStatus, type: this.failure?.type ?? null, message: this.failure?.message ?? 'terminated by test' };
+        const failure = {
+          executionStatus: this.executionStatus,
+          type: this.failure?.type ?? null,
+          message: this.failure?.message ?? 'terminated by test',
+        };
         throw new OperationFailedError(operationId, failure.message, { cause: new Error(failure.message), failure });
       }
       await this.sleep(options.intervalMs ?? 1000);
@@ -171,8 +196,24 @@ export class FakeClient implements CliClient {
     this.calls.push({ method: 'list', args: [options] });
     const startedAt = new Date(T0).toISOString();
     return [
-      { operationId: 'op-1', state: 'escalated', reason: 'rate_limited', provider: 'rest', jobId: 'J-9', executionStatus: 'RUNNING', startedAt },
-      { operationId: 'op-2', state: 'escalated', reason: 'deadline_exceeded', provider: 'lro', jobId: null, executionStatus: 'COMPLETED', startedAt },
+      {
+        operationId: 'op-1',
+        state: 'escalated',
+        reason: 'rate_limited',
+        provider: 'rest',
+        jobId: 'J-9',
+        executionStatus: 'RUNNING',
+        startedAt,
+      },
+      {
+        operationId: 'op-2',
+        state: 'escalated',
+        reason: 'deadline_exceeded',
+        provider: 'lro',
+        jobId: null,
+        executionStatus: 'COMPLETED',
+        startedAt,
+      },
     ];
   }
   async describeOperation(operationId: string): Promise<OperationDescription> {
@@ -199,7 +240,10 @@ export class FakeClient implements CliClient {
 }
 
 /** In-memory deps around a fake client. `files` answers `readFile`. */
-export function fakeDeps(client: FakeClient, options: { isTTY?: boolean; files?: Record<string, string>; connectError?: unknown } = {}) {
+export function fakeDeps(
+  client: FakeClient,
+  options: { isTTY?: boolean; files?: Record<string, string>; connectError?: unknown } = {},
+) {
   const out: string[] = [];
   const err: string[] = [];
   let now = T0;
@@ -235,7 +279,13 @@ export function fakeDeps(client: FakeClient, options: { isTTY?: boolean; files?:
     stdout: () => out.join(''),
     stderr: () => err.join(''),
     /** Every stdout line parsed as JSON. */
-    json: () => out.join('').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>),
+    json: () =>
+      out
+        .join('')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
     sleeps,
     delegated,
   };

@@ -12,7 +12,10 @@ const read = (path: string): Buffer => {
 
 describe('temporalConnectionSettings (Temporal environment conventions)', () => {
   it('defaults to a plain local connection in the default namespace', () => {
-    expect(temporalConnectionSettings(loadConfig({}), read)).toEqual({ address: '127.0.0.1:7233', namespace: 'default' });
+    expect(temporalConnectionSettings(loadConfig({}), read)).toEqual({
+      address: '127.0.0.1:7233',
+      namespace: 'default',
+    });
   });
 
   it('reads mTLS files, the CA and the server name', () => {
@@ -48,18 +51,29 @@ describe('temporalConnectionSettings (Temporal environment conventions)', () => 
   it('names the variable whose TLS file cannot be read, without the file contents', () => {
     const config = loadConfig({ TEMPORAL_TLS_CERT: '/tls/client.pem', TEMPORAL_TLS_KEY: '/tls/missing.key' });
     expect(() => temporalConnectionSettings(config, read)).toThrow(TlsFileError);
-    expect(() => temporalConnectionSettings(config, read)).toThrow(/^TEMPORAL_TLS_KEY: cannot read \/tls\/missing.key: ENOENT/);
+    expect(() => temporalConnectionSettings(config, read)).toThrow(
+      /^TEMPORAL_TLS_KEY: cannot read \/tls\/missing.key: ENOENT/,
+    );
   });
 
   it('AsyncJobClient.connect fails fast on a bad environment, listing every problem, before any network call', async () => {
-    const err = await AsyncJobClient.connect({ env: { TEMPORAL_TLS_CERT: '/tls/client.pem', ASYNCJOB_LOG_LEVEL: 'loud' } }).catch((e: unknown) => e);
+    const err = await AsyncJobClient.connect({
+      env: { TEMPORAL_TLS_CERT: '/tls/client.pem', ASYNCJOB_LOG_LEVEL: 'loud' },
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).problems).toEqual(expect.arrayContaining([expect.stringMatching(/^ASYNCJOB_LOG_LEVEL/), expect.stringMatching(/TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together/)]));
+    expect((err as ConfigError).problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^ASYNCJOB_LOG_LEVEL/),
+        expect.stringMatching(/TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together/),
+      ]),
+    );
   });
 
   it('AsyncJobClient.connect reports an unreachable server as ASYNCJOB_ERR_CONNECTION naming the address', async () => {
     // Port 1 on loopback: nothing listens there, so the connection is refused at once.
-    const err = await AsyncJobClient.connect({ env: { TEMPORAL_ADDRESS: '127.0.0.1:1' }, connectTimeoutMs: 500 }).catch((e: unknown) => e);
+    const err = await AsyncJobClient.connect({ env: { TEMPORAL_ADDRESS: '127.0.0.1:1' }, connectTimeoutMs: 500 }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: 'ASYNCJOB_ERR_CONNECTION', address: '127.0.0.1:1' });
     expect((err as Error).message).toMatch(/^cannot reach Temporal at 127\.0\.0\.1:1: /);
   });

@@ -17,9 +17,18 @@ import {
 
 describe('client errors', () => {
   it.each([
-    ['ASYNCJOB_ERR_OPTION_NOT_OFFERED: option: "x" was not offered', { code: 'ASYNCJOB_ERR_OPTION_NOT_OFFERED', message: 'option: "x" was not offered' }],
-    ['ASYNCJOB_ERR_CANCEL_UNSUPPORTED:provider has no cancel', { code: 'ASYNCJOB_ERR_CANCEL_UNSUPPORTED', message: 'provider has no cancel' }],
-    ['ASYNCJOB_ERR_INVALID_INPUT: reason: too short\nsecond line', { code: 'ASYNCJOB_ERR_INVALID_INPUT', message: 'reason: too short\nsecond line' }],
+    [
+      'ASYNCJOB_ERR_OPTION_NOT_OFFERED: option: "x" was not offered',
+      { code: 'ASYNCJOB_ERR_OPTION_NOT_OFFERED', message: 'option: "x" was not offered' },
+    ],
+    [
+      'ASYNCJOB_ERR_CANCEL_UNSUPPORTED:provider has no cancel',
+      { code: 'ASYNCJOB_ERR_CANCEL_UNSUPPORTED', message: 'provider has no cancel' },
+    ],
+    [
+      'ASYNCJOB_ERR_INVALID_INPUT: reason: too short\nsecond line',
+      { code: 'ASYNCJOB_ERR_INVALID_INPUT', message: 'reason: too short\nsecond line' },
+    ],
     ['Unknown update handler', { code: 'ASYNCJOB_ERR_REFUSED', message: 'Unknown update handler' }],
     ['asyncjob_err_lower: no', { code: 'ASYNCJOB_ERR_REFUSED', message: 'asyncjob_err_lower: no' }],
   ])('parseRefusal reads the code prefix of %j', (message, expected) => {
@@ -37,7 +46,11 @@ describe('client errors', () => {
       new AsyncJobWaitTimeout('op', 100),
       new AsyncJobAborted('op', { cause: new Error('stop') }),
       new AsyncJobServerError('op', 8, 'rate limited', { cause: new Error('x') }),
-      new OperationEndedError('op', 'FAILED', 'create_pending', { executionStatus: 'FAILED', type: 'ASYNCJOB_ERR_INVALID_INPUT', message: 'resultDeadline: bad' }),
+      new OperationEndedError('op', 'FAILED', 'create_pending', {
+        executionStatus: 'FAILED',
+        type: 'ASYNCJOB_ERR_INVALID_INPUT',
+        message: 'resultDeadline: bad',
+      }),
     ];
     for (const e of errors) {
       expect(e).toBeInstanceOf(AsyncJobClientError);
@@ -50,10 +63,12 @@ describe('client errors', () => {
       { path: 'provider', message: 'must match [A-Za-z0-9._:-]{1,200}' },
       { path: '', message: 'Unrecognized key: "extra"' },
     ]);
-    expect(e.message).toBe('invalid input: provider: must match [A-Za-z0-9._:-]{1,200}; (input): Unrecognized key: "extra"');
+    expect(e.message).toBe(
+      'invalid input: provider: must match [A-Za-z0-9._:-]{1,200}; (input): Unrecognized key: "extra"',
+    );
   });
 
-  it('AsyncJobRequestRefused keeps the workflow\'s code apart from its own', () => {
+  it("AsyncJobRequestRefused keeps the workflow's code apart from its own", () => {
     const e = new AsyncJobRequestRefused('op', 'ASYNCJOB_ERR_DECISION_TOO_LATE', 'after the deadline');
     expect(e.code).toBe('ASYNCJOB_ERR_REFUSED');
     expect(e.refusalCode).toBe('ASYNCJOB_ERR_DECISION_TOO_LATE');
@@ -61,15 +76,23 @@ describe('client errors', () => {
   });
 
   it('an ended operation is refused with ASYNCJOB_ERR_OPERATION_FINAL, its state and why it ended', () => {
-    const e = new OperationEndedError('op', 'FAILED', 'create_pending', { executionStatus: 'FAILED', type: 'ASYNCJOB_ERR_PROVIDER_UNKNOWN', message: 'ASYNCJOB_ERR_PROVIDER_UNKNOWN: provider rest is not registered' });
+    const e = new OperationEndedError('op', 'FAILED', 'create_pending', {
+      executionStatus: 'FAILED',
+      type: 'ASYNCJOB_ERR_PROVIDER_UNKNOWN',
+      message: 'ASYNCJOB_ERR_PROVIDER_UNKNOWN: provider rest is not registered',
+    });
     expect(e).toBeInstanceOf(AsyncJobRequestRefused);
     expect(e.refusalCode).toBe('ASYNCJOB_ERR_OPERATION_FINAL');
-    expect(e.message).toBe('ASYNCJOB_ERR_OPERATION_FINAL: operation op has ended (workflow FAILED: ASYNCJOB_ERR_PROVIDER_UNKNOWN: provider rest is not registered; state create_pending)');
+    expect(e.message).toBe(
+      'ASYNCJOB_ERR_OPERATION_FINAL: operation op has ended (workflow FAILED: ASYNCJOB_ERR_PROVIDER_UNKNOWN: provider rest is not registered; state create_pending)',
+    );
   });
 
   it('a provider no worker serves is named with the served ones and the way to start anyway', () => {
     const e = new ProviderUnservedError('rest', 'asyncjob-provider-rest', ['demo-reports']);
-    expect(e.message).toMatch(/^no worker serves provider rest \(nobody polled task queue asyncjob-provider-rest recently\); served now: demo-reports .*--allow-unserved-provider/);
+    expect(e.message).toMatch(
+      /^no worker serves provider rest \(nobody polled task queue asyncjob-provider-rest recently\); served now: demo-reports .*--allow-unserved-provider/,
+    );
   });
 
   it('a differing join lists every field with its two values', () => {
@@ -77,6 +100,8 @@ describe('client errors', () => {
       { field: 'startedBy', existing: 'svc:a', given: 'svc:b' },
       { field: 'clientReference', existing: undefined, given: 'r-1' },
     ]);
-    expect(e.message).toMatch(/^operation op already exists with other settings: startedBy is "svc:a", given "svc:b"; clientReference is \(none\), given "r-1" /);
+    expect(e.message).toMatch(
+      /^operation op already exists with other settings: startedBy is "svc:a", given "svc:b"; clientReference is \(none\), given "r-1" /,
+    );
   });
 });

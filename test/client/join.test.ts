@@ -20,15 +20,35 @@ describe('the join rule: the same request joins only with the same settings', ()
   });
 
   it('a deadline counts from the creation: a duration and the instant it resolved to are the same deadline', () => {
-    expect(joinDifferences(original, CREATED, { ...original, createDeadline: { atMs: CREATED + 300_000 }, resultDeadline: { afterMs: 3_600_000 } })).toEqual([]);
-    expect(joinDifferences(original, CREATED, { ...original, createDeadline: { atMs: CREATED + 300_000 + DEADLINE_TOLERANCE_MS } })).toEqual([]);
-    expect(joinDifferences(original, CREATED, { ...original, createDeadline: { atMs: CREATED + 300_000 + DEADLINE_TOLERANCE_MS + 1 } }).map((d) => d.field)).toEqual(['createDeadline']);
+    expect(
+      joinDifferences(original, CREATED, {
+        ...original,
+        createDeadline: { atMs: CREATED + 300_000 },
+        resultDeadline: { afterMs: 3_600_000 },
+      }),
+    ).toEqual([]);
+    expect(
+      joinDifferences(original, CREATED, {
+        ...original,
+        createDeadline: { atMs: CREATED + 300_000 + DEADLINE_TOLERANCE_MS },
+      }),
+    ).toEqual([]);
+    expect(
+      joinDifferences(original, CREATED, {
+        ...original,
+        createDeadline: { atMs: CREATED + 300_000 + DEADLINE_TOLERANCE_MS + 1 },
+      }).map((d) => d.field),
+    ).toEqual(['createDeadline']);
   });
 
   it('a policy is compared with its defaults filled in, field by field', () => {
-    expect(joinDifferences(original, CREATED, { ...original, policy: { maxStatusRequests: 60, baseDelayMs: 5_000 } })).toEqual([]);
+    expect(
+      joinDifferences(original, CREATED, { ...original, policy: { maxStatusRequests: 60, baseDelayMs: 5_000 } }),
+    ).toEqual([]);
     expect(joinDifferences({ ...original, policy: undefined }, CREATED, { ...original, policy: {} })).toEqual([]);
-    expect(joinDifferences(original, CREATED, { ...original, policy: { maxStatusRequests: 61, jitter: 'full' } })).toEqual([
+    expect(
+      joinDifferences(original, CREATED, { ...original, policy: { maxStatusRequests: 61, jitter: 'full' } }),
+    ).toEqual([
       { field: 'policy.jitter', existing: 'bounded', given: 'full' },
       { field: 'policy.maxStatusRequests', existing: 60, given: 61 },
     ]);
@@ -53,6 +73,8 @@ describe('the join rule: the same request joins only with the same settings', ()
   });
 
   it('leaves the payload and the provider to the fingerprint check (I2)', () => {
-    expect(joinDifferences(original, CREATED, { ...original, payload: { report: 'other' }, provider: 'other' })).toEqual([]);
+    expect(
+      joinDifferences(original, CREATED, { ...original, payload: { report: 'other' }, provider: 'other' }),
+    ).toEqual([]);
   });
 });

@@ -3,7 +3,12 @@
  * whichever of the server's answers comes first. The SDK's and gRPC's errors are built here as they arrive.
  */
 import { status as grpcStatus, Metadata } from '@grpc/grpc-js';
-import { NamespaceNotFoundError, QueryNotRegisteredError, ServiceError, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  NamespaceNotFoundError,
+  QueryNotRegisteredError,
+  ServiceError,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import {
   AsyncJobClientError,
@@ -26,10 +31,19 @@ const call = { ...query, kind: 'call' as const };
 
 describe('translateError', () => {
   it.each([
-    ['our deadline, after the call reached the server', grpc(grpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.299s,LB pick: 0.001s,remote_addr=127.0.0.1:7233')],
+    [
+      'our deadline, after the call reached the server',
+      grpc(grpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.299s,LB pick: 0.001s,remote_addr=127.0.0.1:7233'),
+    ],
     ['a call cancelled on the way', grpc(grpcStatus.CANCELLED, 'Call cancelled')],
-    ['the server\'s own query timeout', grpc(grpcStatus.DEADLINE_EXCEEDED, 'query timed out before a worker could process it')],
-    ['the server\'s answer when no worker polled lately', grpc(grpcStatus.FAILED_PRECONDITION, 'no poller seen for task queue recently, worker may be down')],
+    [
+      "the server's own query timeout",
+      grpc(grpcStatus.DEADLINE_EXCEEDED, 'query timed out before a worker could process it'),
+    ],
+    [
+      "the server's answer when no worker polled lately",
+      grpc(grpcStatus.FAILED_PRECONDITION, 'no poller seen for task queue recently, worker may be down'),
+    ],
   ])('a query no worker answers is AsyncJobQueryTimeout: %s', (_label, err) => {
     const typed = translateError(err, query);
     expect(typed).toBeInstanceOf(AsyncJobQueryTimeout);
@@ -39,7 +53,10 @@ describe('translateError', () => {
 
   it.each([
     ['unavailable', grpc(grpcStatus.UNAVAILABLE, 'No connection established. Last error: connect ECONNREFUSED')],
-    ['a deadline before any server was reached', grpc(grpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.000s,waiting for metadata filters')],
+    [
+      'a deadline before any server was reached',
+      grpc(grpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.000s,waiting for metadata filters'),
+    ],
     ['unauthenticated', grpc(grpcStatus.UNAUTHENTICATED, 'bad API key')],
     ['permission denied', grpc(grpcStatus.PERMISSION_DENIED, 'not allowed')],
     ['an unknown namespace', new NamespaceNotFoundError('nope')],
@@ -48,8 +65,12 @@ describe('translateError', () => {
   });
 
   it('a missing workflow is OperationNotFoundError, however the SDK says it', () => {
-    expect(translateError(new WorkflowNotFoundError('workflow not found', 'op-1', undefined), call)).toBeInstanceOf(OperationNotFoundError);
-    expect(translateError(grpc(grpcStatus.NOT_FOUND, 'workflow not found for ID: op-1'), call)).toBeInstanceOf(OperationNotFoundError);
+    expect(translateError(new WorkflowNotFoundError('workflow not found', 'op-1', undefined), call)).toBeInstanceOf(
+      OperationNotFoundError,
+    );
+    expect(translateError(grpc(grpcStatus.NOT_FOUND, 'workflow not found for ID: op-1'), call)).toBeInstanceOf(
+      OperationNotFoundError,
+    );
   });
 
   it('any other answer of the server is AsyncJobServerError with its gRPC code; nothing of the SDK passes through', () => {
@@ -57,8 +78,15 @@ describe('translateError', () => {
     expect(typed).toBeInstanceOf(AsyncJobServerError);
     expect(typed).toMatchObject({ code: 'ASYNCJOB_ERR_SERVER', grpcCode: grpcStatus.RESOURCE_EXHAUSTED });
     expect((typed as Error).message).toContain('namespace rate limit exceeded');
-    expect(translateError(new QueryNotRegisteredError('Workflow did not register a handler for state', grpcStatus.INVALID_ARGUMENT), query)).toBeInstanceOf(AsyncJobServerError);
-    expect(translateError(grpc(grpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded after 3s,remote_addr=127.0.0.1:7233'), call)).toBeInstanceOf(AsyncJobServerError);
+    expect(
+      translateError(
+        new QueryNotRegisteredError('Workflow did not register a handler for state', grpcStatus.INVALID_ARGUMENT),
+        query,
+      ),
+    ).toBeInstanceOf(AsyncJobServerError);
+    expect(
+      translateError(grpc(grpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded after 3s,remote_addr=127.0.0.1:7233'), call),
+    ).toBeInstanceOf(AsyncJobServerError);
   });
 
   it('our own errors pass through unchanged, and so does a bug of ours', () => {

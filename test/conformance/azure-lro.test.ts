@@ -15,7 +15,13 @@ import { writeScenarioAdapters } from '../../scripts/conformance/adapters';
 import { startAsyncjob, type Harness } from '../../scripts/conformance/harness';
 import { runScenarios, type ScenarioResult } from '../../scripts/conformance/run';
 import { SCENARIOS, SUBSET } from '../../scripts/conformance/scenarios';
-import { installedVersionSync, startTestServer, TEST_SERVER_PACKAGE, TEST_SERVER_VERSION, type TestServer } from '../../scripts/conformance/testserver';
+import {
+  installedVersionSync,
+  startTestServer,
+  TEST_SERVER_PACKAGE,
+  TEST_SERVER_VERSION,
+  type TestServer,
+} from '../../scripts/conformance/testserver';
 
 const installed = installedVersionSync() === TEST_SERVER_VERSION;
 if (!installed) {
@@ -27,39 +33,57 @@ if (!installed) {
 
 const scenarios = SCENARIOS.filter((s) => SUBSET.includes(s.name));
 
-describe.skipIf(!installed)('Azure LRO conformance server, a subset (one PUT, PATCH, POST, DELETE and a sad path)', () => {
-  let dataDir: string;
-  let server: TestServer | undefined;
-  let temporal: DevServer | undefined;
-  let harness: Harness | undefined;
-  let results: ScenarioResult[] = [];
+describe.skipIf(!installed)(
+  'Azure LRO conformance server, a subset (one PUT, PATCH, POST, DELETE and a sad path)',
+  () => {
+    let dataDir: string;
+    let server: TestServer | undefined;
+    let temporal: DevServer | undefined;
+    let harness: Harness | undefined;
+    let results: ScenarioResult[] = [];
 
-  beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-conformance-test-'));
-    server = await startTestServer({ logFile: path.join(dataDir, 'testserver.log'), coverageDir: dataDir });
-    // The integration project's global setup provides a dev server; on its own the file starts one.
-    let address = inject('temporalAddress') as string | undefined;
-    const namespace = (inject('temporalNamespace') as string | undefined) ?? 'default';
-    if (address === undefined || address === '') {
-      temporal = await startDevServer();
-      address = temporal.address;
-    }
-    const providers = await writeScenarioAdapters(scenarios, path.join(dataDir, 'adapters'));
-    harness = await startAsyncjob({ temporalAddress: address, namespace, providers, env: { AZURE_LRO_TESTSERVER_URL: server.url }, dataDir });
-    results = await runScenarios(harness, server, scenarios, { runId: randomBytes(4).toString('hex'), waitTimeoutMs: 60_000 });
-  }, 180_000);
+    beforeAll(async () => {
+      dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-conformance-test-'));
+      server = await startTestServer({ logFile: path.join(dataDir, 'testserver.log'), coverageDir: dataDir });
+      // The integration project's global setup provides a dev server; on its own the file starts one.
+      let address = inject('temporalAddress') as string | undefined;
+      const namespace = (inject('temporalNamespace') as string | undefined) ?? 'default';
+      if (address === undefined || address === '') {
+        temporal = await startDevServer();
+        address = temporal.address;
+      }
+      const providers = await writeScenarioAdapters(scenarios, path.join(dataDir, 'adapters'));
+      harness = await startAsyncjob({
+        temporalAddress: address,
+        namespace,
+        providers,
+        env: { AZURE_LRO_TESTSERVER_URL: server.url },
+        dataDir,
+      });
+      results = await runScenarios(harness, server, scenarios, {
+        runId: randomBytes(4).toString('hex'),
+        waitTimeoutMs: 60_000,
+      });
+    }, 180_000);
 
-  afterAll(async () => {
-    await harness?.stop();
-    await server?.stop();
-    await temporal?.stop();
-    if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
-  }, 60_000);
+    afterAll(async () => {
+      await harness?.stop();
+      await server?.stop();
+      await temporal?.stop();
+      if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+    }, 60_000);
 
-  it.each(SUBSET.map((name) => [name]))('%s ends as a correct LRO client ends it, and the server counted it', (name) => {
-    const result = results.find((r) => r.scenario.name === name);
-    expect(result, `${name} was run`).toBeDefined();
-    expect(result!.why, `${name} (${result!.scenario.method} ${result!.scenario.route}): the audit story\n${result!.story}`).toBe('');
-    expect(result!.pass).toBe(true);
-  });
-});
+    it.each(SUBSET.map((name) => [name]))(
+      '%s ends as a correct LRO client ends it, and the server counted it',
+      (name) => {
+        const result = results.find((r) => r.scenario.name === name);
+        expect(result, `${name} was run`).toBeDefined();
+        expect(
+          result!.why,
+          `${name} (${result!.scenario.method} ${result!.scenario.route}): the audit story\n${result!.story}`,
+        ).toBe('');
+        expect(result!.pass).toBe(true);
+      },
+    );
+  },
+);

@@ -22,10 +22,16 @@ describe('lazySchema: a schema built on first use (a cached workflow pays only f
     expect(state instanceof z.ZodType).toBe(true);
     expect(job.parse({ state: 'queued', tags: ['running'] })).toEqual({ state: 'queued', tags: ['running'] });
     const bad = job.safeParse({ state: 'done', tags: [], extra: 1 });
-    const plain = z.object({ state: z.enum(['queued', 'running']), tags: z.array(z.enum(['queued', 'running'])).max(2) }).strict();
+    const plain = z
+      .object({ state: z.enum(['queued', 'running']), tags: z.array(z.enum(['queued', 'running'])).max(2) })
+      .strict();
     expect(bad.success).toBe(false);
     expect(bad.error?.issues).toEqual(plain.safeParse({ state: 'done', tags: [], extra: 1 }).error?.issues);
-    expect(job.extend({ n: z.number() }).parse({ state: 'running', tags: [], n: 1 })).toEqual({ state: 'running', tags: [], n: 1 });
+    expect(job.extend({ n: z.number() }).parse({ state: 'running', tags: [], n: 1 })).toEqual({
+      state: 'running',
+      tags: [],
+      n: 1,
+    });
     expect(job.optional().parse(undefined)).toBeUndefined();
   });
 });

@@ -14,7 +14,8 @@ const valid = {
   createDeadline: { afterMs: 120_000 },
   resultDeadline: { atMs: T0 + 3_600_000 },
 };
-const make = (request: unknown, traceId = 'trace-1') => newOperationRecord({ request, nowMs: T0, idempotencyToken: TOKEN, traceId });
+const make = (request: unknown, traceId = 'trace-1') =>
+  newOperationRecord({ request, nowMs: T0, idempotencyToken: TOKEN, traceId });
 
 describe('C1, U4: the operation record', () => {
   it('C1: a new record is create_pending with fingerprint, token, deadlines and who authorised it', () => {
@@ -65,7 +66,12 @@ describe('C1, U4: the operation record', () => {
   });
 
   it('P2: policy overrides accept millisecond values, and defaults follow docs/rules.md#p2', () => {
-    expect(defaultPollPolicy()).toMatchObject({ baseDelayMs: 5_000, maxDelayMs: 120_000, jitter: 'bounded', minJitterRatio: 0.5 });
+    expect(defaultPollPolicy()).toMatchObject({
+      baseDelayMs: 5_000,
+      maxDelayMs: 120_000,
+      jitter: 'bounded',
+      minJitterRatio: 0.5,
+    });
     const r = newRecord({ baseDelayMs: 1, maxDelayMs: 20, maxStatusRequests: 3 });
     expect(r.policy).toMatchObject({ baseDelayMs: 1, maxDelayMs: 20 });
     expect(r.budgets.maxStatusRequests).toBe(3);

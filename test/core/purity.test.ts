@@ -10,14 +10,17 @@ describe('src/core is pure (no I/O, no clock, no randomness)', () => {
   it.each(files)('%s imports only zod and other core modules, and reads no clock or randomness', (file) => {
     const text = readFileSync(join(CORE, file), 'utf8');
     const imports = [...text.matchAll(/from '([^']+)'/g)].map((m) => m[1]!);
-    for (const spec of imports) expect(spec === 'zod' || /^\.\/[a-z0-9-]+$/.test(spec), `${file} imports ${spec}`).toBe(true);
+    for (const spec of imports)
+      expect(spec === 'zod' || /^\.\/[a-z0-9-]+$/.test(spec), `${file} imports ${spec}`).toBe(true);
     expect(text).not.toMatch(/Date\.now\(|Math\.random\(|new Date\(\)|process\.|require\(/);
   });
 });
 
 describe('stable error codes', () => {
   it('every ASYNCJOB_ERR_ code used in src/core is documented in codes.ts', () => {
-    const used = new Set(files.flatMap((f) => [...readFileSync(join(CORE, f), 'utf8').matchAll(/ASYNCJOB_ERR_[A-Z_]+/g)].map((m) => m[0])));
+    const used = new Set(
+      files.flatMap((f) => [...readFileSync(join(CORE, f), 'utf8').matchAll(/ASYNCJOB_ERR_[A-Z_]+/g)].map((m) => m[0])),
+    );
     for (const code of used) expect(Object.keys(CORE_CODES), code).toContain(code);
     for (const [code, description] of Object.entries(CORE_CODES)) expect(description.length, code).toBeGreaterThan(10);
   });

@@ -1,9 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Observation } from '../../src/core/observation';
-import { OBSERVATION_TAIL, TRANSITION_TAIL, operationRecordSchema, type OperationRecord } from '../../src/core/operation';
+import {
+  OBSERVATION_TAIL,
+  TRANSITION_TAIL,
+  operationRecordSchema,
+  type OperationRecord,
+} from '../../src/core/operation';
 import { adoptReturned, tailsFrom, withTailsFromEntries, withoutTails } from '../../src/core/record-tails';
-import { afterCreate, afterStatus, onWake, reserveCreateAttempt, type StepContext, type StepResult } from '../../src/core/step';
+import {
+  afterCreate,
+  afterStatus,
+  onWake,
+  reserveCreateAttempt,
+  type StepContext,
+  type StepResult,
+} from '../../src/core/step';
 import { T0, newRecord } from './helpers';
 
 const ctx = (nowMs: number, random = 0.5): StepContext => ({
@@ -14,7 +26,13 @@ const ctx = (nowMs: number, random = 0.5): StepContext => ({
   reconciliation: 'same_token_resend',
 });
 const POLICY = { baseDelayMs: 1_000, maxDelayMs: 4_000, maxStatusRequests: 1_000 };
-const accepted = (at: number): Observation => ({ action: 'create', transport: 'response', httpStatus: 202, receivedAtMs: at, remoteJobId: 'job_1' });
+const accepted = (at: number): Observation => ({
+  action: 'create',
+  transport: 'response',
+  httpStatus: 202,
+  receivedAtMs: at,
+  remoteJobId: 'job_1',
+});
 const status = (at: number, state: string): Observation => ({
   action: 'status',
   transport: 'response',
@@ -32,7 +50,8 @@ function viaActivity(held: OperationRecord, step: (r: OperationRecord) => StepRe
 
 /** Runs create then `answers.length` status reads, each step either with whole tails or through `viaActivity`. */
 function run(answers: readonly string[], throughActivities: boolean): OperationRecord {
-  const apply = (held: OperationRecord, step: (r: OperationRecord) => StepResult) => (throughActivities ? viaActivity(held, step) : step(held).record);
+  const apply = (held: OperationRecord, step: (r: OperationRecord) => StepResult) =>
+    throughActivities ? viaActivity(held, step) : step(held).record;
   let r = newRecord(POLICY);
   let now = T0 + 100;
   const reserved = reserveCreateAttempt(r, ctx(now));
@@ -58,15 +77,21 @@ describe('record tails on the activity boundary (T3: the journal keeps everythin
 
   it('gives the same record as whole tails would, step after step, past the tail bounds', () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom('queued', 'running', 'flaky'), { minLength: 1, maxLength: 3 * OBSERVATION_TAIL }), (answers) => {
-        expect(run(answers, true)).toEqual(run(answers, false));
-      }),
+      fc.property(
+        fc.array(fc.constantFrom('queued', 'running', 'flaky'), { minLength: 1, maxLength: 3 * OBSERVATION_TAIL }),
+        (answers) => {
+          expect(run(answers, true)).toEqual(run(answers, false));
+        },
+      ),
       { numRuns: 60 },
     );
   });
 
   it('keeps the tails bounded', () => {
-    const r = run(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 'running' : 'queued')), true);
+    const r = run(
+      Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 'running' : 'queued')),
+      true,
+    );
     expect(r.used.statusRequests).toBe(40);
     expect(r.journal.observations).toHaveLength(OBSERVATION_TAIL);
     expect(r.journal.transitions.length).toBeLessThanOrEqual(TRANSITION_TAIL);
@@ -79,7 +104,10 @@ describe('record tails on the activity boundary (T3: the journal keeps everythin
     const held = run(['running', 'running'], false);
     const last = held.journal.observations.at(-1)!;
     const stored = { ...last, actor: 'other-run' };
-    const returned = { ...tailsFrom(held, last.sequence), journal: { ...held.journal, transitions: [], observations: [stored] } };
+    const returned = {
+      ...tailsFrom(held, last.sequence),
+      journal: { ...held.journal, transitions: [], observations: [stored] },
+    };
     const adopted = adoptReturned(held, returned);
     expect(adopted.journal.observations.at(-1)).toEqual(stored);
     expect(adopted.journal.observations.filter((o) => o.sequence === last.sequence)).toHaveLength(1);

@@ -46,7 +46,8 @@ describe('provider poll hints (P3)', () => {
     ['nextCheckAt with offset', 'nextCheckAt', '1994-11-06T10:00:00+01:00', Date.UTC(1994, 10, 6, 9, 0, 0)],
     ['nextCheckAt in the past (means now)', 'nextCheckAt', '1994-11-06T08:00:00Z', RECEIVED],
   ])('P3: uses a valid hint: %s', (_name, field, value, expected) => {
-    const parsed = field === 'pollAfterSeconds' ? parsePollAfterSeconds(value, limits) : parseNextCheckAt(value, limits);
+    const parsed =
+      field === 'pollAfterSeconds' ? parsePollAfterSeconds(value, limits) : parseNextCheckAt(value, limits);
     expect(parsed).toEqual({ kind: 'ok', atMs: expected });
   });
 
@@ -60,7 +61,8 @@ describe('provider poll hints (P3)', () => {
     ['nextCheckAt without offset', 'nextCheckAt', '1994-11-06T09:00:00', 'unparseable'],
     ['nextCheckAt free text', 'nextCheckAt', 'tomorrow', 'unparseable'],
   ])('P3: rejects %s with the reason', (_name, field, value, reason) => {
-    const parsed = field === 'pollAfterSeconds' ? parsePollAfterSeconds(value, limits) : parseNextCheckAt(value, limits);
+    const parsed =
+      field === 'pollAfterSeconds' ? parsePollAfterSeconds(value, limits) : parseNextCheckAt(value, limits);
     expect(parsed).toMatchObject({ kind: 'rejected', reason });
   });
 

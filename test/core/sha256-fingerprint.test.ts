@@ -11,7 +11,11 @@ describe('sha256 (FIPS 180-4)', () => {
   it.each([
     ['empty', '', 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'],
     ['abc', 'abc', 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'],
-    ['448-bit', 'abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq', '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1'],
+    [
+      '448-bit',
+      'abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq',
+      '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1',
+    ],
     [
       '896-bit',
       'abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu',
@@ -22,7 +26,9 @@ describe('sha256 (FIPS 180-4)', () => {
   });
 
   it('matches the NIST vector of one million "a"', () => {
-    expect(sha256Hex(new Uint8Array(1_000_000).fill(0x61))).toBe('cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0');
+    expect(sha256Hex(new Uint8Array(1_000_000).fill(0x61))).toBe(
+      'cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0',
+    );
   });
 
   it('agrees with node:crypto on 2000 random inputs, including block-boundary lengths', () => {
@@ -39,10 +45,14 @@ describe('utf8Encode', () => {
   it('agrees with TextEncoder on arbitrary strings, lone surrogates included', () => {
     const encoder = new TextEncoder();
     fc.assert(
-      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((n) => String.fromCharCode(n)) }), (a, b) => {
-        const s = a + b + a;
-        expect(Array.from(utf8Encode(s))).toEqual(Array.from(encoder.encode(s)));
-      }),
+      fc.property(
+        fc.string({ unit: 'binary' }),
+        fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((n) => String.fromCharCode(n)) }),
+        (a, b) => {
+          const s = a + b + a;
+          expect(Array.from(utf8Encode(s))).toEqual(Array.from(encoder.encode(s)));
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -50,8 +60,16 @@ describe('utf8Encode', () => {
 
 describe('requestFingerprint (C1, I2)', () => {
   it.each([
-    ['nested object', { b: [true, null, 'x'], a: 1 }, 'sha256:eca8cfb31ab74533e1eb2f4c74d2d55dfe3c79ac704787e54be8647ea7777eb1'],
-    ['NFC text, -0 and 1.0', { zero: -0, name: 'caf\u0065\u0301', amount: 1.0 }, 'sha256:0f775acede4bdea8024936be3ddfc9ecc140166ecdbe7d5f130e1358d1a8fffe'],
+    [
+      'nested object',
+      { b: [true, null, 'x'], a: 1 },
+      'sha256:eca8cfb31ab74533e1eb2f4c74d2d55dfe3c79ac704787e54be8647ea7777eb1',
+    ],
+    [
+      'NFC text, -0 and 1.0',
+      { zero: -0, name: 'caf\u0065\u0301', amount: 1.0 },
+      'sha256:0f775acede4bdea8024936be3ddfc9ecc140166ecdbe7d5f130e1358d1a8fffe',
+    ],
     ['empty object', {}, 'sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a'],
   ])('C1: is stable across machines for %s (fixed expected hash)', (_name, request, expected) => {
     expect(requestFingerprint(request)).toBe(expected);
@@ -71,7 +89,9 @@ describe('requestFingerprint (C1, I2)', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.integer()), fc.string(), fc.integer(), (base, key, value) => {
         fc.pre(base[key] !== value);
-        expect(requestFingerprint({ ...base, [key]: value })).not.toBe(requestFingerprint({ ...base, [key]: value === 0 ? 1 : -value || 1 }));
+        expect(requestFingerprint({ ...base, [key]: value })).not.toBe(
+          requestFingerprint({ ...base, [key]: value === 0 ? 1 : -value || 1 }),
+        );
       }),
       { numRuns: 500 },
     );
@@ -82,13 +102,21 @@ describe('requestFingerprint (C1, I2)', () => {
     const b = requestFingerprint({ range: '2026-02' });
     expect(checkFingerprint(a, a)).toEqual({ kind: 'ok' });
     const refused = checkFingerprint(a, b);
-    expect(refused).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_FINGERPRINT_MISMATCH', existing: a, incoming: b });
+    expect(refused).toMatchObject({
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_FINGERPRINT_MISMATCH',
+      existing: a,
+      incoming: b,
+    });
   });
 });
 
 describe('newIdempotencyToken (I1)', () => {
   it('I1: refuses fewer than 128 bits of randomness', () => {
-    expect(newIdempotencyToken(new Uint8Array(15))).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_INSUFFICIENT_ENTROPY' });
+    expect(newIdempotencyToken(new Uint8Array(15))).toMatchObject({
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_INSUFFICIENT_ENTROPY',
+    });
   });
 
   it('I1: encodes every input byte (base64url, 6 bits per character, no padding)', () => {

@@ -36,7 +36,15 @@ import { T0, newRecord } from './helpers';
 // ---------------------------------------------------------------------------------------------------------
 
 const CAPS = { cancel: true, repeatableCollect: true };
-const FAST: PollPolicyInput = { baseDelayMs: 1_000, maxDelayMs: 8_000, notFoundWindowMs: 5_000, cancelDeadlineMs: 60_000, decisionDeadlineMs: 600_000, extensionMs: 300_000, extensionStatusRequests: 4 };
+const FAST: PollPolicyInput = {
+  baseDelayMs: 1_000,
+  maxDelayMs: 8_000,
+  notFoundWindowMs: 5_000,
+  cancelDeadlineMs: 60_000,
+  decisionDeadlineMs: 600_000,
+  extensionMs: 300_000,
+  extensionStatusRequests: 4,
+};
 const SHA = 'a'.repeat(64);
 const CREATE_DEADLINE = T0 + 120_000;
 const RESULT_DEADLINE = T0 + 3_600_000;
@@ -54,19 +62,69 @@ const createObs = (at: number, p: Partial<Observation> = {}): Observation => ({
   statusUrl: 'https://api.example.test/jobs/job_7ad2',
   ...p,
 });
-const reconcileObs = (at: number, p: Partial<Observation> = {}): Observation => ({ action: 'reconcile', transport: 'response', httpStatus: 200, receivedAtMs: at, ...p });
-const statusObs = (at: number, p: Partial<Observation> = {}): Observation => ({ action: 'status', transport: 'response', httpStatus: 200, receivedAtMs: at, remoteJobId: 'job_7ad2', ...p });
-const running = (at: number, p: Partial<Observation> = {}) => statusObs(at, { remoteState: 'running', category: 'pending', ...p });
+const reconcileObs = (at: number, p: Partial<Observation> = {}): Observation => ({
+  action: 'reconcile',
+  transport: 'response',
+  httpStatus: 200,
+  receivedAtMs: at,
+  ...p,
+});
+const statusObs = (at: number, p: Partial<Observation> = {}): Observation => ({
+  action: 'status',
+  transport: 'response',
+  httpStatus: 200,
+  receivedAtMs: at,
+  remoteJobId: 'job_7ad2',
+  ...p,
+});
+const running = (at: number, p: Partial<Observation> = {}) =>
+  statusObs(at, { remoteState: 'running', category: 'pending', ...p });
 const done = (at: number, p: Partial<Observation> = {}) =>
-  statusObs(at, { remoteState: 'succeeded', category: 'success', resultReference: { url: 'https://api.example.test/jobs/job_7ad2/result', sha256: SHA }, ...p });
-const cancelObs = (at: number, p: Partial<Observation> = {}): Observation => ({ action: 'cancel', transport: 'response', httpStatus: 202, receivedAtMs: at, ...p });
-const collectObs = (at: number, p: Partial<Observation> = {}): Observation => ({ action: 'collect', transport: 'response', httpStatus: 200, receivedAtMs: at, ...p });
+  statusObs(at, {
+    remoteState: 'succeeded',
+    category: 'success',
+    resultReference: { url: 'https://api.example.test/jobs/job_7ad2/result', sha256: SHA },
+    ...p,
+  });
+const cancelObs = (at: number, p: Partial<Observation> = {}): Observation => ({
+  action: 'cancel',
+  transport: 'response',
+  httpStatus: 202,
+  receivedAtMs: at,
+  ...p,
+});
+const collectObs = (at: number, p: Partial<Observation> = {}): Observation => ({
+  action: 'collect',
+  transport: 'response',
+  httpStatus: 200,
+  receivedAtMs: at,
+  ...p,
+});
 const VALID: CollectOutcome = {
-  result: { artifactLocation: 'file:///artifacts/op-1', sha256: SHA, sizeBytes: 42, validation: 'valid', recordCount: 3 },
-  artifact: { kind: 'artifact', location: 'file:///artifacts/op-1', sha256: SHA, sizeBytes: 42, validation: 'valid', recordCount: 3 },
+  result: {
+    artifactLocation: 'file:///artifacts/op-1',
+    sha256: SHA,
+    sizeBytes: 42,
+    validation: 'valid',
+    recordCount: 3,
+  },
+  artifact: {
+    kind: 'artifact',
+    location: 'file:///artifacts/op-1',
+    sha256: SHA,
+    sizeBytes: 42,
+    validation: 'valid',
+    recordCount: 3,
+  },
 };
 const INVALID: CollectOutcome = {
-  result: { artifactLocation: 'file:///artifacts/op-1', sha256: SHA, sizeBytes: 42, validation: 'invalid', problems: ['sha256 mismatch'] },
+  result: {
+    artifactLocation: 'file:///artifacts/op-1',
+    sha256: SHA,
+    sizeBytes: 42,
+    validation: 'invalid',
+    problems: ['sha256 mismatch'],
+  },
 };
 
 /** S1, R4: `succeeded` only with a result that validated, or one a human accepted by a recorded decision (A1). */
@@ -98,11 +156,17 @@ function notRefused(step: StepResult | StepRefusal): StepResult {
   return step as StepResult;
 }
 
-const kinds = (entries: StepEntry[]) => entries.map((e) => (e.body.kind === 'transition' ? `${e.body.from}->${e.body.to}` : e.body.kind));
+const kinds = (entries: StepEntry[]) =>
+  entries.map((e) => (e.body.kind === 'transition' ? `${e.body.from}->${e.body.to}` : e.body.kind));
 const optionsOf = (r: OperationRecord) => (r.escalation?.options ?? []).map((o) => o.option);
 
 /** Reserves and answers one status read at `at` (B2: the counter is incremented before the send). */
-function poll(record: OperationRecord, at: number, answer: (at: number) => Observation, c: Partial<StepContext> = {}): OperationRecord {
+function poll(
+  record: OperationRecord,
+  at: number,
+  answer: (at: number) => Observation,
+  c: Partial<StepContext> = {},
+): OperationRecord {
   const woke = onWake(record, ctx(at, c));
   if (woke.kind !== 'read_status') throw new Error(`expected a status read at ${at}, got ${woke.kind}`);
   expect(woke.record.used.statusRequests).toBe(record.used.statusRequests + 1);
@@ -128,7 +192,10 @@ function observing(policy: PollPolicyInput = FAST): OperationRecord {
 function cancelling(policy: PollPolicyInput = FAST): OperationRecord {
   const o = observing(policy);
   const at = o.schedule.nextPollAtMs! - 1;
-  const requested = check(o, notRefused(requestCancel(o, { requestedBy: 'alice@example.com', reason: 'no longer needed' }, ctx(at))));
+  const requested = check(
+    o,
+    notRefused(requestCancel(o, { requestedBy: 'alice@example.com', reason: 'no longer needed' }, ctx(at))),
+  );
   return check(requested, afterCancel(requested, cancelObs(at + 5), ctx(at + 5)));
 }
 
@@ -164,7 +231,15 @@ describe('happy path (C2, P3, B2, P6, P9, R1, S1)', () => {
     // P3: the Retry-After of the create answer is a minimum for the first poll.
     expect(r.schedule).toEqual({ nextPollAtMs: T0 + 100 + 30_000, delaySource: 'provider_retry_after' });
     // T3: the create observation carries the controller's decision.
-    expect(created.entries[0]!.body).toMatchObject({ kind: 'observation', action: 'create', httpStatus: 202, headers: { 'retry-after': '30' }, decision: 'wait', nextPollAt: new Date(T0 + 30_100).toISOString(), delaySource: 'provider_retry_after' });
+    expect(created.entries[0]!.body).toMatchObject({
+      kind: 'observation',
+      action: 'create',
+      httpStatus: 202,
+      headers: { 'retry-after': '30' },
+      decision: 'wait',
+      nextPollAt: new Date(T0 + 30_100).toISOString(),
+      delaySource: 'provider_retry_after',
+    });
     expect(nextCommand(r, T0 + 200)).toEqual({ kind: 'wait', untilMs: T0 + 30_100 });
     expect(onWake(r, ctx(T0 + 30_099))).toEqual({ kind: 'not_yet', atMs: T0 + 30_100 });
 
@@ -182,7 +257,11 @@ describe('happy path (C2, P3, B2, P6, P9, R1, S1)', () => {
 
     const woke2 = onWake(r, ctx(r.schedule.nextPollAtMs!));
     if (woke2.kind !== 'read_status') throw new Error('expected read_status');
-    const success = afterStatus(woke2.record, done(woke2.record.schedule.reservedAtMs! + 50), ctx(woke2.record.schedule.reservedAtMs! + 50));
+    const success = afterStatus(
+      woke2.record,
+      done(woke2.record.schedule.reservedAtMs! + 50),
+      ctx(woke2.record.schedule.reservedAtMs! + 50),
+    );
     r = check(woke2.record, success);
     all.push(success.entries);
     // P9: the status read is a read; collection is a separate action.
@@ -203,12 +282,28 @@ describe('happy path (C2, P3, B2, P6, P9, R1, S1)', () => {
     // The whole run is one contiguous journal after the intent (1) and the first transition (2).
     const seqs = runEntries(all);
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => 3 + i));
-    expect(operationSummary(r)).toMatchObject({ localState: 'succeeded', jobId: 'job_7ad2', statusRequestsUsed: 2, escalation: null, result: VALID.result });
+    expect(operationSummary(r)).toMatchObject({
+      localState: 'succeeded',
+      jobId: 'job_7ad2',
+      statusRequestsUsed: 2,
+      escalation: null,
+      result: VALID.result,
+    });
   });
 
   it('C3: a synchronous success (200 with the result) goes to result collection under the same operation, then succeeds', () => {
     const r0 = newRecord(FAST);
-    const sync = afterCreate(r0, createObs(T0 + 100, { httpStatus: 200, remoteJobId: undefined, remoteState: 'done', category: 'success', resultReference: { inline: { total: 3 } } }), ctx(T0 + 100));
+    const sync = afterCreate(
+      r0,
+      createObs(T0 + 100, {
+        httpStatus: 200,
+        remoteJobId: undefined,
+        remoteState: 'done',
+        category: 'success',
+        resultReference: { inline: { total: 3 } },
+      }),
+      ctx(T0 + 100),
+    );
     let r = check(r0, sync);
     expect(r.localState).toBe('result_collecting');
     expect(r.operationId).toBe(r0.operationId);
@@ -225,24 +320,47 @@ describe('happy path (C2, P3, B2, P6, P9, R1, S1)', () => {
     expect(r.localState).toBe('escalated');
     expect(r.escalation?.reason).toBe('result_validation_failed');
     expect(optionsOf(r)).toEqual(['accept_result', 'retry_collect', 'close', 'inspect_provider_console']);
-    const accepted = notRefused(applyDecision(r, { option: 'accept_result', approvedBy: 'bob@example.com', reason: 'checksum field known to be wrong' }, ctx(at + 10)));
+    const accepted = notRefused(
+      applyDecision(
+        r,
+        { option: 'accept_result', approvedBy: 'bob@example.com', reason: 'checksum field known to be wrong' },
+        ctx(at + 10),
+      ),
+    );
     r = check(r, accepted);
-    expect(kinds(accepted.entries)).toEqual(['decision', 'escalated->result_collecting', 'result_collecting->succeeded']);
+    expect(kinds(accepted.entries)).toEqual([
+      'decision',
+      'escalated->result_collecting',
+      'result_collecting->succeeded',
+    ]);
     expect(r.localState).toBe('succeeded');
     expect(r.result).toMatchObject({ validation: 'invalid', acceptedBy: 'bob@example.com' });
     expect(nextCommand(r, at + 10)).toEqual({ kind: 'finished' });
   });
 
   it.each([
-    ['R4: a collect answered 404 is result_unavailable, never succeeded', collectObs(0, { httpStatus: 404 }), { repeatableCollect: true }],
-    ['R4, R5: a transient collect failure is not retried when collecting is not safe to repeat', collectObs(0, { transport: 'ambiguous', httpStatus: undefined }), { repeatableCollect: false }],
+    [
+      'R4: a collect answered 404 is result_unavailable, never succeeded',
+      collectObs(0, { httpStatus: 404 }),
+      { repeatableCollect: true },
+    ],
+    [
+      'R4, R5: a transient collect failure is not retried when collecting is not safe to repeat',
+      collectObs(0, { transport: 'ambiguous', httpStatus: undefined }),
+      { repeatableCollect: false },
+    ],
   ])('%s', (_t, o, caps) => {
     const a = acceptedRecord();
     let r = poll(a, a.schedule.nextPollAtMs!, done);
     const at = r.journal.observations.at(-1)!.atMs + 5;
     const step = afterCollect(r, { ...o, receivedAtMs: at }, {}, ctx(at, { capabilities: { cancel: true, ...caps } }));
     r = check(r, step);
-    expect(kinds(step.entries)).toEqual(['observation', 'result_collecting->result_unavailable', 'result_unavailable->escalated', 'escalation']);
+    expect(kinds(step.entries)).toEqual([
+      'observation',
+      'result_collecting->result_unavailable',
+      'result_unavailable->escalated',
+      'escalation',
+    ]);
     expect(r.localState).toBe('escalated');
     expect(r.result).toBeNull();
   });
@@ -264,40 +382,71 @@ describe('happy path (C2, P3, B2, P6, P9, R1, S1)', () => {
 
 describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
   const ambiguous: [string, Partial<Observation>][] = [
-    ['a lost response (transport ambiguous)', { transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined, errorCategory: 'timeout_after_send' }],
+    [
+      'a lost response (transport ambiguous)',
+      { transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined, errorCategory: 'timeout_after_send' },
+    ],
     ['HTTP 502', { httpStatus: 502, remoteJobId: undefined }],
     ['an answer cut off at the size limit', { transport: 'body_too_large', httpStatus: 202, remoteJobId: undefined }],
   ];
   const methods: ReconciliationMethod[] = ['same_token_resend', 'list_by_client_reference', 'lookup_by_token'];
 
-  it.each(ambiguous.flatMap(([what, o]) => methods.map((m) => [what, m, o] as const)))('U1, U2: %s on create -> create_unknown -> reconciliation by %s', (_w, method, o) => {
-    const r0 = newRecord(FAST);
-    const step = afterCreate(r0, createObs(T0 + 100, o), ctx(T0 + 100, { reconciliation: method }));
-    const r = check(r0, step);
-    expect(kinds(step.entries)).toEqual(['observation', 'create_pending->create_unknown', 'create_unknown->reconciliation']);
-    expect(r.localState).toBe('reconciliation');
-    // H5: a lost answer and a 5xx count against the transport budget; a cut-off answer did arrive.
-    expect(r.used.transportFailures).toBe(o.transport === 'body_too_large' ? 0 : 1);
-    expect(r.schedule.nextPollAtMs).toBeGreaterThan(T0 + 100);
-    expect(r.schedule.nextPollAtMs).toBeLessThanOrEqual(CREATE_DEADLINE);
-    expect(nextCommand(r, r.schedule.nextPollAtMs!)).toEqual({ kind: 'reconcile' });
-  });
+  it.each(ambiguous.flatMap(([what, o]) => methods.map((m) => [what, m, o] as const)))(
+    'U1, U2: %s on create -> create_unknown -> reconciliation by %s',
+    (_w, method, o) => {
+      const r0 = newRecord(FAST);
+      const step = afterCreate(r0, createObs(T0 + 100, o), ctx(T0 + 100, { reconciliation: method }));
+      const r = check(r0, step);
+      expect(kinds(step.entries)).toEqual([
+        'observation',
+        'create_pending->create_unknown',
+        'create_unknown->reconciliation',
+      ]);
+      expect(r.localState).toBe('reconciliation');
+      // H5: a lost answer and a 5xx count against the transport budget; a cut-off answer did arrive.
+      expect(r.used.transportFailures).toBe(o.transport === 'body_too_large' ? 0 : 1);
+      expect(r.schedule.nextPollAtMs).toBeGreaterThan(T0 + 100);
+      expect(r.schedule.nextPollAtMs).toBeLessThanOrEqual(CREATE_DEADLINE);
+      expect(nextCommand(r, r.schedule.nextPollAtMs!)).toEqual({ kind: 'reconcile' });
+    },
+  );
 
-  it.each(ambiguous)('U2: %s on create with no reconciliation method escalates create_unknown (at-most-once cannot be proven)', (_w, o) => {
-    const r0 = newRecord(FAST);
-    const step = afterCreate(r0, createObs(T0 + 100, o), ctx(T0 + 100, { reconciliation: 'none' }));
-    const r = check(r0, step);
-    expect(kinds(step.entries)).toEqual(['observation', 'create_pending->create_unknown', 'create_unknown->escalated', 'escalation']);
-    expect(r.escalation?.reason).toBe('create_unknown');
-    expect(r.escalation?.message.detail).toMatch(/at-most-once/);
-    expect(optionsOf(r)).toEqual(['retry_create_same_token', 'close', 'inspect_provider_console']);
-    expect(nextCommand(r, T0 + 200).kind).toBe('await_decision');
-  });
+  it.each(ambiguous)(
+    'U2: %s on create with no reconciliation method escalates create_unknown (at-most-once cannot be proven)',
+    (_w, o) => {
+      const r0 = newRecord(FAST);
+      const step = afterCreate(r0, createObs(T0 + 100, o), ctx(T0 + 100, { reconciliation: 'none' }));
+      const r = check(r0, step);
+      expect(kinds(step.entries)).toEqual([
+        'observation',
+        'create_pending->create_unknown',
+        'create_unknown->escalated',
+        'escalation',
+      ]);
+      expect(r.escalation?.reason).toBe('create_unknown');
+      expect(r.escalation?.message.detail).toMatch(/at-most-once/);
+      expect(optionsOf(r)).toEqual(['retry_create_same_token', 'close', 'inspect_provider_console']);
+      expect(nextCommand(r, T0 + 200).kind).toBe('await_decision');
+    },
+  );
 
   it.each([
     // Nothing ever reached the provider: the deadline passed, it is not the provider's failure.
-    ['a request that never left (not_sent)', { transport: 'not_sent', httpStatus: undefined, remoteJobId: undefined, errorCategory: 'connect_refused' } as Partial<Observation>, 'deadline_exceeded'],
-    ['HTTP 429 without Retry-After', { httpStatus: 429, remoteJobId: undefined } as Partial<Observation>, 'provider_failure'],
+    [
+      'a request that never left (not_sent)',
+      {
+        transport: 'not_sent',
+        httpStatus: undefined,
+        remoteJobId: undefined,
+        errorCategory: 'connect_refused',
+      } as Partial<Observation>,
+      'deadline_exceeded',
+    ],
+    [
+      'HTTP 429 without Retry-After',
+      { httpStatus: 429, remoteJobId: undefined } as Partial<Observation>,
+      'provider_failure',
+    ],
   ])('I3: %s is retried with the same token within the create deadline, then stops after it (U4)', (_w, o, reason) => {
     let r = newRecord(FAST);
     const token = r.idempotencyToken;
@@ -339,7 +488,14 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
 
   it('I3, U4: a 429 whose Retry-After reaches past the create deadline stops instead of waiting past it', () => {
     const r0 = newRecord(FAST);
-    const r = check(r0, afterCreate(r0, createObs(T0 + 100, { httpStatus: 429, remoteJobId: undefined, retryAfter: '600' }), ctx(T0 + 100)));
+    const r = check(
+      r0,
+      afterCreate(
+        r0,
+        createObs(T0 + 100, { httpStatus: 429, remoteJobId: undefined, retryAfter: '600' }),
+        ctx(T0 + 100),
+      ),
+    );
     expect(r.localState).toBe('escalated');
     expect(r.escalation?.message.detail).toMatch(/create deadline/);
   });
@@ -357,11 +513,25 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
   it.each([
     ['H4: 401', 401, 'authorization_denied', ['close', 'inspect_provider_console']],
     ['H4: 403', 403, 'authorization_denied', ['close', 'inspect_provider_console']],
-    ['C2: 422 (the provider refused our request: request_rejected, not a provider failure)', 422, 'request_rejected', ['retry_create_same_token', 'close', 'inspect_provider_console']],
-    ['C2: 400 (request_rejected)', 400, 'request_rejected', ['retry_create_same_token', 'close', 'inspect_provider_console']],
+    [
+      'C2: 422 (the provider refused our request: request_rejected, not a provider failure)',
+      422,
+      'request_rejected',
+      ['retry_create_same_token', 'close', 'inspect_provider_console'],
+    ],
+    [
+      'C2: 400 (request_rejected)',
+      400,
+      'request_rejected',
+      ['retry_create_same_token', 'close', 'inspect_provider_console'],
+    ],
   ])('%s on create stops at once and escalates', (_t, status, reason, options) => {
     const r0 = newRecord(FAST);
-    const step = afterCreate(r0, createObs(T0 + 100, { httpStatus: status, remoteJobId: undefined, providerError: { code: 'invalid' } }), ctx(T0 + 100));
+    const step = afterCreate(
+      r0,
+      createObs(T0 + 100, { httpStatus: status, remoteJobId: undefined, providerError: { code: 'invalid' } }),
+      ctx(T0 + 100),
+    );
     const r = check(r0, step);
     expect(kinds(step.entries)).toEqual(['observation', 'create_pending->escalated', 'escalation']);
     expect(step.entries[0]!.body).toMatchObject({ decision: 'escalate' });
@@ -374,7 +544,14 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
   it('V1, C2: a 2xx create answer naming only a poll URL is an acceptance: the job is known by its poll URL', () => {
     const r0 = newRecord(FAST);
     const url = 'https://api.example.test/operations/abc';
-    const r = check(r0, afterCreate(r0, createObs(T0 + 100, { remoteJobId: undefined, statusUrl: url, pollReading: 'monitor' }), ctx(T0 + 100)));
+    const r = check(
+      r0,
+      afterCreate(
+        r0,
+        createObs(T0 + 100, { remoteJobId: undefined, statusUrl: url, pollReading: 'monitor' }),
+        ctx(T0 + 100),
+      ),
+    );
     expect(r.localState).toBe('accepted');
     expect(r.jobId).toBeUndefined();
     expect(r.remote).toMatchObject({ statusUrl: url, pollReading: 'monitor' });
@@ -383,7 +560,10 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
 
   it('C2: a 2xx create answer that names no job is not an acceptance: create_unknown escalation', () => {
     const r0 = newRecord(FAST);
-    const r = check(r0, afterCreate(r0, createObs(T0 + 100, { remoteJobId: undefined, statusUrl: undefined }), ctx(T0 + 100)));
+    const r = check(
+      r0,
+      afterCreate(r0, createObs(T0 + 100, { remoteJobId: undefined, statusUrl: undefined }), ctx(T0 + 100)),
+    );
     expect(r.localState).toBe('escalated');
     expect(r.escalation?.reason).toBe('create_unknown');
     expect(r.jobId).toBeUndefined();
@@ -392,11 +572,27 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
   it('U3: the same token answered with a second, different job ID escalates job_id_conflict and keeps both IDs', () => {
     const r0 = newRecord(FAST);
     // The first answer named job_A but could not be used (a parse problem): it is kept as a remote fact.
-    let r = check(r0, afterCreate(r0, createObs(T0 + 100, { remoteJobId: 'job_A', parseProblem: 'statusUrl: not a URL' }), ctx(T0 + 100)));
+    let r = check(
+      r0,
+      afterCreate(
+        r0,
+        createObs(T0 + 100, { remoteJobId: 'job_A', parseProblem: 'statusUrl: not a URL' }),
+        ctx(T0 + 100),
+      ),
+    );
     expect(r.escalation?.reason).toBe('create_unknown');
     expect(r.remote.jobIds).toEqual(['job_A']);
     // A human authorises a same-token re-send; it answers with another job.
-    r = check(r, notRefused(applyDecision(r, { option: 'retry_create_same_token', approvedBy: 'alice@example.com', reason: 'find out' }, ctx(T0 + 200))));
+    r = check(
+      r,
+      notRefused(
+        applyDecision(
+          r,
+          { option: 'retry_create_same_token', approvedBy: 'alice@example.com', reason: 'find out' },
+          ctx(T0 + 200),
+        ),
+      ),
+    );
     expect(r.localState).toBe('reconciliation');
     const step = afterReconcile(r, reconcileObs(T0 + 300, { remoteJobId: 'job_B' }), ctx(T0 + 300));
     const conflict = check(r, step);
@@ -407,7 +603,16 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
     expect(conflict.jobId).toBeUndefined();
     // U3: automation stops; a human may adopt one of the two, never gets another create.
     expect(optionsOf(conflict)).toEqual(['adopt_job', 'close', 'inspect_provider_console']);
-    const adopted = check(conflict, notRefused(applyDecision(conflict, { option: 'adopt_job', jobId: 'job_B', approvedBy: 'alice@example.com', reason: 'job_A was never started' }, ctx(T0 + 400))));
+    const adopted = check(
+      conflict,
+      notRefused(
+        applyDecision(
+          conflict,
+          { option: 'adopt_job', jobId: 'job_B', approvedBy: 'alice@example.com', reason: 'job_A was never started' },
+          ctx(T0 + 400),
+        ),
+      ),
+    );
     expect(adopted).toMatchObject({ localState: 'observing', jobId: 'job_B' });
     expect(nextCommand(adopted, T0 + 400)).toEqual({ kind: 'read_status' });
   });
@@ -425,7 +630,14 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
 describe('reconciliation (U2, U4)', () => {
   function reconciling(): OperationRecord {
     const r0 = newRecord(FAST);
-    return check(r0, afterCreate(r0, createObs(T0 + 100, { transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }), ctx(T0 + 100)));
+    return check(
+      r0,
+      afterCreate(
+        r0,
+        createObs(T0 + 100, { transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }),
+        ctx(T0 + 100),
+      ),
+    );
   }
 
   it('U2: a match means the provider has our job: accepted, first poll scheduled', () => {
@@ -469,7 +681,10 @@ describe('reconciliation (U2, U4)', () => {
 
   it('U2, S5: reconciliation failures past the create deadline escalate create_unknown', () => {
     const r = reconciling();
-    const e = check(r, afterReconcile(r, reconcileObs(CREATE_DEADLINE + 1, { httpStatus: 503 }), ctx(CREATE_DEADLINE + 1)));
+    const e = check(
+      r,
+      afterReconcile(r, reconcileObs(CREATE_DEADLINE + 1, { httpStatus: 503 }), ctx(CREATE_DEADLINE + 1)),
+    );
     expect(e.escalation?.reason).toBe('create_unknown');
     expect(optionsOf(e)).not.toContain('extend');
   });
@@ -479,15 +694,40 @@ describe('reconciliation (U2, U4)', () => {
 
 describe('status reads (P1-P8, H1-H5, S1-S5) end to end through onWake/afterStatus', () => {
   it.each([
-    ['H1: 429 with Retry-After waits at least that long', { httpStatus: 429, retryAfter: '45' }, 45_000, 'provider_retry_after'],
-    ['H1: 503 with Retry-After seconds waits at least that long', { httpStatus: 503, retryAfter: '20' }, 20_000, 'provider_retry_after'],
-    ['H1: 503 with Retry-After as an HTTP-date waits until that date', { httpStatus: 503, retryAfter: 'DATE+90' }, 90_000, 'provider_retry_after'],
-    ['P3: a valid poll_after_seconds hint is used', { remoteState: 'running', category: 'pending', hints: { pollAfterSeconds: 7 } }, 7_000, 'provider_poll_hint'],
+    [
+      'H1: 429 with Retry-After waits at least that long',
+      { httpStatus: 429, retryAfter: '45' },
+      45_000,
+      'provider_retry_after',
+    ],
+    [
+      'H1: 503 with Retry-After seconds waits at least that long',
+      { httpStatus: 503, retryAfter: '20' },
+      20_000,
+      'provider_retry_after',
+    ],
+    [
+      'H1: 503 with Retry-After as an HTTP-date waits until that date',
+      { httpStatus: 503, retryAfter: 'DATE+90' },
+      90_000,
+      'provider_retry_after',
+    ],
+    [
+      'P3: a valid poll_after_seconds hint is used',
+      { remoteState: 'running', category: 'pending', hints: { pollAfterSeconds: 7 } },
+      7_000,
+      'provider_poll_hint',
+    ],
   ] as const)('%s', (_t, o, minDelayMs, source) => {
     const r = observing();
     const at = r.schedule.nextPollAtMs!;
     const answered = at + 10;
-    const retryAfter = 'retryAfter' in o && o.retryAfter.startsWith('DATE+') ? new Date(answered + 90_000).toUTCString() : 'retryAfter' in o ? o.retryAfter : undefined;
+    const retryAfter =
+      'retryAfter' in o && o.retryAfter.startsWith('DATE+')
+        ? new Date(answered + 90_000).toUTCString()
+        : 'retryAfter' in o
+          ? o.retryAfter
+          : undefined;
     const after = poll(r, at, (t) => statusObs(t, { ...o, ...(retryAfter !== undefined ? { retryAfter } : {}) }));
     expect(after.localState).toBe('observing');
     expect(after.schedule.delaySource).toBe(source);
@@ -513,7 +753,11 @@ describe('status reads (P1-P8, H1-H5, S1-S5) end to end through onWake/afterStat
   });
 
   it.each([
-    ['H3: a 404 inside the consistency window after acceptance waits (still accepted: no state was read)', 1_000, 'accepted'],
+    [
+      'H3: a 404 inside the consistency window after acceptance waits (still accepted: no state was read)',
+      1_000,
+      'accepted',
+    ],
     ['H3: a 404 after the consistency window escalates with the job ID and timestamps', 60_000, 'escalated'],
   ])('%s', (_t, sinceAcceptMs, state) => {
     const a = acceptedRecord({ ...FAST, baseDelayMs: 500, maxDelayMs: 500 });
@@ -566,10 +810,13 @@ describe('status reads (P1-P8, H1-H5, S1-S5) end to end through onWake/afterStat
 
   it('P1, S2: a state outside the table escalates unknown_state with zero further commands that send', () => {
     const r = observing();
-    const e = poll(r, r.schedule.nextPollAtMs!, (t) => statusObs(t, { remoteState: 'frobnicating', category: 'unknown' }));
+    const e = poll(r, r.schedule.nextPollAtMs!, (t) =>
+      statusObs(t, { remoteState: 'frobnicating', category: 'unknown' }),
+    );
     expect(e.escalation?.reason).toBe('unknown_state');
     expect(e.remote.state).toBe('frobnicating');
-    for (const at of [e.escalation!.raisedAtMs, RESULT_DEADLINE + 1]) expect(nextCommand(e, at).kind).toBe('await_decision');
+    for (const at of [e.escalation!.raisedAtMs, RESULT_DEADLINE + 1])
+      expect(nextCommand(e, at).kind).toBe('await_decision');
     expect(onWake(e, ctx(RESULT_DEADLINE - 1)).kind).toBe('stopped');
   });
 
@@ -638,24 +885,57 @@ describe('status reads (P1-P8, H1-H5, S1-S5) end to end through onWake/afterStat
 
 describe('cancellation (X1-X3, M2)', () => {
   it.each([
-    ['the adapter has no cancel endpoint', () => observing(), { cancel: false, repeatableCollect: true }, 'ASYNCJOB_ERR_CANCEL_UNSUPPORTED'],
-    ['a cancel was already requested (never twice, X3)', () => cancelling(), CAPS, 'ASYNCJOB_ERR_CANCEL_ALREADY_REQUESTED'],
+    [
+      'the adapter has no cancel endpoint',
+      () => observing(),
+      { cancel: false, repeatableCollect: true },
+      'ASYNCJOB_ERR_CANCEL_UNSUPPORTED',
+    ],
+    [
+      'a cancel was already requested (never twice, X3)',
+      () => cancelling(),
+      CAPS,
+      'ASYNCJOB_ERR_CANCEL_ALREADY_REQUESTED',
+    ],
     ['no job exists yet', () => newRecord(FAST), CAPS, 'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED'],
-    ['the operation is escalated (a decision cancels)', () => budgetEscalated(), CAPS, 'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED'],
+    [
+      'the operation is escalated (a decision cancels)',
+      () => budgetEscalated(),
+      CAPS,
+      'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED',
+    ],
   ])('X1: a cancel is refused when %s', (_t, make, capabilities, code) => {
     const r = make();
-    const refused = requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(T0 + 50_000, { capabilities }));
+    const refused = requestCancel(
+      r,
+      { requestedBy: 'alice@example.com', reason: 'stop' },
+      ctx(T0 + 50_000, { capabilities }),
+    );
     expect(refused).toMatchObject({ kind: 'refused', code });
   });
 
   it('X1, M2: the intent (who, why, expected effect) is recorded before any cancel call', () => {
     const r = observing();
     const at = r.schedule.nextPollAtMs! - 1;
-    const step = notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'budget cut', expectedEffect: 'the job stops, no charge' }, ctx(at)));
+    const step = notRefused(
+      requestCancel(
+        r,
+        { requestedBy: 'alice@example.com', reason: 'budget cut', expectedEffect: 'the job stops, no charge' },
+        ctx(at),
+      ),
+    );
     const c = check(r, step);
     expect(kinds(step.entries)).toEqual(['observing->cancel_requested']);
-    expect(step.entries[0]).toMatchObject({ actor: 'alice@example.com', body: { cause: 'cancel_request', reason: expect.stringContaining('budget cut') } });
-    expect(c.cancel).toMatchObject({ requestedBy: 'alice@example.com', reason: 'budget cut', expectedEffect: 'the job stops, no charge', requestedAtMs: at });
+    expect(step.entries[0]).toMatchObject({
+      actor: 'alice@example.com',
+      body: { cause: 'cancel_request', reason: expect.stringContaining('budget cut') },
+    });
+    expect(c.cancel).toMatchObject({
+      requestedBy: 'alice@example.com',
+      reason: 'budget cut',
+      expectedEffect: 'the job stops, no charge',
+      requestedAtMs: at,
+    });
     expect(c.cancel?.sentAtMs).toBeUndefined();
     // M2: ours, not the provider's.
     expect(c.remote.state).toBe('running');
@@ -676,11 +956,18 @@ describe('cancellation (X1-X3, M2)', () => {
     expect(nextCommand(c, c.schedule.nextPollAtMs!)).toEqual({ kind: 'read_status' });
   });
 
-  it('X1, M2: a 409 stating the job\'s final view records that view and confirms it with a status read at once', () => {
+  it("X1, M2: a 409 stating the job's final view records that view and confirms it with a status read at once", () => {
     const r = observing();
     const at = r.schedule.nextPollAtMs! - 1;
     const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
-    const c = check(req, afterCancel(req, cancelObs(at + 5, { httpStatus: 409, remoteState: 'succeeded', category: 'success' }), ctx(at + 5)));
+    const c = check(
+      req,
+      afterCancel(
+        req,
+        cancelObs(at + 5, { httpStatus: 409, remoteState: 'succeeded', category: 'success' }),
+        ctx(at + 5),
+      ),
+    );
     expect(c.localState).toBe('cancelling');
     expect(c.remote).toMatchObject({ state: 'succeeded', category: 'success' });
     expect(c.schedule.nextPollAtMs).toBe(at + 5);
@@ -692,7 +979,9 @@ describe('cancellation (X1-X3, M2)', () => {
 
   it('M1, X2: status cancelled after the cancel -> cancelled (the provider said so)', () => {
     const c = cancelling();
-    const done2 = poll(c, c.schedule.nextPollAtMs!, (t) => statusObs(t, { remoteState: 'cancelled', category: 'cancelled' }));
+    const done2 = poll(c, c.schedule.nextPollAtMs!, (t) =>
+      statusObs(t, { remoteState: 'cancelled', category: 'cancelled' }),
+    );
     expect(done2.localState).toBe('cancelled');
     expect(nextCommand(done2, done2.journal.observations.at(-1)!.atMs)).toEqual({ kind: 'finished' });
   });
@@ -721,12 +1010,31 @@ describe('cancellation (X1-X3, M2)', () => {
     const woke = onWake(c, ctx(c.deadlines.cancelDeadlineMs!));
     if (woke.kind !== 'stopped') throw new Error('expected stopped');
     const e = check(c, woke);
-    expect(kinds(woke.entries)).toEqual(['cancelling->cancellation_unconfirmed', 'cancellation_unconfirmed->escalated', 'escalation']);
+    expect(kinds(woke.entries)).toEqual([
+      'cancelling->cancellation_unconfirmed',
+      'cancellation_unconfirmed->escalated',
+      'escalation',
+    ]);
     expect(e.escalation?.reason).toBe('cancellation_unconfirmed');
     expect(e.escalation?.message).toMatchObject({ providerJobIds: ['job_7ad2'], traceId: 'trace-1' });
     expect(optionsOf(e)).not.toContain('cancel_at_provider');
     // An extension keeps waiting for the confirmation of the cancel already sent (X3).
-    const x = check(e, notRefused(applyDecision(e, { option: 'extend', extendMs: 60_000, extraStatusRequests: 2, approvedBy: 'bob@example.com', reason: 'provider is slow' }, ctx(c.deadlines.cancelDeadlineMs! + 10))));
+    const x = check(
+      e,
+      notRefused(
+        applyDecision(
+          e,
+          {
+            option: 'extend',
+            extendMs: 60_000,
+            extraStatusRequests: 2,
+            approvedBy: 'bob@example.com',
+            reason: 'provider is slow',
+          },
+          ctx(c.deadlines.cancelDeadlineMs! + 10),
+        ),
+      ),
+    );
     expect(x.localState).toBe('cancelling');
     expect(x.deadlines.cancelDeadlineMs).toBe(c.deadlines.cancelDeadlineMs! + 10 + 60_000);
   });
@@ -742,8 +1050,25 @@ describe('cancellation (X1-X3, M2)', () => {
     expect(e.escalation?.reason).toBe('cancellation_unconfirmed');
     expect(e.cancel?.sentAtMs).toBe(at + 5);
     expect(optionsOf(e)).not.toContain('cancel_at_provider');
-    expect(requestCancel(e, { requestedBy: 'carol@example.com', reason: 'again' }, ctx(at + 6))).toMatchObject({ kind: 'refused' });
-    const x = check(e, notRefused(applyDecision(e, { option: 'extend', extendMs: 60_000, extraStatusRequests: 2, approvedBy: 'bob@example.com', reason: 'see if it stopped' }, ctx(at + 10))));
+    expect(requestCancel(e, { requestedBy: 'carol@example.com', reason: 'again' }, ctx(at + 6))).toMatchObject({
+      kind: 'refused',
+    });
+    const x = check(
+      e,
+      notRefused(
+        applyDecision(
+          e,
+          {
+            option: 'extend',
+            extendMs: 60_000,
+            extraStatusRequests: 2,
+            approvedBy: 'bob@example.com',
+            reason: 'see if it stopped',
+          },
+          ctx(at + 10),
+        ),
+      ),
+    );
     expect(x.localState).toBe('cancelling');
     expect(nextCommand(x, at + 10)).toEqual({ kind: 'read_status' });
   });
@@ -752,25 +1077,44 @@ describe('cancellation (X1-X3, M2)', () => {
     ['a 2xx answer that cannot be read', { httpStatus: 202, parseProblem: 'not JSON' }, 'cancellation_unconfirmed'],
     ['HTTP 404', { httpStatus: 404 }, 'cancellation_unconfirmed'],
     ['HTTP 403 (H4)', { httpStatus: 403 }, 'authorization_denied'],
-  ] as const)('X3: a cancel that reached the provider (%s) is recorded as sent and never offered again', (_t, o, reason) => {
-    const r = observing();
-    const at = r.schedule.nextPollAtMs! - 1;
-    const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
-    const e = check(req, afterCancel(req, cancelObs(at + 5, o), ctx(at + 5)));
-    expect(e.escalation?.reason).toBe(reason);
-    expect(e.cancel?.sentAtMs).toBe(at + 5);
-    expect(optionsOf(e)).not.toContain('cancel_at_provider');
-  });
+  ] as const)(
+    'X3: a cancel that reached the provider (%s) is recorded as sent and never offered again',
+    (_t, o, reason) => {
+      const r = observing();
+      const at = r.schedule.nextPollAtMs! - 1;
+      const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
+      const e = check(req, afterCancel(req, cancelObs(at + 5, o), ctx(at + 5)));
+      expect(e.escalation?.reason).toBe(reason);
+      expect(e.cancel?.sentAtMs).toBe(at + 5);
+      expect(optionsOf(e)).not.toContain('cancel_at_provider');
+    },
+  );
 
   it('X1: a cancel refused before sending (no credential) escalates; a human may still authorise the one call', () => {
     const r = observing();
     const at = r.schedule.nextPollAtMs! - 1;
     const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
-    const e = check(req, afterCancel(req, cancelObs(at + 5, { transport: 'refused', httpStatus: undefined, errorCategory: 'credential_unavailable' }), ctx(at + 5)));
+    const e = check(
+      req,
+      afterCancel(
+        req,
+        cancelObs(at + 5, { transport: 'refused', httpStatus: undefined, errorCategory: 'credential_unavailable' }),
+        ctx(at + 5),
+      ),
+    );
     expect(e.escalation?.reason).toBe('provider_failure');
     expect(e.cancel?.sentAtMs).toBeUndefined();
     expect(optionsOf(e)).toContain('cancel_at_provider');
-    const again = check(e, notRefused(applyDecision(e, { option: 'cancel_at_provider', approvedBy: 'bob@example.com', reason: 'credential restored' }, ctx(at + 100))));
+    const again = check(
+      e,
+      notRefused(
+        applyDecision(
+          e,
+          { option: 'cancel_at_provider', approvedBy: 'bob@example.com', reason: 'credential restored' },
+          ctx(at + 100),
+        ),
+      ),
+    );
     expect(nextCommand(again, at + 100)).toEqual({ kind: 'cancel' });
   });
 
@@ -779,13 +1123,38 @@ describe('cancellation (X1-X3, M2)', () => {
     const at = r.schedule.nextPollAtMs! - 1;
     const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
     const deadline = req.deadlines.cancelDeadlineMs!;
-    const e = check(req, afterCancel(req, cancelObs(deadline, { transport: 'not_sent', httpStatus: undefined, errorCategory: 'dns' }), ctx(deadline)));
+    const e = check(
+      req,
+      afterCancel(
+        req,
+        cancelObs(deadline, { transport: 'not_sent', httpStatus: undefined, errorCategory: 'dns' }),
+        ctx(deadline),
+      ),
+    );
     expect(e.escalation?.reason).toBe('provider_failure');
     expect(e.cancel?.sentAtMs).toBeUndefined();
     expect(optionsOf(e)).toContain('cancel_at_provider');
-    const x = check(e, notRefused(applyDecision(e, { option: 'extend', extendMs: 60_000, extraStatusRequests: 2, approvedBy: 'bob@example.com', reason: 'keep watching' }, ctx(deadline + 10))));
+    const x = check(
+      e,
+      notRefused(
+        applyDecision(
+          e,
+          {
+            option: 'extend',
+            extendMs: 60_000,
+            extraStatusRequests: 2,
+            approvedBy: 'bob@example.com',
+            reason: 'keep watching',
+          },
+          ctx(deadline + 10),
+        ),
+      ),
+    );
     expect(x.localState).toBe('observing');
-    const again = check(x, notRefused(requestCancel(x, { requestedBy: 'carol@example.com', reason: 'stop, really' }, ctx(deadline + 20))));
+    const again = check(
+      x,
+      notRefused(requestCancel(x, { requestedBy: 'carol@example.com', reason: 'stop, really' }, ctx(deadline + 20))),
+    );
     expect(again.localState).toBe('cancel_requested');
     expect(again.cancel).toMatchObject({ requestedBy: 'carol@example.com', requestedAtMs: deadline + 20 });
     expect(again.deadlines.cancelDeadlineMs).toBe(deadline + 20 + FAST.cancelDeadlineMs!);
@@ -807,7 +1176,14 @@ describe('cancellation (X1-X3, M2)', () => {
     const r = observing();
     const at = r.schedule.nextPollAtMs! - 1;
     const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
-    const again = check(req, afterCancel(req, cancelObs(at + 5, { transport: 'not_sent', httpStatus: undefined, errorCategory: 'connect_refused' }), ctx(at + 5)));
+    const again = check(
+      req,
+      afterCancel(
+        req,
+        cancelObs(at + 5, { transport: 'not_sent', httpStatus: undefined, errorCategory: 'connect_refused' }),
+        ctx(at + 5),
+      ),
+    );
     expect(again.localState).toBe('cancel_requested');
     expect(again.cancel?.sentAtMs).toBeUndefined();
     expect(nextCommand(again, again.schedule.nextPollAtMs!)).toEqual({ kind: 'cancel' });
@@ -819,7 +1195,13 @@ describe('cancellation (X1-X3, M2)', () => {
 describe('provider conventions (V1, S2, E1)', () => {
   it('S2, X2: a provider\'s own "cancelled" with no cancel requested here ends failed (provider_cancelled), not an open escalation', () => {
     const o = observing();
-    const r = poll(o, o.schedule.nextPollAtMs!, (t) => statusObs(t, { remoteState: 'Canceled', category: 'cancelled', providerError: { code: 'UserCanceled', message: 'canceled in the portal' } }));
+    const r = poll(o, o.schedule.nextPollAtMs!, (t) =>
+      statusObs(t, {
+        remoteState: 'Canceled',
+        category: 'cancelled',
+        providerError: { code: 'UserCanceled', message: 'canceled in the portal' },
+      }),
+    );
     expect(r.localState).toBe('failed');
     expect(r.escalation).toBeNull();
     expect(r.journal.transitions.at(-1)?.body.reason).toContain('provider_cancelled');
@@ -827,9 +1209,15 @@ describe('provider conventions (V1, S2, E1)', () => {
     expect(operationSummary(r).providerError).toEqual({ code: 'UserCanceled', message: 'canceled in the portal' });
   });
 
-  it('E1: a 4xx on a status read is our request refused (request_rejected, with the provider\'s message), not a provider failure', () => {
+  it("E1: a 4xx on a status read is our request refused (request_rejected, with the provider's message), not a provider failure", () => {
     const o = observing();
-    const r = poll(o, o.schedule.nextPollAtMs!, (t) => statusObs(t, { httpStatus: 400, errorCategory: 'http_4xx', providerError: { message: 'api-version is missing' } }));
+    const r = poll(o, o.schedule.nextPollAtMs!, (t) =>
+      statusObs(t, {
+        httpStatus: 400,
+        errorCategory: 'http_4xx',
+        providerError: { message: 'api-version is missing' },
+      }),
+    );
     expect(r.escalation?.reason).toBe('request_rejected');
     expect(r.escalation?.message.detail).toContain('api-version is missing');
     expect(r.journal.observations.at(-1)?.body.providerError).toEqual({ message: 'api-version is missing' });
@@ -838,7 +1226,9 @@ describe('provider conventions (V1, S2, E1)', () => {
   it('V1: a pending answer naming a new poll URL moves polling there; the first one named stays until then', () => {
     const a = acceptedRecord();
     expect(a.remote.statusUrl).toBe('https://api.example.test/jobs/job_7ad2');
-    const moved = poll(a, a.schedule.nextPollAtMs!, (t) => running(t, { statusUrl: 'https://api.example.test/jobs/job_7ad2/next' }));
+    const moved = poll(a, a.schedule.nextPollAtMs!, (t) =>
+      running(t, { statusUrl: 'https://api.example.test/jobs/job_7ad2/next' }),
+    );
     expect(moved.remote.statusUrl).toBe('https://api.example.test/jobs/job_7ad2/next');
     expect(moved.journal.observations.at(-1)?.body.pollUrl).toBe('https://api.example.test/jobs/job_7ad2/next');
   });
@@ -848,10 +1238,25 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
   it('A2: extend adds bounded time and checks without resetting counters', () => {
     const e = budgetEscalated();
     const at = e.escalation!.raisedAtMs + 1_000;
-    const step = notRefused(applyDecision(e, { option: 'extend', extendMs: 300_000, extraStatusRequests: 4, approvedBy: 'bob@example.com', reason: 'job is large' }, ctx(at)));
+    const step = notRefused(
+      applyDecision(
+        e,
+        {
+          option: 'extend',
+          extendMs: 300_000,
+          extraStatusRequests: 4,
+          approvedBy: 'bob@example.com',
+          reason: 'job is large',
+        },
+        ctx(at),
+      ),
+    );
     const x = check(e, step);
     expect(kinds(step.entries)).toEqual(['decision', 'escalated->observing']);
-    expect(step.entries[0]).toMatchObject({ actor: 'bob@example.com', body: { kind: 'decision', accepted: true, bounds: { extendMs: 300_000, extraStatusRequests: 4 } } });
+    expect(step.entries[0]).toMatchObject({
+      actor: 'bob@example.com',
+      body: { kind: 'decision', accepted: true, bounds: { extendMs: 300_000, extraStatusRequests: 4 } },
+    });
     expect(x.used).toEqual(e.used);
     expect(x.budgets.maxStatusRequests).toBe(6);
     expect(x.deadlines.resultDeadlineMs).toBe(RESULT_DEADLINE + 300_000);
@@ -870,9 +1275,24 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
   });
 
   it.each([
-    ['A2: an option that was not offered', { option: 'retry_create_same_token', approvedBy: 'bob@example.com', reason: 'try' }, 'ASYNCJOB_ERR_OPTION_NOT_OFFERED', 1_000],
-    ['A2: an extension beyond the offered bounds', { option: 'extend', extendMs: 10_000_000, extraStatusRequests: 4, approvedBy: 'bob@example.com', reason: 'x' }, 'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS', 1_000],
-    ['A2: a decision after the decision deadline', { option: 'close', approvedBy: 'bob@example.com', reason: 'late' }, 'ASYNCJOB_ERR_DECISION_TOO_LATE', FAST.decisionDeadlineMs! + 1],
+    [
+      'A2: an option that was not offered',
+      { option: 'retry_create_same_token', approvedBy: 'bob@example.com', reason: 'try' },
+      'ASYNCJOB_ERR_OPTION_NOT_OFFERED',
+      1_000,
+    ],
+    [
+      'A2: an extension beyond the offered bounds',
+      { option: 'extend', extendMs: 10_000_000, extraStatusRequests: 4, approvedBy: 'bob@example.com', reason: 'x' },
+      'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS',
+      1_000,
+    ],
+    [
+      'A2: a decision after the decision deadline',
+      { option: 'close', approvedBy: 'bob@example.com', reason: 'late' },
+      'ASYNCJOB_ERR_DECISION_TOO_LATE',
+      FAST.decisionDeadlineMs! + 1,
+    ],
   ] as const)('%s is refused, and recordRejectedDecision records who tried what', (_t, decision, code, afterMs) => {
     const e = budgetEscalated();
     const at = e.escalation!.raisedAtMs + afterMs;
@@ -882,30 +1302,52 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
     const step = recordRejectedDecision(e, decision, refusal, ctx(at));
     const r = check(e, step);
     expect(step.entries).toHaveLength(1);
-    expect(step.entries[0]!.body).toMatchObject({ kind: 'decision', decision: decision.option, approvedBy: 'bob@example.com', accepted: false, rejectionReason: expect.stringContaining(code) });
+    expect(step.entries[0]!.body).toMatchObject({
+      kind: 'decision',
+      decision: decision.option,
+      approvedBy: 'bob@example.com',
+      accepted: false,
+      rejectionReason: expect.stringContaining(code),
+    });
     expect(r.localState).toBe('escalated');
     expect(r.budgets).toEqual(e.budgets);
   });
 
   it('A2: a rejected decision with missing fields is still recorded, with placeholders', () => {
     const e = budgetEscalated();
-    const step = recordRejectedDecision(e, { option: 42 }, { kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE', message: 'approvedBy: required' }, ctx(T0 + 100_000));
+    const step = recordRejectedDecision(
+      e,
+      { option: 42 },
+      { kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE', message: 'approvedBy: required' },
+      ctx(T0 + 100_000),
+    );
     check(e, step);
     expect(step.entries[0]!.body).toMatchObject({ decision: '(none)', approvedBy: '(unknown)', accepted: false });
   });
 
   it('A2: a decision with no open escalation is refused', () => {
-    expect(applyDecision(observing(), { option: 'close', approvedBy: 'bob@example.com', reason: 'x' }, ctx(T0 + 10_000))).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_NO_OPEN_ESCALATION' });
+    expect(
+      applyDecision(observing(), { option: 'close', approvedBy: 'bob@example.com', reason: 'x' }, ctx(T0 + 10_000)),
+    ).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_NO_OPEN_ESCALATION' });
   });
 
   it('A2: close ends the operation; inspect_provider_console is recorded and changes nothing', () => {
     const e = budgetEscalated();
     const at = e.escalation!.raisedAtMs + 10;
-    const look = notRefused(applyDecision(e, { option: 'inspect_provider_console', approvedBy: 'bob@example.com', reason: 'looking' }, ctx(at)));
+    const look = notRefused(
+      applyDecision(
+        e,
+        { option: 'inspect_provider_console', approvedBy: 'bob@example.com', reason: 'looking' },
+        ctx(at),
+      ),
+    );
     const l = check(e, look);
     expect(kinds(look.entries)).toEqual(['decision']);
     expect(l.localState).toBe('escalated');
-    const closed = check(l, notRefused(applyDecision(l, { option: 'close', approvedBy: 'bob@example.com', reason: 'done' }, ctx(at + 1))));
+    const closed = check(
+      l,
+      notRefused(applyDecision(l, { option: 'close', approvedBy: 'bob@example.com', reason: 'done' }, ctx(at + 1))),
+    );
     expect(closed.localState).toBe('closed');
     expect(nextCommand(closed, at + 1)).toEqual({ kind: 'finished' });
   });
@@ -913,9 +1355,19 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
   it('A1, X1: cancel_at_provider from an escalation records the intent and leads to the one cancel call', () => {
     const e = budgetEscalated();
     const at = e.escalation!.raisedAtMs + 10;
-    const c = check(e, notRefused(applyDecision(e, { option: 'cancel_at_provider', approvedBy: 'bob@example.com', reason: 'too long' }, ctx(at))));
+    const c = check(
+      e,
+      notRefused(
+        applyDecision(e, { option: 'cancel_at_provider', approvedBy: 'bob@example.com', reason: 'too long' }, ctx(at)),
+      ),
+    );
     expect(c.localState).toBe('cancel_requested');
-    expect(c.cancel).toEqual({ requestedBy: 'bob@example.com', reason: 'too long', expectedEffect: 'the provider stops the job', requestedAtMs: at });
+    expect(c.cancel).toEqual({
+      requestedBy: 'bob@example.com',
+      reason: 'too long',
+      expectedEffect: 'the provider stops the job',
+      requestedAtMs: at,
+    });
     expect(c.deadlines.cancelDeadlineMs).toBe(at + FAST.cancelDeadlineMs!);
     expect(nextCommand(c, at)).toEqual({ kind: 'cancel' });
     const sent = check(c, afterCancel(c, cancelObs(at + 5), ctx(at + 5)));
@@ -934,66 +1386,138 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
     const step = decisionDeadlinePassed(e, ctx(e.escalation!.decisionDeadlineMs));
     const r = check(e, step);
     expect(step.entries).toHaveLength(1);
-    expect(step.entries[0]!.body).toMatchObject({ kind: 'decision', decision: 'none', accepted: false, rejectionReason: 'ASYNCJOB_ERR_DECISION_TOO_LATE' });
+    expect(step.entries[0]!.body).toMatchObject({
+      kind: 'decision',
+      decision: 'none',
+      accepted: false,
+      rejectionReason: 'ASYNCJOB_ERR_DECISION_TOO_LATE',
+    });
     expect(r.localState).toBe('escalated');
     expect(decisionDeadlinePassed(observing(), ctx(RESULT_DEADLINE)).entries).toEqual([]);
   });
 
   function createPhaseEscalations(): [string, () => OperationRecord][] {
     const fresh = () => newRecord(FAST);
-    const viaCreate = (o: Partial<Observation>, c: Partial<StepContext> = {}, at = T0 + 100) => () => {
-      const r = fresh();
-      return check(r, afterCreate(r, createObs(at, o), ctx(at, c)));
-    };
+    const viaCreate =
+      (o: Partial<Observation>, c: Partial<StepContext> = {}, at = T0 + 100) =>
+      () => {
+        const r = fresh();
+        return check(r, afterCreate(r, createObs(at, o), ctx(at, c)));
+      };
     return [
-      ['ambiguous create with no reconciliation method', viaCreate({ transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }, { reconciliation: 'none' })],
+      [
+        'ambiguous create with no reconciliation method',
+        viaCreate(
+          { transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined },
+          { reconciliation: 'none' },
+        ),
+      ],
       ['a 2xx create answer without a job', viaCreate({ remoteJobId: undefined, statusUrl: undefined })],
       ['a 422 create answer', viaCreate({ httpStatus: 422, remoteJobId: undefined })],
       ['a 429 past the create deadline', viaCreate({ httpStatus: 429, remoteJobId: undefined, retryAfter: '3600' })],
-      ['the create deadline at the create wake-up', () => {
-        const r = fresh();
-        const s = reserveCreateAttempt(r, ctx(CREATE_DEADLINE));
-        if (s.kind !== 'stopped') throw new Error('expected stopped');
-        return check(r, s);
-      }],
-      ['a create activity failure with no reconciliation method', () => {
-        const r = fresh();
-        return check(r, afterActivityFailure(r, 'create', 'worker lost', ctx(T0 + 100, { reconciliation: 'none' })));
-      }],
-      ['reconcile activity failures spending the transport budget', () => {
-        const r = viaCreate({ transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined })();
-        return check(r, afterActivityFailure({ ...r, budgets: { ...r.budgets, maxTransportFailures: 2 } }, 'reconcile', 'worker lost', ctx(T0 + 5_000)));
-      }],
-      ['a lost create answer at the create deadline with same-token re-sending (I3)', viaCreate({ transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }, {}, CREATE_DEADLINE)],
-      ['several jobs matching the operation on reconciliation (U3)', () => {
-        const r = viaCreate({ transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }, { reconciliation: 'list_by_client_reference' })();
-        return check(r, afterReconcile(r, reconcileObs(T0 + 5_000, { errorCategory: 'multiple_matches' }), ctx(T0 + 5_000, { reconciliation: 'list_by_client_reference' })));
-      }],
-      ['reconciliation failing past the create deadline', () => {
-        const r = viaCreate({ httpStatus: 504, remoteJobId: undefined })();
-        return check(r, afterReconcile(r, reconcileObs(CREATE_DEADLINE + 1, { httpStatus: 503 }), ctx(CREATE_DEADLINE + 1)));
-      }],
+      [
+        'the create deadline at the create wake-up',
+        () => {
+          const r = fresh();
+          const s = reserveCreateAttempt(r, ctx(CREATE_DEADLINE));
+          if (s.kind !== 'stopped') throw new Error('expected stopped');
+          return check(r, s);
+        },
+      ],
+      [
+        'a create activity failure with no reconciliation method',
+        () => {
+          const r = fresh();
+          return check(r, afterActivityFailure(r, 'create', 'worker lost', ctx(T0 + 100, { reconciliation: 'none' })));
+        },
+      ],
+      [
+        'reconcile activity failures spending the transport budget',
+        () => {
+          const r = viaCreate({ transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined })();
+          return check(
+            r,
+            afterActivityFailure(
+              { ...r, budgets: { ...r.budgets, maxTransportFailures: 2 } },
+              'reconcile',
+              'worker lost',
+              ctx(T0 + 5_000),
+            ),
+          );
+        },
+      ],
+      [
+        'a lost create answer at the create deadline with same-token re-sending (I3)',
+        viaCreate({ transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }, {}, CREATE_DEADLINE),
+      ],
+      [
+        'several jobs matching the operation on reconciliation (U3)',
+        () => {
+          const r = viaCreate(
+            { transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined },
+            { reconciliation: 'list_by_client_reference' },
+          )();
+          return check(
+            r,
+            afterReconcile(
+              r,
+              reconcileObs(T0 + 5_000, { errorCategory: 'multiple_matches' }),
+              ctx(T0 + 5_000, { reconciliation: 'list_by_client_reference' }),
+            ),
+          );
+        },
+      ],
+      [
+        'reconciliation failing past the create deadline',
+        () => {
+          const r = viaCreate({ httpStatus: 504, remoteJobId: undefined })();
+          return check(
+            r,
+            afterReconcile(r, reconcileObs(CREATE_DEADLINE + 1, { httpStatus: 503 }), ctx(CREATE_DEADLINE + 1)),
+          );
+        },
+      ],
     ];
   }
 
-  it.each(createPhaseEscalations())('E2, U2: a create-phase escalation (%s) never offers extend or cancel_at_provider', (_t, make) => {
-    const e = make();
-    expect(e.localState).toBe('escalated');
-    expect(e.jobId).toBeUndefined();
-    expect(optionsOf(e)).not.toContain('extend');
-    expect(optionsOf(e)).not.toContain('cancel_at_provider');
-    // U3: a job ID conflict stops automation: a human adopts one of the jobs or closes, never another create.
-    if (e.escalation?.reason === 'job_id_conflict') expect(optionsOf(e)).not.toContain('retry_create_same_token');
-    else expect(optionsOf(e)).toContain('retry_create_same_token');
-    const refused = applyDecision(e, { option: 'extend', extendMs: 1_000, extraStatusRequests: 1, approvedBy: 'bob@example.com', reason: 'x' }, ctx(e.escalation!.raisedAtMs + 1));
-    expect(refused).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_OPTION_NOT_OFFERED' });
-  });
+  it.each(createPhaseEscalations())(
+    'E2, U2: a create-phase escalation (%s) never offers extend or cancel_at_provider',
+    (_t, make) => {
+      const e = make();
+      expect(e.localState).toBe('escalated');
+      expect(e.jobId).toBeUndefined();
+      expect(optionsOf(e)).not.toContain('extend');
+      expect(optionsOf(e)).not.toContain('cancel_at_provider');
+      // U3: a job ID conflict stops automation: a human adopts one of the jobs or closes, never another create.
+      if (e.escalation?.reason === 'job_id_conflict') expect(optionsOf(e)).not.toContain('retry_create_same_token');
+      else expect(optionsOf(e)).toContain('retry_create_same_token');
+      const refused = applyDecision(
+        e,
+        { option: 'extend', extendMs: 1_000, extraStatusRequests: 1, approvedBy: 'bob@example.com', reason: 'x' },
+        ctx(e.escalation!.raisedAtMs + 1),
+      );
+      expect(refused).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_OPTION_NOT_OFFERED' });
+    },
+  );
 
   it('U2, I3: retry_create_same_token leads to reconciliation with a fresh bounded create window', () => {
     const r = newRecord(FAST);
-    const e = check(r, afterCreate(r, createObs(T0 + 100, { httpStatus: 429, remoteJobId: undefined, retryAfter: '3600' }), ctx(T0 + 100)));
+    const e = check(
+      r,
+      afterCreate(
+        r,
+        createObs(T0 + 100, { httpStatus: 429, remoteJobId: undefined, retryAfter: '3600' }),
+        ctx(T0 + 100),
+      ),
+    );
     const at = CREATE_DEADLINE + 60_000;
-    const step = notRefused(applyDecision(e, { option: 'retry_create_same_token', approvedBy: 'bob@example.com', reason: 'provider back' }, ctx(at)));
+    const step = notRefused(
+      applyDecision(
+        e,
+        { option: 'retry_create_same_token', approvedBy: 'bob@example.com', reason: 'provider back' },
+        ctx(at),
+      ),
+    );
     const x = check(e, step);
     expect(kinds(step.entries)).toEqual(['decision', 'escalated->reconciliation']);
     expect(x.localState).toBe('reconciliation');
@@ -1004,7 +1528,14 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
     const again = check(x, afterReconcile(x, reconcileObs(at + 1_000, { httpStatus: 404 }), ctx(at + 1_000)));
     expect(again.localState).toBe('reconciliation');
     expect(again.schedule.nextPollAtMs).toBeLessThanOrEqual(x.deadlines.createDeadlineMs);
-    const gone = check(again, afterReconcile(again, reconcileObs(x.deadlines.createDeadlineMs, { httpStatus: 404 }), ctx(x.deadlines.createDeadlineMs)));
+    const gone = check(
+      again,
+      afterReconcile(
+        again,
+        reconcileObs(x.deadlines.createDeadlineMs, { httpStatus: 404 }),
+        ctx(x.deadlines.createDeadlineMs),
+      ),
+    );
     expect(gone.localState).toBe('failed');
   });
 });
@@ -1015,10 +1546,18 @@ describe('webhook hints (W1)', () => {
   it('W1: a hint moves the next poll to now in a polling state, changes no remote fact and never succeeds on its own', () => {
     const r = observing();
     const at = r.schedule.nextPollAtMs! - 500;
-    const step = applyWebhookHint(r, { eventId: 'evt-1', remoteJobId: 'job_7ad2', state: 'succeeded', receivedAtMs: at }, ctx(at));
+    const step = applyWebhookHint(
+      r,
+      { eventId: 'evt-1', remoteJobId: 'job_7ad2', state: 'succeeded', receivedAtMs: at },
+      ctx(at),
+    );
     const h = check(r, step);
     expect(kinds(step.entries)).toEqual(['observation']);
-    expect(step.entries[0]!.body).toMatchObject({ action: 'webhook', decision: 'read_status_now', delaySource: 'webhook_hint' });
+    expect(step.entries[0]!.body).toMatchObject({
+      action: 'webhook',
+      decision: 'read_status_now',
+      delaySource: 'webhook_hint',
+    });
     expect(h.localState).toBe('observing');
     expect(h.remote).toEqual(r.remote);
     expect(h.result).toBeNull();
@@ -1032,14 +1571,21 @@ describe('webhook hints (W1)', () => {
   it.each([
     ['create_pending', () => newRecord(FAST)],
     ['escalated', () => budgetEscalated()],
-    ['result_collecting', () => {
-      const a = acceptedRecord();
-      return poll(a, a.schedule.nextPollAtMs!, done);
-    }],
+    [
+      'result_collecting',
+      () => {
+        const a = acceptedRecord();
+        return poll(a, a.schedule.nextPollAtMs!, done);
+      },
+    ],
   ])('W1: in %s a hint is only noted', (_t, make) => {
     const r = make();
     const at = T0 + 20_000;
-    const step = applyWebhookHint(r, { eventId: 'evt-2', remoteJobId: 'job_7ad2', state: 'succeeded', receivedAtMs: at }, ctx(at));
+    const step = applyWebhookHint(
+      r,
+      { eventId: 'evt-2', remoteJobId: 'job_7ad2', state: 'succeeded', receivedAtMs: at },
+      ctx(at),
+    );
     const h = check(r, step);
     expect(step.entries[0]!.body).toMatchObject({ decision: 'noted' });
     expect(h.localState).toBe(r.localState);
@@ -1058,7 +1604,14 @@ describe('webhook hints (W1)', () => {
   it('W1, U3: a hint naming another job wakes nothing and adds no job ID', () => {
     const r = observing();
     const at = r.schedule.nextPollAtMs! - 500;
-    const h = check(r, applyWebhookHint(r, { eventId: 'evt-4', remoteJobId: 'job_forged', state: 'succeeded', receivedAtMs: at }, ctx(at)));
+    const h = check(
+      r,
+      applyWebhookHint(
+        r,
+        { eventId: 'evt-4', remoteJobId: 'job_forged', state: 'succeeded', receivedAtMs: at },
+        ctx(at),
+      ),
+    );
     expect(h.schedule).toEqual(r.schedule);
     expect(h.remote.jobIds).toEqual(['job_7ad2']);
   });
@@ -1075,7 +1628,11 @@ describe('activity failures (B2, S5)', () => {
     const step = afterActivityFailure(woke.record, 'status', 'worker lost', ctx(at));
     const f = check(woke.record, step);
     expect(kinds(step.entries)).toEqual(['observation']);
-    expect(step.entries[0]!.body).toMatchObject({ action: 'status', errorCategory: 'activity_failed', decision: 'retry' });
+    expect(step.entries[0]!.body).toMatchObject({
+      action: 'status',
+      errorCategory: 'activity_failed',
+      decision: 'retry',
+    });
     expect(f.used.statusRequests).toBe(woke.record.used.statusRequests);
     expect(f.used.transportFailures).toBe(woke.record.used.transportFailures + 1);
     expect(f.schedule.reservedAtMs).toBeUndefined();
@@ -1089,9 +1646,18 @@ describe('activity failures (B2, S5)', () => {
     const r = newRecord(FAST);
     const reserved = reserveCreateAttempt(r, ctx(T0 + 10));
     if (reserved.kind !== 'reserved') throw new Error('expected reserved');
-    const step = afterActivityFailure(reserved.record, 'create', 'worker lost after sending', ctx(T0 + 100, { reconciliation: 'lookup_by_token' }));
+    const step = afterActivityFailure(
+      reserved.record,
+      'create',
+      'worker lost after sending',
+      ctx(T0 + 100, { reconciliation: 'lookup_by_token' }),
+    );
     const f = check(reserved.record, step);
-    expect(kinds(step.entries)).toEqual(['observation', 'create_pending->create_unknown', 'create_unknown->reconciliation']);
+    expect(kinds(step.entries)).toEqual([
+      'observation',
+      'create_pending->create_unknown',
+      'create_unknown->reconciliation',
+    ]);
     expect(f.used.createAttempts).toBe(1);
     expect(nextCommand(f, f.schedule.nextPollAtMs!)).toEqual({ kind: 'reconcile' });
   });
@@ -1100,9 +1666,19 @@ describe('activity failures (B2, S5)', () => {
     const a = acceptedRecord();
     const r = poll(a, a.schedule.nextPollAtMs!, done);
     const at = r.journal.observations.at(-1)!.atMs + 5;
-    const step = afterActivityFailure(r, 'collect', 'timeout', ctx(at, { capabilities: { cancel: true, repeatableCollect: false } }));
+    const step = afterActivityFailure(
+      r,
+      'collect',
+      'timeout',
+      ctx(at, { capabilities: { cancel: true, repeatableCollect: false } }),
+    );
     const f = check(r, step);
-    expect(kinds(step.entries)).toEqual(['observation', 'result_collecting->result_unavailable', 'result_unavailable->escalated', 'escalation']);
+    expect(kinds(step.entries)).toEqual([
+      'observation',
+      'result_collecting->result_unavailable',
+      'result_unavailable->escalated',
+      'escalation',
+    ]);
     expect(f.result).toBeNull();
     expect(nextCommand(f, at).kind).toBe('await_decision');
     // Safe to repeat: planned again.
@@ -1112,8 +1688,22 @@ describe('activity failures (B2, S5)', () => {
 
   it('U2: a reconciliation the provider cannot do is never read as "no job"', () => {
     const r0 = newRecord(FAST);
-    const r = check(r0, afterCreate(r0, createObs(T0 + 100, { transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }), ctx(T0 + 100)));
-    const e = check(r, afterReconcile(r, reconcileObs(CREATE_DEADLINE + 1, { errorCategory: 'reconcile_unsupported' }), ctx(CREATE_DEADLINE + 1)));
+    const r = check(
+      r0,
+      afterCreate(
+        r0,
+        createObs(T0 + 100, { transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined }),
+        ctx(T0 + 100),
+      ),
+    );
+    const e = check(
+      r,
+      afterReconcile(
+        r,
+        reconcileObs(CREATE_DEADLINE + 1, { errorCategory: 'reconcile_unsupported' }),
+        ctx(CREATE_DEADLINE + 1),
+      ),
+    );
     expect(e.localState).toBe('escalated');
     expect(e.escalation?.reason).toBe('create_unknown');
   });
@@ -1131,13 +1721,47 @@ describe('activity failures (B2, S5)', () => {
 // ---------------------------------------------------------------------------------------------------------
 
 describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
-  const w = <T>(...pairs: [number, T][]) => fc.oneof(...pairs.map(([weight, value]) => ({ weight, arbitrary: fc.constant(value) })));
-  const state = w<string>([4, 'running'], [1, 'queued'], [3, 'succeeded'], [2, 'cancelled'], [1, 'failed'], [1, 'expired'], [1, 'weird']);
-  const categoryOf: Record<string, Observation['category']> = { queued: 'pending', running: 'pending', succeeded: 'success', failed: 'failure', cancelled: 'cancelled', expired: 'expired', weird: 'unknown' };
+  const w = <T>(...pairs: [number, T][]) =>
+    fc.oneof(...pairs.map(([weight, value]) => ({ weight, arbitrary: fc.constant(value) })));
+  const state = w<string>(
+    [4, 'running'],
+    [1, 'queued'],
+    [3, 'succeeded'],
+    [2, 'cancelled'],
+    [1, 'failed'],
+    [1, 'expired'],
+    [1, 'weird'],
+  );
+  const categoryOf: Record<string, Observation['category']> = {
+    queued: 'pending',
+    running: 'pending',
+    succeeded: 'success',
+    failed: 'failure',
+    cancelled: 'cancelled',
+    expired: 'expired',
+    weird: 'unknown',
+  };
   // Mostly plausible answers, with every hostile kind present (F7, F8).
   const answer = fc.record({
-    transport: w<Observation['transport']>([16, 'response'], [1, 'not_sent'], [1, 'ambiguous'], [1, 'body_too_large'], [1, 'refused']),
-    httpStatus: w<number>([12, 200], [4, 202], [1, 201], [1, 401], [1, 404], [1, 409], [1, 422], [1, 429], [1, 500], [1, 503]),
+    transport: w<Observation['transport']>(
+      [16, 'response'],
+      [1, 'not_sent'],
+      [1, 'ambiguous'],
+      [1, 'body_too_large'],
+      [1, 'refused'],
+    ),
+    httpStatus: w<number>(
+      [12, 200],
+      [4, 202],
+      [1, 201],
+      [1, 401],
+      [1, 404],
+      [1, 409],
+      [1, 422],
+      [1, 429],
+      [1, 500],
+      [1, 503],
+    ),
     state,
     withJob: w<string | undefined>([8, 'job_7ad2'], [1, 'job_other'], [1, undefined]),
     withResult: w([5, true], [1, false]),
@@ -1146,7 +1770,10 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
     collect: w<'valid' | 'invalid' | 'none'>([5, 'valid'], [1, 'invalid'], [1, 'none']),
     /** The activity itself fails (worker lost, timeout): nothing is observed (B2). */
     activityFails: w([14, false], [1, true]),
-    delayMs: fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 60_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 60_000, max: 1_200_000 }) }),
+    delayMs: fc.oneof(
+      { weight: 8, arbitrary: fc.integer({ min: 0, max: 60_000 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 60_000, max: 1_200_000 }) },
+    ),
   });
   type Answer = typeof answer extends fc.Arbitrary<infer T> ? T : never;
   const message = fc.oneof(
@@ -1156,7 +1783,14 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
     fc.record({ kind: fc.constant('webhook' as const), job: fc.constantFrom('job_7ad2', 'job_other') }),
     fc.record({ kind: fc.constant('decide' as const), pick: fc.nat(), raw: fc.boolean() }),
   );
-  const step = fc.record({ answer, message: fc.oneof({ weight: 4, arbitrary: fc.constant({ kind: 'none' as const }) }, { weight: 1, arbitrary: message }), random: fc.double({ min: 0, max: 0.999999, noNaN: true }) });
+  const step = fc.record({
+    answer,
+    message: fc.oneof(
+      { weight: 4, arbitrary: fc.constant({ kind: 'none' as const }) },
+      { weight: 1, arbitrary: message },
+    ),
+    random: fc.double({ min: 0, max: 0.999999, noNaN: true }),
+  });
 
   function observationFor(action: Observation['action'], a: Answer, at: number): Observation {
     const response = a.transport === 'response' || a.transport === 'body_too_large';
@@ -1176,98 +1810,190 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
   it('M3, S1, S4, X3: entries are contiguous and schema-valid, the status budget is never exceeded, succeeded needs a valid result, a cancel is delivered at most once', () => {
     const reached = new Set<string>();
     fc.assert(
-      fc.property(fc.array(step, { minLength: 1, maxLength: 80 }), fc.constantFrom<ReconciliationMethod>('same_token_resend', 'lookup_by_token', 'none'), w([3, true], [1, false]), fc.boolean(), (steps, reconciliation, canCancel, repeatableCollect) => {
-        const capabilities = { cancel: canCancel, repeatableCollect };
-        let r = newRecord({ ...FAST, maxStatusRequests: 6, maxTransportFailures: 3, maxRateLimited: 2 }, { resultDeadline: { afterMs: 300_000 } });
-        let now = T0;
-        let cancelsDelivered = 0;
-        const apply = (s: StepResult): void => {
-          r = check(r, s);
-          for (const e of s.entries) if (e.body.kind === 'transition') reached.add(e.body.to);
-          expect(r.used.statusRequests).toBeLessThanOrEqual(r.budgets.maxStatusRequests);
-        };
-        for (const { answer: a, message: m, random } of steps) {
-          const c = ctx(now, { random, reconciliation, capabilities });
-          if (m.kind === 'cancel') {
-            const s = requestCancel(r, { requestedBy: 'alice@example.com', reason: 'random cancel' }, c);
-            if (!('kind' in s)) apply(s);
-          } else if (m.kind === 'webhook') {
-            apply(applyWebhookHint(r, { eventId: `evt-${now}`, remoteJobId: m.job, state: 'succeeded', receivedAtMs: now }, c));
-          } else if (m.kind === 'decide' && r.escalation !== null) {
-            const offered = r.escalation.options[m.pick % r.escalation.options.length]!;
-            const decision: Decision = {
-              option: m.raw ? 'extend' : offered.option,
-              approvedBy: 'bob@example.com',
-              reason: 'property',
-              ...((m.raw ? 'extend' : offered.option) === 'extend' ? { extendMs: offered.extendMs ?? 60_000, extraStatusRequests: offered.extraStatusRequests ?? 2 } : {}),
-              ...(offered.option === 'adopt_job' && !m.raw ? { jobId: offered.jobIds![0]! } : {}),
-            };
-            const s = applyDecision(r, decision, c);
-            if ('kind' in s && s.kind === 'refused') apply(recordRejectedDecision(r, decision, s, c));
-            else apply(s as StepResult);
-          }
-          const cmd: Command = nextCommand(r, now);
-          const at = now + 10;
-          switch (cmd.kind) {
-            case 'finished':
-              return;
-            case 'wait':
-              now = Math.max(now + 1, cmd.untilMs);
-              continue;
-            case 'await_decision':
-              if (now >= cmd.untilMs) {
-                apply(decisionDeadlinePassed(r, c));
+      fc.property(
+        fc.array(step, { minLength: 1, maxLength: 80 }),
+        fc.constantFrom<ReconciliationMethod>('same_token_resend', 'lookup_by_token', 'none'),
+        w([3, true], [1, false]),
+        fc.boolean(),
+        (steps, reconciliation, canCancel, repeatableCollect) => {
+          const capabilities = { cancel: canCancel, repeatableCollect };
+          let r = newRecord(
+            { ...FAST, maxStatusRequests: 6, maxTransportFailures: 3, maxRateLimited: 2 },
+            { resultDeadline: { afterMs: 300_000 } },
+          );
+          let now = T0;
+          let cancelsDelivered = 0;
+          const apply = (s: StepResult): void => {
+            r = check(r, s);
+            for (const e of s.entries) if (e.body.kind === 'transition') reached.add(e.body.to);
+            expect(r.used.statusRequests).toBeLessThanOrEqual(r.budgets.maxStatusRequests);
+          };
+          for (const { answer: a, message: m, random } of steps) {
+            const c = ctx(now, { random, reconciliation, capabilities });
+            if (m.kind === 'cancel') {
+              const s = requestCancel(r, { requestedBy: 'alice@example.com', reason: 'random cancel' }, c);
+              if (!('kind' in s)) apply(s);
+            } else if (m.kind === 'webhook') {
+              apply(
+                applyWebhookHint(
+                  r,
+                  { eventId: `evt-${now}`, remoteJobId: m.job, state: 'succeeded', receivedAtMs: now },
+                  c,
+                ),
+              );
+            } else if (m.kind === 'decide' && r.escalation !== null) {
+              const offered = r.escalation.options[m.pick % r.escalation.options.length]!;
+              const decision: Decision = {
+                option: m.raw ? 'extend' : offered.option,
+                approvedBy: 'bob@example.com',
+                reason: 'property',
+                ...((m.raw ? 'extend' : offered.option) === 'extend'
+                  ? { extendMs: offered.extendMs ?? 60_000, extraStatusRequests: offered.extraStatusRequests ?? 2 }
+                  : {}),
+                ...(offered.option === 'adopt_job' && !m.raw ? { jobId: offered.jobIds![0]! } : {}),
+              };
+              const s = applyDecision(r, decision, c);
+              if ('kind' in s && s.kind === 'refused') apply(recordRejectedDecision(r, decision, s, c));
+              else apply(s as StepResult);
+            }
+            const cmd: Command = nextCommand(r, now);
+            const at = now + 10;
+            switch (cmd.kind) {
+              case 'finished':
                 return;
+              case 'wait':
+                now = Math.max(now + 1, cmd.untilMs);
+                continue;
+              case 'await_decision':
+                if (now >= cmd.untilMs) {
+                  apply(decisionDeadlinePassed(r, c));
+                  return;
+                }
+                now = Math.min(cmd.untilMs, now + a.delayMs * 10 + 1);
+                continue;
+              case 'create': {
+                const reserved = reserveCreateAttempt(r, c);
+                if (reserved.kind === 'stopped') apply(reserved);
+                else {
+                  r = reserved.record;
+                  if (a.activityFails)
+                    apply(
+                      afterActivityFailure(
+                        r,
+                        'create',
+                        'worker lost',
+                        ctx(at, { random, reconciliation, capabilities }),
+                      ),
+                    );
+                  else
+                    apply(
+                      afterCreate(
+                        r,
+                        observationFor('create', a, at),
+                        ctx(at, { random, reconciliation, capabilities }),
+                      ),
+                    );
+                }
+                break;
               }
-              now = Math.min(cmd.untilMs, now + a.delayMs * 10 + 1);
-              continue;
-            case 'create': {
-              const reserved = reserveCreateAttempt(r, c);
-              if (reserved.kind === 'stopped') apply(reserved);
-              else {
-                r = reserved.record;
-                if (a.activityFails) apply(afterActivityFailure(r, 'create', 'worker lost', ctx(at, { random, reconciliation, capabilities })));
-                else apply(afterCreate(r, observationFor('create', a, at), ctx(at, { random, reconciliation, capabilities })));
+              case 'reconcile':
+                if (a.activityFails)
+                  apply(
+                    afterActivityFailure(
+                      r,
+                      'reconcile',
+                      'worker lost',
+                      ctx(at, { random, reconciliation, capabilities }),
+                    ),
+                  );
+                else
+                  apply(
+                    afterReconcile(
+                      r,
+                      observationFor('reconcile', a, at),
+                      ctx(at, { random, reconciliation, capabilities }),
+                    ),
+                  );
+                break;
+              case 'read_status': {
+                const woke = onWake(r, c);
+                if (woke.kind === 'stopped') apply(woke);
+                else if (woke.kind === 'read_status') {
+                  expect(woke.record.used.statusRequests).toBeLessThanOrEqual(woke.record.budgets.maxStatusRequests);
+                  r = woke.record;
+                  if (a.activityFails)
+                    apply(
+                      afterActivityFailure(
+                        r,
+                        'status',
+                        'worker lost',
+                        ctx(at, { random, reconciliation, capabilities }),
+                      ),
+                    );
+                  else
+                    apply(
+                      afterStatus(
+                        r,
+                        observationFor('status', a, at),
+                        ctx(at, { random, reconciliation, capabilities }),
+                      ),
+                    );
+                } else now = Math.max(now + 1, woke.atMs);
+                break;
               }
-              break;
+              case 'cancel': {
+                const o = observationFor('cancel', a, at);
+                // X3: a cancel that may have reached the provider is sent at most once per operation.
+                if (a.activityFails || (o.transport !== 'not_sent' && o.transport !== 'refused')) cancelsDelivered++;
+                expect(cancelsDelivered).toBeLessThanOrEqual(1);
+                if (a.activityFails)
+                  apply(
+                    afterActivityFailure(r, 'cancel', 'worker lost', ctx(at, { random, reconciliation, capabilities })),
+                  );
+                else apply(afterCancel(r, o, ctx(at, { random, reconciliation, capabilities })));
+                break;
+              }
+              case 'collect': {
+                const outcome = a.collect === 'valid' ? VALID : a.collect === 'invalid' ? INVALID : {};
+                if (a.activityFails)
+                  apply(
+                    afterActivityFailure(
+                      r,
+                      'collect',
+                      'worker lost',
+                      ctx(at, { random, reconciliation, capabilities }),
+                    ),
+                  );
+                else
+                  apply(
+                    afterCollect(
+                      r,
+                      observationFor('collect', a, at),
+                      outcome,
+                      ctx(at, { random, reconciliation, capabilities }),
+                    ),
+                  );
+                break;
+              }
             }
-            case 'reconcile':
-              if (a.activityFails) apply(afterActivityFailure(r, 'reconcile', 'worker lost', ctx(at, { random, reconciliation, capabilities })));
-              else apply(afterReconcile(r, observationFor('reconcile', a, at), ctx(at, { random, reconciliation, capabilities })));
-              break;
-            case 'read_status': {
-              const woke = onWake(r, c);
-              if (woke.kind === 'stopped') apply(woke);
-              else if (woke.kind === 'read_status') {
-                expect(woke.record.used.statusRequests).toBeLessThanOrEqual(woke.record.budgets.maxStatusRequests);
-                r = woke.record;
-                if (a.activityFails) apply(afterActivityFailure(r, 'status', 'worker lost', ctx(at, { random, reconciliation, capabilities })));
-                else apply(afterStatus(r, observationFor('status', a, at), ctx(at, { random, reconciliation, capabilities })));
-              } else now = Math.max(now + 1, woke.atMs);
-              break;
-            }
-            case 'cancel': {
-              const o = observationFor('cancel', a, at);
-              // X3: a cancel that may have reached the provider is sent at most once per operation.
-              if (a.activityFails || (o.transport !== 'not_sent' && o.transport !== 'refused')) cancelsDelivered++;
-              expect(cancelsDelivered).toBeLessThanOrEqual(1);
-              if (a.activityFails) apply(afterActivityFailure(r, 'cancel', 'worker lost', ctx(at, { random, reconciliation, capabilities })));
-              else apply(afterCancel(r, o, ctx(at, { random, reconciliation, capabilities })));
-              break;
-            }
-            case 'collect': {
-              const outcome = a.collect === 'valid' ? VALID : a.collect === 'invalid' ? INVALID : {};
-              if (a.activityFails) apply(afterActivityFailure(r, 'collect', 'worker lost', ctx(at, { random, reconciliation, capabilities })));
-              else apply(afterCollect(r, observationFor('collect', a, at), outcome, ctx(at, { random, reconciliation, capabilities })));
-              break;
-            }
+            now = at + a.delayMs;
           }
-          now = at + a.delayMs;
-        }
-      }),
+        },
+      ),
       { numRuns: 600 },
     );
     // The generator is not vacuous: the runs reach every end and the main intermediate states.
-    for (const s of ['accepted', 'observing', 'result_collecting', 'succeeded', 'failed', 'cancelling', 'escalated', 'reconciliation', 'result_timed_out']) expect(reached).toContain(s);
+    for (const s of [
+      'accepted',
+      'observing',
+      'result_collecting',
+      'succeeded',
+      'failed',
+      'cancelling',
+      'escalated',
+      'reconciliation',
+      'result_timed_out',
+    ])
+      expect(reached).toContain(s);
   }, 60_000);
 });

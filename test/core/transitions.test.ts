@@ -11,16 +11,41 @@ const CAPS = { cancel: true, repeatableCollect: true };
 const A = 'workflow';
 
 const O = {
-  created: obs({ action: 'create', httpStatus: 202, remoteJobId: 'job_7ad2', statusUrl: 'https://api.example/v1/jobs/job_7ad2' }),
+  created: obs({
+    action: 'create',
+    httpStatus: 202,
+    remoteJobId: 'job_7ad2',
+    statusUrl: 'https://api.example/v1/jobs/job_7ad2',
+  }),
   createdNoId: obs({ action: 'create', httpStatus: 202 }),
   createdOther: obs({ action: 'create', httpStatus: 202, remoteJobId: 'job_other' }),
-  createTimeout: obs({ action: 'create', transport: 'ambiguous', httpStatus: undefined, errorCategory: 'timeout_after_send' }),
-  createNotSent: obs({ action: 'create', transport: 'not_sent', httpStatus: undefined, errorCategory: 'connect_refused' }),
-  syncSuccess: obs({ action: 'create', httpStatus: 200, category: 'success', remoteState: 'done', resultReference: { inline: { total: 3 } } }),
+  createTimeout: obs({
+    action: 'create',
+    transport: 'ambiguous',
+    httpStatus: undefined,
+    errorCategory: 'timeout_after_send',
+  }),
+  createNotSent: obs({
+    action: 'create',
+    transport: 'not_sent',
+    httpStatus: undefined,
+    errorCategory: 'connect_refused',
+  }),
+  syncSuccess: obs({
+    action: 'create',
+    httpStatus: 200,
+    category: 'success',
+    remoteState: 'done',
+    resultReference: { inline: { total: 3 } },
+  }),
   reconcileMatch: obs({ action: 'reconcile', httpStatus: 200, remoteJobId: 'job_7ad2' }),
   reconcileNone: obs({ action: 'reconcile', httpStatus: 404 }),
   running: obs({ remoteState: 'running', category: 'pending', progress: 1 }),
-  success: obs({ remoteState: 'done', category: 'success', resultReference: { url: 'https://api.example/v1/results/1' } }),
+  success: obs({
+    remoteState: 'done',
+    category: 'success',
+    resultReference: { url: 'https://api.example/v1/results/1' },
+  }),
   successNoRef: obs({ remoteState: 'done', category: 'success' }),
   failure: obs({ remoteState: 'error', category: 'failure' }),
   cancelledRemote: obs({ remoteState: 'cancelled', category: 'cancelled' }),
@@ -28,7 +53,11 @@ const O = {
   collectFailed: obs({ action: 'collect', httpStatus: 500 }),
 } satisfies Record<string, Observation>;
 
-const INTENT = { requestedBy: 'alice@example.com', reason: 'report no longer needed', expectedEffect: 'provider stops the export' };
+const INTENT = {
+  requestedBy: 'alice@example.com',
+  reason: 'report no longer needed',
+  expectedEffect: 'provider stops the export',
+};
 
 function apply(record: OperationRecord, event: Omit<OperationEvent, 'actor'>, nowMs = T0 + 5_000): OperationRecord {
   const result = transition(record, { actor: A, ...event }, nowMs);
@@ -36,7 +65,11 @@ function apply(record: OperationRecord, event: Omit<OperationEvent, 'actor'>, no
   return result.record;
 }
 
-function escalate(record: OperationRecord, reason: Parameters<typeof raiseEscalation>[1] = 'unknown_state', nowMs = T0 + 5_000): OperationRecord {
+function escalate(
+  record: OperationRecord,
+  reason: Parameters<typeof raiseEscalation>[1] = 'unknown_state',
+  nowMs = T0 + 5_000,
+): OperationRecord {
   return apply(record, { type: 'escalate', escalation: raiseEscalation(record, reason, 'test', nowMs, CAPS) }, nowMs);
 }
 
@@ -46,7 +79,8 @@ const collecting = () => apply(observing(), { type: 'remote_succeeded', observat
 const cancelRequested = () => apply(observing(), { type: 'cancel_requested', cancelIntent: INTENT });
 const cancelling = () => apply(cancelRequested(), { type: 'cancel_sent', observation: O.cancelAnswer });
 const createUnknown = () => apply(newRecord(), { type: 'create_ambiguous', observation: O.createTimeout });
-const reconciling = () => apply(createUnknown(), { type: 'reconciliation_started', reconcileMethod: 'same_token_resend' });
+const reconciling = () =>
+  apply(createUnknown(), { type: 'reconciliation_started', reconcileMethod: 'same_token_resend' });
 const LATE = T0 + 3_600_000;
 
 describe('M: every local state of the diagram is reachable with evidence', () => {
@@ -55,28 +89,78 @@ describe('M: every local state of the diagram is reachable with evidence', () =>
     ['accepted', accepted],
     ['observing', observing],
     ['result_collecting', collecting],
-    ['succeeded', () => apply(collecting(), { type: 'result_validated', result: { validation: 'valid', recordCount: 500 } })],
+    [
+      'succeeded',
+      () => apply(collecting(), { type: 'result_validated', result: { validation: 'valid', recordCount: 500 } }),
+    ],
     ['create_unknown', createUnknown],
     ['reconciliation', reconciling],
     ['accepted', () => apply(reconciling(), { type: 'reconciliation_matched', observation: O.reconcileMatch })],
-    ['failed', () => apply(reconciling(), { type: 'reconciliation_no_job', observation: O.reconcileNone }, T0 + 120_000)],
+    [
+      'failed',
+      () => apply(reconciling(), { type: 'reconciliation_no_job', observation: O.reconcileNone }, T0 + 120_000),
+    ],
     ['escalated', () => escalate(reconciling(), 'create_unknown')],
     ['cancel_requested', cancelRequested],
     ['cancelling', cancelling],
     ['cancelled', () => apply(cancelling(), { type: 'remote_cancelled', observation: O.cancelledRemote })],
-    ['succeeded', () => apply(cancelling(), { type: 'result_validated', observation: O.success, result: { validation: 'valid' } })],
+    [
+      'succeeded',
+      () => apply(cancelling(), { type: 'result_validated', observation: O.success, result: { validation: 'valid' } }),
+    ],
     ['failed', () => apply(cancelling(), { type: 'remote_failed', observation: O.failure })],
     ['cancellation_unconfirmed', () => apply(cancelling(), { type: 'cancel_deadline_reached' }, T0 + 5_000 + 600_000)],
     ['failed', () => apply(accepted(), { type: 'remote_failed', observation: O.failure })],
     ['failed', () => apply(observing(), { type: 'remote_failed', observation: O.failure })],
     ['result_timed_out', () => apply(observing(), { type: 'deadline_reached' }, LATE)],
     ['result_unavailable', () => apply(collecting(), { type: 'result_unavailable', observation: O.collectFailed })],
-    ['result_validation_failed', () => apply(collecting(), { type: 'result_invalid', result: { validation: 'invalid', problems: ['row 3: bad total'] } })],
+    [
+      'result_validation_failed',
+      () =>
+        apply(collecting(), {
+          type: 'result_invalid',
+          result: { validation: 'invalid', problems: ['row 3: bad total'] },
+        }),
+    ],
     ['result_collecting', () => apply(newRecord(), { type: 'create_succeeded_sync', observation: O.syncSuccess })],
-    ['observing', () => apply(escalate(observing()), { type: 'decide', decision: { option: 'extend', approvedBy: 'bob@example.com', reason: 'provider incident', extendMs: 900_000, extraStatusRequests: 4 } })],
-    ['cancel_requested', () => apply(escalate(observing()), { type: 'decide', decision: { option: 'cancel_at_provider', approvedBy: 'bob@example.com', reason: 'too late' } })],
-    ['closed', () => apply(escalate(observing()), { type: 'decide', decision: { option: 'close', approvedBy: 'bob@example.com', reason: 'abandon' } })],
-    ['observing', () => apply(apply(observing(), { type: 'remote_failed', observation: O.failure }), { type: 'resume', resume: { approvedBy: 'bob@example.com', reason: 'provider resumed job', providerSupportsResume: true } })],
+    [
+      'observing',
+      () =>
+        apply(escalate(observing()), {
+          type: 'decide',
+          decision: {
+            option: 'extend',
+            approvedBy: 'bob@example.com',
+            reason: 'provider incident',
+            extendMs: 900_000,
+            extraStatusRequests: 4,
+          },
+        }),
+    ],
+    [
+      'cancel_requested',
+      () =>
+        apply(escalate(observing()), {
+          type: 'decide',
+          decision: { option: 'cancel_at_provider', approvedBy: 'bob@example.com', reason: 'too late' },
+        }),
+    ],
+    [
+      'closed',
+      () =>
+        apply(escalate(observing()), {
+          type: 'decide',
+          decision: { option: 'close', approvedBy: 'bob@example.com', reason: 'abandon' },
+        }),
+    ],
+    [
+      'observing',
+      () =>
+        apply(apply(observing(), { type: 'remote_failed', observation: O.failure }), {
+          type: 'resume',
+          resume: { approvedBy: 'bob@example.com', reason: 'provider resumed job', providerSupportsResume: true },
+        }),
+    ],
   ];
   it.each(paths)('M1: reaches %s', (state, build) => {
     const record = build();
@@ -90,7 +174,9 @@ describe('M: every local state of the diagram is reachable with evidence', () =>
     expect(new Set(paths.map(([s]) => s))).toEqual(new Set(localStateSchema.options));
   });
 
-  it.each(localStateSchema.options.filter((s) => !['succeeded', 'failed', 'cancelled', 'closed', 'escalated'].includes(s)))('M: %s can escalate', (state) => {
+  it.each(
+    localStateSchema.options.filter((s) => !['succeeded', 'failed', 'cancelled', 'closed', 'escalated'].includes(s)),
+  )('M: %s can escalate', (state) => {
     const record = { ...newRecord(), localState: state as LocalState };
     expect(escalate(record).localState).toBe('escalated');
   });
@@ -98,24 +184,109 @@ describe('M: every local state of the diagram is reachable with evidence', () =>
 
 describe('M1: a transition without its evidence is refused, naming what is missing', () => {
   it.each<[string, () => OperationRecord, Omit<OperationEvent, 'actor'>, string[], number?]>([
-    ['not succeeded because progress said 100', collecting, { type: 'result_validated', observation: O.running }, ['validated_result']],
-    ['not succeeded on a success without a result reference and no validated result', () => apply(newRecord(), { type: 'create_accepted', observation: O.created }), { type: 'remote_succeeded', observation: O.successNoRef }, []],
-    ['not result_collecting on success without its result reference (P7)', observing, { type: 'remote_succeeded', observation: O.successNoRef }, ['success_observation']],
-    ['not cancelled because the cancel request was answered', cancelling, { type: 'remote_cancelled', observation: O.cancelAnswer }, ['cancelled_observation']],
-    ['not failed -> observing without a recorded resume action', () => apply(observing(), { type: 'remote_failed', observation: O.failure }), { type: 'resume' }, ['resume_action']],
-    ['not failed -> observing when the provider has no resume', () => apply(observing(), { type: 'remote_failed', observation: O.failure }), { type: 'resume', resume: { approvedBy: 'bob', reason: 'try', providerSupportsResume: false } }, ['resume_action']],
-    ['not accepted on a 202 that names no job (C2)', () => newRecord(), { type: 'create_accepted', observation: O.createdNoId }, ['create_answer_with_job_id']],
-    ['not accepted because the connection timed out after sending (C2)', () => newRecord(), { type: 'create_accepted', observation: O.createTimeout }, ['create_answer_with_job_id']],
-    ['not create_unknown when the request never left (U1)', () => newRecord(), { type: 'create_ambiguous', observation: O.createNotSent }, ['ambiguous_create']],
-    ['not reconciliation without a reconciliation method (U2)', createUnknown, { type: 'reconciliation_started' }, ['reconcile_method']],
-    ['not failed by an empty lookup before the create deadline (U2)', reconciling, { type: 'reconciliation_no_job', observation: O.reconcileNone }, ['reconciliation_no_job']],
-    ['not result_timed_out before the deadline (S3)', observing, { type: 'deadline_reached' }, ['result_deadline_passed']],
-    ['not cancellation_unconfirmed before the cancel deadline (X3)', cancelling, { type: 'cancel_deadline_reached' }, ['cancel_deadline_passed']],
-    ['not cancel_requested without who, why and expected effect (X1)', observing, { type: 'cancel_requested', cancelIntent: { ...INTENT, reason: ' ' } }, ['cancel_intent']],
-    ['not cancelling on a cancel call that got no answer (X1)', cancelRequested, { type: 'cancel_sent', observation: obs({ action: 'cancel', httpStatus: 500 }) }, ['cancel_answer']],
+    [
+      'not succeeded because progress said 100',
+      collecting,
+      { type: 'result_validated', observation: O.running },
+      ['validated_result'],
+    ],
+    [
+      'not succeeded on a success without a result reference and no validated result',
+      () => apply(newRecord(), { type: 'create_accepted', observation: O.created }),
+      { type: 'remote_succeeded', observation: O.successNoRef },
+      [],
+    ],
+    [
+      'not result_collecting on success without its result reference (P7)',
+      observing,
+      { type: 'remote_succeeded', observation: O.successNoRef },
+      ['success_observation'],
+    ],
+    [
+      'not cancelled because the cancel request was answered',
+      cancelling,
+      { type: 'remote_cancelled', observation: O.cancelAnswer },
+      ['cancelled_observation'],
+    ],
+    [
+      'not failed -> observing without a recorded resume action',
+      () => apply(observing(), { type: 'remote_failed', observation: O.failure }),
+      { type: 'resume' },
+      ['resume_action'],
+    ],
+    [
+      'not failed -> observing when the provider has no resume',
+      () => apply(observing(), { type: 'remote_failed', observation: O.failure }),
+      { type: 'resume', resume: { approvedBy: 'bob', reason: 'try', providerSupportsResume: false } },
+      ['resume_action'],
+    ],
+    [
+      'not accepted on a 202 that names no job (C2)',
+      () => newRecord(),
+      { type: 'create_accepted', observation: O.createdNoId },
+      ['create_answer_with_job_id'],
+    ],
+    [
+      'not accepted because the connection timed out after sending (C2)',
+      () => newRecord(),
+      { type: 'create_accepted', observation: O.createTimeout },
+      ['create_answer_with_job_id'],
+    ],
+    [
+      'not create_unknown when the request never left (U1)',
+      () => newRecord(),
+      { type: 'create_ambiguous', observation: O.createNotSent },
+      ['ambiguous_create'],
+    ],
+    [
+      'not reconciliation without a reconciliation method (U2)',
+      createUnknown,
+      { type: 'reconciliation_started' },
+      ['reconcile_method'],
+    ],
+    [
+      'not failed by an empty lookup before the create deadline (U2)',
+      reconciling,
+      { type: 'reconciliation_no_job', observation: O.reconcileNone },
+      ['reconciliation_no_job'],
+    ],
+    [
+      'not result_timed_out before the deadline (S3)',
+      observing,
+      { type: 'deadline_reached' },
+      ['result_deadline_passed'],
+    ],
+    [
+      'not cancellation_unconfirmed before the cancel deadline (X3)',
+      cancelling,
+      { type: 'cancel_deadline_reached' },
+      ['cancel_deadline_passed'],
+    ],
+    [
+      'not cancel_requested without who, why and expected effect (X1)',
+      observing,
+      { type: 'cancel_requested', cancelIntent: { ...INTENT, reason: ' ' } },
+      ['cancel_intent'],
+    ],
+    [
+      'not cancelling on a cancel call that got no answer (X1)',
+      cancelRequested,
+      { type: 'cancel_sent', observation: obs({ action: 'cancel', httpStatus: 500 }) },
+      ['cancel_answer'],
+    ],
     ['not escalated without an escalation', observing, { type: 'escalate' }, ['escalation']],
-    ['not result_unavailable on a successful collect', collecting, { type: 'result_unavailable', observation: obs({ action: 'collect', httpStatus: 200 }) }, ['collect_failure']],
-    ['not result_validation_failed without an invalid result', collecting, { type: 'result_invalid', result: { validation: 'valid' } }, ['invalid_result']],
+    [
+      'not result_unavailable on a successful collect',
+      collecting,
+      { type: 'result_unavailable', observation: obs({ action: 'collect', httpStatus: 200 }) },
+      ['collect_failure'],
+    ],
+    [
+      'not result_validation_failed without an invalid result',
+      collecting,
+      { type: 'result_invalid', result: { validation: 'valid' } },
+      ['invalid_result'],
+    ],
   ])('M1: %s', (_title, build, event, missing) => {
     const result = transition(build(), { actor: A, ...event }, T0 + 5_000);
     expect(result.kind).toBe('refused');
@@ -126,34 +297,82 @@ describe('M1: a transition without its evidence is refused, naming what is missi
   });
 
   it('M1: an arrow that is not in the diagram is refused as not allowed', () => {
-    expect(transition(observing(), { actor: A, type: 'create_accepted', observation: O.created }, T0)).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED' });
-    expect(transition(observing(), { actor: A, type: 'remote_cancelled', observation: O.cancelledRemote }, T0)).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED' });
+    expect(transition(observing(), { actor: A, type: 'create_accepted', observation: O.created }, T0)).toMatchObject({
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED',
+    });
+    expect(
+      transition(observing(), { actor: A, type: 'remote_cancelled', observation: O.cancelledRemote }, T0),
+    ).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED' });
   });
 
   it('M1: nothing leaves a final state', () => {
-    const closed = apply(escalate(observing()), { type: 'decide', decision: { option: 'close', approvedBy: 'bob', reason: 'done' } });
-    expect(transition(closed, { actor: A, type: 'escalate', escalation: raiseEscalation(closed, 'unknown_state', 'x', T0, CAPS) }, T0)).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_OPERATION_FINAL' });
+    const closed = apply(escalate(observing()), {
+      type: 'decide',
+      decision: { option: 'close', approvedBy: 'bob', reason: 'done' },
+    });
+    expect(
+      transition(
+        closed,
+        { actor: A, type: 'escalate', escalation: raiseEscalation(closed, 'unknown_state', 'x', T0, CAPS) },
+        T0,
+      ),
+    ).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_OPERATION_FINAL' });
   });
 
   it('A2: a decision for an option not offered is refused', () => {
     const escalated = escalate(observing(), 'authorization_denied');
-    const result = transition(escalated, { actor: A, type: 'decide', decision: { option: 'extend', approvedBy: 'bob', reason: 'again', extendMs: 1000, extraStatusRequests: 1 } }, T0 + 6_000);
-    expect(result).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_MISSING_EVIDENCE', missingEvidence: ['decision'] });
+    const result = transition(
+      escalated,
+      {
+        actor: A,
+        type: 'decide',
+        decision: { option: 'extend', approvedBy: 'bob', reason: 'again', extendMs: 1000, extraStatusRequests: 1 },
+      },
+      T0 + 6_000,
+    );
+    expect(result).toMatchObject({
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_MISSING_EVIDENCE',
+      missingEvidence: ['decision'],
+    });
   });
 
   it('X3: a cancel already sent is never requested again', () => {
     const record = { ...escalate(cancelling(), 'cancellation_unconfirmed') };
     expect(record.escalation?.options.map((o) => o.option)).not.toContain('cancel_at_provider');
-    const back = apply(record, { type: 'decide', decision: { option: 'extend', approvedBy: 'bob', reason: 'wait for confirmation', extendMs: 60_000, extraStatusRequests: 2 } });
+    const back = apply(record, {
+      type: 'decide',
+      decision: {
+        option: 'extend',
+        approvedBy: 'bob',
+        reason: 'wait for confirmation',
+        extendMs: 60_000,
+        extraStatusRequests: 2,
+      },
+    });
     expect(back.localState).toBe('cancelling');
   });
 
   it('U3: a second, different job ID is refused as a conflict and both IDs are kept', () => {
     const record = { ...reconciling(), remote: { ...reconciling().remote, jobIds: ['job_first'] } };
-    const result = transition(record, { actor: A, type: 'reconciliation_matched', observation: O.reconcileMatch }, T0 + 5_000);
+    const result = transition(
+      record,
+      { actor: A, type: 'reconciliation_matched', observation: O.reconcileMatch },
+      T0 + 5_000,
+    );
     expect(result).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_JOB_ID_CONFLICT' });
-    const esc = raiseEscalation({ ...record, remote: { ...record.remote, jobIds: ['job_first', 'job_7ad2'] } }, 'job_id_conflict', 'same token, two jobs', T0, CAPS);
-    const adopted = apply(apply(record, { type: 'escalate', escalation: esc }), { type: 'decide', decision: { option: 'adopt_job', approvedBy: 'bob', reason: 'first one is real', jobId: 'job_first' } });
+    const esc = raiseEscalation(
+      { ...record, remote: { ...record.remote, jobIds: ['job_first', 'job_7ad2'] } },
+      'job_id_conflict',
+      'same token, two jobs',
+      T0,
+      CAPS,
+    );
+    const adopted = apply(apply(record, { type: 'escalate', escalation: esc }), {
+      type: 'decide',
+      decision: { option: 'adopt_job', approvedBy: 'bob', reason: 'first one is real', jobId: 'job_first' },
+    });
     expect(adopted).toMatchObject({ localState: 'observing', jobId: 'job_first' });
   });
 });
@@ -170,25 +389,48 @@ describe('M2, M3: local facts apart from remote facts; every transition appended
   it('M3: each transition gets the next sequence, with from, to, cause, actor and job ID; the tail is bounded', () => {
     let record = escalate(observing());
     for (let i = 0; i < 30; i++) {
-      record = apply(record, { type: 'decide', decision: { option: 'extend', approvedBy: 'bob', reason: `round ${i}`, extendMs: 1000, extraStatusRequests: 1 } });
+      record = apply(record, {
+        type: 'decide',
+        decision: { option: 'extend', approvedBy: 'bob', reason: `round ${i}`, extendMs: 1000, extraStatusRequests: 1 },
+      });
       record = escalate(record);
     }
     const tail = record.journal.transitions;
     expect(tail).toHaveLength(TRANSITION_TAIL);
     tail.forEach((t, i) => i > 0 && expect(t.sequence).toBe(tail[i - 1]!.sequence + 1));
-    expect(tail.at(-1)).toMatchObject({ actor: A, body: { from: 'observing', to: 'escalated', cause: 'escalate', remoteJobId: 'job_7ad2', reason: 'unknown_state' } });
+    expect(tail.at(-1)).toMatchObject({
+      actor: A,
+      body: { from: 'observing', to: 'escalated', cause: 'escalate', remoteJobId: 'job_7ad2', reason: 'unknown_state' },
+    });
   });
 
   it('A2: an extension adds bounded time and checks and never resets counters', () => {
     const start = observing();
     const used = { ...start, used: { ...start.used, statusRequests: 12, transportFailures: 2 } };
     const escalated = escalate(used, 'request_budget_exhausted', LATE);
-    const extended = apply(escalated, { type: 'decide', decision: { option: 'extend', approvedBy: 'bob', reason: 'incident', extendMs: 900_000, extraStatusRequests: 4 } }, LATE + 10);
+    const extended = apply(
+      escalated,
+      {
+        type: 'decide',
+        decision: {
+          option: 'extend',
+          approvedBy: 'bob',
+          reason: 'incident',
+          extendMs: 900_000,
+          extraStatusRequests: 4,
+        },
+      },
+      LATE + 10,
+    );
     expect(extended.used).toEqual(used.used);
     expect(extended.budgets.maxStatusRequests).toBe(used.budgets.maxStatusRequests + 4);
     expect(extended.deadlines.resultDeadlineMs).toBe(LATE + 10 + 900_000);
     expect(extended.schedule).toEqual({ nextPollAtMs: LATE + 10, delaySource: 'manual_extension' });
-    expect(extended.authorisation.approvals.at(-1)).toMatchObject({ approvedBy: 'bob', option: 'extend', bounds: { extendMs: 900_000, extraStatusRequests: 4 } });
+    expect(extended.authorisation.approvals.at(-1)).toMatchObject({
+      approvedBy: 'bob',
+      option: 'extend',
+      bounds: { extendMs: 900_000, extraStatusRequests: 4 },
+    });
   });
 });
 
@@ -201,11 +443,26 @@ describe('M1 properties over random event sequences', () => {
     applicable: fc.boolean(),
     typeIndex: fc.nat(50),
     observation: fc.option(fc.constantFrom(...OBS), { nil: undefined }),
-    result: fc.option(fc.constantFrom({ validation: 'valid' as const }, { validation: 'invalid' as const }, { validation: 'not_checked' as const }), { nil: undefined }),
+    result: fc.option(
+      fc.constantFrom(
+        { validation: 'valid' as const },
+        { validation: 'invalid' as const },
+        { validation: 'not_checked' as const },
+      ),
+      { nil: undefined },
+    ),
     withIntent: fc.boolean(),
     reconcile: fc.boolean(),
     resume: fc.option(fc.boolean(), { nil: undefined }),
-    escalationReason: fc.option(fc.constantFrom('unknown_state' as const, 'result_validation_failed' as const, 'create_unknown' as const, 'deadline_exceeded' as const), { nil: undefined }),
+    escalationReason: fc.option(
+      fc.constantFrom(
+        'unknown_state' as const,
+        'result_validation_failed' as const,
+        'create_unknown' as const,
+        'deadline_exceeded' as const,
+      ),
+      { nil: undefined },
+    ),
     optionIndex: fc.nat(100),
     advanceMs: fc.integer({ min: 0, max: 900_000 }),
   });
@@ -216,9 +473,18 @@ describe('M1 properties over random event sequences', () => {
     const choice = offered.length > 0 ? offered[step.optionIndex % offered.length] : undefined;
     const applicable = [...new Set(TRANSITIONS.filter((r) => r.from.includes(record.localState)).map((r) => r.event))];
     const type = step.applicable && applicable.length > 0 ? applicable[step.typeIndex % applicable.length]! : step.type;
-    const action = type.startsWith('create_') ? 'create' : type.startsWith('reconciliation_') ? 'reconcile' : type === 'cancel_sent' ? 'cancel' : type === 'result_unavailable' ? 'collect' : 'status';
+    const action = type.startsWith('create_')
+      ? 'create'
+      : type.startsWith('reconciliation_')
+        ? 'reconcile'
+        : type === 'cancel_sent'
+          ? 'cancel'
+          : type === 'result_unavailable'
+            ? 'collect'
+            : 'status';
     const relevant = OBS.filter((o) => o.action === action);
-    const observation = step.applicable && relevant.length > 0 ? relevant[step.optionIndex % relevant.length] : step.observation;
+    const observation =
+      step.applicable && relevant.length > 0 ? relevant[step.optionIndex % relevant.length] : step.observation;
     return {
       type,
       actor: A,
@@ -226,15 +492,21 @@ describe('M1 properties over random event sequences', () => {
       ...(step.result ? { result: step.result } : {}),
       ...(step.withIntent ? { cancelIntent: INTENT } : {}),
       ...(step.reconcile ? { reconcileMethod: 'client_reference_lookup' as const } : {}),
-      ...(step.resume !== undefined ? { resume: { approvedBy: 'bob', reason: 'resume', providerSupportsResume: step.resume } } : {}),
-      ...(step.escalationReason ? { escalation: raiseEscalation(record, step.escalationReason, 'random', nowMs, CAPS) } : {}),
+      ...(step.resume !== undefined
+        ? { resume: { approvedBy: 'bob', reason: 'resume', providerSupportsResume: step.resume } }
+        : {}),
+      ...(step.escalationReason
+        ? { escalation: raiseEscalation(record, step.escalationReason, 'random', nowMs, CAPS) }
+        : {}),
       ...(choice
         ? {
             decision: {
               option: choice.option,
               approvedBy: 'bob',
               reason: 'random',
-              ...(choice.option === 'extend' ? { extendMs: choice.extendMs!, extraStatusRequests: choice.extraStatusRequests! } : {}),
+              ...(choice.option === 'extend'
+                ? { extendMs: choice.extendMs!, extraStatusRequests: choice.extraStatusRequests! }
+                : {}),
               ...(choice.option === 'adopt_job' ? { jobId: choice.jobIds![0]! } : {}),
             },
           }
@@ -243,7 +515,11 @@ describe('M1 properties over random event sequences', () => {
   }
 
   const isSuccess = (o: Observation | undefined) =>
-    o !== undefined && o.transport === 'response' && o.httpStatus! < 300 && o.category === 'success' && o.resultReference !== undefined;
+    o !== undefined &&
+    o.transport === 'response' &&
+    o.httpStatus! < 300 &&
+    o.category === 'success' &&
+    o.resultReference !== undefined;
 
   it('M1, S1: no sequence reaches succeeded without a success observation with result fields and a valid (or human-accepted) result; no transition is accepted without its evidence', () => {
     fc.assert(
@@ -267,7 +543,10 @@ describe('M1 properties over random event sequences', () => {
           switch (to) {
             case 'succeeded':
               expect(successSeen || isSuccess(o)).toBe(true);
-              expect(event.result?.validation === 'valid' || (event.result === undefined && record.result?.acceptedBy !== undefined)).toBe(true);
+              expect(
+                event.result?.validation === 'valid' ||
+                  (event.result === undefined && record.result?.acceptedBy !== undefined),
+              ).toBe(true);
               break;
             case 'accepted':
               // C2, V1: the answer names the job by its ID or by its poll URL.
@@ -278,8 +557,10 @@ describe('M1 properties over random event sequences', () => {
               expect(o).toMatchObject({ action: 'status', category: 'cancelled', transport: 'response' });
               break;
             case 'failed':
-              if (event.type === 'reconciliation_no_job') expect(now).toBeGreaterThanOrEqual(record.deadlines.createDeadlineMs);
-              else if (o?.category === 'cancelled') expect(record.cancel).toBeNull(); // provider_cancelled: no cancel of ours
+              if (event.type === 'reconciliation_no_job')
+                expect(now).toBeGreaterThanOrEqual(record.deadlines.createDeadlineMs);
+              else if (o?.category === 'cancelled')
+                expect(record.cancel).toBeNull(); // provider_cancelled: no cancel of ours
               else expect(['failure', 'expired']).toContain(o?.category);
               break;
             case 'observing':
@@ -311,7 +592,16 @@ describe('M1 properties over random event sequences', () => {
   });
 
   it('the random sequences above did reach the guarded states (the property is not vacuous)', () => {
-    for (const state of ['accepted', 'observing', 'result_collecting', 'succeeded', 'cancelling', 'failed', 'escalated', 'closed'] as const) {
+    for (const state of [
+      'accepted',
+      'observing',
+      'result_collecting',
+      'succeeded',
+      'cancelling',
+      'failed',
+      'escalated',
+      'closed',
+    ] as const) {
       expect(reached.has(state), state).toBe(true);
     }
   });

@@ -6,14 +6,26 @@ import { openEscalationSchema } from '../../src/core/escalation';
 import { pollPolicySchema, type PollPolicy } from '../../src/core/policy';
 import { parseRetryAfter } from '../../src/core/retry-after';
 import { transition } from '../../src/core/transitions';
-import { jitterMs, planAfterObservation, rawBackoffMs, reserveStatusRequest, type PlanResult } from '../../src/core/wait-planner';
+import {
+  jitterMs,
+  planAfterObservation,
+  rawBackoffMs,
+  reserveStatusRequest,
+  type PlanResult,
+} from '../../src/core/wait-planner';
 import { T0, obs, observingRecord } from './helpers';
 
 const NOW = T0 + 1000;
 const policyOf = (r: OperationRecord): PollPolicy => r.policy;
 
 function plan(observation: Partial<Observation>, record = observingRecord(), random = 0.5, nowMs = NOW): PlanResult {
-  return planAfterObservation({ record, policy: policyOf(record), observation: obs({ receivedAtMs: nowMs, ...observation }), nowMs, random });
+  return planAfterObservation({
+    record,
+    policy: policyOf(record),
+    observation: obs({ receivedAtMs: nowMs, ...observation }),
+    nowMs,
+    random,
+  });
 }
 
 function withUsed(record: OperationRecord, used: Partial<OperationRecord['used']>): OperationRecord {
@@ -22,13 +34,29 @@ function withUsed(record: OperationRecord, used: Partial<OperationRecord['used']
 
 describe('HTTP signals (H1-H5)', () => {
   it.each([
-    ['H1: 429 with Retry-After seconds waits at least that long', { httpStatus: 429, retryAfter: '30' }, NOW + 30_000, 'provider_retry_after'],
-    ['H1: 503 with Retry-After seconds waits at least that long', { httpStatus: 503, retryAfter: '120' }, NOW + 120_000, 'provider_retry_after'],
-    ['H1: 503 with Retry-After as an HTTP-date waits until that date', { httpStatus: 503, retryAfter: new Date(NOW + 90_000).toUTCString() }, NOW + 90_000, 'provider_retry_after'],
+    [
+      'H1: 429 with Retry-After seconds waits at least that long',
+      { httpStatus: 429, retryAfter: '30' },
+      NOW + 30_000,
+      'provider_retry_after',
+    ],
+    [
+      'H1: 503 with Retry-After seconds waits at least that long',
+      { httpStatus: 503, retryAfter: '120' },
+      NOW + 120_000,
+      'provider_retry_after',
+    ],
+    [
+      'H1: 503 with Retry-After as an HTTP-date waits until that date',
+      { httpStatus: 503, retryAfter: new Date(NOW + 90_000).toUTCString() },
+      NOW + 90_000,
+      'provider_retry_after',
+    ],
   ])('%s', (_title, observation, expectedAt, source) => {
     const result = plan(observation);
     expect(result).toMatchObject({ kind: 'poll', atMs: expectedAt, source });
-    if (result.kind === 'poll') expect(result.record.schedule).toEqual({ nextPollAtMs: expectedAt, delaySource: source });
+    if (result.kind === 'poll')
+      expect(result.record.schedule).toEqual({ nextPollAtMs: expectedAt, delaySource: source });
   });
 
   it('H1: 429 without Retry-After increases the delay sharply and counts it', () => {
@@ -90,8 +118,14 @@ describe('HTTP signals (H1-H5)', () => {
   it.each([
     ['H5: 500 uses the transport-failure budget', { httpStatus: 500, providerRequestId: 'req-9' }],
     ['H5: 502 uses the transport-failure budget', { httpStatus: 502 }],
-    ['H5: a network error after sending uses the transport-failure budget', { transport: 'ambiguous' as const, httpStatus: undefined, errorCategory: 'reset' }],
-    ['H5: a connect failure uses the transport-failure budget', { transport: 'not_sent' as const, httpStatus: undefined, errorCategory: 'connect_refused' }],
+    [
+      'H5: a network error after sending uses the transport-failure budget',
+      { transport: 'ambiguous' as const, httpStatus: undefined, errorCategory: 'reset' },
+    ],
+    [
+      'H5: a connect failure uses the transport-failure budget',
+      { transport: 'not_sent' as const, httpStatus: undefined, errorCategory: 'connect_refused' },
+    ],
   ])('%s', (_title, observation: Partial<Observation>) => {
     const result = plan(observation);
     expect(result.kind).toBe('poll');
@@ -104,7 +138,11 @@ describe('HTTP signals (H1-H5)', () => {
 
 describe('stop predicates (S1-S5)', () => {
   it('S1: a success with its result reference leads to collection, then succeeded only with a valid result', () => {
-    const success = { remoteState: 'done', category: 'success' as const, resultReference: { url: 'https://api.example/r/1' } };
+    const success = {
+      remoteState: 'done',
+      category: 'success' as const,
+      resultReference: { url: 'https://api.example/r/1' },
+    };
     const result = plan(success);
     expect(result).toMatchObject({ kind: 'collect' });
     let record = result.record;
@@ -114,15 +152,34 @@ describe('stop predicates (S1-S5)', () => {
       record = applied.record;
     }
     expect(record.localState).toBe('result_collecting');
-    const done = transition(record, { type: 'result_validated', actor: 'workflow', result: { validation: 'valid', recordCount: 3 } }, NOW);
+    const done = transition(
+      record,
+      { type: 'result_validated', actor: 'workflow', result: { validation: 'valid', recordCount: 3 } },
+      NOW,
+    );
     expect(done).toMatchObject({ kind: 'applied', record: { localState: 'succeeded' } });
   });
 
   it.each([
-    ['S2: a terminal failure stops as failed', { remoteState: 'error', category: 'failure' as const }, 'failed', undefined],
-    ['S2: an expired job stops as failed', { remoteState: 'expired', category: 'expired' as const }, 'failed', undefined],
+    [
+      'S2: a terminal failure stops as failed',
+      { remoteState: 'error', category: 'failure' as const },
+      'failed',
+      undefined,
+    ],
+    [
+      'S2: an expired job stops as failed',
+      { remoteState: 'expired', category: 'expired' as const },
+      'failed',
+      undefined,
+    ],
     ['S2: an unparseable answer escalates', { parseProblem: 'HTML error page' }, 'escalated', 'provider_failure'],
-    ['S2: a state outside the table escalates unknown_state', { remoteState: 'paused', category: 'unknown' as const }, 'escalated', 'unknown_state'],
+    [
+      'S2: a state outside the table escalates unknown_state',
+      { remoteState: 'paused', category: 'unknown' as const },
+      'escalated',
+      'unknown_state',
+    ],
   ])('%s', (_title, observation, outcome, reason) => {
     const result = plan(observation);
     expect(result).toMatchObject({ kind: 'stop', outcome });
@@ -139,7 +196,12 @@ describe('stop predicates (S1-S5)', () => {
   it('S3: the deadline stops polling even if the state just changed to success', () => {
     const record = observingRecord();
     const late = record.deadlines.resultDeadlineMs;
-    const result = plan({ remoteState: 'done', category: 'success', resultReference: { url: 'https://x/r' } }, record, 0.5, late);
+    const result = plan(
+      { remoteState: 'done', category: 'success', resultReference: { url: 'https://x/r' } },
+      record,
+      0.5,
+      late,
+    );
     expect(result).toMatchObject({ kind: 'stop', outcome: 'result_timed_out', escalationReason: 'deadline_exceeded' });
     expect(result.events.map((e) => e.type)).toEqual(['deadline_reached', 'escalate']);
     expect(result.record.remote.category).toBe('success');
@@ -154,8 +216,15 @@ describe('stop predicates (S1-S5)', () => {
   it('S4: the budget stops when the next request would exceed it', () => {
     const record = withUsed({ ...observingRecord({ maxStatusRequests: 5 }), schedule: {} }, { statusRequests: 5 });
     const result = reserveStatusRequest(record, record.policy, NOW);
-    expect(result).toMatchObject({ kind: 'stop', code: 'ASYNCJOB_ERR_REQUEST_BUDGET_EXHAUSTED', escalationReason: 'request_budget_exhausted' });
-    const planned = plan({ remoteState: 'running', category: 'pending' }, withUsed(observingRecord({ maxStatusRequests: 5 }), { statusRequests: 5 }));
+    expect(result).toMatchObject({
+      kind: 'stop',
+      code: 'ASYNCJOB_ERR_REQUEST_BUDGET_EXHAUSTED',
+      escalationReason: 'request_budget_exhausted',
+    });
+    const planned = plan(
+      { remoteState: 'running', category: 'pending' },
+      withUsed(observingRecord({ maxStatusRequests: 5 }), { statusRequests: 5 }),
+    );
     expect(planned).toMatchObject({ kind: 'stop', escalationReason: 'request_budget_exhausted' });
   });
 
@@ -173,7 +242,10 @@ describe('polling (P2-P8, B2)', () => {
   });
 
   it('P7: success without the required result reference is not ready and escalates', () => {
-    expect(plan({ remoteState: 'done', category: 'success' })).toMatchObject({ kind: 'stop', escalationReason: 'unknown_state' });
+    expect(plan({ remoteState: 'done', category: 'success' })).toMatchObject({
+      kind: 'stop',
+      escalationReason: 'unknown_state',
+    });
   });
 
   it("P7: running after the job's own reported expiry escalates", () => {
@@ -200,7 +272,12 @@ describe('polling (P2-P8, B2)', () => {
   });
 
   it('P3: a hint shorter than Retry-After never wins: Retry-After is a minimum', () => {
-    const result = plan({ remoteState: 'running', category: 'pending', retryAfter: '60', hints: { pollAfterSeconds: 5 } });
+    const result = plan({
+      remoteState: 'running',
+      category: 'pending',
+      retryAfter: '60',
+      hints: { pollAfterSeconds: 5 },
+    });
     expect(result).toMatchObject({ kind: 'poll', atMs: NOW + 60_000, source: 'provider_retry_after' });
   });
 
@@ -208,7 +285,11 @@ describe('polling (P2-P8, B2)', () => {
     const record = observingRecord();
     const now = record.deadlines.resultDeadlineMs - 10_000;
     const result = plan({ httpStatus: 503, retryAfter: '60' }, record, 0.5, now);
-    expect(result).toMatchObject({ kind: 'deadline_wait', atMs: record.deadlines.resultDeadlineMs, source: 'deadline' });
+    expect(result).toMatchObject({
+      kind: 'deadline_wait',
+      atMs: record.deadlines.resultDeadlineMs,
+      source: 'deadline',
+    });
   });
 
   it('P5: a nextPollAt far in the past gives exactly one request now, never a burst', () => {
@@ -235,7 +316,9 @@ describe('polling (P2-P8, B2)', () => {
 
   it('P2: the backoff doubles per attempt up to the cap', () => {
     const policy = pollPolicySchema.parse({});
-    expect([0, 1, 2, 3, 4, 5, 6].map((a) => rawBackoffMs(policy, a))).toEqual([5_000, 10_000, 20_000, 40_000, 80_000, 120_000, 120_000]);
+    expect([0, 1, 2, 3, 4, 5, 6].map((a) => rawBackoffMs(policy, a))).toEqual([
+      5_000, 10_000, 20_000, 40_000, 80_000, 120_000, 120_000,
+    ]);
   });
 
   it('P2: jitter is always inside [50%, 100%] of the capped raw delay (bounded, the default)', () => {
@@ -259,11 +342,15 @@ describe('polling (P2-P8, B2)', () => {
 
   it('P2: full jitter stays inside (0, 100%] of the raw delay', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 120_000 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (raw, random) => {
-        const delay = jitterMs(raw, pollPolicySchema.parse({ jitter: 'full' }), random);
-        expect(delay).toBeGreaterThanOrEqual(1);
-        expect(delay).toBeLessThanOrEqual(raw);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 120_000 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (raw, random) => {
+          const delay = jitterMs(raw, pollPolicySchema.parse({ jitter: 'full' }), random);
+          expect(delay).toBeGreaterThanOrEqual(1);
+          expect(delay).toBeLessThanOrEqual(raw);
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -274,7 +361,13 @@ describe('polling (P2-P8, B2)', () => {
     fc.constantFrom('soon', '1.5', ''),
   );
   const hintArb = fc.record(
-    { pollAfterSeconds: fc.oneof(fc.integer({ min: -100, max: 30_000 }), fc.double({ noNaN: false }), fc.string()), nextCheckAt: fc.oneof(fc.integer({ min: NOW - 100_000, max: NOW + 20_000_000 }).map((ms) => new Date(ms).toISOString()), fc.string()) },
+    {
+      pollAfterSeconds: fc.oneof(fc.integer({ min: -100, max: 30_000 }), fc.double({ noNaN: false }), fc.string()),
+      nextCheckAt: fc.oneof(
+        fc.integer({ min: NOW - 100_000, max: NOW + 20_000_000 }).map((ms) => new Date(ms).toISOString()),
+        fc.string(),
+      ),
+    },
     { requiredKeys: [] },
   );
   const waitingObservationArb = fc.record({
@@ -292,7 +385,9 @@ describe('polling (P2-P8, B2)', () => {
         fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
         fc.constantFrom<'bounded' | 'full'>('bounded', 'full'),
         (o, offsetMs, attempt, random, jitter) => {
-          const record = withUsed(observingRecord({ jitter, maxTransportFailures: 1000, maxRateLimited: 1000 }), { backoffAttempt: attempt });
+          const record = withUsed(observingRecord({ jitter, maxTransportFailures: 1000, maxRateLimited: 1000 }), {
+            backoffAttempt: attempt,
+          });
           const nowMs = T0 + offsetMs;
           const observation = obs({ ...o, receivedAtMs: nowMs, remoteState: 'running', category: 'pending' });
           const result = planAfterObservation({ record, policy: record.policy, observation, nowMs, random });
@@ -321,15 +416,25 @@ describe('polling (P2-P8, B2)', () => {
 
   it('P2: with no provider guidance, the planned delay is inside [50%, 100%] of the capped raw delay', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 10 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (attempt, random) => {
-        const record = withUsed(observingRecord(), { backoffAttempt: attempt });
-        const result = planAfterObservation({ record, policy: record.policy, observation: obs({ receivedAtMs: NOW, remoteState: 'running', category: 'pending' }), nowMs: NOW, random });
-        if (result.kind !== 'poll') throw new Error(result.kind);
-        const raw = rawBackoffMs(record.policy, attempt);
-        expect(result.atMs - NOW).toBeGreaterThanOrEqual(raw / 2);
-        expect(result.atMs - NOW).toBeLessThanOrEqual(raw);
-        expect(result.record.used.backoffAttempt).toBe(attempt + 1);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 10 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (attempt, random) => {
+          const record = withUsed(observingRecord(), { backoffAttempt: attempt });
+          const result = planAfterObservation({
+            record,
+            policy: record.policy,
+            observation: obs({ receivedAtMs: NOW, remoteState: 'running', category: 'pending' }),
+            nowMs: NOW,
+            random,
+          });
+          if (result.kind !== 'poll') throw new Error(result.kind);
+          const raw = rawBackoffMs(record.policy, attempt);
+          expect(result.atMs - NOW).toBeGreaterThanOrEqual(raw / 2);
+          expect(result.atMs - NOW).toBeLessThanOrEqual(raw);
+          expect(result.record.used.backoffAttempt).toBe(attempt + 1);
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -338,33 +443,67 @@ describe('polling (P2-P8, B2)', () => {
     const answerArb = fc.record({
       httpStatus: fc.constantFrom(200, 200, 200, 404, 429, 500, 503),
       retryAfter: fc.option(fc.integer({ min: 0, max: 5 }).map(String), { nil: undefined }),
-      category: fc.constantFrom('pending' as const, 'pending' as const, 'pending' as const, 'success' as const, 'unknown' as const),
+      category: fc.constantFrom(
+        'pending' as const,
+        'pending' as const,
+        'pending' as const,
+        'success' as const,
+        'unknown' as const,
+      ),
     });
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 30 }), fc.array(answerArb, { minLength: 1, maxLength: 60 }), fc.array(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), { minLength: 60, maxLength: 60 }), (maxStatusRequests, answers, randoms) => {
-        let record: OperationRecord = { ...observingRecord({ maxStatusRequests, baseDelayMs: 1, maxDelayMs: 10, maxTransportFailures: 1000, maxRateLimited: 1000, notFoundWindowMs: 1_000_000 }), schedule: {} };
-        record = { ...record, used: { ...record.used, statusRequests: 0 } };
-        let now = NOW;
-        let sent = 0;
-        for (const [i, answer] of answers.entries()) {
-          const reserved = reserveStatusRequest(record, record.policy, now);
-          if (reserved.kind === 'stop') break;
-          if (reserved.kind === 'not_yet') {
-            now = reserved.atMs;
-            continue;
+      fc.property(
+        fc.integer({ min: 1, max: 30 }),
+        fc.array(answerArb, { minLength: 1, maxLength: 60 }),
+        fc.array(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), { minLength: 60, maxLength: 60 }),
+        (maxStatusRequests, answers, randoms) => {
+          let record: OperationRecord = {
+            ...observingRecord({
+              maxStatusRequests,
+              baseDelayMs: 1,
+              maxDelayMs: 10,
+              maxTransportFailures: 1000,
+              maxRateLimited: 1000,
+              notFoundWindowMs: 1_000_000,
+            }),
+            schedule: {},
+          };
+          record = { ...record, used: { ...record.used, statusRequests: 0 } };
+          let now = NOW;
+          let sent = 0;
+          for (const [i, answer] of answers.entries()) {
+            const reserved = reserveStatusRequest(record, record.policy, now);
+            if (reserved.kind === 'stop') break;
+            if (reserved.kind === 'not_yet') {
+              now = reserved.atMs;
+              continue;
+            }
+            sent += 1;
+            expect(reserved.record.used.statusRequests).toBeLessThanOrEqual(maxStatusRequests);
+            const observation = obs({
+              receivedAtMs: now,
+              httpStatus: answer.httpStatus,
+              remoteState: answer.category === 'unknown' ? 'weird' : 'running',
+              category: answer.category,
+              ...(answer.retryAfter !== undefined ? { retryAfter: answer.retryAfter } : {}),
+              ...(answer.category === 'success' ? { category: 'pending' as const } : {}),
+            });
+            const result = planAfterObservation({
+              record: reserved.record,
+              policy: record.policy,
+              observation,
+              nowMs: now,
+              random: randoms[i] ?? 0,
+            });
+            record = result.record;
+            expect(record.used.statusRequests).toBeLessThanOrEqual(maxStatusRequests);
+            if (result.kind !== 'poll') break;
+            now = result.atMs;
           }
-          sent += 1;
-          expect(reserved.record.used.statusRequests).toBeLessThanOrEqual(maxStatusRequests);
-          const observation = obs({ receivedAtMs: now, httpStatus: answer.httpStatus, remoteState: answer.category === 'unknown' ? 'weird' : 'running', category: answer.category, ...(answer.retryAfter !== undefined ? { retryAfter: answer.retryAfter } : {}), ...(answer.category === 'success' ? { category: 'pending' as const } : {}) });
-          const result = planAfterObservation({ record: reserved.record, policy: record.policy, observation, nowMs: now, random: randoms[i] ?? 0 });
-          record = result.record;
-          expect(record.used.statusRequests).toBeLessThanOrEqual(maxStatusRequests);
-          if (result.kind !== 'poll') break;
-          now = result.atMs;
-        }
-        expect(sent).toBeLessThanOrEqual(maxStatusRequests);
-        expect(record.used.statusRequests).toBe(sent);
-      }),
+          expect(sent).toBeLessThanOrEqual(maxStatusRequests);
+          expect(record.used.statusRequests).toBe(sent);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -372,24 +511,42 @@ describe('polling (P2-P8, B2)', () => {
 
 describe('T3: the recorded decision', () => {
   it.each([
-    ['a pending answer', { remoteState: 'running', category: 'pending' as const, progress: 0.3, providerTimestamp: '2026-11-29T10:00:01+00:00' }],
+    [
+      'a pending answer',
+      {
+        remoteState: 'running',
+        category: 'pending' as const,
+        progress: 0.3,
+        providerTimestamp: '2026-11-29T10:00:01+00:00',
+      },
+    ],
     ['a 503 with Retry-After', { httpStatus: 503, retryAfter: '120', providerRequestId: 'req-1' }],
     ['a rejected hint', { remoteState: 'running', category: 'pending' as const, hints: { nextCheckAt: 'whenever' } }],
     ['a 403', { httpStatus: 403 }],
-    ['a success', { remoteState: 'done', category: 'success' as const, resultReference: { url: 'https://x/r', sha256: 'ab' } }],
+    [
+      'a success',
+      { remoteState: 'done', category: 'success' as const, resultReference: { url: 'https://x/r', sha256: 'ab' } },
+    ],
   ])('T3: after %s the record, with its appended observation, still validates', (_title, observation) => {
     const result = plan(observation);
     expect(operationRecordSchema.parse(result.record)).toEqual(result.record);
     const entry = result.record.journal.observations.at(-1)!;
     expect(entry.sequence).toBe(result.record.journal.nextSequence - 1);
-    expect(entry.body).toMatchObject({ statusRequestsUsed: result.record.used.statusRequests, statusRequestsAllowed: result.record.budgets.maxStatusRequests });
-    for (const event of result.events) if (event.escalation) expect(openEscalationSchema.parse(event.escalation)).toEqual(event.escalation);
+    expect(entry.body).toMatchObject({
+      statusRequestsUsed: result.record.used.statusRequests,
+      statusRequestsAllowed: result.record.budgets.maxStatusRequests,
+    });
+    for (const event of result.events)
+      if (event.escalation) expect(openEscalationSchema.parse(event.escalation)).toEqual(event.escalation);
   });
 
   it('P1: the first answer after acceptance moves accepted -> observing, then to collection on success', () => {
     const base = observingRecord();
     const accepted: OperationRecord = { ...base, localState: 'accepted' };
-    const result = plan({ remoteState: 'done', category: 'success', resultReference: { url: 'https://x/r' } }, accepted);
+    const result = plan(
+      { remoteState: 'done', category: 'success', resultReference: { url: 'https://x/r' } },
+      accepted,
+    );
     expect(result.events.map((e) => e.type)).toEqual(['status_observed', 'remote_succeeded']);
     let record = result.record;
     for (const event of result.events) {
@@ -402,12 +559,23 @@ describe('T3: the recorded decision', () => {
 
   it('X2: while cancelling, a success leads to collection without leaving cancelling; a cancelled answer ends it', () => {
     const base = observingRecord();
-    const cancelling: OperationRecord = { ...base, localState: 'cancelling', deadlines: { ...base.deadlines, cancelDeadlineMs: NOW + 60_000 }, cancel: { requestedBy: 'a', reason: 'r', expectedEffect: 'e', requestedAtMs: T0, sentAtMs: T0 } };
-    expect(plan({ remoteState: 'done', category: 'success', resultReference: { url: 'https://x/r' } }, cancelling)).toMatchObject({ kind: 'collect', events: [] });
+    const cancelling: OperationRecord = {
+      ...base,
+      localState: 'cancelling',
+      deadlines: { ...base.deadlines, cancelDeadlineMs: NOW + 60_000 },
+      cancel: { requestedBy: 'a', reason: 'r', expectedEffect: 'e', requestedAtMs: T0, sentAtMs: T0 },
+    };
+    expect(
+      plan({ remoteState: 'done', category: 'success', resultReference: { url: 'https://x/r' } }, cancelling),
+    ).toMatchObject({ kind: 'collect', events: [] });
     const ended = plan({ remoteState: 'cancelled', category: 'cancelled' }, cancelling);
     expect(ended).toMatchObject({ kind: 'stop', outcome: 'cancelled' });
     expect(ended.events.map((e) => e.type)).toEqual(['remote_cancelled']);
     const late = plan({ remoteState: 'running', category: 'pending' }, cancelling, 0.5, NOW + 60_000);
-    expect(late).toMatchObject({ kind: 'stop', outcome: 'cancellation_unconfirmed', escalationReason: 'cancellation_unconfirmed' });
+    expect(late).toMatchObject({
+      kind: 'stop',
+      outcome: 'cancellation_unconfirmed',
+      escalationReason: 'cancellation_unconfirmed',
+    });
   });
 });

@@ -7,7 +7,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decisionSchema, OPTIONS_BY_REASON, validateDecision, type Decision, type DecisionOption } from '../../src/core/escalation';
+import {
+  decisionSchema,
+  OPTIONS_BY_REASON,
+  validateDecision,
+  type Decision,
+  type DecisionOption,
+} from '../../src/core/escalation';
 import { escalationReasonSchema, type EscalationReason } from '../../src/core/journal';
 import { raiseEscalation } from '../../src/core/raise-escalation';
 import { cancelRequestSchema } from '../../src/workflows/messages';
@@ -32,7 +38,8 @@ function jsonBlocks(kind: string): { line: number; text: string }[] {
 /** An escalation, raised by the product's own code with the default policy, that offers `decision`'s option. */
 function escalationOffering(decision: Decision) {
   const needs = (reason: EscalationReason): boolean =>
-    (decision.extraRateLimited === undefined || reason === 'rate_limited') && (decision.extraTransportFailures === undefined || reason === 'provider_failure');
+    (decision.extraRateLimited === undefined || reason === 'rate_limited') &&
+    (decision.extraTransportFailures === undefined || reason === 'provider_failure');
   const reason = escalationReasonSchema.options.find((r) => OPTIONS_BY_REASON[r].includes(decision.option) && needs(r));
   expect(reason, `a reason offers ${decision.option}`).toBeDefined();
   const base = observingRecord();
@@ -46,17 +53,32 @@ const decisions = jsonBlocks('decision');
 describe('docs/operating.md: the decision JSON an operator pastes into the Web UI', () => {
   it('has an example for every option', () => {
     const options = decisions.map((b) => (JSON.parse(b.text) as { option: DecisionOption }).option);
-    for (const option of ['extend', 'close', 'cancel_at_provider', 'accept_result', 'adopt_job', 'retry_collect', 'retry_create_same_token', 'inspect_provider_console']) {
+    for (const option of [
+      'extend',
+      'close',
+      'cancel_at_provider',
+      'accept_result',
+      'adopt_job',
+      'retry_collect',
+      'retry_create_same_token',
+      'inspect_provider_console',
+    ]) {
       expect(options, option).toContain(option);
     }
   });
 
-  it.each(decisions.map((b) => [b.line, b.text] as const))('A2: the decision at line %i is accepted by decisionSchema and within the offered bounds', (_line, text) => {
-    const parsed = decisionSchema.safeParse(JSON.parse(text));
-    expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
-    const decision = parsed.data!;
-    expect(validateDecision(escalationOffering(decision), decision, { nowMs: T0 + 120_000 })).toEqual({ kind: 'ok', decision });
-  });
+  it.each(decisions.map((b) => [b.line, b.text] as const))(
+    'A2: the decision at line %i is accepted by decisionSchema and within the offered bounds',
+    (_line, text) => {
+      const parsed = decisionSchema.safeParse(JSON.parse(text));
+      expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
+      const decision = parsed.data!;
+      expect(validateDecision(escalationOffering(decision), decision, { nowMs: T0 + 120_000 })).toEqual({
+        kind: 'ok',
+        decision,
+      });
+    },
+  );
 
   it('A2: the refused example is refused for its bounds, as the document says', () => {
     const refused = jsonBlocks('refused');

@@ -80,7 +80,8 @@ function shorten(text: string): string {
 function commentsOf(path: string): { line: number; text: string }[] {
   const { text, source } = parse(path);
   const found = new Map<number, string>();
-  const add = (ranges: ts.CommentRange[] | undefined) => ranges?.forEach((r) => found.set(r.pos, text.slice(r.pos, r.end)));
+  const add = (ranges: ts.CommentRange[] | undefined) =>
+    ranges?.forEach((r) => found.set(r.pos, text.slice(r.pos, r.end)));
   const visit = (node: ts.Node) => {
     add(ts.getLeadingCommentRanges(text, node.getFullStart()));
     add(ts.getTrailingCommentRanges(text, node.getEnd()));
@@ -95,7 +96,11 @@ function commentsOf(path: string): { line: number; text: string }[] {
 function sourceCitations(): Citation[] {
   return tsFiles(join(ROOT, 'src')).flatMap((path) =>
     commentsOf(path).flatMap((c) =>
-      c.text.split('\n').flatMap((text, i) => idsIn(text).map((id) => ({ id, place: `${rel(path)}:${c.line + i}`, context: shorten(text) }))),
+      c.text
+        .split('\n')
+        .flatMap((text, i) =>
+          idsIn(text).map((id) => ({ id, place: `${rel(path)}:${c.line + i}`, context: shorten(text) })),
+        ),
     ),
   );
 }
@@ -137,14 +142,20 @@ function titleText(e: ts.Expression): { text: string; literal: string } | undefi
 
 function withoutWrappers(e: ts.Expression | undefined): ts.Expression | undefined {
   let x = e;
-  while (x !== undefined && (ts.isAsExpression(x) || ts.isParenthesizedExpression(x) || ts.isSatisfiesExpression(x))) x = x.expression;
+  while (x !== undefined && (ts.isAsExpression(x) || ts.isParenthesizedExpression(x) || ts.isSatisfiesExpression(x)))
+    x = x.expression;
   return x;
 }
 
 /** A `.each` table written inline, rendered into the title's `%s`-style placeholders row by row. */
 function eachRows(call: ts.CallExpression, title: string): string[] {
   const inner = call.expression;
-  if (!ts.isCallExpression(inner) || !ts.isPropertyAccessExpression(inner.expression) || inner.expression.name.text !== 'each') return [];
+  if (
+    !ts.isCallExpression(inner) ||
+    !ts.isPropertyAccessExpression(inner.expression) ||
+    inner.expression.name.text !== 'each'
+  )
+    return [];
   if (!/%[sdifjo]/.test(title)) return [];
   const table = withoutWrappers(inner.arguments[0]);
   if (table === undefined || !ts.isArrayLiteralExpression(table)) return [];
@@ -168,7 +179,11 @@ function titlesOf(path: string): TestTitle[] {
   const out: TestTitle[] = [];
   const visit = (node: ts.Node, inherited: string[]) => {
     let inside = inherited;
-    if (ts.isCallExpression(node) && TEST_FUNCTIONS.has(rootName(node.expression) ?? '') && node.arguments[0] !== undefined) {
+    if (
+      ts.isCallExpression(node) &&
+      TEST_FUNCTIONS.has(rootName(node.expression) ?? '') &&
+      node.arguments[0] !== undefined
+    ) {
       const title = titleText(node.arguments[0]);
       if (title !== undefined) {
         const line = lineOf(source, node.arguments[0].getStart());
@@ -216,7 +231,18 @@ function parseRules(markdown: string): RuleEntry[] {
       const heading = /^### ([A-Z]\d{1,2})$/.exec(line);
       current = undefined;
       if (heading !== null) {
-        current = { id: heading[1]!, line: n, statement: '', why: undefined, implementedBy: undefined, implementedByLine: n, provedByMarker: undefined, provedBy: [], provedByLine: n, problems: [] };
+        current = {
+          id: heading[1]!,
+          line: n,
+          statement: '',
+          why: undefined,
+          implementedBy: undefined,
+          implementedByLine: n,
+          provedByMarker: undefined,
+          provedBy: [],
+          provedByLine: n,
+          problems: [],
+        };
         rules.push(current);
       }
       continue;
@@ -251,7 +277,10 @@ function parseRules(markdown: string): RuleEntry[] {
         continue;
       }
       const proof = /^- `([^`]+)` "(.+)"$/.exec(line);
-      if (proof === null) current.problems.push(`${current.id}: docs/rules.md:${n}: a proof is written as - \`test/file.test.ts\` "the test title", not: ${line}`);
+      if (proof === null)
+        current.problems.push(
+          `${current.id}: docs/rules.md:${n}: a proof is written as - \`test/file.test.ts\` "the test title", not: ${line}`,
+        );
       else current.provedBy.push({ file: proof[1]!, title: proof[2]!, line: n });
       continue;
     }
@@ -300,7 +329,9 @@ const defined = new Map(rules.map((r) => [r.id, r]));
 const isNotBuilt = (r: RuleEntry) => r.implementedBy !== undefined && NOT_BUILT.test(r.implementedBy);
 
 const titles = tsFiles(join(ROOT, 'test')).flatMap(titlesOf);
-const titleCitations: Citation[] = titles.flatMap((t) => t.cites.map((id) => ({ id, place: `${t.file}:${t.line}`, context: `"${shorten(t.text)}"` })));
+const titleCitations: Citation[] = titles.flatMap((t) =>
+  t.cites.map((id) => ({ id, place: `${t.file}:${t.line}`, context: `"${shorten(t.text)}"` })),
+);
 const commentCitations = sourceCitations();
 
 describe('docs/rules.md, the rule book', () => {
@@ -313,12 +344,18 @@ describe('docs/rules.md, the rule book', () => {
       seen.set(r.id, r.line);
       if (r.statement.trim() === '') problems.push(`${r.id}: ${at} has no statement under its heading`);
       if (r.why === undefined || r.why.trim() === '') problems.push(`${r.id}: ${at} has no **Why:** line`);
-      if (r.implementedBy === undefined || r.implementedBy.trim() === '') problems.push(`${r.id}: ${at} has no **Implemented by:** line`);
+      if (r.implementedBy === undefined || r.implementedBy.trim() === '')
+        problems.push(`${r.id}: ${at} has no **Implemented by:** line`);
       const notBuiltImpl = isNotBuilt(r);
       const notBuiltProof = r.provedByMarker !== undefined && NOT_BUILT.test(r.provedByMarker);
-      if (r.provedByMarker !== undefined && !notBuiltProof) problems.push(`${r.id}: docs/rules.md:${r.provedByLine}: "Proved by" lists test titles, or says exactly "not built yet (issue: <name>)", not: ${r.provedByMarker}`);
-      if (r.provedByMarker === undefined && r.provedBy.length === 0) problems.push(`${r.id}: docs/rules.md:${r.provedByLine}: no proof listed (and not marked not built yet)`);
-      if (notBuiltImpl !== notBuiltProof) problems.push(`${r.id}: ${at}: "not built yet" must mark both its implementation and its proof, or neither`);
+      if (r.provedByMarker !== undefined && !notBuiltProof)
+        problems.push(
+          `${r.id}: docs/rules.md:${r.provedByLine}: "Proved by" lists test titles, or says exactly "not built yet (issue: <name>)", not: ${r.provedByMarker}`,
+        );
+      if (r.provedByMarker === undefined && r.provedBy.length === 0)
+        problems.push(`${r.id}: docs/rules.md:${r.provedByLine}: no proof listed (and not marked not built yet)`);
+      if (notBuiltImpl !== notBuiltProof)
+        problems.push(`${r.id}: ${at}: "not built yet" must mark both its implementation and its proof, or neither`);
       problems.push(...r.problems);
     }
     expect(rules.length, 'docs/rules.md defines no rule (### P3 headings)').toBeGreaterThan(0);
@@ -347,7 +384,10 @@ describe('docs/rules.md, the rule book', () => {
         .split(',')
         .map((r) => r.trim())
         .filter((id) => !defined.has(id))
-        .map((id) => `${id}: cited by the arrow ${t.from.join('|')} -(${t.event})-> ${t.to} in src/core/transitions.ts TRANSITIONS, but not defined in docs/rules.md`),
+        .map(
+          (id) =>
+            `${id}: cited by the arrow ${t.from.join('|')} -(${t.event})-> ${t.to} in src/core/transitions.ts TRANSITIONS, but not defined in docs/rules.md`,
+        ),
     );
     expect(problems).toEqual([]);
   });
@@ -359,9 +399,14 @@ describe('docs/rules.md, the rule book', () => {
     for (const r of rules) {
       const citing = cited.get(r.id);
       if (isNotBuilt(r)) {
-        if (citing !== undefined) problems.push(`${r.id}: marked not built yet in docs/rules.md:${r.implementedByLine}, but the test "${shorten(citing.text)}" (${citing.file}:${citing.line}) cites it: list its implementation and proof`);
+        if (citing !== undefined)
+          problems.push(
+            `${r.id}: marked not built yet in docs/rules.md:${r.implementedByLine}, but the test "${shorten(citing.text)}" (${citing.file}:${citing.line}) cites it: list its implementation and proof`,
+          );
       } else if (citing === undefined) {
-        problems.push(`${r.id}: defined at docs/rules.md:${r.line} but no test title cites it: name it in the title of a test that proves it (e.g. "${r.id}: ...", or a describe "(${r.id})")`);
+        problems.push(
+          `${r.id}: defined at docs/rules.md:${r.line} but no test title cites it: name it in the title of a test that proves it (e.g. "${r.id}: ...", or a describe "(${r.id})")`,
+        );
       }
     }
     expect(problems).toEqual([]);
@@ -373,16 +418,20 @@ describe('docs/rules.md, the rule book', () => {
       if (r.implementedBy === undefined || isNotBuilt(r)) continue;
       const at = `docs/rules.md:${r.implementedByLine}`;
       const groups = implementationsOf(r.implementedBy);
-      if (groups.length === 0) problems.push(`${r.id}: ${at} names no file (write \`src/dir/file.ts\` \`functionName\`)`);
+      if (groups.length === 0)
+        problems.push(`${r.id}: ${at} names no file (write \`src/dir/file.ts\` \`functionName\`)`);
       for (const { file, names } of groups) {
         const path = join(ROOT, file);
         if (!existsSync(path) || !statSync(path).isFile()) {
           problems.push(`${r.id}: ${at} names ${file}, which does not exist`);
           continue;
         }
-        if (names.length === 0) problems.push(`${r.id}: ${at} names ${file} without the function(s) that implement the rule`);
+        if (names.length === 0)
+          problems.push(`${r.id}: ${at} names ${file} without the function(s) that implement the rule`);
         const text = readFileSync(path, 'utf8');
-        for (const name of names) if (!declares(text, name)) problems.push(`${r.id}: ${at} names ${name} in ${file}, which does not declare it`);
+        for (const name of names)
+          if (!declares(text, name))
+            problems.push(`${r.id}: ${at} names ${name} in ${file}, which does not declare it`);
       }
     }
     expect(problems).toEqual([]);
@@ -403,7 +452,9 @@ describe('docs/rules.md, the rule book', () => {
         const matches = inFile.filter((t) => t.text === proof.title);
         if (matches.length === 0) problems.push(`${r.id}: ${at}: no test titled "${proof.title}" in ${proof.file}`);
         else if (!matches.some((t) => t.cites.includes(r.id) || t.inherited.includes(r.id))) {
-          problems.push(`${r.id}: ${at}: the test "${proof.title}" (${proof.file}:${matches[0]!.line}) proves it but does not cite ${r.id} in its title or its describe's`);
+          problems.push(
+            `${r.id}: ${at}: the test "${proof.title}" (${proof.file}:${matches[0]!.line}) proves it but does not cite ${r.id} in its title or its describe's`,
+          );
         }
       }
     }
@@ -411,10 +462,16 @@ describe('docs/rules.md, the rule book', () => {
   });
 
   it('the arrow table is the transition table of src/core/transitions.ts', () => {
-    const documented = markdown.split('\n').filter((line) => /^\| .* \| `[a-z_]+` \| `[a-z_]+` \| .* \| (local|remote) \| .* \|$/.test(line.trimEnd()));
+    const documented = markdown
+      .split('\n')
+      .filter((line) => /^\| .* \| `[a-z_]+` \| `[a-z_]+` \| .* \| (local|remote) \| .* \|$/.test(line.trimEnd()));
     const expected = TRANSITIONS.map(arrowRow);
-    const missing = expected.filter((row) => !documented.includes(row)).map((row) => `missing from docs/rules.md (Every arrow): ${row}`);
-    const extra = documented.filter((row) => !expected.includes(row.trimEnd())).map((row) => `in docs/rules.md but not in TRANSITIONS: ${row}`);
+    const missing = expected
+      .filter((row) => !documented.includes(row))
+      .map((row) => `missing from docs/rules.md (Every arrow): ${row}`);
+    const extra = documented
+      .filter((row) => !expected.includes(row.trimEnd()))
+      .map((row) => `in docs/rules.md but not in TRANSITIONS: ${row}`);
     expect([...missing, ...extra]).toEqual([]);
   });
 });

@@ -22,13 +22,29 @@ let contractFile: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-doctor-'));
   contractFile = path.join(dir, 'reports.json');
-  await writeFile(contractFile, JSON.stringify({ ...(BUILT_IN_PRESETS.rest as Record<string, unknown>), name: 'reports', baseUrl: 'https://reports.example', credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' } }));
+  await writeFile(
+    contractFile,
+    JSON.stringify({
+      ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
+      name: 'reports',
+      baseUrl: 'https://reports.example',
+      credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' },
+    }),
+  );
 });
 
-async function doctor(argv: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
+async function doctor(
+  argv: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runDoctorCli(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env, timeoutMs: 1500 });
+  const code = await runDoctorCli(argv, {
+    stdout: (t) => void (out += t),
+    stderr: (t) => void (err += t),
+    env,
+    timeoutMs: 1500,
+  });
   return { code, out, err };
 }
 
@@ -51,8 +67,12 @@ describe('asyncjob doctor, offline', () => {
     const { code, out } = await doctor([], env);
     expect(code).toBe(2);
     const lines = out.trimEnd().split('\n');
-    expect(lines.find((l) => l.startsWith('PROBLEM  provider reports:'))).toMatch(/REPORTS_TOKEN is not set.*\(fix: set REPORTS_TOKEN/);
-    expect(lines.find((l) => l.startsWith('PROBLEM  temporal:'))).toMatch(new RegExp(`cannot reach Temporal at 127\\.0\\.0\\.1:${closed}.*\\(fix: start it`));
+    expect(lines.find((l) => l.startsWith('PROBLEM  provider reports:'))).toMatch(
+      /REPORTS_TOKEN is not set.*\(fix: set REPORTS_TOKEN/,
+    );
+    expect(lines.find((l) => l.startsWith('PROBLEM  temporal:'))).toMatch(
+      new RegExp(`cannot reach Temporal at 127\\.0\\.0\\.1:${closed}.*\\(fix: start it`),
+    );
     expect(lines).toContain('skipped  namespace: Temporal cannot be reached');
     expect(lines.find((l) => l.startsWith('ok       configuration:'))).toBeDefined();
     expect(lines.at(-1)).toBe('2 problems, 1 warning: exit 2 (a bad environment)');
@@ -70,17 +90,43 @@ describe('asyncjob doctor, offline', () => {
     expect(code).toBe(5);
     const report = JSON.parse(out) as DoctorReport;
     expect(report).toMatchObject({ schema: 'asyncjob.doctor/v1', ok: false, exitCode: 5 });
-    expect(report.checks.find((c) => c.check === 'temporal')).toMatchObject({ status: 'problem', kind: 'connection', subject: null });
-    expect(report.checks.find((c) => c.check === 'provider')).toMatchObject({ status: 'ok', subject: 'reports', fix: null, kind: null });
-    expect(report.checks.map((c) => c.check)).toEqual(['configuration', 'provider', 'temporal', 'namespace', 'search-attributes', 'store', 'artifacts', 'webhook-port', 'metrics-port']);
+    expect(report.checks.find((c) => c.check === 'temporal')).toMatchObject({
+      status: 'problem',
+      kind: 'connection',
+      subject: null,
+    });
+    expect(report.checks.find((c) => c.check === 'provider')).toMatchObject({
+      status: 'ok',
+      subject: 'reports',
+      fix: null,
+      kind: null,
+    });
+    expect(report.checks.map((c) => c.check)).toEqual([
+      'configuration',
+      'provider',
+      'temporal',
+      'namespace',
+      'search-attributes',
+      'store',
+      'artifacts',
+      'webhook-port',
+      'metrics-port',
+    ]);
     expect(out).not.toContain('reports-token-value');
   });
 
   it('skips what depends on an invalid configuration, and exits 2', async () => {
-    const { code, out } = await doctor(['--json'], { ASYNCJOB_STORE: 'mysql://nope', ASYNCJOB_PROVIDERS: contractFile, REPORTS_TOKEN: 'x' });
+    const { code, out } = await doctor(['--json'], {
+      ASYNCJOB_STORE: 'mysql://nope',
+      ASYNCJOB_PROVIDERS: contractFile,
+      REPORTS_TOKEN: 'x',
+    });
     const report = JSON.parse(out) as DoctorReport;
     expect(code).toBe(2);
-    expect(report.checks.find((c) => c.check === 'configuration')).toMatchObject({ status: 'problem', kind: 'environment' });
+    expect(report.checks.find((c) => c.check === 'configuration')).toMatchObject({
+      status: 'problem',
+      kind: 'environment',
+    });
     expect(report.checks.find((c) => c.check === 'temporal')).toMatchObject({ status: 'skipped' });
   });
 
@@ -120,7 +166,9 @@ describe('the store check (read-only)', () => {
     expect(pending).toMatchObject({ status: 'warn' });
     expect(pending.message).toMatch(/1 migration pending/);
     const db2 = new Database(file);
-    db2.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, ?, ?)').run('from the future', new Date().toISOString());
+    db2
+      .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, ?, ?)')
+      .run('from the future', new Date().toISOString());
     db2.close();
     const newer = await checkStore(`sqlite:${file}`);
     expect(newer).toMatchObject({ status: 'problem', kind: 'setup' });
@@ -160,6 +208,8 @@ describe('the artifact and port checks', () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
-    expect(await checkPort('webhook-port', 'ASYNCJOB_WEBHOOK_PORT', '127.0.0.1', port, 'webhook receiver')).toMatchObject({ status: 'ok' });
+    expect(
+      await checkPort('webhook-port', 'ASYNCJOB_WEBHOOK_PORT', '127.0.0.1', port, 'webhook receiver'),
+    ).toMatchObject({ status: 'ok' });
   });
 });

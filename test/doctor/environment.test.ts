@@ -23,15 +23,24 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-env-'));
 });
 
-const problems = async (env: Record<string, string>) => (await checkEnvironment(env)).findings.filter((f) => f.status === 'problem');
+const problems = async (env: Record<string, string>) =>
+  (await checkEnvironment(env)).findings.filter((f) => f.status === 'problem');
 
 describe('the worker environment check', () => {
   it('names every missing variable and file at once: base URL, credentials, webhook secret', async () => {
-    const reports = await contract('reports', { baseUrl: '${REPORTS_URL}/api', credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' } });
+    const reports = await contract('reports', {
+      baseUrl: '${REPORTS_URL}/api',
+      credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' },
+    });
     const renders = await contract('renders', {
       baseUrl: 'https://renders.example',
       credential: { scheme: 'header', headerName: 'X-Api-Key', secretFile: path.join(dir, 'missing-token') },
-      webhook: { signatureHeader: 'X-Signature', scheme: 'hmac-sha256-timestamped', secret: { secretEnv: 'RENDERS_WEBHOOK_SECRET' }, toleranceMs: 300000 },
+      webhook: {
+        signatureHeader: 'X-Signature',
+        scheme: 'hmac-sha256-timestamped',
+        secret: { secretEnv: 'RENDERS_WEBHOOK_SECRET' },
+        toleranceMs: 300000,
+      },
     });
     const env = { ASYNCJOB_PROVIDERS: `${reports}, ${renders}`, ASYNCJOB_WEBHOOK_PORT: '0' };
     const found = await problems(env);
@@ -49,21 +58,40 @@ describe('the worker environment check', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).code).toBe('ASYNCJOB_ERR_CONFIG_INVALID');
     expect((error as ConfigError).problems).toHaveLength(found.length);
-    for (const variable of ['REPORTS_URL', 'REPORTS_TOKEN', 'RENDERS_WEBHOOK_SECRET', 'ASYNCJOB_SIMULATOR_WEBHOOK_SECRET']) expect((error as ConfigError).message).toContain(variable);
+    for (const variable of [
+      'REPORTS_URL',
+      'REPORTS_TOKEN',
+      'RENDERS_WEBHOOK_SECRET',
+      'ASYNCJOB_SIMULATOR_WEBHOOK_SECRET',
+    ])
+      expect((error as ConfigError).message).toContain(variable);
   });
 
   it('checks webhook secrets only when the receiver runs', async () => {
     const file = await contract('quiet', { baseUrl: 'https://quiet.example', credential: { scheme: 'none' } });
     expect(await problems({ ASYNCJOB_PROVIDERS: file })).toEqual([]);
-    expect((await problems({ ASYNCJOB_PROVIDERS: file, ASYNCJOB_WEBHOOK_PORT: '8088' })).map((f) => f.message).join()).toContain('ASYNCJOB_SIMULATOR_WEBHOOK_SECRET is not set');
+    expect(
+      (await problems({ ASYNCJOB_PROVIDERS: file, ASYNCJOB_WEBHOOK_PORT: '8088' })).map((f) => f.message).join(),
+    ).toContain('ASYNCJOB_SIMULATOR_WEBHOOK_SECRET is not set');
   });
 
   it('passes a servable setup and says what it will use, never the secret', async () => {
     const tokenFile = path.join(dir, 'token');
     await writeFile(tokenFile, `${SECRET_VALUE}\n`);
-    const a = await contract('alpha', { baseUrl: 'https://alpha.example', credential: { scheme: 'bearer', secretEnv: 'ALPHA_TOKEN' } });
-    const b = await contract('beta', { baseUrl: 'https://beta.example', credential: { scheme: 'bearer', secretFile: tokenFile } });
-    const env = { ASYNCJOB_PROVIDERS: `${a},${b}`, ALPHA_TOKEN: SECRET_VALUE, ASYNCJOB_WEBHOOK_PORT: '8088', ASYNCJOB_SIMULATOR_WEBHOOK_SECRET: SECRET_VALUE };
+    const a = await contract('alpha', {
+      baseUrl: 'https://alpha.example',
+      credential: { scheme: 'bearer', secretEnv: 'ALPHA_TOKEN' },
+    });
+    const b = await contract('beta', {
+      baseUrl: 'https://beta.example',
+      credential: { scheme: 'bearer', secretFile: tokenFile },
+    });
+    const env = {
+      ASYNCJOB_PROVIDERS: `${a},${b}`,
+      ALPHA_TOKEN: SECRET_VALUE,
+      ASYNCJOB_WEBHOOK_PORT: '8088',
+      ASYNCJOB_SIMULATOR_WEBHOOK_SECRET: SECRET_VALUE,
+    };
     const report = await checkEnvironment(env);
     expect(report.findings.filter((f) => f.status !== 'ok')).toEqual([]);
     const lines = report.findings.map((f) => f.message).join('\n');
@@ -75,20 +103,42 @@ describe('the worker environment check', () => {
   });
 
   it('refuses an empty or blank credential, and one with a line break', async () => {
-    const file = await contract('gamma', { baseUrl: 'https://gamma.example', credential: { scheme: 'bearer', secretEnv: 'GAMMA_TOKEN' } });
+    const file = await contract('gamma', {
+      baseUrl: 'https://gamma.example',
+      credential: { scheme: 'bearer', secretEnv: 'GAMMA_TOKEN' },
+    });
     const emptyFile = path.join(dir, 'empty');
     await writeFile(emptyFile, '  \n');
-    const fromFile = await contract('delta', { baseUrl: 'https://delta.example', credential: { scheme: 'bearer', secretFile: emptyFile } });
-    expect((await problems({ ASYNCJOB_PROVIDERS: file, GAMMA_TOKEN: '' }))[0]!.message).toMatch(/^GAMMA_TOKEN is not set/);
-    expect((await problems({ ASYNCJOB_PROVIDERS: file, GAMMA_TOKEN: '   ' }))[0]!.message).toMatch(/^GAMMA_TOKEN is empty/);
-    expect((await problems({ ASYNCJOB_PROVIDERS: file, GAMMA_TOKEN: 'a\nb' }))[0]!.message).toMatch(/^GAMMA_TOKEN contains a line break/);
+    const fromFile = await contract('delta', {
+      baseUrl: 'https://delta.example',
+      credential: { scheme: 'bearer', secretFile: emptyFile },
+    });
+    expect((await problems({ ASYNCJOB_PROVIDERS: file, GAMMA_TOKEN: '' }))[0]!.message).toMatch(
+      /^GAMMA_TOKEN is not set/,
+    );
+    expect((await problems({ ASYNCJOB_PROVIDERS: file, GAMMA_TOKEN: '   ' }))[0]!.message).toMatch(
+      /^GAMMA_TOKEN is empty/,
+    );
+    expect((await problems({ ASYNCJOB_PROVIDERS: file, GAMMA_TOKEN: 'a\nb' }))[0]!.message).toMatch(
+      /^GAMMA_TOKEN contains a line break/,
+    );
     expect((await problems({ ASYNCJOB_PROVIDERS: fromFile }))[0]!.message).toContain(`the file ${emptyFile} is empty`);
   });
 
   it('names a contract that is not found, invalid, or whose name disagrees with its file', async () => {
-    const mismatched = await contract('epsilon', { baseUrl: 'https://e.example', credential: { scheme: 'none' } }, 'not-epsilon');
-    const invalid = await contract('zeta', { baseUrl: 'https://z.example', credential: { scheme: 'none' }, collectSafeToRepeat: 'yes' });
-    const found = await problems({ ASYNCJOB_PROVIDERS: `${mismatched},${invalid},${path.join(dir, 'nowhere.yaml')},no-such-provider` });
+    const mismatched = await contract(
+      'epsilon',
+      { baseUrl: 'https://e.example', credential: { scheme: 'none' } },
+      'not-epsilon',
+    );
+    const invalid = await contract('zeta', {
+      baseUrl: 'https://z.example',
+      credential: { scheme: 'none' },
+      collectSafeToRepeat: 'yes',
+    });
+    const found = await problems({
+      ASYNCJOB_PROVIDERS: `${mismatched},${invalid},${path.join(dir, 'nowhere.yaml')},no-such-provider`,
+    });
     const text = found.map((f) => f.message).join('\n');
     expect(text).toContain('is named "epsilon" but found as "not-epsilon"');
     expect(text).toMatch(/zeta\.json: collectSafeToRepeat: /);
@@ -98,12 +148,20 @@ describe('the worker environment check', () => {
   });
 
   it('refuses a worker with no provider, and lists configuration problems with the rest', async () => {
-    const found = await problems({ ASYNCJOB_LOG_LEVEL: 'loud', TEMPORAL_TLS_CA: path.join(dir, 'no-ca.pem'), ASYNCJOB_METRICS_ADDRESS: 'nine-four-six-four' });
+    const found = await problems({
+      ASYNCJOB_LOG_LEVEL: 'loud',
+      TEMPORAL_TLS_CA: path.join(dir, 'no-ca.pem'),
+      ASYNCJOB_METRICS_ADDRESS: 'nine-four-six-four',
+    });
     const text = found.map((f) => f.message).join('\n');
     expect(text).toContain('ASYNCJOB_LOG_LEVEL');
     expect(text).toContain('TEMPORAL_TLS_CA: cannot read');
     expect(text).toContain('ASYNCJOB_PROVIDERS names no provider');
-    expect((await problems({ ASYNCJOB_PROVIDERS: 'rest', ASYNCJOB_METRICS_ADDRESS: 'nine-four-six-four' })).map((f) => f.message).join()).toContain('ASYNCJOB_METRICS_ADDRESS');
+    expect(
+      (await problems({ ASYNCJOB_PROVIDERS: 'rest', ASYNCJOB_METRICS_ADDRESS: 'nine-four-six-four' }))
+        .map((f) => f.message)
+        .join(),
+    ).toContain('ASYNCJOB_METRICS_ADDRESS');
   });
 
   it('reads host:port', () => {

@@ -63,7 +63,10 @@ describe('the configuration reference', () => {
     expect(to).toBeGreaterThan(-1);
     const table = `${renderSettingsTable()}\n`;
     if (process.env.ASYNCJOB_WRITE_DOCS === '1') writeFileSync(DOC, doc.slice(0, from) + table + doc.slice(to));
-    else expect(doc.slice(from, to), 'regenerate: ASYNCJOB_WRITE_DOCS=1 npx vitest run test/doctor/settings.test.ts').toBe(table);
+    else
+      expect(doc.slice(from, to), 'regenerate: ASYNCJOB_WRITE_DOCS=1 npx vitest run test/doctor/settings.test.ts').toBe(
+        table,
+      );
   });
 
   it('lists every variable the code reads, and none it does not', () => {
@@ -80,8 +83,13 @@ describe('the configuration reference', () => {
     expect(Object.keys(configSchema.shape).filter((n) => !listed.has(n))).toEqual([]);
   });
 
-  it('lists the flags the commands\' usage texts show, and no others', () => {
-    const flagsOf = (text: string) => new Set([...text.matchAll(/--[a-z][a-z-]*/g)].map((m) => m[0]).filter((f) => !['--json', '--verbose', '--help'].includes(f)));
+  it("lists the flags the commands' usage texts show, and no others", () => {
+    const flagsOf = (text: string) =>
+      new Set(
+        [...text.matchAll(/--[a-z][a-z-]*/g)]
+          .map((m) => m[0])
+          .filter((f) => !['--json', '--verbose', '--help'].includes(f)),
+      );
     const usages: Record<string, string> = {
       start: COMMAND_USAGE.start!,
       watch: COMMAND_USAGE.watch!,
@@ -93,10 +101,18 @@ describe('the configuration reference', () => {
       doctor: DOCTOR_USAGE,
     };
     for (const [command, usage] of Object.entries(usages)) {
-      const documented = new Set(SETTINGS.filter((s) => s.name.startsWith('--') && s.usedBy.includes(command as never)).map((s) => s.name));
+      const documented = new Set(
+        SETTINGS.filter((s) => s.name.startsWith('--') && s.usedBy.includes(command as never)).map((s) => s.name),
+      );
       const shown = flagsOf(usage);
-      expect([...shown].filter((f) => !documented.has(f)), `flags of ${command} missing from SETTINGS`).toEqual([]);
-      expect([...documented].filter((f) => !shown.has(f) && !['--json', '--verbose', '--help'].includes(f)), `flags in SETTINGS that ${command}'s usage does not show`).toEqual([]);
+      expect(
+        [...shown].filter((f) => !documented.has(f)),
+        `flags of ${command} missing from SETTINGS`,
+      ).toEqual([]);
+      expect(
+        [...documented].filter((f) => !shown.has(f) && !['--json', '--verbose', '--help'].includes(f)),
+        `flags in SETTINGS that ${command}'s usage does not show`,
+      ).toEqual([]);
     }
   });
 
@@ -112,7 +128,10 @@ describe('the configuration reference', () => {
 
   it('asyncjob worker --help shows every variable of the worker and the receiver, and the exit codes', () => {
     const help = workerHelpText();
-    for (const s of SETTINGS.filter((x) => !x.name.startsWith('-') && (x.usedBy.includes('worker') || x.usedBy.includes('receiver')))) expect(help).toContain(s.name);
+    for (const s of SETTINGS.filter(
+      (x) => !x.name.startsWith('-') && (x.usedBy.includes('worker') || x.usedBy.includes('receiver')),
+    ))
+      expect(help).toContain(s.name);
     expect(help).not.toContain('ASYNCJOB_UI_PORT');
     expect(help).toContain('exits 2 naming every problem');
     expect(help).toMatch(/exit codes: 0 .*2 bad environment.*5 Temporal cannot be reached/s);

@@ -5,7 +5,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes';
 import { startHarness, type Harness } from '../workflows/harness';
-import { cancelDoc, decideDoc, errorDoc, listDoc, runOn, startArgs, startDoc, statusDoc, watchDoc } from './front-door-cli';
+import {
+  cancelDoc,
+  decideDoc,
+  errorDoc,
+  listDoc,
+  runOn,
+  startArgs,
+  startDoc,
+  statusDoc,
+  watchDoc,
+} from './front-door-cli';
 
 describe('asyncjob CLI against a real server, worker and simulator', () => {
   let h: Harness;
@@ -20,7 +30,9 @@ describe('asyncjob CLI against a real server, worker and simulator', () => {
           { state: 'succeeded', progress: 100 },
         ],
       },
-      review_then_done: { steps: [{ state: 'running', polls: 1 }, { state: 'manual_review', polls: 1 }, { state: 'succeeded' }] },
+      review_then_done: {
+        steps: [{ state: 'running', polls: 1 }, { state: 'manual_review', polls: 1 }, { state: 'succeeded' }],
+      },
       forever: { steps: [{ state: 'running' }] },
     };
     h = await startHarness('cli', { scenarios: { rest: { scripts } } as never });
@@ -35,11 +47,20 @@ describe('asyncjob CLI against a real server, worker and simulator', () => {
     expect(first.stderr).toBe('');
     expect(first.code).toBe(EXIT.ok);
     const doc = startDoc.parse(first.docs[0]);
-    expect(doc).toMatchObject({ operationId: request.operationId, joined: false, summary: { localState: 'succeeded', result: { validation: 'valid' } } });
+    expect(doc).toMatchObject({
+      operationId: request.operationId,
+      joined: false,
+      summary: { localState: 'succeeded', result: { validation: 'valid' } },
+    });
 
     const again = await cli([...startArgs(request), '--json']);
     expect(again.code).toBe(EXIT.ok);
-    expect(startDoc.parse(again.docs[0])).toMatchObject({ joined: true, runId: doc.runId, traceId: doc.traceId, summary: null });
+    expect(startDoc.parse(again.docs[0])).toMatchObject({
+      joined: true,
+      runId: doc.runId,
+      traceId: doc.traceId,
+      summary: null,
+    });
 
     const changed = await cli([...startArgs({ ...request, payload: { report: 'other' } }), '--json']);
     expect(changed.code).toBe(EXIT.refused);
@@ -79,31 +100,60 @@ describe('asyncjob CLI against a real server, worker and simulator', () => {
     await cli(startArgs(request));
     const watched = await cli(['watch', request.operationId, '--interval', '20ms']);
     expect(watched.code).toBe(EXIT.needsDecision);
-    expect(watched.stdout.trim().split('\n').at(-1)).toBe(`operation ${request.operationId} escalated (unknown_state): asyncjob decide ${request.operationId}`);
+    expect(watched.stdout.trim().split('\n').at(-1)).toBe(
+      `operation ${request.operationId} escalated (unknown_state): asyncjob decide ${request.operationId}`,
+    );
 
     const status = await cli(['status', request.operationId, '--json']);
     expect(status.code).toBe(EXIT.needsDecision);
     expect(statusDoc.parse(status.docs[0]).operation?.escalation?.reason).toBe('unknown_state');
 
     await expect
-      .poll(async () => listDoc.parse((await cli(['list', '--escalated', '--reason', 'unknown_state', '--json'])).docs[0]).escalated?.map((e) => e.operationId), { timeout: 15_000, interval: 200 })
+      .poll(
+        async () =>
+          listDoc
+            .parse((await cli(['list', '--escalated', '--reason', 'unknown_state', '--json'])).docs[0])
+            .escalated?.map((e) => e.operationId),
+        { timeout: 15_000, interval: 200 },
+      )
       .toContain(request.operationId);
 
     const shown = await cli(['decide', request.operationId, '--json']);
     const show = decideDoc.parse(shown.docs[0]);
     if (show.action !== 'show' || !show.escalation) throw new Error('expected an open escalation');
     expect(show.escalation.text).toContain('Stopped because: unknown_state');
-    const extend = show.escalation.options.find((o) => o.option === 'extend') as { extendMs: number; extraStatusRequests: number } | undefined;
+    const extend = show.escalation.options.find((o) => o.option === 'extend') as
+      { extendMs: number; extraStatusRequests: number } | undefined;
     expect(extend).toBeDefined();
 
-    const notOffered = await cli(['decide', request.operationId, '--option', 'retry_collect', '--by', 'bob', '--reason', 'try', '--json']);
+    const notOffered = await cli([
+      'decide',
+      request.operationId,
+      '--option',
+      'retry_collect',
+      '--by',
+      'bob',
+      '--reason',
+      'try',
+      '--json',
+    ]);
     expect(notOffered.code).toBe(EXIT.refused);
     expect(errorDoc.parse(notOffered.docs[0]).code).toBe('ASYNCJOB_ERR_OPTION_NOT_OFFERED');
 
     const decided = await cli([
-      'decide', request.operationId,
-      '--option', 'extend', '--extend', `${extend!.extendMs}ms`, '--checks', String(extend!.extraStatusRequests),
-      '--by', 'bob@example.com', '--reason', 'reviewed in the provider console', '--json',
+      'decide',
+      request.operationId,
+      '--option',
+      'extend',
+      '--extend',
+      `${extend!.extendMs}ms`,
+      '--checks',
+      String(extend!.extraStatusRequests),
+      '--by',
+      'bob@example.com',
+      '--reason',
+      'reviewed in the provider console',
+      '--json',
     ]);
     expect(decided.stderr).toBe('');
     expect(decided.code).toBe(EXIT.ok);
@@ -117,15 +167,28 @@ describe('asyncjob CLI against a real server, worker and simulator', () => {
   it('X1: cancel --json records the intent through the update; a second cancel is refused by the workflow (exit 3)', async () => {
     const request = h.request('rest', { script: 'forever' });
     await cli(startArgs(request));
-    await expect.poll(async () => (await h.client.get(request.operationId)).localState, { timeout: 20_000, interval: 50 }).toBe('observing');
-    const cancelled = await cli(['cancel', request.operationId, '--by', 'alice', '--reason', 'no longer needed', '--json']);
+    await expect
+      .poll(async () => (await h.client.get(request.operationId)).localState, { timeout: 20_000, interval: 50 })
+      .toBe('observing');
+    const cancelled = await cli([
+      'cancel',
+      request.operationId,
+      '--by',
+      'alice',
+      '--reason',
+      'no longer needed',
+      '--json',
+    ]);
     expect(cancelled.stderr).toBe('');
     expect(cancelDoc.parse(cancelled.docs[0])).toMatchObject({ accepted: true, localState: 'cancel_requested' });
     const twice = await cli(['cancel', request.operationId, '--by', 'alice', '--reason', 'again', '--json']);
     expect(twice.code).toBe(EXIT.refused);
     expect(errorDoc.parse(twice.docs[0]).code).toMatch(/^ASYNCJOB_ERR_CANCEL_/);
     const end = await cli(['watch', request.operationId, '--interval', '20ms', '--json']);
-    expect(watchDoc.parse(end.docs.at(-1))).toMatchObject({ event: 'end', operation: { cancel: { requestedBy: 'alice' } } });
+    expect(watchDoc.parse(end.docs.at(-1))).toMatchObject({
+      event: 'end',
+      operation: { cancel: { requestedBy: 'alice' } },
+    });
   });
 
   it('status of an unknown operation exits 4 with asyncjob.error/v1', async () => {
@@ -137,7 +200,10 @@ describe('asyncjob CLI against a real server, worker and simulator', () => {
 
   it('start refuses an invalid request naming every bad field (exit 2), and starts nothing', async () => {
     const request = h.request('rest', { script: 'forever' });
-    const bad = await cli([...startArgs({ ...request, provider: 'bad provider', startedBy: 'x'.repeat(300) }), '--json']);
+    const bad = await cli([
+      ...startArgs({ ...request, provider: 'bad provider', startedBy: 'x'.repeat(300) }),
+      '--json',
+    ]);
     expect(bad.code).toBe(EXIT.usage);
     const doc = errorDoc.parse(bad.docs[0]);
     expect(doc.code).toBe('ASYNCJOB_ERR_INVALID_INPUT');

@@ -126,7 +126,9 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     const operationId = uniqueId('op');
     await start(request(operationId));
     try {
-      await expect(start({ ...request(operationId), provider: 'sim-lro' })).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_FINGERPRINT_MISMATCH' });
+      await expect(start({ ...request(operationId), provider: 'sim-lro' })).rejects.toMatchObject({
+        code: 'ASYNCJOB_ERR_FINGERPRINT_MISMATCH',
+      });
     } finally {
       await terminate(operationId);
     }
@@ -145,7 +147,13 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
 
   it('refuses an invalid request naming every bad field, and starts nothing', async () => {
     const operationId = uniqueId('op');
-    const bad = { ...request(operationId), provider: 'has space', startedBy: '', createDeadline: { afterMs: -1 }, extra: true } as unknown as StartRequest;
+    const bad = {
+      ...request(operationId),
+      provider: 'has space',
+      startedBy: '',
+      createDeadline: { afterMs: -1 },
+      extra: true,
+    } as unknown as StartRequest;
     const err = await start(bad).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AsyncJobInputError);
     const paths = (err as AsyncJobInputError).issues.map((i) => i.path);
@@ -158,13 +166,20 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     const operationId = uniqueId('op');
     const err = await start({ ...request(operationId), resultDeadline: { atMs: 1_000 } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AsyncJobInputError);
-    expect((err as AsyncJobInputError).issues).toContainEqual({ path: 'resultDeadline', message: 'must be in the future' });
+    expect((err as AsyncJobInputError).issues).toContainEqual({
+      path: 'resultDeadline',
+      message: 'must be in the future',
+    });
     await expect(client.describeOperation(operationId)).rejects.toBeInstanceOf(OperationNotFoundError);
   });
 
   it('reports an unknown operation as OperationNotFoundError (ASYNCJOB_ERR_NOT_FOUND)', async () => {
-    await expect(client.describeOperation(uniqueId('missing'))).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_NOT_FOUND' });
-    await expect(client.cancel(uniqueId('missing'), { requestedBy: 'bob', reason: 'x' })).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_NOT_FOUND' });
+    await expect(client.describeOperation(uniqueId('missing'))).rejects.toMatchObject({
+      code: 'ASYNCJOB_ERR_NOT_FOUND',
+    });
+    await expect(client.cancel(uniqueId('missing'), { requestedBy: 'bob', reason: 'x' })).rejects.toMatchObject({
+      code: 'ASYNCJOB_ERR_NOT_FOUND',
+    });
   });
 
   it('E1: listEscalated finds escalated operations by search attribute, closed ones too, filtered by reason', async () => {
@@ -216,9 +231,13 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     await start(request(operationId));
     try {
       await client.signalWebhook(operationId, { eventId: 'evt-1', remoteJobId: 'J-1', state: 'succeeded' });
-      await expect(client.signalWebhook(operationId, { eventId: '' } as never)).rejects.toBeInstanceOf(AsyncJobInputError);
+      await expect(client.signalWebhook(operationId, { eventId: '' } as never)).rejects.toBeInstanceOf(
+        AsyncJobInputError,
+      );
       const history = await env.client.workflow.getHandle(operationId).fetchHistory();
-      const signals = (history.events ?? []).flatMap((e) => (e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : []));
+      const signals = (history.events ?? []).flatMap((e) =>
+        e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : [],
+      );
       expect(signals).toEqual(['webhook']);
     } finally {
       await terminate(operationId);
@@ -243,7 +262,10 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     const operationId = uniqueId('op');
     await start(request(operationId));
     await terminate(operationId);
-    await expect(client.result(operationId)).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_WORKFLOW_FAILED', operationId });
+    await expect(client.result(operationId)).rejects.toMatchObject({
+      code: 'ASYNCJOB_ERR_WORKFLOW_FAILED',
+      operationId,
+    });
   });
 
   it('listEscalated refuses an unknown reason instead of querying with it', async () => {
@@ -255,7 +277,9 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     const err = await client.start({ ...request(operationId), provider: uniqueId('nobody') }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProviderUnservedError);
     expect((err as ProviderUnservedError).code).toBe('ASYNCJOB_ERR_PROVIDER_UNSERVED');
-    expect((err as ProviderUnservedError).message).toMatch(/no worker serves provider nobody-.*--allow-unserved-provider/);
+    expect((err as ProviderUnservedError).message).toMatch(
+      /no worker serves provider nobody-.*--allow-unserved-provider/,
+    );
     await expect(client.describeOperation(operationId)).rejects.toBeInstanceOf(OperationNotFoundError);
   });
 
@@ -264,12 +288,24 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     const original = { ...request(operationId), policy: { maxStatusRequests: 30 } };
     const first = await start(original);
     try {
-      const changed = { ...original, startedBy: 'svc:other', resultDeadline: { afterMs: 7_200_000 }, policy: { maxStatusRequests: 31, baseDelayMs: 1_000 } };
+      const changed = {
+        ...original,
+        startedBy: 'svc:other',
+        resultDeadline: { afterMs: 7_200_000 },
+        policy: { maxStatusRequests: 31, baseDelayMs: 1_000 },
+      };
       const err = await start(changed).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(JoinMismatchError);
       expect((err as JoinMismatchError).code).toBe('ASYNCJOB_ERR_JOIN_MISMATCH');
-      expect((err as JoinMismatchError).differences.map((d) => d.field)).toEqual(['startedBy', 'resultDeadline', 'policy.baseDelayMs', 'policy.maxStatusRequests']);
-      expect((err as JoinMismatchError).message).toContain('resultDeadline is {"afterMs":3600000}, given {"afterMs":7200000}');
+      expect((err as JoinMismatchError).differences.map((d) => d.field)).toEqual([
+        'startedBy',
+        'resultDeadline',
+        'policy.baseDelayMs',
+        'policy.maxStatusRequests',
+      ]);
+      expect((err as JoinMismatchError).message).toContain(
+        'resultDeadline is {"afterMs":3600000}, given {"afterMs":7200000}',
+      );
       // The same request later, and its deadline given as the instant it resolved to: the same operation.
       const created = Date.parse((await client.describeOperation(operationId)).startedAt);
       const same = await start({ ...original, resultDeadline: { atMs: created + 3_600_000 } });
@@ -302,13 +338,15 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     }
   });
 
-  it('issue 19: a query no worker answers is AsyncJobQueryTimeout whichever answer comes first (our deadline, a cancelled call, the server\'s own timeout)', async () => {
+  it("issue 19: a query no worker answers is AsyncJobQueryTimeout whichever answer comes first (our deadline, a cancelled call, the server's own timeout)", async () => {
     const operationId = uniqueId('op');
     await start(request(operationId));
     try {
       // Our deadline before, around and after the server's own query timeout (about 30 s here).
       const limits = [200, 3_000, 25_000, 29_900, 30_100, 33_000];
-      const errors = await Promise.all(limits.map((timeoutMs) => client.get(operationId, { timeoutMs }).catch((e: unknown) => e)));
+      const errors = await Promise.all(
+        limits.map((timeoutMs) => client.get(operationId, { timeoutMs }).catch((e: unknown) => e)),
+      );
       for (const err of errors) {
         expect(err).toBeInstanceOf(AsyncJobQueryTimeout);
         expect(err).toBeInstanceOf(AsyncJobClientError);
@@ -321,7 +359,12 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
   it('issue 19: a query on a queue whose worker has gone is AsyncJobQueryTimeout, before and after the server stops waiting for one', async () => {
     // A worker polls the queue for a moment and goes; the operation is started after it went, so nobody runs it.
     const queue = uniqueId('gone-worker');
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: queue, workflowBundle: await workflowBundle(), activities: {} });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: queue,
+      workflowBundle: await workflowBundle(),
+      activities: {},
+    });
     const running = worker.run();
     await new Promise((r) => setTimeout(r, 1_000));
     worker.shutdown();
@@ -332,9 +375,13 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     try {
       // At first the server waits for a worker (our deadline or its own ends the query); some 20 s after the last
       // poll it answers at once that no poller was seen. Either way: AsyncJobQueryTimeout.
-      const soon = await Promise.all([300, 5_000].map((timeoutMs) => gone.get(operationId, { timeoutMs }).catch((e: unknown) => e)));
+      const soon = await Promise.all(
+        [300, 5_000].map((timeoutMs) => gone.get(operationId, { timeoutMs }).catch((e: unknown) => e)),
+      );
       await new Promise((r) => setTimeout(r, 22_000));
-      const later = await Promise.all([300, 5_000].map((timeoutMs) => gone.get(operationId, { timeoutMs }).catch((e: unknown) => e)));
+      const later = await Promise.all(
+        [300, 5_000].map((timeoutMs) => gone.get(operationId, { timeoutMs }).catch((e: unknown) => e)),
+      );
       for (const err of [...soon, ...later]) expect(err).toBeInstanceOf(AsyncJobQueryTimeout);
     } finally {
       await terminate(operationId);

@@ -28,7 +28,15 @@ describe('asyncjob doctor on the dev server', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-doctor-it-'));
     const provider = 'reports';
     const contractFile = path.join(dir, `${provider}.yaml`);
-    await writeFile(contractFile, JSON.stringify({ ...(BUILT_IN_PRESETS.rest as Record<string, unknown>), name: provider, baseUrl: 'https://reports.example', credential: { scheme: 'bearer', secretFile: path.join(dir, 'token') } }));
+    await writeFile(
+      contractFile,
+      JSON.stringify({
+        ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
+        name: provider,
+        baseUrl: 'https://reports.example',
+        credential: { scheme: 'bearer', secretFile: path.join(dir, 'token') },
+      }),
+    );
     await writeFile(path.join(dir, 'token'), 'reports-token-doctor\n');
     const store = `sqlite:${path.join(dir, 'asyncjob.db')}`;
     await (await openStore(store)).close(); // as a worker leaves it: created and migrated
@@ -51,11 +59,23 @@ describe('asyncjob doctor on the dev server', () => {
     const lines = out.trimEnd().split('\n');
     expect(lines.at(-1)).toBe('all checks passed');
     for (const line of lines.slice(0, -1)) expect(line, out).toMatch(/^ok {7}/);
-    for (const check of ['configuration', 'provider reports', 'temporal', 'namespace', 'search-attributes', 'store', 'artifacts', 'webhook-port', 'metrics-port']) {
+    for (const check of [
+      'configuration',
+      'provider reports',
+      'temporal',
+      'namespace',
+      'search-attributes',
+      'store',
+      'artifacts',
+      'webhook-port',
+      'metrics-port',
+    ]) {
       expect(out).toContain(`ok       ${check}: `);
     }
     expect(out).toMatch(/temporal: Temporal \S+ answers at /);
-    expect(out).toContain('AsyncJobState, AsyncJobProvider, AsyncJobProviderJobId, AsyncJobEscalationReason, AsyncJobResultDeadline registered');
+    expect(out).toContain(
+      'AsyncJobState, AsyncJobProvider, AsyncJobProviderJobId, AsyncJobEscalationReason, AsyncJobResultDeadline registered',
+    );
     expect(out).toMatch(/store: SQLite store .* opens, its schema is current/);
     expect(out).not.toContain('reports-token-doctor');
 
@@ -69,22 +89,32 @@ describe('asyncjob doctor on the dev server', () => {
     const namespace = uniqueId('doctor-missing');
     const { code, out } = await doctor([], { ...env, TEMPORAL_NAMESPACE: namespace });
     expect(code, out).toBe(1);
-    expect(out).toContain(`PROBLEM  namespace: namespace ${namespace} does not exist at ${env.TEMPORAL_ADDRESS} (fix: temporal operator namespace create --namespace ${namespace} --address ${env.TEMPORAL_ADDRESS}`);
+    expect(out).toContain(
+      `PROBLEM  namespace: namespace ${namespace} does not exist at ${env.TEMPORAL_ADDRESS} (fix: temporal operator namespace create --namespace ${namespace} --address ${env.TEMPORAL_ADDRESS}`,
+    );
     expect(out).toContain('skipped  search-attributes: the namespace cannot be read');
     expect(out.trimEnd().split('\n').at(-1)).toBe('1 problem: exit 1 (a setup problem)');
   });
 
-  it('reports a namespace without asyncjob\'s search attributes, with the commands that register them', async () => {
+  it("reports a namespace without asyncjob's search attributes, with the commands that register them", async () => {
     const namespace = uniqueId('doctor-bare');
     const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS! });
     try {
-      await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+      await connection.workflowService.registerNamespace({
+        namespace,
+        workflowExecutionRetentionPeriod: msToTs('1 day'),
+      });
     } finally {
       await connection.close();
     }
     let result = await doctor(['--json'], { ...env, TEMPORAL_NAMESPACE: namespace });
     // A new namespace becomes visible to the frontend within a few seconds.
-    for (let i = 0; i < 40 && (JSON.parse(result.out) as DoctorReport).checks.some((c) => c.check === 'namespace' && c.status !== 'ok'); i++) {
+    for (
+      let i = 0;
+      i < 40 &&
+      (JSON.parse(result.out) as DoctorReport).checks.some((c) => c.check === 'namespace' && c.status !== 'ok');
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 500));
       result = await doctor(['--json'], { ...env, TEMPORAL_NAMESPACE: namespace });
     }

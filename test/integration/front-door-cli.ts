@@ -19,14 +19,30 @@ export const operationView = z
     localState: z.string(),
     final: z.boolean(),
     jobId: z.string().nullable(),
-    remote: z.object({ state: z.string().nullable(), category: z.string().nullable(), progress: z.number().min(0).max(1).nullable(), observedAt: iso.nullable() }).strict(),
+    remote: z
+      .object({
+        state: z.string().nullable(),
+        category: z.string().nullable(),
+        progress: z.number().min(0).max(1).nullable(),
+        observedAt: iso.nullable(),
+      })
+      .strict(),
     nextPollAt: iso.nullable(),
     delaySource: z.string().nullable(),
     statusRequests: z.object({ used: z.number().int(), allowed: z.number().int() }).strict(),
     deadlines: z.object({ createAt: iso, resultAt: iso, cancelAt: iso.nullable() }).strict(),
-    escalation: z.object({ reason: z.string(), options: z.array(offeredOption), decisionDeadlineAt: iso }).strict().nullable(),
-    cancel: z.object({ requestedBy: z.string(), reason: z.string(), requestedAt: iso, sentAt: iso.nullable() }).strict().nullable(),
-    result: z.object({ validation: z.enum(['valid', 'invalid', 'not_checked']) }).passthrough().nullable(),
+    escalation: z
+      .object({ reason: z.string(), options: z.array(offeredOption), decisionDeadlineAt: iso })
+      .strict()
+      .nullable(),
+    cancel: z
+      .object({ requestedBy: z.string(), reason: z.string(), requestedAt: iso, sentAt: iso.nullable() })
+      .strict()
+      .nullable(),
+    result: z
+      .object({ validation: z.enum(['valid', 'invalid', 'not_checked']) })
+      .passthrough()
+      .nullable(),
     traceId: z.string(),
   })
   .strict();
@@ -78,10 +94,18 @@ export const execution = z
   })
   .strict();
 export const statusDoc = z
-  .object({ schema: z.literal('asyncjob.status/v1'), operation: operationView.nullable(), execution, recordError: z.string().nullable(), final: z.boolean() })
+  .object({
+    schema: z.literal('asyncjob.status/v1'),
+    operation: operationView.nullable(),
+    execution,
+    recordError: z.string().nullable(),
+    final: z.boolean(),
+  })
   .strict();
 export const watchDoc = z.discriminatedUnion('event', [
-  z.object({ schema: z.literal('asyncjob.watch/v1'), event: z.literal('update'), at: iso, operation: operationView }).strict(),
+  z
+    .object({ schema: z.literal('asyncjob.watch/v1'), event: z.literal('update'), at: iso, operation: operationView })
+    .strict(),
   z
     .object({
       schema: z.literal('asyncjob.watch/v1'),
@@ -100,14 +124,31 @@ export const decideDoc = z.discriminatedUnion('action', [
       schema: z.literal('asyncjob.decide/v1'),
       operationId: z.string(),
       action: z.literal('show'),
-      escalation: z.object({ reason: z.string(), text: z.string(), options: z.array(offeredOption), decisionDeadlineAt: iso }).strict().nullable(),
+      escalation: z
+        .object({ reason: z.string(), text: z.string(), options: z.array(offeredOption), decisionDeadlineAt: iso })
+        .strict()
+        .nullable(),
     })
     .strict(),
   z
-    .object({ schema: z.literal('asyncjob.decide/v1'), operationId: z.string(), action: z.literal('decided'), option: z.string(), accepted: z.literal(true), localState: z.string() })
+    .object({
+      schema: z.literal('asyncjob.decide/v1'),
+      operationId: z.string(),
+      action: z.literal('decided'),
+      option: z.string(),
+      accepted: z.literal(true),
+      localState: z.string(),
+    })
     .strict(),
 ]);
-export const cancelDoc = z.object({ schema: z.literal('asyncjob.cancel/v1'), operationId: z.string(), accepted: z.literal(true), localState: z.string() }).strict();
+export const cancelDoc = z
+  .object({
+    schema: z.literal('asyncjob.cancel/v1'),
+    operationId: z.string(),
+    accepted: z.literal(true),
+    localState: z.string(),
+  })
+  .strict();
 export const listDoc = z
   .object({
     schema: z.literal('asyncjob.list/v1'),
@@ -124,13 +165,30 @@ export const listDoc = z
         })
         .strict(),
     ),
-    escalated: z.array(z.object({ operationId: z.string(), reason: z.string().nullable(), provider: z.string().nullable(), jobId: z.string().nullable(), executionStatus: z.string() }).strict()).optional(),
+    escalated: z
+      .array(
+        z
+          .object({
+            operationId: z.string(),
+            reason: z.string().nullable(),
+            provider: z.string().nullable(),
+            jobId: z.string().nullable(),
+            executionStatus: z.string(),
+          })
+          .strict(),
+      )
+      .optional(),
   })
   .strict();
 export const errorDoc = z
-  .object({ schema: z.literal('asyncjob.error/v1'), code: z.string().regex(/^ASYNCJOB_ERR_[A-Z_]+$/), message: z.string(), exitCode: z.number().int(), issues: z.array(z.object({ path: z.string(), message: z.string() })).optional() })
+  .object({
+    schema: z.literal('asyncjob.error/v1'),
+    code: z.string().regex(/^ASYNCJOB_ERR_[A-Z_]+$/),
+    message: z.string(),
+    exitCode: z.number().int(),
+    issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
   .strict();
-
 
 /** One run of the CLI: its exit code, stdout lines parsed as JSON (with --json), stdout and stderr. */
 export interface CliRun {
@@ -162,22 +220,36 @@ export async function runOn(client: AsyncJobClient, argv: string[]): Promise<Cli
   };
   const code = await runCli(argv, deps);
   const stdout = out.join('');
-  const docs = argv.includes('--json') ? stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown) : [];
+  const docs = argv.includes('--json')
+    ? stdout
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as unknown)
+    : [];
   return { code, docs, stdout, stderr: err.join('') };
 }
 
 /** The `start` arguments of a start request. */
 export function startArgs(request: StartRequest): string[] {
-  const ms = (d: StartRequest['createDeadline']) => ('afterMs' in d ? `${d.afterMs}ms` : new Date(d.atMs).toISOString());
+  const ms = (d: StartRequest['createDeadline']) =>
+    'afterMs' in d ? `${d.afterMs}ms` : new Date(d.atMs).toISOString();
   return [
     'start',
-    '--provider', request.provider,
-    '--operation-id', request.operationId,
-    '--payload', JSON.stringify(request.payload),
-    '--started-by', request.startedBy,
-    '--authorised-by', request.authorisedBy,
-    '--create-deadline', ms(request.createDeadline),
-    '--result-deadline', ms(request.resultDeadline),
+    '--provider',
+    request.provider,
+    '--operation-id',
+    request.operationId,
+    '--payload',
+    JSON.stringify(request.payload),
+    '--started-by',
+    request.startedBy,
+    '--authorised-by',
+    request.authorisedBy,
+    '--create-deadline',
+    ms(request.createDeadline),
+    '--result-deadline',
+    ms(request.resultDeadline),
     ...(request.policy ? ['--policy', JSON.stringify(request.policy)] : []),
   ];
 }

@@ -80,11 +80,19 @@ describe('the examples of README.md and docs/cli.md run as written against a wor
     const dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-examples-'));
     sim = await startSimulator({ dialect: 'rest', token: TOKEN });
     store = await openSqliteStore({ path: path.join(dataDir, 'asyncjob.db'), forbiddenValues: [TOKEN] });
-    registry = await createProviderRegistry({ providers: [{ name: PROVIDER, path: 'rest' }], baseUrls: { [PROVIDER]: sim.url }, env: { ASYNCJOB_SIMULATOR_TOKEN: TOKEN } });
+    registry = await createProviderRegistry({
+      providers: [{ name: PROVIDER, path: 'rest' }],
+      baseUrls: { [PROVIDER]: sim.url },
+      env: { ASYNCJOB_SIMULATOR_TOKEN: TOKEN },
+    });
     workers = await createWorkers({
       connection: env.nativeConnection,
       taskQueue,
-      activities: createActivities({ store, providers: registry, artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')) }),
+      activities: createActivities({
+        store,
+        providers: registry,
+        artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
+      }),
       providerQueues: [{ taskQueue: registry.get(PROVIDER).facts.taskQueue! }],
       workflowBundle: await workflowBundle(),
       shutdownGraceTime: '1 second',
@@ -98,7 +106,17 @@ describe('the examples of README.md and docs/cli.md run as written against a wor
     await mkdir(pkg, { recursive: true });
     await writeFile(path.join(pkg, 'package.json'), await readFile(path.join(ROOT, 'package.json')));
     await symlink(path.join(ROOT, 'node_modules'), path.join(pkg, 'node_modules'), 'dir');
-    await run(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(pkg, 'dist')], { cwd: ROOT }).catch(
+    await run(
+      process.execPath,
+      [
+        path.join(ROOT, 'node_modules/typescript/bin/tsc'),
+        '-p',
+        path.join(ROOT, 'tsconfig.build.json'),
+        '--outDir',
+        path.join(pkg, 'dist'),
+      ],
+      { cwd: ROOT },
+    ).catch(
       // Type errors elsewhere in a working tree do not stop the emit; a missing dist/index.js does (below).
       (err: { stdout?: string }) => console.warn(`tsc reported: ${err.stdout?.slice(0, 2000) ?? err}`),
     );
@@ -120,7 +138,12 @@ describe('the examples of README.md and docs/cli.md run as written against a wor
     return run(process.execPath, [file], {
       cwd: installDir,
       timeout: 90_000,
-      env: { PATH: process.env.PATH ?? '', TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), ASYNCJOB_TASK_QUEUE: taskQueue },
+      env: {
+        PATH: process.env.PATH ?? '',
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+        ASYNCJOB_TASK_QUEUE: taskQueue,
+      },
     });
   }
 
@@ -143,11 +166,17 @@ describe('the examples of README.md and docs/cli.md run as written against a wor
     expect(started.stdout).toContain(`operation ${id} ended: succeeded`);
     expect((await runOn(client, ['status', id])).code).toBe(EXIT.ok);
     expect((await runOn(client, ['watch', id])).stdout).toContain(`operation ${id} ended: succeeded`);
-    const listLine = shellWords(doc.slice(doc.indexOf('$ asyncjob list ') + 2, doc.indexOf('\n', doc.indexOf('$ asyncjob list '))));
-    await expect.poll(async () => (await runOn(client, listLine.slice(1))).stdout, { timeout: 15_000, interval: 200 }).toContain(id);
+    const listLine = shellWords(
+      doc.slice(doc.indexOf('$ asyncjob list ') + 2, doc.indexOf('\n', doc.indexOf('$ asyncjob list '))),
+    );
+    await expect
+      .poll(async () => (await runOn(client, listLine.slice(1))).stdout, { timeout: 15_000, interval: 200 })
+      .toContain(id);
     const decide = await runOn(client, ['decide', id]);
     expect(decide.code).toBe(EXIT.refused);
-    expect(decide.stderr).toMatch(/ASYNCJOB_ERR_OPERATION_FINAL: operation op-42 has ended \(workflow COMPLETED; state succeeded\)/);
+    expect(decide.stderr).toMatch(
+      /ASYNCJOB_ERR_OPERATION_FINAL: operation op-42 has ended \(workflow COMPLETED; state succeeded\)/,
+    );
   }, 120_000);
 
   it('docs/cli.md "The typed client": the module runs (it joins op-42 and reads it back)', async () => {

@@ -27,10 +27,17 @@ describe('the front door: asyncjob start, and every command on a failed operatio
   afterAll(async () => h?.stop());
 
   it('a result deadline before the create deadline is refused with exit 2, the field named, and no workflow', async () => {
-    const request = h.request('rest', { script: 'quick', createDeadline: { afterMs: 60_000 }, resultDeadline: { afterMs: 30_000 } });
+    const request = h.request('rest', {
+      script: 'quick',
+      createDeadline: { afterMs: 60_000 },
+      resultDeadline: { afterMs: 30_000 },
+    });
     const bad = await cli([...startArgs(request), '--json']);
     expect(bad.code).toBe(EXIT.usage);
-    expect(errorDoc.parse(bad.docs[0])).toMatchObject({ code: 'ASYNCJOB_ERR_INVALID_INPUT', issues: [{ path: 'resultDeadline', message: 'must not be before the create deadline' }] });
+    expect(errorDoc.parse(bad.docs[0])).toMatchObject({
+      code: 'ASYNCJOB_ERR_INVALID_INPUT',
+      issues: [{ path: 'resultDeadline', message: 'must not be before the create deadline' }],
+    });
     expect((await cli(['status', request.operationId])).code).toBe(EXIT.notFound);
   });
 
@@ -42,7 +49,9 @@ describe('the front door: asyncjob start, and every command on a failed operatio
     expect(refused.code).toBe(EXIT.usage);
     const doc = errorDoc.parse(refused.docs[0]);
     expect(doc.code).toBe('ASYNCJOB_ERR_PROVIDER_UNSERVED');
-    expect(doc.message).toContain('no worker serves provider rest (nobody polled task queue asyncjob-provider-rest recently)');
+    expect(doc.message).toContain(
+      'no worker serves provider rest (nobody polled task queue asyncjob-provider-rest recently)',
+    );
     expect(doc.message).toContain(h.provider('rest'));
     expect(doc.message).toContain('--allow-unserved-provider');
     expect((await cli(['status', request.operationId])).code).toBe(EXIT.notFound);
@@ -54,32 +63,53 @@ describe('the front door: asyncjob start, and every command on a failed operatio
     const forced = await cli([...startArgs(wrong), '--allow-unserved-provider', '--json']);
     expect(forced.code).toBe(EXIT.ok);
     const failedRun = startDoc.parse(forced.docs[0]).runId;
-    await expect.poll(async () => (await h.client.describeOperation(wrong.operationId)).executionStatus, { timeout: 10_000, interval: 50 }).toBe('FAILED');
+    await expect
+      .poll(async () => (await h.client.describeOperation(wrong.operationId)).executionStatus, {
+        timeout: 10_000,
+        interval: 50,
+      })
+      .toBe('FAILED');
 
     const status = await cli(['status', wrong.operationId]);
     expect(status.code).toBe(EXIT.operationEndedBadly);
     expect(status.stdout).toMatch(/ {2}workflow: {2}FAILED, run /);
-    expect(status.stdout).toContain('  reason:    ASYNCJOB_ERR_PROVIDER_UNKNOWN: provider rest is not registered in this worker');
+    expect(status.stdout).toContain(
+      '  reason:    ASYNCJOB_ERR_PROVIDER_UNKNOWN: provider rest is not registered in this worker',
+    );
     const statusJson = statusDoc.parse((await cli(['status', wrong.operationId, '--json'])).docs[0]);
-    expect(statusJson).toMatchObject({ final: true, execution: { executionStatus: 'FAILED', failure: { type: 'ASYNCJOB_ERR_PROVIDER_UNKNOWN' } } });
+    expect(statusJson).toMatchObject({
+      final: true,
+      execution: { executionStatus: 'FAILED', failure: { type: 'ASYNCJOB_ERR_PROVIDER_UNKNOWN' } },
+    });
 
     const cancel = await cli(['cancel', wrong.operationId, '--by', 'alice', '--reason', 'wrong provider', '--json']);
     expect(cancel.code).toBe(EXIT.refused);
     expect(errorDoc.parse(cancel.docs[0]).code).toBe('ASYNCJOB_ERR_OPERATION_FINAL');
-    expect(cancel.stderr).toMatch(/has ended \(workflow FAILED: ASYNCJOB_ERR_PROVIDER_UNKNOWN: provider rest is not registered.*; state create_pending\)/);
+    expect(cancel.stderr).toMatch(
+      /has ended \(workflow FAILED: ASYNCJOB_ERR_PROVIDER_UNKNOWN: provider rest is not registered.*; state create_pending\)/,
+    );
     const decide = await cli(['decide', wrong.operationId, '--json']);
     expect(decide.code).toBe(EXIT.refused);
     expect(errorDoc.parse(decide.docs[0]).code).toBe('ASYNCJOB_ERR_OPERATION_FINAL');
     expect(decide.stderr).not.toMatch(/did not register a handler/);
     const watch = await cli(['watch', wrong.operationId, '--json']);
     expect(watch.code).toBe(EXIT.operationEndedBadly);
-    expect(watchDoc.parse(watch.docs.at(-1))).toMatchObject({ event: 'end', operation: null, workflowStatus: 'FAILED', failure: { type: 'ASYNCJOB_ERR_PROVIDER_UNKNOWN' } });
+    expect(watchDoc.parse(watch.docs.at(-1))).toMatchObject({
+      event: 'end',
+      operation: null,
+      workflowStatus: 'FAILED',
+      failure: { type: 'ASYNCJOB_ERR_PROVIDER_UNKNOWN' },
+    });
 
     // The ID is not burned: the corrected request starts a new run in place of the failed one.
     const again = await cli([...startArgs(corrected), '--wait']);
     expect(again.stderr).toBe('');
     expect(again.code).toBe(EXIT.ok);
-    expect(again.stdout).toMatch(new RegExp(`^started operation ${corrected.operationId} again: its earlier run failed on its input \\(ASYNCJOB_ERR_PROVIDER_UNKNOWN: `));
+    expect(again.stdout).toMatch(
+      new RegExp(
+        `^started operation ${corrected.operationId} again: its earlier run failed on its input \\(ASYNCJOB_ERR_PROVIDER_UNKNOWN: `,
+      ),
+    );
     expect(again.stdout).toContain(`operation ${corrected.operationId} ended: succeeded`);
     expect((await h.client.describeOperation(corrected.operationId)).runId).not.toBe(failedRun);
   });
@@ -92,15 +122,32 @@ describe('the front door: asyncjob start, and every command on a failed operatio
       traceId: randomBytes(16).toString('hex'),
       storeCalls: 'local',
     };
-    await h.env.client.workflow.start(WORKFLOW_TYPE, { workflowId: corrected.operationId, taskQueue: h.taskQueue, args: [input] });
-    await expect.poll(async () => (await h.client.describeOperation(corrected.operationId)).failure?.type, { timeout: 10_000, interval: 50 }).toBe('ASYNCJOB_ERR_INVALID_INPUT');
+    await h.env.client.workflow.start(WORKFLOW_TYPE, {
+      workflowId: corrected.operationId,
+      taskQueue: h.taskQueue,
+      args: [input],
+    });
+    await expect
+      .poll(async () => (await h.client.describeOperation(corrected.operationId)).failure?.type, {
+        timeout: 10_000,
+        interval: 50,
+      })
+      .toBe('ASYNCJOB_ERR_INVALID_INPUT');
     const status = await cli(['status', corrected.operationId]);
-    expect(status.stdout).toContain('  reason:    ASYNCJOB_ERR_INVALID_INPUT: resultDeadline: must not be before the create deadline');
+    expect(status.stdout).toContain(
+      '  reason:    ASYNCJOB_ERR_INVALID_INPUT: resultDeadline: must not be before the create deadline',
+    );
     const again = await cli([...startArgs(corrected), '--json']);
     expect(again.code).toBe(EXIT.ok);
-    expect(startDoc.parse(again.docs[0])).toMatchObject({ joined: false, replaced: { type: 'ASYNCJOB_ERR_INVALID_INPUT' } });
+    expect(startDoc.parse(again.docs[0])).toMatchObject({
+      joined: false,
+      replaced: { type: 'ASYNCJOB_ERR_INVALID_INPUT' },
+    });
     // Joining it afterwards is an ordinary join.
-    expect(startDoc.parse((await cli([...startArgs(corrected), '--json'])).docs[0])).toMatchObject({ joined: true, replaced: null });
+    expect(startDoc.parse((await cli([...startArgs(corrected), '--json'])).docs[0])).toMatchObject({
+      joined: true,
+      replaced: null,
+    });
   });
 
   it('start --wait returns within a second of an escalation with exit 7, the escalation and the decide command; --until-final waits on', async () => {
@@ -115,10 +162,15 @@ describe('the front door: asyncjob start, and every command on a failed operatio
     expect(waited.stdout).toContain(`operation ${request.operationId} needs a decision (unknown_state):`);
     expect(waited.stdout).toContain('Stopped because: unknown_state');
     expect(waited.stdout).toMatch(/--option extend --extend \S+ --checks \d+ --by WHO --reason TEXT/);
-    expect(waited.stdout.trim().split('\n').at(-1)).toBe(`operation ${request.operationId} escalated (unknown_state): asyncjob decide ${request.operationId}`);
+    expect(waited.stdout.trim().split('\n').at(-1)).toBe(
+      `operation ${request.operationId} escalated (unknown_state): asyncjob decide ${request.operationId}`,
+    );
 
     // --until-final waits through the escalation: here until its decision deadline closes it.
-    const closing = h.request('rest', { script: 'review', policy: { baseDelayMs: 20, maxDelayMs: 200, decisionDeadlineMs: 1_500 } });
+    const closing = h.request('rest', {
+      script: 'review',
+      policy: { baseDelayMs: 20, maxDelayMs: 200, decisionDeadlineMs: 1_500 },
+    });
     const started = Date.now();
     const final = await cli([...startArgs(closing), '--wait', '--until-final', '--json']);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
@@ -129,7 +181,12 @@ describe('the front door: asyncjob start, and every command on a failed operatio
   it('a join with another policy, deadline or starter is refused with exit 3 naming each field; nothing changes', async () => {
     const request = h.request('rest', { script: 'forever' });
     expect((await cli(startArgs(request))).code).toBe(EXIT.ok);
-    const changed = { ...request, startedBy: 'service:someone-else', resultDeadline: { afterMs: 90_000 }, policy: { ...request.policy, maxStatusRequests: 7 } };
+    const changed = {
+      ...request,
+      startedBy: 'service:someone-else',
+      resultDeadline: { afterMs: 90_000 },
+      policy: { ...request.policy, maxStatusRequests: 7 },
+    };
     const refused = await cli([...startArgs(changed), '--json']);
     expect(refused.code).toBe(EXIT.refused);
     const doc = errorDoc.parse(refused.docs[0]);
@@ -146,11 +203,19 @@ describe('the front door: asyncjob start, and every command on a failed operatio
     const request = h.request('rest', { script: 'quick' });
     await cli([...startArgs(request), '--wait']);
     await expect
-      .poll(async () => listDoc.parse((await cli(['list', '--state', 'succeeded', '--provider', h.provider('rest'), '--json'])).docs[0]).operations.map((o) => o.operationId), { timeout: 15_000, interval: 200 })
+      .poll(
+        async () =>
+          listDoc
+            .parse((await cli(['list', '--state', 'succeeded', '--provider', h.provider('rest'), '--json'])).docs[0])
+            .operations.map((o) => o.operationId),
+        { timeout: 15_000, interval: 200 },
+      )
       .toContain(request.operationId);
     const other = listDoc.parse((await cli(['list', '--provider', h.provider('lro'), '--json'])).docs[0]);
     expect(other.operations.map((o) => o.operationId)).not.toContain(request.operationId);
     const text = await cli(['list', '--state', 'succeeded', '--provider', h.provider('rest')]);
-    expect(text.stdout.split('\n')[0]).toMatch(/^OPERATION\s+STATE\s+REASON\s+PROVIDER\s+PROVIDER JOB\s+WORKFLOW\s+STARTED$/);
+    expect(text.stdout.split('\n')[0]).toMatch(
+      /^OPERATION\s+STATE\s+REASON\s+PROVIDER\s+PROVIDER JOB\s+WORKFLOW\s+STARTED$/,
+    );
   });
 });

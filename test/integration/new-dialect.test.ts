@@ -29,7 +29,12 @@ interface AcmeExport {
 }
 
 /** Acme Exports v2 as docs/writing-an-adapter.md describes it: READY on the third read. */
-function startAcme(): Promise<{ url: string; exports: AcmeExport[]; seen: { path: string; apiKey: boolean }[]; close(): Promise<void> }> {
+function startAcme(): Promise<{
+  url: string;
+  exports: AcmeExport[];
+  seen: { path: string; apiKey: boolean }[];
+  close(): Promise<void>;
+}> {
   const exports: AcmeExport[] = [];
   const seen: { path: string; apiKey: boolean }[] = [];
   const view = (e: AcmeExport) => {
@@ -40,8 +45,17 @@ function startAcme(): Promise<{ url: string; exports: AcmeExport[]; seen: { path
         status,
         completion: status === 'READY' ? 1 : e.reads * 0.4,
         updated: new Date().toISOString(),
-        links: { self: `/api/v2/exports/${e.id}`, ...(status === 'READY' ? { download: `/api/v2/exports/${e.id}/file` } : {}) },
-        ...(status === 'READY' ? { checksum: { sha256: createHash('sha256').update(CSV).digest('base64') }, bytes: Buffer.byteLength(CSV), rows: 3 } : {}),
+        links: {
+          self: `/api/v2/exports/${e.id}`,
+          ...(status === 'READY' ? { download: `/api/v2/exports/${e.id}/file` } : {}),
+        },
+        ...(status === 'READY'
+          ? {
+              checksum: { sha256: createHash('sha256').update(CSV).digest('base64') },
+              bytes: Buffer.byteLength(CSV),
+              rows: 3,
+            }
+          : {}),
       },
     };
   };
@@ -60,7 +74,12 @@ function startAcme(): Promise<{ url: string; exports: AcmeExport[]; seen: { path
         const body = JSON.parse(raw) as { dedupe_key?: string };
         const existing = exports.find((e) => e.dedupeKey === body.dedupe_key);
         if (existing) return json(200, view(existing));
-        const created: AcmeExport = { id: `exp_${randomBytes(6).toString('hex')}`, dedupeKey: String(body.dedupe_key), reads: 0, ...(typeof req.headers['x-client-ref'] === 'string' ? { clientRef: req.headers['x-client-ref'] } : {}) };
+        const created: AcmeExport = {
+          id: `exp_${randomBytes(6).toString('hex')}`,
+          dedupeKey: String(body.dedupe_key),
+          reads: 0,
+          ...(typeof req.headers['x-client-ref'] === 'string' ? { clientRef: req.headers['x-client-ref'] } : {}),
+        };
         exports.push(created);
         return json(201, view(created));
       }
@@ -77,7 +96,11 @@ function startAcme(): Promise<{ url: string; exports: AcmeExport[]; seen: { path
         return json(200, answer);
       }
       if (req.method === 'GET' && url.pathname === '/api/v2/exports') {
-        return json(200, { data: exports.filter((e) => e.clientRef === url.searchParams.get('client_ref')).map((e) => ({ id: e.id, client_ref: e.clientRef })) });
+        return json(200, {
+          data: exports
+            .filter((e) => e.clientRef === url.searchParams.get('client_ref'))
+            .map((e) => ({ id: e.id, client_ref: e.clientRef })),
+        });
       }
       json(404, { error: 'not found' });
     });
@@ -106,7 +129,10 @@ describe('a new provider dialect, with the documented contract and the CLI alone
     const doc = await readFile(path.join(__dirname, '..', '..', 'docs', 'writing-an-adapter.md'), 'utf8');
     const contract = /```yaml\n(name: acme-exports[\s\S]*?)```/.exec(doc)?.[1];
     expect(contract, 'the acme-exports contract in docs/writing-an-adapter.md').toBeDefined();
-    await writeFile(path.join(dir, 'acme-exports.yaml'), contract!.replace('/run/secrets/acme-exports-key', path.join(dir, 'acme-key')));
+    await writeFile(
+      path.join(dir, 'acme-exports.yaml'),
+      contract!.replace('/run/secrets/acme-exports-key', path.join(dir, 'acme-key')),
+    );
     await writeFile(path.join(dir, 'acme-key'), `${API_KEY}\n`);
     env = {
       PATH: process.env.PATH,
@@ -123,7 +149,8 @@ describe('a new provider dialect, with the documented contract and the CLI alone
     worker.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     worker.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     const end = Date.now() + 60_000;
-    while (!output.includes('asyncjob worker: task queue') && Date.now() < end && worker.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+    while (!output.includes('asyncjob worker: task queue') && Date.now() < end && worker.exitCode === null)
+      await new Promise((r) => setTimeout(r, 100));
     expect(output).toContain('providers acme-exports');
   });
 
@@ -139,24 +166,43 @@ describe('a new provider dialect, with the documented contract and the CLI alone
       [
         CLI,
         'start',
-        '--provider', 'acme-exports',
-        '--operation-id', operationId,
-        '--payload', JSON.stringify({ query: 'saved-query-17', format: 'csv' }),
-        '--started-by', 'svc:finance',
-        '--authorised-by', 'alice@example.com',
-        '--create-deadline', '30s',
-        '--result-deadline', '2m',
-        '--policy', JSON.stringify({ baseDelayMs: 50, maxDelayMs: 200 }),
+        '--provider',
+        'acme-exports',
+        '--operation-id',
+        operationId,
+        '--payload',
+        JSON.stringify({ query: 'saved-query-17', format: 'csv' }),
+        '--started-by',
+        'svc:finance',
+        '--authorised-by',
+        'alice@example.com',
+        '--create-deadline',
+        '30s',
+        '--result-deadline',
+        '2m',
+        '--policy',
+        JSON.stringify({ baseDelayMs: 50, maxDelayMs: 200 }),
         '--wait',
         '--json',
       ],
       { env, timeout: 90_000 },
     );
-    const answer = JSON.parse(stdout) as { schema: string; summary: { localState: string; jobId: string; result: { validation: string; recordCount?: number; sha256: string; sizeBytes: number } } };
+    const answer = JSON.parse(stdout) as {
+      schema: string;
+      summary: {
+        localState: string;
+        jobId: string;
+        result: { validation: string; recordCount?: number; sha256: string; sizeBytes: number };
+      };
+    };
     expect(answer.schema).toBe('asyncjob.start/v1');
     expect(answer.summary.localState).toBe('succeeded');
     // The checksum (base64 at Acme) and the size were verified; CSV rows are not counted, so no count is claimed.
-    expect(answer.summary.result).toMatchObject({ validation: 'valid', sha256: createHash('sha256').update(CSV).digest('hex'), sizeBytes: Buffer.byteLength(CSV) });
+    expect(answer.summary.result).toMatchObject({
+      validation: 'valid',
+      sha256: createHash('sha256').update(CSV).digest('hex'),
+      sizeBytes: Buffer.byteLength(CSV),
+    });
     expect(answer.summary.result.recordCount).toBeUndefined();
     expect(acme.exports).toHaveLength(1);
     expect(answer.summary.jobId).toBe(acme.exports[0]!.id);

@@ -30,13 +30,23 @@ import { SIM_TOKEN, sleep, spawnWorkerProcess, writeContract, type WorkerProcess
 
 const scripts: NonNullable<ScenarioInput['scripts']> = {
   // Three reads see `running`, the fourth `succeeded`: room for a kill between the first and the second.
-  slow: { steps: [{ state: 'running', polls: 3 }, { state: 'succeeded' }], result: { kind: 'json', body: { rows: 3 } } },
-  quick: { steps: [{ state: 'running', polls: 1 }, { state: 'succeeded' }], result: { kind: 'json', body: { rows: 1 } } },
+  slow: {
+    steps: [{ state: 'running', polls: 3 }, { state: 'succeeded' }],
+    result: { kind: 'json', body: { rows: 3 } },
+  },
+  quick: {
+    steps: [{ state: 'running', polls: 1 }, { state: 'succeeded' }],
+    result: { kind: 'json', body: { rows: 1 } },
+  },
   forever: { steps: [{ state: 'running' }] },
 };
 
 const DECORATION = {
-  headers: { 'X-Api-Client': { value: 'asyncjob-tests' }, 'X-Operation': { from: 'operation_id' }, 'X-Correlation': { from: 'trace_id' } },
+  headers: {
+    'X-Api-Client': { value: 'asyncjob-tests' },
+    'X-Operation': { from: 'operation_id' },
+    'X-Correlation': { from: 'trace_id' },
+  },
   query: { 'api-version': '2024-01-01' },
 };
 
@@ -54,7 +64,11 @@ function textOf(value: unknown, out: string[] = []): string[] {
   return out;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -96,10 +110,13 @@ describe('provider sessions (V3) and request decoration with worker processes', 
   const jobRecords = (sim: Simulator, jobId: string, action?: RequestRecord['action']): RequestRecord[] =>
     sim.requests(action ? { action } : {}).filter((r) => r.jobId === jobId);
 
-  const storedRecord = async (operationId: string): Promise<OperationRecord> => (await store.getOperation(operationId))!.record as unknown as OperationRecord;
+  const storedRecord = async (operationId: string): Promise<OperationRecord> =>
+    (await store.getOperation(operationId))!.record as unknown as OperationRecord;
 
   beforeAll(async () => {
-    const id = uniqueId('v3').toLowerCase().replace(/[^a-z0-9-]/g, '-');
+    const id = uniqueId('v3')
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '-');
     const dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-session-'));
     sessionSim = await startSimulator({
       dialect: 'rest',
@@ -153,7 +170,10 @@ describe('provider sessions (V3) and request decoration with worker processes', 
     // Polls 1.5..3 s apart: after the first read is answered and its cookie saved, there is room to kill.
     const req = request(sessionProvider, 'slow', { baseDelayMs: 3_000, maxDelayMs: 3_000 });
     await client.start(req);
-    await until('the job ID in the store', async () => ((await store.getOperation(req.operationId))?.record as { jobId?: string } | undefined)?.jobId);
+    await until(
+      'the job ID in the store',
+      async () => ((await store.getOperation(req.operationId))?.record as { jobId?: string } | undefined)?.jobId,
+    );
     const jobId = (await storedRecord(req.operationId)).jobId!;
     // The first status read is answered (with a new cookie: rotation) and the worker has saved that cookie.
     await until('the first poll and its cookie in the store', async () => {
@@ -179,7 +199,12 @@ describe('provider sessions (V3) and request decoration with worker processes', 
     expect(reads.length - readsBeforeKill, 'status reads by the second worker').toBeGreaterThanOrEqual(3);
     const results = jobRecords(sessionSim, jobId, 'result');
     expect(results).toHaveLength(1);
-    for (const r of [...reads, ...results]) expect({ seq: r.seq, status: r.status, session: r.session }).toEqual({ seq: r.seq, status: 200, session: 'valid' });
+    for (const r of [...reads, ...results])
+      expect({ seq: r.seq, status: r.status, session: r.session }).toEqual({
+        seq: r.seq,
+        status: 200,
+        session: 'valid',
+      });
     expect(sessionSim.requests({ action: 'create' }).filter((r) => r.jobId === jobId)).toHaveLength(1);
     const artifacts = await store.artifacts(req.operationId);
     expect(artifacts.map((a) => a.validation)).toEqual(['valid']);
@@ -196,10 +221,12 @@ describe('provider sessions (V3) and request decoration with worker processes', 
     const queries = JSON.stringify([await client.get(req.operationId), await client.history(req.operationId)]);
     const logs = `${first.logs()}\n${second.logs()}`;
     // Sanity: each source is readable and about this operation (the history's payloads were decoded).
-    for (const [name, text] of Object.entries({ journal, snapshot, history, queries })) expect(text, name).toContain(jobId);
+    for (const [name, text] of Object.entries({ journal, snapshot, history, queries }))
+      expect(text, name).toContain(jobId);
     expect(logs).toContain(req.operationId);
     for (const value of issued) {
-      for (const [name, text] of Object.entries({ journal, snapshot, history, queries, logs })) expect(text.includes(value), `cookie value in ${name}`).toBe(false);
+      for (const [name, text] of Object.entries({ journal, snapshot, history, queries, logs }))
+        expect(text.includes(value), `cookie value in ${name}`).toBe(false);
     }
     expect(logs).not.toContain(SIM_TOKEN);
     expect((await store.verifyChains({ operationId: req.operationId })).breaks).toEqual([]);
@@ -214,7 +241,9 @@ describe('provider sessions (V3) and request decoration with worker processes', 
     const cancelled = request(decoratedProvider, 'forever', { baseDelayMs: 100, maxDelayMs: 300 });
     await Promise.all([client.start(finished), client.start(cancelled)]);
     expect((await client.result(finished.operationId)).localState).toBe('succeeded');
-    await until('the second operation observing', async () => ((await store.getOperation(cancelled.operationId))?.localState === 'observing' ? true : undefined));
+    await until('the second operation observing', async () =>
+      (await store.getOperation(cancelled.operationId))?.localState === 'observing' ? true : undefined,
+    );
     await client.cancel(cancelled.operationId, { requestedBy: 'alice@example.com', reason: 'decoration test' });
     expect((await client.result(cancelled.operationId)).localState).toBe('cancelled');
 
@@ -222,10 +251,16 @@ describe('provider sessions (V3) and request decoration with worker processes', 
       const record = await storedRecord(op.operationId);
       const seen = jobRecords(decoratedSim, record.jobId!);
       const actions = new Set(seen.map((r) => r.action));
-      expect([...actions].sort(), op.operationId).toEqual(op === finished ? ['create', 'result', 'status'] : ['cancel', 'create', 'status']);
+      expect([...actions].sort(), op.operationId).toEqual(
+        op === finished ? ['create', 'result', 'status'] : ['cancel', 'create', 'status'],
+      );
       for (const r of seen) {
         const where = `${r.action} #${r.seq}`;
-        expect(r.headers, where).toMatchObject({ 'x-api-client': 'asyncjob-tests', 'x-operation': op.operationId, 'x-correlation': record.traceId });
+        expect(r.headers, where).toMatchObject({
+          'x-api-client': 'asyncjob-tests',
+          'x-operation': op.operationId,
+          'x-correlation': record.traceId,
+        });
         // Once, even on the status URL and the result URL read from the provider's answers.
         expect(new URLSearchParams(r.query).getAll('api-version'), where).toEqual(['2024-01-01']);
       }
@@ -251,15 +286,25 @@ describe('withProviderSession: the activity frame around one call (V3)', () => {
       res.end(JSON.stringify({ cookie: req.headers.cookie ?? null }));
     });
     const http = createHttpClient({ allowedOrigin: server.origin });
-    const sessions = pad === undefined ? store : Object.assign(Object.create(store) as typeof store, { saveProviderSession: (id: string, json: string) => store.saveProviderSession(id, pad(json)) });
+    const sessions =
+      pad === undefined
+        ? store
+        : Object.assign(Object.create(store) as typeof store, {
+            saveProviderSession: (id: string, json: string) => store.saveProviderSession(id, pad(json)),
+          });
     const ctx: ActivityContext = {
       ...activityContext({ store: sessions, providers: {} as never, artifacts: {} as never }),
-      logger: { info: () => undefined, warn: (message, fields) => void warnings.push({ message, ...(fields ? { fields } : {}) }) },
+      logger: {
+        info: () => undefined,
+        warn: (message, fields) => void warnings.push({ message, ...(fields ? { fields } : {}) }),
+      },
     };
     const adapter = { baseUrl: server.origin, contract: { cookies } } as unknown as ProviderAdapter;
     const record = { operationId: 'op-frame', provider: 'p', traceId: 't' } as unknown as OperationRecord;
     const call = (url: string) =>
-      withProviderSession(ctx, adapter, record, (session: HttpSession | undefined) => http.send({ method: 'GET', url, traceId: 't', ...(session ? { session } : {}) }));
+      withProviderSession(ctx, adapter, record, (session: HttpSession | undefined) =>
+        http.send({ method: 'GET', url, traceId: 't', ...(session ? { session } : {}) }),
+      );
     return {
       store,
       warnings,
@@ -293,13 +338,18 @@ describe('withProviderSession: the activity frame around one call (V3)', () => {
     await f.close();
   });
 
-  it('a session the store refuses (over 64 KiB) is logged by code, never by value, and the call\'s answer stands', async () => {
+  it("a session the store refuses (over 64 KiB) is logged by code, never by value, and the call's answer stands", async () => {
     // The store's refusal is real: the saved text is padded past 64 KiB on its way in (a jar that large needs
     // more cookie bytes than one loopback answer's headers may carry).
     const f = await frame(true, (json) => `${json}${' '.repeat(70_000)}`);
     const answer = await f.call('/login');
     expect(answer.status).toBe(200);
-    expect(f.warnings).toEqual([{ message: 'provider session not saved', fields: { operationId: 'op-frame', provider: 'p', error: 'ASYNCJOB_ERR_SESSION_TOO_LARGE' } }]);
+    expect(f.warnings).toEqual([
+      {
+        message: 'provider session not saved',
+        fields: { operationId: 'op-frame', provider: 'p', error: 'ASYNCJOB_ERR_SESSION_TOO_LARGE' },
+      },
+    ]);
     expect(JSON.stringify(f.warnings)).not.toContain(VALUE);
     expect(await f.store.loadProviderSession('op-frame')).toBeNull();
     await f.close();

@@ -23,9 +23,15 @@ interface Run {
 }
 
 /** Runs `asyncjob worker` with exactly `env` (plus PATH and HOME); `until` may stop it early (SIGTERM). */
-function runWorker(env: Record<string, string>, options: { timeoutMs?: number; whileRunning?: (output: () => string) => Promise<void> } = {}): Promise<Run> {
+function runWorker(
+  env: Record<string, string>,
+  options: { timeoutMs?: number; whileRunning?: (output: () => string) => Promise<void> } = {},
+): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'worker'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'worker'], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -38,7 +44,8 @@ function runWorker(env: Record<string, string>, options: { timeoutMs?: number; w
     if (options.whileRunning) {
       void (async () => {
         const end = Date.now() + 60_000;
-        while (!stderr.includes('asyncjob worker: task queue') && child.exitCode === null && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+        while (!stderr.includes('asyncjob worker: task queue') && child.exitCode === null && Date.now() < end)
+          await new Promise((r) => setTimeout(r, 100));
         try {
           if (child.exitCode === null) await options.whileRunning!(() => stderr);
         } catch (err) {
@@ -60,7 +67,15 @@ describe('asyncjob worker refuses what it cannot serve', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-worker-config-'));
     contractFile = path.join(dir, `${provider}.json`);
     // The rest preset's webhook section comes along: its secret is ASYNCJOB_SIMULATOR_WEBHOOK_SECRET.
-    await writeFile(contractFile, JSON.stringify({ ...(BUILT_IN_PRESETS.rest as Record<string, unknown>), name: provider, baseUrl: '${REPORTS_BASE_URL}', credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' } }));
+    await writeFile(
+      contractFile,
+      JSON.stringify({
+        ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
+        name: provider,
+        baseUrl: '${REPORTS_BASE_URL}',
+        credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' },
+      }),
+    );
   });
 
   const baseEnv = () => ({
@@ -74,7 +89,11 @@ describe('asyncjob worker refuses what it cannot serve', () => {
 
   it('exits 2 naming every missing variable at once, before connecting anywhere', async () => {
     const started = Date.now();
-    const run = await runWorker({ ...baseEnv(), TEMPORAL_ADDRESS: '127.0.0.1:1', ASYNCJOB_WEBHOOK_PORT: String(await freePort()) });
+    const run = await runWorker({
+      ...baseEnv(),
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      ASYNCJOB_WEBHOOK_PORT: String(await freePort()),
+    });
     expect(run.code).toBe(2);
     const lines = run.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -95,7 +114,12 @@ describe('asyncjob worker refuses what it cannot serve', () => {
   });
 
   it('exits 5 when Temporal cannot be reached, as every command does', async () => {
-    const run = await runWorker({ ...baseEnv(), REPORTS_BASE_URL: 'https://reports.example', REPORTS_TOKEN: 'reports-token-5', TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
+    const run = await runWorker({
+      ...baseEnv(),
+      REPORTS_BASE_URL: 'https://reports.example',
+      REPORTS_TOKEN: 'reports-token-5',
+      TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+    });
     expect(run.code).toBe(5);
     expect(run.stderr).toMatch(/^asyncjob: cannot reach Temporal at 127\.0\.0\.1:\d+/);
     expect(run.stderr).not.toContain('reports-token-5');
@@ -120,7 +144,11 @@ describe('asyncjob worker refuses what it cannot serve', () => {
       {
         whileRunning: async (output) => {
           const post = async (route: string, headers: Record<string, string>) => {
-            const res = await request(`http://127.0.0.1:${webhookPort}${route}`, { method: 'POST', body: JSON.stringify({ event_id: 'e1', job_id: 'j1', note: marker }), headers });
+            const res = await request(`http://127.0.0.1:${webhookPort}${route}`, {
+              method: 'POST',
+              body: JSON.stringify({ event_id: 'e1', job_id: 'j1', note: marker }),
+              headers,
+            });
             await res.body.dump();
             return res.statusCode;
           };
@@ -128,7 +156,8 @@ describe('asyncjob worker refuses what it cannot serve', () => {
           expect(await post(`/webhooks/${provider}`, {})).toBe(401);
           expect(await post('/webhooks/someone-else', {})).toBe(404);
           const end = Date.now() + 10_000;
-          while ((output().match(/webhook refused/g) ?? []).length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+          while ((output().match(/webhook refused/g) ?? []).length < 3 && Date.now() < end)
+            await new Promise((r) => setTimeout(r, 100));
           // Counters reach the Prometheus endpoint on the runtime's export interval.
           while (Date.now() < end + 10_000) {
             metrics = await (await request(`http://127.0.0.1:${metricsPort}/metrics`)).body.text();
@@ -148,7 +177,9 @@ describe('asyncjob worker refuses what it cannot serve', () => {
     expect(run.stderr).not.toContain(marker);
     expect(run.stderr).not.toContain('c0ffee');
     expect(run.stderr).not.toContain('reports-token-webhooks');
-    expect(metrics).toMatch(new RegExp(`asyncjob_webhook_requests\\{[^}]*provider="${provider}"[^}]*reason="bad_signature"[^}]*\\} 1`));
+    expect(metrics).toMatch(
+      new RegExp(`asyncjob_webhook_requests\\{[^}]*provider="${provider}"[^}]*reason="bad_signature"[^}]*\\} 1`),
+    );
     expect(metrics).toMatch(/asyncjob_webhook_requests\{[^}]*provider="unknown"[^}]*reason="provider_has_no_webhooks"/);
     // The expected SDK warning of an activity-only worker is not shown.
     expect(run.stderr).not.toContain('No workflows registered');

@@ -32,7 +32,15 @@ describe('asyncjob worker process', () => {
     sim = await startSimulator({ dialect: 'rest', token: TOKEN, seed: 3 });
     const dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-proc-'));
     const contractFile = path.join(dir, `${provider}.json`);
-    await writeFile(contractFile, JSON.stringify({ ...(BUILT_IN_PRESETS.rest as Record<string, unknown>), name: provider, baseUrl: sim.url, credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' } }));
+    await writeFile(
+      contractFile,
+      JSON.stringify({
+        ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
+        name: provider,
+        baseUrl: sim.url,
+        credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' },
+      }),
+    );
     metricsPort = await freePort();
     webhookPort = await freePort();
     worker = spawn(process.execPath, [path.join(__dirname, '..', '..', 'bin', 'asyncjob'), 'worker'], {
@@ -56,7 +64,8 @@ describe('asyncjob worker process', () => {
     worker.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     exited = new Promise((resolve) => worker.once('exit', (code) => resolve(code)));
     const end = Date.now() + 60_000;
-    while (!output.includes('asyncjob worker: task queue') && Date.now() < end && worker.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+    while (!output.includes('asyncjob worker: task queue') && Date.now() < end && worker.exitCode === null)
+      await new Promise((r) => setTimeout(r, 100));
     expect(output).toContain('asyncjob worker: task queue');
   });
 
@@ -90,7 +99,11 @@ describe('asyncjob worker process', () => {
     expect(metrics).toMatch(/asyncjob_provider_requests\{[^}]*action="status"/);
     expect(metrics).toMatch(/asyncjob_provider_requests\{[^}]*action="create"[^}]*outcome="response"/);
 
-    const refused = await request(`http://127.0.0.1:${webhookPort}/webhooks/${provider}`, { method: 'POST', body: '{"event_id":"e","job_id":"j"}', headers: { 'x-signature': 't=1,v1=' + '0'.repeat(64) } });
+    const refused = await request(`http://127.0.0.1:${webhookPort}/webhooks/${provider}`, {
+      method: 'POST',
+      body: '{"event_id":"e","job_id":"j"}',
+      headers: { 'x-signature': 't=1,v1=' + '0'.repeat(64) },
+    });
     expect(refused.statusCode).toBe(401);
     await refused.body.dump();
 

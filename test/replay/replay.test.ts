@@ -27,15 +27,22 @@ describe('replay of recorded histories (determinism)', () => {
         const history = historyFromJSON(JSON.parse(await readFile(path.join(dir, file), 'utf8')));
         // The workflow checks that its ID is the operation ID, so replay under the recorded one.
         const started = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
-        const input = JSON.parse(Buffer.from(started ?? new Uint8Array()).toString('utf8')) as { request: { operationId: string } };
+        const input = JSON.parse(Buffer.from(started ?? new Uint8Array()).toString('utf8')) as {
+          request: { operationId: string };
+        };
         return { workflowId: input.request.operationId, file, history };
       }),
     );
     const noop = () => undefined;
-    const bundle = await bundleWorkflowCode({ workflowsPath, logger: { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error } });
+    const bundle = await bundleWorkflowCode({
+      workflowsPath,
+      logger: { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error },
+    });
     const results: { workflowId: string; error?: unknown }[] = [];
     for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, histories)) results.push(result);
     const byId = new Map(histories.map((h) => [h.workflowId, h.file]));
-    expect(results.map((r) => ({ file: byId.get(r.workflowId), error: r.error ? String(r.error) : undefined }))).toEqual(histories.map((h) => ({ file: h.file, error: undefined })));
+    expect(
+      results.map((r) => ({ file: byId.get(r.workflowId), error: r.error ? String(r.error) : undefined })),
+    ).toEqual(histories.map((h) => ({ file: h.file, error: undefined })));
   }, 60_000);
 });

@@ -29,8 +29,16 @@ function spyClient(): { client: AsyncJobClient; touched: string[] } {
         },
       },
     );
-  const fake = { options: { namespace: 'default' }, workflow: trap('workflow'), connection: trap('connection'), workflowService: trap('workflowService') };
-  return { client: new AsyncJobClient({ client: fake as unknown as Client, namespace: 'default', taskQueue: 'bad-input' }), touched };
+  const fake = {
+    options: { namespace: 'default' },
+    workflow: trap('workflow'),
+    connection: trap('connection'),
+    workflowService: trap('workflowService'),
+  };
+  return {
+    client: new AsyncJobClient({ client: fake as unknown as Client, namespace: 'default', taskQueue: 'bad-input' }),
+    touched,
+  };
 }
 
 const valid: StartRequest = {
@@ -112,13 +120,18 @@ describe('bad input is refused with the field named, and nothing is sent', () =>
     expect(touched.length).toBeGreaterThan(0);
   });
 
-  it.each(startCases.map(([f, v, p]) => [f, v === MISSING ? 'missing' : JSON.stringify(v)?.slice(0, 40), v, p] as const))(
+  it.each(
+    startCases.map(([f, v, p]) => [f, v === MISSING ? 'missing' : JSON.stringify(v)?.slice(0, 40), v, p] as const),
+  )(
     'I2: start request %s = %s is refused naming the field; Temporal untouched',
     async (field, _label, value, expectedPath) => {
       const { client, touched } = spyClient();
       const error = await refusal(() => client.start(withField(valid, field, value) as StartRequest));
       // The field itself, or the part of it that is wrong (`createDeadline.afterMs`).
-      expect(error.issues.some((i) => i.path === expectedPath || i.path.startsWith(`${expectedPath}.`)), JSON.stringify(error.issues)).toBe(true);
+      expect(
+        error.issues.some((i) => i.path === expectedPath || i.path.startsWith(`${expectedPath}.`)),
+        JSON.stringify(error.issues),
+      ).toBe(true);
       expect(error.message).toContain(expectedPath);
       expect(touched).toEqual([]);
     },
@@ -133,7 +146,9 @@ describe('bad input is refused with the field named, and nothing is sent', () =>
 
   it('every bad field of one request is named at once', async () => {
     const { client } = spyClient();
-    const error = await refusal(() => client.start({ ...valid, operationId: '', provider: 42, startedBy: '' } as unknown as StartRequest));
+    const error = await refusal(() =>
+      client.start({ ...valid, operationId: '', provider: 42, startedBy: '' } as unknown as StartRequest),
+    );
     expect(error.issues.map((i) => i.path)).toEqual(expect.arrayContaining(['operationId', 'provider', 'startedBy']));
   });
 
@@ -150,12 +165,15 @@ describe('bad input is refused with the field named, and nothing is sent', () =>
     ['state', long(501)],
     ['occurredAt', false],
     ['occurredAt', long(101)],
-  ] as const)('W1: webhook signal %s = bad value is refused naming the field; Temporal untouched', async (field, value) => {
-    const { client, touched } = spyClient();
-    const error = await refusal(() => client.signalWebhook('op-1', withField(hint, field, value) as never));
-    expect(error.issues.map((i) => i.path)).toContain(field);
-    expect(touched).toEqual([]);
-  });
+  ] as const)(
+    'W1: webhook signal %s = bad value is refused naming the field; Temporal untouched',
+    async (field, value) => {
+      const { client, touched } = spyClient();
+      const error = await refusal(() => client.signalWebhook('op-1', withField(hint, field, value) as never));
+      expect(error.issues.map((i) => i.path)).toContain(field);
+      expect(touched).toEqual([]);
+    },
+  );
 
   const cancel = { requestedBy: 'alice@example.com', reason: 'not needed', expectedEffect: 'the job stops' };
   it.each([
@@ -169,14 +187,23 @@ describe('bad input is refused with the field named, and nothing is sent', () =>
     ['reason', MISSING],
     ['expectedEffect', ''],
     ['expectedEffect', long(2001)],
-  ] as const)('X1: cancel update %s = bad value is refused naming the field; Temporal untouched', async (field, value) => {
-    const { client, touched } = spyClient();
-    const error = await refusal(() => client.cancel('op-1', withField(cancel, field, value) as never));
-    expect(error.issues.map((i) => i.path)).toContain(field);
-    expect(touched).toEqual([]);
-  });
+  ] as const)(
+    'X1: cancel update %s = bad value is refused naming the field; Temporal untouched',
+    async (field, value) => {
+      const { client, touched } = spyClient();
+      const error = await refusal(() => client.cancel('op-1', withField(cancel, field, value) as never));
+      expect(error.issues.map((i) => i.path)).toContain(field);
+      expect(touched).toEqual([]);
+    },
+  );
 
-  const decision = { option: 'extend', approvedBy: 'bob@example.com', reason: 'the quarter closes late', extendMs: 900_000, extraStatusRequests: 4 };
+  const decision = {
+    option: 'extend',
+    approvedBy: 'bob@example.com',
+    reason: 'the quarter closes late',
+    extendMs: 900_000,
+    extraStatusRequests: 4,
+  };
   it.each([
     ['option', 'continue?'],
     ['option', 42],
@@ -192,19 +219,28 @@ describe('bad input is refused with the field named, and nothing is sent', () =>
     ['extraStatusRequests', -1],
     ['jobId', ''],
     ['jobId', long(501)],
-  ] as const)('A2: decide update %s = bad value is refused naming the field; Temporal untouched', async (field, value) => {
-    const { client, touched } = spyClient();
-    const error = await refusal(() => client.decide('op-1', withField(decision, field, value) as never));
-    expect(error.issues.map((i) => i.path)).toContain(field);
-    expect(touched).toEqual([]);
-  });
+  ] as const)(
+    'A2: decide update %s = bad value is refused naming the field; Temporal untouched',
+    async (field, value) => {
+      const { client, touched } = spyClient();
+      const error = await refusal(() => client.decide('op-1', withField(decision, field, value) as never));
+      expect(error.issues.map((i) => i.path)).toContain(field);
+      expect(touched).toEqual([]);
+    },
+  );
 });
 
 describe('bad provider contract documents name the field', () => {
-  const preset = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'src', 'adapters', 'providers', 'presets', 'rest.json'), 'utf8')) as Record<string, unknown>;
-  const load = (doc: unknown) => parseProviderContract(doc, 'bad.json', { env: { ASYNCJOB_SIMULATOR_URL: 'http://127.0.0.1:9' } });
+  const preset = JSON.parse(
+    readFileSync(path.join(__dirname, '..', '..', 'src', 'adapters', 'providers', 'presets', 'rest.json'), 'utf8'),
+  ) as Record<string, unknown>;
+  const load = (doc: unknown) =>
+    parseProviderContract(doc, 'bad.json', { env: { ASYNCJOB_SIMULATOR_URL: 'http://127.0.0.1:9' } });
   const patch = (p: Record<string, unknown>) => ({ ...preset, ...p });
-  const deep = (section: string, p: Record<string, unknown>) => ({ ...preset, [section]: { ...(preset[section] as object), ...p } });
+  const deep = (section: string, p: Record<string, unknown>) => ({
+    ...preset,
+    [section]: { ...(preset[section] as object), ...p },
+  });
 
   it('the preset itself loads', () => {
     expect(load(preset).name).toBe('rest');
@@ -235,7 +271,9 @@ describe('bad provider contract documents name the field', () => {
     expect(error).toBeInstanceOf(ProviderContractError);
     const contract = error as ProviderContractError;
     expect(contract.code).toBe('ASYNCJOB_ERR_ADAPTER_INVALID');
-    expect(contract.issues.some((i) => i.path === field || i.path.startsWith(`${field}.`) || i.path.startsWith(`${field}[`))).toBe(true);
+    expect(
+      contract.issues.some((i) => i.path === field || i.path.startsWith(`${field}.`) || i.path.startsWith(`${field}[`)),
+    ).toBe(true);
     expect(contract.message).toContain(field);
     // An inline secret is reported without echoing it.
     expect(contract.message).not.toContain('sk-live-abc');
@@ -257,24 +295,37 @@ describe('bad simulator scenario files name the field', () => {
     ['scripts.x.faults.0.on', { scripts: { x: { faults: [{ on: 'everything', fault: { kind: 'drop' } }] } } }],
     ['scripts.x.faults.0.nth', { scripts: { x: { faults: [{ on: 'status', nth: 0, fault: { kind: 'drop' } }] } } }],
     ['scripts.x.faults.0.fault', { scripts: { x: { faults: [{ on: 'status' }] } } }],
-    ['scripts.x.faults.0.fault.ms', { scripts: { x: { faults: [{ on: 'status', fault: { kind: 'delay', ms: 600_001 } }] } } }],
-    ['scripts.x.faults.0.fault.sizeBytes', { scripts: { x: { faults: [{ on: 'status', fault: { kind: 'malformed', body: 'huge', sizeBytes: 2 * 1024 ** 3 } }] } } }],
+    [
+      'scripts.x.faults.0.fault.ms',
+      { scripts: { x: { faults: [{ on: 'status', fault: { kind: 'delay', ms: 600_001 } }] } } },
+    ],
+    [
+      'scripts.x.faults.0.fault.sizeBytes',
+      {
+        scripts: {
+          x: { faults: [{ on: 'status', fault: { kind: 'malformed', body: 'huge', sizeBytes: 2 * 1024 ** 3 } }] },
+        },
+      },
+    ],
     ['faults.0.fault.status', { faults: [{ on: 'create', fault: { kind: 'http_error', status: 200 } }] }],
     ['webhook.url', { webhook: { url: 'not a url', secret: 's' } }],
     ['webhook.secret', { webhook: { url: 'http://127.0.0.1:1/hook', secret: '' } }],
     ['maxRecordedRequests', { maxRecordedRequests: -1 }],
-  ] as const)('a scenario with a bad %s is refused (ASYNCJOB_ERR_SIM_SCENARIO_INVALID) naming it', (field, scenario) => {
-    let error: unknown;
-    try {
-      parseScenario(scenario, 'bad.yaml');
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(ScenarioError);
-    const invalid = error as ScenarioError;
-    expect(invalid.code).toBe('ASYNCJOB_ERR_SIM_SCENARIO_INVALID');
-    expect(invalid.issues.some((i) => i.startsWith(`${field}:`) || i.startsWith(`${field}.`))).toBe(true);
-  });
+  ] as const)(
+    'a scenario with a bad %s is refused (ASYNCJOB_ERR_SIM_SCENARIO_INVALID) naming it',
+    (field, scenario) => {
+      let error: unknown;
+      try {
+        parseScenario(scenario, 'bad.yaml');
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ScenarioError);
+      const invalid = error as ScenarioError;
+      expect(invalid.code).toBe('ASYNCJOB_ERR_SIM_SCENARIO_INVALID');
+      expect(invalid.issues.some((i) => i.startsWith(`${field}:`) || i.startsWith(`${field}.`))).toBe(true);
+    },
+  );
 });
 
 describe('bad files on disk name the file and the field', () => {
@@ -312,13 +363,26 @@ describe('bad files on disk name the file and the field', () => {
   it('a provider contract file that is not YAML/JSON, or is missing, is refused with a stable code', async () => {
     const broken = file('broken-provider.yaml', 'name: [oops\n');
     await expect(loadProviderContract(broken)).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_ADAPTER_INVALID' });
-    await expect(loadProviderContract(path.join(dir, 'absent.json'))).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_ADAPTER_NOT_FOUND' });
+    await expect(loadProviderContract(path.join(dir, 'absent.json'))).rejects.toMatchObject({
+      code: 'ASYNCJOB_ERR_ADAPTER_NOT_FOUND',
+    });
     await expect(loadProviderContract('../etc/passwd')).rejects.toBeInstanceOf(ProviderContractError);
   });
 
   it('a provider contract file with a bad field names the field', async () => {
-    const preset = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'src', 'adapters', 'providers', 'presets', 'lro.json'), 'utf8')) as Record<string, unknown>;
-    const p = file('bad-lro.json', JSON.stringify({ ...preset, baseUrl: 'http://127.0.0.1:1', status: { ...(preset.status as object), method: 'FETCH' } }));
-    await expect(loadProviderContract(p)).rejects.toSatisfy((e: unknown) => e instanceof ProviderContractError && e.issues.some((i) => i.path.startsWith('status.method')));
+    const preset = JSON.parse(
+      readFileSync(path.join(__dirname, '..', '..', 'src', 'adapters', 'providers', 'presets', 'lro.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    const p = file(
+      'bad-lro.json',
+      JSON.stringify({
+        ...preset,
+        baseUrl: 'http://127.0.0.1:1',
+        status: { ...(preset.status as object), method: 'FETCH' },
+      }),
+    );
+    await expect(loadProviderContract(p)).rejects.toSatisfy(
+      (e: unknown) => e instanceof ProviderContractError && e.issues.some((i) => i.path.startsWith('status.method')),
+    );
   });
 });

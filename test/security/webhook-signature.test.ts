@@ -28,7 +28,8 @@ const NOW_MS = 1_796_000_000_000;
 const T = Math.floor(NOW_MS / 1000);
 const BODY = Buffer.from('{"event_id":"evt-1","job_id":"job_1","state":"succeeded"}');
 const GOOD = signWebhook(SECRET, T, BODY);
-const check = (header: string) => verifyWebhookSignature({ header, rawBody: BODY, secret: SECRET, nowMs: NOW_MS, toleranceMs: 300_000 });
+const check = (header: string) =>
+  verifyWebhookSignature({ header, rawBody: BODY, secret: SECRET, nowMs: NOW_MS, toleranceMs: 300_000 });
 
 /** The good signature with the hex digit at `index` changed: same length, one byte different. */
 function flipAt(index: number): string {
@@ -46,12 +47,15 @@ describe('W1, T4: constant-time webhook signature comparison', () => {
     expect(calls.lengths).toEqual([[32, 32]]);
   });
 
-  it.each([0, 1, 31, 32, 62, 63])('W1: an equal-length signature wrong at hex digit %i is refused as bad_signature through timingSafeEqual', (index) => {
-    const wrong = flipAt(index);
-    expect(wrong).toHaveLength(GOOD.length);
-    expect(check(`t=${T},v1=${wrong}`)).toEqual({ kind: 'refused', reason: 'bad_signature' });
-    expect(calls.lengths).toEqual([[32, 32]]);
-  });
+  it.each([0, 1, 31, 32, 62, 63])(
+    'W1: an equal-length signature wrong at hex digit %i is refused as bad_signature through timingSafeEqual',
+    (index) => {
+      const wrong = flipAt(index);
+      expect(wrong).toHaveLength(GOOD.length);
+      expect(check(`t=${T},v1=${wrong}`)).toEqual({ kind: 'refused', reason: 'bad_signature' });
+      expect(calls.lengths).toEqual([[32, 32]]);
+    },
+  );
 
   it('W1: with two candidates (secret rotation) both are compared even when the first matches, so time does not reveal which', () => {
     expect(check(`t=${T},v1=${GOOD},v1=${flipAt(5)}`).kind).toBe('valid');
@@ -69,7 +73,15 @@ describe('W1, T4: constant-time webhook signature comparison', () => {
   });
 
   it('W1: a signature over another body or another timestamp is refused', () => {
-    expect(verifyWebhookSignature({ header: `t=${T},v1=${GOOD}`, rawBody: Buffer.from(`${BODY.toString()} `), secret: SECRET, nowMs: NOW_MS, toleranceMs: 300_000 }).kind).toBe('refused');
+    expect(
+      verifyWebhookSignature({
+        header: `t=${T},v1=${GOOD}`,
+        rawBody: Buffer.from(`${BODY.toString()} `),
+        secret: SECRET,
+        nowMs: NOW_MS,
+        toleranceMs: 300_000,
+      }).kind,
+    ).toBe('refused');
     expect(check(`t=${T + 1},v1=${GOOD}`)).toEqual({ kind: 'refused', reason: 'bad_signature' });
   });
 

@@ -24,7 +24,10 @@ beforeAll(async () => {
             { on: 'status', nth: 2, fault: { kind: 'http_error', status: 429 } },
           ],
         },
-        consistency: { steps: [{ state: 'running' }], faults: [{ on: 'status', fault: { kind: 'not_found_for', ms: 400 } }] },
+        consistency: {
+          steps: [{ state: 'running' }],
+          faults: [{ on: 'status', fault: { kind: 'not_found_for', ms: 400 } }],
+        },
         big: { steps: [{ state: 'succeeded' }], result: { kind: 'generated', sizeBytes: 300_000 } },
         slow: { steps: [{ state: 'running', durationMs: 60_000 }, { state: 'succeeded' }], cancel: { afterMs: 30 } },
       },
@@ -41,7 +44,11 @@ beforeEach(() => {
 });
 
 const create = (body: unknown, key: string, fault?: string) =>
-  call(`${sim.url}/v1/jobs`, { method: 'POST', body, headers: { 'idempotency-key': key, ...(fault ? { 'x-sim-fault': fault } : {}) } });
+  call(`${sim.url}/v1/jobs`, {
+    method: 'POST',
+    body,
+    headers: { 'idempotency-key': key, ...(fault ? { 'x-sim-fault': fault } : {}) },
+  });
 
 async function newJob(key: string, body: Record<string, unknown> = {}): Promise<string> {
   const res = await create(body, key);
@@ -96,7 +103,9 @@ describe('faults', () => {
 
   it('H1: 429 with Retry-After as an HTTP-date in the future', async () => {
     const id = await newJob('tok-date');
-    const res = await call(`${sim.url}/v1/jobs/${id}`, { headers: { 'x-sim-fault': 'http_error:status=429,retryAfterDateInSeconds=120' } });
+    const res = await call(`${sim.url}/v1/jobs/${id}`, {
+      headers: { 'x-sim-fault': 'http_error:status=429,retryAfterDateInSeconds=120' },
+    });
     expect(res.status).toBe(429);
     const at = Date.parse(String(res.headers['retry-after']));
     expect(String(res.headers['retry-after'])).toMatch(/GMT$/);
@@ -129,7 +138,9 @@ describe('faults', () => {
 
   it('a slow answer passes a client timeout', async () => {
     const id = await newJob('tok-slow');
-    await expect(call(`${sim.url}/v1/jobs/${id}`, { headers: { 'x-sim-fault': 'delay:ms=400' }, timeoutMs: 80 })).rejects.toThrow(/abort|timeout/i);
+    await expect(
+      call(`${sim.url}/v1/jobs/${id}`, { headers: { 'x-sim-fault': 'delay:ms=400' }, timeoutMs: 80 }),
+    ).rejects.toThrow(/abort|timeout/i);
     expect(sim.requests({ action: 'status' })).toHaveLength(0);
     const ok = await call(`${sim.url}/v1/jobs/${id}`, { headers: { 'x-sim-fault': 'delay:ms=20' } });
     expect(ok.status).toBe(200);
@@ -158,7 +169,9 @@ describe('faults', () => {
 
   it('F8: a huge body of N bytes is streamed', async () => {
     const id = await newJob('tok-huge');
-    const res = await request(`${sim.url}/v1/jobs/${id}`, { headers: { ...AUTH, 'x-sim-fault': 'malformed:body=huge,sizeBytes=3000000' } });
+    const res = await request(`${sim.url}/v1/jobs/${id}`, {
+      headers: { ...AUTH, 'x-sim-fault': 'malformed:body=huge,sizeBytes=3000000' },
+    });
     let received = 0;
     for await (const chunk of res.body) received += (chunk as Buffer).length;
     expect(received).toBe(3_000_000);
@@ -166,7 +179,10 @@ describe('faults', () => {
 
   it('F3: a cancel accepted but the job finishes succeeded', async () => {
     const id = await newJob('tok-race', { scenario: 'slow' });
-    const c = await call(`${sim.url}/v1/jobs/${id}/cancel`, { method: 'POST', headers: { 'x-sim-fault': 'cancel_race' } });
+    const c = await call(`${sim.url}/v1/jobs/${id}/cancel`, {
+      method: 'POST',
+      headers: { 'x-sim-fault': 'cancel_race' },
+    });
     expect(c.status).toBe(202);
     await new Promise((r) => setTimeout(r, 60));
     expect(obj((await call(`${sim.url}/v1/jobs/${id}`)).json)['state']).toBe('succeeded');
@@ -201,7 +217,9 @@ describe('faults', () => {
     const res = await create({}, 'tok-foreign', 'foreign_location');
     expect(res.headers['location']).toBe(`${foreign.url}/v1/jobs/${String(obj(res.json)['job_id'])}`);
     expect(String(obj(res.json)['status_url']).startsWith(foreign.url)).toBe(true);
-    const s = await call(`${sim.url}/v1/jobs/${String(obj(res.json)['job_id'])}`, { headers: { 'x-sim-fault': 'foreign_location' } });
+    const s = await call(`${sim.url}/v1/jobs/${String(obj(res.json)['job_id'])}`, {
+      headers: { 'x-sim-fault': 'foreign_location' },
+    });
     expect(String(obj(s.json)['result_url']).startsWith(foreign.url)).toBe(true);
     // A well-behaved client refuses to follow; a careless one would be visible in the foreign accounting.
     await call(String(obj(res.json)['status_url']));
@@ -221,7 +239,11 @@ describe('faults', () => {
   });
 
   it('a malformed X-Sim-Fault header answers 400 naming the field', async () => {
-    const res = await call(`${sim.url}/v1/jobs`, { method: 'POST', body: {}, headers: { 'x-sim-fault': 'http_error:status=abc' } });
+    const res = await call(`${sim.url}/v1/jobs`, {
+      method: 'POST',
+      body: {},
+      headers: { 'x-sim-fault': 'http_error:status=abc' },
+    });
     expect(res.status).toBe(400);
     expect(String(obj(obj(res.json)['error'])['message'])).toContain('fault.status');
     expect(sim.createdJobCount()).toBe(0);

@@ -17,7 +17,13 @@ export interface Answer {
 /** Sends one request and reads the whole answer. */
 export async function call(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: unknown; auth?: boolean; timeoutMs?: number } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: unknown;
+    auth?: boolean;
+    timeoutMs?: number;
+  } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = { ...(options.auth === false ? {} : AUTH), ...options.headers };
   let body: string | undefined;
@@ -43,7 +49,12 @@ export async function call(
 }
 
 /** Calls `read` until `done` says so (bounded), with a short pause between reads. */
-export async function pollUntil<T>(read: () => Promise<T>, done: (v: T) => boolean, maxReads = 200, pauseMs = 10): Promise<T> {
+export async function pollUntil<T>(
+  read: () => Promise<T>,
+  done: (v: T) => boolean,
+  maxReads = 200,
+  pauseMs = 10,
+): Promise<T> {
   let last = await read();
   for (let i = 0; i < maxReads && !done(last); i++) {
     await new Promise((r) => setTimeout(r, pauseMs));

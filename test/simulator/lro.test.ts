@@ -12,7 +12,14 @@ beforeAll(async () => {
     seed: 7,
     scenario: {
       scripts: {
-        default: { steps: [{ state: 'queued', durationMs: 20 }, { state: 'running', durationMs: { min: 20, max: 40 }, progress: 40 }, { state: 'succeeded' }], result: { kind: 'batch', items: 4, failedItems: [2] } },
+        default: {
+          steps: [
+            { state: 'queued', durationMs: 20 },
+            { state: 'running', durationMs: { min: 20, max: 40 }, progress: 40 },
+            { state: 'succeeded' },
+          ],
+          result: { kind: 'batch', items: 4, failedItems: [2] },
+        },
         slow: { steps: [{ state: 'running', durationMs: 60_000 }, { state: 'succeeded' }], cancel: { afterMs: 0 } },
         review: { steps: [{ state: 'manual_review' }] },
         failing: { steps: [{ state: 'failed' }], error: { code: 'quota', message: 'quota exceeded' } },
@@ -34,7 +41,10 @@ describe('lro dialect', () => {
     expect(op['done']).toBe(false);
     expect(String(op['name'])).toMatch(/^operations\/[0-9a-f]{32}$/);
     expect(obj(op['metadata'])).toMatchObject({ state: 'PENDING', progress_percent: 0 });
-    const final = await pollUntil(() => call(`${sim.url}/v1/${String(op['name'])}`), (r) => obj(r.json)['done'] === true);
+    const final = await pollUntil(
+      () => call(`${sim.url}/v1/${String(op['name'])}`),
+      (r) => obj(r.json)['done'] === true,
+    );
     const done = obj(final.json);
     expect(obj(done['metadata'])['state']).toBe('SUCCEEDED');
     const response = obj(done['response']);
@@ -55,7 +65,11 @@ describe('lro dialect', () => {
     expect(c.status).toBe(409);
     expect(obj(obj(c.json)['error'])).toMatchObject({ code: 409, status: 'ABORTED' });
     expect(sim.jobsByToken('req-same')).toHaveLength(1);
-    expect(sim.requests({ action: 'create' }).map((r) => r.idempotencyKey)).toEqual(['req-same', 'req-same', 'req-same']);
+    expect(sim.requests({ action: 'create' }).map((r) => r.idempotencyKey)).toEqual([
+      'req-same',
+      'req-same',
+      'req-same',
+    ]);
   });
 
   it('X2: cancel answers 200 {} (idempotent) and the operation ends done with error code 1', async () => {
@@ -94,12 +108,24 @@ describe('lro dialect', () => {
   });
 
   it('a seed makes job IDs reproducible across simulators; a reset never reuses an ID', async () => {
-    const twins = await Promise.all([startSimulator({ dialect: 'lro', token: TOKEN, seed: 99 }), startSimulator({ dialect: 'lro', token: TOKEN, seed: 99 })]);
+    const twins = await Promise.all([
+      startSimulator({ dialect: 'lro', token: TOKEN, seed: 99 }),
+      startSimulator({ dialect: 'lro', token: TOKEN, seed: 99 }),
+    ]);
     try {
-      const names = await Promise.all(twins.map(async (t) => obj((await call(`${t.url}/v1/operations:start`, { method: 'POST', body: { request_id: 'seed-1' } })).json)['name']));
+      const names = await Promise.all(
+        twins.map(
+          async (t) =>
+            obj((await call(`${t.url}/v1/operations:start`, { method: 'POST', body: { request_id: 'seed-1' } })).json)[
+              'name'
+            ],
+        ),
+      );
       expect(names[0]).toBe(names[1]);
       twins[0]!.reset();
-      const again = obj((await call(`${twins[0]!.url}/v1/operations:start`, { method: 'POST', body: { request_id: 'seed-1' } })).json)['name'];
+      const again = obj(
+        (await call(`${twins[0]!.url}/v1/operations:start`, { method: 'POST', body: { request_id: 'seed-1' } })).json,
+      )['name'];
       expect(again).not.toBe(names[0]);
     } finally {
       await Promise.all(twins.map((t) => t.stop()));
@@ -107,7 +133,13 @@ describe('lro dialect', () => {
   });
 
   it('F1: a dropped start created the operation; the same request_id then returns it', async () => {
-    await expect(call(`${sim.url}/v1/operations:start`, { method: 'POST', body: { request_id: 'req-drop' }, headers: { 'x-sim-fault': 'drop' } })).rejects.toThrow();
+    await expect(
+      call(`${sim.url}/v1/operations:start`, {
+        method: 'POST',
+        body: { request_id: 'req-drop' },
+        headers: { 'x-sim-fault': 'drop' },
+      }),
+    ).rejects.toThrow();
     expect(sim.jobsByToken('req-drop')).toHaveLength(1);
     const again = await start({ request_id: 'req-drop' });
     expect(obj(again.json)['name']).toBe(sim.jobsByToken('req-drop')[0]!.jobId);
@@ -116,7 +148,13 @@ describe('lro dialect', () => {
 
   it('R2: result_mismatch on a status read advertises a checksum and count the bytes do not have', async () => {
     const op = obj((await start({ scenario: 'sync', request_id: 'req-mm' })).json);
-    const s = obj((await call(`${sim.url}/v1/${String(op['name'])}`, { headers: { 'x-sim-fault': 'result_mismatch:field=checksum' } })).json);
+    const s = obj(
+      (
+        await call(`${sim.url}/v1/${String(op['name'])}`, {
+          headers: { 'x-sim-fault': 'result_mismatch:field=checksum' },
+        })
+      ).json,
+    );
     const response = obj(s['response']);
     const bytes = (await call(String(response['result_uri']))).bytes;
     expect(response['sha256']).not.toBe(createHash('sha256').update(bytes).digest('hex'));

@@ -11,23 +11,44 @@ beforeAll(async () => {
     token: TOKEN,
     scenario: {
       scripts: {
-        default: { steps: [{ state: 'queued', durationMs: 30 }, { state: 'running', durationMs: 30, progress: 50 }, { state: 'succeeded' }], result: { kind: 'json', body: { answer: 42 } } },
+        default: {
+          steps: [
+            { state: 'queued', durationMs: 30 },
+            { state: 'running', durationMs: 30, progress: 50 },
+            { state: 'succeeded' },
+          ],
+          result: { kind: 'json', body: { answer: 42 } },
+        },
         polls: { steps: [{ state: 'running', polls: 2 }, { state: 'succeeded' }] },
         slow: { steps: [{ state: 'running', durationMs: 60_000 }, { state: 'succeeded' }], cancel: { afterMs: 60 } },
         review: { steps: [{ state: 'running', polls: 1 }, { state: 'manual_review' }] },
         hints: {
           steps: [
             { state: 'running', polls: 1, pollAfterSeconds: -5, nextCheckAt: 'not-a-date' },
-            { state: 'running', polls: 1, pollAfterSeconds: 'soon', nextCheckAt: { inMs: 10 * 365 * 24 * 3600 * 1000 } },
+            {
+              state: 'running',
+              polls: 1,
+              pollAfterSeconds: 'soon',
+              nextCheckAt: { inMs: 10 * 365 * 24 * 3600 * 1000 },
+            },
             { state: 'running', pollAfterSeconds: 2 },
           ],
         },
         expiring: { steps: [{ state: 'succeeded' }], expiresAfterMs: 80 },
         sync: { steps: [{ state: 'succeeded' }], sync: true, result: { kind: 'json', body: { inline: true } } },
-        failing: { steps: [{ state: 'running', polls: 1 }, { state: 'failed' }], error: { code: 'bad_input', message: 'row 3 is invalid' } },
+        failing: {
+          steps: [{ state: 'running', polls: 1 }, { state: 'failed' }],
+          error: { code: 'bad_input', message: 'row 3 is invalid' },
+        },
         batch: { steps: [{ state: 'succeeded' }], result: { kind: 'batch', items: 5, failedItems: [1, 3] } },
-        ndjson: { steps: [{ state: 'succeeded' }], result: { kind: 'ndjson', records: [{ a: 1 }, { a: 2 }, { a: 3 }] } },
-        racing: { steps: [{ state: 'running', durationMs: 60_000 }, { state: 'succeeded' }], cancel: { afterMs: 0, outcome: 'succeeded' } },
+        ndjson: {
+          steps: [{ state: 'succeeded' }],
+          result: { kind: 'ndjson', records: [{ a: 1 }, { a: 2 }, { a: 3 }] },
+        },
+        racing: {
+          steps: [{ state: 'running', durationMs: 60_000 }, { state: 'succeeded' }],
+          cancel: { afterMs: 0, outcome: 'succeeded' },
+        },
       },
       match: [{ field: 'options.mode', equals: 'batch', script: 'batch' }],
     },
@@ -37,7 +58,11 @@ afterAll(async () => sim.stop());
 beforeEach(() => sim.reset());
 
 const create = (body: unknown, key?: string, headers: Record<string, string> = {}) =>
-  call(`${sim.url}/v1/jobs`, { method: 'POST', body, headers: { ...(key ? { 'idempotency-key': key } : {}), ...headers } });
+  call(`${sim.url}/v1/jobs`, {
+    method: 'POST',
+    body,
+    headers: { ...(key ? { 'idempotency-key': key } : {}), ...headers },
+  });
 
 describe('rest dialect', () => {
   it('H2: create answers 202 with a relative Location, an absolute status_url, and the job runs to success by time', async () => {
@@ -48,7 +73,10 @@ describe('rest dialect', () => {
     expect(res.headers['location']).toBe(`/v1/jobs/${String(body['job_id'])}`);
     expect(body['status_url']).toBe(`${sim.url}/v1/jobs/${String(body['job_id'])}`);
     expect(typeof res.headers['x-request-id']).toBe('string');
-    const final = await pollUntil(() => call(String(body['status_url'])), (r) => obj(r.json)['state'] === 'succeeded');
+    const final = await pollUntil(
+      () => call(String(body['status_url'])),
+      (r) => obj(r.json)['state'] === 'succeeded',
+    );
     const status = obj(final.json);
     expect(status['progress']).toBe(100);
     expect(status['result_url']).toBe(`${sim.url}/v1/jobs/${String(body['job_id'])}/result`);
@@ -134,7 +162,10 @@ describe('rest dialect', () => {
     const first = obj((await call(`${sim.url}/v1/jobs/${id}`)).json);
     expect(first['state']).toBe('succeeded');
     expect(Date.parse(String(first['expires_at']))).toBe(Date.parse(sim.job(id)!.createdAt) + 80);
-    const later = await pollUntil(() => call(`${sim.url}/v1/jobs/${id}`), (r) => obj(r.json)['state'] === 'expired');
+    const later = await pollUntil(
+      () => call(`${sim.url}/v1/jobs/${id}`),
+      (r) => obj(r.json)['state'] === 'expired',
+    );
     expect(obj(later.json)['state']).toBe('expired');
     expect((await call(`${sim.url}/v1/jobs/${id}/result`)).status).toBe(410);
   });
@@ -166,7 +197,10 @@ describe('rest dialect', () => {
     expect(c1.status).toBe(202);
     expect(obj(c1.json)).toEqual({ job_id: id, state: 'cancelling' });
     expect((await call(`${sim.url}/v1/jobs/${id}/cancel`, { method: 'POST' })).status).toBe(202);
-    const end = await pollUntil(() => call(`${sim.url}/v1/jobs/${id}`), (r) => obj(r.json)['state'] !== 'running');
+    const end = await pollUntil(
+      () => call(`${sim.url}/v1/jobs/${id}`),
+      (r) => obj(r.json)['state'] !== 'running',
+    );
     expect(obj(end.json)['state']).toBe('cancelled');
     const late = await call(`${sim.url}/v1/jobs/${id}/cancel`, { method: 'POST' });
     expect(late.status).toBe(409);
@@ -196,7 +230,12 @@ describe('rest dialect', () => {
     const none = await call(`${sim.url}/v1/jobs`, { method: 'POST', body: {}, auth: false });
     expect(none.status).toBe(401);
     expect(obj(none.json)).toEqual({ error: { code: 'unauthenticated' } });
-    const wrong = await call(`${sim.url}/v1/jobs`, { method: 'POST', body: {}, auth: false, headers: { authorization: 'Bearer nope' } });
+    const wrong = await call(`${sim.url}/v1/jobs`, {
+      method: 'POST',
+      body: {},
+      auth: false,
+      headers: { authorization: 'Bearer nope' },
+    });
     expect(wrong.status).toBe(401);
     await create({}, 'key-auth');
     expect(sim.requests().map((r) => r.authorization)).toEqual(['absent', 'invalid', 'valid']);
@@ -209,7 +248,15 @@ describe('rest dialect', () => {
     const { json } = await create({}, 'key-trace', { 'x-trace-id': 'trace-abc', traceparent: tp });
     await call(String(obj(json)['status_url']), { headers: { 'x-trace-id': 'trace-abc' } });
     const [c, s] = sim.requests();
-    expect(c).toMatchObject({ action: 'create', idempotencyKey: 'key-trace', traceId: 'trace-abc', traceparent: tp, status: 202, method: 'POST', path: '/v1/jobs' });
+    expect(c).toMatchObject({
+      action: 'create',
+      idempotencyKey: 'key-trace',
+      traceId: 'trace-abc',
+      traceparent: tp,
+      status: 202,
+      method: 'POST',
+      path: '/v1/jobs',
+    });
     expect(c!.jobId).toBe(obj(json)['job_id']);
     expect(s).toMatchObject({ action: 'status', traceId: 'trace-abc', jobId: obj(json)['job_id'], status: 200 });
     expect(s!.traceparent).toBeUndefined();

@@ -2,7 +2,14 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadScenarioFile, parseFaultHeader, parseScenario, parseScenarioText, ScenarioError, startSimulator } from '../../src/simulator';
+import {
+  loadScenarioFile,
+  parseFaultHeader,
+  parseScenario,
+  parseScenarioText,
+  ScenarioError,
+  startSimulator,
+} from '../../src/simulator';
 import { runSimulateCommand } from '../../src/simulator/cli';
 import { call, obj, TOKEN } from './helpers';
 
@@ -81,13 +88,24 @@ describe('scenario files', () => {
   it('POST /_sim/scenario installs a scenario, or answers 400 with the field-named issues', async () => {
     const sim = await startSimulator({ token: TOKEN });
     try {
-      const bad = await call(`${sim.url}/_sim/scenario`, { method: 'POST', auth: false, body: { scripts: { x: { steps: [{ state: 'running', polls: 0 }] } } } });
+      const bad = await call(`${sim.url}/_sim/scenario`, {
+        method: 'POST',
+        auth: false,
+        body: { scripts: { x: { steps: [{ state: 'running', polls: 0 }] } } },
+      });
       expect(bad.status).toBe(400);
       expect((obj(obj(bad.json)['error'])['issues'] as string[])[0]).toMatch(/^scripts\.x\.steps\.0\.polls: /);
-      const ok = await call(`${sim.url}/_sim/scenario`, { method: 'POST', auth: false, body: { dialect: 'lro', scripts: { x: {} } } });
+      const ok = await call(`${sim.url}/_sim/scenario`, {
+        method: 'POST',
+        auth: false,
+        body: { dialect: 'lro', scripts: { x: {} } },
+      });
       expect(ok.status).toBe(200);
       expect(sim.dialect).toBe('lro');
-      const op = await call(`${sim.url}/v1/operations:start`, { method: 'POST', body: { scenario: 'x', request_id: 'r1' } });
+      const op = await call(`${sim.url}/v1/operations:start`, {
+        method: 'POST',
+        body: { scenario: 'x', request_id: 'r1' },
+      });
       expect(op.status).toBe(200);
       expect(sim.job(String(obj(op.json)['name']))!.scriptName).toBe('x');
     } finally {
@@ -100,7 +118,9 @@ describe('scenario files', () => {
     const sim = await startSimulator({
       token: TOKEN,
       clock: () => now,
-      scenario: { scripts: { default: { steps: [{ state: 'running', durationMs: 10 * 60_000 }, { state: 'succeeded' }] } } },
+      scenario: {
+        scripts: { default: { steps: [{ state: 'running', durationMs: 10 * 60_000 }, { state: 'succeeded' }] } },
+      },
     });
     try {
       const id = String(obj((await call(`${sim.url}/v1/jobs`, { method: 'POST', body: {} })).json)['job_id']);

@@ -29,7 +29,11 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      received.push({ signature: String(req.headers['x-signature']), raw, event: JSON.parse(raw) as Received['event'] });
+      received.push({
+        signature: String(req.headers['x-signature']),
+        raw,
+        event: JSON.parse(raw) as Received['event'],
+      });
       res.writeHead(204).end();
     });
   });
@@ -41,10 +45,18 @@ beforeAll(async () => {
     webhook: { url, secret: SECRET },
     scenario: {
       scripts: {
-        default: { steps: [{ state: 'queued', durationMs: 20 }, { state: 'running', durationMs: 20 }, { state: 'succeeded' }] },
+        default: {
+          steps: [{ state: 'queued', durationMs: 20 }, { state: 'running', durationMs: 20 }, { state: 'succeeded' }],
+        },
         twice: { steps: [{ state: 'running', durationMs: 20 }, { state: 'succeeded' }], webhook: { mode: 'twice' } },
-        bad: { steps: [{ state: 'running', durationMs: 20 }, { state: 'succeeded' }], webhook: { mode: 'bad_signature' } },
-        shuffled: { steps: [{ state: 'queued', durationMs: 20 }, { state: 'running', durationMs: 20 }, { state: 'succeeded' }], webhook: { mode: 'out_of_order' } },
+        bad: {
+          steps: [{ state: 'running', durationMs: 20 }, { state: 'succeeded' }],
+          webhook: { mode: 'bad_signature' },
+        },
+        shuffled: {
+          steps: [{ state: 'queued', durationMs: 20 }, { state: 'running', durationMs: 20 }, { state: 'succeeded' }],
+          webhook: { mode: 'out_of_order' },
+        },
         late: { steps: [{ state: 'succeeded', durationMs: 0 }], webhook: { mode: 'once', delayMs: 150 } },
         silent: { steps: [{ state: 'running', durationMs: 20 }, { state: 'succeeded' }], webhook: { mode: 'none' } },
       },
@@ -61,13 +73,23 @@ beforeEach(() => {
 });
 
 async function createJob(script: string, key: string): Promise<string> {
-  const res = await call(`${sim.url}/v1/jobs`, { method: 'POST', body: { scenario: script }, headers: { 'idempotency-key': key } });
+  const res = await call(`${sim.url}/v1/jobs`, {
+    method: 'POST',
+    body: { scenario: script },
+    headers: { 'idempotency-key': key },
+  });
   return String(obj(res.json)['job_id']);
 }
 
 /** Deliveries for one job (deliveries of earlier tests may still be in flight after a reset). */
 const forJob = (id: string) => received.filter((r) => r.event.job_id === id);
-const waitFor = (id: string, n: number) => pollUntil(async () => forJob(id), (list) => list.length >= n, 300, 10);
+const waitFor = (id: string, n: number) =>
+  pollUntil(
+    async () => forJob(id),
+    (list) => list.length >= n,
+    300,
+    10,
+  );
 
 describe('webhooks', () => {
   it('W1: each state change is delivered once, signed with HMAC-SHA256 over "<t>.<body>", without any status read', async () => {
@@ -81,7 +103,12 @@ describe('webhooks', () => {
     }
     expect(new Set(got.map((r) => r.event.event_id)).size).toBe(2);
     expect(sim.requests({ action: 'status' })).toHaveLength(0);
-    expect(sim.webhookDeliveries().filter((d) => d.jobId === id).every((d) => d.status === 204 && d.signedCorrectly)).toBe(true);
+    expect(
+      sim
+        .webhookDeliveries()
+        .filter((d) => d.jobId === id)
+        .every((d) => d.status === 204 && d.signedCorrectly),
+    ).toBe(true);
   });
 
   it('F4: delivered twice with the same event_id', async () => {

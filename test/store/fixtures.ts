@@ -44,7 +44,14 @@ export function storyEntries(operationId: string, provider = 'acme'): JournalEnt
       sequence: 3,
       at: '2026-11-29T10:18:02.000Z',
       actor: 'workflow',
-      body: { kind: 'transition', from: 'create_pending', to: 'accepted', cause: 'create_accepted', evidenceSequence: 2, remoteJobId: 'job_7ad2' },
+      body: {
+        kind: 'transition',
+        from: 'create_pending',
+        to: 'accepted',
+        cause: 'create_accepted',
+        evidenceSequence: 2,
+        remoteJobId: 'job_7ad2',
+      },
     },
     {
       operationId,

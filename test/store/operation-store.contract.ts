@@ -123,18 +123,31 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
       };
 
       it('T4: refuses an Authorization header value or a bearer token, naming where, never echoing it', async () => {
-        const e1 = await expectCode(store.append(withHeaders({ Authorization: 'Basic dXNlcjpwYXNz' })), 'ASYNCJOB_ERR_SECRET_IN_RECORD');
+        const e1 = await expectCode(
+          store.append(withHeaders({ Authorization: 'Basic dXNlcjpwYXNz' })),
+          'ASYNCJOB_ERR_SECRET_IN_RECORD',
+        );
         expect(e1.message).toContain('$.body.headers.Authorization');
         expect(e1.message).not.toContain('dXNlcjpwYXNz');
-        const e2 = await expectCode(store.append(withHeaders({ 'x-debug': 'sent Bearer eyJhbGciOi.abc.def' })), 'ASYNCJOB_ERR_SECRET_IN_RECORD');
+        const e2 = await expectCode(
+          store.append(withHeaders({ 'x-debug': 'sent Bearer eyJhbGciOi.abc.def' })),
+          'ASYNCJOB_ERR_SECRET_IN_RECORD',
+        );
         expect(e2.message).not.toContain('eyJhbGciOi');
         expect(await store.entries('op-s')).toEqual([]);
       });
 
       it('T4: accepts a redacted Authorization header and a WWW-Authenticate challenge', async () => {
-        expect((await store.append(withHeaders({ authorization: '[redacted]', 'www-authenticate': 'Bearer realm="api", error="invalid_token"' }))).kind).toBe(
-          'appended',
-        );
+        expect(
+          (
+            await store.append(
+              withHeaders({
+                authorization: '[redacted]',
+                'www-authenticate': 'Bearer realm="api", error="invalid_token"',
+              }),
+            )
+          ).kind,
+        ).toBe('appended');
       });
 
       it('T4: refuses configured secret values anywhere in entries, snapshots and webhook events', async () => {
@@ -142,9 +155,16 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
         const e = storyEntries('op-s')[1]!;
         const leaking = { ...e, sequence: 1, body: { ...e.body, note: 'key tk_fake_51Habc used' } } as JournalEntry;
         await expectCode(guarded.append(leaking), 'ASYNCJOB_ERR_SECRET_IN_RECORD');
-        await expectCode(guarded.putOperation(snapshot('op-s', { record: { token: 'tk_fake_51Habc' } })), 'ASYNCJOB_ERR_SECRET_IN_RECORD');
         await expectCode(
-          guarded.recordWebhookEvent({ provider: 'acme', eventId: 'tk_fake_51Habc', receivedAt: '2026-11-29T10:00:00.000Z' }),
+          guarded.putOperation(snapshot('op-s', { record: { token: 'tk_fake_51Habc' } })),
+          'ASYNCJOB_ERR_SECRET_IN_RECORD',
+        );
+        await expectCode(
+          guarded.recordWebhookEvent({
+            provider: 'acme',
+            eventId: 'tk_fake_51Habc',
+            receivedAt: '2026-11-29T10:00:00.000Z',
+          }),
           'ASYNCJOB_ERR_SECRET_IN_RECORD',
         );
         expect((await store.append(leaking)).kind).toBe('appended');
@@ -154,12 +174,27 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
 
     describe('current record', () => {
       it('P4: putOperation upserts the snapshot and never moves backwards', async () => {
-        expect(await store.putOperation(snapshot('op-1', { version: 2, localState: 'accepted' }))).toEqual({ kind: 'written', version: 2 });
-        expect(await store.putOperation(snapshot('op-1', { version: 2, localState: 'accepted' }))).toEqual({ kind: 'unchanged', version: 2 });
-        expect(await store.putOperation(snapshot('op-1', { version: 2, localState: 'observing' }))).toEqual({ kind: 'stale', storedVersion: 2 });
-        expect(await store.putOperation(snapshot('op-1', { version: 1, localState: 'create_pending' }))).toEqual({ kind: 'stale', storedVersion: 2 });
+        expect(await store.putOperation(snapshot('op-1', { version: 2, localState: 'accepted' }))).toEqual({
+          kind: 'written',
+          version: 2,
+        });
+        expect(await store.putOperation(snapshot('op-1', { version: 2, localState: 'accepted' }))).toEqual({
+          kind: 'unchanged',
+          version: 2,
+        });
+        expect(await store.putOperation(snapshot('op-1', { version: 2, localState: 'observing' }))).toEqual({
+          kind: 'stale',
+          storedVersion: 2,
+        });
+        expect(await store.putOperation(snapshot('op-1', { version: 1, localState: 'create_pending' }))).toEqual({
+          kind: 'stale',
+          storedVersion: 2,
+        });
         expect((await store.getOperation('op-1'))?.localState).toBe('accepted');
-        expect(await store.putOperation(snapshot('op-1', { version: 5, localState: 'observing' }))).toEqual({ kind: 'written', version: 5 });
+        expect(await store.putOperation(snapshot('op-1', { version: 5, localState: 'observing' }))).toEqual({
+          kind: 'written',
+          version: 5,
+        });
         expect(await store.getOperation('op-1')).toEqual(snapshot('op-1', { version: 5, localState: 'observing' }));
         expect(await store.getOperation('missing')).toBeNull();
       });
@@ -185,12 +220,26 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
 
     describe('queries operators need', () => {
       beforeEach(async () => {
-        await store.putOperation(snapshot('op-a', { localState: 'observing', resultDeadlineAt: '2026-11-29T11:00:00.000Z', remoteJobIds: ['job_a'] }));
         await store.putOperation(
-          snapshot('op-b', { localState: 'escalated', escalationReason: 'rate_limited', resultDeadlineAt: '2026-11-29T12:00:00.000Z' }),
+          snapshot('op-a', {
+            localState: 'observing',
+            resultDeadlineAt: '2026-11-29T11:00:00.000Z',
+            remoteJobIds: ['job_a'],
+          }),
         );
-        await store.putOperation(snapshot('op-c', { localState: 'observing', resultDeadlineAt: null, updatedAt: '2026-11-29T09:00:00.000Z' }));
-        await store.putOperation(snapshot('op-d', { provider: 'other', localState: 'succeeded', remoteJobIds: ['job_a'] }));
+        await store.putOperation(
+          snapshot('op-b', {
+            localState: 'escalated',
+            escalationReason: 'rate_limited',
+            resultDeadlineAt: '2026-11-29T12:00:00.000Z',
+          }),
+        );
+        await store.putOperation(
+          snapshot('op-c', { localState: 'observing', resultDeadlineAt: null, updatedAt: '2026-11-29T09:00:00.000Z' }),
+        );
+        await store.putOperation(
+          snapshot('op-d', { provider: 'other', localState: 'succeeded', remoteJobIds: ['job_a'] }),
+        );
       });
 
       it('finds operations by local state', async () => {
@@ -226,7 +275,12 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
 
     describe('webhook events and artifacts', () => {
       it('W1: a webhook event is recorded once per (provider, event ID)', async () => {
-        const event = { provider: 'acme', eventId: 'evt_1', receivedAt: '2026-11-29T10:00:00.000Z', operationId: 'op-1' };
+        const event = {
+          provider: 'acme',
+          eventId: 'evt_1',
+          receivedAt: '2026-11-29T10:00:00.000Z',
+          operationId: 'op-1',
+        };
         expect(await store.recordWebhookEvent(event)).toBe('recorded');
         expect(await store.recordWebhookEvent({ ...event, receivedAt: '2026-11-29T10:00:05.000Z' })).toBe('duplicate');
         expect(await store.recordWebhookEvent({ ...event, provider: 'other' })).toBe('recorded');
@@ -271,10 +325,17 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
       it('T2: an edited row is named by verifyChains as a hash mismatch at its sequence', async () => {
         const before = (await store.entries('op-1'))[3]!;
         await h.dropAppendOnlyTriggers();
-        await h.sql(`UPDATE journal SET entry = replace(entry, '"httpStatus":503', '"httpStatus":200') WHERE operation_id = 'op-1' AND sequence = 4`);
+        await h.sql(
+          `UPDATE journal SET entry = replace(entry, '"httpStatus":503', '"httpStatus":200') WHERE operation_id = 'op-1' AND sequence = 4`,
+        );
         const result = await store.verifyChains();
         expect(result.breaks).toHaveLength(1);
-        expect(result.breaks[0]).toMatchObject({ operationId: 'op-1', sequence: 4, problem: 'hash_mismatch', found: before.hash });
+        expect(result.breaks[0]).toMatchObject({
+          operationId: 'op-1',
+          sequence: 4,
+          problem: 'hash_mismatch',
+          found: before.hash,
+        });
         expect(result.breaks[0]!.expected).toMatch(/^sha256:[0-9a-f]{64}$/);
         expect(result.breaks[0]!.expected).not.toBe(before.hash);
         expect((await store.verifyChains({ operationId: 'op-2' })).breaks).toEqual([]);
@@ -289,7 +350,13 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
           `UPDATE journal SET entry = replace(entry, '"actor":"worker:host-a"', '"actor":"mallory"'), hash = '${forgedHash}' WHERE operation_id = 'op-1' AND sequence = 4`,
         );
         expect((await store.verifyChains()).breaks).toEqual([
-          { operationId: 'op-1', sequence: 5, problem: 'prev_link_mismatch', expected: forgedHash, found: stored[3]!.hash },
+          {
+            operationId: 'op-1',
+            sequence: 5,
+            problem: 'prev_link_mismatch',
+            expected: forgedHash,
+            found: stored[3]!.hash,
+          },
         ]);
       });
 
@@ -297,7 +364,9 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
         await h.dropAppendOnlyTriggers();
         await h.sql("DELETE FROM artifacts WHERE operation_id = 'op-2'");
         await h.sql("DELETE FROM journal WHERE operation_id = 'op-2' AND sequence = 3");
-        expect((await store.verifyChains()).breaks).toEqual([{ operationId: 'op-2', sequence: 3, problem: 'gap', expected: '3', found: '4' }]);
+        expect((await store.verifyChains()).breaks).toEqual([
+          { operationId: 'op-2', sequence: 3, problem: 'gap', expected: '3', found: '4' },
+        ]);
       });
 
       it('T2: a deleted tail is detected against the recorded head', async () => {
@@ -320,7 +389,9 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
         const otherKey = await h.open({ hmacKey: 'a-guess' });
         const guessed = await otherKey.verifyChains({ operationId: 'op-h' });
         expect(guessed.breaks).toEqual([]);
-        expect(guessed.unverifiable).toEqual([{ operationId: 'op-h', sequence: 1, keyId: chainKeyId('audit-key-from-vault') }]);
+        expect(guessed.unverifiable).toEqual([
+          { operationId: 'op-h', sequence: 1, keyId: chainKeyId('audit-key-from-vault') },
+        ]);
         expect((await store.verifyChains({ operationId: 'op-h' })).unverifiable).toHaveLength(1);
         // The attacker rewrites the first entry and recomputes every plain hash and the head.
         await h.dropAppendOnlyTriggers();
@@ -328,26 +399,38 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
         for (const s of stored) {
           const entry = s.entry.sequence === 1 ? { ...s.entry, actor: 'mallory' } : s.entry;
           const hash = entryHash(entry, prev);
-          const set = s.entry.sequence === 1 ? `entry = replace(entry, '"actor":"workflow"', '"actor":"mallory"'), ` : '';
-          await h.sql(`UPDATE journal SET ${set}prev_hash = '${prev}', hash = '${hash}', key_id = NULL WHERE operation_id = 'op-h' AND sequence = ${s.entry.sequence}`);
+          const set =
+            s.entry.sequence === 1 ? `entry = replace(entry, '"actor":"workflow"', '"actor":"mallory"'), ` : '';
+          await h.sql(
+            `UPDATE journal SET ${set}prev_hash = '${prev}', hash = '${hash}', key_id = NULL WHERE operation_id = 'op-h' AND sequence = ${s.entry.sequence}`,
+          );
           prev = hash;
         }
         await h.sql(`UPDATE operations SET last_hash = '${prev}' WHERE operation_id = 'op-h'`);
         expect((await store.verifyChains({ operationId: 'op-h' })).breaks).toEqual([]);
         // The key holder sees a plain entry where a signed one belongs: the chain was rewritten without the key.
-        expect((await keyed.verifyChains({ operationId: 'op-h' })).breaks[0]).toMatchObject({ operationId: 'op-h', sequence: 1, problem: 'unsigned_entry' });
+        expect((await keyed.verifyChains({ operationId: 'op-h' })).breaks[0]).toMatchObject({
+          operationId: 'op-h',
+          sequence: 1,
+          problem: 'unsigned_entry',
+        });
         await Promise.all([keyed.close(), otherKey.close()]);
       });
 
       it('verifyChains of an unknown operation checks nothing and reports nothing', async () => {
-        expect(await store.verifyChains({ operationId: 'nope' })).toEqual({ operationsChecked: 0, entriesChecked: 0, breaks: [] });
+        expect(await store.verifyChains({ operationId: 'nope' })).toEqual({
+          operationsChecked: 0,
+          entriesChecked: 0,
+          breaks: [],
+        });
       });
     });
 
     describe('provider sessions (V3)', () => {
-      const jar = (value: string): string => JSON.stringify({ v: 1, origin: 'http://127.0.0.1:8080', cookies: [{ key: 'sid', value, path: '/' }] });
+      const jar = (value: string): string =>
+        JSON.stringify({ v: 1, origin: 'http://127.0.0.1:8080', cookies: [{ key: 'sid', value, path: '/' }] });
 
-      it('V3: saves, loads and replaces an operation\'s session; another operation sees none', async () => {
+      it("V3: saves, loads and replaces an operation's session; another operation sees none", async () => {
         expect(await store.loadProviderSession('op-v3')).toBeNull();
         await store.saveProviderSession('op-v3', jar('one'));
         const first = await store.loadProviderSession('op-v3');
@@ -368,9 +451,17 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
       it('V3: a session is never part of the journal, the snapshot or the chain', async () => {
         await store.appendMany(storyEntries('op-v3'));
         await store.putOperation(snapshot('op-v3'));
-        const before = { entries: await store.entries('op-v3'), snapshot: await store.getOperation('op-v3'), head: await store.chainHead('op-v3') };
+        const before = {
+          entries: await store.entries('op-v3'),
+          snapshot: await store.getOperation('op-v3'),
+          head: await store.chainHead('op-v3'),
+        };
         await store.saveProviderSession('op-v3', jar('sess_e2b1c9d0'));
-        expect({ entries: await store.entries('op-v3'), snapshot: await store.getOperation('op-v3'), head: await store.chainHead('op-v3') }).toEqual(before);
+        expect({
+          entries: await store.entries('op-v3'),
+          snapshot: await store.getOperation('op-v3'),
+          head: await store.chainHead('op-v3'),
+        }).toEqual(before);
         expect(JSON.stringify(before)).not.toContain('sess_e2b1c9d0');
         expect((await store.verifyChains({ operationId: 'op-v3' })).breaks).toEqual([]);
       });
@@ -384,8 +475,12 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
         expect((await store.loadProviderSession('op-v3'))?.json).toBe(jar('small'));
       });
 
-      it('V3: the database itself refuses an oversized session written behind the store\'s back', async () => {
-        await expect(h.sql(`INSERT INTO provider_sessions (operation_id, jar, updated_at) VALUES ('op-raw', '${'y'.repeat(70_000)}', 'now')`)).rejects.toThrow();
+      it("V3: the database itself refuses an oversized session written behind the store's back", async () => {
+        await expect(
+          h.sql(
+            `INSERT INTO provider_sessions (operation_id, jar, updated_at) VALUES ('op-raw', '${'y'.repeat(70_000)}', 'now')`,
+          ),
+        ).rejects.toThrow();
         expect(await store.loadProviderSession('op-raw')).toBeNull();
       });
 
@@ -393,7 +488,10 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
         await expectCode(store.saveProviderSession('op-v3', 'sid=abc'), 'ASYNCJOB_ERR_INVALID_INPUT');
         await expectCode(store.saveProviderSession('', jar('a')), 'ASYNCJOB_ERR_INVALID_INPUT');
         const guarded = await h.open({ forbiddenValues: ['tk_fake_51Habc'] });
-        const err = await expectCode(guarded.saveProviderSession('op-v3', jar('tk_fake_51Habc')), 'ASYNCJOB_ERR_SECRET_IN_RECORD');
+        const err = await expectCode(
+          guarded.saveProviderSession('op-v3', jar('tk_fake_51Habc')),
+          'ASYNCJOB_ERR_SECRET_IN_RECORD',
+        );
         expect(err.message).not.toContain('tk_fake_51Habc');
         expect(await store.loadProviderSession('op-v3')).toBeNull();
         await guarded.close();

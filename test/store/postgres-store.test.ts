@@ -26,8 +26,10 @@ async function harness(): Promise<StoreHarness> {
       await raw.query(statement);
     },
     async dropAppendOnlyTriggers() {
-      for (const t of ['journal_no_update', 'journal_no_delete', 'journal_no_truncate']) await raw.query(`DROP TRIGGER ${t} ON journal`);
-      for (const t of ['artifacts_no_update', 'artifacts_no_delete', 'artifacts_no_truncate']) await raw.query(`DROP TRIGGER ${t} ON artifacts`);
+      for (const t of ['journal_no_update', 'journal_no_delete', 'journal_no_truncate'])
+        await raw.query(`DROP TRIGGER ${t} ON journal`);
+      for (const t of ['artifacts_no_update', 'artifacts_no_delete', 'artifacts_no_truncate'])
+        await raw.query(`DROP TRIGGER ${t} ON artifacts`);
     },
     async cleanup() {
       await Promise.all(opened.map((s) => s.close()));
@@ -51,7 +53,7 @@ describe.skipIf(!url)(title, () => {
       const template = storyEntries('op-race')[3]!;
       await h.store.append(storyEntries('op-race')[0]!);
       const appendNext = async (writer: (typeof writers)[number], n: number) => {
-        for (let done = 0; done < n; ) {
+        for (let done = 0; done < n;) {
           const { lastSequence } = await writer.chainHead('op-race');
           const entry = { ...template, sequence: lastSequence + 1, actor: `writer-${writers.indexOf(writer)}-${done}` };
           try {

@@ -15,10 +15,14 @@ interface Worker {
 }
 
 function startWorker(path: string, goFile: string, name: string, count: number): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'workers', 'append-worker.ts'), path, goFile, name, String(count)], {
-    cwd: join(__dirname, '..', '..'),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(__dirname, 'workers', 'append-worker.ts'), path, goFile, name, String(count)],
+    {
+      cwd: join(__dirname, '..', '..'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   let err = '';
   let onReady: () => void = () => undefined;
@@ -55,7 +59,9 @@ describe('SQLite engine under two processes', () => {
     const actors = entries.map((e) => e.entry.actor);
     expect(new Set(actors).size).toBe(2 * perWorker);
     for (const name of ['a', 'b']) {
-      expect(actors.filter((a) => a.startsWith(`${name}-`)).sort()).toEqual(Array.from({ length: perWorker }, (_, i) => `${name}-${i}`).sort());
+      expect(actors.filter((a) => a.startsWith(`${name}-`)).sort()).toEqual(
+        Array.from({ length: perWorker }, (_, i) => `${name}-${i}`).sort(),
+      );
     }
     expect(await store.verifyChains()).toEqual({ operationsChecked: 1, entriesChecked: 2 * perWorker, breaks: [] });
     await store.close();

@@ -26,7 +26,8 @@ async function harness(): Promise<StoreHarness> {
       raw.exec(statement);
     },
     async dropAppendOnlyTriggers() {
-      for (const t of ['journal_no_update', 'journal_no_delete', 'artifacts_no_update', 'artifacts_no_delete']) raw.exec(`DROP TRIGGER ${t}`);
+      for (const t of ['journal_no_update', 'journal_no_delete', 'artifacts_no_update', 'artifacts_no_delete'])
+        raw.exec(`DROP TRIGGER ${t}`);
     },
     async cleanup() {
       raw.close();

@@ -51,25 +51,45 @@ describe('webhook receiver (W1, F4)', () => {
     await store?.close();
   });
 
-  const post = async (body: object, options: { t?: number; secret?: string; header?: string; provider?: string } = {}) => {
+  const post = async (
+    body: object,
+    options: { t?: number; secret?: string; header?: string; provider?: string } = {},
+  ) => {
     const raw = JSON.stringify(body);
     const t = options.t ?? Math.floor(Date.now() / 1000);
     const header = options.header ?? `t=${t},v1=${signWebhook(options.secret ?? SECRET, t, raw)}`;
-    const res = await request(`${receiver.url}/webhooks/${options.provider ?? 'rest'}`, { method: 'POST', body: raw, headers: { 'content-type': 'application/json', 'x-signature': header } });
+    const res = await request(`${receiver.url}/webhooks/${options.provider ?? 'rest'}`, {
+      method: 'POST',
+      body: raw,
+      headers: { 'content-type': 'application/json', 'x-signature': header },
+    });
     return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
   };
 
   it('W1: a genuine event is recorded, then the operation is signalled once', async () => {
     const before = signals.length;
-    const answer = await post({ event_id: 'evt-1', job_id: 'job_42', state: 'succeeded', occurred_at: '2026-11-29T10:00:00Z' });
+    const answer = await post({
+      event_id: 'evt-1',
+      job_id: 'job_42',
+      state: 'succeeded',
+      occurred_at: '2026-11-29T10:00:00Z',
+    });
     expect(answer).toEqual({ status: 200, body: { status: 'recorded', operation: 'op-webhook-1', signalled: true } });
-    expect(signals.slice(before)).toEqual([{ operationId: 'op-webhook-1', hint: { eventId: 'evt-1', remoteJobId: 'job_42', state: 'succeeded', occurredAt: '2026-11-29T10:00:00Z' } }]);
+    expect(signals.slice(before)).toEqual([
+      {
+        operationId: 'op-webhook-1',
+        hint: { eventId: 'evt-1', remoteJobId: 'job_42', state: 'succeeded', occurredAt: '2026-11-29T10:00:00Z' },
+      },
+    ]);
   });
 
   it('F4: the same event twice has one effect (deduplicated by provider and event ID)', async () => {
     const before = signals.length;
     expect((await post({ event_id: 'evt-2', job_id: 'job_42', state: 'running' })).body.status).toBe('recorded');
-    expect(await post({ event_id: 'evt-2', job_id: 'job_42', state: 'running' })).toEqual({ status: 200, body: { status: 'duplicate' } });
+    expect(await post({ event_id: 'evt-2', job_id: 'job_42', state: 'running' })).toEqual({
+      status: 200,
+      body: { status: 'duplicate' },
+    });
     expect(signals.length - before).toBe(1);
   });
 
@@ -79,10 +99,15 @@ describe('webhook receiver (W1, F4)', () => {
     ['a missing signature', { header: '' }, 'missing_signature'],
   ])('W1: refuses %s with 401 and records nothing', async (_name, options, reason) => {
     const before = signals.length;
-    expect(await post({ event_id: `evt-bad-${reason}`, job_id: 'job_42', state: 'succeeded' }, options)).toEqual({ status: 401, body: { error: reason } });
+    expect(await post({ event_id: `evt-bad-${reason}`, job_id: 'job_42', state: 'succeeded' }, options)).toEqual({
+      status: 401,
+      body: { error: reason },
+    });
     expect(signals.length).toBe(before);
     // Not recorded: the same event ID with a good signature is still new.
-    expect((await post({ event_id: `evt-bad-${reason}`, job_id: 'job_42', state: 'succeeded' })).body.status).toBe('recorded');
+    expect((await post({ event_id: `evt-bad-${reason}`, job_id: 'job_42', state: 'succeeded' })).body.status).toBe(
+      'recorded',
+    );
   });
 
   it('answers 400 for an event without its fields, 404 for a provider without webhooks', async () => {
@@ -92,7 +117,10 @@ describe('webhook receiver (W1, F4)', () => {
 
   it('F4: an event for a job no operation follows is recorded (202) without a signal', async () => {
     const before = signals.length;
-    expect(await post({ event_id: 'evt-3', job_id: 'job_unknown', state: 'succeeded' })).toEqual({ status: 202, body: { status: 'recorded', operation: null } });
+    expect(await post({ event_id: 'evt-3', job_id: 'job_unknown', state: 'succeeded' })).toEqual({
+      status: 202,
+      body: { status: 'recorded', operation: null },
+    });
     expect(signals.length).toBe(before);
   });
 });

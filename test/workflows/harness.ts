@@ -56,12 +56,19 @@ export interface HarnessOptions {
 
 /** Starts everything a workflow test needs. */
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
-  const id = uniqueId(label).toLowerCase().replace(/[^a-z0-9-]/g, '-');
+  const id = uniqueId(label)
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-');
   const env = await connectTestEnvironment();
   const dataDir = await mkdtemp(path.join(tmpdir(), `asyncjob-${label}-`));
   const sims = {} as Record<Dialect, Simulator>;
   for (const dialect of DIALECTS) {
-    sims[dialect] = await startSimulator({ dialect, token: SIM_TOKEN, seed: 7, ...(options.scenarios?.[dialect] ? { scenario: options.scenarios[dialect] } : {}) });
+    sims[dialect] = await startSimulator({
+      dialect,
+      token: SIM_TOKEN,
+      seed: 7,
+      ...(options.scenarios?.[dialect] ? { scenario: options.scenarios[dialect] } : {}),
+    });
   }
   const provider = (dialect: Dialect): string => `${dialect}-${id}`.slice(0, 64);
   const store = await openSqliteStore({ path: path.join(dataDir, 'asyncjob.db'), forbiddenValues: [SIM_TOKEN] });
@@ -71,7 +78,11 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     env: { ASYNCJOB_SIMULATOR_TOKEN: SIM_TOKEN, ASYNCJOB_SIMULATOR_URL: sims.rest.url },
     http: { headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, connectTimeoutMs: 1_000 },
   });
-  const activities = createActivities({ store, providers: registry, artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')) });
+  const activities = createActivities({
+    store,
+    providers: registry,
+    artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
+  });
   const taskQueue = `wf-${id}`;
   const workers: Worker[] = await createWorkers({
     connection: env.nativeConnection,
@@ -105,13 +116,21 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
         authorisedBy: 'policy:integration-tests',
         createDeadline: { afterMs: 20_000 },
         resultDeadline: { afterMs: 60_000 },
-        policy: { baseDelayMs: 20, maxDelayMs: 200, notFoundWindowMs: 2_000, cancelDeadlineMs: 5_000, maxHintMs: 60_000 },
+        policy: {
+          baseDelayMs: 20,
+          maxDelayMs: 200,
+          notFoundWindowMs: 2_000,
+          cancelDeadlineMs: 5_000,
+          maxHintMs: 60_000,
+        },
         ...rest,
       };
     },
     statusReads(dialect, jobId) {
       if (jobId === undefined) return [];
-      return sims[dialect].requests({ action: 'status' }).filter((r) => r.jobId !== undefined && (r.jobId === jobId || r.jobId.endsWith(`/${jobId}`)));
+      return sims[dialect]
+        .requests({ action: 'status' })
+        .filter((r) => r.jobId !== undefined && (r.jobId === jobId || r.jobId.endsWith(`/${jobId}`)));
     },
     async stop() {
       shutdownWorkers(workers);

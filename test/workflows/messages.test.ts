@@ -3,10 +3,18 @@ import { decideSignal } from '../../src/workflows/messages';
 import { startHarness, type Harness } from './harness';
 
 /** Polls a condition on the workflow's record through the state query (no sleeping test: it waits for a fact). */
-async function until(h: Harness, operationId: string, check: (state: string) => boolean, timeoutMs = 30_000): Promise<void> {
+async function until(
+  h: Harness,
+  operationId: string,
+  check: (state: string) => boolean,
+  timeoutMs = 30_000,
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   for (;;) {
-    const state = await h.client.get(operationId).then((r) => r.localState, () => 'unknown');
+    const state = await h.client.get(operationId).then(
+      (r) => r.localState,
+      () => 'unknown',
+    );
     if (check(state)) return;
     if (Date.now() > end) throw new Error(`operation ${operationId} still ${state}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -15,7 +23,11 @@ async function until(h: Harness, operationId: string, check: (state: string) => 
 
 describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => {
   let h: Harness;
-  const cancelBy = { requestedBy: 'alice@example.com', reason: 'no longer needed', expectedEffect: 'the report is not produced' };
+  const cancelBy = {
+    requestedBy: 'alice@example.com',
+    reason: 'no longer needed',
+    expectedEffect: 'the report is not produced',
+  };
 
   beforeAll(async () => {
     const scripts = {
@@ -23,8 +35,13 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
       race: { steps: [{ state: 'running' }], cancel: { afterMs: 100, outcome: 'succeeded' } },
       stubborn: { steps: [{ state: 'running' }], cancel: { afterMs: 3_600_000, outcome: 'cancelled' } },
       forever: { steps: [{ state: 'running' }] },
-      review_then_done: { steps: [{ state: 'running', polls: 1 }, { state: 'manual_review', polls: 1 }, { state: 'succeeded' }] },
-      unavailable: { steps: [{ state: 'running' }], faults: [{ on: 'create', nth: 'every', fault: { kind: 'http_error', status: 503, retryAfterSeconds: 1 } }] },
+      review_then_done: {
+        steps: [{ state: 'running', polls: 1 }, { state: 'manual_review', polls: 1 }, { state: 'succeeded' }],
+      },
+      unavailable: {
+        steps: [{ state: 'running' }],
+        faults: [{ on: 'create', nth: 'every', fault: { kind: 'http_error', status: 503, retryAfterSeconds: 1 } }],
+      },
       slow_finish: { steps: [{ state: 'running', durationMs: 300 }, { state: 'succeeded' }] },
     };
     h = await startHarness('messages', { scenarios: { rest: { scripts } } as never });
@@ -35,11 +52,17 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     const request = h.request('rest', { script: 'cancellable' });
     await h.client.start(request);
     await until(h, request.operationId, (s) => s === 'observing');
-    expect(await h.client.cancel(request.operationId, cancelBy)).toMatchObject({ accepted: true, localState: 'cancel_requested' });
+    expect(await h.client.cancel(request.operationId, cancelBy)).toMatchObject({
+      accepted: true,
+      localState: 'cancel_requested',
+    });
     const summary = await h.client.result(request.operationId);
     expect(summary.localState).toBe('cancelled');
     expect(h.sims.rest.requests({ action: 'cancel' }).filter((r) => r.jobId?.endsWith(summary.jobId!))).toHaveLength(1);
-    const transitions = (await h.store.entries(request.operationId)).map((e) => e.entry.body).filter((b) => b.kind === 'transition').map((b) => (b.kind === 'transition' ? b.to : ''));
+    const transitions = (await h.store.entries(request.operationId))
+      .map((e) => e.entry.body)
+      .filter((b) => b.kind === 'transition')
+      .map((b) => (b.kind === 'transition' ? b.to : ''));
     expect(transitions.slice(-3)).toEqual(['cancel_requested', 'cancelling', 'cancelled']);
   });
 
@@ -52,13 +75,18 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     // Not a bare workflow cancellation: the provider was asked once and said so.
     expect(summary.localState).toBe('cancelled');
     const record = await h.client.get(request.operationId);
-    expect(record.cancel).toMatchObject({ requestedBy: 'temporal:request-cancellation', reason: expect.stringContaining('WorkflowExecutionCancelRequested') });
+    expect(record.cancel).toMatchObject({
+      requestedBy: 'temporal:request-cancellation',
+      reason: expect.stringContaining('WorkflowExecutionCancelRequested'),
+    });
     expect(h.sims.rest.requests({ action: 'cancel' }).filter((r) => r.jobId?.endsWith(summary.jobId!))).toHaveLength(1);
     const described = await h.env.client.workflow.getHandle(request.operationId).describe();
     expect(described.status.name).toBe('COMPLETED');
     // The timers say what they wait for (the Web UI shows their summaries); how many ran depends on timing.
     const history = await h.env.client.workflow.getHandle(request.operationId).fetchHistory();
-    const summaries = (history.events ?? []).filter((e) => e.timerStartedEventAttributes).map((e) => e.userMetadata?.summary?.data);
+    const summaries = (history.events ?? [])
+      .filter((e) => e.timerStartedEventAttributes)
+      .map((e) => e.userMetadata?.summary?.data);
     expect(summaries.every((data) => data !== undefined && data !== null)).toBe(true);
   });
 
@@ -68,12 +96,22 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     await until(h, request.operationId, (s) => s === 'escalated');
     await h.env.client.workflow.getHandle(request.operationId).cancel();
     const refusedEntry = async () =>
-      (await h.store.entries(request.operationId)).map((e) => e.entry.body).find((b) => b.kind === 'decision' && b.decision === 'cancel');
+      (await h.store.entries(request.operationId))
+        .map((e) => e.entry.body)
+        .find((b) => b.kind === 'decision' && b.decision === 'cancel');
     for (let i = 0; i < 100 && (await refusedEntry()) === undefined; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await refusedEntry()).toMatchObject({ approvedBy: 'temporal:request-cancellation', accepted: false, rejectionReason: expect.stringContaining('ASYNCJOB_ERR_CANCEL') });
+    expect(await refusedEntry()).toMatchObject({
+      approvedBy: 'temporal:request-cancellation',
+      accepted: false,
+      rejectionReason: expect.stringContaining('ASYNCJOB_ERR_CANCEL'),
+    });
     expect((await h.client.get(request.operationId)).localState).toBe('escalated');
     const escalation = await h.client.escalation(request.operationId);
-    await h.client.decide(request.operationId, { option: 'close', approvedBy: 'bob@example.com', reason: 'done with it' });
+    await h.client.decide(request.operationId, {
+      option: 'close',
+      approvedBy: 'bob@example.com',
+      reason: 'done with it',
+    });
     expect(escalation?.reason).toBe('unknown_state');
   });
 
@@ -85,12 +123,17 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     const summary = await h.client.result(request.operationId);
     expect(summary.localState).toBe('succeeded');
     expect(summary.result?.validation).toBe('valid');
-    const transitions = (await h.store.entries(request.operationId)).map((e) => e.entry.body).flatMap((b) => (b.kind === 'transition' ? [b.to] : []));
+    const transitions = (await h.store.entries(request.operationId))
+      .map((e) => e.entry.body)
+      .flatMap((b) => (b.kind === 'transition' ? [b.to] : []));
     expect(transitions.slice(-3)).toEqual(['cancel_requested', 'cancelling', 'succeeded']);
   });
 
   it('X3: a cancel the provider never confirms ends in cancellation_unconfirmed, escalated, with the cancel sent once', async () => {
-    const request = h.request('rest', { script: 'stubborn', policy: { baseDelayMs: 50, maxDelayMs: 100, cancelDeadlineMs: 600, decisionDeadlineMs: 300 } });
+    const request = h.request('rest', {
+      script: 'stubborn',
+      policy: { baseDelayMs: 50, maxDelayMs: 100, cancelDeadlineMs: 600, decisionDeadlineMs: 300 },
+    });
     await h.client.start(request);
     await until(h, request.operationId, (s) => s === 'observing');
     await h.client.cancel(request.operationId, cancelBy);
@@ -101,13 +144,22 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
   });
 
   it('X1: a cancel before the provider accepted the job is refused at once and records nothing', async () => {
-    const request = h.request('rest', { script: 'unavailable', createDeadline: { afterMs: 4_000 }, resultDeadline: { afterMs: 5_000 }, policy: { decisionDeadlineMs: 200 } });
+    const request = h.request('rest', {
+      script: 'unavailable',
+      createDeadline: { afterMs: 4_000 },
+      resultDeadline: { afterMs: 5_000 },
+      policy: { decisionDeadlineMs: 200 },
+    });
     await h.client.start(request);
     // A 503 on create proves nothing (U1): the operation reconciles, with no job to cancel yet.
     await until(h, request.operationId, (s) => s === 'reconciliation');
     const before = (await h.store.entries(request.operationId)).length;
-    await expect(h.client.cancel(request.operationId, cancelBy)).rejects.toMatchObject({ refusalCode: 'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED' });
-    const after = (await h.store.entries(request.operationId)).filter((e) => e.entry.body.kind === 'transition' && e.entry.body.to === 'cancel_requested');
+    await expect(h.client.cancel(request.operationId, cancelBy)).rejects.toMatchObject({
+      refusalCode: 'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED',
+    });
+    const after = (await h.store.entries(request.operationId)).filter(
+      (e) => e.entry.body.kind === 'transition' && e.entry.body.to === 'cancel_requested',
+    );
     expect(after).toHaveLength(0);
     expect((await h.store.entries(request.operationId)).length).toBeGreaterThanOrEqual(before);
     await h.client.result(request.operationId);
@@ -122,7 +174,9 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     expect(escalation?.text).not.toMatch(/continue\?/i);
     const extend = escalation!.options.find((o) => o.option === 'extend')!;
     // E2: the Web UI's current details end with the exact commands that answer it.
-    const metadata = await h.env.client.workflow.getHandle(request.operationId).query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    const metadata = await h.env.client.workflow
+      .getHandle(request.operationId)
+      .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
     expect(metadata.currentDetails).toContain(`asyncjob decide ${request.operationId} --option extend --extend `);
     expect(metadata.currentDetails).toContain(`--checks ${extend.extraStatusRequests} --by YOU --reason "WHY"`);
     // An escalation always waits on its decision deadline, on a timer that says so.
@@ -130,14 +184,27 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
       ((await h.env.client.workflow.getHandle(request.operationId).fetchHistory()).events ?? [])
         .filter((e) => e.timerStartedEventAttributes)
         .map((e) => Buffer.from(e.userMetadata?.summary?.data ?? new Uint8Array()).toString('utf8'));
-    for (let i = 0; i < 100 && !(await timerSummaries()).includes('"decision deadline"'); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && !(await timerSummaries()).includes('"decision deadline"'); i++)
+      await new Promise((r) => setTimeout(r, 50));
     expect(await timerSummaries()).toContain('"decision deadline"');
     const usedBefore = (await h.client.get(request.operationId)).used.statusRequests;
     // Out of bounds: more checks than offered.
     await expect(
-      h.client.decide(request.operationId, { option: 'extend', approvedBy: 'bob@example.com', reason: 'give it time', extendMs: extend.extendMs!, extraStatusRequests: extend.extraStatusRequests! + 100 }),
+      h.client.decide(request.operationId, {
+        option: 'extend',
+        approvedBy: 'bob@example.com',
+        reason: 'give it time',
+        extendMs: extend.extendMs!,
+        extraStatusRequests: extend.extraStatusRequests! + 100,
+      }),
     ).rejects.toMatchObject({ refusalCode: 'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS' });
-    const answer = await h.client.decide(request.operationId, { option: 'extend', approvedBy: 'bob@example.com', reason: 'reviewed in the provider console', extendMs: extend.extendMs!, extraStatusRequests: extend.extraStatusRequests! });
+    const answer = await h.client.decide(request.operationId, {
+      option: 'extend',
+      approvedBy: 'bob@example.com',
+      reason: 'reviewed in the provider console',
+      extendMs: extend.extendMs!,
+      extraStatusRequests: extend.extraStatusRequests!,
+    });
     expect(answer.accepted).toBe(true);
     const summary = await h.client.result(request.operationId);
     expect(summary.localState).toBe('succeeded');
@@ -151,14 +218,31 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     await h.client.start(request);
     await until(h, request.operationId, (s) => s === 'escalated');
     const handle = h.env.client.workflow.getHandle(request.operationId);
-    await handle.signal(decideSignal, { option: 'retry_collect', approvedBy: 'mallory@example.com', reason: 'not offered here' });
+    await handle.signal(decideSignal, {
+      option: 'retry_collect',
+      approvedBy: 'mallory@example.com',
+      reason: 'not offered here',
+    });
     const escalation = await h.client.escalation(request.operationId);
     const extend = escalation!.options.find((o) => o.option === 'extend')!;
-    await handle.signal(decideSignal, { option: 'extend', approvedBy: 'bob@example.com', reason: 'approved', extendMs: extend.extendMs!, extraStatusRequests: extend.extraStatusRequests! });
+    await handle.signal(decideSignal, {
+      option: 'extend',
+      approvedBy: 'bob@example.com',
+      reason: 'approved',
+      extendMs: extend.extendMs!,
+      extraStatusRequests: extend.extraStatusRequests!,
+    });
     expect((await h.client.result(request.operationId)).localState).toBe('succeeded');
-    const decisions = (await h.store.entries(request.operationId)).map((e) => e.entry.body).filter((b) => b.kind === 'decision');
+    const decisions = (await h.store.entries(request.operationId))
+      .map((e) => e.entry.body)
+      .filter((b) => b.kind === 'decision');
     expect(decisions).toEqual([
-      expect.objectContaining({ decision: 'retry_collect', approvedBy: 'mallory@example.com', accepted: false, rejectionReason: expect.stringContaining('ASYNCJOB_ERR_OPTION_NOT_OFFERED') }),
+      expect.objectContaining({
+        decision: 'retry_collect',
+        approvedBy: 'mallory@example.com',
+        accepted: false,
+        rejectionReason: expect.stringContaining('ASYNCJOB_ERR_OPTION_NOT_OFFERED'),
+      }),
       expect.objectContaining({ decision: 'extend', approvedBy: 'bob@example.com', accepted: true }),
     ]);
   });
@@ -172,7 +256,11 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     // The provider job finishes 300 ms after its creation (the simulator's script); deliver the hint after that.
     const createdAtMs = Date.parse(h.sims.rest.jobsByToken(record.idempotencyToken)[0]!.createdAt);
     await new Promise((r) => setTimeout(r, Math.max(0, createdAtMs + 350 - Date.now())));
-    await h.client.signalWebhook(request.operationId, { eventId: 'evt-w1', remoteJobId: record.jobId!, state: 'succeeded' });
+    await h.client.signalWebhook(request.operationId, {
+      eventId: 'evt-w1',
+      remoteJobId: record.jobId!,
+      state: 'succeeded',
+    });
     const summary = await h.client.result(request.operationId);
     expect(summary.localState).toBe('succeeded');
     expect(Date.now()).toBeLessThan(nextPollAtMs);
@@ -185,7 +273,9 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     const first = await h.client.start(request);
     const second = await h.client.start(request);
     expect(second.operationId).toBe(first.operationId);
-    await expect(h.client.start({ ...request, payload: { report: 'another' } })).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_FINGERPRINT_MISMATCH' });
+    await expect(h.client.start({ ...request, payload: { report: 'another' } })).rejects.toMatchObject({
+      code: 'ASYNCJOB_ERR_FINGERPRINT_MISMATCH',
+    });
     expect((await h.client.result(request.operationId)).localState).toBe('succeeded');
     const record = await h.client.get(request.operationId);
     expect(h.sims.rest.jobsByToken(record.idempotencyToken)).toHaveLength(1);

@@ -24,7 +24,10 @@ describe('per-provider rate limit on a real server', () => {
     await Promise.all(requests.map((r) => h.client.start(r)));
     const summaries = await Promise.all(requests.map((r) => h.client.result(r.operationId)));
     expect(summaries.map((s) => s.localState)).toEqual(requests.map(() => 'succeeded'));
-    const times = h.sims.rest.requests().filter((r) => r.action !== 'sim').map((r) => r.atMs);
+    const times = h.sims.rest
+      .requests()
+      .filter((r) => r.action !== 'sim')
+      .map((r) => r.atMs);
     // Create, two status reads and the result for each: enough to keep the limit busy for several seconds.
     expect(times.length).toBeGreaterThanOrEqual(OPERATIONS * 4);
     expect(maxInWindow(times, 1_000)).toBe(LIMIT);

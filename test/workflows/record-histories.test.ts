@@ -17,19 +17,35 @@ describe.runIf(record)('record histories for the replay test', () => {
     const scripts = {
       three_polls: { steps: [{ state: 'queued', polls: 1 }, { state: 'running', polls: 1 }, { state: 'succeeded' }] },
       race: { steps: [{ state: 'running' }], cancel: { afterMs: 100, outcome: 'succeeded' } },
-      review_then_done: { steps: [{ state: 'running', polls: 1 }, { state: 'manual_review', polls: 1 }, { state: 'succeeded' }] },
-      retry_after: { steps: [{ state: 'running', polls: 2 }, { state: 'succeeded' }], faults: [{ on: 'status', nth: 1, fault: { kind: 'http_error', status: 503, retryAfterSeconds: 1 } }] },
+      review_then_done: {
+        steps: [{ state: 'running', polls: 1 }, { state: 'manual_review', polls: 1 }, { state: 'succeeded' }],
+      },
+      retry_after: {
+        steps: [{ state: 'running', polls: 2 }, { state: 'succeeded' }],
+        faults: [{ on: 'status', nth: 1, fault: { kind: 'http_error', status: 503, retryAfterSeconds: 1 } }],
+      },
     };
-    h = await startHarness('record', { scenarios: { rest: { scripts }, lro: { scripts }, 'operation-location': { scripts } } as never });
+    h = await startHarness('record', {
+      scenarios: { rest: { scripts }, lro: { scripts }, 'operation-location': { scripts } } as never,
+    });
   });
   afterAll(async () => h?.stop());
 
   const save = async (name: string, operationId: string) => {
     const history = await h.env.client.workflow.getHandle(operationId).fetchHistory();
-    await writeFile(path.join(__dirname, '..', 'histories', `${name}.json`), JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n');
+    await writeFile(
+      path.join(__dirname, '..', 'histories', `${name}.json`),
+      JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n',
+    );
   };
   const waitFor = async (id: string, state: string) => {
-    while ((await h.client.get(id).then((r) => r.localState, () => 'starting')) !== state) await new Promise((r) => setTimeout(r, 50));
+    while (
+      (await h.client.get(id).then(
+        (r) => r.localState,
+        () => 'starting',
+      )) !== state
+    )
+      await new Promise((r) => setTimeout(r, 50));
   };
 
   it('records', async () => {
@@ -56,7 +72,13 @@ describe.runIf(record)('record histories for the replay test', () => {
     await waitFor(review.operationId, 'escalated');
     const escalation = await h.client.escalation(review.operationId);
     const extend = escalation!.options.find((o) => o.option === 'extend')!;
-    await h.client.decide(review.operationId, { option: 'extend', approvedBy: 'bob@example.com', reason: 'checked', extendMs: extend.extendMs!, extraStatusRequests: extend.extraStatusRequests! });
+    await h.client.decide(review.operationId, {
+      option: 'extend',
+      approvedBy: 'bob@example.com',
+      reason: 'checked',
+      extendMs: extend.extendMs!,
+      extraStatusRequests: extend.extraStatusRequests!,
+    });
     await h.client.result(review.operationId);
     await save('escalate-extend', review.operationId);
   });

@@ -75,7 +75,8 @@ export class FileArtifactStore implements ArtifactStore {
     const file = new URL(location);
     if (file.protocol !== 'file:') throw new Error(`not a file artifact: ${location}`);
     const resolved = path.resolve(decodeURIComponent(file.pathname));
-    if (!resolved.startsWith(path.resolve(this.root) + path.sep)) throw new Error(`artifact outside the store: ${location}`);
+    if (!resolved.startsWith(path.resolve(this.root) + path.sep))
+      throw new Error(`artifact outside the store: ${location}`);
     return resolved;
   }
 }
@@ -104,7 +105,11 @@ class FileArtifactWriter implements ArtifactWriter {
     await this.handle.sync();
     await this.handle.close();
     await rename(this.temp, this.final);
-    return { location: new URL(`file://${path.resolve(this.final)}`).href, sha256: this.hash.digest('hex'), sizeBytes: this.bytesWritten };
+    return {
+      location: new URL(`file://${path.resolve(this.final)}`).href,
+      sha256: this.hash.digest('hex'),
+      sizeBytes: this.bytesWritten,
+    };
   }
 
   async abort(): Promise<void> {

@@ -72,7 +72,12 @@ export class ProviderSession implements HttpSession {
     this.origin = bound;
     this.nowMs = options.nowMs ?? (() => Date.now());
     // Secure cookies only from and to a secure context (https, or loopback: RFC 6265bis / tough-cookie defaults).
-    this.jar = new CookieJar(undefined, { rejectPublicSuffixes: true, looseMode: false, prefixSecurity: 'strict', allowSecureOnLocal: true });
+    this.jar = new CookieJar(undefined, {
+      rejectPublicSuffixes: true,
+      looseMode: false,
+      prefixSecurity: 'strict',
+      allowSecureOnLocal: true,
+    });
   }
 
   /**
@@ -80,7 +85,11 @@ export class ProviderSession implements HttpSession {
    * another origin (the provider moved), gives an empty session: a stale session is worth less than none.
    * Every cookie is stored again through the RFC 6265 checks, so stored text cannot plant a foreign cookie.
    */
-  static fromJSON(text: string | null | undefined, origin: string, options: ProviderSessionOptions = {}): ProviderSession {
+  static fromJSON(
+    text: string | null | undefined,
+    origin: string,
+    options: ProviderSessionOptions = {},
+  ): ProviderSession {
     const session = new ProviderSession(origin, options);
     if (text === null || text === undefined || text === '') return session;
     let parsed: unknown;
@@ -90,7 +99,13 @@ export class ProviderSession implements HttpSession {
       return session;
     }
     const stored = parsed as Partial<SerializedSession> | null;
-    if (stored === null || typeof stored !== 'object' || stored.v !== FORMAT_VERSION || stored.origin !== session.origin || !Array.isArray(stored.cookies)) {
+    if (
+      stored === null ||
+      typeof stored !== 'object' ||
+      stored.v !== FORMAT_VERSION ||
+      stored.origin !== session.origin ||
+      !Array.isArray(stored.cookies)
+    ) {
       return session;
     }
     const url = new URL(session.origin);
@@ -153,7 +168,9 @@ export class ProviderSession implements HttpSession {
   /** The serialised session: the only form that is stored (see the module comment). Deterministic. */
   toJSON(): string {
     const cookies = this.liveCookies()
-      .sort((a, b) => creationMs(a) - creationMs(b) || cmp(a.domain, b.domain) || cmp(a.path, b.path) || cmp(a.key, b.key))
+      .sort(
+        (a, b) => creationMs(a) - creationMs(b) || cmp(a.domain, b.domain) || cmp(a.path, b.path) || cmp(a.key, b.key),
+      )
       .slice(-MAX_SESSION_COOKIES)
       .map((c) => {
         const json = c.toJSON() as Record<string, unknown>;

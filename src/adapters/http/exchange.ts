@@ -93,7 +93,14 @@ export interface HttpExchange {
 /** How far an exchange got before it failed. */
 export type ExchangePhase = 'connecting' | 'writing_request' | 'awaiting_headers' | 'reading_body';
 
-const SOCKET_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_CLOSED', 'UND_ERR_ABORTED']);
+const SOCKET_CODES = new Set([
+  'UND_ERR_SOCKET',
+  'ECONNRESET',
+  'EPIPE',
+  'ECONNABORTED',
+  'UND_ERR_CLOSED',
+  'UND_ERR_ABORTED',
+]);
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA']);
 
 function isTlsError(code: string, message: string): boolean {
@@ -119,7 +126,8 @@ export function classifyTransportFailure(
   if (phase === 'connecting') {
     if (code === 'ECONNREFUSED') return { outcome: 'not_sent', errorCategory: 'connect_refused' };
     if (DNS_CODES.has(code)) return { outcome: 'not_sent', errorCategory: 'dns' };
-    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return { outcome: 'not_sent', errorCategory: 'connect_timeout' };
+    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT')
+      return { outcome: 'not_sent', errorCategory: 'connect_timeout' };
     if (isTlsError(code, message)) return { outcome: 'not_sent', errorCategory: 'tls' };
     if (SOCKET_CODES.has(code)) return { outcome: 'not_sent', errorCategory: 'connect_reset' };
     return { outcome: 'not_sent', errorCategory: 'connect_failed' };

@@ -20,7 +20,15 @@ import {
   isHeaderValue,
   resolveHttpClientOptions,
 } from './options';
-import { REDACTED, createRedactionRules, redactHeaders, redactJson, redactText, redactUrl, type RedactionRules } from './redact';
+import {
+  REDACTED,
+  createRedactionRules,
+  redactHeaders,
+  redactJson,
+  redactText,
+  redactUrl,
+  type RedactionRules,
+} from './redact';
 import { traceHeaders } from './trace-headers';
 import { type HttpSession } from './cookie-jar';
 
@@ -93,7 +101,8 @@ class SinkFailedAbort extends Error {
   readonly code = 'ASYNCJOB_SINK_FAILED';
 }
 
-type Mode = { readonly kind: 'buffer' } | { readonly kind: 'sink'; readonly write: (chunk: Uint8Array) => Promise<void> };
+type Mode =
+  { readonly kind: 'buffer' } | { readonly kind: 'sink'; readonly write: (chunk: Uint8Array) => Promise<void> };
 
 function sinkWriter(sink: DownloadSink): (chunk: Uint8Array) => Promise<void> {
   if (typeof sink === 'function') return async (chunk) => sink(chunk);
@@ -156,7 +165,10 @@ async function resolveCredential(
     // The supplier's message may quote the secret or its source; keep only the error's name and code.
     const e = err as { name?: unknown; code?: unknown };
     const code = typeof e?.code === 'string' ? ` (${e.code})` : '';
-    return { ok: false, message: `the credential supplier failed: ${typeof e?.name === 'string' ? e.name : 'error'}${code}` };
+    return {
+      ok: false,
+      message: `the credential supplier failed: ${typeof e?.name === 'string' ? e.name : 'error'}${code}`,
+    };
   }
   const h = header as Partial<CredentialHeader> | null | undefined;
   if (!h || typeof h.headerName !== 'string' || !isHeaderName(h.headerName)) {
@@ -196,7 +208,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.headers ?? {})) {
       if (!isHeaderName(name)) throw new InvalidHttpRequestError(`headers.${name}`, 'is not a valid header name');
-      if (typeof value !== 'string' || !isHeaderValue(value)) throw new InvalidHttpRequestError(`headers.${name}`, 'is not a valid header value');
+      if (typeof value !== 'string' || !isHeaderValue(value))
+        throw new InvalidHttpRequestError(`headers.${name}`, 'is not a valid header value');
       headers[name.toLowerCase()] = value;
     }
     if (contentType !== undefined && headers['content-type'] === undefined) headers['content-type'] = contentType;
@@ -209,7 +222,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     const finish = (
       rules: RedactionRules,
       secrets: readonly string[],
-      result: Omit<HttpDownload, 'durationMs' | 'startedAtMs' | 'receivedAtMs' | 'request'> & { requestHeaders: Record<string, string> },
+      result: Omit<HttpDownload, 'durationMs' | 'startedAtMs' | 'receivedAtMs' | 'request'> & {
+        requestHeaders: Record<string, string>;
+      },
     ): HttpDownload => {
       const { requestHeaders, ...rest } = result;
       const exchangeResult: HttpDownload = {
@@ -246,7 +261,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       });
     }
     const rules = credential.header
-      ? createRedactionRules({ ...opts.redact, headerNames: [...(opts.redact.headerNames ?? []), credential.header.headerName] })
+      ? createRedactionRules({
+          ...opts.redact,
+          headerNames: [...(opts.redact.headerNames ?? []), credential.header.headerName],
+        })
       : baseRules;
     const secrets = secretsOf(credential.header);
     const wireHeaders = { ...headers };
@@ -259,7 +277,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     if (credential.header) {
       const name = credential.header.headerName.toLowerCase();
       // A credential carried as a cookie is sent together with the session's cookies, never instead of them.
-      wireHeaders[name] = name === 'cookie' && wireHeaders.cookie !== undefined ? `${credential.header.headerValue}; ${wireHeaders.cookie}` : credential.header.headerValue;
+      wireHeaders[name] =
+        name === 'cookie' && wireHeaders.cookie !== undefined
+          ? `${credential.header.headerValue}; ${wireHeaders.cookie}`
+          : credential.header.headerValue;
     }
     const onSetCookies =
       session === undefined
@@ -289,7 +310,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   function resolveTarget(
     url: string,
   ): { kind: 'ok'; url: URL } | { kind: 'refused'; category: HttpErrorCategory; message: string } {
-    if (typeof url !== 'string' || url.length === 0) return { kind: 'refused', category: 'invalid_url', message: 'the URL is empty' };
+    if (typeof url !== 'string' || url.length === 0)
+      return { kind: 'refused', category: 'invalid_url', message: 'the URL is empty' };
     let parsed: URL;
     try {
       parsed = new URL(url, opts.resolvedBaseUrl);
@@ -297,10 +319,18 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       return { kind: 'refused', category: 'invalid_url', message: 'the URL does not parse' };
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      return { kind: 'refused', category: 'foreign_origin', message: `the URL scheme ${parsed.protocol} is not the provider's` };
+      return {
+        kind: 'refused',
+        category: 'foreign_origin',
+        message: `the URL scheme ${parsed.protocol} is not the provider's`,
+      };
     }
     if (parsed.origin !== opts.origin) {
-      return { kind: 'refused', category: 'foreign_origin', message: `${parsed.origin} is not the provider's origin ${opts.origin}` };
+      return {
+        kind: 'refused',
+        category: 'foreign_origin',
+        message: `${parsed.origin} is not the provider's origin ${opts.origin}`,
+      };
     }
     if (parsed.username !== '' || parsed.password !== '') {
       return { kind: 'refused', category: 'invalid_url', message: 'the URL carries user information' };
@@ -357,16 +387,25 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
               ...(expectedBytes !== undefined ? { expectedSizeBytes: expectedBytes } : {}),
             }
           : undefined;
-      const statusCategory = (s: number): HttpErrorCategory | undefined => (s >= 500 ? 'http_5xx' : s >= 400 ? 'http_4xx' : undefined);
+      const statusCategory = (s: number): HttpErrorCategory | undefined =>
+        s >= 500 ? 'http_5xx' : s >= 400 ? 'http_4xx' : undefined;
 
       const failed = (err: Error): void => {
         const code = (err as { code?: unknown }).code;
         if (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED') {
-          settle(() => reject(new InvalidHttpRequestError('request', `undici refused the request: ${redactText(err.message, rules)}`)));
+          settle(() =>
+            reject(
+              new InvalidHttpRequestError('request', `undici refused the request: ${redactText(err.message, rules)}`),
+            ),
+          );
           return;
         }
         if (stopReason === 'sink') {
-          settle(() => reject(new AsyncJobHttpError('ASYNCJOB_ERR_HTTP_SINK_FAILED', 'the download sink failed', { cause: sinkError })));
+          settle(() =>
+            reject(
+              new AsyncJobHttpError('ASYNCJOB_ERR_HTTP_SINK_FAILED', 'the download sink failed', { cause: sinkError }),
+            ),
+          );
           return;
         }
         const common = {
@@ -387,13 +426,19 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           );
           return;
         }
-        const { outcome, errorCategory } = classifyTransportFailure(phase, err as { code?: unknown; message?: unknown });
+        const { outcome, errorCategory } = classifyTransportFailure(
+          phase,
+          err as { code?: unknown; message?: unknown },
+        );
         settle(() =>
           resolve({
             ...common,
             outcome,
             errorCategory,
-            errorMessage: redactText(`${typeof code === 'string' ? `${code}: ` : ''}${err.message}`.slice(0, 500), rules),
+            errorMessage: redactText(
+              `${typeof code === 'string' ? `${code}: ` : ''}${err.message}`.slice(0, 500),
+              rules,
+            ),
             ...optional('download', download(false)),
           }),
         );
@@ -492,11 +537,19 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
                 return;
               }
               const body = streaming ? {} : decodeBody(Buffer.concat(chunks), rawHeaders['content-type']?.[0], rules);
-              settle(() => resolve({ ...common, outcome: 'response', ...optional('errorCategory', statusCategory(s)), ...body }));
+              settle(() =>
+                resolve({ ...common, outcome: 'response', ...optional('errorCategory', statusCategory(s)), ...body }),
+              );
             },
             () => {
               // A sink failure after the last chunk: reported as such (the socket is already done).
-              settle(() => reject(new AsyncJobHttpError('ASYNCJOB_ERR_HTTP_SINK_FAILED', 'the download sink failed', { cause: sinkError })));
+              settle(() =>
+                reject(
+                  new AsyncJobHttpError('ASYNCJOB_ERR_HTTP_SINK_FAILED', 'the download sink failed', {
+                    cause: sinkError,
+                  }),
+                ),
+              );
             },
           );
         },
@@ -564,8 +617,10 @@ function encodeBody(request: HttpRequest): { payload: Buffer | undefined; conten
     return { payload: Buffer.from(text, 'utf8'), contentType: 'application/json' };
   }
   if (request.body === undefined) return { payload: undefined, contentType: undefined };
-  if (typeof request.body === 'string') return { payload: Buffer.from(request.body, 'utf8'), contentType: 'text/plain; charset=utf-8' };
-  if (request.body instanceof Uint8Array) return { payload: Buffer.from(request.body), contentType: 'application/octet-stream' };
+  if (typeof request.body === 'string')
+    return { payload: Buffer.from(request.body, 'utf8'), contentType: 'text/plain; charset=utf-8' };
+  if (request.body instanceof Uint8Array)
+    return { payload: Buffer.from(request.body), contentType: 'application/octet-stream' };
   throw new InvalidHttpRequestError('body', 'must be a string or a Uint8Array');
 }
 

@@ -3,10 +3,31 @@
  * injection at the last moment, per-operation cookie sessions (V3), trace headers, redaction, and every outcome
  * returned as data.
  */
-export { createHttpClient, type HttpClient, type HttpRequest, type HttpMethod, type HttpDownload, type DownloadSink, type DownloadedBody } from './http-client';
-export { HTTP_ERROR_CATEGORIES, classifyTransportFailure, type HttpErrorCategory, type HttpExchange, type RecordedRequest, type ExchangePhase } from './exchange';
+export {
+  createHttpClient,
+  type HttpClient,
+  type HttpRequest,
+  type HttpMethod,
+  type HttpDownload,
+  type DownloadSink,
+  type DownloadedBody,
+} from './http-client';
+export {
+  HTTP_ERROR_CATEGORIES,
+  classifyTransportFailure,
+  type HttpErrorCategory,
+  type HttpExchange,
+  type RecordedRequest,
+  type ExchangePhase,
+} from './exchange';
 export { type HttpClientOptions, type Credential, type CredentialHeader, type CredentialSupplier } from './options';
-export { AsyncJobHttpError, HTTP_ERROR_CODES, InvalidHttpOptionsError, InvalidHttpRequestError, type HttpErrorCode } from './errors';
+export {
+  AsyncJobHttpError,
+  HTTP_ERROR_CODES,
+  InvalidHttpOptionsError,
+  InvalidHttpRequestError,
+  type HttpErrorCode,
+} from './errors';
 export {
   REDACTED,
   DEFAULT_REDACTED_HEADERS,
@@ -22,4 +43,10 @@ export {
   type RedactionRules,
 } from './redact';
 export { traceHeaders, w3cTraceIdFor, newSpanId, type TraceHeaders } from './trace-headers';
-export { ProviderSession, MAX_SESSION_COOKIES, MAX_SET_COOKIE_CHARS, type HttpSession, type ProviderSessionOptions } from './cookie-jar';
+export {
+  ProviderSession,
+  MAX_SESSION_COOKIES,
+  MAX_SET_COOKIE_CHARS,
+  type HttpSession,
+  type ProviderSessionOptions,
+} from './cookie-jar';

@@ -84,7 +84,9 @@ const optionsSchema = z
     baseUrl: httpUrl.optional(),
     credential: z
       .custom<CredentialSupplier | Credential>(
-        (v) => typeof v === 'function' || (typeof v === 'object' && v !== null && typeof (v as Credential).header === 'function'),
+        (v) =>
+          typeof v === 'function' ||
+          (typeof v === 'object' && v !== null && typeof (v as Credential).header === 'function'),
         'must be a function returning { headerName, headerValue } or an object with header()',
       )
       .optional(),
@@ -115,13 +117,18 @@ const optionsSchema = z
   });
 
 /** Options after validation and defaults. */
-export type ResolvedHttpClientOptions = z.infer<typeof optionsSchema> & { readonly origin: string; readonly resolvedBaseUrl: string };
+export type ResolvedHttpClientOptions = z.infer<typeof optionsSchema> & {
+  readonly origin: string;
+  readonly resolvedBaseUrl: string;
+};
 
 /** Validates options and applies defaults; throws `InvalidHttpOptionsError` naming every bad field. */
 export function resolveHttpClientOptions(options: HttpClientOptions): ResolvedHttpClientOptions {
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) {
-    throw new InvalidHttpOptionsError(parsed.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`));
+    throw new InvalidHttpOptionsError(
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`),
+    );
   }
   const origin = new URL(parsed.data.allowedOrigin).origin;
   const base = new URL(parsed.data.baseUrl ?? parsed.data.allowedOrigin);

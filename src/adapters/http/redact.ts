@@ -92,8 +92,13 @@ export function createRedactionRules(config: RedactionConfig = {}): RedactionRul
   const headerNames = new Set([...DEFAULT_REDACTED_HEADERS, ...lower(config.headerNames)]);
   const fieldNames = new Set([...DEFAULT_REDACTED_FIELDS, ...lower(config.fieldNames)]);
   const queryParamNames = new Set([...DEFAULT_REDACTED_QUERY_PARAMS, ...lower(config.queryParamNames)]);
-  const keyNames = [...new Set([...fieldNames, ...queryParamNames])].sort((a, b) => b.length - a.length).map(escapeRegExp);
-  const headerAlternation = [...headerNames].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|');
+  const keyNames = [...new Set([...fieldNames, ...queryParamNames])]
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp);
+  const headerAlternation = [...headerNames]
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp)
+    .join('|');
   const keyAlternation = keyNames.join('|');
   const textPatterns: TextPattern[] = [
     // A header line quoted in text: `Authorization: Bearer abc` up to the end of the line.

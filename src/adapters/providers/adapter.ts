@@ -86,7 +86,10 @@ export function adapterFromContract(contract: ProviderContract): ProviderAdapter
     baseUrl: contract.baseUrl,
     credential: contract.credential,
     requestIdHeader: contract.requestIdHeader,
-    cancel: contract.cancel === undefined ? { supported: false as const } : { supported: true as const, idempotent: contract.cancel.idempotent },
+    cancel:
+      contract.cancel === undefined
+        ? { supported: false as const }
+        : { supported: true as const, idempotent: contract.cancel.idempotent },
     capabilities: { cancel: contract.cancel !== undefined, repeatableCollect: contract.collectSafeToRepeat },
     reconciliationMethod: contract.reconciliation.method,
     notFoundWindowMs: contract.notFoundWindowMs ?? contract.policy?.notFoundWindowMs ?? 0,
@@ -97,11 +100,15 @@ export function adapterFromContract(contract: ProviderContract): ProviderAdapter
     buildStatusRequest: (input: { jobId?: string; statusUrl?: string }) => buildStatusRequest(contract, input),
     buildCancelRequest: (input: { jobId?: string }) => buildCancelRequest(contract, input),
     buildResultRequest: (input: { jobId?: string; resultUrl?: string }) => buildResultRequest(contract, input),
-    buildReconcileRequest: (input: Partial<CreateRequestInput> & { nowMs: number }) => buildReconcileRequest(contract, input),
-    interpretCreate: (answer: ProviderAnswer, context?: CreateContext) => interpretCreate(contract, answer, 'create', context),
+    buildReconcileRequest: (input: Partial<CreateRequestInput> & { nowMs: number }) =>
+      buildReconcileRequest(contract, input),
+    interpretCreate: (answer: ProviderAnswer, context?: CreateContext) =>
+      interpretCreate(contract, answer, 'create', context),
     interpretStatus: (answer: ProviderAnswer, context?: StatusContext) => interpretStatus(contract, answer, context),
-    interpretCancel: (answer: ProviderAnswer, context?: { jobId?: string }) => interpretCancel(contract, answer, context),
-    interpretReconcile: (answer: ProviderAnswer, context?: ReconcileContext) => interpretReconcile(contract, answer, context),
+    interpretCancel: (answer: ProviderAnswer, context?: { jobId?: string }) =>
+      interpretCancel(contract, answer, context),
+    interpretReconcile: (answer: ProviderAnswer, context?: ReconcileContext) =>
+      interpretReconcile(contract, answer, context),
     readResultIntegrity: (headers: Readonly<Record<string, string>>) => readResultIntegrity(contract, headers),
     countBatchItems: (json: unknown) => countBatchItems(contract, json),
     refusedObservation,

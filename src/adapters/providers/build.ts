@@ -24,7 +24,8 @@ export interface ProviderRequest {
 export type RefusalCategory = 'foreign_origin' | 'invalid_url' | 'missing_input' | 'invalid_input' | 'unsupported';
 
 /** A built request, or a refusal with its category and a problem naming the cause. */
-export type BuildResult = { kind: 'request'; request: ProviderRequest } | { kind: 'refused'; errorCategory: RefusalCategory; problem: string };
+export type BuildResult =
+  { kind: 'request'; request: ProviderRequest } | { kind: 'refused'; errorCategory: RefusalCategory; problem: string };
 
 /** The facts of an operation a request may carry in a header (`headers: { name: { from: ... } }`); never a secret. */
 export interface RequestFacts {
@@ -84,22 +85,27 @@ export function headerValue(source: HeaderValueSource, facts: RequestFacts): str
  */
 export function buildCreateRequest(contract: ProviderContract, input: CreateRequestInput): BuildResult {
   const rules = contract.create;
-  if (typeof input.token !== 'string' || input.token === '' || /[\r\n]/.test(input.token)) return refused('invalid_input', 'the idempotency token must be a non-empty single-line string');
-  if (input.clientReference !== undefined && /[\r\n]/.test(input.clientReference)) return refused('invalid_input', 'the client reference must be a single line');
-  if (rules.clientReference !== undefined && input.clientReference === undefined) return refused('missing_input', 'the contract sends a client reference; give clientReference');
+  if (typeof input.token !== 'string' || input.token === '' || /[\r\n]/.test(input.token))
+    return refused('invalid_input', 'the idempotency token must be a non-empty single-line string');
+  if (input.clientReference !== undefined && /[\r\n]/.test(input.clientReference))
+    return refused('invalid_input', 'the client reference must be a single line');
+  if (rules.clientReference !== undefined && input.clientReference === undefined)
+    return refused('missing_input', 'the contract sends a client reference; give clientReference');
   const url = expandTemplate(contract.baseUrl, rules.path, { clientReference: input.clientReference });
   if (!url.ok) return refused('missing_input', url.problem);
 
   const bodyFields: [string, string][] = [];
   if (rules.idempotencyToken?.in === 'body') bodyFields.push([rules.idempotencyToken.field, input.token]);
-  if (rules.clientReference?.in === 'body' && input.clientReference !== undefined) bodyFields.push([rules.clientReference.field, input.clientReference]);
+  if (rules.clientReference?.in === 'body' && input.clientReference !== undefined)
+    bodyFields.push([rules.clientReference.field, input.clientReference]);
   let json: unknown;
   if (rules.body.mode === 'none') {
     json = undefined;
   } else if (rules.body.mode === 'wrapped') {
     json = { [rules.body.field]: input.payload };
   } else if (bodyFields.length > 0) {
-    if (!isPlainObject(input.payload)) return refused('invalid_input', 'the payload must be a JSON object: the contract puts fields into the body');
+    if (!isPlainObject(input.payload))
+      return refused('invalid_input', 'the payload must be a JSON object: the contract puts fields into the body');
     json = { ...input.payload };
   } else {
     json = input.payload;
@@ -112,23 +118,36 @@ export function buildCreateRequest(contract: ProviderContract, input: CreateRequ
     target[field] = value;
   }
 
-  const headers: Record<string, string> = { ...JSON_HEADERS, ...(json === undefined ? {} : { 'content-type': 'application/json' }) };
+  const headers: Record<string, string> = {
+    ...JSON_HEADERS,
+    ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+  };
   for (const [name, source] of Object.entries(rules.headers ?? {})) {
     const value = headerValue(source, input);
-    if (value === undefined) return refused('missing_input', `header ${name} needs a value from ${'from' in source ? source.from : 'value'}`);
+    if (value === undefined)
+      return refused('missing_input', `header ${name} needs a value from ${'from' in source ? source.from : 'value'}`);
     if (/[\r\n]/.test(value)) return refused('invalid_input', `header ${name} would contain a line break`);
     headers[name.toLowerCase()] = value;
   }
   if (rules.idempotencyToken?.in === 'header') headers[rules.idempotencyToken.name] = input.token;
-  if (rules.clientReference?.in === 'header' && input.clientReference !== undefined) headers[rules.clientReference.name] = input.clientReference;
-  return { kind: 'request', request: { method: rules.method, url: url.url, headers, ...(json === undefined ? {} : { json }) } };
+  if (rules.clientReference?.in === 'header' && input.clientReference !== undefined)
+    headers[rules.clientReference.name] = input.clientReference;
+  return {
+    kind: 'request',
+    request: { method: rules.method, url: url.url, headers, ...(json === undefined ? {} : { json }) },
+  };
 }
 
 /** Resolves a URL read from an answer for a request: on the contract's origin (C4) and whole (V1), or refused. */
-function urlForRequest(contract: ProviderContract, candidate: string, what: string): { ok: true; url: string } | BuildResult {
+function urlForRequest(
+  contract: ProviderContract,
+  candidate: string,
+  what: string,
+): { ok: true; url: string } | BuildResult {
   const resolved = resolveOnOrigin(contract.baseUrl, candidate, what);
   if (!resolved.ok) return refused(resolved.errorCategory, resolved.problem);
-  if (resolved.url.length > MAX_URL_CHARS) return refused('invalid_url', `${what} is longer than ${MAX_URL_CHARS} characters: refused whole, never shortened`);
+  if (resolved.url.length > MAX_URL_CHARS)
+    return refused('invalid_url', `${what} is longer than ${MAX_URL_CHARS} characters: refused whole, never shortened`);
   return { ok: true, url: resolved.url };
 }
 
@@ -136,14 +155,21 @@ function urlForRequest(contract: ProviderContract, candidate: string, what: stri
  * Builds the status request (P9: a read): the poll URL from the create answer when the contract prefers it
  * and it is on the contract's origin, else the documented path template with the job ID.
  */
-export function buildStatusRequest(contract: ProviderContract, input: { jobId?: string; statusUrl?: string }): BuildResult {
+export function buildStatusRequest(
+  contract: ProviderContract,
+  input: { jobId?: string; statusUrl?: string },
+): BuildResult {
   const rules = contract.status;
   if (rules.useStatusUrl && input.statusUrl !== undefined) {
     const resolved = urlForRequest(contract, input.statusUrl, 'the poll URL');
     if (!('ok' in resolved)) return resolved;
     return { kind: 'request', request: { method: rules.method, url: resolved.url, headers: { ...JSON_HEADERS } } };
   }
-  if (rules.path === undefined) return refused('missing_input', 'the contract reads status only at the poll URL from the create answer; give statusUrl');
+  if (rules.path === undefined)
+    return refused(
+      'missing_input',
+      'the contract reads status only at the poll URL from the create answer; give statusUrl',
+    );
   const url = expandTemplate(contract.baseUrl, rules.path, { jobId: input.jobId });
   if (!url.ok) return refused('missing_input', url.problem);
   return { kind: 'request', request: { method: rules.method, url: url.url, headers: { ...JSON_HEADERS } } };
@@ -161,7 +187,10 @@ export function buildCancelRequest(contract: ProviderContract, input: { jobId?: 
  * Builds the result request (R1): the result URL of the observation's result reference (origin-checked, whole),
  * else the contract's template with the job ID.
  */
-export function buildResultRequest(contract: ProviderContract, input: { jobId?: string; resultUrl?: string }): BuildResult {
+export function buildResultRequest(
+  contract: ProviderContract,
+  input: { jobId?: string; resultUrl?: string },
+): BuildResult {
   if (input.resultUrl !== undefined) {
     const resolved = urlForRequest(contract, input.resultUrl, 'the result URL');
     if (!('ok' in resolved)) return resolved;
@@ -181,17 +210,24 @@ export function buildResultRequest(contract: ProviderContract, input: { jobId?: 
  * again with the same token (I3; needs the same payload). Refused as `unsupported` for `none` (at-most-once
  * cannot be proven: the core escalates).
  */
-export function buildReconcileRequest(contract: ProviderContract, input: Partial<CreateRequestInput> & { nowMs: number }): BuildResult {
+export function buildReconcileRequest(
+  contract: ProviderContract,
+  input: Partial<CreateRequestInput> & { nowMs: number },
+): BuildResult {
   const method = contract.reconciliation;
   switch (method.method) {
     case 'none':
       return refused('unsupported', `provider ${contract.name} offers no way to find a job after a lost create answer`);
     case 'same_token_resend':
-      if (input.token === undefined || !('payload' in input)) return refused('missing_input', 'same_token_resend needs the original payload and token');
+      if (input.token === undefined || !('payload' in input))
+        return refused('missing_input', 'same_token_resend needs the original payload and token');
       return buildCreateRequest(contract, { ...input, token: input.token, payload: input.payload, nowMs: input.nowMs });
     case 'list_by_client_reference':
     case 'lookup_by_token': {
-      const url = expandTemplate(contract.baseUrl, method.path, { clientReference: input.clientReference, token: input.token });
+      const url = expandTemplate(contract.baseUrl, method.path, {
+        clientReference: input.clientReference,
+        token: input.token,
+      });
       if (!url.ok) return refused('missing_input', url.problem);
       return { kind: 'request', request: { method: 'GET', url: url.url, headers: { ...JSON_HEADERS } } };
     }
@@ -199,6 +235,16 @@ export function buildReconcileRequest(contract: ProviderContract, input: Partial
 }
 
 /** The observation recording a refused build (`transport: 'refused'`): nothing was sent. */
-export function refusedObservation(action: Action, result: Extract<BuildResult, { kind: 'refused' }>, atMs: number): Observation {
-  return { action, transport: 'refused', receivedAtMs: atMs, errorCategory: result.errorCategory, parseProblem: result.problem.slice(0, 2000) };
+export function refusedObservation(
+  action: Action,
+  result: Extract<BuildResult, { kind: 'refused' }>,
+  atMs: number,
+): Observation {
+  return {
+    action,
+    transport: 'refused',
+    receivedAtMs: atMs,
+    errorCategory: result.errorCategory,
+    parseProblem: result.problem.slice(0, 2000),
+  };
 }

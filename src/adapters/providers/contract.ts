@@ -29,7 +29,9 @@ export * from './contract/status';
 /** How the worker authenticates to the provider; resolved inside the worker, sent only to `baseUrl`'s origin. */
 export const credentialSchema = z.discriminatedUnion('scheme', [
   z.strictObject({ scheme: z.literal('bearer'), ...secretReference }).superRefine(exactlyOneSecret),
-  z.strictObject({ scheme: z.literal('header'), headerName: headerNameSchema, ...secretReference }).superRefine(exactlyOneSecret),
+  z
+    .strictObject({ scheme: z.literal('header'), headerName: headerNameSchema, ...secretReference })
+    .superRefine(exactlyOneSecret),
   z.strictObject({ scheme: z.literal('none') }),
 ]);
 /** A credential reference. */
@@ -65,7 +67,11 @@ const listReconcile = {
 /** How an ambiguous create is resolved (U2, V4). `same_token_resend` also covers repeating an idempotent PUT/DELETE. */
 export const reconciliationSchema = z.discriminatedUnion('method', [
   z.strictObject({ method: z.literal('same_token_resend') }),
-  z.strictObject({ method: z.literal('list_by_client_reference'), path: pathTemplateSchema(['clientReference']), ...listReconcile }),
+  z.strictObject({
+    method: z.literal('list_by_client_reference'),
+    path: pathTemplateSchema(['clientReference']),
+    ...listReconcile,
+  }),
   z.strictObject({ method: z.literal('lookup_by_token'), path: pathTemplateSchema(['token']), ...listReconcile }),
   z.strictObject({ method: z.literal('none') }),
 ]);
@@ -88,24 +94,35 @@ const policyOverridesSchema = z
   .record(z.string(), z.unknown())
   .superRefine((overrides, ctx) => {
     const parsed = pollPolicySchema.safeParse(overrides);
-    if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    if (!parsed.success)
+      for (const issue of parsed.error.issues)
+        ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   })
   .transform((overrides) => overrides as PollPolicyInput);
 
 const QUERY_NAME = /^[A-Za-z0-9._~-]{1,100}$/;
 
-const baseUrlSchema = z.string().max(2000).superRefine((value, ctx) => {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: 'not an absolute URL' });
-    return;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'must be http: or https:' });
-  if (url.username !== '' || url.password !== '') ctx.addIssue({ code: 'custom', message: 'must not carry credentials' });
-  if (url.search !== '' || url.hash !== '') ctx.addIssue({ code: 'custom', message: 'must not carry a query or fragment (declare query parameters under query:)' });
-});
+const baseUrlSchema = z
+  .string()
+  .max(2000)
+  .superRefine((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'not an absolute URL' });
+      return;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      ctx.addIssue({ code: 'custom', message: 'must be http: or https:' });
+    if (url.username !== '' || url.password !== '')
+      ctx.addIssue({ code: 'custom', message: 'must not carry credentials' });
+    if (url.search !== '' || url.hash !== '')
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must not carry a query or fragment (declare query parameters under query:)',
+      });
+  });
 
 /** The whole provider contract. */
 export const providerContractSchema = z
@@ -126,7 +143,9 @@ export const providerContractSchema = z
     create: createSchema,
     status: statusSchema,
     /** Where the provider's error code and message are in an error or failed-job answer, first present wins. */
-    providerError: z.strictObject({ codeField: fieldPathsSchema.optional(), messageField: fieldPathsSchema.optional() }).optional(),
+    providerError: z
+      .strictObject({ codeField: fieldPathsSchema.optional(), messageField: fieldPathsSchema.optional() })
+      .optional(),
     result: resultSchema,
     cancel: cancelSchema.optional(),
     reconciliation: reconciliationSchema,
@@ -143,16 +162,32 @@ export const providerContractSchema = z
   .superRefine((contract, ctx) => {
     const { create, status, reconciliation } = contract;
     if (status.useStatusUrl && status.path === undefined && create.statusUrl === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['create', 'statusUrl'], message: 'status.useStatusUrl without a status path needs create.statusUrl' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['create', 'statusUrl'],
+        message: 'status.useStatusUrl without a status path needs create.statusUrl',
+      });
     }
     if (create.jobId === undefined && !status.useStatusUrl) {
-      ctx.addIssue({ code: 'custom', path: ['status', 'useStatusUrl'], message: 'without create.jobId the job is known by its poll URL: set status.useStatusUrl: true' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['status', 'useStatusUrl'],
+        message: 'without create.jobId the job is known by its poll URL: set status.useStatusUrl: true',
+      });
     }
     if (reconciliation.method === 'list_by_client_reference' && create.clientReference === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['create', 'clientReference'], message: 'list_by_client_reference needs create.clientReference' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['create', 'clientReference'],
+        message: 'list_by_client_reference needs create.clientReference',
+      });
     }
     if (reconciliation.method === 'lookup_by_token' && create.idempotencyToken === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['create', 'idempotencyToken'], message: 'lookup_by_token needs create.idempotencyToken' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['create', 'idempotencyToken'],
+        message: 'lookup_by_token needs create.idempotencyToken',
+      });
     }
     if (reconciliation.method === 'same_token_resend' && create.idempotencyToken === undefined && !create.idempotent) {
       ctx.addIssue({
@@ -163,14 +198,22 @@ export const providerContractSchema = z
     }
     const readings = new Set(Object.keys(status.readings ?? {}));
     const named: [PropertyKey[], string | undefined][] = [
-      ...(create.statusUrl ?? []).map((source, index): [PropertyKey[], string | undefined] => [['create', 'statusUrl', index, 'reading'], source.reading]),
+      ...(create.statusUrl ?? []).map((source, index): [PropertyKey[], string | undefined] => [
+        ['create', 'statusUrl', index, 'reading'],
+        source.reading,
+      ]),
       [['create', 'readState'], typeof create.readState === 'string' ? create.readState : undefined],
     ];
     for (const [path, name] of named) {
-      if (name !== undefined && !readings.has(name)) ctx.addIssue({ code: 'custom', path, message: `no reading "${name}" under status.readings` });
+      if (name !== undefined && !readings.has(name))
+        ctx.addIssue({ code: 'custom', path, message: `no reading "${name}" under status.readings` });
     }
     if (create.jobId === undefined && contract.cancel?.path.includes('{jobId}') === true) {
-      ctx.addIssue({ code: 'custom', path: ['cancel', 'path'], message: 'cancel.path uses {jobId}, but create.jobId reads none' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cancel', 'path'],
+        message: 'cancel.path uses {jobId}, but create.jobId reads none',
+      });
     }
   });
 

@@ -87,7 +87,9 @@ export function withQuery(url: string, query: Readonly<Record<string, string>> |
       .filter((pair) => pair !== '')
       .map((pair) => decodeName(pair.split('=', 1)[0]!)),
   );
-  const added = entries.filter(([name]) => !present.has(name)).map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
+  const added = entries
+    .filter(([name]) => !present.has(name))
+    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
   if (added.length === 0) return url;
   const separator = queryAt === -1 ? '?' : existing === '' || existing.endsWith('&') ? '' : '&';
   return `${beforeHash}${separator}${added.join('&')}${fragment}`;
@@ -99,11 +101,19 @@ export function decorateRequest(contract: Decoration, request: ProviderRequest, 
   for (const [rawName, source] of Object.entries(contract.headers ?? {})) {
     const name = rawName.toLowerCase();
     if (RESERVED_HEADERS.has(name)) {
-      return { kind: 'refused', errorCategory: 'invalid_input', problem: `the header ${name} is set by the HTTP layer, never by a contract` };
+      return {
+        kind: 'refused',
+        errorCategory: 'invalid_input',
+        problem: `the header ${name} is set by the HTTP layer, never by a contract`,
+      };
     }
     const value = valueOf(source, facts);
     if (!HEADER_VALUE.test(value)) {
-      return { kind: 'refused', errorCategory: 'invalid_input', problem: `the contract header ${name} would contain a line break or a control character; nothing was sent` };
+      return {
+        kind: 'refused',
+        errorCategory: 'invalid_input',
+        problem: `the contract header ${name} would contain a line break or a control character; nothing was sent`,
+      };
     }
     if (headers[name] !== undefined && !BUILDER_DEFAULT_HEADERS.has(name)) continue;
     headers[name] = value;
@@ -112,7 +122,11 @@ export function decorateRequest(contract: Decoration, request: ProviderRequest, 
 }
 
 /** {@link decorateRequest} over a build result: a refusal, or a provider without a contract, passes unchanged. */
-export function decorateBuilt(contract: Decoration | undefined, built: BuildResult, facts: OperationFacts): BuildResult {
+export function decorateBuilt(
+  contract: Decoration | undefined,
+  built: BuildResult,
+  facts: OperationFacts,
+): BuildResult {
   if (built.kind !== 'request' || contract === undefined) return built;
   if (contract.headers === undefined && contract.query === undefined) return built;
   return decorateRequest(contract, built.request, facts);

@@ -29,7 +29,9 @@ export class ProviderContractError extends Error {
   readonly source: string;
 
   constructor(code: ProviderAdapterCode, source: string, issues: readonly ContractIssue[]) {
-    const lines = issues.map((issue) => `provider contract "${source}": ${issue.path === '' ? '(document)' : issue.path}: ${issue.message}`);
+    const lines = issues.map(
+      (issue) => `provider contract "${source}": ${issue.path === '' ? '(document)' : issue.path}: ${issue.message}`,
+    );
     super(`${PROVIDER_ADAPTER_CODES[code]}\n${lines.join('\n')}`);
     this.name = 'ProviderContractError';
     this.code = code;

@@ -78,7 +78,12 @@ function readingLabel(name: string | undefined): string {
 }
 
 function pollSourceText(source: PollUrlSource): string {
-  const where = source.from === 'request_url' ? 'the URL the create request was sent to' : source.from === 'header' ? `header ${source.name}` : `body field ${code(source.field)}`;
+  const where =
+    source.from === 'request_url'
+      ? 'the URL the create request was sent to'
+      : source.from === 'header'
+        ? `header ${source.name}`
+        : `body field ${code(source.field)}`;
   return `${where}: ${readingLabel(source.reading)}`;
 }
 
@@ -109,13 +114,21 @@ function resultLines(contract: Contract, options: ExplainOptions, sources: reado
 }
 
 function providerSection(contract: Contract, options: ExplainOptions): ExplainSection {
-  const lines = [`every request goes to ${options.baseUrlLabel ?? contract.baseUrl} (its origin only: a URL read from an answer that points elsewhere is refused, C4)`];
+  const lines = [
+    `every request goes to ${options.baseUrlLabel ?? contract.baseUrl} (its origin only: a URL read from an answer that points elsewhere is refused, C4)`,
+  ];
   const credential = contract.credential;
   if (credential.scheme === 'none') lines.push('no credential is sent');
   else {
-    const secret = credential.secretEnv !== undefined ? `environment variable ${credential.secretEnv}` : `the file ${credential.secretFile}`;
-    const how = credential.scheme === 'bearer' ? 'Authorization: Bearer <secret>' : `header ${credential.headerName}: <secret>`;
-    lines.push(`credential: ${how}, the secret read by the worker from ${secret} at each request, sent to this origin only (T4)`);
+    const secret =
+      credential.secretEnv !== undefined
+        ? `environment variable ${credential.secretEnv}`
+        : `the file ${credential.secretFile}`;
+    const how =
+      credential.scheme === 'bearer' ? 'Authorization: Bearer <secret>' : `header ${credential.headerName}: <secret>`;
+    lines.push(
+      `credential: ${how}, the secret read by the worker from ${secret} at each request, sent to this origin only (T4)`,
+    );
   }
   const headers = Object.entries(contract.headers ?? {});
   if (headers.length > 0) {
@@ -123,7 +136,10 @@ function providerSection(contract: Contract, options: ExplainOptions): ExplainSe
     for (const [name, source] of headers) lines.push(`  ${name}: ${headerValueText(source)}`);
   }
   const query = Object.entries(contract.query ?? {});
-  if (query.length > 0) lines.push(`query parameters added to every URL that lacks them (URLs read from answers too): ${query.map(([k, v]) => `${k}=${v}`).join('&')}`);
+  if (query.length > 0)
+    lines.push(
+      `query parameters added to every URL that lacks them (URLs read from answers too): ${query.map(([k, v]) => `${k}=${v}`).join('&')}`,
+    );
   lines.push(
     contract.cookies
       ? "cookies: the provider's cookies are kept per operation (in the store, sent back to this origin only, never in history or logs)"
@@ -153,16 +169,27 @@ function createSection(contract: Contract, options: ExplainOptions): ExplainSect
       ? 'idempotency token: not sent (the provider takes none)'
       : `idempotency token: in ${placementText(create.idempotencyToken)}, the same on every repeat of this create (I1)`,
   );
-  if (create.clientReference !== undefined) lines.push(`client reference (the start request's clientReference, else our operation ID): in ${placementText(create.clientReference)}`);
-  for (const [name, source] of Object.entries(create.headers ?? {})) lines.push(`header ${name}: ${headerValueText(source)}`);
-  lines.push(`accepted when the answer is HTTP ${list(create.acceptedStatuses)}; any other 2xx is unexpected, a 4xx/5xx is an HTTP error, never a job state`);
+  if (create.clientReference !== undefined)
+    lines.push(
+      `client reference (the start request's clientReference, else our operation ID): in ${placementText(create.clientReference)}`,
+    );
+  for (const [name, source] of Object.entries(create.headers ?? {}))
+    lines.push(`header ${name}: ${headerValueText(source)}`);
+  lines.push(
+    `accepted when the answer is HTTP ${list(create.acceptedStatuses)}; any other 2xx is unexpected, a 4xx/5xx is an HTTP error, never a job state`,
+  );
   if (create.synchronousSuccess !== undefined) {
-    lines.push(`synchronous success (C3): HTTP ${list(create.synchronousSuccess.statuses)} means done at once; the result is field ${code(create.synchronousSuccess.resultField)} of that answer`);
+    lines.push(
+      `synchronous success (C3): HTTP ${list(create.synchronousSuccess.statuses)} means done at once; the result is field ${code(create.synchronousSuccess.resultField)} of that answer`,
+    );
   }
-  if (create.readState === false) lines.push('the create answer is not read for a state: an accepted answer means the job is pending');
+  if (create.readState === false)
+    lines.push('the create answer is not read for a state: an accepted answer means the job is pending');
   else {
     const name = typeof create.readState === 'string' ? create.readState : undefined;
-    lines.push(`the create answer is read for the job's state (${readingLabel(name)}): a final state there ends the wait at once (C3), a pending one starts polling`);
+    lines.push(
+      `the create answer is read for the job's state (${readingLabel(name)}): a final state there ends the wait at once (C3), a pending one starts polling`,
+    );
   }
   return { id: 'create', title: 'Create', lines };
 }
@@ -180,17 +207,24 @@ function jobSection(contract: Contract): ExplainSection {
     lines.push('poll URL (V1), first found wins, relative URLs resolved against baseUrl, other origins refused:');
     lines.push(...numbered(create.statusUrl.map(pollSourceText)));
   }
-  lines.push('an accepted answer that names neither a usable job ID nor a poll URL proves nothing (C2): the create is ambiguous and reconciled');
+  lines.push(
+    'an accepted answer that names neither a usable job ID nor a poll URL proves nothing (C2): the create is ambiguous and reconciled',
+  );
   return { id: 'job', title: 'Job ID and poll URL', lines };
 }
 
 function readingLines(reading: Reading): string[] {
   const lines: string[] = [];
-  if (reading.pendingStatuses !== undefined) lines.push(`HTTP ${list(reading.pendingStatuses)}: pending, whatever the body says`);
-  if (reading.stateField !== undefined) lines.push(`the state is the word in ${fields(reading.stateField)} (the first present)`);
+  if (reading.pendingStatuses !== undefined)
+    lines.push(`HTTP ${list(reading.pendingStatuses)}: pending, whatever the body says`);
+  if (reading.stateField !== undefined)
+    lines.push(`the state is the word in ${fields(reading.stateField)} (the first present)`);
   if (reading.derive !== undefined) {
     const d = reading.derive;
-    const cancelled = d.cancelledWhen === undefined ? '' : ` (cancelled when ${code(d.cancelledWhen.field)} is ${list(d.cancelledWhen.values)})`;
+    const cancelled =
+      d.cancelledWhen === undefined
+        ? ''
+        : ` (cancelled when ${code(d.cancelledWhen.field)} is ${list(d.cancelledWhen.values)})`;
     lines.push(
       `AIP-151: while ${code(d.doneField)} is not true the job is pending${reading.stateField !== undefined ? ' (unless the state word says otherwise: a contradiction is unknown)' : ''}; ` +
         `when it is true, ${code(d.errorField)} means failure${cancelled} and ${code(d.responseField)} means success`,
@@ -198,13 +232,17 @@ function readingLines(reading: Reading): string[] {
   }
   const table = reading.stateTable;
   if (table !== undefined) {
-    const parts = (['pending', 'success', 'failure', 'cancelled', 'expired'] as const).filter((c) => table[c].length > 0).map((c) => `${c}: ${list(table[c])}`);
+    const parts = (['pending', 'success', 'failure', 'cancelled', 'expired'] as const)
+      .filter((c) => table[c].length > 0)
+      .map((c) => `${c}: ${list(table[c])}`);
     lines.push(`state table${table.caseInsensitive ? ' (case-insensitive)' : ' (exact match)'}: ${parts.join('; ')}`);
     lines.push('  any other word is unknown: the operation stops and escalates (P1)');
   }
   const noState = reading.whenNoState;
   if (noState !== undefined) {
-    const parts = (['pending', 'success', 'failure'] as const).filter((c) => noState[c] !== undefined).map((c) => `HTTP ${list(noState[c]!)} means ${c}`);
+    const parts = (['pending', 'success', 'failure'] as const)
+      .filter((c) => noState[c] !== undefined)
+      .map((c) => `HTTP ${list(noState[c]!)} means ${c}`);
     lines.push(`an answer that states no state: ${parts.join(', ')}`);
   }
   return lines;
@@ -213,7 +251,10 @@ function readingLines(reading: Reading): string[] {
 function statusSection(contract: Contract, options: ExplainOptions): ExplainSection {
   const status = contract.status;
   const lines: string[] = [];
-  if (status.useStatusUrl && status.path !== undefined) lines.push(`${status.method} the poll URL from the create answer; without one, ${status.method} ${url(contract, options, status.path)}`);
+  if (status.useStatusUrl && status.path !== undefined)
+    lines.push(
+      `${status.method} the poll URL from the create answer; without one, ${status.method} ${url(contract, options, status.path)}`,
+    );
   else if (status.useStatusUrl) lines.push(`${status.method} the poll URL from the create answer`);
   else lines.push(`${status.method} ${url(contract, options, status.path ?? '')}`);
   const follows = (contract.create.statusUrl ?? []).some((s) => s.from !== 'request_url');
@@ -224,24 +265,34 @@ function statusSection(contract: Contract, options: ExplainOptions): ExplainSect
         : 'a new poll URL in a pending answer is ignored (followPollUrl: false)',
     );
   }
-  lines.push("the status section's own rules (the status path, poll URLs without a reading, and the state in cancel and reconciliation answers):");
+  lines.push(
+    "the status section's own rules (the status path, poll URLs without a reading, and the state in cancel and reconciliation answers):",
+  );
   lines.push(...readingLines(status).map((l) => `  ${l}`));
   for (const [name, reading] of Object.entries(status.readings ?? {})) {
     lines.push(`reading "${name}":`);
     lines.push(...readingLines(reading).map((l) => `  ${l}`));
   }
   const informative: string[] = [];
-  if (status.progress !== undefined) informative.push(`progress in ${code(status.progress.field)} (${status.progress.scale}; shown to people, never used as completion, P8)`);
-  if (status.providerTimestampField !== undefined) informative.push(`the provider's timestamp in ${code(status.providerTimestampField)}`);
+  if (status.progress !== undefined)
+    informative.push(
+      `progress in ${code(status.progress.field)} (${status.progress.scale}; shown to people, never used as completion, P8)`,
+    );
+  if (status.providerTimestampField !== undefined)
+    informative.push(`the provider's timestamp in ${code(status.providerTimestampField)}`);
   if (status.expiresAtField !== undefined) informative.push(`the result's expiry in ${code(status.expiresAtField)}`);
   if (informative.length > 0) lines.push(`also read: ${informative.join('; ')}`);
   const hints = status.hints;
   const hintParts = [
     hints?.pollAfterSecondsField !== undefined ? `seconds to wait in ${code(hints.pollAfterSecondsField)}` : undefined,
-    hints?.pollAfterMillisecondsField !== undefined ? `milliseconds to wait in ${code(hints.pollAfterMillisecondsField)}` : undefined,
+    hints?.pollAfterMillisecondsField !== undefined
+      ? `milliseconds to wait in ${code(hints.pollAfterMillisecondsField)}`
+      : undefined,
     hints?.nextCheckAtField !== undefined ? `the next check time in ${code(hints.nextCheckAtField)}` : undefined,
   ].filter((p): p is string => p !== undefined);
-  lines.push(`when to poll again: Retry-After is honoured as a minimum${hintParts.length > 0 ? `; poll hints: ${hintParts.join(', ')}` : ''} (validated by the planner, P3)`);
+  lines.push(
+    `when to poll again: Retry-After is honoured as a minimum${hintParts.length > 0 ? `; poll hints: ${hintParts.join(', ')}` : ''} (validated by the planner, P3)`,
+  );
   return { id: 'status', title: 'Status', lines };
 }
 
@@ -249,7 +300,10 @@ function resultSection(contract: Contract, options: ExplainOptions): ExplainSect
   const result = contract.result;
   const lines = ['where the result lives when a reading reports success, first found wins (V2):'];
   lines.push(...resultLines(contract, options, result.url));
-  const overrides = [[readingLabel(undefined), contract.status.result] as const, ...Object.entries(contract.status.readings ?? {}).map(([n, r]) => [readingLabel(n), r.result] as const)];
+  const overrides = [
+    [readingLabel(undefined), contract.status.result] as const,
+    ...Object.entries(contract.status.readings ?? {}).map(([n, r]) => [readingLabel(n), r.result] as const),
+  ];
   for (const [who, sources] of overrides) {
     if (sources === undefined) continue;
     if (JSON.stringify(sources) === JSON.stringify(result.url)) {
@@ -259,26 +313,47 @@ function resultSection(contract: Contract, options: ExplainOptions): ExplainSect
     lines.push(`on a success ${who}, instead:`);
     lines.push(...resultLines(contract, options, sources));
   }
-  lines.push(result.required ? 'a success without a result is not ready: never succeeded without one (P7)' : 'a result is not required: a success without one ends succeeded with nothing to collect');
+  lines.push(
+    result.required
+      ? 'a success without a result is not ready: never succeeded without one (P7)'
+      : 'a result is not required: a success without one ends succeeded with nothing to collect',
+  );
   const checks: string[] = [];
   if (result.sha256 !== undefined) {
-    const where = result.sha256.from === 'status_field' ? `field ${code(result.sha256.field)} of the success answer` : `header ${result.sha256.name} of the result answer`;
+    const where =
+      result.sha256.from === 'status_field'
+        ? `field ${code(result.sha256.field)} of the success answer`
+        : `header ${result.sha256.name} of the result answer`;
     checks.push(`SHA-256 (${result.sha256.encoding}) from ${where}`);
   }
-  for (const [label, source] of [['size in bytes', result.sizeBytes], ['record count', result.recordCount]] as const) {
+  for (const [label, source] of [
+    ['size in bytes', result.sizeBytes],
+    ['record count', result.recordCount],
+  ] as const) {
     if (source === undefined) continue;
-    checks.push(`${label} from ${source.from === 'status_field' ? `field ${code(source.field)} of the success answer` : `header ${source.name} of the result answer`}`);
+    checks.push(
+      `${label} from ${source.from === 'status_field' ? `field ${code(source.field)} of the success answer` : `header ${source.name} of the result answer`}`,
+    );
   }
   if (result.contentType !== undefined) checks.push(`content type one of ${list(result.contentType.expected)}`);
-  lines.push(checks.length > 0 ? `integrity checks (R2): ${checks.join('; ')}; a mismatch fails validation and the result is not accepted` : 'integrity checks: none declared (the stored result gets its own SHA-256 and size)');
-  if (result.csv !== undefined) lines.push(`records: CSV lines${result.csv.header ? ', the first line a header' : ', no header line'}`);
+  lines.push(
+    checks.length > 0
+      ? `integrity checks (R2): ${checks.join('; ')}; a mismatch fails validation and the result is not accepted`
+      : 'integrity checks: none declared (the stored result gets its own SHA-256 and size)',
+  );
+  if (result.csv !== undefined)
+    lines.push(`records: CSV lines${result.csv.header ? ', the first line a header' : ', no header line'}`);
   if (result.batch !== undefined) {
     const b = result.batch;
-    lines.push(`batch (R3): items in ${code(b.itemsField)}, ID ${code(b.idField)}, failed when ${code(b.statusField)} is ${list(b.failedValues)}`);
+    lines.push(
+      `batch (R3): items in ${code(b.itemsField)}, ID ${code(b.idField)}, failed when ${code(b.statusField)} is ${list(b.failedValues)}`,
+    );
   }
   if (result.paging !== undefined) {
     const p = result.paging;
-    lines.push(`paged: items in ${code(p.itemsField)}, next page URL in ${code(p.nextLinkField)} (same origin), at most ${p.maxPages} pages, stored as one JSON array`);
+    lines.push(
+      `paged: items in ${code(p.itemsField)}, next page URL in ${code(p.nextLinkField)} (same origin), at most ${p.maxPages} pages, stored as one JSON array`,
+    );
   }
   lines.push(
     contract.collectSafeToRepeat
@@ -290,7 +365,12 @@ function resultSection(contract: Contract, options: ExplainOptions): ExplainSect
 
 function cancelSection(contract: Contract, options: ExplainOptions): ExplainSection {
   const cancel = contract.cancel;
-  if (cancel === undefined) return { id: 'cancel', title: 'Cancel', lines: ['the provider offers no cancel: a cancel request is refused (ASYNCJOB_ERR_CANCEL_UNSUPPORTED)'] };
+  if (cancel === undefined)
+    return {
+      id: 'cancel',
+      title: 'Cancel',
+      lines: ['the provider offers no cancel: a cancel request is refused (ASYNCJOB_ERR_CANCEL_UNSUPPORTED)'],
+    };
   return {
     id: 'cancel',
     title: 'Cancel',
@@ -316,9 +396,13 @@ function reconciliationSection(contract: Contract, options: ExplainOptions): Exp
     case 'list_by_client_reference':
     case 'lookup_by_token': {
       const key = r.method === 'list_by_client_reference' ? 'client reference' : 'idempotency token';
-      lines.push(`GET ${url(contract, options, r.path)} (by the ${key}); jobs listed in ${code(r.listField)}, job ID from ${list(r.jobId.map((s) => code(s.field)))}`);
+      lines.push(
+        `GET ${url(contract, options, r.path)} (by the ${key}); jobs listed in ${code(r.listField)}, job ID from ${list(r.jobId.map((s) => code(s.field)))}`,
+      );
       if (r.matchField !== undefined) lines.push(`  only items whose ${code(r.matchField)} equals the ${key} match`);
-      lines.push('  one match adopts that job; several escalate for a human to choose (U3); none means no job was created');
+      lines.push(
+        '  one match adopts that job; several escalate for a human to choose (U3); none means no job was created',
+      );
       break;
     }
     case 'none':
@@ -332,8 +416,10 @@ function reconciliationSection(contract: Contract, options: ExplainOptions): Exp
 
 function webhookSection(contract: Contract): ExplainSection {
   const w = contract.webhook;
-  if (w === undefined) return { id: 'webhook', title: 'Webhook', lines: ['none: the job is followed by polling alone'] };
-  const secret = w.secret.secretEnv !== undefined ? `environment variable ${w.secret.secretEnv}` : `the file ${w.secret.secretFile}`;
+  if (w === undefined)
+    return { id: 'webhook', title: 'Webhook', lines: ['none: the job is followed by polling alone'] };
+  const secret =
+    w.secret.secretEnv !== undefined ? `environment variable ${w.secret.secretEnv}` : `the file ${w.secret.secretFile}`;
   return {
     id: 'webhook',
     title: 'Webhook',
@@ -348,12 +434,21 @@ function webhookSection(contract: Contract): ExplainSection {
 function policySection(contract: Contract): ExplainSection {
   const defaults = pollPolicySchema.parse({});
   // The top-level notFoundWindowMs is the provider's default for the window (adapter.ts, providerPolicyOf).
-  const overrides = { ...(contract.notFoundWindowMs !== undefined ? { notFoundWindowMs: contract.notFoundWindowMs } : {}), ...contract.policy };
+  const overrides = {
+    ...(contract.notFoundWindowMs !== undefined ? { notFoundWindowMs: contract.notFoundWindowMs } : {}),
+    ...contract.policy,
+  };
   const effective: PollPolicy = pollPolicySchema.parse(overrides);
   const lines: string[] = [];
   const keys = Object.keys(overrides) as (keyof PollPolicy)[];
-  lines.push(keys.length === 0 ? 'poll policy: the defaults (a start request may override them)' : `poll policy: ${keys.map((k) => `${k} ${String(effective[k])} (default ${String(defaults[k])})`).join(', ')}; a start request may override them`);
-  lines.push(`backoff from ${effective.baseDelayMs} ms to ${effective.maxDelayMs} ms (${effective.jitter} jitter), at most ${effective.maxStatusRequests} status requests (B1)`);
+  lines.push(
+    keys.length === 0
+      ? 'poll policy: the defaults (a start request may override them)'
+      : `poll policy: ${keys.map((k) => `${k} ${String(effective[k])} (default ${String(defaults[k])})`).join(', ')}; a start request may override them`,
+  );
+  lines.push(
+    `backoff from ${effective.baseDelayMs} ms to ${effective.maxDelayMs} ms (${effective.jitter} jitter), at most ${effective.maxStatusRequests} status requests (B1)`,
+  );
   lines.push(`a 404 within ${effective.notFoundWindowMs} ms of acceptance means "not visible yet" (H3)`);
   return { id: 'policy', title: 'Timing and budgets', lines };
 }

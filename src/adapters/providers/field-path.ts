@@ -20,9 +20,12 @@ const MAX_SEGMENTS = 32;
  * `[A-Za-z0-9_$@:-]+`; `[n]` or a purely numeric key is an array index. Forbidden keys: `__proto__`,
  * `prototype`, `constructor`.
  */
-export function parseFieldPath(path: string): { ok: true; segments: FieldPathSegment[] } | { ok: false; message: string } {
+export function parseFieldPath(
+  path: string,
+): { ok: true; segments: FieldPathSegment[] } | { ok: false; message: string } {
   if (path.length === 0) return { ok: false, message: 'a field path must not be empty' };
-  if (path.length > MAX_PATH_LENGTH) return { ok: false, message: `a field path is at most ${MAX_PATH_LENGTH} characters` };
+  if (path.length > MAX_PATH_LENGTH)
+    return { ok: false, message: `a field path is at most ${MAX_PATH_LENGTH} characters` };
   const segments: FieldPathSegment[] = [];
   for (const part of path.split('.')) {
     const match = /^([^[\]]*)((?:\[\d+\])*)$/.exec(part);
@@ -31,13 +34,15 @@ export function parseFieldPath(path: string): { ok: true; segments: FieldPathSeg
     const indexes = match[2] ?? '';
     if (key === '' && indexes === '') return { ok: false, message: `empty segment in field path "${path}"` };
     if (key !== '') {
-      if (!KEY.test(key)) return { ok: false, message: `invalid key "${key}" in field path (allowed: letters, digits, _ $ @ : -)` };
+      if (!KEY.test(key))
+        return { ok: false, message: `invalid key "${key}" in field path (allowed: letters, digits, _ $ @ : -)` };
       if (FORBIDDEN.has(key)) return { ok: false, message: `the key "${key}" is not allowed in a field path` };
       segments.push(/^\d+$/.test(key) ? Number(key) : key);
     }
     for (const index of indexes.matchAll(/\[(\d+)\]/g)) segments.push(Number(index[1]));
   }
-  if (segments.length > MAX_SEGMENTS) return { ok: false, message: `a field path has at most ${MAX_SEGMENTS} segments` };
+  if (segments.length > MAX_SEGMENTS)
+    return { ok: false, message: `a field path has at most ${MAX_SEGMENTS} segments` };
   return { ok: true, segments };
 }
 
@@ -64,7 +69,8 @@ export function readField(root: unknown, path: string | readonly FieldPathSegmen
   let current: unknown = root;
   for (const segment of segments) {
     if (Array.isArray(current)) {
-      if (typeof segment !== 'number' || !Number.isSafeInteger(segment) || segment < 0 || segment >= current.length) return { found: false };
+      if (typeof segment !== 'number' || !Number.isSafeInteger(segment) || segment < 0 || segment >= current.length)
+        return { found: false };
       current = current[segment] as unknown;
     } else if (isPlainObject(current)) {
       const key = String(segment);

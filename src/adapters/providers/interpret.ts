@@ -18,7 +18,12 @@
 export { type ProviderAnswer, MAX_URL_CHARS } from './interpret/answer';
 export { interpretCreate, type CreateContext } from './interpret/create';
 export { interpretStatus, interpretCancel, type StatusContext } from './interpret/status';
-export { interpretReconcile, type ReconcileContext, type ReconcileInterpretation, type ReconcileMatch } from './interpret/reconcile';
+export {
+  interpretReconcile,
+  type ReconcileContext,
+  type ReconcileInterpretation,
+  type ReconcileMatch,
+} from './interpret/reconcile';
 export {
   countBatchItems,
   normaliseSha256,

@@ -23,7 +23,8 @@ export interface LoadProviderContractOptions {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-const SECRET_KEY = /^(token|secret|password|passwd|pwd|pass|api[-_]?key|access[-_]?token|refresh[-_]?token|auth[-_]?token|bearer([-_]?token)?|client[-_]?secret|private[-_]?key|secret[-_]?(value|key)|authorization)$/i;
+const SECRET_KEY =
+  /^(token|secret|password|passwd|pwd|pass|api[-_]?key|access[-_]?token|refresh[-_]?token|auth[-_]?token|bearer([-_]?token)?|client[-_]?secret|private[-_]?key|secret[-_]?(value|key)|authorization)$/i;
 const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|x-api-key|api-key|x-auth-token)$/i;
 const BEARER_VALUE = /^\s*(bearer|basic)\s+\S+/i;
 
@@ -41,16 +42,33 @@ export function findInlineSecrets(document: unknown): ContractIssue[] {
     }
     if (value === null || typeof value !== 'object') {
       if (typeof value === 'string' && at[at.length - 1] !== 'description' && BEARER_VALUE.test(value)) {
-        issues.push({ path: formatIssuePath(at), message: 'looks like an inline credential; name the secret by reference (credential.secretEnv or credential.secretFile)' });
+        issues.push({
+          path: formatIssuePath(at),
+          message:
+            'looks like an inline credential; name the secret by reference (credential.secretEnv or credential.secretFile)',
+        });
       }
       return;
     }
     for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
       const childPath = [...at, key];
       const isLiteralSecretHeader =
-        at.length === 2 && at[0] === 'create' && at[1] === 'headers' && SECRET_HEADER.test(key) && child !== null && typeof child === 'object' && 'value' in child;
-      if ((SECRET_KEY.test(key) && (typeof child === 'string' || typeof child === 'number') && String(child) !== '') || isLiteralSecretHeader) {
-        issues.push({ path: formatIssuePath(childPath), message: 'looks like an inline secret; the contract names credentials by reference only (credential.secretEnv or credential.secretFile)' });
+        at.length === 2 &&
+        at[0] === 'create' &&
+        at[1] === 'headers' &&
+        SECRET_HEADER.test(key) &&
+        child !== null &&
+        typeof child === 'object' &&
+        'value' in child;
+      if (
+        (SECRET_KEY.test(key) && (typeof child === 'string' || typeof child === 'number') && String(child) !== '') ||
+        isLiteralSecretHeader
+      ) {
+        issues.push({
+          path: formatIssuePath(childPath),
+          message:
+            'looks like an inline secret; the contract names credentials by reference only (credential.secretEnv or credential.secretFile)',
+        });
         continue;
       }
       walk(child, childPath, depth + 1);
@@ -61,7 +79,11 @@ export function findInlineSecrets(document: unknown): ContractIssue[] {
 }
 
 /** Substitutes `${VAR}` in a base URL; a missing variable is an issue. Pure apart from reading `env`. */
-function substituteEnv(value: string, env: Readonly<Record<string, string | undefined>>, issues: ContractIssue[]): string {
+function substituteEnv(
+  value: string,
+  env: Readonly<Record<string, string | undefined>>,
+  issues: ContractIssue[],
+): string {
   return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
     const found = env[name];
     if (found === undefined || found === '') {
@@ -76,13 +98,18 @@ function substituteEnv(value: string, env: Readonly<Record<string, string | unde
  * Validates a parsed contract document (an object from JSON or YAML). Throws a {@link ProviderContractError}
  * (`ASYNCJOB_ERR_ADAPTER_INVALID`) listing every problem at once. Safe to repeat.
  */
-export function parseProviderContract(document: unknown, source: string, options: Pick<LoadProviderContractOptions, 'baseUrl' | 'env'> = {}): ProviderContract {
+export function parseProviderContract(
+  document: unknown,
+  source: string,
+  options: Pick<LoadProviderContractOptions, 'baseUrl' | 'env'> = {},
+): ProviderContract {
   const issues: ContractIssue[] = [];
   let candidate = document;
   if (document !== null && typeof document === 'object' && !Array.isArray(document)) {
     const copy = { ...expandPreset(document as Record<string, unknown>, issues) };
     if (options.baseUrl !== undefined) copy.baseUrl = options.baseUrl;
-    else if (typeof copy.baseUrl === 'string') copy.baseUrl = substituteEnv(copy.baseUrl, options.env ?? process.env, issues);
+    else if (typeof copy.baseUrl === 'string')
+      copy.baseUrl = substituteEnv(copy.baseUrl, options.env ?? process.env, issues);
     candidate = copy;
   }
   issues.push(...findInlineSecrets(candidate));
@@ -92,11 +119,13 @@ export function parseProviderContract(document: unknown, source: string, options
     const baseUrlExplained = issues.some((i) => i.path === 'baseUrl');
     for (const issue of parsed.error.issues) {
       if (issue.path.length === 1 && issue.path[0] === 'baseUrl' && baseUrlExplained) continue;
-      const message = issue.code === 'invalid_type' && issue.message.includes('received undefined') ? 'Required' : issue.message;
+      const message =
+        issue.code === 'invalid_type' && issue.message.includes('received undefined') ? 'Required' : issue.message;
       issues.push({ path: formatIssuePath(issue.path), message });
     }
   }
-  if (issues.length > 0 || !parsed.success) throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_INVALID', source, issues);
+  if (issues.length > 0 || !parsed.success)
+    throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_INVALID', source, issues);
   return parsed.data;
 }
 
@@ -111,7 +140,9 @@ async function readIfExists(file: string): Promise<string | undefined> {
   try {
     const bytes = await readFile(file);
     if (bytes.length > MAX_DOCUMENT_BYTES) {
-      throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_INVALID', file, [{ path: '', message: `the document is larger than ${MAX_DOCUMENT_BYTES} bytes` }]);
+      throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_INVALID', file, [
+        { path: '', message: `the document is larger than ${MAX_DOCUMENT_BYTES} bytes` },
+      ]);
     }
     return bytes.toString('utf8');
   } catch (error) {
@@ -124,7 +155,12 @@ function parseDocument(text: string, file: string, source: string): unknown {
   try {
     return /\.json$/i.test(file) ? (JSON.parse(text) as unknown) : (parseYaml(text, { maxAliasCount: 100 }) as unknown);
   } catch (error) {
-    throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_INVALID', source, [{ path: '', message: `cannot parse ${path.basename(file)}: ${(error as Error).message.split('\n')[0] ?? 'syntax error'}` }]);
+    throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_INVALID', source, [
+      {
+        path: '',
+        message: `cannot parse ${path.basename(file)}: ${(error as Error).message.split('\n')[0] ?? 'syntax error'}`,
+      },
+    ]);
   }
 }
 
@@ -134,15 +170,23 @@ function parseDocument(text: string, file: string, source: string): unknown {
  * `operation-location`). Throws `ASYNCJOB_ERR_ADAPTER_NOT_FOUND` or `ASYNCJOB_ERR_ADAPTER_INVALID` (every
  * problem listed). Reads files only; safe to repeat.
  */
-export async function loadProviderContract(nameOrPath: string, options: LoadProviderContractOptions = {}): Promise<ProviderContract> {
+export async function loadProviderContract(
+  nameOrPath: string,
+  options: LoadProviderContractOptions = {},
+): Promise<ProviderContract> {
   if (looksLikePath(nameOrPath)) {
     const file = path.resolve(nameOrPath);
     const text = await readIfExists(file);
-    if (text === undefined) throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_NOT_FOUND', nameOrPath, [{ path: '', message: `no file ${file}` }]);
+    if (text === undefined)
+      throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_NOT_FOUND', nameOrPath, [
+        { path: '', message: `no file ${file}` },
+      ]);
     return parseProviderContract(parseDocument(text, file, nameOrPath), nameOrPath, options);
   }
   if (!/^[a-z0-9][a-z0-9._-]{0,63}$/.test(nameOrPath)) {
-    throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_NOT_FOUND', nameOrPath, [{ path: '', message: 'a contract name is lower-case letters, digits, ".", "_" and "-"' }]);
+    throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_NOT_FOUND', nameOrPath, [
+      { path: '', message: 'a contract name is lower-case letters, digits, ".", "_" and "-"' },
+    ]);
   }
   const dirs = [...(options.searchDirs ?? []), ...(options.presetsDir === undefined ? [] : [options.presetsDir])];
   for (const dir of dirs) {
@@ -155,6 +199,9 @@ export async function loadProviderContract(nameOrPath: string, options: LoadProv
   const preset = BUILT_IN_PRESETS[nameOrPath];
   if (preset !== undefined) return parseProviderContract(structuredClone(preset), nameOrPath, options);
   throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_NOT_FOUND', nameOrPath, [
-    { path: '', message: `not found in ${dirs.length === 0 ? 'no search directory' : dirs.join(', ')} nor among the presets (${Object.keys(BUILT_IN_PRESETS).join(', ')})` },
+    {
+      path: '',
+      message: `not found in ${dirs.length === 0 ? 'no search directory' : dirs.join(', ')} nor among the presets (${Object.keys(BUILT_IN_PRESETS).join(', ')})`,
+    },
   ]);
 }

@@ -106,8 +106,13 @@ function isAdapter(p: ProviderAdapter | { name?: string; path: string }): p is P
 /** The secret reference of a contract credential, in the form `credentialSupplier` takes; undefined for `none`. */
 function secretReferenceOf(credential: CredentialReference): SecretReference | undefined {
   if (credential.scheme === 'none') return undefined;
-  const where = credential.secretEnv !== undefined ? { secretEnv: credential.secretEnv } : { secretFile: credential.secretFile ?? '' };
-  return credential.scheme === 'bearer' ? { scheme: 'bearer', ...where } : { scheme: 'header', headerName: credential.headerName, ...where };
+  const where =
+    credential.secretEnv !== undefined
+      ? { secretEnv: credential.secretEnv }
+      : { secretFile: credential.secretFile ?? '' };
+  return credential.scheme === 'bearer'
+    ? { scheme: 'bearer', ...where }
+    : { scheme: 'header', headerName: credential.headerName, ...where };
 }
 
 /** The name a contract reference is found by: the file name without its extension, or the bare name. */
@@ -131,7 +136,9 @@ function clientFor(adapter: ProviderAdapter, env: NodeJS.ProcessEnv, http: Provi
             return resolved;
           },
         }),
-    requestIdHeaders: [...new Set([adapter.requestIdHeader.toLowerCase(), 'x-request-id', 'x-ms-request-id', 'request-id'])],
+    requestIdHeaders: [
+      ...new Set([adapter.requestIdHeader.toLowerCase(), 'x-request-id', 'x-ms-request-id', 'request-id']),
+    ],
     ...http,
   });
 }
@@ -150,10 +157,17 @@ export async function createProviderRegistry(options: CreateProviderRegistryOpti
     }
     const servedAs = p.name ?? fileNameOf(p.path);
     const baseUrl = options.baseUrls?.[servedAs];
-    const contract = await loadProviderContract(p.path, { searchDirs: options.searchDirs ?? [], env, ...(baseUrl !== undefined ? { baseUrl } : {}) });
+    const contract = await loadProviderContract(p.path, {
+      searchDirs: options.searchDirs ?? [],
+      env,
+      ...(baseUrl !== undefined ? { baseUrl } : {}),
+    });
     if (p.name === undefined && contract.name !== servedAs) {
       throw new ProviderContractError('ASYNCJOB_ERR_ADAPTER_INVALID', p.path, [
-        { path: 'name', message: `the document is named "${contract.name}" but found as "${servedAs}": rename the file or the name: so they agree (a provider is served under its name:)` },
+        {
+          path: 'name',
+          message: `the document is named "${contract.name}" but found as "${servedAs}": rename the file or the name: so they agree (a provider is served under its name:)`,
+        },
       ]);
     }
     adapters.push(adapterFromContract(contract.name === servedAs ? contract : { ...contract, name: servedAs }));
@@ -161,8 +175,16 @@ export async function createProviderRegistry(options: CreateProviderRegistryOpti
   const byName = new Map<string, RegisteredProvider>();
   try {
     for (const adapter of adapters) {
-      if (byName.has(adapter.name)) throw new ProviderRegistryError('ASYNCJOB_ERR_PROVIDER_DUPLICATE', adapter.name, `provider ${adapter.name} is registered twice`);
-      byName.set(adapter.name, Object.freeze({ adapter, http: clientFor(adapter, env, options.http ?? {}), facts: providerFacts(adapter) }));
+      if (byName.has(adapter.name))
+        throw new ProviderRegistryError(
+          'ASYNCJOB_ERR_PROVIDER_DUPLICATE',
+          adapter.name,
+          `provider ${adapter.name} is registered twice`,
+        );
+      byName.set(
+        adapter.name,
+        Object.freeze({ adapter, http: clientFor(adapter, env, options.http ?? {}), facts: providerFacts(adapter) }),
+      );
     }
   } catch (error) {
     await Promise.all([...byName.values()].map((p) => p.http.close()));
@@ -176,7 +198,9 @@ export async function createProviderRegistry(options: CreateProviderRegistryOpti
         throw new ProviderRegistryError(
           'ASYNCJOB_ERR_PROVIDER_UNKNOWN',
           name,
-          closed ? `the registry is closed (provider ${name})` : `provider ${name} is not registered in this worker (known: ${[...byName.keys()].sort().join(', ') || 'none'})`,
+          closed
+            ? `the registry is closed (provider ${name})`
+            : `provider ${name} is not registered in this worker (known: ${[...byName.keys()].sort().join(', ') || 'none'})`,
         );
       }
       return found;

@@ -5,7 +5,8 @@
  */
 
 /** A resolved URL, or why it was refused. */
-export type ResolvedUrl = { ok: true; url: string } | { ok: false; errorCategory: 'foreign_origin' | 'invalid_url'; problem: string };
+export type ResolvedUrl =
+  { ok: true; url: string } | { ok: false; errorCategory: 'foreign_origin' | 'invalid_url'; problem: string };
 
 /**
  * Resolves `candidate` (absolute, or relative to `baseUrl` as a browser would) and accepts it only on the origin
@@ -20,10 +21,18 @@ export function resolveOnOrigin(baseUrl: string, candidate: string, what: string
     return { ok: false, errorCategory: 'invalid_url', problem: `${what} is not a valid URL` };
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return { ok: false, errorCategory: 'invalid_url', problem: `${what} uses the scheme ${url.protocol.slice(0, 20)}, not http(s)` };
+    return {
+      ok: false,
+      errorCategory: 'invalid_url',
+      problem: `${what} uses the scheme ${url.protocol.slice(0, 20)}, not http(s)`,
+    };
   }
   if (url.origin !== base.origin) {
-    return { ok: false, errorCategory: 'foreign_origin', problem: `${what} is on another origin (${url.host.slice(0, 200)}), not ${base.host}; it is not followed (C4)` };
+    return {
+      ok: false,
+      errorCategory: 'foreign_origin',
+      problem: `${what} is on another origin (${url.host.slice(0, 200)}), not ${base.host}; it is not followed (C4)`,
+    };
   }
   if (url.username !== '' || url.password !== '') {
     return { ok: false, errorCategory: 'invalid_url', problem: `${what} carries user info; it is not followed` };
@@ -36,7 +45,11 @@ export function resolveOnOrigin(baseUrl: string, candidate: string, what: string
  * Expands a contract path template (`/v1/jobs/{jobId}`, `/v1/jobs?client_reference={clientReference}`) under
  * `baseUrl`'s path, percent-encoding every value so it stays one path segment or one query value.
  */
-export function expandTemplate(baseUrl: string, template: string, values: Readonly<Record<string, string | undefined>>): { ok: true; url: string } | { ok: false; problem: string } {
+export function expandTemplate(
+  baseUrl: string,
+  template: string,
+  values: Readonly<Record<string, string | undefined>>,
+): { ok: true; url: string } | { ok: false; problem: string } {
   let missing: string | undefined;
   let unsafe: string | undefined;
   const expanded = template.replace(/\{(\+?)([^{}]*)\}/g, (_m, reserved: string, name: string) => {

@@ -4,7 +4,14 @@
  * table's copy) and the checkpoint register (migration 3). Implemented by `SqliteAuditSource` and
  * `PostgresAuditSource`; the checks themselves live in `src/audit`.
  */
-import { verifyOperationRows, type ChainBreak, type ChainKey, type ChainVerification, type StoredChainRow, type UnverifiableEntry } from './chain';
+import {
+  verifyOperationRows,
+  type ChainBreak,
+  type ChainKey,
+  type ChainVerification,
+  type StoredChainRow,
+  type UnverifiableEntry,
+} from './chain';
 import { parseStoredEntry, type StoredArtifact } from './operation-store';
 
 /** The query columns a journal row carries beside its entry text (copies derived from the entry). */
@@ -191,7 +198,11 @@ export function toAuditOperationRow(r: RawOperationRow): AuditOperationRow {
  * the operations table keeps. Checks of everything else (columns, snapshot, artifacts, checkpoints) are
  * `asyncjob audit verify`'s (`src/audit`).
  */
-export async function verifyChainsOf(source: AuditSource, options: { operationId?: string }, key: ChainKey | undefined): Promise<ChainVerification> {
+export async function verifyChainsOf(
+  source: AuditSource,
+  options: { operationId?: string },
+  key: ChainKey | undefined,
+): Promise<ChainVerification> {
   const ids = options.operationId !== undefined ? [options.operationId] : await source.operationIds();
   const breaks: ChainBreak[] = [];
   const unverifiable: UnverifiableEntry[] = [];

@@ -37,7 +37,8 @@ export function chainKeyOf(secret: string | undefined): ChainKey | undefined {
 
 function digestOf(text: string, key: ChainKey | string | undefined): string {
   const secret = typeof key === 'string' ? key : key?.secret;
-  if (secret !== undefined && secret.length > 0) return `hmac-sha256:${createHmac('sha256', secret).update(text, 'utf8').digest('hex')}`;
+  if (secret !== undefined && secret.length > 0)
+    return `hmac-sha256:${createHmac('sha256', secret).update(text, 'utf8').digest('hex')}`;
   return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }
 
@@ -119,11 +120,19 @@ export interface OperationChainResult {
   readonly unverifiable: UnverifiableEntry | null;
 }
 
-type RowVerdict = { kind: 'ok' } | { kind: 'unverifiable'; keyId: string | null } | { kind: 'break'; problem: ChainProblem; expected: string };
+type RowVerdict =
+  | { kind: 'ok' }
+  | { kind: 'unverifiable'; keyId: string | null }
+  | { kind: 'break'; problem: ChainProblem; expected: string };
 
 function rowVerdict(operationId: string, row: StoredChainRow, prevHash: string, key: ChainKey | undefined): RowVerdict {
   if (row.entry === null || row.entry.operationId !== operationId || row.entry.sequence !== row.sequence) {
-    return { kind: 'break', problem: 'hash_mismatch', expected: row.entry === null ? '(stored entry no longer parses)' : `operation ${operationId} sequence ${row.sequence}` };
+    return {
+      kind: 'break',
+      problem: 'hash_mismatch',
+      expected:
+        row.entry === null ? '(stored entry no longer parses)' : `operation ${operationId} sequence ${row.sequence}`,
+    };
   }
   if (isKeyed(row.hash)) {
     const keyId = row.keyId ?? null;
@@ -132,7 +141,8 @@ function rowVerdict(operationId: string, row: StoredChainRow, prevHash: string, 
     return expected === row.hash ? { kind: 'ok' } : { kind: 'break', problem: 'hash_mismatch', expected };
   }
   // A plain hash on a row that names its key, or under a configured key: signed once, rewritten without the key.
-  if ((row.keyId ?? null) !== null || key !== undefined) return { kind: 'break', problem: 'unsigned_entry', expected: `hmac-sha256 with key ${row.keyId ?? key!.id}` };
+  if ((row.keyId ?? null) !== null || key !== undefined)
+    return { kind: 'break', problem: 'unsigned_entry', expected: `hmac-sha256 with key ${row.keyId ?? key!.id}` };
   const expected = entryHash(row.entry, prevHash);
   return expected === row.hash ? { kind: 'ok' } : { kind: 'break', problem: 'hash_mismatch', expected };
 }
@@ -155,19 +165,38 @@ export function verifyOperationRows(
   let prevHash = GENESIS_HASH;
   let checked = 0;
   let unverifiable: UnverifiableEntry | null = null;
-  const broken = (b: Omit<ChainBreak, 'operationId'>): OperationChainResult => ({ break: { operationId, ...b }, entriesChecked: checked, unverifiable });
+  const broken = (b: Omit<ChainBreak, 'operationId'>): OperationChainResult => ({
+    break: { operationId, ...b },
+    entriesChecked: checked,
+    unverifiable,
+  });
   for (const row of rows) {
     checked += 1;
-    if (row.sequence !== expectedSequence) return broken({ sequence: expectedSequence, problem: 'gap', expected: String(expectedSequence), found: String(row.sequence) });
-    if (row.prevHash !== prevHash) return broken({ sequence: row.sequence, problem: 'prev_link_mismatch', expected: prevHash, found: row.prevHash });
+    if (row.sequence !== expectedSequence)
+      return broken({
+        sequence: expectedSequence,
+        problem: 'gap',
+        expected: String(expectedSequence),
+        found: String(row.sequence),
+      });
+    if (row.prevHash !== prevHash)
+      return broken({ sequence: row.sequence, problem: 'prev_link_mismatch', expected: prevHash, found: row.prevHash });
     const verdict = rowVerdict(operationId, row, prevHash, key);
-    if (verdict.kind === 'break') return broken({ sequence: row.sequence, problem: verdict.problem, expected: verdict.expected, found: row.hash });
-    if (verdict.kind === 'unverifiable' && unverifiable === null) unverifiable = { operationId, sequence: row.sequence, keyId: verdict.keyId };
+    if (verdict.kind === 'break')
+      return broken({ sequence: row.sequence, problem: verdict.problem, expected: verdict.expected, found: row.hash });
+    if (verdict.kind === 'unverifiable' && unverifiable === null)
+      unverifiable = { operationId, sequence: row.sequence, keyId: verdict.keyId };
     prevHash = row.hash;
     expectedSequence += 1;
   }
   const lastSequence = expectedSequence - 1;
-  if (head === null) return broken({ sequence: lastSequence, problem: 'missing_head', expected: 'a head record in operations', found: 'none' });
+  if (head === null)
+    return broken({
+      sequence: lastSequence,
+      problem: 'missing_head',
+      expected: 'a head record in operations',
+      found: 'none',
+    });
   if (head.lastSequence !== lastSequence || (lastSequence > 0 && head.lastHash !== prevHash)) {
     return broken({
       sequence: Math.min(head.lastSequence, lastSequence) + 1,

@@ -11,13 +11,19 @@ import { StoreError } from './store-errors';
 export const DEFAULT_STORE_LOCATION = `sqlite:${DEFAULT_SQLITE_PATH}`;
 
 /** A parsed store location. */
-export type StoreLocation = { readonly engine: 'sqlite'; readonly path: string } | { readonly engine: 'postgres'; readonly connectionString: string };
+export type StoreLocation =
+  | { readonly engine: 'sqlite'; readonly path: string }
+  | { readonly engine: 'postgres'; readonly connectionString: string };
 
 /** Parses a store location; throws `ASYNCJOB_ERR_STORE_LOCATION` naming what is wrong. Pure. */
 export function parseStoreLocation(location: string): StoreLocation {
   if (location.startsWith('sqlite:')) {
     const path = location.slice('sqlite:'.length);
-    if (path.length === 0) throw new StoreError('ASYNCJOB_ERR_STORE_LOCATION', 'sqlite: needs a file path, e.g. sqlite:.asyncjob/asyncjob.db');
+    if (path.length === 0)
+      throw new StoreError(
+        'ASYNCJOB_ERR_STORE_LOCATION',
+        'sqlite: needs a file path, e.g. sqlite:.asyncjob/asyncjob.db',
+      );
     return { engine: 'sqlite', path };
   }
   if (/^postgres(ql)?:\/\/./.test(location)) return { engine: 'postgres', connectionString: location };
@@ -39,6 +45,7 @@ export interface OpenStoreOptions extends OperationStoreOptions {
 export async function openStore(location: string, options: OpenStoreOptions = {}): Promise<OperationStore> {
   const parsed = parseStoreLocation(location);
   const common = { hmacKey: options.hmacKey, forbiddenValues: options.forbiddenValues };
-  if (parsed.engine === 'sqlite') return openSqliteStore({ ...common, path: parsed.path, fileMustExist: options.mustExist ?? false });
+  if (parsed.engine === 'sqlite')
+    return openSqliteStore({ ...common, path: parsed.path, fileMustExist: options.mustExist ?? false });
   return openPostgresStore({ ...common, connectionString: parsed.connectionString, schema: options.schema });
 }

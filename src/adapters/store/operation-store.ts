@@ -66,7 +66,10 @@ export const webhookEventSchema = z.object({
   receivedAt: instantSchema,
   operationId: z.string().min(1).max(200).optional(),
   eventType: z.string().max(200).optional(),
-  payloadSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  payloadSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
 });
 /** A webhook event. */
 export type WebhookEvent = z.infer<typeof webhookEventSchema>;
@@ -91,7 +94,8 @@ export interface StoredEntry {
 }
 
 /** The outcome of one append: written now, or already there identically (a no-op). */
-export type AppendResult = { readonly kind: 'appended'; readonly hash: string } | { readonly kind: 'duplicate'; readonly hash: string };
+export type AppendResult =
+  { readonly kind: 'appended'; readonly hash: string } | { readonly kind: 'duplicate'; readonly hash: string };
 
 /** The outcome of `putOperation`: written, the same version already stored identically, or refused as older. */
 export type PutOperationResult =
@@ -217,7 +221,10 @@ export function columnsOf(entry: JournalEntry): ExtractedColumns {
 }
 
 /** Validates a snapshot and refuses secrets; returns it with its canonical text. Pure. */
-export function prepareSnapshot(input: unknown, forbiddenValues: readonly string[] = []): { snapshot: OperationSnapshot; canonical: string } {
+export function prepareSnapshot(
+  input: unknown,
+  forbiddenValues: readonly string[] = [],
+): { snapshot: OperationSnapshot; canonical: string } {
   const parsed = operationSnapshotSchema.safeParse(input);
   if (!parsed.success) throw invalidInput('operation snapshot', parsed.error.issues);
   assertNoSecrets(`operation snapshot ${parsed.data.operationId}`, parsed.data, forbiddenValues);
@@ -236,10 +243,19 @@ export function prepareWebhookEvent(input: unknown, forbiddenValues: readonly st
  * Validates a provider session before it is saved: an operation ID, JSON text, at most
  * {@link MAX_PROVIDER_SESSION_BYTES} bytes, no credential of ours. The error never quotes the session. Pure.
  */
-export function prepareProviderSession(operationId: unknown, json: unknown, forbiddenValues: readonly string[] = []): { operationId: string; json: string } {
+export function prepareProviderSession(
+  operationId: unknown,
+  json: unknown,
+  forbiddenValues: readonly string[] = [],
+): { operationId: string; json: string } {
   const id = z.string().min(1).max(200).safeParse(operationId);
-  if (!id.success) throw invalidInput('provider session', id.error.issues.map((i) => ({ ...i, path: ['operationId'] })));
-  if (typeof json !== 'string') throw invalidInput('provider session', [{ path: ['json'], message: 'must be JSON text' }]);
+  if (!id.success)
+    throw invalidInput(
+      'provider session',
+      id.error.issues.map((i) => ({ ...i, path: ['operationId'] })),
+    );
+  if (typeof json !== 'string')
+    throw invalidInput('provider session', [{ path: ['json'], message: 'must be JSON text' }]);
   const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes > MAX_PROVIDER_SESSION_BYTES) {
     throw new StoreError(
@@ -272,7 +288,11 @@ export function parseStoredEntry(text: string): JournalEntry | null {
 /** Validates a query limit (1..10000, default 1000). */
 export function queryLimit(limit: number | undefined): number {
   const parsed = z.number().int().min(1).max(10_000).default(1000).safeParse(limit);
-  if (!parsed.success) throw invalidInput('query limit', parsed.error.issues.map((i) => ({ ...i, path: ['limit'] })));
+  if (!parsed.success)
+    throw invalidInput(
+      'query limit',
+      parsed.error.issues.map((i) => ({ ...i, path: ['limit'] })),
+    );
   return parsed.data;
 }
 

@@ -27,15 +27,28 @@ export class PostgresAuditSource implements AuditSource {
 
   /** @inheritdoc */
   async operationIds(): Promise<string[]> {
-    return this.tx(async (c) => (await c.query<{ operation_id: string }>(OPERATION_IDS_SQL)).rows.map((r) => r.operation_id), SNAPSHOT);
+    return this.tx(
+      async (c) => (await c.query<{ operation_id: string }>(OPERATION_IDS_SQL)).rows.map((r) => r.operation_id),
+      SNAPSHOT,
+    );
   }
 
   /** @inheritdoc */
   async readOperation(operationId: string): Promise<OperationAuditData> {
     return this.tx(async (c) => {
-      const row = (await c.query<RawOperationRow>(`SELECT ${AUDIT_OPERATION_COLUMNS} FROM operations WHERE operation_id = $1`, [operationId])).rows[0];
-      const journal = await c.query<RawJournalRow>(`SELECT ${AUDIT_JOURNAL_COLUMNS} FROM journal WHERE operation_id = $1 ORDER BY sequence`, [operationId]);
-      const artifacts = await c.query<ArtifactRow>('SELECT * FROM artifacts WHERE operation_id = $1 ORDER BY sequence', [operationId]);
+      const row = (
+        await c.query<RawOperationRow>(`SELECT ${AUDIT_OPERATION_COLUMNS} FROM operations WHERE operation_id = $1`, [
+          operationId,
+        ])
+      ).rows[0];
+      const journal = await c.query<RawJournalRow>(
+        `SELECT ${AUDIT_JOURNAL_COLUMNS} FROM journal WHERE operation_id = $1 ORDER BY sequence`,
+        [operationId],
+      );
+      const artifacts = await c.query<ArtifactRow>(
+        'SELECT * FROM artifacts WHERE operation_id = $1 ORDER BY sequence',
+        [operationId],
+      );
       const links = await c.query<{ provider: string; remote_job_id: string }>(
         'SELECT provider, remote_job_id FROM operation_jobs WHERE operation_id = $1 ORDER BY 1, 2',
         [operationId],
@@ -64,7 +77,12 @@ export class PostgresAuditSource implements AuditSource {
       const rows = await c.query<{ sequence: string; taken_at: string; digest: string; document: string }>(
         'SELECT sequence, taken_at, digest, document FROM audit_checkpoints ORDER BY sequence',
       );
-      return rows.rows.map((r) => ({ sequence: Number(r.sequence), takenAt: r.taken_at, digest: r.digest, document: r.document }));
+      return rows.rows.map((r) => ({
+        sequence: Number(r.sequence),
+        takenAt: r.taken_at,
+        digest: r.digest,
+        document: r.document,
+      }));
     }, SNAPSHOT);
   }
 

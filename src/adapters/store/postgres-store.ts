@@ -84,11 +84,16 @@ export class PostgresOperationStore implements OperationStore {
       await c.query(
         'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
       );
-      const applied = new Set((await c.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+      const applied = new Set(
+        (await c.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
+      );
       for (const migration of POSTGRES_MIGRATIONS) {
         if (applied.has(migration.version)) continue;
         await c.query(migration.sql);
-        await c.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+        await c.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+          migration.version,
+          migration.name,
+        ]);
       }
     });
   }
@@ -111,7 +116,9 @@ export class PostgresOperationStore implements OperationStore {
 
   private async appendOne(c: PoolClient, p: PreparedEntry): Promise<AppendResult> {
     const { entry, columns } = p;
-    await c.query('INSERT INTO operations (operation_id) VALUES ($1) ON CONFLICT (operation_id) DO NOTHING', [entry.operationId]);
+    await c.query('INSERT INTO operations (operation_id) VALUES ($1) ON CONFLICT (operation_id) DO NOTHING', [
+      entry.operationId,
+    ]);
     const head = (
       await c.query<{ last_sequence: string; last_hash: string | null; provider: string | null }>(
         'SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = $1 FOR UPDATE',
@@ -122,21 +129,19 @@ export class PostgresOperationStore implements OperationStore {
     const existing =
       entry.sequence <= lastSequence
         ? ((
-            await c.query<{ entry: string; hash: string }>('SELECT entry, hash FROM journal WHERE operation_id = $1 AND sequence = $2', [
-              entry.operationId,
-              entry.sequence,
-            ])
+            await c.query<{ entry: string; hash: string }>(
+              'SELECT entry, hash FROM journal WHERE operation_id = $1 AND sequence = $2',
+              [entry.operationId, entry.sequence],
+            )
           ).rows[0] ?? null)
         : null;
     const decision = decideAppend(p, { lastSequence, lastHash: head.last_hash }, existing, this.hmacKey);
     if (decision.kind === 'duplicate') return { kind: 'duplicate', hash: decision.hash };
     const provider = head.provider ?? columns.provider;
-    await c.query('UPDATE operations SET last_sequence = $2, last_hash = $3, provider = coalesce(provider, $4) WHERE operation_id = $1', [
-      entry.operationId,
-      entry.sequence,
-      decision.hash,
-      provider,
-    ]);
+    await c.query(
+      'UPDATE operations SET last_sequence = $2, last_hash = $3, provider = coalesce(provider, $4) WHERE operation_id = $1',
+      [entry.operationId, entry.sequence, decision.hash, provider],
+    );
     await c.query(
       `INSERT INTO journal (operation_id, sequence, at, actor, kind, entry, prev_hash, hash, to_state, remote_job_id, http_status, delay_source, escalation_reason, key_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
@@ -158,18 +163,26 @@ export class PostgresOperationStore implements OperationStore {
       ],
     );
     if (columns.remoteJobId !== null && provider !== null) {
-      await c.query('INSERT INTO operation_jobs (provider, remote_job_id, operation_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
-        provider,
-        columns.remoteJobId,
-        entry.operationId,
-      ]);
+      await c.query(
+        'INSERT INTO operation_jobs (provider, remote_job_id, operation_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+        [provider, columns.remoteJobId, entry.operationId],
+      );
     }
     if (entry.body.kind === 'artifact') {
       const a = entry.body;
       await c.query(
         `INSERT INTO artifacts (operation_id, sequence, at, location, sha256, size_bytes, content_type, validation)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [entry.operationId, entry.sequence, entry.at, a.location, a.sha256, a.sizeBytes, a.contentType ?? null, a.validation],
+        [
+          entry.operationId,
+          entry.sequence,
+          entry.at,
+          a.location,
+          a.sha256,
+          a.sizeBytes,
+          a.contentType ?? null,
+          a.validation,
+        ],
       );
     }
     return { kind: 'appended', hash: decision.hash };
@@ -204,9 +217,10 @@ export class PostgresOperationStore implements OperationStore {
       );
       if (written.rowCount === 0) {
         const stored = (
-          await c.query<{ version: string; snapshot: string | null }>('SELECT version, snapshot FROM operations WHERE operation_id = $1', [
-            snapshot.operationId,
-          ])
+          await c.query<{ version: string; snapshot: string | null }>(
+            'SELECT version, snapshot FROM operations WHERE operation_id = $1',
+            [snapshot.operationId],
+          )
         ).rows[0]!;
         const storedVersion = Number(stored.version);
         return storedVersion === snapshot.version && stored.snapshot === canonical
@@ -214,11 +228,10 @@ export class PostgresOperationStore implements OperationStore {
           : { kind: 'stale', storedVersion };
       }
       for (const jobId of snapshot.remoteJobIds) {
-        await c.query('INSERT INTO operation_jobs (provider, remote_job_id, operation_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
-          snapshot.provider,
-          jobId,
-          snapshot.operationId,
-        ]);
+        await c.query(
+          'INSERT INTO operation_jobs (provider, remote_job_id, operation_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+          [snapshot.provider, jobId, snapshot.operationId],
+        );
       }
       return { kind: 'written', version: snapshot.version };
     });
@@ -226,16 +239,21 @@ export class PostgresOperationStore implements OperationStore {
 
   /** @inheritdoc */
   async getOperation(operationId: string): Promise<OperationSnapshot | null> {
-    const row = (await this.query<{ snapshot: string | null }>('SELECT snapshot FROM operations WHERE operation_id = $1', [operationId])).rows[0];
+    const row = (
+      await this.query<{ snapshot: string | null }>('SELECT snapshot FROM operations WHERE operation_id = $1', [
+        operationId,
+      ])
+    ).rows[0];
     return row?.snapshot ? (JSON.parse(row.snapshot) as OperationSnapshot) : null;
   }
 
   /** @inheritdoc */
   async chainHead(operationId: string): Promise<{ lastSequence: number; lastHash: string | null }> {
     const row = (
-      await this.query<{ last_sequence: string; last_hash: string | null }>('SELECT last_sequence, last_hash FROM operations WHERE operation_id = $1', [
-        operationId,
-      ])
+      await this.query<{ last_sequence: string; last_hash: string | null }>(
+        'SELECT last_sequence, last_hash FROM operations WHERE operation_id = $1',
+        [operationId],
+      )
     ).rows[0];
     return { lastSequence: row ? Number(row.last_sequence) : 0, lastHash: row?.last_hash ?? null };
   }
@@ -258,7 +276,10 @@ export class PostgresOperationStore implements OperationStore {
   }
 
   /** @inheritdoc */
-  async findByEscalationReason(reason: EscalationReason, options: { limit?: number } = {}): Promise<OperationSnapshot[]> {
+  async findByEscalationReason(
+    reason: EscalationReason,
+    options: { limit?: number } = {},
+  ): Promise<OperationSnapshot[]> {
     return this.snapshots(
       'SELECT snapshot FROM operations WHERE escalation_reason = $1 AND snapshot IS NOT NULL ORDER BY updated_at, operation_id LIMIT $2',
       [reason, queryLimit(options.limit)],
@@ -275,7 +296,11 @@ export class PostgresOperationStore implements OperationStore {
   }
 
   /** @inheritdoc */
-  async findByDeadlineWindow(fromMs: number, toMs: number, options: { limit?: number } = {}): Promise<OperationSnapshot[]> {
+  async findByDeadlineWindow(
+    fromMs: number,
+    toMs: number,
+    options: { limit?: number } = {},
+  ): Promise<OperationSnapshot[]> {
     deadlineWindow(fromMs, toMs);
     return this.snapshots(
       `SELECT snapshot FROM operations WHERE result_deadline_at_ms >= $1 AND result_deadline_at_ms < $2 AND snapshot IS NOT NULL
@@ -297,14 +322,19 @@ export class PostgresOperationStore implements OperationStore {
 
   /** @inheritdoc */
   async artifacts(operationId: string): Promise<StoredArtifact[]> {
-    const rows = await this.query<ArtifactRow>('SELECT * FROM artifacts WHERE operation_id = $1 ORDER BY sequence', [operationId]);
+    const rows = await this.query<ArtifactRow>('SELECT * FROM artifacts WHERE operation_id = $1 ORDER BY sequence', [
+      operationId,
+    ]);
     return rows.rows.map(toStoredArtifact);
   }
 
   /** @inheritdoc */
   async loadProviderSession(operationId: string): Promise<StoredProviderSession | null> {
     const row = (
-      await this.query<{ jar: string; updated_at: string }>('SELECT jar, updated_at FROM provider_sessions WHERE operation_id = $1', [operationId])
+      await this.query<{ jar: string; updated_at: string }>(
+        'SELECT jar, updated_at FROM provider_sessions WHERE operation_id = $1',
+        [operationId],
+      )
     ).rows[0];
     return row === undefined ? null : { json: row.jar, updatedAt: row.updated_at };
   }

@@ -41,7 +41,10 @@ export function toStoredArtifact(r: ArtifactRow): StoredArtifact {
 export function toStoredEntry(r: JournalRow): StoredEntry {
   const entry = parseStoredEntry(r.entry);
   if (entry === null) {
-    throw new StoreError('ASYNCJOB_ERR_INVALID_INPUT', `stored entry ${r.operation_id}#${String(r.sequence)} no longer parses (run audit verify)`);
+    throw new StoreError(
+      'ASYNCJOB_ERR_INVALID_INPUT',
+      `stored entry ${r.operation_id}#${String(r.sequence)} no longer parses (run audit verify)`,
+    );
   }
   return { entry, prevHash: r.prev_hash, hash: r.hash };
 }

@@ -44,7 +44,9 @@ export function assertNoSecrets(what: string, value: unknown, forbiddenValues: r
 }
 
 function refuse(what: string, path: string, kind: string): never {
-  throw new StoreError('ASYNCJOB_ERR_SECRET_IN_RECORD', `${what} contains ${kind} at ${path}; redact it before recording`, [
-    { path, message: `contains ${kind}` },
-  ]);
+  throw new StoreError(
+    'ASYNCJOB_ERR_SECRET_IN_RECORD',
+    `${what} contains ${kind} at ${path}; redact it before recording`,
+    [{ path, message: `contains ${kind}` }],
+  );
 }

@@ -46,12 +46,18 @@ export class SqliteAuditSource implements AuditSource {
   async readOperation(operationId: string): Promise<OperationAuditData> {
     this.ensureOpen();
     const read = this.db.transaction((id: string): OperationAuditData => {
-      const row = this.prepare<[string], RawOperationRow>(`SELECT ${AUDIT_OPERATION_COLUMNS} FROM operations WHERE operation_id = ?`).get(id);
-      const journal = this.prepare<[string], RawJournalRow>(`SELECT ${AUDIT_JOURNAL_COLUMNS} FROM journal WHERE operation_id = ? ORDER BY sequence`)
-        .all(id);
-      const artifacts = this.prepare<[string], ArtifactRow>('SELECT * FROM artifacts WHERE operation_id = ? ORDER BY sequence').all(id);
-      const jobLinks = this.prepare<[string], { provider: string; remote_job_id: string }>('SELECT provider, remote_job_id FROM operation_jobs WHERE operation_id = ? ORDER BY 1, 2')
-        .all(id);
+      const row = this.prepare<[string], RawOperationRow>(
+        `SELECT ${AUDIT_OPERATION_COLUMNS} FROM operations WHERE operation_id = ?`,
+      ).get(id);
+      const journal = this.prepare<[string], RawJournalRow>(
+        `SELECT ${AUDIT_JOURNAL_COLUMNS} FROM journal WHERE operation_id = ? ORDER BY sequence`,
+      ).all(id);
+      const artifacts = this.prepare<[string], ArtifactRow>(
+        'SELECT * FROM artifacts WHERE operation_id = ? ORDER BY sequence',
+      ).all(id);
+      const jobLinks = this.prepare<[string], { provider: string; remote_job_id: string }>(
+        'SELECT provider, remote_job_id FROM operation_jobs WHERE operation_id = ? ORDER BY 1, 2',
+      ).all(id);
       return {
         operationId: id,
         row: row === undefined ? null : toAuditOperationRow(row),
@@ -74,7 +80,9 @@ export class SqliteAuditSource implements AuditSource {
   /** @inheritdoc */
   async checkpoints(): Promise<StoredCheckpoint[]> {
     this.ensureOpen();
-    return this.prepare<[], { sequence: number; taken_at: string; digest: string; document: string }>('SELECT sequence, taken_at, digest, document FROM audit_checkpoints ORDER BY sequence')
+    return this.prepare<[], { sequence: number; taken_at: string; digest: string; document: string }>(
+      'SELECT sequence, taken_at, digest, document FROM audit_checkpoints ORDER BY sequence',
+    )
       .all()
       .map((r) => ({ sequence: Number(r.sequence), takenAt: r.taken_at, digest: r.digest, document: r.document }));
   }
@@ -82,8 +90,9 @@ export class SqliteAuditSource implements AuditSource {
   /** @inheritdoc */
   async recordCheckpoint(c: StoredCheckpoint): Promise<'recorded' | 'taken'> {
     this.ensureOpen();
-    const changes = this.prepare<[number, string, string, string], unknown>('INSERT INTO audit_checkpoints (sequence, taken_at, digest, document) VALUES (?, ?, ?, ?) ON CONFLICT (sequence) DO NOTHING')
-      .run(c.sequence, c.takenAt, c.digest, c.document).changes;
+    const changes = this.prepare<[number, string, string, string], unknown>(
+      'INSERT INTO audit_checkpoints (sequence, taken_at, digest, document) VALUES (?, ?, ?, ?) ON CONFLICT (sequence) DO NOTHING',
+    ).run(c.sequence, c.takenAt, c.digest, c.document).changes;
     return changes === 1 ? 'recorded' : 'taken';
   }
 }

@@ -69,7 +69,10 @@ export class SqliteOperationStore implements OperationStore {
     try {
       this.db = new Database(path, { fileMustExist: options.fileMustExist ?? false });
     } catch (err) {
-      throw new StoreError('ASYNCJOB_ERR_STORE_LOCATION', `cannot open SQLite store ${path}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new StoreError(
+        'ASYNCJOB_ERR_STORE_LOCATION',
+        `cannot open SQLite store ${path}: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 10_000))}`);
     this.db.pragma('journal_mode = WAL');
@@ -96,8 +99,11 @@ export class SqliteOperationStore implements OperationStore {
       for (const migration of SQLITE_MIGRATIONS) {
         if (applied.has(migration.version)) continue;
         this.db.exec(migration.sql);
-        this.stmt('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-          .run(migration.version, migration.name, new Date().toISOString());
+        this.stmt('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+          migration.version,
+          migration.name,
+          new Date().toISOString(),
+        );
       }
       this.db.exec('COMMIT');
     } catch (err) {
@@ -122,53 +128,69 @@ export class SqliteOperationStore implements OperationStore {
 
   private appendOne(p: PreparedEntry): AppendResult {
     const { entry, columns } = p;
-    const head = this.stmt<[string], HeadRow>('SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?')
-      .get(entry.operationId);
+    const head = this.stmt<[string], HeadRow>(
+      'SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?',
+    ).get(entry.operationId);
     const existing =
       head !== undefined && entry.sequence <= head.last_sequence
-        ? (this.stmt<[string, number], { entry: string; hash: string }>('SELECT entry, hash FROM journal WHERE operation_id = ? AND sequence = ?')
-            .get(entry.operationId, entry.sequence) ?? null)
+        ? (this.stmt<[string, number], { entry: string; hash: string }>(
+            'SELECT entry, hash FROM journal WHERE operation_id = ? AND sequence = ?',
+          ).get(entry.operationId, entry.sequence) ?? null)
         : null;
-    const decision = decideAppend(p, { lastSequence: head?.last_sequence ?? 0, lastHash: head?.last_hash ?? null }, existing, this.hmacKey);
+    const decision = decideAppend(
+      p,
+      { lastSequence: head?.last_sequence ?? 0, lastHash: head?.last_hash ?? null },
+      existing,
+      this.hmacKey,
+    );
     if (decision.kind === 'duplicate') return { kind: 'duplicate', hash: decision.hash };
     const provider = head?.provider ?? columns.provider;
     this.stmt(
-        `INSERT INTO operations (operation_id, provider, last_sequence, last_hash) VALUES (?, ?, ?, ?)
+      `INSERT INTO operations (operation_id, provider, last_sequence, last_hash) VALUES (?, ?, ?, ?)
          ON CONFLICT (operation_id) DO UPDATE SET last_sequence = excluded.last_sequence, last_hash = excluded.last_hash,
            provider = coalesce(operations.provider, excluded.provider)`,
-      )
-      .run(entry.operationId, provider, entry.sequence, decision.hash);
+    ).run(entry.operationId, provider, entry.sequence, decision.hash);
     this.stmt(
-        `INSERT INTO journal (operation_id, sequence, at, actor, kind, entry, prev_hash, hash, to_state, remote_job_id, http_status, delay_source, escalation_reason, key_id)
+      `INSERT INTO journal (operation_id, sequence, at, actor, kind, entry, prev_hash, hash, to_state, remote_job_id, http_status, delay_source, escalation_reason, key_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        entry.operationId,
-        entry.sequence,
-        entry.at,
-        entry.actor,
-        columns.kind,
-        p.canonical,
-        decision.prevHash,
-        decision.hash,
-        columns.toState,
-        columns.remoteJobId,
-        columns.httpStatus,
-        columns.delaySource,
-        columns.escalationReason,
-        this.hmacKey?.id ?? null,
-      );
+    ).run(
+      entry.operationId,
+      entry.sequence,
+      entry.at,
+      entry.actor,
+      columns.kind,
+      p.canonical,
+      decision.prevHash,
+      decision.hash,
+      columns.toState,
+      columns.remoteJobId,
+      columns.httpStatus,
+      columns.delaySource,
+      columns.escalationReason,
+      this.hmacKey?.id ?? null,
+    );
     if (columns.remoteJobId !== null && provider !== null) {
-      this.stmt('INSERT OR IGNORE INTO operation_jobs (provider, remote_job_id, operation_id) VALUES (?, ?, ?)')
-        .run(provider, columns.remoteJobId, entry.operationId);
+      this.stmt('INSERT OR IGNORE INTO operation_jobs (provider, remote_job_id, operation_id) VALUES (?, ?, ?)').run(
+        provider,
+        columns.remoteJobId,
+        entry.operationId,
+      );
     }
     if (entry.body.kind === 'artifact') {
       const a = entry.body;
       this.stmt(
-          `INSERT INTO artifacts (operation_id, sequence, at, location, sha256, size_bytes, content_type, validation)
+        `INSERT INTO artifacts (operation_id, sequence, at, location, sha256, size_bytes, content_type, validation)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(entry.operationId, entry.sequence, entry.at, a.location, a.sha256, a.sizeBytes, a.contentType ?? null, a.validation);
+      ).run(
+        entry.operationId,
+        entry.sequence,
+        entry.at,
+        a.location,
+        a.sha256,
+        a.sizeBytes,
+        a.contentType ?? null,
+        a.validation,
+      );
     }
     return { kind: 'appended', hash: decision.hash };
   }
@@ -179,7 +201,7 @@ export class SqliteOperationStore implements OperationStore {
     const { snapshot, canonical } = prepareSnapshot(input, this.forbiddenValues);
     const run = this.db.transaction((): PutOperationResult => {
       const changes = this.stmt(
-          `INSERT INTO operations (operation_id, provider, local_state, remote_job_ids, escalation_reason, result_deadline_at_ms, updated_at, version, snapshot,
+        `INSERT INTO operations (operation_id, provider, local_state, remote_job_ids, escalation_reason, result_deadline_at_ms, updated_at, version, snapshot,
              snapshot_hash, snapshot_key_id)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (operation_id) DO UPDATE SET provider = excluded.provider, local_state = excluded.local_state,
@@ -187,28 +209,30 @@ export class SqliteOperationStore implements OperationStore {
              result_deadline_at_ms = excluded.result_deadline_at_ms, updated_at = excluded.updated_at,
              version = excluded.version, snapshot = excluded.snapshot, snapshot_hash = excluded.snapshot_hash, snapshot_key_id = excluded.snapshot_key_id
            WHERE operations.version < excluded.version`,
-        )
-        .run(
-          snapshot.operationId,
-          snapshot.provider,
-          snapshot.localState,
-          JSON.stringify(snapshot.remoteJobIds),
-          snapshot.escalationReason,
-          snapshot.resultDeadlineAt === null ? null : Date.parse(snapshot.resultDeadlineAt),
-          snapshot.updatedAt,
-          snapshot.version,
-          canonical,
-          snapshotHash(canonical, this.hmacKey),
-          this.hmacKey?.id ?? null,
-        ).changes;
+      ).run(
+        snapshot.operationId,
+        snapshot.provider,
+        snapshot.localState,
+        JSON.stringify(snapshot.remoteJobIds),
+        snapshot.escalationReason,
+        snapshot.resultDeadlineAt === null ? null : Date.parse(snapshot.resultDeadlineAt),
+        snapshot.updatedAt,
+        snapshot.version,
+        canonical,
+        snapshotHash(canonical, this.hmacKey),
+        this.hmacKey?.id ?? null,
+      ).changes;
       if (changes === 0) {
-        const stored = this.stmt<[string], { version: number; snapshot: string | null }>('SELECT version, snapshot FROM operations WHERE operation_id = ?')
-          .get(snapshot.operationId)!;
+        const stored = this.stmt<[string], { version: number; snapshot: string | null }>(
+          'SELECT version, snapshot FROM operations WHERE operation_id = ?',
+        ).get(snapshot.operationId)!;
         return stored.version === snapshot.version && stored.snapshot === canonical
           ? { kind: 'unchanged', version: stored.version }
           : { kind: 'stale', storedVersion: stored.version };
       }
-      const link = this.stmt('INSERT OR IGNORE INTO operation_jobs (provider, remote_job_id, operation_id) VALUES (?, ?, ?)');
+      const link = this.stmt(
+        'INSERT OR IGNORE INTO operation_jobs (provider, remote_job_id, operation_id) VALUES (?, ?, ?)',
+      );
       for (const jobId of snapshot.remoteJobIds) link.run(snapshot.provider, jobId, snapshot.operationId);
       return { kind: 'written', version: snapshot.version };
     });
@@ -218,16 +242,18 @@ export class SqliteOperationStore implements OperationStore {
   /** @inheritdoc */
   async getOperation(operationId: string): Promise<OperationSnapshot | null> {
     this.open();
-    const row = this.stmt<[string], { snapshot: string | null }>('SELECT snapshot FROM operations WHERE operation_id = ?')
-      .get(operationId);
+    const row = this.stmt<[string], { snapshot: string | null }>(
+      'SELECT snapshot FROM operations WHERE operation_id = ?',
+    ).get(operationId);
     return row?.snapshot ? (JSON.parse(row.snapshot) as OperationSnapshot) : null;
   }
 
   /** @inheritdoc */
   async chainHead(operationId: string): Promise<{ lastSequence: number; lastHash: string | null }> {
     this.open();
-    const row = this.stmt<[string], HeadRow>('SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?')
-      .get(operationId);
+    const row = this.stmt<[string], HeadRow>(
+      'SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?',
+    ).get(operationId);
     return { lastSequence: row?.last_sequence ?? 0, lastHash: row?.last_hash ?? null };
   }
 
@@ -235,8 +261,8 @@ export class SqliteOperationStore implements OperationStore {
   async entries(operationId: string, options: { fromSequence?: number } = {}): Promise<StoredEntry[]> {
     this.open();
     return this.stmt<[string, number], JournalRow>(
-        'SELECT operation_id, sequence, entry, prev_hash, hash FROM journal WHERE operation_id = ? AND sequence >= ? ORDER BY sequence',
-      )
+      'SELECT operation_id, sequence, entry, prev_hash, hash FROM journal WHERE operation_id = ? AND sequence >= ? ORDER BY sequence',
+    )
       .all(operationId, options.fromSequence ?? 1)
       .map(toStoredEntry);
   }
@@ -251,7 +277,10 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   /** @inheritdoc */
-  async findByEscalationReason(reason: EscalationReason, options: { limit?: number } = {}): Promise<OperationSnapshot[]> {
+  async findByEscalationReason(
+    reason: EscalationReason,
+    options: { limit?: number } = {},
+  ): Promise<OperationSnapshot[]> {
     return this.snapshots(
       'SELECT snapshot FROM operations WHERE escalation_reason = ? AND snapshot IS NOT NULL ORDER BY updated_at, operation_id LIMIT ?',
       reason,
@@ -263,14 +292,18 @@ export class SqliteOperationStore implements OperationStore {
   async findByProviderJobId(provider: string, remoteJobId: string): Promise<string[]> {
     this.open();
     return this.stmt<[string, string], string>(
-        'SELECT operation_id FROM operation_jobs WHERE provider = ? AND remote_job_id = ? ORDER BY operation_id',
-      )
+      'SELECT operation_id FROM operation_jobs WHERE provider = ? AND remote_job_id = ? ORDER BY operation_id',
+    )
       .pluck()
       .all(provider, remoteJobId);
   }
 
   /** @inheritdoc */
-  async findByDeadlineWindow(fromMs: number, toMs: number, options: { limit?: number } = {}): Promise<OperationSnapshot[]> {
+  async findByDeadlineWindow(
+    fromMs: number,
+    toMs: number,
+    options: { limit?: number } = {},
+  ): Promise<OperationSnapshot[]> {
     deadlineWindow(fromMs, toMs);
     return this.snapshots(
       `SELECT snapshot FROM operations WHERE result_deadline_at_ms >= ? AND result_deadline_at_ms < ? AND snapshot IS NOT NULL
@@ -286,10 +319,16 @@ export class SqliteOperationStore implements OperationStore {
     this.open();
     const e = prepareWebhookEvent(input, this.forbiddenValues);
     const changes = this.stmt(
-        `INSERT INTO webhook_events (provider, event_id, received_at, operation_id, event_type, payload_sha256)
+      `INSERT INTO webhook_events (provider, event_id, received_at, operation_id, event_type, payload_sha256)
          VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (provider, event_id) DO NOTHING`,
-      )
-      .run(e.provider, e.eventId, e.receivedAt, e.operationId ?? null, e.eventType ?? null, e.payloadSha256 ?? null).changes;
+    ).run(
+      e.provider,
+      e.eventId,
+      e.receivedAt,
+      e.operationId ?? null,
+      e.eventType ?? null,
+      e.payloadSha256 ?? null,
+    ).changes;
     return changes === 1 ? 'recorded' : 'duplicate';
   }
 
@@ -304,8 +343,9 @@ export class SqliteOperationStore implements OperationStore {
   /** @inheritdoc */
   async loadProviderSession(operationId: string): Promise<StoredProviderSession | null> {
     this.open();
-    const row = this.stmt<[string], { jar: string; updated_at: string }>('SELECT jar, updated_at FROM provider_sessions WHERE operation_id = ?')
-      .get(operationId);
+    const row = this.stmt<[string], { jar: string; updated_at: string }>(
+      'SELECT jar, updated_at FROM provider_sessions WHERE operation_id = ?',
+    ).get(operationId);
     return row === undefined ? null : { json: row.jar, updatedAt: row.updated_at };
   }
 
@@ -314,10 +354,9 @@ export class SqliteOperationStore implements OperationStore {
     this.open();
     const session = prepareProviderSession(operationId, json, this.forbiddenValues);
     this.stmt(
-        `INSERT INTO provider_sessions (operation_id, jar, updated_at) VALUES (?, ?, ?)
+      `INSERT INTO provider_sessions (operation_id, jar, updated_at) VALUES (?, ?, ?)
          ON CONFLICT (operation_id) DO UPDATE SET jar = excluded.jar, updated_at = excluded.updated_at`,
-      )
-      .run(session.operationId, session.json, new Date().toISOString());
+    ).run(session.operationId, session.json, new Date().toISOString());
   }
 
   /** @inheritdoc */

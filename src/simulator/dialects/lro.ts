@@ -91,7 +91,10 @@ export const lroDialect: Dialect = {
       }
       case 'reconcile': {
         const token = req.query.get('request_id');
-        if (token === null || token === '') return errorResponse(400, { error: { code: 400, status: 'INVALID_ARGUMENT', message: 'request_id is required' } });
+        if (token === null || token === '')
+          return errorResponse(400, {
+            error: { code: 400, status: 'INVALID_ARGUMENT', message: 'request_id is required' },
+          });
         const operations = ctx.jobs.byIdempotencyToken(token).map((j) => {
           ctx.jobs.advance(j, ctx.nowMs);
           return operation(j, ctx);

@@ -56,7 +56,8 @@ export const operationLocationDialect: Dialect = {
     const id = req.headers['repeatability-request-id'];
     return typeof id === 'string' && id !== '' ? id : undefined;
   },
-  newJobId: (hex) => `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`,
+  newJobId: (hex) =>
+    `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`,
   publicJobId: (raw) => raw,
   publicState,
   handle(route, req, ctx) {
@@ -94,7 +95,9 @@ export const operationLocationDialect: Dialect = {
       case 'cancel': {
         const out = ctx.jobs.requestCancel(ctx.job!, ctx.nowMs, ctx.fault?.kind === 'cancel_race');
         if (out.kind === 'already_terminal') {
-          return errorResponse(409, { error: { code: 'Conflict', message: `the operation is already ${publicState(out.state)}` } });
+          return errorResponse(409, {
+            error: { code: 'Conflict', message: `the operation is already ${publicState(out.state)}` },
+          });
         }
         return { status: 202 };
       }

@@ -22,7 +22,8 @@ function statusBody(job: SimJob, ctx: DialectContext): Record<string, unknown> {
   if (!TERMINAL_STATES.has(state)) {
     if (step.pollAfterSeconds !== undefined) body['poll_after_seconds'] = step.pollAfterSeconds;
     if (step.nextCheckAt !== undefined) {
-      body['next_check_at'] = typeof step.nextCheckAt === 'string' ? step.nextCheckAt : iso(ctx.nowMs + step.nextCheckAt.inMs);
+      body['next_check_at'] =
+        typeof step.nextCheckAt === 'string' ? step.nextCheckAt : iso(ctx.nowMs + step.nextCheckAt.inMs);
     }
   }
   const expiresAt = ctx.jobs.expiresAtMs(job);
@@ -76,14 +77,18 @@ export const restDialect: Dialect = {
         const outcome = ctx.createOrRepeat(this.tokenOf(route, req), req.body);
         if (outcome.kind === 'conflict') {
           return errorResponse(422, {
-            error: { code: 'idempotency_key_reused', message: 'this Idempotency-Key was used with a different request body' },
+            error: {
+              code: 'idempotency_key_reused',
+              message: 'this Idempotency-Key was used with a different request body',
+            },
           });
         }
         return createAnswer(outcome.job, ctx);
       }
       case 'reconcile': {
         const ref = req.query.get('client_reference');
-        if (ref === null || ref === '') return errorResponse(400, { error: { code: 'invalid_request', message: 'client_reference is required' } });
+        if (ref === null || ref === '')
+          return errorResponse(400, { error: { code: 'invalid_request', message: 'client_reference is required' } });
         const jobs = ctx.jobs.byReference(ref).map((j) => ({
           job_id: j.id,
           state: ctx.jobs.advance(j, ctx.nowMs),
@@ -96,7 +101,8 @@ export const restDialect: Dialect = {
       case 'cancel': {
         const job = ctx.job!;
         const out = ctx.jobs.requestCancel(job, ctx.nowMs, ctx.fault?.kind === 'cancel_race');
-        if (out.kind === 'already_terminal') return errorResponse(409, { error: { code: 'already_terminal' }, state: out.state });
+        if (out.kind === 'already_terminal')
+          return errorResponse(409, { error: { code: 'already_terminal' }, state: out.state });
         return { status: 202, json: { job_id: job.id, state: 'cancelling' } };
       }
       case 'result':

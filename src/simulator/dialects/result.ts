@@ -10,7 +10,8 @@ import { errorResponse, type DialectContext, type SimResponse } from './types';
 export function resultResponse(job: SimJob, ctx: DialectContext, dialect: DialectName): SimResponse {
   const state = ctx.jobs.state(job);
   if (state === 'expired') return errorResponse(410, { error: { code: 'expired', message: 'the result has expired' } });
-  if (state !== 'succeeded') return errorResponse(409, { error: { code: 'not_ready', message: `the job is ${state}` }, state });
+  if (state !== 'succeeded')
+    return errorResponse(409, { error: { code: 'not_ready', message: `the job is ${state}` }, state });
   const { served, advertised } = ctx.payloadOf(job);
   const headers: Record<string, string> = {};
   if (dialect === 'rest') {

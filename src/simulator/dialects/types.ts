@@ -34,9 +34,7 @@ export interface SimRequest {
 
 /** The outcome of a create with an idempotency token. */
 export type CreateOutcome =
-  | { kind: 'created'; job: SimJob }
-  | { kind: 'repeat'; job: SimJob }
-  | { kind: 'conflict'; job: SimJob };
+  { kind: 'created'; job: SimJob } | { kind: 'repeat'; job: SimJob } | { kind: 'conflict'; job: SimJob };
 
 /** What the server gives a dialect handler for one request. */
 export interface DialectContext {

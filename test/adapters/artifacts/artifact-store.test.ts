@@ -14,7 +14,10 @@ describe('FileArtifactStore', () => {
     await writer.write(Buffer.from('[1,2,3]}'));
     const artifact = await writer.commit();
     const bytes = Buffer.from('{"items":[1,2,3]}');
-    expect(artifact).toMatchObject({ sha256: createHash('sha256').update(bytes).digest('hex'), sizeBytes: bytes.length });
+    expect(artifact).toMatchObject({
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      sizeBytes: bytes.length,
+    });
     expect(await readFile(new URL(artifact.location))).toEqual(bytes);
     expect(await store.describe(artifact.location)).toEqual(artifact);
     expect(await readdir(path.join(root, 'op_1'))).toEqual(['7-result']);
@@ -32,6 +35,8 @@ describe('FileArtifactStore', () => {
   it('refuses to read a location outside its root', async () => {
     const store = new FileArtifactStore(await mkdtemp(path.join(tmpdir(), 'artifacts-')));
     expect(() => store.open('file:///etc/passwd')).toThrow(/outside the store/);
-    expect(await store.describe('file:///nonexistent-root/x').catch((e: Error) => e.message)).toMatch(/outside the store/);
+    expect(await store.describe('file:///nonexistent-root/x').catch((e: Error) => e.message)).toMatch(
+      /outside the store/,
+    );
   });
 });

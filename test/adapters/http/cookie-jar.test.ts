@@ -26,7 +26,11 @@ describe('ProviderSession (V3)', () => {
   it('ignores Set-Cookie from another origin, and a Domain attribute that does not cover the provider host', () => {
     const s = new ProviderSession('http://api.example.test');
     s.receive(at('/', 'http://other.example.test'), ['planted=1; Path=/']);
-    s.receive(at('/', 'http://api.example.test'), ['wide=1; Domain=evil.test; Path=/', 'pub=1; Domain=com; Path=/', 'ok=1; Path=/']);
+    s.receive(at('/', 'http://api.example.test'), [
+      'wide=1; Domain=evil.test; Path=/',
+      'pub=1; Domain=com; Path=/',
+      'ok=1; Path=/',
+    ]);
     expect(s.cookieHeader(at('/', 'http://api.example.test'))).toBe('ok=1');
     expect(s.names()).toEqual(['ok']);
   });
@@ -44,7 +48,11 @@ describe('ProviderSession (V3)', () => {
   it('expires cookies by Expires and by Max-Age counted from arrival (reading a cookie never extends it); Max-Age=0 deletes', () => {
     const c = clock();
     const s = new ProviderSession(ORIGIN, { nowMs: c.now });
-    s.receive(at('/'), ['short=1; Max-Age=10; Path=/', `dated=1; Expires=${new Date(c.now() + 20_000).toUTCString()}; Path=/`, 'forever=1; Path=/']);
+    s.receive(at('/'), [
+      'short=1; Max-Age=10; Path=/',
+      `dated=1; Expires=${new Date(c.now() + 20_000).toUTCString()}; Path=/`,
+      'forever=1; Path=/',
+    ]);
     expect(s.cookieHeader(at('/x'))).toBe('short=1; dated=1; forever=1');
     c.advance(9_000);
     expect(s.cookieHeader(at('/x'))).toContain('short=1');
@@ -94,11 +102,17 @@ describe('ProviderSession (V3)', () => {
     const s = new ProviderSession(ORIGIN);
     s.receive(at('/'), ['sid=abc; Path=/']);
     const text = s.toJSON();
-    expect(ProviderSession.fromJSON(text, 'http://127.0.0.1:9999').cookieHeader(at('/', 'http://127.0.0.1:9999'))).toBeUndefined();
+    expect(
+      ProviderSession.fromJSON(text, 'http://127.0.0.1:9999').cookieHeader(at('/', 'http://127.0.0.1:9999')),
+    ).toBeUndefined();
     expect(ProviderSession.fromJSON('{not json', ORIGIN).cookieHeader(at('/'))).toBeUndefined();
     expect(ProviderSession.fromJSON(null, ORIGIN).names()).toEqual([]);
     // Stored text claiming our origin cannot plant a cookie for another host: it is stored again through the RFC checks.
-    const planted = JSON.stringify({ v: 1, origin: ORIGIN, cookies: [{ key: 'x', value: '1', domain: 'evil.test', path: '/', hostOnly: false }] });
+    const planted = JSON.stringify({
+      v: 1,
+      origin: ORIGIN,
+      cookies: [{ key: 'x', value: '1', domain: 'evil.test', path: '/', hostOnly: false }],
+    });
     expect(ProviderSession.fromJSON(planted, ORIGIN).names()).toEqual([]);
   });
 

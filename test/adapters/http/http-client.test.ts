@@ -69,7 +69,9 @@ describe('createHttpClient: answers', () => {
   it('T1: concurrent calls share a small pool and each carries its own span', async () => {
     const s = await server((req, res) => setTimeout(() => res.end(String(req.headers['traceparent'])), 5));
     const c = client({ allowedOrigin: s.origin, maxConnections: 2 });
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => c.send({ method: 'GET', url: `/jobs/${i}`, traceId: 'op-9' })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => c.send({ method: 'GET', url: `/jobs/${i}`, traceId: 'op-9' })),
+    );
     expect(results.every((r) => r.outcome === 'response' && r.status === 200)).toBe(true);
     expect(new Set(s.seen.map((r) => r.headers['traceparent'])).size).toBe(12);
     expect(s.connections).toBeLessThanOrEqual(2);
@@ -83,7 +85,12 @@ describe('createHttpClient: answers', () => {
     });
     const c = client({ allowedOrigin: `${s.origin}/api/v1` });
     const ex = await c.send({ method: 'POST', url: 'jobs', json: { input: 1 }, traceId: 't-1' });
-    expect(ex).toMatchObject({ outcome: 'response', status: 202, bodyJson: { id: 'job-9', state: 'queued' }, providerRequestId: 'req-123' });
+    expect(ex).toMatchObject({
+      outcome: 'response',
+      status: 202,
+      bodyJson: { id: 'job-9', state: 'queued' },
+      providerRequestId: 'req-123',
+    });
     expect(ex.headers['location']).toBe('/jobs/9');
     expect(ex.errorCategory).toBeUndefined();
     expect(s.seen[0]).toMatchObject({ method: 'POST', url: '/api/v1/jobs', body: '{"input":1}' });
@@ -146,7 +153,12 @@ describe('createHttpClient: credentials and origin (C4, T4)', () => {
         return { headerName: 'Authorization', headerValue: `Bearer ${SECRET}` };
       },
     });
-    for (const url of [`${other.origin}/jobs/1`, `//127.0.0.1:${other.port}/jobs/1`, `https://127.0.0.1:${provider.port}/x`, 'file:///etc/passwd']) {
+    for (const url of [
+      `${other.origin}/jobs/1`,
+      `//127.0.0.1:${other.port}/jobs/1`,
+      `https://127.0.0.1:${provider.port}/x`,
+      'file:///etc/passwd',
+    ]) {
       const ex = await c.send({ method: 'GET', url, traceId: 't' });
       expect(ex).toMatchObject({ outcome: 'refused', errorCategory: 'foreign_origin', bodyBytes: 0 });
       expect(ex.status).toBeUndefined();
@@ -169,7 +181,12 @@ describe('createHttpClient: credentials and origin (C4, T4)', () => {
       res.writeHead(303, { Location: `${other.origin}/steal` });
       res.end();
     });
-    const ex = await client({ allowedOrigin: provider.origin }).send({ method: 'POST', url: '/jobs', json: {}, traceId: 't' });
+    const ex = await client({ allowedOrigin: provider.origin }).send({
+      method: 'POST',
+      url: '/jobs',
+      json: {},
+      traceId: 't',
+    });
     expect(ex).toMatchObject({ outcome: 'response', status: 303 });
     expect(ex.headers['location']).toBe(`${other.origin}/steal`);
     expect(other.seen).toHaveLength(0);
@@ -180,10 +197,24 @@ describe('createHttpClient: credentials and origin (C4, T4)', () => {
     const s = await server((req, res) => {
       const auth = String(req.headers['authorization']);
       res.writeHead(401, { 'Content-Type': 'application/json', 'X-Echo': auth, 'Set-Cookie': `session=${SECRET}` });
-      res.end(JSON.stringify({ error: `token ${auth.slice(7)} is not valid`, seen: { authorization: auth }, raw: auth.slice(7) }));
+      res.end(
+        JSON.stringify({
+          error: `token ${auth.slice(7)} is not valid`,
+          seen: { authorization: auth },
+          raw: auth.slice(7),
+        }),
+      );
     });
-    const c = client({ allowedOrigin: s.origin, credential: { header: async () => ({ headerName: 'X-Provider-Key', headerValue: SECRET }) } });
-    const ex = await c.send({ method: 'GET', url: `/jobs?access_token=${SECRET}&page=2`, headers: { Authorization: `Bearer ${SECRET}` }, traceId: 't' });
+    const c = client({
+      allowedOrigin: s.origin,
+      credential: { header: async () => ({ headerName: 'X-Provider-Key', headerValue: SECRET }) },
+    });
+    const ex = await c.send({
+      method: 'GET',
+      url: `/jobs?access_token=${SECRET}&page=2`,
+      headers: { Authorization: `Bearer ${SECRET}` },
+      traceId: 't',
+    });
     expect(ex).toMatchObject({ outcome: 'response', status: 401, errorCategory: 'http_4xx' });
     expect(ex.request.headers['x-provider-key']).toBe('[redacted]');
     expect(ex.request.headers['authorization']).toBe('[redacted]');
@@ -208,8 +239,14 @@ describe('createHttpClient: credentials and origin (C4, T4)', () => {
     expect(ex).toMatchObject({ outcome: 'refused', errorCategory: 'credential_unavailable' });
     expect(JSON.stringify(ex)).not.toContain(SECRET);
     expect(s.seen).toHaveLength(0);
-    const bad = client({ allowedOrigin: s.origin, credential: async () => ({ headerName: 'Authorization', headerValue: 'Bearer x\r\nX-Evil: 1' }) });
-    expect(await bad.send({ method: 'GET', url: '/', traceId: 't' })).toMatchObject({ outcome: 'refused', errorCategory: 'credential_unavailable' });
+    const bad = client({
+      allowedOrigin: s.origin,
+      credential: async () => ({ headerName: 'Authorization', headerValue: 'Bearer x\r\nX-Evil: 1' }),
+    });
+    expect(await bad.send({ method: 'GET', url: '/', traceId: 't' })).toMatchObject({
+      outcome: 'refused',
+      errorCategory: 'credential_unavailable',
+    });
     expect(s.seen).toHaveLength(0);
   });
 });
@@ -217,13 +254,22 @@ describe('createHttpClient: credentials and origin (C4, T4)', () => {
 describe('createHttpClient: classification of failures (U1)', () => {
   it('U1: a refused connection is not_sent', async () => {
     const port = await closedPort();
-    const ex = await client({ allowedOrigin: `http://127.0.0.1:${port}` }).send({ method: 'POST', url: '/jobs', json: {}, traceId: 't' });
+    const ex = await client({ allowedOrigin: `http://127.0.0.1:${port}` }).send({
+      method: 'POST',
+      url: '/jobs',
+      json: {},
+      traceId: 't',
+    });
     expect(ex).toMatchObject({ outcome: 'not_sent', errorCategory: 'connect_refused', bodyBytes: 0 });
     expect(ex.errorMessage).toMatch(/ECONNREFUSED/);
   });
 
   it('U1: an unresolvable host is not_sent', async () => {
-    const ex = await client({ allowedOrigin: 'http://asyncjob-test.invalid' }).send({ method: 'GET', url: '/', traceId: 't' });
+    const ex = await client({ allowedOrigin: 'http://asyncjob-test.invalid' }).send({
+      method: 'GET',
+      url: '/',
+      traceId: 't',
+    });
     expect(ex.outcome).toBe('not_sent');
     expect(['dns', 'connect_timeout']).toContain(ex.errorCategory);
   });
@@ -236,7 +282,12 @@ describe('createHttpClient: classification of failures (U1)', () => {
         socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
       });
     });
-    const ex = await client({ allowedOrigin: `https://127.0.0.1:${s.port}` }).send({ method: 'POST', url: '/jobs', json: {}, traceId: 't' });
+    const ex = await client({ allowedOrigin: `https://127.0.0.1:${s.port}` }).send({
+      method: 'POST',
+      url: '/jobs',
+      json: {},
+      traceId: 't',
+    });
     expect(ex).toMatchObject({ outcome: 'not_sent', errorCategory: 'tls' });
     expect(bytesFromClient).not.toContain('POST /jobs');
   });
@@ -245,7 +296,12 @@ describe('createHttpClient: classification of failures (U1)', () => {
     const s = await netServer((socket) => {
       void readRequestHead(socket).then(() => socket.destroy());
     });
-    const ex = await client({ allowedOrigin: s.origin }).send({ method: 'POST', url: '/jobs', json: { a: 1 }, traceId: 't' });
+    const ex = await client({ allowedOrigin: s.origin }).send({
+      method: 'POST',
+      url: '/jobs',
+      json: { a: 1 },
+      traceId: 't',
+    });
     expect(ex).toMatchObject({ outcome: 'ambiguous', errorCategory: 'reset_after_send' });
     expect(ex.status).toBeUndefined();
   });
@@ -253,7 +309,12 @@ describe('createHttpClient: classification of failures (U1)', () => {
   it('U1: no headers within headersTimeoutMs after sending is ambiguous timeout_after_send', async () => {
     const s = await server(() => undefined);
     const started = performance.now();
-    const ex = await client({ allowedOrigin: s.origin, headersTimeoutMs: 150 }).send({ method: 'POST', url: '/jobs', json: {}, traceId: 't' });
+    const ex = await client({ allowedOrigin: s.origin, headersTimeoutMs: 150 }).send({
+      method: 'POST',
+      url: '/jobs',
+      json: {},
+      traceId: 't',
+    });
     expect(ex).toMatchObject({ outcome: 'ambiguous', errorCategory: 'timeout_after_send' });
     expect(s.seen).toHaveLength(1);
     expect(performance.now() - started).toBeLessThan(5_000);
@@ -264,7 +325,11 @@ describe('createHttpClient: classification of failures (U1)', () => {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '100' });
       res.write('{"state":');
     });
-    const ex = await client({ allowedOrigin: s.origin, bodyTimeoutMs: 150 }).send({ method: 'GET', url: '/', traceId: 't' });
+    const ex = await client({ allowedOrigin: s.origin, bodyTimeoutMs: 150 }).send({
+      method: 'GET',
+      url: '/',
+      traceId: 't',
+    });
     expect(ex).toMatchObject({ outcome: 'ambiguous', errorCategory: 'body_timeout', status: 200 });
   });
 
@@ -300,7 +365,11 @@ describe('createHttpClient: classification of failures (U1)', () => {
       };
       pump();
     });
-    const ex = await client({ allowedOrigin: s.origin, maxBodyBytes: 100_000 }).send({ method: 'GET', url: '/', traceId: 't' });
+    const ex = await client({ allowedOrigin: s.origin, maxBodyBytes: 100_000 }).send({
+      method: 'GET',
+      url: '/',
+      traceId: 't',
+    });
     expect(ex).toMatchObject({ outcome: 'body_too_large', errorCategory: 'body_too_large', status: 200 });
     expect(ex.bodyBytes).toBeLessThanOrEqual(100_000);
     expect(ex.bodyText).toBeUndefined();
@@ -313,7 +382,11 @@ describe('createHttpClient: classification of failures (U1)', () => {
       res.writeHead(200, { 'Content-Length': String(10_000_000) });
       res.write(Buffer.alloc(1024));
     });
-    const ex = await client({ allowedOrigin: s.origin, maxBodyBytes: 1000 }).send({ method: 'GET', url: '/', traceId: 't' });
+    const ex = await client({ allowedOrigin: s.origin, maxBodyBytes: 1000 }).send({
+      method: 'GET',
+      url: '/',
+      traceId: 't',
+    });
     expect(ex).toMatchObject({ outcome: 'body_too_large', bodyBytes: 0 });
     expect(ex.errorMessage).toMatch(/Content-Length 10000000/);
   });
@@ -329,12 +402,20 @@ describe('createHttpClient: download (R2)', () => {
       res.end(payload);
     });
     const received: Buffer[] = [];
-    const ex = await client({ allowedOrigin: s.origin }).download({ method: 'GET', url: '/result', traceId: 't' }, async (chunk) => {
-      await new Promise((r) => setImmediate(r));
-      received.push(Buffer.from(chunk));
-    });
+    const ex = await client({ allowedOrigin: s.origin }).download(
+      { method: 'GET', url: '/result', traceId: 't' },
+      async (chunk) => {
+        await new Promise((r) => setImmediate(r));
+        received.push(Buffer.from(chunk));
+      },
+    );
     expect(ex.outcome).toBe('response');
-    expect(ex.download).toEqual({ sizeBytes: payload.length, sha256: sha, complete: true, expectedSizeBytes: payload.length });
+    expect(ex.download).toEqual({
+      sizeBytes: payload.length,
+      sha256: sha,
+      complete: true,
+      expectedSizeBytes: payload.length,
+    });
     expect(Buffer.concat(received).equals(payload)).toBe(true);
     expect(ex.bodyText).toBeUndefined();
     expect(s.seen[0]!.headers['traceparent']).toMatch(TRACEPARENT);
@@ -350,7 +431,10 @@ describe('createHttpClient: download (R2)', () => {
         setImmediate(cb);
       },
     });
-    const ex = await client({ allowedOrigin: s.origin }).download({ method: 'GET', url: '/result', traceId: 't' }, sink);
+    const ex = await client({ allowedOrigin: s.origin }).download(
+      { method: 'GET', url: '/result', traceId: 't' },
+      sink,
+    );
     expect(ex.download).toMatchObject({ sizeBytes: payload.length, sha256: sha, complete: true });
     expect(Buffer.concat(parts).equals(payload)).toBe(true);
   });
@@ -364,9 +448,12 @@ describe('createHttpClient: download (R2)', () => {
       });
     });
     const parts: Buffer[] = [];
-    const ex = await client({ allowedOrigin: s.origin }).download({ method: 'GET', url: '/result', traceId: 't' }, (c) => {
-      parts.push(Buffer.from(c));
-    });
+    const ex = await client({ allowedOrigin: s.origin }).download(
+      { method: 'GET', url: '/result', traceId: 't' },
+      (c) => {
+        parts.push(Buffer.from(c));
+      },
+    );
     expect(ex).toMatchObject({ outcome: 'ambiguous', errorCategory: 'truncated', status: 200 });
     expect(ex.download).toMatchObject({ sizeBytes: 5000, complete: false, expectedSizeBytes: payload.length });
     expect(ex.download!.sha256).toBe(createHash('sha256').update(payload.subarray(0, 5000)).digest('hex'));
@@ -375,7 +462,10 @@ describe('createHttpClient: download (R2)', () => {
 
   it('R2: a download over maxDownloadBytes is cut off as body_too_large', async () => {
     const s = await server((_req, res) => res.end(payload));
-    const ex = await client({ allowedOrigin: s.origin, maxDownloadBytes: 50_000 }).download({ method: 'GET', url: '/r', traceId: 't' }, () => undefined);
+    const ex = await client({ allowedOrigin: s.origin, maxDownloadBytes: 50_000 }).download(
+      { method: 'GET', url: '/r', traceId: 't' },
+      () => undefined,
+    );
     expect(ex).toMatchObject({ outcome: 'body_too_large' });
     expect(ex.download).toMatchObject({ complete: false });
     expect(ex.download!.sizeBytes).toBeLessThanOrEqual(50_000);
@@ -409,28 +499,47 @@ describe('createHttpClient: our own faults are thrown with stable codes', () => 
   it('rejects bad options naming every field', () => {
     let error: unknown;
     try {
-      createHttpClient({ allowedOrigin: 'ftp://x', connectTimeoutMs: -1, maxBodyBytes: 1.5, credential: 'secret' as never });
+      createHttpClient({
+        allowedOrigin: 'ftp://x',
+        connectTimeoutMs: -1,
+        maxBodyBytes: 1.5,
+        credential: 'secret' as never,
+      });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(InvalidHttpOptionsError);
     const e = error as InvalidHttpOptionsError;
     expect(e.code).toBe('ASYNCJOB_ERR_HTTP_INVALID_OPTIONS');
-    expect(e.issues.map((i) => i.split(':')[0])).toEqual(expect.arrayContaining(['allowedOrigin', 'connectTimeoutMs', 'maxBodyBytes', 'credential']));
-    expect(() => createHttpClient({ allowedOrigin: 'https://a.example', baseUrl: 'https://b.example/v1' })).toThrow(/baseUrl: must be on allowedOrigin/);
+    expect(e.issues.map((i) => i.split(':')[0])).toEqual(
+      expect.arrayContaining(['allowedOrigin', 'connectTimeoutMs', 'maxBodyBytes', 'credential']),
+    );
+    expect(() => createHttpClient({ allowedOrigin: 'https://a.example', baseUrl: 'https://b.example/v1' })).toThrow(
+      /baseUrl: must be on allowedOrigin/,
+    );
   });
 
   it('rejects a malformed request naming the field, and use after close', async () => {
     const s = await server((_req, res) => res.end());
     const c = client({ allowedOrigin: s.origin });
-    await expect(c.send({ method: 'GET', url: '/', traceId: 'bad\ntrace' })).rejects.toBeInstanceOf(InvalidHttpRequestError);
-    await expect(c.send({ method: 'GET', url: '/', traceId: 't', spanId: 'xyz' })).rejects.toMatchObject({ field: 'spanId' });
-    await expect(c.send({ method: 'GET', url: '/', traceId: 't', headers: { 'X-A': 'a\r\nb' } })).rejects.toMatchObject({ field: 'headers.X-A' });
-    await expect(c.send({ method: 'BREW' as never, url: '/', traceId: 't' })).rejects.toMatchObject({ field: 'method' });
+    await expect(c.send({ method: 'GET', url: '/', traceId: 'bad\ntrace' })).rejects.toBeInstanceOf(
+      InvalidHttpRequestError,
+    );
+    await expect(c.send({ method: 'GET', url: '/', traceId: 't', spanId: 'xyz' })).rejects.toMatchObject({
+      field: 'spanId',
+    });
+    await expect(c.send({ method: 'GET', url: '/', traceId: 't', headers: { 'X-A': 'a\r\nb' } })).rejects.toMatchObject(
+      { field: 'headers.X-A' },
+    );
+    await expect(c.send({ method: 'BREW' as never, url: '/', traceId: 't' })).rejects.toMatchObject({
+      field: 'method',
+    });
     expect(s.seen).toHaveLength(0);
     await c.close();
     await c.close();
     await expect(c.send({ method: 'GET', url: '/', traceId: 't' })).rejects.toBeInstanceOf(AsyncJobHttpError);
-    await expect(c.send({ method: 'GET', url: '/', traceId: 't' })).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_HTTP_CLIENT_CLOSED' });
+    await expect(c.send({ method: 'GET', url: '/', traceId: 't' })).rejects.toMatchObject({
+      code: 'ASYNCJOB_ERR_HTTP_CLIENT_CLOSED',
+    });
   });
 });

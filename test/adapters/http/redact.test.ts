@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED, createRedactionRules, redactHeaders, redactJson, redactText, redactUrl } from '../../../src/adapters/http';
+import {
+  REDACTED,
+  createRedactionRules,
+  redactHeaders,
+  redactJson,
+  redactText,
+  redactUrl,
+} from '../../../src/adapters/http';
 
-const rules = createRedactionRules({ headerNames: ['X-Provider-Key'], fieldNames: ['ssn', 'webhookSecret'], queryParamNames: ['code'] });
+const rules = createRedactionRules({
+  headerNames: ['X-Provider-Key'],
+  fieldNames: ['ssn', 'webhookSecret'],
+  queryParamNames: ['code'],
+});
 
 describe('redactHeaders (T4)', () => {
   it.each([
@@ -21,19 +32,34 @@ describe('redactHeaders (T4)', () => {
   });
 
   it('T4: lower-cases names, joins repeated values, drops undefined', () => {
-    expect(redactHeaders({ 'X-Multi': ['a', 'b'], 'X-None': undefined, 'Content-Length': 12 })).toEqual({ 'x-multi': 'a, b', 'content-length': '12' });
+    expect(redactHeaders({ 'X-Multi': ['a', 'b'], 'X-None': undefined, 'Content-Length': 12 })).toEqual({
+      'x-multi': 'a, b',
+      'content-length': '12',
+    });
   });
 });
 
 describe('redactJson (T4)', () => {
   it.each([
-    [{ password: 'p', user: 'u' }, { password: REDACTED, user: 'u' }],
+    [
+      { password: 'p', user: 'u' },
+      { password: REDACTED, user: 'u' },
+    ],
     [{ nested: { deep: [{ SSN: '123-45-6789', ok: 1 }] } }, { nested: { deep: [{ SSN: REDACTED, ok: 1 }] } }],
     [{ access_token: { any: 'shape' } }, { access_token: REDACTED }],
-    [{ webhookSecret: 'w', client_secret: 'c', api_key: 'k' }, { webhookSecret: REDACTED, client_secret: REDACTED, api_key: REDACTED }],
+    [
+      { webhookSecret: 'w', client_secret: 'c', api_key: 'k' },
+      { webhookSecret: REDACTED, client_secret: REDACTED, api_key: REDACTED },
+    ],
     [{ message: 'retry with Bearer abcdefgh12345678' }, { message: `retry with Bearer ${REDACTED}` }],
-    [['Bearer abcdefgh12345678', 3, null, true], [`Bearer ${REDACTED}`, 3, null, true]],
-    [{ state: 'running', progress: 0.5, idempotency_key: 'k-1' }, { state: 'running', progress: 0.5, idempotency_key: 'k-1' }],
+    [
+      ['Bearer abcdefgh12345678', 3, null, true],
+      [`Bearer ${REDACTED}`, 3, null, true],
+    ],
+    [
+      { state: 'running', progress: 0.5, idempotency_key: 'k-1' },
+      { state: 'running', progress: 0.5, idempotency_key: 'k-1' },
+    ],
     ['plain', 'plain'],
     [42, 42],
   ])('T4: %j', (input, expected) => {
@@ -46,8 +72,14 @@ describe('redactJson (T4)', () => {
 describe('redactUrl (T4)', () => {
   it.each([
     ['https://p.example/jobs/1?token=abc&page=2', 'https://p.example/jobs/1?token=[redacted]&page=2'],
-    ['https://p.example/r?X-Amz-Signature=deadbeef&X-Amz-Expires=60', 'https://p.example/r?X-Amz-Signature=[redacted]&X-Amz-Expires=60'],
-    ['https://p.example/r?sig=1&SIG=2&key=3&secret=4&password=5&access_token=6&signature=7', 'https://p.example/r?sig=[redacted]&SIG=[redacted]&key=[redacted]&secret=[redacted]&password=[redacted]&access_token=[redacted]&signature=[redacted]'],
+    [
+      'https://p.example/r?X-Amz-Signature=deadbeef&X-Amz-Expires=60',
+      'https://p.example/r?X-Amz-Signature=[redacted]&X-Amz-Expires=60',
+    ],
+    [
+      'https://p.example/r?sig=1&SIG=2&key=3&secret=4&password=5&access_token=6&signature=7',
+      'https://p.example/r?sig=[redacted]&SIG=[redacted]&key=[redacted]&secret=[redacted]&password=[redacted]&access_token=[redacted]&signature=[redacted]',
+    ],
     ['https://p.example/cb?code=xyz&state=s', 'https://p.example/cb?code=[redacted]&state=s'],
     ['https://user:pass@p.example/x', 'https://p.example/x'],
     ['https://p.example/x#access_token=abc&type=bearer', 'https://p.example/x#access_token=[redacted]&type=bearer'],

@@ -21,7 +21,12 @@ async function server(...args: Parameters<typeof startHttpServer>): Promise<Loop
 }
 
 function client(origin: string): HttpClient {
-  const c = createHttpClient({ allowedOrigin: origin, connectTimeoutMs: 300, headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000 });
+  const c = createHttpClient({
+    allowedOrigin: origin,
+    connectTimeoutMs: 300,
+    headersTimeoutMs: 2_000,
+    bodyTimeoutMs: 2_000,
+  });
   cleanups.push(() => c.close());
   return c;
 }
@@ -30,7 +35,10 @@ function client(origin: string): HttpClient {
 function sessionProvider(): Promise<Loopback> {
   return server((req, res) => {
     if (req.method === 'POST') {
-      res.writeHead(202, { 'Content-Type': 'application/json', 'Set-Cookie': [`sid=${SESSION_VALUE}; Path=/; HttpOnly`, 'lang=en; Path=/'] });
+      res.writeHead(202, {
+        'Content-Type': 'application/json',
+        'Set-Cookie': [`sid=${SESSION_VALUE}; Path=/; HttpOnly`, 'lang=en; Path=/'],
+      });
       res.end(JSON.stringify({ job_id: 'job_1' }));
       return;
     }
@@ -94,7 +102,10 @@ describe('createHttpClient with a session (V3)', () => {
     const session = ProviderSession.fromJSON(null, s.origin);
     session.receive(new URL('/', s.origin), [`sid=${SESSION_VALUE}; Path=/`]);
     const chunks: Buffer[] = [];
-    const ex = await c.download({ method: 'GET', url: '/result', traceId: 't', session }, (chunk) => void chunks.push(Buffer.from(chunk)));
+    const ex = await c.download(
+      { method: 'GET', url: '/result', traceId: 't', session },
+      (chunk) => void chunks.push(Buffer.from(chunk)),
+    );
     expect(ex.status).toBe(200);
     expect(s.seen[0]!.headers.cookie).toBe(`sid=${SESSION_VALUE}`);
     expect(session.cookieHeader(new URL('/', s.origin))).toBe(`sid=${SESSION_VALUE}-2`);
@@ -104,7 +115,9 @@ describe('createHttpClient with a session (V3)', () => {
   it('takes cookies as soon as the headers arrive, even when the body is then cut off', async () => {
     const s = await startNetServer((socket) => {
       socket.once('data', () => {
-        socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\nSet-Cookie: sid=${SESSION_VALUE}; Path=/\r\n\r\n{"state":`);
+        socket.write(
+          `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\nSet-Cookie: sid=${SESSION_VALUE}; Path=/\r\n\r\n{"state":`,
+        );
         setTimeout(() => socket.destroy(), 20);
       });
     });
@@ -117,7 +130,7 @@ describe('createHttpClient with a session (V3)', () => {
   });
 });
 
-describe('the simulator\'s session mode, driven through the client and a session', () => {
+describe("the simulator's session mode, driven through the client and a session", () => {
   const TOKEN = 'sim-token-for-session-tests';
 
   async function sim(session: NonNullable<ScenarioInput['session']>) {
@@ -127,7 +140,10 @@ describe('the simulator\'s session mode, driven through the client and a session
       scenario: { session, scripts: { slow: { steps: [{ state: 'running', polls: 2 }, { state: 'succeeded' }] } } },
     });
     cleanups.push(() => s.stop());
-    const c = createHttpClient({ allowedOrigin: s.url, credential: async () => ({ headerName: 'Authorization', headerValue: `Bearer ${TOKEN}` }) });
+    const c = createHttpClient({
+      allowedOrigin: s.url,
+      credential: async () => ({ headerName: 'Authorization', headerValue: `Bearer ${TOKEN}` }),
+    });
     cleanups.push(() => c.close());
     return { s, c };
   }
@@ -135,7 +151,14 @@ describe('the simulator\'s session mode, driven through the client and a session
   it('sets a cookie on create; a status read without it is 400 session_required and not counted; with it, 200', async () => {
     const { s, c } = await sim({ cookie: true });
     const session = new ProviderSession(s.url);
-    const created = await c.send({ method: 'POST', url: '/v1/jobs', json: { scenario: 'slow' }, headers: { 'Idempotency-Key': 'k1' }, traceId: 't', session });
+    const created = await c.send({
+      method: 'POST',
+      url: '/v1/jobs',
+      json: { scenario: 'slow' },
+      headers: { 'Idempotency-Key': 'k1' },
+      traceId: 't',
+      session,
+    });
     const jobId = (created.bodyJson as { job_id: string }).job_id;
     expect(session.names()).toEqual(['sim_session']);
     const refused = await c.send({ method: 'GET', url: `/v1/jobs/${jobId}`, traceId: 't' });
@@ -150,14 +173,27 @@ describe('the simulator\'s session mode, driven through the client and a session
     const [value] = s.issuedSessions(jobId);
     expect(JSON.stringify(s.requests())).not.toContain(value!);
     // A repeated create (same token) gets the same session; a result download needs none by default.
-    await c.send({ method: 'POST', url: '/v1/jobs', json: { scenario: 'slow' }, headers: { 'Idempotency-Key': 'k1' }, traceId: 't' });
+    await c.send({
+      method: 'POST',
+      url: '/v1/jobs',
+      json: { scenario: 'slow' },
+      headers: { 'Idempotency-Key': 'k1' },
+      traceId: 't',
+    });
     expect(s.issuedSessions(jobId)).toHaveLength(1);
   });
 
   it('rotate: every accepted read sets a new value and the previous one is refused', async () => {
     const { s, c } = await sim({ cookie: true, rotate: true, name: 'sid' });
     const session = new ProviderSession(s.url);
-    const created = await c.send({ method: 'POST', url: '/v1/jobs', json: {}, headers: { 'Idempotency-Key': 'k2' }, traceId: 't', session });
+    const created = await c.send({
+      method: 'POST',
+      url: '/v1/jobs',
+      json: {},
+      headers: { 'Idempotency-Key': 'k2' },
+      traceId: 't',
+      session,
+    });
     const jobId = (created.bodyJson as { job_id: string }).job_id;
     const stale = session.toJSON();
     expect((await c.send({ method: 'GET', url: `/v1/jobs/${jobId}`, traceId: 't', session })).status).toBe(200);

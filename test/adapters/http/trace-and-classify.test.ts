@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { classifyTransportFailure, newSpanId, traceHeaders, w3cTraceIdFor, type ExchangePhase } from '../../../src/adapters/http';
+import {
+  classifyTransportFailure,
+  newSpanId,
+  traceHeaders,
+  w3cTraceIdFor,
+  type ExchangePhase,
+} from '../../../src/adapters/http';
 
 describe('trace headers (T1)', () => {
   it.each([
@@ -24,15 +30,23 @@ describe('trace headers (T1)', () => {
     const spans = new Set(Array.from({ length: 50 }, () => newSpanId()));
     expect(spans.size).toBe(50);
     for (const s of spans) expect(s).toMatch(/^[0-9a-f]{16}$/);
-    expect(traceHeaders('op-1')).toEqual({ 'x-trace-id': 'op-1', traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/) });
+    expect(traceHeaders('op-1')).toEqual({
+      'x-trace-id': 'op-1',
+      traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/),
+    });
   });
 
-  it.each([['', 'traceId'], [' padded', 'traceId'], ['line\nbreak', 'traceId'], ['é', 'traceId'], ['a'.repeat(201), 'traceId']])(
-    'T1: a trace ID that cannot be a header value (%j) is our fault, naming the field',
-    (traceId, field) => {
-      expect(() => traceHeaders(traceId)).toThrow(expect.objectContaining({ code: 'ASYNCJOB_ERR_HTTP_INVALID_REQUEST', field }));
-    },
-  );
+  it.each([
+    ['', 'traceId'],
+    [' padded', 'traceId'],
+    ['line\nbreak', 'traceId'],
+    ['é', 'traceId'],
+    ['a'.repeat(201), 'traceId'],
+  ])('T1: a trace ID that cannot be a header value (%j) is our fault, naming the field', (traceId, field) => {
+    expect(() => traceHeaders(traceId)).toThrow(
+      expect.objectContaining({ code: 'ASYNCJOB_ERR_HTTP_INVALID_REQUEST', field }),
+    );
+  });
 
   it.each(['0000000000000000', 'ABCDEF0123456789', '123'])('T1: span ID %s is refused', (spanId) => {
     expect(() => traceHeaders('t', spanId)).toThrow(expect.objectContaining({ field: 'spanId' }));

@@ -26,7 +26,9 @@ function request(result: ReturnType<typeof buildCreateRequest>) {
 
 describe('building requests', () => {
   it('I1: rest sends the token in Idempotency-Key and the reference in the body', () => {
-    const r = request(buildCreateRequest(rest, { payload: { report: 'q3' }, token: TOKEN, clientReference: 'op-1', nowMs: NOW }));
+    const r = request(
+      buildCreateRequest(rest, { payload: { report: 'q3' }, token: TOKEN, clientReference: 'op-1', nowMs: NOW }),
+    );
     expect(r).toEqual({
       method: 'POST',
       url: `${BASE}/v1/jobs`,
@@ -46,17 +48,25 @@ describe('building requests', () => {
     const first = request(buildCreateRequest(ol, { payload: { doc: 1 }, token: TOKEN, nowMs: NOW }));
     expect(first.headers['repeatability-request-id']).toBe(TOKEN);
     expect(first.headers['repeatability-first-sent']).toBe('Sun, 29 Nov 2026 10:20:31 GMT');
-    const again = request(buildCreateRequest(ol, { payload: { doc: 1 }, token: TOKEN, nowMs: NOW + 60_000, firstSentAtMs: NOW }));
+    const again = request(
+      buildCreateRequest(ol, { payload: { doc: 1 }, token: TOKEN, nowMs: NOW + 60_000, firstSentAtMs: NOW }),
+    );
     expect(again).toEqual(first);
   });
 
   it('I2: a payload that already holds the reserved token field with another value is refused', () => {
     const result = buildCreateRequest(lro, { payload: { request_id: 'other' }, token: TOKEN, nowMs: NOW });
-    expect(result).toEqual({ kind: 'refused', errorCategory: 'invalid_input', problem: 'the payload already has a different "request_id", which the contract reserves' });
+    expect(result).toEqual({
+      kind: 'refused',
+      errorCategory: 'invalid_input',
+      problem: 'the payload already has a different "request_id", which the contract reserves',
+    });
   });
 
   it('refuses a token with a line break (header injection)', () => {
-    expect(buildCreateRequest(rest, { payload: {}, token: 'a\r\nx: y', clientReference: 'op', nowMs: NOW }).kind).toBe('refused');
+    expect(buildCreateRequest(rest, { payload: {}, token: 'a\r\nx: y', clientReference: 'op', nowMs: NOW }).kind).toBe(
+      'refused',
+    );
   });
 
   it('T4: no request carries a credential; the HTTP layer adds it', () => {
@@ -71,7 +81,9 @@ describe('building requests', () => {
   });
 
   it('C4: the status URL from the create answer is used when on the origin', () => {
-    expect(request(buildStatusRequest(ol, { jobId: 'abc', statusUrl: `${BASE}/v1/operations/abc` })).url).toBe(`${BASE}/v1/operations/abc`);
+    expect(request(buildStatusRequest(ol, { jobId: 'abc', statusUrl: `${BASE}/v1/operations/abc` })).url).toBe(
+      `${BASE}/v1/operations/abc`,
+    );
   });
 
   it('C4: a status URL on another origin is refused, never requested', () => {
@@ -83,28 +95,52 @@ describe('building requests', () => {
   });
 
   it('C4: a result URL on another origin or scheme is refused', () => {
-    expect(buildResultRequest(lro, { resultUrl: 'http://10.0.0.1/x' })).toMatchObject({ kind: 'refused', errorCategory: 'foreign_origin' });
-    expect(buildResultRequest(lro, { resultUrl: 'file:///etc/passwd' })).toMatchObject({ kind: 'refused', errorCategory: 'invalid_url' });
-    expect(buildResultRequest(lro, { jobId: 'op-1' })).toMatchObject({ kind: 'refused', errorCategory: 'missing_input' });
+    expect(buildResultRequest(lro, { resultUrl: 'http://10.0.0.1/x' })).toMatchObject({
+      kind: 'refused',
+      errorCategory: 'foreign_origin',
+    });
+    expect(buildResultRequest(lro, { resultUrl: 'file:///etc/passwd' })).toMatchObject({
+      kind: 'refused',
+      errorCategory: 'invalid_url',
+    });
+    expect(buildResultRequest(lro, { jobId: 'op-1' })).toMatchObject({
+      kind: 'refused',
+      errorCategory: 'missing_input',
+    });
   });
 
   it('job IDs are percent-encoded so they stay one path segment', () => {
     expect(request(buildStatusRequest(rest, { jobId: '../admin?x=1' })).url).toBe(`${BASE}/v1/jobs/..%2Fadmin%3Fx%3D1`);
-    expect(request(buildCancelRequest(lro, { jobId: 'op-1' }))).toMatchObject({ method: 'POST', url: `${BASE}/v1/operations/op-1:cancel` });
-    expect(request(buildCancelRequest(ol, { jobId: 'abc' }))).toMatchObject({ method: 'DELETE', url: `${BASE}/v1/operations/abc` });
+    expect(request(buildCancelRequest(lro, { jobId: 'op-1' }))).toMatchObject({
+      method: 'POST',
+      url: `${BASE}/v1/operations/op-1:cancel`,
+    });
+    expect(request(buildCancelRequest(ol, { jobId: 'abc' }))).toMatchObject({
+      method: 'DELETE',
+      url: `${BASE}/v1/operations/abc`,
+    });
   });
 
   it('keeps a path prefix of baseUrl', () => {
-    const contract = parseProviderContract(structuredClone(BUILT_IN_PRESETS.rest), 'rest', { baseUrl: 'https://api.example.com/reports/' });
+    const contract = parseProviderContract(structuredClone(BUILT_IN_PRESETS.rest), 'rest', {
+      baseUrl: 'https://api.example.com/reports/',
+    });
     expect(request(buildStatusRequest(contract, { jobId: 'j' })).url).toBe('https://api.example.com/reports/v1/jobs/j');
   });
 
   it('U2: reconciliation requests per dialect', () => {
-    expect(request(buildReconcileRequest(rest, { clientReference: 'op 1', nowMs: NOW })).url).toBe(`${BASE}/v1/jobs?client_reference=op%201`);
-    expect(request(buildReconcileRequest(lro, { token: TOKEN, nowMs: NOW })).url).toBe(`${BASE}/v1/operations?request_id=${TOKEN}`);
+    expect(request(buildReconcileRequest(rest, { clientReference: 'op 1', nowMs: NOW })).url).toBe(
+      `${BASE}/v1/jobs?client_reference=op%201`,
+    );
+    expect(request(buildReconcileRequest(lro, { token: TOKEN, nowMs: NOW })).url).toBe(
+      `${BASE}/v1/operations?request_id=${TOKEN}`,
+    );
     const resend = request(buildReconcileRequest(ol, { token: TOKEN, payload: { doc: 1 }, nowMs: NOW }));
     expect(resend).toMatchObject({ method: 'POST', url: `${BASE}/v1/analyze`, json: { doc: 1 } });
-    expect(buildReconcileRequest(ol, { token: TOKEN, nowMs: NOW })).toMatchObject({ kind: 'refused', errorCategory: 'missing_input' });
+    expect(buildReconcileRequest(ol, { token: TOKEN, nowMs: NOW })).toMatchObject({
+      kind: 'refused',
+      errorCategory: 'missing_input',
+    });
   });
 
   it('U2: a provider without reconciliation or cancel refuses as unsupported', () => {
@@ -112,7 +148,10 @@ describe('building requests', () => {
     doc.reconciliation = { method: 'none' };
     delete doc.cancel;
     const adapter = adapterFromContract(parseProviderContract(doc, 'bare', { baseUrl: BASE }));
-    expect(adapter.buildReconcileRequest({ clientReference: 'op', nowMs: NOW })).toMatchObject({ kind: 'refused', errorCategory: 'unsupported' });
+    expect(adapter.buildReconcileRequest({ clientReference: 'op', nowMs: NOW })).toMatchObject({
+      kind: 'refused',
+      errorCategory: 'unsupported',
+    });
     expect(adapter.buildCancelRequest({ jobId: 'j' })).toMatchObject({ kind: 'refused', errorCategory: 'unsupported' });
     expect(adapter.cancel).toEqual({ supported: false });
     expect(adapter.capabilities).toEqual({ cancel: false, repeatableCollect: true });

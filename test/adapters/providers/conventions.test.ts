@@ -4,11 +4,26 @@
  * Pure: answers as the HTTP layer hands them over.
  */
 import { describe, expect, it } from 'vitest';
-import { buildCreateRequest, buildStatusRequest, interpretCreate, interpretStatus, parseProviderContract, type ProviderContract } from '../../../src/adapters/providers';
+import {
+  buildCreateRequest,
+  buildStatusRequest,
+  interpretCreate,
+  interpretStatus,
+  parseProviderContract,
+  type ProviderContract,
+} from '../../../src/adapters/providers';
 import { BASE, answer, valid } from './helpers';
 
-function contract(preset: string, create: Record<string, unknown>, extra: Record<string, unknown> = {}): ProviderContract {
-  return parseProviderContract({ preset, name: 'p', baseUrl: BASE, credential: { scheme: 'none' }, create, ...extra }, 'test', {});
+function contract(
+  preset: string,
+  create: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): ProviderContract {
+  return parseProviderContract(
+    { preset, name: 'p', baseUrl: BASE, credential: { scheme: 'none' }, create, ...extra },
+    'test',
+    {},
+  );
 }
 
 const put = contract('azure-lro', { method: 'PUT', path: '/things/t1' });
@@ -18,8 +33,17 @@ const PUT_URL = `${BASE}/things/t1`;
 
 describe('azure-lro: the create answer (V1, V4)', () => {
   it('V1: a PUT answered 201 Creating without headers is pending, polled at the resource URL with the resource reading', () => {
-    const o = valid(interpretCreate(put, answer(201, { json: { properties: { provisioningState: 'Creating' } } }), 'create', { requestUrl: PUT_URL }));
-    expect(o).toMatchObject({ category: 'pending', remoteState: 'Creating', statusUrl: PUT_URL, pollReading: 'resource' });
+    const o = valid(
+      interpretCreate(put, answer(201, { json: { properties: { provisioningState: 'Creating' } } }), 'create', {
+        requestUrl: PUT_URL,
+      }),
+    );
+    expect(o).toMatchObject({
+      category: 'pending',
+      remoteState: 'Creating',
+      statusUrl: PUT_URL,
+      pollReading: 'resource',
+    });
     expect(o.parseProblem).toBeUndefined();
   });
 
@@ -27,7 +51,10 @@ describe('azure-lro: the create answer (V1, V4)', () => {
     const o = valid(
       interpretCreate(
         put,
-        answer(200, { json: { properties: { provisioningState: 'Accepted' } }, headers: { 'Azure-AsyncOperation': `${BASE}/ops/1`, Location: 'somethingBadWhichShouldNotBeUsed' } }),
+        answer(200, {
+          json: { properties: { provisioningState: 'Accepted' } },
+          headers: { 'Azure-AsyncOperation': `${BASE}/ops/1`, Location: 'somethingBadWhichShouldNotBeUsed' },
+        }),
         'create',
         { requestUrl: PUT_URL },
       ),
@@ -37,12 +64,24 @@ describe('azure-lro: the create answer (V1, V4)', () => {
   });
 
   it('V1: a 202 is pending whatever its body says (a provisioningState of Succeeded on a 202 is not done)', () => {
-    const o = valid(interpretCreate(put, answer(202, { json: { properties: { provisioningState: 'Succeeded' } }, headers: { 'Azure-AsyncOperation': `${BASE}/ops/2` } }), 'create', { requestUrl: PUT_URL }));
+    const o = valid(
+      interpretCreate(
+        put,
+        answer(202, {
+          json: { properties: { provisioningState: 'Succeeded' } },
+          headers: { 'Azure-AsyncOperation': `${BASE}/ops/2` },
+        }),
+        'create',
+        { requestUrl: PUT_URL },
+      ),
+    );
     expect(o.category).toBe('pending');
   });
 
   it('C3, V2: a PUT answered 200 with no state is a synchronous success whose result is the answer itself', () => {
-    const o = valid(interpretCreate(put, answer(200, { json: { id: '100', name: 'foo' } }), 'create', { requestUrl: PUT_URL }));
+    const o = valid(
+      interpretCreate(put, answer(200, { json: { id: '100', name: 'foo' } }), 'create', { requestUrl: PUT_URL }),
+    );
     expect(o).toMatchObject({ category: 'success', resultReference: { inline: { id: '100', name: 'foo' } } });
   });
 
@@ -54,9 +93,20 @@ describe('azure-lro: the create answer (V1, V4)', () => {
   it('V1, C4: a final answer needs no poll URL, so a foreign one it carries is ignored (noted), never followed', () => {
     const patch = contract('azure-lro', { method: 'PATCH', path: '/things/t1' });
     const o = valid(
-      interpretCreate(patch, answer(200, { json: { properties: { provisioningState: 'Succeeded' } }, headers: { 'Azure-AsyncOperation': 'http://elsewhere.example/crash' } }), 'create', { requestUrl: PUT_URL }),
+      interpretCreate(
+        patch,
+        answer(200, {
+          json: { properties: { provisioningState: 'Succeeded' } },
+          headers: { 'Azure-AsyncOperation': 'http://elsewhere.example/crash' },
+        }),
+        'create',
+        { requestUrl: PUT_URL },
+      ),
     );
-    expect(o).toMatchObject({ category: 'success', resultReference: { inline: { properties: { provisioningState: 'Succeeded' } } } });
+    expect(o).toMatchObject({
+      category: 'success',
+      resultReference: { inline: { properties: { provisioningState: 'Succeeded' } } },
+    });
     expect(o.parseProblem).toBeUndefined();
     expect(o.errorCategory).toBeUndefined();
     expect(o.note).toContain('unusable poll URL was ignored');
@@ -69,7 +119,9 @@ describe('azure-lro: the create answer (V1, V4)', () => {
   });
 
   it('C4: a poll URL on another origin is refused, never followed', () => {
-    const o = valid(interpretCreate(post, answer(202, { headers: { 'Azure-AsyncOperation': 'https://elsewhere.example/ops/1' } })));
+    const o = valid(
+      interpretCreate(post, answer(202, { headers: { 'Azure-AsyncOperation': 'https://elsewhere.example/ops/1' } })),
+    );
     expect(o.errorCategory).toBe('foreign_origin');
     expect(o.statusUrl).toBeUndefined();
   });
@@ -97,13 +149,22 @@ describe('azure-lro: status answers (V1, V2)', () => {
   const monitor = { statusUrl: `${BASE}/ops/1`, pollReading: 'monitor' };
 
   it('P1: a monitor saying InProgress is pending; Succeeded is success with the result at the resource URL for a PUT', () => {
-    expect(valid(interpretStatus(put, answer(200, { json: { status: 'InProgress' } }), monitor)).category).toBe('pending');
-    const done = valid(interpretStatus(put, answer(200, { json: { status: 'Succeeded' } }), { ...monitor, requestUrl: PUT_URL }));
+    expect(valid(interpretStatus(put, answer(200, { json: { status: 'InProgress' } }), monitor)).category).toBe(
+      'pending',
+    );
+    const done = valid(
+      interpretStatus(put, answer(200, { json: { status: 'Succeeded' } }), { ...monitor, requestUrl: PUT_URL }),
+    );
     expect(done).toMatchObject({ category: 'success', resultReference: { url: PUT_URL } });
   });
 
-  it('V2: a POST monitor that succeeded points at the create answer\'s Location (final-state-via location)', () => {
-    const done = valid(interpretStatus(post, answer(200, { json: { status: 'succeeded' } }), { ...monitor, createHeaders: { location: `${BASE}/results/9` } }));
+  it("V2: a POST monitor that succeeded points at the create answer's Location (final-state-via location)", () => {
+    const done = valid(
+      interpretStatus(post, answer(200, { json: { status: 'succeeded' } }), {
+        ...monitor,
+        createHeaders: { location: `${BASE}/results/9` },
+      }),
+    );
     expect(done).toMatchObject({ category: 'success', resultReference: { url: `${BASE}/results/9` } });
   });
 
@@ -114,7 +175,13 @@ describe('azure-lro: status answers (V1, V2)', () => {
   });
 
   it('S2: an answer that is not valid JSON is never read as a state', () => {
-    const o = valid(interpretStatus(put, answer(200, { text: '{ "status": "Accepted"', parseError: 'Unexpected end of JSON input' }), monitor));
+    const o = valid(
+      interpretStatus(
+        put,
+        answer(200, { text: '{ "status": "Accepted"', parseError: 'Unexpected end of JSON input' }),
+        monitor,
+      ),
+    );
     expect(o.category).toBeUndefined();
     expect(o.parseProblem).toContain('not valid JSON');
   });
@@ -129,17 +196,38 @@ describe('azure-lro: status answers (V1, V2)', () => {
 
   it('V2: at a Location, 200 with a body is done and the body is the result; 204 of a POST is done with none', () => {
     const here = { statusUrl: `${BASE}/post/1`, pollReading: 'resource' };
-    expect(valid(interpretStatus(post, answer(200, { json: [{ id: '100' }] }), here))).toMatchObject({ category: 'success', resultReference: { inline: [{ id: '100' }] } });
-    expect(valid(interpretStatus(post, answer(204), here))).toMatchObject({ category: 'success', resultReference: { none: true } });
+    expect(valid(interpretStatus(post, answer(200, { json: [{ id: '100' }] }), here))).toMatchObject({
+      category: 'success',
+      resultReference: { inline: [{ id: '100' }] },
+    });
+    expect(valid(interpretStatus(post, answer(204), here))).toMatchObject({
+      category: 'success',
+      resultReference: { none: true },
+    });
   });
 
   it('P1: provisioningState Failed and Canceled are final, with the provider error', () => {
-    const failed = valid(interpretStatus(put, answer(200, { json: { properties: { provisioningState: 'Failed' }, error: { code: 'Quota', message: 'no quota left' } } }), { statusUrl: PUT_URL, pollReading: 'resource' }));
+    const failed = valid(
+      interpretStatus(
+        put,
+        answer(200, {
+          json: { properties: { provisioningState: 'Failed' }, error: { code: 'Quota', message: 'no quota left' } },
+        }),
+        { statusUrl: PUT_URL, pollReading: 'resource' },
+      ),
+    );
     expect(failed).toMatchObject({ category: 'failure', providerError: { code: 'Quota', message: 'no quota left' } });
-    expect(valid(interpretStatus(put, answer(200, { json: { properties: { provisioningState: 'Canceled' } } }), { statusUrl: PUT_URL, pollReading: 'resource' })).category).toBe('cancelled');
+    expect(
+      valid(
+        interpretStatus(put, answer(200, { json: { properties: { provisioningState: 'Canceled' } } }), {
+          statusUrl: PUT_URL,
+          pollReading: 'resource',
+        }),
+      ).category,
+    ).toBe('cancelled');
   });
 
-  it('H3/P6: a 400 from the poll URL is an HTTP fact with the provider\'s message, not a job state', () => {
+  it("H3/P6: a 400 from the poll URL is an HTTP fact with the provider's message, not a job state", () => {
     const o = valid(interpretStatus(put, answer(400, { json: { message: 'Expected bad request message' } }), monitor));
     expect(o).toMatchObject({ errorCategory: 'http_4xx', providerError: { message: 'Expected bad request message' } });
     expect(o.category).toBeUndefined();
@@ -150,11 +238,20 @@ describe('google-lro (AIP-151)', () => {
   const google = contract('google-lro', { path: '/v1/projects/p/things:export' });
 
   it('reads the Operation, polls /v1/{+name} keeping its slashes, and takes the response as the result', () => {
-    const created = valid(interpretCreate(google, answer(200, { json: { name: 'projects/p/operations/42', done: false } })));
+    const created = valid(
+      interpretCreate(google, answer(200, { json: { name: 'projects/p/operations/42', done: false } })),
+    );
     expect(created).toMatchObject({ remoteJobId: 'projects/p/operations/42', category: 'pending' });
-    expect(buildStatusRequest(google, { jobId: 'projects/p/operations/42' })).toMatchObject({ request: { url: `${BASE}/v1/projects/p/operations/42` } });
+    expect(buildStatusRequest(google, { jobId: 'projects/p/operations/42' })).toMatchObject({
+      request: { url: `${BASE}/v1/projects/p/operations/42` },
+    });
     expect(buildStatusRequest(google, { jobId: 'projects/../secrets' })).toMatchObject({ kind: 'refused' });
-    const done = valid(interpretStatus(google, answer(200, { json: { name: 'projects/p/operations/42', done: true, response: { rows: 3 } } })));
+    const done = valid(
+      interpretStatus(
+        google,
+        answer(200, { json: { name: 'projects/p/operations/42', done: true, response: { rows: 3 } } }),
+      ),
+    );
     expect(done).toMatchObject({ category: 'success', resultReference: { inline: { rows: 3 } } });
   });
 });
@@ -165,8 +262,12 @@ describe('http-202-location', () => {
   it('202 + Location is pending at the Location; 200 there is done with the body as the result', () => {
     const created = valid(interpretCreate(plain, answer(202, { headers: { Location: '/reports/status/7' } })));
     expect(created).toMatchObject({ category: 'pending', statusUrl: `${BASE}/reports/status/7` });
-    expect(valid(interpretStatus(plain, answer(202), { statusUrl: `${BASE}/reports/status/7` })).category).toBe('pending');
-    expect(valid(interpretStatus(plain, answer(200, { json: { total: 3 } }), { statusUrl: `${BASE}/reports/status/7` }))).toMatchObject({
+    expect(valid(interpretStatus(plain, answer(202), { statusUrl: `${BASE}/reports/status/7` })).category).toBe(
+      'pending',
+    );
+    expect(
+      valid(interpretStatus(plain, answer(200, { json: { total: 3 } }), { statusUrl: `${BASE}/reports/status/7` })),
+    ).toMatchObject({
       category: 'success',
       resultReference: { inline: { total: 3 } },
     });
@@ -175,12 +276,25 @@ describe('http-202-location', () => {
 
 describe('preset: merging (V1)', () => {
   it('the document wins over the preset, lists replace, null removes', () => {
-    const custom = contract('azure-lro', { method: 'POST', path: '/x' }, { status: { readings: { monitor: { stateField: 'status', stateTable: { success: ['Done'] }, result: [{ from: 'inline' }] } } }, cancel: null });
+    const custom = contract(
+      'azure-lro',
+      { method: 'POST', path: '/x' },
+      {
+        status: {
+          readings: {
+            monitor: { stateField: 'status', stateTable: { success: ['Done'] }, result: [{ from: 'inline' }] },
+          },
+        },
+        cancel: null,
+      },
+    );
     expect(custom.status.readings?.monitor?.result).toEqual([{ from: 'inline' }]);
     expect(custom.status.readings?.resource?.stateField).toEqual(['properties.provisioningState', 'provisioningState']);
   });
 
   it('an unknown preset is named with the known ones', () => {
-    expect(() => contract('azure', { path: '/x' })).toThrow(/preset: no preset "azure" \(known: azure-lro, google-lro, http-202-location, rest, lro, operation-location\)/);
+    expect(() => contract('azure', { path: '/x' })).toThrow(
+      /preset: no preset "azure" \(known: azure-lro, google-lro, http-202-location, rest, lro, operation-location\)/,
+    );
   });
 });

@@ -4,7 +4,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { requestHeadersSchema } from '../../../src/adapters/providers/contract';
-import { decorateBuilt, decorateRequest, withQuery, type OperationFacts } from '../../../src/adapters/providers/decorate';
+import {
+  decorateBuilt,
+  decorateRequest,
+  withQuery,
+  type OperationFacts,
+} from '../../../src/adapters/providers/decorate';
 import { type BuildResult, type ProviderRequest } from '../../../src/adapters/providers/build';
 
 const facts: OperationFacts = {
@@ -19,10 +24,19 @@ const facts: OperationFacts = {
 const create: ProviderRequest = {
   method: 'POST',
   url: 'https://api.example.test/v1/jobs',
-  headers: { accept: 'application/json', 'content-type': 'application/json', 'idempotency-key': 'tok_abc', 'x-client-reference': 'ref-9' },
+  headers: {
+    accept: 'application/json',
+    'content-type': 'application/json',
+    'idempotency-key': 'tok_abc',
+    'x-client-reference': 'ref-9',
+  },
   json: { report: 'x' },
 };
-const status: ProviderRequest = { method: 'GET', url: 'https://api.example.test/v1/jobs/job_1', headers: { accept: 'application/json' } };
+const status: ProviderRequest = {
+  method: 'GET',
+  url: 'https://api.example.test/v1/jobs/job_1',
+  headers: { accept: 'application/json' },
+};
 
 function requestOf(result: BuildResult): ProviderRequest {
   expect(result.kind).toBe('request');
@@ -55,10 +69,17 @@ describe('decorateRequest', () => {
     expect(out.method).toBe('GET');
   });
 
-  it('never overrides the create\'s own headers (token, client reference, content type), but replaces the generic accept', () => {
+  it("never overrides the create's own headers (token, client reference, content type), but replaces the generic accept", () => {
     const out = requestOf(
       decorateRequest(
-        { headers: { 'Idempotency-Key': { value: 'other' }, 'x-client-reference': { value: 'other' }, 'Content-Type': { value: 'text/plain' }, Accept: { value: 'application/vnd.acme+json' } } },
+        {
+          headers: {
+            'Idempotency-Key': { value: 'other' },
+            'x-client-reference': { value: 'other' },
+            'Content-Type': { value: 'text/plain' },
+            Accept: { value: 'application/vnd.acme+json' },
+          },
+        },
         create,
         facts,
       ),
@@ -79,18 +100,30 @@ describe('decorateRequest', () => {
     const problem = (result as Extract<BuildResult, { kind: 'refused' }>).problem;
     expect(problem).toContain('x-note');
     expect(problem).not.toContain('X-Evil');
-    expect(decorateRequest({ headers: { 'X-Ref': { from: 'client_reference' } } }, status, { ...facts, clientReference: 'a\nb' }).kind).toBe('refused');
+    expect(
+      decorateRequest({ headers: { 'X-Ref': { from: 'client_reference' } } }, status, {
+        ...facts,
+        clientReference: 'a\nb',
+      }).kind,
+    ).toBe('refused');
   });
 
   it('refuses a reserved header even if a contract slipped one through (defence in depth)', () => {
-    expect(decorateRequest({ headers: { Cookie: { value: 'a=1' } } }, status, facts)).toMatchObject({ kind: 'refused', errorCategory: 'invalid_input' });
+    expect(decorateRequest({ headers: { Cookie: { value: 'a=1' } } }, status, facts)).toMatchObject({
+      kind: 'refused',
+      errorCategory: 'invalid_input',
+    });
   });
 
   it('appends query parameters to every URL, including one with its own query', () => {
     const query = { 'api-version': '2024-01-01', 'x y': 'a&b=c' };
-    expect(requestOf(decorateRequest({ query }, status, facts)).url).toBe('https://api.example.test/v1/jobs/job_1?api-version=2024-01-01&x%20y=a%26b%3Dc');
+    expect(requestOf(decorateRequest({ query }, status, facts)).url).toBe(
+      'https://api.example.test/v1/jobs/job_1?api-version=2024-01-01&x%20y=a%26b%3Dc',
+    );
     const poll = { ...status, url: 'https://api.example.test/operations/1?page=2' };
-    expect(requestOf(decorateRequest({ query: { 'api-version': '2024-01-01' } }, poll, facts)).url).toBe('https://api.example.test/operations/1?page=2&api-version=2024-01-01');
+    expect(requestOf(decorateRequest({ query: { 'api-version': '2024-01-01' } }, poll, facts)).url).toBe(
+      'https://api.example.test/operations/1?page=2&api-version=2024-01-01',
+    );
   });
 });
 
@@ -99,8 +132,12 @@ describe('withQuery', () => {
     expect(withQuery('https://a.test/op/1?api-version=2023-05-01', { 'api-version': '2024-01-01', other: '1' })).toBe(
       'https://a.test/op/1?api-version=2023-05-01&other=1',
     );
-    expect(withQuery('https://a.test/op/1?api%2Dversion=x', { 'api-version': 'y' })).toBe('https://a.test/op/1?api%2Dversion=x');
-    expect(withQuery('https://a.test/op/1?flag&api-version', { 'api-version': 'y', flag: '1' })).toBe('https://a.test/op/1?flag&api-version');
+    expect(withQuery('https://a.test/op/1?api%2Dversion=x', { 'api-version': 'y' })).toBe(
+      'https://a.test/op/1?api%2Dversion=x',
+    );
+    expect(withQuery('https://a.test/op/1?flag&api-version', { 'api-version': 'y', flag: '1' })).toBe(
+      'https://a.test/op/1?flag&api-version',
+    );
   });
 
   it('never re-encodes or reorders the existing query, and keeps a fragment last', () => {

@@ -7,12 +7,24 @@ import { parseProviderContract, type ProviderContract } from '../../../src/adapt
 import { describeContract, explainContract } from '../../../src/adapters/providers/explain';
 import { BASE, preset } from './helpers';
 
-function withPreset(name: string, create: Record<string, unknown>, extra: Record<string, unknown> = {}): ProviderContract {
-  return parseProviderContract({ preset: name, name: 'p', baseUrl: BASE, credential: { scheme: 'none' }, create, ...extra }, 'test', {});
+function withPreset(
+  name: string,
+  create: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): ProviderContract {
+  return parseProviderContract(
+    { preset: name, name: 'p', baseUrl: BASE, credential: { scheme: 'none' }, create, ...extra },
+    'test',
+    {},
+  );
 }
 
 /** The lines of one section, by its stable id. */
-function section(contract: ProviderContract, id: string, options: { preset?: string; baseUrlLabel?: string } = {}): string[] {
+function section(
+  contract: ProviderContract,
+  id: string,
+  options: { preset?: string; baseUrlLabel?: string } = {},
+): string[] {
   const found = describeContract(contract, options).sections.find((s) => s.id === id);
   if (found === undefined) throw new Error(`no section ${id}`);
   return found.lines;
@@ -53,24 +65,36 @@ describe('explainContract on azure-lro', () => {
     expect(monitor).toBeGreaterThan(0);
     expect(status[monitor + 1]).toBe('  HTTP 202: pending, whatever the body says');
     expect(status[monitor + 2]).toBe('  the state is the word in `status` (the first present)');
-    expect(status[monitor + 3]).toMatch(/^ {2}state table \(case-insensitive\): pending: NotStarted, .*; success: Succeeded; failure: Failed; cancelled: Canceled, Cancelled$/);
+    expect(status[monitor + 3]).toMatch(
+      /^ {2}state table \(case-insensitive\): pending: NotStarted, .*; success: Succeeded; failure: Failed; cancelled: Canceled, Cancelled$/,
+    );
     expect(text(status)).toContain('the state is the word in `properties.provisioningState`, else `provisioningState`');
     expect(text(status)).toContain('an answer that states no state: HTTP 200, 201, 204 means success');
   });
 
   it('gives the result per reading: final-state-via original-uri for a PUT, location for a POST', () => {
     const putResult = text(section(put, 'result'));
-    expect(putResult).toMatch(/on a success read with reading "monitor", instead:\n {2}1\. GET the URL in field `resourceLocation`.*\n {2}2\. GET the URL the create request wrote \(final-state-via original-uri\)/);
+    expect(putResult).toMatch(
+      /on a success read with reading "monitor", instead:\n {2}1\. GET the URL in field `resourceLocation`.*\n {2}2\. GET the URL the create request wrote \(final-state-via original-uri\)/,
+    );
     expect(putResult).toContain('a success without a result is not ready');
     const postResult = text(section(post, 'result'));
-    expect(postResult).toMatch(/on a success read with reading "monitor", instead:\n {2}1\. GET the URL the create answer gave in header location \(final-state-via location\)/);
+    expect(postResult).toMatch(
+      /on a success read with reading "monitor", instead:\n {2}1\. GET the URL the create answer gave in header location \(final-state-via location\)/,
+    );
     expect(postResult).toContain('a result is not required');
   });
 
   it('shows a document override of status.readings.monitor.result, not the preset', () => {
-    const custom = withPreset('azure-lro', { method: 'POST', path: '/x' }, { status: { readings: { monitor: { result: [{ from: 'status_field', field: 'output.url' }] } } } });
+    const custom = withPreset(
+      'azure-lro',
+      { method: 'POST', path: '/x' },
+      { status: { readings: { monitor: { result: [{ from: 'status_field', field: 'output.url' }] } } } },
+    );
     const result = text(section(custom, 'result'));
-    expect(result).toMatch(/on a success read with reading "monitor", instead:\n {2}1\. GET the URL in field `output\.url` of the answer that reported success\non a success read with reading "resource"/);
+    expect(result).toMatch(
+      /on a success read with reading "monitor", instead:\n {2}1\. GET the URL in field `output\.url` of the answer that reported success\non a success read with reading "resource"/,
+    );
     expect(result).toContain("on a success read with the status section's own rules: the same");
   });
 
@@ -81,7 +105,9 @@ describe('explainContract on azure-lro', () => {
   });
 
   it('says there is no cancel and no webhook', () => {
-    expect(section(put, 'cancel')).toEqual(['the provider offers no cancel: a cancel request is refused (ASYNCJOB_ERR_CANCEL_UNSUPPORTED)']);
+    expect(section(put, 'cancel')).toEqual([
+      'the provider offers no cancel: a cancel request is refused (ASYNCJOB_ERR_CANCEL_UNSUPPORTED)',
+    ]);
     expect(section(put, 'webhook')).toEqual(['none: the job is followed by polling alone']);
   });
 });
@@ -92,14 +118,18 @@ describe('explainContract on google-lro and http-202-location', () => {
     expect(section(google, 'job')).toContain('  1. body field `name`');
     const status = text(section(google, 'status'));
     expect(status).toContain(`GET ${BASE}/v1/{+jobId}`);
-    expect(status).toContain('AIP-151: while `done` is not true the job is pending; when it is true, `error` means failure (cancelled when `error.code` is 1) and `response` means success');
-    expect(text(section(google, 'result'))).toContain('1. field `response` of the answer that reported success is the result');
+    expect(status).toContain(
+      'AIP-151: while `done` is not true the job is pending; when it is true, `error` means failure (cancelled when `error.code` is 1) and `response` means success',
+    );
+    expect(text(section(google, 'result'))).toContain(
+      '1. field `response` of the answer that reported success is the result',
+    );
     expect(text(section(google, 'cancel'))).toContain(`POST ${BASE}/v1/{+jobId}:cancel, sent once`);
   });
 
   it('http-202-location: polled at Location, 202 pending, 200/201/204 done with the body as the result', () => {
     const plain = withPreset('http-202-location', { path: '/reports' });
-    expect(section(plain, 'job')).toContain('  1. header location: read with the status section\'s own rules');
+    expect(section(plain, 'job')).toContain("  1. header location: read with the status section's own rules");
     const status = text(section(plain, 'status'));
     expect(status).toContain('GET the poll URL from the create answer');
     expect(status).toContain('moves polling there, same origin only');
@@ -113,20 +143,36 @@ describe('explainContract on the simulator rest preset', () => {
   const rest = preset('rest');
 
   it('states the credential by reference, the token header, the client reference and the synchronous success', () => {
-    expect(text(section(rest, 'provider'))).toContain('Authorization: Bearer <secret>, the secret read by the worker from environment variable ASYNCJOB_SIMULATOR_TOKEN');
+    expect(text(section(rest, 'provider'))).toContain(
+      'Authorization: Bearer <secret>, the secret read by the worker from environment variable ASYNCJOB_SIMULATOR_TOKEN',
+    );
     const create = text(section(rest, 'create'));
-    expect(create).toContain('idempotency token: in header idempotency-key, the same on every repeat of this create (I1)');
+    expect(create).toContain(
+      'idempotency token: in header idempotency-key, the same on every repeat of this create (I1)',
+    );
     expect(create).toContain('in body field `client_reference`');
-    expect(create).toContain('synchronous success (C3): HTTP 200 means done at once; the result is field `result` of that answer');
+    expect(create).toContain(
+      'synchronous success (C3): HTTP 200 means done at once; the result is field `result` of that answer',
+    );
   });
 
   it('names integrity checks, the batch shape, cancel, list reconciliation, the webhook and the poll hints', () => {
     expect(text(section(rest, 'result'))).toContain('SHA-256 (hex) from header x-content-sha256 of the result answer');
-    expect(text(section(rest, 'result'))).toContain('batch (R3): items in `items`, ID `id`, failed when `status` is failed');
-    expect(text(section(rest, 'cancel'))).toContain(`POST ${BASE}/v1/jobs/{jobId}/cancel, sent once (X1, X3); repeating it is harmless`);
-    expect(text(section(rest, 'reconciliation'))).toContain(`GET ${BASE}/v1/jobs?client_reference={clientReference} (by the client reference)`);
-    expect(text(section(rest, 'webhook'))).toContain('POST /webhooks/rest at the webhook receiver; signature in header x-signature');
-    expect(text(section(rest, 'status'))).toContain('poll hints: seconds to wait in `poll_after_seconds`, the next check time in `next_check_at`');
+    expect(text(section(rest, 'result'))).toContain(
+      'batch (R3): items in `items`, ID `id`, failed when `status` is failed',
+    );
+    expect(text(section(rest, 'cancel'))).toContain(
+      `POST ${BASE}/v1/jobs/{jobId}/cancel, sent once (X1, X3); repeating it is harmless`,
+    );
+    expect(text(section(rest, 'reconciliation'))).toContain(
+      `GET ${BASE}/v1/jobs?client_reference={clientReference} (by the client reference)`,
+    );
+    expect(text(section(rest, 'webhook'))).toContain(
+      'POST /webhooks/rest at the webhook receiver; signature in header x-signature',
+    );
+    expect(text(section(rest, 'status'))).toContain(
+      'poll hints: seconds to wait in `poll_after_seconds`, the next check time in `next_check_at`',
+    );
   });
 
   it('renders numbered sections under a heading; the base URL label replaces the base URL', () => {
@@ -166,7 +212,9 @@ describe('explainContract on the simulator rest preset', () => {
     expect(text(section(minimal, 'create'))).toContain('accepted when the answer is HTTP 202, 201');
     expect(text(section(minimal, 'create'))).toContain('the create answer is not read for a state');
     expect(text(section(minimal, 'provider'))).toContain('header x-request-id');
-    expect(text(section(minimal, 'result'))).toContain('fetching the result is never repeated (R5): a failed download escalates to a human');
+    expect(text(section(minimal, 'result'))).toContain(
+      'fetching the result is never repeated (R5): a failed download escalates to a human',
+    );
     expect(text(section(minimal, 'policy'))).toContain('poll policy: baseDelayMs 10000 (default 5000)');
   });
 });

@@ -33,7 +33,10 @@ describe('field paths', () => {
   it('F8: a JSON own key "__proto__" is still refused', () => {
     const hostile = JSON.parse('{"__proto__": {"state": "succeeded"}}') as unknown;
     expect(readField(hostile, '__proto__.state')).toEqual({ found: false });
-    expect(parseFieldPath('__proto__.state')).toEqual({ ok: false, message: 'the key "__proto__" is not allowed in a field path' });
+    expect(parseFieldPath('__proto__.state')).toEqual({
+      ok: false,
+      message: 'the key "__proto__" is not allowed in a field path',
+    });
   });
 
   it('does not read properties of class instances or strings', () => {

@@ -1,4 +1,9 @@
-import { parseProviderContract, type ProviderAnswer, type ProviderContract, BUILT_IN_PRESETS } from '../../../src/adapters/providers';
+import {
+  parseProviderContract,
+  type ProviderAnswer,
+  type ProviderContract,
+  BUILT_IN_PRESETS,
+} from '../../../src/adapters/providers';
 import { observationSchema, type Observation } from '../../../src/core/observation';
 
 /** The simulator's base URL used by the tests. */
@@ -14,7 +19,10 @@ export function answer(
   status: number,
   options: { json?: unknown; text?: string; headers?: Record<string, string>; parseError?: string } = {},
 ): ProviderAnswer {
-  const headers: Record<string, string> = { 'x-request-id': 'req-1', ...(options.json !== undefined ? { 'content-type': 'application/json' } : {}) };
+  const headers: Record<string, string> = {
+    'x-request-id': 'req-1',
+    ...(options.json !== undefined ? { 'content-type': 'application/json' } : {}),
+  };
   for (const [k, v] of Object.entries(options.headers ?? {})) headers[k.toLowerCase()] = v;
   const out: ProviderAnswer = { status, headers, receivedAtMs: 1_764_410_000_000, durationMs: 12 };
   if (options.json !== undefined) out.bodyJson = options.json;

@@ -12,20 +12,46 @@ const op = (extra: Record<string, unknown>): Record<string, unknown> => ({
 
 describe('lro dialect', () => {
   it('C2: a 200 operation is accepted; the job ID drops the operations/ prefix', () => {
-    const o = valid(interpretCreate(lro, answer(200, { json: op({ metadata: { state: 'PENDING', progress_percent: 0, update_time: '2026-11-29T10:20:31Z' } }) })));
-    expect(o).toMatchObject({ httpStatus: 200, remoteJobId: 'op-1', remoteState: 'PENDING', category: 'pending', progress: 0 });
+    const o = valid(
+      interpretCreate(
+        lro,
+        answer(200, {
+          json: op({ metadata: { state: 'PENDING', progress_percent: 0, update_time: '2026-11-29T10:20:31Z' } }),
+        }),
+      ),
+    );
+    expect(o).toMatchObject({
+      httpStatus: 200,
+      remoteJobId: 'op-1',
+      remoteState: 'PENDING',
+      category: 'pending',
+      progress: 0,
+    });
     expect(o.statusUrl).toBeUndefined();
     expect(o.parseProblem).toBeUndefined();
   });
 
   it('I2: 409 ABORTED for a reused request_id keeps the provider error', () => {
-    const o = valid(interpretCreate(lro, answer(409, { json: { error: { code: 409, status: 'ABORTED', message: 'request_id reused' } } })));
-    expect(o).toMatchObject({ errorCategory: 'http_4xx', providerError: { code: '409', message: 'request_id reused' } });
+    const o = valid(
+      interpretCreate(
+        lro,
+        answer(409, { json: { error: { code: 409, status: 'ABORTED', message: 'request_id reused' } } }),
+      ),
+    );
+    expect(o).toMatchObject({
+      errorCategory: 'http_4xx',
+      providerError: { code: '409', message: 'request_id reused' },
+    });
   });
 
   it('P1: done false with RUNNING is pending', () => {
     const o = valid(interpretStatus(lro, answer(200, { json: op({}) }), { jobId: 'op-1' }));
-    expect(o).toMatchObject({ remoteState: 'RUNNING', category: 'pending', progress: 0.25, providerTimestamp: '2026-11-29T10:20:31Z' });
+    expect(o).toMatchObject({
+      remoteState: 'RUNNING',
+      category: 'pending',
+      progress: 0.25,
+      providerTimestamp: '2026-11-29T10:20:31Z',
+    });
   });
 
   it('S1, R2: done with a response is success with its result reference and integrity data', () => {
@@ -33,30 +59,62 @@ describe('lro dialect', () => {
     const o = valid(
       interpretStatus(
         lro,
-        answer(200, { json: op({ done: true, metadata: { state: 'SUCCEEDED', progress_percent: 100 }, response: { result_uri: `${BASE}/v1/results/op-1`, sha256: sha, size_bytes: 2048, record_count: 12 } }) }),
+        answer(200, {
+          json: op({
+            done: true,
+            metadata: { state: 'SUCCEEDED', progress_percent: 100 },
+            response: { result_uri: `${BASE}/v1/results/op-1`, sha256: sha, size_bytes: 2048, record_count: 12 },
+          }),
+        }),
         { jobId: 'op-1' },
       ),
     );
-    expect(o).toMatchObject({ category: 'success', resultReference: { url: `${BASE}/v1/results/op-1`, sha256: sha, sizeBytes: 2048, recordCount: 12 } });
+    expect(o).toMatchObject({
+      category: 'success',
+      resultReference: { url: `${BASE}/v1/results/op-1`, sha256: sha, sizeBytes: 2048, recordCount: 12 },
+    });
     expect(o.parseProblem).toBeUndefined();
   });
 
   it('S2: done with an error is failure with the provider error', () => {
-    const o = valid(interpretStatus(lro, answer(200, { json: op({ done: true, metadata: { state: 'FAILED' }, error: { code: 3, message: 'invalid argument' } }) })));
-    expect(o).toMatchObject({ remoteState: 'FAILED', category: 'failure', providerError: { code: '3', message: 'invalid argument' } });
+    const o = valid(
+      interpretStatus(
+        lro,
+        answer(200, {
+          json: op({ done: true, metadata: { state: 'FAILED' }, error: { code: 3, message: 'invalid argument' } }),
+        }),
+      ),
+    );
+    expect(o).toMatchObject({
+      remoteState: 'FAILED',
+      category: 'failure',
+      providerError: { code: '3', message: 'invalid argument' },
+    });
   });
 
   it('X2: done with error.code 1 is cancelled, even without a state word', () => {
-    const o = valid(interpretStatus(lro, answer(200, { json: { name: 'operations/op-1', done: true, error: { code: 1, message: 'CANCELLED' } } })));
+    const o = valid(
+      interpretStatus(
+        lro,
+        answer(200, { json: { name: 'operations/op-1', done: true, error: { code: 1, message: 'CANCELLED' } } }),
+      ),
+    );
     expect(o).toMatchObject({ remoteState: 'done:cancelled', category: 'cancelled' });
   });
 
   it('P7: SUCCEEDED without a response (done false) is a contradiction: unknown', () => {
-    expect(interpretStatus(lro, answer(200, { json: op({ metadata: { state: 'SUCCEEDED' } }) })).category).toBe('unknown');
+    expect(interpretStatus(lro, answer(200, { json: op({ metadata: { state: 'SUCCEEDED' } }) })).category).toBe(
+      'unknown',
+    );
   });
 
   it('P7: done with a response but no result_uri is not ready', () => {
-    const o = valid(interpretStatus(lro, answer(200, { json: op({ done: true, metadata: { state: 'SUCCEEDED' }, response: { size_bytes: 3 } }) })));
+    const o = valid(
+      interpretStatus(
+        lro,
+        answer(200, { json: op({ done: true, metadata: { state: 'SUCCEEDED' }, response: { size_bytes: 3 } }) }),
+      ),
+    );
     expect(o.category).toBe('success');
     expect(o.resultReference?.url).toBeUndefined();
     expect(o.parseProblem).toContain('without a result reference (field response.result_uri) is not ready');
@@ -73,7 +131,10 @@ describe('lro dialect', () => {
   });
 
   it('R2: a sha256 that is not 64 hex characters is named', () => {
-    const o = interpretStatus(lro, answer(200, { json: op({ done: true, response: { result_uri: '/r', sha256: 'xyz' } }) }));
+    const o = interpretStatus(
+      lro,
+      answer(200, { json: op({ done: true, response: { result_uri: '/r', sha256: 'xyz' } }) }),
+    );
     expect(o.parseProblem).toContain('field response.sha256 is not a hex SHA-256');
     expect(o.resultReference?.sha256).toBeUndefined();
   });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { countBatchItems, interpretCancel, interpretCreate, interpretReconcile, interpretStatus, readResultIntegrity } from '../../../src/adapters/providers';
+import {
+  countBatchItems,
+  interpretCancel,
+  interpretCreate,
+  interpretReconcile,
+  interpretStatus,
+  readResultIntegrity,
+} from '../../../src/adapters/providers';
 import { BASE, answer, preset, valid } from './helpers';
 
 const rest = preset('rest');
@@ -8,13 +15,29 @@ const created = { job_id: 'job-7', state: 'queued', status_url: `${BASE}/v1/jobs
 describe('rest dialect: create', () => {
   it('C2, H2: 202 + Location names the job and its status URL', () => {
     const o = valid(interpretCreate(rest, answer(202, { headers: { location: '/v1/jobs/job-7' }, json: created })));
-    expect(o).toMatchObject({ action: 'create', transport: 'response', httpStatus: 202, remoteJobId: 'job-7', statusUrl: `${BASE}/v1/jobs/job-7`, remoteState: 'queued', category: 'pending', providerRequestId: 'req-1' });
+    expect(o).toMatchObject({
+      action: 'create',
+      transport: 'response',
+      httpStatus: 202,
+      remoteJobId: 'job-7',
+      statusUrl: `${BASE}/v1/jobs/job-7`,
+      remoteState: 'queued',
+      category: 'pending',
+      providerRequestId: 'req-1',
+    });
     expect(o.parseProblem).toBeUndefined();
   });
 
   it('C3: a synchronous 200 success carries its result inline', () => {
-    const o = valid(interpretCreate(rest, answer(200, { json: { job_id: 'job-8', state: 'succeeded', result: { rows: 3 } } })));
-    expect(o).toMatchObject({ httpStatus: 200, remoteJobId: 'job-8', category: 'success', resultReference: { inline: { rows: 3 } } });
+    const o = valid(
+      interpretCreate(rest, answer(200, { json: { job_id: 'job-8', state: 'succeeded', result: { rows: 3 } } })),
+    );
+    expect(o).toMatchObject({
+      httpStatus: 200,
+      remoteJobId: 'job-8',
+      category: 'success',
+      resultReference: { inline: { rows: 3 } },
+    });
     expect(o.parseProblem).toBeUndefined();
   });
 
@@ -26,14 +49,25 @@ describe('rest dialect: create', () => {
 
   it('R2: an inline result larger than maxInlineBytes is not carried', () => {
     const small = { ...rest, result: { ...rest.result, maxInlineBytes: 65_536 } };
-    const o = valid(interpretCreate(small, answer(200, { json: { job_id: 'j', state: 'succeeded', result: 'x'.repeat(70_000) } })));
+    const o = valid(
+      interpretCreate(small, answer(200, { json: { job_id: 'j', state: 'succeeded', result: 'x'.repeat(70_000) } })),
+    );
     expect(o.resultReference?.inline).toBeUndefined();
     expect(o.parseProblem).toContain('maxInlineBytes');
   });
 
   it('I2: 422 idempotency_key_reused is a refusal with the provider error, not a job', () => {
-    const o = valid(interpretCreate(rest, answer(422, { json: { error: { code: 'idempotency_key_reused', message: 'key reused with another body' } } })));
-    expect(o).toMatchObject({ httpStatus: 422, errorCategory: 'http_4xx', providerError: { code: 'idempotency_key_reused', message: 'key reused with another body' } });
+    const o = valid(
+      interpretCreate(
+        rest,
+        answer(422, { json: { error: { code: 'idempotency_key_reused', message: 'key reused with another body' } } }),
+      ),
+    );
+    expect(o).toMatchObject({
+      httpStatus: 422,
+      errorCategory: 'http_4xx',
+      providerError: { code: 'idempotency_key_reused', message: 'key reused with another body' },
+    });
     expect(o.remoteJobId).toBeUndefined();
     expect(o.category).toBeUndefined();
   });
@@ -47,7 +81,9 @@ describe('rest dialect: create', () => {
     const o = valid(interpretCreate(rest, answer(202, { json: { state: 'queued' } })));
     expect(o.remoteJobId).toBeUndefined();
     expect(o.category).toBeUndefined();
-    expect(o.parseProblem).toContain('no job ID in the answer (body field job_id, header location, body field status_url missing)');
+    expect(o.parseProblem).toContain(
+      'no job ID in the answer (body field job_id, header location, body field status_url missing)',
+    );
   });
 
   it('F8: a mistyped job ID is named', () => {
@@ -57,7 +93,12 @@ describe('rest dialect: create', () => {
   });
 
   it('C4: a Location on another origin is never followed', () => {
-    const o = valid(interpretCreate(rest, answer(202, { headers: { location: 'https://evil.example/v1/jobs/job-7' }, json: created })));
+    const o = valid(
+      interpretCreate(
+        rest,
+        answer(202, { headers: { location: 'https://evil.example/v1/jobs/job-7' }, json: created }),
+      ),
+    );
     expect(o.errorCategory).toBe('foreign_origin');
     expect(o.statusUrl).toBeUndefined();
     expect(o.parseProblem).toContain('another origin (evil.example)');
@@ -66,14 +107,27 @@ describe('rest dialect: create', () => {
   });
 
   it('F8: an HTML page in a 202 is a parse problem', () => {
-    const o = valid(interpretCreate(rest, answer(202, { text: '<!DOCTYPE html><html>oops</html>', headers: { 'content-type': 'text/html' } })));
+    const o = valid(
+      interpretCreate(
+        rest,
+        answer(202, { text: '<!DOCTYPE html><html>oops</html>', headers: { 'content-type': 'text/html' } }),
+      ),
+    );
     expect(o.parseProblem).toContain('HTML page');
     expect(o.category).toBeUndefined();
   });
 });
 
 describe('rest dialect: status', () => {
-  const running = { job_id: 'job-7', state: 'running', updated_at: '2026-11-29T10:20:31Z', progress: 40, poll_after_seconds: 30, next_check_at: '2026-11-29T10:21:01Z', expires_at: '2026-11-30T10:00:00Z' };
+  const running = {
+    job_id: 'job-7',
+    state: 'running',
+    updated_at: '2026-11-29T10:20:31Z',
+    progress: 40,
+    poll_after_seconds: 30,
+    next_check_at: '2026-11-29T10:21:01Z',
+    expires_at: '2026-11-30T10:00:00Z',
+  };
 
   it('P6, P8: 200 running is pending, with progress as a fraction and raw hints', () => {
     const o = valid(interpretStatus(rest, answer(200, { json: running }), { jobId: 'job-7' }));
@@ -94,23 +148,42 @@ describe('rest dialect: status', () => {
   });
 
   it('R1: succeeded carries the result URL from the answer', () => {
-    const o = valid(interpretStatus(rest, answer(200, { json: { job_id: 'job-7', state: 'succeeded', result_url: '/v1/jobs/job-7/result' } }), { jobId: 'job-7' }));
+    const o = valid(
+      interpretStatus(
+        rest,
+        answer(200, { json: { job_id: 'job-7', state: 'succeeded', result_url: '/v1/jobs/job-7/result' } }),
+        { jobId: 'job-7' },
+      ),
+    );
     expect(o).toMatchObject({ category: 'success', resultReference: { url: `${BASE}/v1/jobs/job-7/result` } });
   });
 
   it('R1: succeeded without result_url falls back to the documented template', () => {
-    const o = valid(interpretStatus(rest, answer(200, { json: { job_id: 'job-7', state: 'succeeded' } }), { jobId: 'job/7' }));
+    const o = valid(
+      interpretStatus(rest, answer(200, { json: { job_id: 'job-7', state: 'succeeded' } }), { jobId: 'job/7' }),
+    );
     expect(o.resultReference?.url).toBe(`${BASE}/v1/jobs/job%2F7/result`);
   });
 
   it('C4: a result URL on another origin is dropped and flagged', () => {
-    const o = valid(interpretStatus(rest, answer(200, { json: { job_id: 'job-7', state: 'succeeded', result_url: 'http://127.0.0.1:9999/steal' } }), { jobId: 'job-7' }));
+    const o = valid(
+      interpretStatus(
+        rest,
+        answer(200, { json: { job_id: 'job-7', state: 'succeeded', result_url: 'http://127.0.0.1:9999/steal' } }),
+        { jobId: 'job-7' },
+      ),
+    );
     expect(o.errorCategory).toBe('foreign_origin');
     expect(o.resultReference?.url).toBeUndefined();
   });
 
   it('S2: failed keeps the provider error', () => {
-    const o = valid(interpretStatus(rest, answer(200, { json: { job_id: 'job-7', state: 'failed', error: { code: 'bad_input', message: 'row 3' } } })));
+    const o = valid(
+      interpretStatus(
+        rest,
+        answer(200, { json: { job_id: 'job-7', state: 'failed', error: { code: 'bad_input', message: 'row 3' } } }),
+      ),
+    );
     expect(o).toMatchObject({ category: 'failure', providerError: { code: 'bad_input', message: 'row 3' } });
   });
 
@@ -137,9 +210,20 @@ describe('rest dialect: status', () => {
 
   it('H1, H5: 503 with an HTTP-date Retry-After and an HTML page is a 5xx fact, not a parse problem', () => {
     const o = valid(
-      interpretStatus(rest, answer(503, { headers: { 'retry-after': 'Sun, 29 Nov 2026 10:22:31 GMT', 'content-type': 'text/html' }, text: '<html>Service Unavailable</html>' })),
+      interpretStatus(
+        rest,
+        answer(503, {
+          headers: { 'retry-after': 'Sun, 29 Nov 2026 10:22:31 GMT', 'content-type': 'text/html' },
+          text: '<html>Service Unavailable</html>',
+        }),
+      ),
     );
-    expect(o).toMatchObject({ httpStatus: 503, errorCategory: 'http_5xx', retryAfter: 'Sun, 29 Nov 2026 10:22:31 GMT', providerError: { message: 'an HTML error page' } });
+    expect(o).toMatchObject({
+      httpStatus: 503,
+      errorCategory: 'http_5xx',
+      retryAfter: 'Sun, 29 Nov 2026 10:22:31 GMT',
+      providerError: { message: 'an HTML error page' },
+    });
     expect(o.parseProblem).toBeUndefined();
   });
 
@@ -150,12 +234,16 @@ describe('rest dialect: status', () => {
   });
 
   it('S2, F8: a truncated JSON body is a parse problem', () => {
-    const o = valid(interpretStatus(rest, answer(200, { text: '{"state":"runn', parseError: 'Unexpected end of JSON input' })));
+    const o = valid(
+      interpretStatus(rest, answer(200, { text: '{"state":"runn', parseError: 'Unexpected end of JSON input' })),
+    );
     expect(o.parseProblem).toContain('not valid JSON');
   });
 
   it('F8: mistyped fields are named; a readable state is still classified', () => {
-    const o = valid(interpretStatus(rest, answer(200, { json: { job_id: 'j', state: 'running', progress: '40%', updated_at: 17 } })));
+    const o = valid(
+      interpretStatus(rest, answer(200, { json: { job_id: 'j', state: 'running', progress: '40%', updated_at: 17 } })),
+    );
     expect(o.category).toBe('pending');
     expect(o.progress).toBeUndefined();
     expect(o.parseProblem).toContain('field progress is not a number in 0..100');
@@ -163,14 +251,23 @@ describe('rest dialect: status', () => {
   });
 
   it('F8: a mistyped or missing state is named and not classified', () => {
-    expect(interpretStatus(rest, answer(200, { json: { job_id: 'j', state: 3 } }))).toMatchObject({ parseProblem: 'field state is not a string' });
+    expect(interpretStatus(rest, answer(200, { json: { job_id: 'j', state: 3 } }))).toMatchObject({
+      parseProblem: 'field state is not a string',
+    });
     const missing = interpretStatus(rest, answer(200, { json: { job_id: 'j' } }));
     expect(missing.parseProblem).toBe('field state is missing');
     expect(missing.category).toBeUndefined();
   });
 
   it('F8: huge strings are cut to the observation limits', () => {
-    const o = valid(interpretStatus(rest, answer(200, { json: { state: 'x'.repeat(10_000), error: { code: 'c'.repeat(1000), message: 'm'.repeat(10_000) } } })));
+    const o = valid(
+      interpretStatus(
+        rest,
+        answer(200, {
+          json: { state: 'x'.repeat(10_000), error: { code: 'c'.repeat(1000), message: 'm'.repeat(10_000) } },
+        }),
+      ),
+    );
     expect(o.remoteState?.length).toBe(500);
     expect(o.category).toBe('unknown');
     expect(o.providerError?.code?.length).toBe(200);
@@ -179,20 +276,34 @@ describe('rest dialect: status', () => {
 
 describe('rest dialect: cancel, reconcile, result', () => {
   it('X1: 202 cancelling is recorded, and is not a cancellation', () => {
-    const o = valid(interpretCancel(rest, answer(202, { json: { job_id: 'job-7', state: 'cancelling' } }), { jobId: 'job-7' }));
+    const o = valid(
+      interpretCancel(rest, answer(202, { json: { job_id: 'job-7', state: 'cancelling' } }), { jobId: 'job-7' }),
+    );
     expect(o).toMatchObject({ action: 'cancel', httpStatus: 202, remoteState: 'cancelling', category: 'pending' });
     expect(o.errorCategory).toBeUndefined();
   });
 
   it('X2: 409 already_terminal keeps the final state the provider reports', () => {
-    const o = valid(interpretCancel(rest, answer(409, { json: { error: { code: 'already_terminal' }, state: 'succeeded' } })));
-    expect(o).toMatchObject({ errorCategory: 'http_4xx', providerError: { code: 'already_terminal' }, remoteState: 'succeeded', category: 'success' });
+    const o = valid(
+      interpretCancel(rest, answer(409, { json: { error: { code: 'already_terminal' }, state: 'succeeded' } })),
+    );
+    expect(o).toMatchObject({
+      errorCategory: 'http_4xx',
+      providerError: { code: 'already_terminal' },
+      remoteState: 'succeeded',
+      category: 'success',
+    });
   });
 
   it('U2: list by client reference returns the matching job', () => {
-    const { observation, matches } = interpretReconcile(rest, answer(200, { json: { jobs: [{ job_id: 'job-7', state: 'running', created_at: '2026-11-29T10:00:00Z' }] } }));
+    const { observation, matches } = interpretReconcile(
+      rest,
+      answer(200, { json: { jobs: [{ job_id: 'job-7', state: 'running', created_at: '2026-11-29T10:00:00Z' }] } }),
+    );
     valid(observation);
-    expect(matches).toEqual([{ remoteJobId: 'job-7', remoteState: 'running', category: 'pending', createdAt: '2026-11-29T10:00:00Z' }]);
+    expect(matches).toEqual([
+      { remoteJobId: 'job-7', remoteState: 'running', category: 'pending', createdAt: '2026-11-29T10:00:00Z' },
+    ]);
     expect(observation).toMatchObject({ action: 'reconcile', remoteJobId: 'job-7', category: 'pending' });
   });
 
@@ -204,7 +315,17 @@ describe('rest dialect: cancel, reconcile, result', () => {
   });
 
   it('U3: two jobs for one reference are multiple_matches', () => {
-    const { observation, matches } = interpretReconcile(rest, answer(200, { json: { jobs: [{ job_id: 'a', state: 'running' }, { job_id: 'b', state: 'queued' }] } }));
+    const { observation, matches } = interpretReconcile(
+      rest,
+      answer(200, {
+        json: {
+          jobs: [
+            { job_id: 'a', state: 'running' },
+            { job_id: 'b', state: 'queued' },
+          ],
+        },
+      }),
+    );
     expect(matches.map((m) => m.remoteJobId)).toEqual(['a', 'b']);
     expect(observation.errorCategory).toBe('multiple_matches');
     expect(observation.remoteJobId).toBeUndefined();
@@ -217,7 +338,14 @@ describe('rest dialect: cancel, reconcile, result', () => {
 
   it('R2: result headers give hex SHA-256, size and record count', () => {
     const sha = 'AB'.repeat(32);
-    expect(readResultIntegrity(rest, { 'x-content-sha256': sha, 'content-length': '120', 'x-record-count': '3', 'content-type': 'application/json' })).toEqual({
+    expect(
+      readResultIntegrity(rest, {
+        'x-content-sha256': sha,
+        'content-length': '120',
+        'x-record-count': '3',
+        'content-type': 'application/json',
+      }),
+    ).toEqual({
       sha256: sha.toLowerCase(),
       sizeBytes: 120,
       recordCount: 3,
@@ -232,7 +360,16 @@ describe('rest dialect: cancel, reconcile, result', () => {
   });
 
   it('R3: batch items are counted and failed items listed', () => {
-    const count = countBatchItems(rest, { items: [{ id: 'a', status: 'ok' }, { id: 'b', status: 'failed' }, { id: 'c', status: 'ok' }, { id: 'd' }] });
-    expect(count).toEqual({ total: 4, succeeded: 2, failed: 2, failedItemIds: ['b', 'd'], failedIdsTruncated: false, problems: ['items[3].status is missing or not a string'] });
+    const count = countBatchItems(rest, {
+      items: [{ id: 'a', status: 'ok' }, { id: 'b', status: 'failed' }, { id: 'c', status: 'ok' }, { id: 'd' }],
+    });
+    expect(count).toEqual({
+      total: 4,
+      succeeded: 2,
+      failed: 2,
+      failedItemIds: ['b', 'd'],
+      failedIdsTruncated: false,
+      problems: ['items[3].status is missing or not a string'],
+    });
   });
 });

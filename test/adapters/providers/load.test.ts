@@ -52,8 +52,12 @@ describe('presets', () => {
 
   it('names the missing environment variable of baseUrl', async () => {
     const error = await rejection(loadProviderContract('rest', { env: {} }));
-    expect(error.issues).toEqual([{ path: 'baseUrl', message: 'environment variable ASYNCJOB_SIMULATOR_URL is not set' }]);
-    expect(error.message).toContain('provider contract "rest": baseUrl: environment variable ASYNCJOB_SIMULATOR_URL is not set');
+    expect(error.issues).toEqual([
+      { path: 'baseUrl', message: 'environment variable ASYNCJOB_SIMULATOR_URL is not set' },
+    ]);
+    expect(error.message).toContain(
+      'provider contract "rest": baseUrl: environment variable ASYNCJOB_SIMULATOR_URL is not set',
+    );
   });
 
   it('substitutes variables only in baseUrl, never in other fields', () => {
@@ -131,7 +135,13 @@ describe('a malformed document fails with every field named', () => {
     const issues = issuesOf(() => parseProviderContract(doc, 'broken', { baseUrl: BASE }));
     const paths = issues.map((i) => i.path);
     expect(paths).toEqual(
-      expect.arrayContaining(['status.stateTable.success[0]', 'status', 'create.acceptedStatuses[0]', 'collectSafeToRepeat', 'notFoundWindowMs']),
+      expect.arrayContaining([
+        'status.stateTable.success[0]',
+        'status',
+        'create.acceptedStatuses[0]',
+        'collectSafeToRepeat',
+        'notFoundWindowMs',
+      ]),
     );
     expect(issues.find((i) => i.path === 'collectSafeToRepeat')?.message).toBe('Required');
     expect(issues.find((i) => i.path === 'status')?.message).toContain('pollEvery');
@@ -141,7 +151,9 @@ describe('a malformed document fails with every field named', () => {
     const doc = restDocument();
     delete (doc.status as Record<string, unknown>).stateField;
     const issues = issuesOf(() => parseProviderContract(doc, 'x', { baseUrl: BASE }));
-    expect(issues).toEqual([{ path: 'status.stateField', message: 'give stateField, derive or whenNoState (how the state is read)' }]);
+    expect(issues).toEqual([
+      { path: 'status.stateField', message: 'give stateField, derive or whenNoState (how the state is read)' },
+    ]);
   });
 
   it('P1: a state listed in two categories is refused', () => {
@@ -165,7 +177,9 @@ describe('a malformed document fails with every field named', () => {
         throw error;
       }
     });
-    expect(issues.map((i) => i.path)).toEqual(expect.arrayContaining(['credential.token', 'create.headers.Authorization']));
+    expect(issues.map((i) => i.path)).toEqual(
+      expect.arrayContaining(['credential.token', 'create.headers.Authorization']),
+    );
     expect(issues.find((i) => i.path === 'credential.token')?.message).toContain('by reference');
     expect(message).not.toContain('sk-live-abcdef123456');
   });
@@ -174,7 +188,10 @@ describe('a malformed document fails with every field named', () => {
     const doc = restDocument();
     doc.credential = { scheme: 'header', headerName: 'X-Api-Key', secretEnv: 'A', secretFile: '/run/secrets/a' };
     const issues = issuesOf(() => parseProviderContract(doc, 'x', { baseUrl: BASE }));
-    expect(issues).toContainEqual({ path: 'credential.secretEnv', message: 'give exactly one of secretEnv or secretFile' });
+    expect(issues).toContainEqual({
+      path: 'credential.secretEnv',
+      message: 'give exactly one of secretEnv or secretFile',
+    });
   });
 
   it('C4: a path template must stay on baseUrl and use known placeholders', () => {
@@ -192,20 +209,30 @@ describe('a malformed document fails with every field named', () => {
     create.headers = { Cookie: { from: 'token' }, 'X-Trace-ID': { value: 'fixed' } };
     create.idempotencyToken = { in: 'header', name: 'Authorization' };
     const issues = issuesOf(() => parseProviderContract(doc, 'x', { baseUrl: BASE }));
-    expect(issues.map((i) => i.path).sort()).toEqual(['create.headers.Cookie', 'create.headers.X-Trace-ID', 'create.idempotencyToken.name']);
+    expect(issues.map((i) => i.path).sort()).toEqual([
+      'create.headers.Cookie',
+      'create.headers.X-Trace-ID',
+      'create.idempotencyToken.name',
+    ]);
   });
 
   it('field paths with forbidden keys are refused', () => {
     const doc = restDocument();
     (doc.status as Record<string, unknown>).stateField = '__proto__.state';
     const issues = issuesOf(() => parseProviderContract(doc, 'x', { baseUrl: BASE }));
-    expect(issues).toContainEqual({ path: 'status.stateField', message: 'the key "__proto__" is not allowed in a field path' });
+    expect(issues).toContainEqual({
+      path: 'status.stateField',
+      message: 'the key "__proto__" is not allowed in a field path',
+    });
   });
 
   it('a baseUrl with credentials or another scheme is refused', () => {
     const doc = restDocument();
     const issues = issuesOf(() => parseProviderContract(doc, 'x', { baseUrl: 'ftp://user:pw@host' }));
-    expect(issues.filter((i) => i.path === 'baseUrl').map((i) => i.message)).toEqual(['must be http: or https:', 'must not carry credentials']);
+    expect(issues.filter((i) => i.path === 'baseUrl').map((i) => i.message)).toEqual([
+      'must be http: or https:',
+      'must not carry credentials',
+    ]);
   });
 
   it('P2: policy overrides are validated against the core poll policy', () => {

@@ -8,7 +8,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adapterFromContract, loadProviderContract, ProviderContractError } from '../../../src/adapters/providers';
-import { createProviderRegistry, loadProviderRegistry, ProviderRegistryError, providerTaskQueue } from '../../../src/adapters/providers/registry';
+import {
+  createProviderRegistry,
+  loadProviderRegistry,
+  ProviderRegistryError,
+  providerTaskQueue,
+} from '../../../src/adapters/providers/registry';
 import { BUILT_IN_PRESETS } from '../../../src/adapters/providers/presets';
 
 const SECRET = 'registry-secret-token-5c1e0b7d';
@@ -57,7 +62,11 @@ describe('provider registry', () => {
   });
 
   it('loads presets by name with the facts the workflow reads, on per-provider task queues', async () => {
-    const registry = await loadProviderRegistry({ names: ['rest', 'operation-location'], baseUrls: { rest: provider.url, 'operation-location': provider.url }, env: {} });
+    const registry = await loadProviderRegistry({
+      names: ['rest', 'operation-location'],
+      baseUrls: { rest: provider.url, 'operation-location': provider.url },
+      env: {},
+    });
     try {
       expect(registry.names()).toEqual(['operation-location', 'rest']);
       expect(registry.get('rest').facts).toEqual({
@@ -68,7 +77,11 @@ describe('provider registry', () => {
         policy: { notFoundWindowMs: 5000 },
         taskQueue: 'asyncjob-provider-rest',
       });
-      expect(registry.get('operation-location').facts).toMatchObject({ reconciliation: 'same_token_resend', capabilities: { cancel: true }, taskQueue: providerTaskQueue('operation-location') });
+      expect(registry.get('operation-location').facts).toMatchObject({
+        reconciliation: 'same_token_resend',
+        capabilities: { cancel: true },
+        taskQueue: providerTaskQueue('operation-location'),
+      });
       expect(registry.get('rest').adapter.baseUrl.startsWith(provider.url)).toBe(true);
     } finally {
       await registry.close();
@@ -88,7 +101,10 @@ describe('provider registry', () => {
 
   it('T4, C4: the credential is resolved by reference and sent to the provider origin only', async () => {
     const contract = await loadProviderContract('rest', { baseUrl: provider.url });
-    const registry = await createProviderRegistry({ providers: [adapterFromContract(contract)], env: { ASYNCJOB_SIMULATOR_TOKEN: SECRET } });
+    const registry = await createProviderRegistry({
+      providers: [adapterFromContract(contract)],
+      env: { ASYNCJOB_SIMULATOR_TOKEN: SECRET },
+    });
     try {
       const { http } = registry.get('rest');
       const own = await http.send({ method: 'GET', url: `${provider.url}/v1/jobs/x`, traceId: 'trace-registry-1' });
@@ -108,7 +124,9 @@ describe('provider registry', () => {
     const registry = await loadProviderRegistry({ names: ['rest'], baseUrls: { rest: provider.url }, env: {} });
     try {
       const before = provider.seen.length;
-      const exchange = await registry.get('rest').http.send({ method: 'GET', url: `${provider.url}/v1/jobs/y`, traceId: 'trace-registry-2' });
+      const exchange = await registry
+        .get('rest')
+        .http.send({ method: 'GET', url: `${provider.url}/v1/jobs/y`, traceId: 'trace-registry-2' });
       expect(exchange).toMatchObject({ outcome: 'refused', errorCategory: 'credential_unavailable' });
       expect(provider.seen.length).toBe(before);
     } finally {
@@ -118,7 +136,14 @@ describe('provider registry', () => {
 
   it('registers a contract file under the given name, and refuses a name given twice', async () => {
     const file = path.join(dir, 'reports.json');
-    await writeFile(file, JSON.stringify({ ...(BUILT_IN_PRESETS.rest as Record<string, unknown>), name: 'reports-v2', baseUrl: provider.url }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
+        name: 'reports-v2',
+        baseUrl: provider.url,
+      }),
+    );
     const registry = await createProviderRegistry({ providers: [{ name: 'reports', path: file }], env: {} });
     try {
       expect(registry.get('reports').adapter.name).toBe('reports');
@@ -127,17 +152,34 @@ describe('provider registry', () => {
       await registry.close();
     }
     const adapter = adapterFromContract(await loadProviderContract('rest', { baseUrl: provider.url }));
-    await expect(createProviderRegistry({ providers: [adapter, adapter] })).rejects.toMatchObject({ code: 'ASYNCJOB_ERR_PROVIDER_DUPLICATE', provider: 'rest' });
+    await expect(createProviderRegistry({ providers: [adapter, adapter] })).rejects.toMatchObject({
+      code: 'ASYNCJOB_ERR_PROVIDER_DUPLICATE',
+      provider: 'rest',
+    });
   });
 
   it('a contract file is served under its own name:, and a file whose name disagrees is refused at start', async () => {
     const file = path.join(dir, 'reports-v3.json');
-    await writeFile(file, JSON.stringify({ ...(BUILT_IN_PRESETS.rest as Record<string, unknown>), name: 'reports-v3', baseUrl: provider.url }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
+        name: 'reports-v3',
+        baseUrl: provider.url,
+      }),
+    );
     const registry = await createProviderRegistry({ providers: [{ path: file }], env: {} });
     expect(registry.names()).toEqual(['reports-v3']);
     await registry.close();
     const renamed = path.join(dir, 'acme.json');
-    await writeFile(renamed, JSON.stringify({ ...(BUILT_IN_PRESETS.rest as Record<string, unknown>), name: 'reports-v3', baseUrl: provider.url }));
+    await writeFile(
+      renamed,
+      JSON.stringify({
+        ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
+        name: 'reports-v3',
+        baseUrl: provider.url,
+      }),
+    );
     const error = await createProviderRegistry({ providers: [{ path: renamed }], env: {} }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderContractError);
     expect((error as Error).message).toContain('the document is named "reports-v3" but found as "acme"');
@@ -148,7 +190,9 @@ describe('provider registry', () => {
     const broken = structuredClone(BUILT_IN_PRESETS.rest) as Record<string, unknown>;
     delete (broken.status as Record<string, unknown>).stateTable;
     await writeFile(file, JSON.stringify({ ...broken, baseUrl: provider.url }));
-    const error = await createProviderRegistry({ providers: [{ name: 'broken', path: file }], env: {} }).catch((e: unknown) => e);
+    const error = await createProviderRegistry({ providers: [{ name: 'broken', path: file }], env: {} }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ProviderContractError);
     expect(error).toMatchObject({ code: 'ASYNCJOB_ERR_ADAPTER_INVALID' });
     expect((error as Error).message).toContain('status.stateTable');

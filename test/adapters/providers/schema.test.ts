@@ -9,7 +9,15 @@ import Ajv from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { BUILT_IN_PRESETS, parseProviderContract } from '../../../src/adapters/providers';
-import { buildContractJsonSchema, fieldPaths, generateSchemaText, readReference, REFERENCE_DOC, referencePathOf, SCHEMA_FILE } from '../../../scripts/schema';
+import {
+  buildContractJsonSchema,
+  fieldPaths,
+  generateSchemaText,
+  readReference,
+  REFERENCE_DOC,
+  referencePathOf,
+  SCHEMA_FILE,
+} from '../../../scripts/schema';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 const committed = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as Record<string, unknown>;
@@ -21,13 +29,24 @@ function errors(document: unknown): string[] {
 
 /** A contract document (not a simulator scenario or a fragment): it names itself and says how to create, or a preset. */
 function isContract(document: unknown): document is Record<string, unknown> {
-  return document !== null && typeof document === 'object' && !Array.isArray(document) && 'name' in document && ('create' in document || 'preset' in document);
+  return (
+    document !== null &&
+    typeof document === 'object' &&
+    !Array.isArray(document) &&
+    'name' in document &&
+    ('create' in document || 'preset' in document)
+  );
 }
 
 /** Every fenced ```yaml block with a top-level `name:` line, per Markdown file under docs/ and in the README. */
 function documentedContracts(): { where: string; text: string }[] {
   const out: { where: string; text: string }[] = [];
-  const files = [...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), 'README.md'];
+  const files = [
+    ...readdirSync(path.join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+    'README.md',
+  ];
   for (const file of files) {
     const markdown = readFileSync(path.join(ROOT, file), 'utf8');
     for (const match of markdown.matchAll(/```yaml\n([\s\S]*?)```/g)) {
@@ -72,7 +91,10 @@ function load(document: Record<string, unknown>, where: string) {
 
 describe('schema/provider-contract.schema.json', () => {
   it('is what npm run schema generates (run it after changing the contract schema or the field reference)', () => {
-    expect(readFileSync(SCHEMA_FILE, 'utf8'), 'schema/provider-contract.schema.json is out of date: run npm run schema').toBe(generateSchemaText());
+    expect(
+      readFileSync(SCHEMA_FILE, 'utf8'),
+      'schema/provider-contract.schema.json is out of date: run npm run schema',
+    ).toBe(generateSchemaText());
   });
 
   it('documents every field: each field of the schema has a row in the field reference, each row names a field', () => {
@@ -80,8 +102,14 @@ describe('schema/provider-contract.schema.json', () => {
     const schema = buildContractJsonSchema(rows);
     const paths = new Set([...fieldPaths(schema.else as Record<string, unknown>).keys()].map(referencePathOf));
     const documented = new Set(rows.map((r) => r.path));
-    expect([...paths].filter((p) => !documented.has(p)), 'fields without a row in docs/writing-an-adapter.md "Field reference"').toEqual([]);
-    expect([...documented].filter((p) => !paths.has(p)), 'rows naming no field of the contract').toEqual([]);
+    expect(
+      [...paths].filter((p) => !documented.has(p)),
+      'fields without a row in docs/writing-an-adapter.md "Field reference"',
+    ).toEqual([]);
+    expect(
+      [...documented].filter((p) => !paths.has(p)),
+      'rows naming no field of the contract',
+    ).toEqual([]);
     expect(rows.length, 'one row per field').toBe(documented.size);
   });
 
@@ -91,9 +119,14 @@ describe('schema/provider-contract.schema.json', () => {
     const normal = (text: string): string => text.replace(/["'\s`]/g, '');
     const wrong: string[] = [];
     for (const row of rows) {
-      const defaults = [...new Set((byPath.get(row.path) ?? []).filter((s) => 'default' in s).map((s) => normal(JSON.stringify(s.default))))];
+      const defaults = [
+        ...new Set(
+          (byPath.get(row.path) ?? []).filter((s) => 'default' in s).map((s) => normal(JSON.stringify(s.default))),
+        ),
+      ];
       const written = normal(/`([^`]*)`/.exec(row.default)?.[1] ?? row.default);
-      if (defaults.length > 0 && !defaults.includes(written)) wrong.push(`${row.path}: the reference says "${row.default}", the schema ${defaults.join(' or ')}`);
+      if (defaults.length > 0 && !defaults.includes(written))
+        wrong.push(`${row.path}: the reference says "${row.default}", the schema ${defaults.join(' or ')}`);
     }
     expect(wrong).toEqual([]);
   });
@@ -111,7 +144,11 @@ describe('schema/provider-contract.schema.json', () => {
     const { collectSafeToRepeat: _dropped, ...incomplete } = rest;
     expect(errors(incomplete)).toContain("/ must have required property 'collectSafeToRepeat'");
     expect(errors({ ...rest, cookies: 'yes' })).toContain('/cookies must be boolean');
-    expect(errors({ preset: 'azure', name: 'x' }).some((e) => e.startsWith('/preset must be equal to one of the allowed values'))).toBe(true);
+    expect(
+      errors({ preset: 'azure', name: 'x' }).some((e) =>
+        e.startsWith('/preset must be equal to one of the allowed values'),
+      ),
+    ).toBe(true);
   });
 
   it('with a preset: fields the preset supplies may be left out, a section may be partial, and null removes a key', () => {
@@ -129,9 +166,13 @@ describe('schema/provider-contract.schema.json', () => {
     expect(() => load(document, 'things')).not.toThrow();
     // Keys and types are still checked.
     expect(errors({ ...document, create: { method: 'GET', path: '/x' } }).length).toBeGreaterThan(0);
-    expect(errors({ ...document, status: { readings: { monitor: { stateFeld: 'status' } } } }).length).toBeGreaterThan(0);
+    expect(errors({ ...document, status: { readings: { monitor: { stateFeld: 'status' } } } }).length).toBeGreaterThan(
+      0,
+    );
     // A list replaces the preset's whole: its items stay complete.
-    expect(errors({ ...document, status: { readings: { monitor: { result: [{ field: 'x' }] } } } }).length).toBeGreaterThan(0);
+    expect(
+      errors({ ...document, status: { readings: { monitor: { result: [{ field: 'x' }] } } } }).length,
+    ).toBeGreaterThan(0);
   });
 
   it('accepts every built-in preset document', () => {
@@ -161,7 +202,8 @@ describe('schema/provider-contract.schema.json', () => {
 
   it('accepts every contract document under examples/ and test/conformance/', () => {
     const found = exampleFiles();
-    if (existsSync(path.join(ROOT, 'test', 'conformance'))) expect(found.some((f) => f.where.startsWith(path.join('test', 'conformance')))).toBe(true);
+    if (existsSync(path.join(ROOT, 'test', 'conformance')))
+      expect(found.some((f) => f.where.startsWith(path.join('test', 'conformance')))).toBe(true);
     for (const { where, document } of found) {
       expect(errors(document), where).toEqual([]);
       expect(() => load(document, where), where).not.toThrow();

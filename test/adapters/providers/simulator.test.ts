@@ -35,7 +35,8 @@ async function send(built: BuildResult, extraHeaders: Record<string, string> = {
   });
   const bytes = Buffer.from(await res.body.arrayBuffer());
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  for (const [k, v] of Object.entries(res.headers))
+    if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   const answer: ProviderAnswer = { status: res.statusCode, headers, receivedAtMs: Date.now() };
   const text = bytes.toString('utf8');
   if (text !== '') {
@@ -63,7 +64,14 @@ describe.each(DIALECTS)('the %s preset against the simulator', (dialect) => {
       token: TOKEN,
       scenario: {
         scripts: {
-          default: { steps: [{ state: 'queued', polls: 1 }, { state: 'running', polls: 1, progress: 50 }, { state: 'succeeded' }], result: { kind: 'json', body: { rows: [1, 2, 3] } } },
+          default: {
+            steps: [
+              { state: 'queued', polls: 1 },
+              { state: 'running', polls: 1, progress: 50 },
+              { state: 'succeeded' },
+            ],
+            result: { kind: 'json', body: { rows: [1, 2, 3] } },
+          },
           slow: { steps: [{ state: 'running', durationMs: 600_000 }, { state: 'succeeded' }] },
           review: { steps: [{ state: 'manual_review' }] },
         },
@@ -73,7 +81,11 @@ describe.each(DIALECTS)('the %s preset against the simulator', (dialect) => {
   });
   afterAll(async () => sim.stop());
 
-  async function create(token: string, payload: Record<string, unknown> = { report: 'q3' }, operationId = `op-${token}`): Promise<Observation> {
+  async function create(
+    token: string,
+    payload: Record<string, unknown> = { report: 'q3' },
+    operationId = `op-${token}`,
+  ): Promise<Observation> {
     const built = adapter.buildCreateRequest({ payload, token, clientReference: operationId, nowMs: Date.now() });
     return valid(adapter.interpretCreate((await send(built)).answer));
   }
@@ -103,7 +115,9 @@ describe.each(DIALECTS)('the %s preset against the simulator', (dialect) => {
     expect(seen.some((o) => o.progress === 0.5)).toBe(true);
     expect(last.resultReference?.url?.startsWith(sim.url)).toBe(true);
 
-    const result = await send(adapter.buildResultRequest({ jobId: created.remoteJobId, resultUrl: last.resultReference?.url }));
+    const result = await send(
+      adapter.buildResultRequest({ jobId: created.remoteJobId, resultUrl: last.resultReference?.url }),
+    );
     expect(result.answer.status).toBe(200);
     const integrity = adapter.readResultIntegrity(result.answer.headers);
     expect(integrity.problems).toEqual([]);
@@ -130,8 +144,16 @@ describe.each(DIALECTS)('the %s preset against the simulator', (dialect) => {
 
   it('U2: reconciliation finds the job after a lost create answer', async () => {
     const created = await create('tok-lost-0001', { report: 'q3' }, 'op-lost-1');
-    const built = adapter.buildReconcileRequest({ token: 'tok-lost-0001', clientReference: 'op-lost-1', payload: { report: 'q3' }, nowMs: Date.now() });
-    const { observation, matches } = adapter.interpretReconcile((await send(built)).answer, { clientReference: 'op-lost-1', token: 'tok-lost-0001' });
+    const built = adapter.buildReconcileRequest({
+      token: 'tok-lost-0001',
+      clientReference: 'op-lost-1',
+      payload: { report: 'q3' },
+      nowMs: Date.now(),
+    });
+    const { observation, matches } = adapter.interpretReconcile((await send(built)).answer, {
+      clientReference: 'op-lost-1',
+      token: 'tok-lost-0001',
+    });
     valid(observation);
     expect(matches.map((m) => m.remoteJobId)).toEqual([created.remoteJobId]);
     expect(observation.remoteJobId).toBe(created.remoteJobId);
@@ -140,7 +162,11 @@ describe.each(DIALECTS)('the %s preset against the simulator', (dialect) => {
 
   it('X1, X2: cancel is accepted and a later status read shows the cancellation', async () => {
     const created = await create('tok-cancel-0001', { report: 'q3', scenario: 'slow' });
-    const cancel = valid(adapter.interpretCancel((await send(adapter.buildCancelRequest({ jobId: created.remoteJobId! }))).answer, { jobId: created.remoteJobId }));
+    const cancel = valid(
+      adapter.interpretCancel((await send(adapter.buildCancelRequest({ jobId: created.remoteJobId! }))).answer, {
+        jobId: created.remoteJobId,
+      }),
+    );
     expect(cancel.errorCategory).toBeUndefined();
     const seen = await poll(created, (o) => o.category !== 'pending');
     expect(seen.at(-1)?.category).toBe('cancelled');
@@ -159,7 +185,12 @@ describe.each(DIALECTS)('the %s preset against the simulator', (dialect) => {
   });
 
   it('C4: a foreign Location from the provider is never followed', async () => {
-    const built = adapter.buildCreateRequest({ payload: { report: 'q3' }, token: 'tok-foreign-0001', clientReference: 'op-f', nowMs: Date.now() });
+    const built = adapter.buildCreateRequest({
+      payload: { report: 'q3' },
+      token: 'tok-foreign-0001',
+      clientReference: 'op-f',
+      nowMs: Date.now(),
+    });
     const { answer } = await send(built, { 'x-sim-fault': 'foreign_location' });
     const o = valid(adapter.interpretCreate(answer));
     if (dialect === 'lro') {

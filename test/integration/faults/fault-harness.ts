@@ -81,7 +81,13 @@ export interface FaultWorldOptions {
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Writes a provider contract for a dialect under `name` pointing at `baseUrl`; returns its path. */
-export function writeContract(dir: string, dialect: Dialect, name: string, baseUrl: string, patch: Record<string, unknown> = {}): string {
+export function writeContract(
+  dir: string,
+  dialect: Dialect,
+  name: string,
+  baseUrl: string,
+  patch: Record<string, unknown> = {},
+): string {
   const contract = JSON.parse(readFileSync(path.join(PRESETS, `${dialect}.json`), 'utf8')) as Record<string, unknown>;
   const file = path.join(dir, `${name}.json`);
   writeFileSync(file, JSON.stringify({ ...contract, ...patch, name, baseUrl }, null, 2));
@@ -138,7 +144,9 @@ export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
 
 /** Starts simulators, writes contracts, opens the store and a client; workers are spawned by the test. */
 export async function startFaultWorld(label: string, options: FaultWorldOptions = {}): Promise<FaultWorld> {
-  const id = uniqueId(label).toLowerCase().replace(/[^a-z0-9-]/g, '-');
+  const id = uniqueId(label)
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-');
   const dataDir = await mkdtemp(path.join(tmpdir(), `asyncjob-faults-${label}-`));
   const storeFile = path.join(dataDir, 'asyncjob.db');
   const artifactsDir = path.join(dataDir, 'artifacts');
@@ -198,14 +206,24 @@ export async function startFaultWorld(label: string, options: FaultWorldOptions 
         authorisedBy: 'policy:fault-tests',
         createDeadline: { afterMs: 30_000 },
         resultDeadline: { afterMs: 90_000 },
-        policy: { baseDelayMs: 20, maxDelayMs: 200, notFoundWindowMs: 2_000, cancelDeadlineMs: 10_000, maxHintMs: 60_000 },
+        policy: {
+          baseDelayMs: 20,
+          maxDelayMs: 200,
+          notFoundWindowMs: 2_000,
+          cancelDeadlineMs: 10_000,
+          maxHintMs: 60_000,
+        },
         ...rest,
       };
     },
     jobRequests(dialect, jobId, action) {
       return sims[dialect]
         .requests(action ? { action } : {})
-        .filter((r) => r.jobId !== undefined && (r.jobId === jobId || r.jobId.endsWith(`/${jobId}`) || jobId.endsWith(`/${r.jobId}`)));
+        .filter(
+          (r) =>
+            r.jobId !== undefined &&
+            (r.jobId === jobId || r.jobId.endsWith(`/${jobId}`) || jobId.endsWith(`/${r.jobId}`)),
+        );
     },
     transitions,
     async waitForState(operationId, states, timeoutMs = 60_000) {
@@ -213,7 +231,10 @@ export async function startFaultWorld(label: string, options: FaultWorldOptions 
       for (;;) {
         const snapshot = await store.getOperation(operationId);
         if (snapshot && states.includes(snapshot.localState)) return snapshot.localState;
-        if (Date.now() > deadline) throw new Error(`operation ${operationId} did not reach ${states.join('|')} within ${timeoutMs} ms (now ${snapshot?.localState ?? 'absent'})`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `operation ${operationId} did not reach ${states.join('|')} within ${timeoutMs} ms (now ${snapshot?.localState ?? 'absent'})`,
+          );
         await sleep(25);
       }
     },

@@ -8,7 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperationRecord } from '../../../src/core/operation';
 import type { JournalEntryBody } from '../../../src/core/journal';
 import { startSimulator, type Simulator } from '../../../src/simulator';
-import { DIALECTS, SIM_TOKEN, startFaultWorld, type Dialect, type FaultWorld, type WorkerProcess } from './fault-harness';
+import {
+  DIALECTS,
+  SIM_TOKEN,
+  startFaultWorld,
+  type Dialect,
+  type FaultWorld,
+  type WorkerProcess,
+} from './fault-harness';
 
 const MB = 1024 * 1024;
 const forever = [{ state: 'running' }];
@@ -17,11 +24,27 @@ const statusFault = (nth: number | 'every', fault: Record<string, unknown>) => (
 
 const scripts = {
   f1_drop: { steps: twoPolls, faults: [{ on: 'create', nth: 1, fault: { kind: 'drop' } }] },
-  f3_race: { steps: forever, cancel: { afterMs: 150, outcome: 'succeeded' }, result: { kind: 'json', body: { ok: true } } },
+  f3_race: {
+    steps: forever,
+    cancel: { afterMs: 150, outcome: 'succeeded' },
+    result: { kind: 'json', body: { ok: true } },
+  },
   f7_storm: { steps: forever, faults: [statusFault('every', { kind: 'http_error', status: 429 })] },
-  f7_429_ra: { steps: [{ state: 'running', polls: 3 }, { state: 'succeeded' }], faults: [statusFault(1, { kind: 'http_error', status: 429, retryAfterSeconds: 1 }), statusFault(2, { kind: 'http_error', status: 429, retryAfterSeconds: 1 })] },
-  f7_503_seconds: { steps: twoPolls, faults: [statusFault(1, { kind: 'http_error', status: 503, retryAfterSeconds: 1 })] },
-  f7_503_date: { steps: twoPolls, faults: [statusFault(1, { kind: 'http_error', status: 503, retryAfterDateInSeconds: 2 })] },
+  f7_429_ra: {
+    steps: [{ state: 'running', polls: 3 }, { state: 'succeeded' }],
+    faults: [
+      statusFault(1, { kind: 'http_error', status: 429, retryAfterSeconds: 1 }),
+      statusFault(2, { kind: 'http_error', status: 429, retryAfterSeconds: 1 }),
+    ],
+  },
+  f7_503_seconds: {
+    steps: twoPolls,
+    faults: [statusFault(1, { kind: 'http_error', status: 503, retryAfterSeconds: 1 })],
+  },
+  f7_503_date: {
+    steps: twoPolls,
+    faults: [statusFault(1, { kind: 'http_error', status: 503, retryAfterDateInSeconds: 2 })],
+  },
   f8_non_json: { steps: twoPolls, faults: [statusFault(1, { kind: 'malformed', body: 'non_json' })] },
   f8_html: { steps: twoPolls, faults: [statusFault(1, { kind: 'malformed', body: 'html' })] },
   f8_missing: { steps: twoPolls, faults: [statusFault(1, { kind: 'malformed', body: 'missing_fields' })] },
@@ -36,14 +59,27 @@ const scripts = {
       { state: 'succeeded' },
     ],
   },
-  f8_bad_retry_after: { steps: twoPolls, faults: [statusFault(1, { kind: 'http_error', status: 503, retryAfterRaw: 'next tuesday, maybe' })] },
-  f8_foreign: { steps: twoPolls, faults: [{ on: 'create', nth: 1, fault: { kind: 'foreign_location' } }, statusFault('every', { kind: 'foreign_location' })] },
+  f8_bad_retry_after: {
+    steps: twoPolls,
+    faults: [statusFault(1, { kind: 'http_error', status: 503, retryAfterRaw: 'next tuesday, maybe' })],
+  },
+  f8_foreign: {
+    steps: twoPolls,
+    faults: [
+      { on: 'create', nth: 1, fault: { kind: 'foreign_location' } },
+      statusFault('every', { kind: 'foreign_location' }),
+    ],
+  },
   plain: { steps: twoPolls },
   create_503: { steps: twoPolls, faults: [{ on: 'create', nth: 1, fault: { kind: 'http_error', status: 503 } }] },
-  result_429: { steps: twoPolls, faults: [{ on: 'result', nth: 1, fault: { kind: 'http_error', status: 429, retryAfterSeconds: 1 } }] },
+  result_429: {
+    steps: twoPolls,
+    faults: [{ on: 'result', nth: 1, fault: { kind: 'http_error', status: 429, retryAfterSeconds: 1 } }],
+  },
 };
 
-const bodies = (entries: { entry: { body: JournalEntryBody } }[]): JournalEntryBody[] => entries.map((e) => e.entry.body);
+const bodies = (entries: { entry: { body: JournalEntryBody } }[]): JournalEntryBody[] =>
+  entries.map((e) => e.entry.body);
 
 describe('hostile providers against a worker process', () => {
   let world: FaultWorld;
@@ -54,7 +90,9 @@ describe('hostile providers against a worker process', () => {
     // The other origin the foreign_location fault points at: a simulator of its own that records what it gets.
     foreign = await startSimulator({ dialect: 'rest', token: `${SIM_TOKEN}-foreign` });
     const scenario = { scripts, foreignBaseUrl: foreign.url };
-    world = await startFaultWorld('hostile', { scenarios: { rest: scenario, lro: scenario, 'operation-location': scenario } as never });
+    world = await startFaultWorld('hostile', {
+      scenarios: { rest: scenario, lro: scenario, 'operation-location': scenario } as never,
+    });
     worker = world.spawnWorker();
     await worker.ready;
   });
@@ -64,7 +102,10 @@ describe('hostile providers against a worker process', () => {
   });
 
   async function run(dialect: Dialect, script: keyof typeof scripts, policy: Record<string, unknown> = {}) {
-    const request = world.request(dialect, { script, policy: { baseDelayMs: 20, maxDelayMs: 200, notFoundWindowMs: 2_000, decisionDeadlineMs: 500, ...policy } });
+    const request = world.request(dialect, {
+      script,
+      policy: { baseDelayMs: 20, maxDelayMs: 200, notFoundWindowMs: 2_000, decisionDeadlineMs: 500, ...policy },
+    });
     await world.client.start(request);
     const summary = await world.client.result(request.operationId);
     const snapshot = await world.store.getOperation(request.operationId);
@@ -76,39 +117,54 @@ describe('hostile providers against a worker process', () => {
     return { request, summary, record, journal, reads };
   }
 
-  it.each(DIALECTS)('F1: %s create response dropped after acceptance: exactly one provider job, the operation succeeds', async (dialect) => {
-    const { summary, record, journal } = await run(dialect, 'f1_drop');
-    expect(summary.localState).toBe('succeeded');
-    expect(world.sims[dialect].jobsByToken(record.idempotencyToken)).toHaveLength(1);
-    // The drop really happened: the first create under this token got no answer.
-    const creates = world.sims[dialect].requests({ action: 'create', idempotencyKey: record.idempotencyToken });
-    expect(creates[0]?.fault).toBe('drop');
-    expect(creates[0]?.status).toBeUndefined();
-    expect(journal.some((b) => b.kind === 'transition' && b.to === 'create_unknown')).toBe(true);
-    expect(journal.filter((b) => b.kind === 'artifact')).toHaveLength(1);
-  });
+  it.each(DIALECTS)(
+    'F1: %s create response dropped after acceptance: exactly one provider job, the operation succeeds',
+    async (dialect) => {
+      const { summary, record, journal } = await run(dialect, 'f1_drop');
+      expect(summary.localState).toBe('succeeded');
+      expect(world.sims[dialect].jobsByToken(record.idempotencyToken)).toHaveLength(1);
+      // The drop really happened: the first create under this token got no answer.
+      const creates = world.sims[dialect].requests({ action: 'create', idempotencyKey: record.idempotencyToken });
+      expect(creates[0]?.fault).toBe('drop');
+      expect(creates[0]?.status).toBeUndefined();
+      expect(journal.some((b) => b.kind === 'transition' && b.to === 'create_unknown')).toBe(true);
+      expect(journal.filter((b) => b.kind === 'artifact')).toHaveLength(1);
+    },
+  );
 
-  it.each(DIALECTS)('F3, X2: %s terminal success during a cancel: cancel_requested -> cancelling -> succeeded, in order, result collected', async (dialect) => {
-    const request = world.request(dialect, { script: 'f3_race' });
-    await world.client.start(request);
-    await world.waitForState(request.operationId, ['observing']);
-    await world.client.cancel(request.operationId, { requestedBy: 'alice@example.com', reason: 'F3: the report is no longer needed' });
-    const summary = await world.client.result(request.operationId);
-    expect(summary.localState).toBe('succeeded');
-    const states = await world.transitions(request.operationId);
-    const at = (s: string) => states.indexOf(s as never);
-    expect(at('cancel_requested')).toBeGreaterThan(-1);
-    expect(at('cancelling')).toBeGreaterThan(at('cancel_requested'));
-    expect(states.lastIndexOf('succeeded')).toBeGreaterThan(at('cancelling'));
-    const record = (await world.store.getOperation(request.operationId))!.record as unknown as OperationRecord;
-    expect(world.jobRequests(dialect, record.jobId!, 'cancel')).toHaveLength(1);
-    expect(world.jobRequests(dialect, record.jobId!, 'result')).toHaveLength(1);
-    expect(await world.store.artifacts(request.operationId)).toHaveLength(1);
-    expect(world.sims[dialect].job(record.jobId!)?.cancelRequested).toBe(true);
-  });
+  it.each(DIALECTS)(
+    'F3, X2: %s terminal success during a cancel: cancel_requested -> cancelling -> succeeded, in order, result collected',
+    async (dialect) => {
+      const request = world.request(dialect, { script: 'f3_race' });
+      await world.client.start(request);
+      await world.waitForState(request.operationId, ['observing']);
+      await world.client.cancel(request.operationId, {
+        requestedBy: 'alice@example.com',
+        reason: 'F3: the report is no longer needed',
+      });
+      const summary = await world.client.result(request.operationId);
+      expect(summary.localState).toBe('succeeded');
+      const states = await world.transitions(request.operationId);
+      const at = (s: string) => states.indexOf(s as never);
+      expect(at('cancel_requested')).toBeGreaterThan(-1);
+      expect(at('cancelling')).toBeGreaterThan(at('cancel_requested'));
+      expect(states.lastIndexOf('succeeded')).toBeGreaterThan(at('cancelling'));
+      const record = (await world.store.getOperation(request.operationId))!.record as unknown as OperationRecord;
+      expect(world.jobRequests(dialect, record.jobId!, 'cancel')).toHaveLength(1);
+      expect(world.jobRequests(dialect, record.jobId!, 'result')).toHaveLength(1);
+      expect(await world.store.artifacts(request.operationId)).toHaveLength(1);
+      expect(world.sims[dialect].job(record.jobId!)?.cancelRequested).toBe(true);
+    },
+  );
 
   it('F7, H1: a 429 storm without Retry-After backs off sharply, charges every 429 and escalates rate_limited after maxRateLimited in a row', async () => {
-    const { summary, record, reads } = await run('rest', 'f7_storm', { baseDelayMs: 100, maxDelayMs: 10_000, maxRateLimited: 3, rateLimitMultiplier: 4, minJitterRatio: 0.5 });
+    const { summary, record, reads } = await run('rest', 'f7_storm', {
+      baseDelayMs: 100,
+      maxDelayMs: 10_000,
+      maxRateLimited: 3,
+      rateLimitMultiplier: 4,
+      minJitterRatio: 0.5,
+    });
     expect(summary.escalation?.reason).toBe('rate_limited');
     expect(reads).toHaveLength(3);
     expect(reads.every((r) => r.status === 429)).toBe(true);
@@ -132,41 +188,54 @@ describe('hostile providers against a worker process', () => {
   it.each([
     ['seconds', 'f7_503_seconds'],
     ['an HTTP-date', 'f7_503_date'],
-  ] as const)('F7, P3: 503 with Retry-After as %s is a minimum wait, measured at the provider; the transport budget is charged', async (_form, script) => {
-    const { summary, record, reads } = await run('operation-location', script);
-    expect(summary.localState).toBe('succeeded');
-    expect(reads[0]!.status).toBe(503);
-    // The HTTP-date has a one-second resolution: 2 s from now is at least 1 s away.
-    expect(reads[1]!.atMs - reads[0]!.atMs).toBeGreaterThanOrEqual(1_000);
-    expect(record.used.transportFailures).toBe(1);
-    expect(record.used.statusRequests).toBe(reads.length);
-  });
+  ] as const)(
+    'F7, P3: 503 with Retry-After as %s is a minimum wait, measured at the provider; the transport budget is charged',
+    async (_form, script) => {
+      const { summary, record, reads } = await run('operation-location', script);
+      expect(summary.localState).toBe('succeeded');
+      expect(reads[0]!.status).toBe(503);
+      // The HTTP-date has a one-second resolution: 2 s from now is at least 1 s away.
+      expect(reads[1]!.atMs - reads[0]!.atMs).toBeGreaterThanOrEqual(1_000);
+      expect(record.used.transportFailures).toBe(1);
+      expect(record.used.statusRequests).toBe(reads.length);
+    },
+  );
 
   it.each([
     ['non_json', 'f8_non_json'],
     ['html', 'f8_html'],
     ['missing_fields', 'f8_missing'],
     ['wrong_types', 'f8_wrong_types'],
-  ] as const)('F8, S2: a %s status answer is a classified observation and stops with provider_failure; nothing is read after it', async (kind, script) => {
-    for (const dialect of DIALECTS) {
-      const { summary, record, journal, reads } = await run(dialect, script);
-      const observation = journal.find((b) => b.kind === 'observation' && b.action === 'status');
-      expect(observation, dialect).toMatchObject({ kind: 'observation', transport: 'response', httpStatus: reads[0]!.status });
-      expect(worker.child.exitCode).toBeNull();
-      if (dialect === 'lro' && kind === 'missing_fields') {
-        // AIP-151: an absent `done` means false, so `{}` reads as a pending operation (recorded as not_done);
-        // polling goes on and the job ends as the later, well-formed answers say.
-        expect(observation).toMatchObject({ remoteState: 'not_done' });
-        expect(summary.localState).toBe('succeeded');
-        expect(record.used.statusRequests).toBe(reads.length);
-        continue;
+  ] as const)(
+    'F8, S2: a %s status answer is a classified observation and stops with provider_failure; nothing is read after it',
+    async (kind, script) => {
+      for (const dialect of DIALECTS) {
+        const { summary, record, journal, reads } = await run(dialect, script);
+        const observation = journal.find((b) => b.kind === 'observation' && b.action === 'status');
+        expect(observation, dialect).toMatchObject({
+          kind: 'observation',
+          transport: 'response',
+          httpStatus: reads[0]!.status,
+        });
+        expect(worker.child.exitCode).toBeNull();
+        if (dialect === 'lro' && kind === 'missing_fields') {
+          // AIP-151: an absent `done` means false, so `{}` reads as a pending operation (recorded as not_done);
+          // polling goes on and the job ends as the later, well-formed answers say.
+          expect(observation).toMatchObject({ remoteState: 'not_done' });
+          expect(summary.localState).toBe('succeeded');
+          expect(record.used.statusRequests).toBe(reads.length);
+          continue;
+        }
+        expect(summary.escalation?.reason, dialect).toBe('provider_failure');
+        expect(reads, dialect).toHaveLength(1);
+        expect(record.used.statusRequests).toBe(1);
+        expect(
+          journal.some((b) => b.kind === 'escalation' && b.reason === 'provider_failure'),
+          dialect,
+        ).toBe(true);
       }
-      expect(summary.escalation?.reason, dialect).toBe('provider_failure');
-      expect(reads, dialect).toHaveLength(1);
-      expect(record.used.statusRequests).toBe(1);
-      expect(journal.some((b) => b.kind === 'escalation' && b.reason === 'provider_failure'), dialect).toBe(true);
-    }
-  });
+    },
+  );
 
   it('F8: a 50 MB status body is cut at maxBodyBytes: body_too_large observation, provider_failure, the worker process stays up with bounded memory', async () => {
     const before = worker.rssBytes();
@@ -174,7 +243,9 @@ describe('hostile providers against a worker process', () => {
     const after = worker.rssBytes();
     expect(summary.escalation?.reason).toBe('provider_failure');
     expect(reads).toHaveLength(1);
-    expect(journal.find((b) => b.kind === 'observation' && b.action === 'status')).toMatchObject({ transport: 'body_too_large' });
+    expect(journal.find((b) => b.kind === 'observation' && b.action === 'status')).toMatchObject({
+      transport: 'body_too_large',
+    });
     expect(worker.child.exitCode).toBeNull();
     expect(before).toBeDefined();
     // Reading the 50 MB whole would add at least 50 MB (twice that as a string); the cut keeps it to noise.
@@ -187,7 +258,9 @@ describe('hostile providers against a worker process', () => {
     // Only the rest contract reads poll hints from the body (docs/dialects.md).
     const { summary, journal } = await run('rest', 'f8_hints');
     expect(summary.localState).toBe('succeeded');
-    const rejected = journal.filter((b) => b.kind === 'observation' && b.action === 'status' && b.hintRejected !== undefined);
+    const rejected = journal.filter(
+      (b) => b.kind === 'observation' && b.action === 'status' && b.hintRejected !== undefined,
+    );
     expect(rejected.length).toBeGreaterThanOrEqual(4);
   });
 
@@ -196,27 +269,43 @@ describe('hostile providers against a worker process', () => {
     expect(summary.localState).toBe('succeeded');
     expect(reads[0]!.status).toBe(503);
     expect(reads[1]!.atMs - reads[0]!.atMs).toBeLessThan(5_000);
-    expect(journal.find((b) => b.kind === 'observation' && b.action === 'status' && b.httpStatus === 503)).toBeDefined();
+    expect(
+      journal.find((b) => b.kind === 'observation' && b.action === 'status' && b.httpStatus === 503),
+    ).toBeDefined();
   });
 
-  it.each(DIALECTS)('F8, C4, T4: %s links to another origin are dropped; the foreign origin never receives the credential', async (dialect) => {
-    const { summary, record, journal } = await run(dialect, 'f8_foreign');
-    expect(['succeeded', 'escalated']).toContain(summary.localState);
-    expect(world.sims[dialect].jobsByToken(record.idempotencyToken)).toHaveLength(1);
-    expect(foreign.requests().filter((r) => r.authorization !== 'absent')).toEqual([]);
-    expect(journal.some((b) => b.kind === 'observation' && (b.errorCategory === 'foreign_origin' || (b.note ?? '').includes('origin') || (b.hintRejected ?? '').includes('origin')))).toBe(true);
-  });
+  it.each(DIALECTS)(
+    'F8, C4, T4: %s links to another origin are dropped; the foreign origin never receives the credential',
+    async (dialect) => {
+      const { summary, record, journal } = await run(dialect, 'f8_foreign');
+      expect(['succeeded', 'escalated']).toContain(summary.localState);
+      expect(world.sims[dialect].jobsByToken(record.idempotencyToken)).toHaveLength(1);
+      expect(foreign.requests().filter((r) => r.authorization !== 'absent')).toEqual([]);
+      expect(
+        journal.some(
+          (b) =>
+            b.kind === 'observation' &&
+            (b.errorCategory === 'foreign_origin' ||
+              (b.note ?? '').includes('origin') ||
+              (b.hintRejected ?? '').includes('origin')),
+        ),
+      ).toBe(true);
+    },
+  );
 
   // Found by the soak: after a 503 on create, a lookup that finds no job before the create deadline re-sends
   // create with the same token (I3), and the provider deduplicates it if the first one did arrive.
-  it.each(['rest', 'lro'] as const)('I3, U2: %s a 503 on create, no job found by the lookup: create is re-sent with the same token and the operation succeeds', async (dialect) => {
-    const request = world.request(dialect, { script: 'create_503', createDeadline: { afterMs: 3_000 } });
-    await world.client.start(request);
-    const summary = await world.client.result(request.operationId);
-    const record = (await world.store.getOperation(request.operationId))!.record as unknown as OperationRecord;
-    expect(world.sims[dialect].jobsByToken(record.idempotencyToken).length).toBeLessThanOrEqual(1);
-    expect(summary.localState).toBe('succeeded');
-  });
+  it.each(['rest', 'lro'] as const)(
+    'I3, U2: %s a 503 on create, no job found by the lookup: create is re-sent with the same token and the operation succeeds',
+    async (dialect) => {
+      const request = world.request(dialect, { script: 'create_503', createDeadline: { afterMs: 3_000 } });
+      await world.client.start(request);
+      const summary = await world.client.result(request.operationId);
+      const record = (await world.store.getOperation(request.operationId))!.record as unknown as OperationRecord;
+      expect(world.sims[dialect].jobsByToken(record.idempotencyToken).length).toBeLessThanOrEqual(1);
+      expect(summary.localState).toBe('succeeded');
+    },
+  );
 
   // Found by the soak: a 429 with Retry-After on result collection is a wait (H1), then the collect is repeated.
   it('H1, R5: a 429 with Retry-After on result collection waits and collects again', async () => {

@@ -16,7 +16,10 @@ const twoPolls = [{ state: 'running', polls: 2 }, { state: 'succeeded' }];
 const scripts = {
   plain: { steps: twoPolls, result: { kind: 'json', body: { rows: 2 } } },
   cancel: { steps: [{ state: 'running' }], cancel: { afterMs: 50, outcome: 'cancelled' } },
-  denied: { steps: [{ state: 'running' }], faults: [{ on: 'status', nth: 1, fault: { kind: 'http_error', status: 401 } }] },
+  denied: {
+    steps: [{ state: 'running' }],
+    faults: [{ on: 'status', nth: 1, fault: { kind: 'http_error', status: 401 } }],
+  },
   review: { steps: [{ state: 'running', polls: 1 }, { state: 'manual_review' }] },
   slow: { steps: [{ state: 'running', polls: 4 }, { state: 'succeeded' }] },
 };
@@ -25,7 +28,12 @@ const scripts = {
 function searchableJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
-    if (v !== null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' && Array.isArray((v as { data?: unknown }).data)) {
+    if (
+      v !== null &&
+      typeof v === 'object' &&
+      (v as { type?: unknown }).type === 'Buffer' &&
+      Array.isArray((v as { data?: unknown }).data)
+    ) {
       return Buffer.from((v as { data: number[] }).data).toString('utf8');
     }
     return v;
@@ -44,7 +52,9 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
   const operationIds: string[] = [];
 
   beforeAll(async () => {
-    world = await startFaultWorld('security', { scenarios: Object.fromEntries(DIALECTS.map((d) => [d, { scripts }])) as never });
+    world = await startFaultWorld('security', {
+      scenarios: Object.fromEntries(DIALECTS.map((d) => [d, { scripts }])) as never,
+    });
     worker = world.spawnWorker({ ASYNCJOB_LOG_LEVEL: 'debug' });
     await worker.ready;
     const policy = { baseDelayMs: 20, maxDelayMs: 100, notFoundWindowMs: 2_000, decisionDeadlineMs: 300 };
@@ -60,7 +70,14 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
     await world.client.cancel(cancel.operationId, { requestedBy: 'alice@example.com', reason: 'T4 run' });
     requests.push(cancel);
     const summaries = await Promise.all(requests.map((r) => world.client.result(r.operationId)));
-    expect(summaries.map((s) => s.localState)).toEqual(['succeeded', 'succeeded', 'succeeded', 'escalated', 'escalated', 'cancelled']);
+    expect(summaries.map((s) => s.localState)).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
+      'escalated',
+      'escalated',
+      'cancelled',
+    ]);
     operationIds.push(...requests.map((r) => r.operationId));
   });
   afterAll(async () => world?.stop());
@@ -80,7 +97,9 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
   });
 
   it('T4: the bearer token is not in the bytes of the store files (database and write-ahead log)', () => {
-    const files = readdirSync(path.dirname(world.storeFile)).filter((f) => f.startsWith(path.basename(world.storeFile)));
+    const files = readdirSync(path.dirname(world.storeFile)).filter((f) =>
+      f.startsWith(path.basename(world.storeFile)),
+    );
     expect(files.length).toBeGreaterThan(0);
     let all = Buffer.alloc(0);
     for (const f of files) all = Buffer.concat([all, readFileSync(path.join(path.dirname(world.storeFile), f))]);
@@ -91,7 +110,13 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
   it('T4: the bearer token is not in `audit show` output, text or JSON', async () => {
     for (const operationId of operationIds) {
       for (const json of [false, true]) {
-        const { code, out } = await audit(['show', operationId, '--store', `sqlite:${world.storeFile}`, ...(json ? ['--json'] : [])]);
+        const { code, out } = await audit([
+          'show',
+          operationId,
+          '--store',
+          `sqlite:${world.storeFile}`,
+          ...(json ? ['--json'] : []),
+        ]);
         expect(code).toBe(0);
         expect(out).toContain(operationId);
         expect(out).not.toContain(SIM_TOKEN);
@@ -119,7 +144,10 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
 
   /** Starts a slow operation and waits until it polls, for messages sent straight to its workflow. */
   async function runningOperation(): Promise<string> {
-    const request = world.request('rest', { script: 'slow', policy: { baseDelayMs: 400, maxDelayMs: 400, minJitterRatio: 1, notFoundWindowMs: 2_000 } });
+    const request = world.request('rest', {
+      script: 'slow',
+      policy: { baseDelayMs: 400, maxDelayMs: 400, minJitterRatio: 1, notFoundWindowMs: 2_000 },
+    });
     await world.client.start(request);
     await world.waitForState(request.operationId, ['observing']);
     return request.operationId;
@@ -127,7 +155,9 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
 
   async function workflowTaskFailures(operationId: string): Promise<number> {
     const history = await world.temporal.workflow.getHandle(operationId).fetchHistory();
-    return (history.events ?? []).filter((e) => String(e.eventType) === 'EVENT_TYPE_WORKFLOW_TASK_FAILED' || e.eventType === 9).length;
+    return (history.events ?? []).filter(
+      (e) => String(e.eventType) === 'EVENT_TYPE_WORKFLOW_TASK_FAILED' || e.eventType === 9,
+    ).length;
   }
 
   it('malformed signals and updates sent straight to the workflow (past the client) are refused; nothing is recorded; the operation ends normally', async () => {
@@ -137,28 +167,47 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
     await handle.signal('webhook', { eventId: 42 });
     await handle.signal('webhook', 'not an object');
     await handle.signal('cancel', { requestedBy: '', reason: 42 });
-    const refusal = (p: Promise<unknown>): Promise<string> => p.then(() => 'accepted', (e: { cause?: { message?: string } }) => String(e.cause?.message));
-    expect(await refusal(handle.executeUpdate('cancelOperation', { args: [{ reason: 42 }] }))).toMatch(/ASYNCJOB_ERR_INVALID_INPUT: requestedBy/);
-    expect(await refusal(handle.executeUpdate('decideOperation', { args: [{}] }))).toMatch(/ASYNCJOB_ERR_DECISION_INCOMPLETE: option/);
+    const refusal = (p: Promise<unknown>): Promise<string> =>
+      p.then(
+        () => 'accepted',
+        (e: { cause?: { message?: string } }) => String(e.cause?.message),
+      );
+    expect(await refusal(handle.executeUpdate('cancelOperation', { args: [{ reason: 42 }] }))).toMatch(
+      /ASYNCJOB_ERR_INVALID_INPUT: requestedBy/,
+    );
+    expect(await refusal(handle.executeUpdate('decideOperation', { args: [{}] }))).toMatch(
+      /ASYNCJOB_ERR_DECISION_INCOMPLETE: option/,
+    );
     const summary = await world.client.result(operationId);
     expect(summary.localState).toBe('succeeded');
     const states = await world.transitions(operationId);
     expect(states).not.toContain('cancel_requested');
     const bodies = (await world.store.entries(operationId)).map((e) => e.entry.body);
     expect(bodies.length).toBeGreaterThan(before);
-    expect(bodies.filter((b) => b.kind === 'decision' || (b.kind === 'observation' && b.action === 'webhook'))).toEqual([]);
+    expect(bodies.filter((b) => b.kind === 'decision' || (b.kind === 'observation' && b.action === 'webhook'))).toEqual(
+      [],
+    );
     expect(await workflowTaskFailures(operationId)).toBe(0);
   });
 
   it('A2: a malformed decide signal sent straight to the workflow is recorded only as a refused decision (placeholders, the refusal code); the operation ends normally', async () => {
     const operationId = await runningOperation();
-    await world.temporal.workflow.getHandle(operationId).signal('decide', { option: 42, approvedBy: '', extendMs: 'soon' });
+    await world.temporal.workflow
+      .getHandle(operationId)
+      .signal('decide', { option: 42, approvedBy: '', extendMs: 'soon' });
     const summary = await world.client.result(operationId);
     expect(summary.localState).toBe('succeeded');
     expect(await workflowTaskFailures(operationId)).toBe(0);
-    const decisions = (await world.store.entries(operationId)).map((e) => e.entry.body).filter((b) => b.kind === 'decision');
+    const decisions = (await world.store.entries(operationId))
+      .map((e) => e.entry.body)
+      .filter((b) => b.kind === 'decision');
     expect(decisions).toHaveLength(1);
-    expect(decisions[0]).toMatchObject({ kind: 'decision', decision: '(none)', approvedBy: '(unknown)', accepted: false });
+    expect(decisions[0]).toMatchObject({
+      kind: 'decision',
+      decision: '(none)',
+      approvedBy: '(unknown)',
+      accepted: false,
+    });
     expect((decisions[0] as { rejectionReason?: string }).rejectionReason).toMatch(/^ASYNCJOB_ERR_/);
     expect(await world.transitions(operationId)).not.toContain('escalated');
   });
@@ -195,10 +244,18 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
       const file = tamperableCopy();
       const victim = operationIds[0]!;
       mutate(file, (db) => {
-        const row = db.prepare("SELECT sequence, entry FROM journal WHERE operation_id = ? AND kind = 'transition' ORDER BY sequence DESC LIMIT 1").get(victim) as { sequence: number; entry: string };
+        const row = db
+          .prepare(
+            "SELECT sequence, entry FROM journal WHERE operation_id = ? AND kind = 'transition' ORDER BY sequence DESC LIMIT 1",
+          )
+          .get(victim) as { sequence: number; entry: string };
         const edited = row.entry.replace('"succeeded"', '"failed"');
         expect(edited).not.toBe(row.entry);
-        db.prepare('UPDATE journal SET entry = ? WHERE operation_id = ? AND sequence = ?').run(edited, victim, row.sequence);
+        db.prepare('UPDATE journal SET entry = ? WHERE operation_id = ? AND sequence = ?').run(
+          edited,
+          victim,
+          row.sequence,
+        );
       });
       const { code, out } = await audit(['verify', '--store', `sqlite:${file}`]);
       expect(code).toBe(1);
@@ -217,7 +274,13 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
     it('T2: the last journal row of an operation deleted (a truncated chain) is found', async () => {
       const file = tamperableCopy();
       const victim = operationIds[2]!;
-      mutate(file, (db) => db.prepare('DELETE FROM journal WHERE operation_id = ? AND sequence = (SELECT max(sequence) FROM journal WHERE operation_id = ?)').run(victim, victim));
+      mutate(file, (db) =>
+        db
+          .prepare(
+            'DELETE FROM journal WHERE operation_id = ? AND sequence = (SELECT max(sequence) FROM journal WHERE operation_id = ?)',
+          )
+          .run(victim, victim),
+      );
       const { code, out } = await audit(['verify', '--store', `sqlite:${file}`, '--operation', victim]);
       expect(code).toBe(1);
       expect(out).toContain(victim);

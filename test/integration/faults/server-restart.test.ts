@@ -12,7 +12,12 @@ import type { OperationRecord } from '../../../src/core/operation';
 import { freePort, startDevServer, type DevServer } from '../../../src/dev/temporal-server';
 import { DIALECTS, sleep, startFaultWorld, type FaultWorld, type WorkerProcess } from './fault-harness';
 
-const scripts = { slow: { steps: [{ state: 'running', durationMs: 4_000 }, { state: 'succeeded' }], result: { kind: 'json', body: { rows: 9 } } } };
+const scripts = {
+  slow: {
+    steps: [{ state: 'running', durationMs: 4_000 }, { state: 'succeeded' }],
+    result: { kind: 'json', body: { rows: 9 } },
+  },
+};
 
 describe('F6: the Temporal server restarts on the same database mid-flight', () => {
   let server: DevServer;
@@ -25,7 +30,10 @@ describe('F6: the Temporal server restarts on the same database mid-flight', () 
     dbFile = path.join(await mkdtemp(path.join(tmpdir(), 'asyncjob-f6-')), 'temporal.db');
     port = await freePort();
     server = await startDevServer({ dbFile, port });
-    world = await startFaultWorld('f6', { temporalAddress: server.address, scenarios: Object.fromEntries(DIALECTS.map((d) => [d, { scripts }])) as never });
+    world = await startFaultWorld('f6', {
+      temporalAddress: server.address,
+      scenarios: Object.fromEntries(DIALECTS.map((d) => [d, { scripts }])) as never,
+    });
     worker = world.spawnWorker();
     await worker.ready;
   });
@@ -36,7 +44,10 @@ describe('F6: the Temporal server restarts on the same database mid-flight', () 
 
   it('F6: every operation ends succeeded after a server stop and restart on the same database file; one job and one collect each', async () => {
     const policy = { baseDelayMs: 700, maxDelayMs: 1_000, notFoundWindowMs: 2_000 };
-    const requests = DIALECTS.flatMap((d) => [world.request(d, { script: 'slow', policy }), world.request(d, { script: 'slow', policy })]);
+    const requests = DIALECTS.flatMap((d) => [
+      world.request(d, { script: 'slow', policy }),
+      world.request(d, { script: 'slow', policy }),
+    ]);
     await Promise.all(requests.map((r) => world.client.start(r)));
     await Promise.all(requests.map((r) => world.waitForState(r.operationId, ['observing'], 60_000)));
 
@@ -55,7 +66,9 @@ describe('F6: the Temporal server restarts on the same database mid-flight', () 
       expect(world.sims[dialect].jobsByToken(record.idempotencyToken)).toHaveLength(1);
       expect(world.jobRequests(dialect, record.jobId!, 'result')).toHaveLength(1);
       expect(await world.store.artifacts(request.operationId)).toHaveLength(1);
-      expect(world.jobRequests(dialect, record.jobId!, 'status').length).toBeLessThanOrEqual(record.used.statusRequests);
+      expect(world.jobRequests(dialect, record.jobId!, 'status').length).toBeLessThanOrEqual(
+        record.used.statusRequests,
+      );
       expect((await world.store.verifyChains({ operationId: request.operationId })).breaks).toEqual([]);
     }
     // The worker process lived through the outage (it reconnected rather than being restarted).

@@ -7,7 +7,14 @@ import { formatSoakReport, runSoak } from '../../../scripts/soak';
 
 describe('load with faults (reduced)', () => {
   it('F1, F7, I1, R2: 60 operations with 5% of provider calls faulted: all end, zero duplicate jobs, zero lost results', async () => {
-    const report = await runSoak({ count: 60, seed: 9, faultRate: 0.05, createDeadlineMs: 15_000, temporalAddress: inject('temporalAddress'), log: () => {} });
+    const report = await runSoak({
+      count: 60,
+      seed: 9,
+      faultRate: 0.05,
+      createDeadlineMs: 15_000,
+      temporalAddress: inject('temporalAddress'),
+      log: () => {},
+    });
     console.log(formatSoakReport(report));
     expect(report.violations).toEqual([]);
     expect(report.maxJobsPerToken).toBe(1);

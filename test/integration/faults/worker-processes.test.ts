@@ -22,7 +22,9 @@ describe('worker processes die, restart and double up', () => {
   let world: FaultWorld;
 
   beforeAll(async () => {
-    world = await startFaultWorld('procs', { scenarios: { rest: { scripts }, lro: { scripts }, 'operation-location': { scripts } } as never });
+    world = await startFaultWorld('procs', {
+      scenarios: { rest: { scripts }, lro: { scripts }, 'operation-location': { scripts } } as never,
+    });
   });
   afterAll(async () => world?.stop());
 
@@ -31,7 +33,10 @@ describe('worker processes die, restart and double up', () => {
     await first.ready;
     // A long first wait (baseDelayMs 3000: the first poll is 1.5..3 s after acceptance) leaves room to kill,
     // even on a loaded machine.
-    const request = world.request('rest', { script: 'f2', policy: { baseDelayMs: 3_000, maxDelayMs: 3_000, notFoundWindowMs: 2_000 } });
+    const request = world.request('rest', {
+      script: 'f2',
+      policy: { baseDelayMs: 3_000, maxDelayMs: 3_000, notFoundWindowMs: 2_000 },
+    });
     await world.client.start(request);
     await world.waitForState(request.operationId, ['accepted', 'observing'], 60_000);
     first.kill('SIGKILL');
@@ -66,7 +71,10 @@ describe('worker processes die, restart and double up', () => {
     const b = world.spawnWorker();
     await Promise.all([a.ready, b.ready]);
     const policy = { baseDelayMs: 200, maxDelayMs: 400, minJitterRatio: 0.5, notFoundWindowMs: 2_000 };
-    const requests = DIALECTS.flatMap((d) => [world.request(d, { script: 'f5', policy }), world.request(d, { script: 'f5', policy })]);
+    const requests = DIALECTS.flatMap((d) => [
+      world.request(d, { script: 'f5', policy }),
+      world.request(d, { script: 'f5', policy }),
+    ]);
     await Promise.all(requests.map((r) => world.client.start(r)));
     // Mid-wait: every operation has been accepted and is between polls; kill one worker, start another.
     await Promise.all(requests.map((r) => world.waitForState(r.operationId, ['observing'], 60_000)));
@@ -92,9 +100,14 @@ describe('worker processes die, restart and double up', () => {
       // the journal explains as an ambiguous failed status call (counted, planned again, never hidden).
       const failedCalls = (await world.store.entries(request.operationId))
         .map((e) => e.entry.body as { kind: string; action?: string; errorCategory?: string })
-        .filter((b) => b.kind === 'observation' && b.action === 'status' && b.errorCategory === 'activity_failed').length;
+        .filter(
+          (b) => b.kind === 'observation' && b.action === 'status' && b.errorCategory === 'activity_failed',
+        ).length;
       expect(reads.length).toBeLessThanOrEqual(record.used.statusRequests);
-      expect(record.used.statusRequests - reads.length, `${dialect}: counted reads the provider never saw`).toBeLessThanOrEqual(failedCalls);
+      expect(
+        record.used.statusRequests - reads.length,
+        `${dialect}: counted reads the provider never saw`,
+      ).toBeLessThanOrEqual(failedCalls);
       // The smallest planned delay is minJitterRatio * baseDelayMs = 100 ms; the timer starts after the previous
       // answer, so two reads closer than that would be a duplicate read in one planned window.
       const gaps = reads.slice(1).map((r, k) => r.atMs - reads[k]!.atMs);

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   process.stdout.write('ready\n');
   while (!existsSync(goFile!)) await new Promise((resolve) => setTimeout(resolve, 5));
   let conflicts = 0;
-  for (let appended = 0; appended < count; ) {
+  for (let appended = 0; appended < count;) {
     const { lastSequence } = await store.chainHead('op-shared');
     try {
       await store.append({

@@ -6,12 +6,10 @@ import { z } from 'zod';
 import { parseFieldPath } from '../field-path';
 
 /** A JSON field path (`metadata.state`, `jobs[0].job_id`), checked for syntax and forbidden keys. */
-export const fieldPathSchema = z
-  .string()
-  .superRefine((path, ctx) => {
-    const parsed = parseFieldPath(path);
-    if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.message });
-  });
+export const fieldPathSchema = z.string().superRefine((path, ctx) => {
+  const parsed = parseFieldPath(path);
+  if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.message });
+});
 
 /** One field path, or several tried in order (the first present wins). Always an array once parsed. */
 export const fieldPathsSchema = z
@@ -54,13 +52,19 @@ export function pathTemplateSchema(allowed: readonly string[]) {
     .max(2000)
     .superRefine((path, ctx) => {
       if (!path.startsWith('/') || path.startsWith('//')) {
-        ctx.addIssue({ code: 'custom', message: 'a path template starts with a single "/" (it is relative to baseUrl, never another host)' });
+        ctx.addIssue({
+          code: 'custom',
+          message: 'a path template starts with a single "/" (it is relative to baseUrl, never another host)',
+        });
       }
       if (/\s/.test(path)) ctx.addIssue({ code: 'custom', message: 'a path template contains no whitespace' });
       for (const match of path.matchAll(PLACEHOLDER)) {
         if (!allowed.includes(match[1] ?? '')) {
           const names = allowed.map((a) => `{${a}}`).join(', ');
-          ctx.addIssue({ code: 'custom', message: `unknown placeholder {${match[1]}} (allowed here: ${names === '' ? 'none' : names})` });
+          ctx.addIssue({
+            code: 'custom',
+            message: `unknown placeholder {${match[1]}} (allowed here: ${names === '' ? 'none' : names})`,
+          });
         }
       }
     });
@@ -71,7 +75,10 @@ export const httpStatusListSchema = z.array(z.number().int().min(100).max(599)).
 
 /** A secret named by reference: an environment variable or a file read by the worker, never the value. */
 export const secretReference = {
-  secretEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name such as REPORTS_TOKEN').optional(),
+  secretEnv: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name such as REPORTS_TOKEN')
+    .optional(),
   secretFile: z.string().min(1).max(1000).optional(),
 };
 
@@ -91,7 +98,10 @@ export const headerValueSourceSchema = z.union([
     value: z
       .string()
       .max(1000)
-      .refine((value) => ![...value].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f), 'a header value has no line break or control character'),
+      .refine(
+        (value) => ![...value].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f),
+        'a header value has no line break or control character',
+      ),
   }),
   z.strictObject({
     from: z.enum(['now_http_date', 'first_sent_http_date', 'token', 'client_reference', 'operation_id', 'trace_id']),
@@ -106,7 +116,11 @@ export const requestHeadersSchema = z
   .superRefine((headers, ctx) => {
     for (const name of Object.keys(headers)) {
       if (RESERVED_HEADERS.has(name.toLowerCase())) {
-        ctx.addIssue({ code: 'custom', path: [name], message: `the header ${name.toLowerCase()} is set by the HTTP layer, never by a contract` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `the header ${name.toLowerCase()} is set by the HTTP layer, never by a contract`,
+        });
       }
     }
   });
@@ -129,7 +143,9 @@ export type ValueSource = z.infer<typeof valueSourceSchema>;
 
 const READING_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
 /** The name of a status reading (`status.readings`). */
-export const readingNameSchema = z.string().regex(READING_NAME, 'a reading name is lower-case letters, digits, "_" and "-", at most 40');
+export const readingNameSchema = z
+  .string()
+  .regex(READING_NAME, 'a reading name is lower-case letters, digits, "_" and "-", at most 40');
 
 /**
  * Where the poll URL is read from the create answer (V1), tried in order: a response header

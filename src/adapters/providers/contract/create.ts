@@ -64,11 +64,19 @@ export const createSchema = z
   })
   .superRefine((create, ctx) => {
     const headerPlacements: [PropertyKey[], string | undefined][] = [
-      [['idempotencyToken', 'name'], create.idempotencyToken?.in === 'header' ? create.idempotencyToken.name : undefined],
+      [
+        ['idempotencyToken', 'name'],
+        create.idempotencyToken?.in === 'header' ? create.idempotencyToken.name : undefined,
+      ],
       [['clientReference', 'name'], create.clientReference?.in === 'header' ? create.clientReference.name : undefined],
     ];
     for (const [path, name] of headerPlacements) {
-      if (name !== undefined && RESERVED_HEADERS.has(name)) ctx.addIssue({ code: 'custom', path, message: `the header ${name} is set by the HTTP layer, never by a contract` });
+      if (name !== undefined && RESERVED_HEADERS.has(name))
+        ctx.addIssue({
+          code: 'custom',
+          path,
+          message: `the header ${name} is set by the HTTP layer, never by a contract`,
+        });
     }
     if (create.idempotent && !IDEMPOTENT_METHODS.includes(create.method)) {
       ctx.addIssue({
@@ -78,10 +86,18 @@ export const createSchema = z
       });
     }
     if (create.jobId === undefined && create.statusUrl === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['jobId'], message: 'give jobId, statusUrl or both: something in the create answer must identify the job' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['jobId'],
+        message: 'give jobId, statusUrl or both: something in the create answer must identify the job',
+      });
     }
     if (create.body.mode === 'none' && create.idempotencyToken?.in === 'body') {
-      ctx.addIssue({ code: 'custom', path: ['idempotencyToken', 'in'], message: 'a request without a body cannot carry the token in its body' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['idempotencyToken', 'in'],
+        message: 'a request without a body cannot carry the token in its body',
+      });
     }
   });
 /** The create section, as validated. */

@@ -6,7 +6,13 @@
  */
 import { z } from 'zod';
 import { providerStateTableSchema } from '../../../core/provider-states';
-import { fieldPathSchema, fieldPathsSchema, httpStatusListSchema, pathTemplateSchema, readingNameSchema } from './common';
+import {
+  fieldPathSchema,
+  fieldPathsSchema,
+  httpStatusListSchema,
+  pathTemplateSchema,
+  readingNameSchema,
+} from './common';
 import { resultSourceSchema } from './result';
 
 /** AIP-151: `done`, then `error` or `response`. */
@@ -15,7 +21,13 @@ const deriveSchema = z.strictObject({
   errorField: fieldPathSchema,
   responseField: fieldPathSchema,
   cancelledWhen: z
-    .strictObject({ field: fieldPathSchema, values: z.array(z.union([z.string(), z.number()])).min(1).max(20) })
+    .strictObject({
+      field: fieldPathSchema,
+      values: z
+        .array(z.union([z.string(), z.number()]))
+        .min(1)
+        .max(20),
+    })
     .optional(),
 });
 
@@ -46,12 +58,23 @@ export const readingShape = {
   result: z.array(resultSourceSchema).max(5).optional(),
 };
 
-function needsAWayToRead(reading: { stateField?: unknown; derive?: unknown; whenNoState?: unknown; stateTable?: unknown }, ctx: z.RefinementCtx): void {
+function needsAWayToRead(
+  reading: { stateField?: unknown; derive?: unknown; whenNoState?: unknown; stateTable?: unknown },
+  ctx: z.RefinementCtx,
+): void {
   if (reading.stateField === undefined && reading.derive === undefined && reading.whenNoState === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['stateField'], message: 'give stateField, derive or whenNoState (how the state is read)' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['stateField'],
+      message: 'give stateField, derive or whenNoState (how the state is read)',
+    });
   }
   if (reading.stateField !== undefined && reading.stateTable === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['stateTable'], message: 'a stateField needs a stateTable (which words mean pending, success, failure...)' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['stateTable'],
+      message: 'a stateField needs a stateTable (which words mean pending, success, failure...)',
+    });
   }
 }
 
@@ -88,7 +111,11 @@ export const statusSchema = z
   })
   .superRefine((status, ctx) => {
     if (status.path === undefined && !status.useStatusUrl) {
-      ctx.addIssue({ code: 'custom', path: ['path'], message: 'give a status path template, or set useStatusUrl: true' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['path'],
+        message: 'give a status path template, or set useStatusUrl: true',
+      });
     }
     needsAWayToRead(status, ctx);
   });

@@ -70,7 +70,12 @@ export function isSuccessStatus(status: number): boolean {
 
 /** The observation every answer starts from: action, status, request ID and Retry-After. */
 export function baseObservation(contract: ProviderContract, action: Action, answer: ProviderAnswer): Observation {
-  const observation: Observation = { action, transport: 'response', receivedAtMs: answer.receivedAtMs, httpStatus: answer.status };
+  const observation: Observation = {
+    action,
+    transport: 'response',
+    receivedAtMs: answer.receivedAtMs,
+    httpStatus: answer.status,
+  };
   if (answer.durationMs !== undefined) observation.durationMs = answer.durationMs;
   const requestId = answer.providerRequestId ?? header(answer, contract.requestIdHeader);
   if (requestId !== undefined) observation.providerRequestId = cut(requestId, 500);
@@ -100,12 +105,18 @@ export function readBody(answer: ProviderAnswer): Body {
   if (contentType.includes('text/html') || /^\s*<(!doctype|html)/i.test(text)) {
     return { ok: false, problem: 'the answer is an HTML page, not JSON' };
   }
-  if (answer.bodyParseError !== undefined) return { ok: false, problem: `the body is not valid JSON (${cut(answer.bodyParseError, 200)})` };
-  if (text.trim() !== '') return { ok: false, problem: `the body is not JSON${contentType === '' ? '' : ` (${cut(contentType, 100)})`}` };
+  if (answer.bodyParseError !== undefined)
+    return { ok: false, problem: `the body is not valid JSON (${cut(answer.bodyParseError, 200)})` };
+  if (text.trim() !== '')
+    return { ok: false, problem: `the body is not JSON${contentType === '' ? '' : ` (${cut(contentType, 100)})`}` };
   return { ok: true, json: undefined };
 }
 
-function firstString(json: unknown, fields: readonly string[] | undefined, accept: (value: unknown) => boolean): string | undefined {
+function firstString(
+  json: unknown,
+  fields: readonly string[] | undefined,
+  accept: (value: unknown) => boolean,
+): string | undefined {
   for (const field of fields ?? []) {
     const read = readField(json, field);
     if (read.found && accept(read.value)) return String(read.value);
@@ -117,7 +128,11 @@ function firstString(json: unknown, fields: readonly string[] | undefined, accep
 export function readProviderError(contract: ProviderContract, json: unknown): Observation['providerError'] {
   if (contract.providerError === undefined || json === undefined) return undefined;
   const out: NonNullable<Observation['providerError']> = {};
-  const code = firstString(json, contract.providerError.codeField, (v) => typeof v === 'string' || typeof v === 'number');
+  const code = firstString(
+    json,
+    contract.providerError.codeField,
+    (v) => typeof v === 'string' || typeof v === 'number',
+  );
   const message = firstString(json, contract.providerError.messageField, (v) => typeof v === 'string');
   if (code !== undefined) out.code = cut(code, 200);
   if (message !== undefined) out.message = cut(message, 2000);
@@ -137,14 +152,30 @@ function errorAnswerProviderError(contract: ProviderContract, answer: ProviderAn
 function plainMessage(json: unknown): Observation['providerError'] {
   if (typeof json === 'string' && json.trim() !== '') return { message: cut(json, 500) };
   if (!isPlainJsonObject(json)) return undefined;
-  const message = firstString(json, ['message', 'error.message', 'error_description', 'detail', 'title'], (v) => typeof v === 'string');
-  const code = firstString(json, ['code', 'error.code', 'error'], (v) => typeof v === 'string' || typeof v === 'number');
+  const message = firstString(
+    json,
+    ['message', 'error.message', 'error_description', 'detail', 'title'],
+    (v) => typeof v === 'string',
+  );
+  const code = firstString(
+    json,
+    ['code', 'error.code', 'error'],
+    (v) => typeof v === 'string' || typeof v === 'number',
+  );
   if (message === undefined && code === undefined) return undefined;
-  return { ...(code !== undefined ? { code: cut(code, 200) } : {}), ...(message !== undefined ? { message: cut(message, 2000) } : {}) };
+  return {
+    ...(code !== undefined ? { code: cut(code, 200) } : {}),
+    ...(message !== undefined ? { message: cut(message, 2000) } : {}),
+  };
 }
 
 /** The observation of a non-2xx (or unexpected) answer: an HTTP fact, never a job fact (P6). */
-export function errorAnswer(contract: ProviderContract, action: Action, answer: ProviderAnswer, category = httpErrorCategory(answer.status)): Observation {
+export function errorAnswer(
+  contract: ProviderContract,
+  action: Action,
+  answer: ProviderAnswer,
+  category = httpErrorCategory(answer.status),
+): Observation {
   const observation = baseObservation(contract, action, answer);
   observation.errorCategory = category;
   const providerError = errorAnswerProviderError(contract, answer);
@@ -161,7 +192,12 @@ export function finish(observation: Observation, problems: Problems, flags: Inte
 }
 
 /** Cuts a URL down to its last path segment and strips a prefix, as a value source says. */
-export function applyExtract(value: string, extract: 'whole' | 'last_path_segment', stripPrefix: string | undefined, baseUrl: string): string | undefined {
+export function applyExtract(
+  value: string,
+  extract: 'whole' | 'last_path_segment',
+  stripPrefix: string | undefined,
+  baseUrl: string,
+): string | undefined {
   let out = value;
   if (extract === 'last_path_segment') {
     let pathname: string;
@@ -170,7 +206,10 @@ export function applyExtract(value: string, extract: 'whole' | 'last_path_segmen
     } catch {
       return undefined;
     }
-    const segment = pathname.split('/').filter((s) => s !== '').pop();
+    const segment = pathname
+      .split('/')
+      .filter((s) => s !== '')
+      .pop();
     if (segment === undefined) return undefined;
     try {
       out = decodeURIComponent(segment);
@@ -190,10 +229,15 @@ export function describeSource(source: { from: string; field?: string; name?: st
 }
 
 /** What reading a source found. */
-export type SourceRead<S> = { kind: 'found'; value: string; source: S } | { kind: 'absent' } | { kind: 'mistyped'; problem: string };
+export type SourceRead<S> =
+  { kind: 'found'; value: string; source: S } | { kind: 'absent' } | { kind: 'mistyped'; problem: string };
 
 /** The raw string of a header or body-field source, `undefined` when absent, or a problem when mistyped. */
-export function rawSourceValue(source: { from: 'header'; name: string } | { from: 'body'; field: string }, answer: ProviderAnswer, json: unknown): string | undefined | { problem: string } {
+export function rawSourceValue(
+  source: { from: 'header'; name: string } | { from: 'body'; field: string },
+  answer: ProviderAnswer,
+  json: unknown,
+): string | undefined | { problem: string } {
   let raw: unknown;
   if (source.from === 'header') raw = header(answer, source.name);
   else {
@@ -207,7 +251,12 @@ export function rawSourceValue(source: { from: 'header'; name: string } | { from
 }
 
 /** Reads the first present value source. A present but mistyped value is a problem, never skipped silently. */
-export function readSources(sources: readonly ValueSource[], answer: ProviderAnswer, json: unknown, contract: ProviderContract): SourceRead<ValueSource> {
+export function readSources(
+  sources: readonly ValueSource[],
+  answer: ProviderAnswer,
+  json: unknown,
+  contract: ProviderContract,
+): SourceRead<ValueSource> {
   for (const source of sources) {
     const raw = rawSourceValue(source, answer, json);
     if (raw === undefined) continue;

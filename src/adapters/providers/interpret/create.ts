@@ -33,7 +33,11 @@ export interface CreateContext {
 }
 
 /** The URLs later result sources may need (V2): the request URL and the create answer's named headers, on the origin. */
-function createUrlsOf(contract: ProviderContract, answer: ProviderAnswer, requestUrl: string | undefined): Observation['createUrls'] {
+function createUrlsOf(
+  contract: ProviderContract,
+  answer: ProviderAnswer,
+  requestUrl: string | undefined,
+): Observation['createUrls'] {
   const headers: Record<string, string> = {};
   for (const name of createHeaderNames(contract)) {
     const value = header(answer, name);
@@ -41,16 +45,26 @@ function createUrlsOf(contract: ProviderContract, answer: ProviderAnswer, reques
     const resolved = resolveOnOrigin(contract.baseUrl, value, name);
     if (resolved.ok) headers[name] = resolved.url;
   }
-  const urls = { ...(requestUrl !== undefined ? { request: requestUrl } : {}), ...(Object.keys(headers).length > 0 ? { headers } : {}) };
+  const urls = {
+    ...(requestUrl !== undefined ? { request: requestUrl } : {}),
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+  };
   return Object.keys(urls).length > 0 ? urls : undefined;
 }
 
-function readJobId(contract: ProviderContract, answer: ProviderAnswer, json: unknown, observation: Observation, problems: Problems): void {
+function readJobId(
+  contract: ProviderContract,
+  answer: ProviderAnswer,
+  json: unknown,
+  observation: Observation,
+  problems: Problems,
+): void {
   const sources = contract.create.jobId;
   if (sources === undefined) return;
   const jobId = readSources(sources, answer, json, contract);
   if (jobId.kind === 'found') {
-    if (jobId.value.length > 500) problems.add(`the job ID from ${describeSource(jobId.source)} is longer than 500 characters`);
+    if (jobId.value.length > 500)
+      problems.add(`the job ID from ${describeSource(jobId.source)} is longer than 500 characters`);
     else observation.remoteJobId = jobId.value;
   } else if (jobId.kind === 'mistyped') problems.add(jobId.problem);
 }
@@ -58,7 +72,9 @@ function readJobId(contract: ProviderContract, answer: ProviderAnswer, json: unk
 /** C3, legacy form: a synchronous success whose result is a field of the create answer. */
 function synchronousResultSources(contract: ProviderContract, status: number): ResultSource[] | undefined {
   const rules = contract.create.synchronousSuccess;
-  return rules !== undefined && rules.statuses.includes(status) ? [{ from: 'inline', field: rules.resultField }] : undefined;
+  return rules !== undefined && rules.statuses.includes(status)
+    ? [{ from: 'inline', field: rules.resultField }]
+    : undefined;
 }
 
 /**
@@ -66,11 +82,21 @@ function synchronousResultSources(contract: ProviderContract, status: number): R
  * `synchronousSuccess.statuses` is `http_unexpected`. An accepted answer is known by its job ID or its poll URL
  * (C2, V1); one naming neither proves nothing and has a `parseProblem`, unless it states a final state itself.
  */
-export function interpretCreate(contract: ProviderContract, answer: ProviderAnswer, action: Action = 'create', context: CreateContext = {}): Observation {
+export function interpretCreate(
+  contract: ProviderContract,
+  answer: ProviderAnswer,
+  action: Action = 'create',
+  context: CreateContext = {},
+): Observation {
   const rules = contract.create;
   const syncSources = synchronousResultSources(contract, answer.status);
   if (!rules.acceptedStatuses.includes(answer.status) && syncSources === undefined) {
-    return errorAnswer(contract, action, answer, isSuccessStatus(answer.status) ? 'http_unexpected' : httpErrorCategory(answer.status));
+    return errorAnswer(
+      contract,
+      action,
+      answer,
+      isSuccessStatus(answer.status) ? 'http_unexpected' : httpErrorCategory(answer.status),
+    );
   }
   const observation = baseObservation(contract, action, answer);
   const problems = new Problems();
@@ -99,13 +125,24 @@ export function interpretCreate(contract: ProviderContract, answer: ProviderAnsw
       ...(context.requestUrl !== undefined ? { requestUrl: context.requestUrl } : {}),
       ...(createUrls?.headers !== undefined ? { createHeaders: createUrls.headers } : {}),
     };
-    readJobDocument(contract, observation, { status: answer.status, json }, syncSources === undefined ? reading : { ...reading, result: syncSources }, resultContext, problems, flags);
+    readJobDocument(
+      contract,
+      observation,
+      { status: answer.status, json },
+      syncSources === undefined ? reading : { ...reading, result: syncSources },
+      resultContext,
+      problems,
+      flags,
+    );
   } else if (problems.empty) {
     // Accepted with no state in the answer: the job exists and is not final yet.
     observation.category = 'pending';
   }
   if (isFinal(observation) && !pollProblems.empty) {
-    observation.note = `the answer is final; its unusable poll URL was ignored (${pollProblems.render() ?? ''})`.slice(0, 500);
+    observation.note = `the answer is final; its unusable poll URL was ignored (${pollProblems.render() ?? ''})`.slice(
+      0,
+      500,
+    );
   } else {
     for (const problem of pollProblems.list) problems.add(problem);
     if (pollFlags.foreign) flags.foreign = true;
@@ -127,11 +164,19 @@ function isFinal(observation: Observation): boolean {
  * C2, V1: a job that is not final must be findable again: by its job ID (with a status path), or by its poll URL.
  * A final answer (a synchronous success or failure) needs neither.
  */
-function checkIdentified(contract: ProviderContract, observation: Observation, pollUrl: 'found' | 'absent' | 'problem', problems: Problems): void {
+function checkIdentified(
+  contract: ProviderContract,
+  observation: Observation,
+  pollUrl: 'found' | 'absent' | 'problem',
+  problems: Problems,
+): void {
   if (isFinal(observation) || pollUrl === 'problem') return;
   const byJobId = observation.remoteJobId !== undefined && contract.status.path !== undefined;
   if (byJobId || pollUrl === 'found') return;
-  const named = [...(contract.create.jobId ?? []).map(describeSource), ...(contract.create.statusUrl ?? []).map(describeSource)];
+  const named = [
+    ...(contract.create.jobId ?? []).map(describeSource),
+    ...(contract.create.statusUrl ?? []).map(describeSource),
+  ];
   problems.add(`no job ID in the answer (${[...new Set(named)].join(', ')} missing)`);
   delete observation.category;
 }

@@ -49,8 +49,10 @@ function readProgress(contract: ProviderContract, json: unknown, observation: Ob
   const read = readField(json, rules.field);
   if (!read.found || read.value === null) return;
   const raw = read.value;
-  const value = typeof raw === 'number' && Number.isFinite(raw) ? (rules.scale === 'percent' ? raw / 100 : raw) : undefined;
-  if (value === undefined || value < 0 || value > 1) problems.add(`field ${rules.field} is not a ${rules.scale === 'percent' ? 'number in 0..100' : 'number in 0..1'}`);
+  const value =
+    typeof raw === 'number' && Number.isFinite(raw) ? (rules.scale === 'percent' ? raw / 100 : raw) : undefined;
+  if (value === undefined || value < 0 || value > 1)
+    problems.add(`field ${rules.field} is not a ${rules.scale === 'percent' ? 'number in 0..100' : 'number in 0..1'}`);
   else observation.progress = value;
 }
 
@@ -88,12 +90,24 @@ export function readJobDocument(
     if (expiresAt !== undefined) observation.expiresAt = expiresAt;
     readHints(contract, json, observation);
   }
-  if (state.category === 'failure' || state.category === 'cancelled' || state.category === 'expired' || state.category === 'unknown') {
+  if (
+    state.category === 'failure' ||
+    state.category === 'cancelled' ||
+    state.category === 'expired' ||
+    state.category === 'unknown'
+  ) {
     const providerError = readProviderError(contract, json);
     if (providerError !== undefined) observation.providerError = providerError;
   }
   if (state.category === 'success') {
-    const reference = readResultReference(contract, reading.result ?? contract.result.url, json, context, problems, flags);
+    const reference = readResultReference(
+      contract,
+      reading.result ?? contract.result.url,
+      json,
+      context,
+      problems,
+      flags,
+    );
     if (reference !== undefined) observation.resultReference = reference;
   }
   return state;

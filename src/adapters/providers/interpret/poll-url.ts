@@ -5,7 +5,14 @@
  */
 import { type ProviderContract, type PollUrlSource } from '../contract';
 import { resolveOnOrigin } from '../urls';
-import { MAX_URL_CHARS, describeSource, rawSourceValue, type InterpretFlags, type ProviderAnswer, type Problems } from './answer';
+import {
+  MAX_URL_CHARS,
+  describeSource,
+  rawSourceValue,
+  type InterpretFlags,
+  type ProviderAnswer,
+  type Problems,
+} from './answer';
 
 /** A poll URL found, with the reading its answers are read with. */
 export interface PollUrl {
@@ -15,7 +22,13 @@ export interface PollUrl {
 
 type Found = { kind: 'found'; pollUrl: PollUrl } | { kind: 'absent' } | { kind: 'problem' };
 
-function resolve(contract: ProviderContract, raw: string, what: string, problems: Problems, flags: InterpretFlags): string | undefined {
+function resolve(
+  contract: ProviderContract,
+  raw: string,
+  what: string,
+  problems: Problems,
+  flags: InterpretFlags,
+): string | undefined {
   const resolved = resolveOnOrigin(contract.baseUrl, raw, what);
   if (!resolved.ok) {
     problems.add(resolved.problem);
@@ -23,7 +36,9 @@ function resolve(contract: ProviderContract, raw: string, what: string, problems
     return undefined;
   }
   if (resolved.url.length > MAX_URL_CHARS) {
-    problems.add(`${what} is ${resolved.url.length} characters, more than ${MAX_URL_CHARS}: refused whole, never shortened`);
+    problems.add(
+      `${what} is ${resolved.url.length} characters, more than ${MAX_URL_CHARS}: refused whole, never shortened`,
+    );
     return undefined;
   }
   return resolved.url;
@@ -53,7 +68,14 @@ function readOne(
 }
 
 /** The poll URL of a create answer, first source found (V1). */
-export function readPollUrl(contract: ProviderContract, answer: ProviderAnswer, json: unknown, requestUrl: string | undefined, problems: Problems, flags: InterpretFlags): Found {
+export function readPollUrl(
+  contract: ProviderContract,
+  answer: ProviderAnswer,
+  json: unknown,
+  requestUrl: string | undefined,
+  problems: Problems,
+  flags: InterpretFlags,
+): Found {
   return readOne(contract, contract.create.statusUrl ?? [], answer, json, requestUrl, problems, flags);
 }
 
@@ -62,9 +84,18 @@ export function readPollUrl(contract: ProviderContract, answer: ProviderAnswer, 
  * current reading (a Location answered at a Location, an operation URL at an operation URL); `undefined` when the
  * answer names none, the same one, or the contract does not follow.
  */
-export function followedPollUrl(contract: ProviderContract, answer: ProviderAnswer, json: unknown, current: PollUrl | undefined, problems: Problems, flags: InterpretFlags): string | undefined {
+export function followedPollUrl(
+  contract: ProviderContract,
+  answer: ProviderAnswer,
+  json: unknown,
+  current: PollUrl | undefined,
+  problems: Problems,
+  flags: InterpretFlags,
+): string | undefined {
   if (!contract.status.followPollUrl || current === undefined) return undefined;
-  const sources = (contract.create.statusUrl ?? []).filter((s) => s.from !== 'request_url' && s.reading === current.reading);
+  const sources = (contract.create.statusUrl ?? []).filter(
+    (s) => s.from !== 'request_url' && s.reading === current.reading,
+  );
   const found = readOne(contract, sources, answer, json, undefined, problems, flags);
   return found.kind === 'found' && found.pollUrl.url !== current.url ? found.pollUrl.url : undefined;
 }

@@ -6,7 +6,18 @@
 import { type Observation, type RemoteStateCategory } from '../../../core/observation';
 import { type ProviderContract } from '../contract';
 import { readField } from '../field-path';
-import { Problems, applyExtract, baseObservation, cut, errorAnswer, finish, isPlainJsonObject, isSuccessStatus, readBody, type ProviderAnswer } from './answer';
+import {
+  Problems,
+  applyExtract,
+  baseObservation,
+  cut,
+  errorAnswer,
+  finish,
+  isPlainJsonObject,
+  isSuccessStatus,
+  readBody,
+  type ProviderAnswer,
+} from './answer';
 import { interpretCreate, type CreateContext } from './create';
 import { readStateIfStated, readingFor } from './state';
 
@@ -40,7 +51,11 @@ const MAX_MATCHES = 1000;
  * `same_token_resend` the answer is a create answer (a job known by its poll URL alone matches too). For `none`,
  * an observation with `errorCategory: 'reconcile_unsupported'`.
  */
-export function interpretReconcile(contract: ProviderContract, answer: ProviderAnswer, context: ReconcileContext = {}): ReconcileInterpretation {
+export function interpretReconcile(
+  contract: ProviderContract,
+  answer: ProviderAnswer,
+  context: ReconcileContext = {},
+): ReconcileInterpretation {
   const method = contract.reconciliation;
   if (method.method === 'none') {
     const observation = baseObservation(contract, 'reconcile', answer);
@@ -50,7 +65,15 @@ export function interpretReconcile(contract: ProviderContract, answer: ProviderA
   if (method.method === 'same_token_resend') {
     const observation = interpretCreate(contract, answer, 'reconcile', context);
     const matches: ReconcileMatch[] =
-      observation.remoteJobId === undefined ? [] : [{ remoteJobId: observation.remoteJobId, remoteState: observation.remoteState, category: observation.category }];
+      observation.remoteJobId === undefined
+        ? []
+        : [
+            {
+              remoteJobId: observation.remoteJobId,
+              remoteState: observation.remoteState,
+              category: observation.category,
+            },
+          ];
     return { observation, matches };
   }
   if (!isSuccessStatus(answer.status)) return { observation: errorAnswer(contract, 'reconcile', answer), matches: [] };
@@ -88,7 +111,9 @@ export function interpretReconcile(contract: ProviderContract, answer: ProviderA
       break;
     }
     if (remoteJobId === undefined || remoteJobId.length > 500) {
-      problems.add(`${method.listField}[${index}] has no usable job ID (${method.jobId.map((s) => s.field).join(', ')})`);
+      problems.add(
+        `${method.listField}[${index}] has no usable job ID (${method.jobId.map((s) => s.field).join(', ')})`,
+      );
       return;
     }
     const itemProblems = new Problems();

@@ -60,7 +60,11 @@ export function normaliseSha256(value: string, encoding: 'hex' | 'base64'): stri
 
 /** The header names whose create-answer URLs a contract's result sources may need later (V2). */
 export function createHeaderNames(contract: ProviderContract): string[] {
-  const lists = [contract.result.url, ...Object.values(contract.status.readings ?? {}).map((r) => r.result ?? []), contract.status.result ?? []];
+  const lists = [
+    contract.result.url,
+    ...Object.values(contract.status.readings ?? {}).map((r) => r.result ?? []),
+    contract.status.result ?? [],
+  ];
   const names = new Set<string>();
   for (const list of lists) for (const source of list) if (source.from === 'create_header') names.add(source.name);
   return [...names];
@@ -70,15 +74,24 @@ export function createHeaderNames(contract: ProviderContract): string[] {
 export function inlineResult(contract: ProviderContract, value: unknown, what: string, problems: Problems): unknown {
   const bytes = Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
   if (bytes > contract.result.maxInlineBytes) {
-    problems.add(`the inline result in ${what} is ${bytes} bytes, more than maxInlineBytes ${contract.result.maxInlineBytes}`);
+    problems.add(
+      `the inline result in ${what} is ${bytes} bytes, more than maxInlineBytes ${contract.result.maxInlineBytes}`,
+    );
     return undefined;
   }
   return value;
 }
 
-type Located = { kind: 'url'; url: string } | { kind: 'inline'; value: unknown } | { kind: 'absent' } | { kind: 'problem' };
+type Located =
+  { kind: 'url'; url: string } | { kind: 'inline'; value: unknown } | { kind: 'absent' } | { kind: 'problem' };
 
-function locateUrl(contract: ProviderContract, raw: string, what: string, problems: Problems, flags: InterpretFlags): Located {
+function locateUrl(
+  contract: ProviderContract,
+  raw: string,
+  what: string,
+  problems: Problems,
+  flags: InterpretFlags,
+): Located {
   const resolved = resolveOnOrigin(contract.baseUrl, raw, what);
   if (!resolved.ok) {
     problems.add(resolved.problem);
@@ -86,13 +99,22 @@ function locateUrl(contract: ProviderContract, raw: string, what: string, proble
     return { kind: 'problem' };
   }
   if (resolved.url.length > MAX_URL_CHARS) {
-    problems.add(`${what} is ${resolved.url.length} characters, more than ${MAX_URL_CHARS}: refused whole, never shortened`);
+    problems.add(
+      `${what} is ${resolved.url.length} characters, more than ${MAX_URL_CHARS}: refused whole, never shortened`,
+    );
     return { kind: 'problem' };
   }
   return { kind: 'url', url: resolved.url };
 }
 
-function locate(contract: ProviderContract, source: ResultSource, json: unknown, context: ResultContext, problems: Problems, flags: InterpretFlags): Located {
+function locate(
+  contract: ProviderContract,
+  source: ResultSource,
+  json: unknown,
+  context: ResultContext,
+  problems: Problems,
+  flags: InterpretFlags,
+): Located {
   switch (source.from) {
     case 'template': {
       const expanded = expandTemplate(contract.baseUrl, source.path, { jobId: context.jobId });
@@ -109,10 +131,14 @@ function locate(contract: ProviderContract, source: ResultSource, json: unknown,
     }
     case 'create_header': {
       const value = context.createHeaders?.[source.name];
-      return value === undefined ? { kind: 'absent' } : locateUrl(contract, value, `the result URL in the create answer's ${source.name}`, problems, flags);
+      return value === undefined
+        ? { kind: 'absent' }
+        : locateUrl(contract, value, `the result URL in the create answer's ${source.name}`, problems, flags);
     }
     case 'request_url':
-      return context.requestUrl === undefined ? { kind: 'absent' } : locateUrl(contract, context.requestUrl, 'the create request URL', problems, flags);
+      return context.requestUrl === undefined
+        ? { kind: 'absent' }
+        : locateUrl(contract, context.requestUrl, 'the create request URL', problems, flags);
     case 'inline': {
       if (source.field === undefined) return json === undefined ? { kind: 'absent' } : { kind: 'inline', value: json };
       const read = readField(json, source.field);
@@ -165,14 +191,22 @@ export function readResultReference(
     break;
   }
   if (reference.url === undefined && reference.inline === undefined && !problem) {
-    if (rules.required) problems.add(`a successful job without a result reference (${sources.map(describeResultSource).join(', ')}) is not ready (P7)`);
+    if (rules.required)
+      problems.add(
+        `a successful job without a result reference (${sources.map(describeResultSource).join(', ')}) is not ready (P7)`,
+      );
     else reference.none = true;
   }
   readIntegrityFields(contract, json, reference, problems);
   return Object.keys(reference).length === 0 ? undefined : reference;
 }
 
-function readIntegrityFields(contract: ProviderContract, json: unknown, reference: ResultReference, problems: Problems): void {
+function readIntegrityFields(
+  contract: ProviderContract,
+  json: unknown,
+  reference: ResultReference,
+  problems: Problems,
+): void {
   const rules = contract.result;
   if (rules.sha256?.from === 'status_field') {
     const read = readField(json, rules.sha256.field);
@@ -199,7 +233,10 @@ function readIntegrityFields(contract: ProviderContract, json: unknown, referenc
  * Reads the integrity data a result answer carries in its headers (R2) as the contract names them, normalising
  * the SHA-256 to lower-case hex. Pure; safe to repeat.
  */
-export function readResultIntegrity(contract: ProviderContract, headers: Readonly<Record<string, string>>): ResultIntegrity {
+export function readResultIntegrity(
+  contract: ProviderContract,
+  headers: Readonly<Record<string, string>>,
+): ResultIntegrity {
   const rules = contract.result;
   const out: ResultIntegrity = { contentTypeAccepted: true, problems: [] };
   const get = (name: string): string | undefined => {
@@ -230,7 +267,10 @@ export function readResultIntegrity(contract: ProviderContract, headers: Readonl
   if (rules.contentType !== undefined) {
     const media = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
     out.contentTypeAccepted = rules.contentType.expected.some((expected) => expected.toLowerCase() === media);
-    if (!out.contentTypeAccepted) out.problems.push(`content type ${media === '' ? '(none)' : cut(media, 100)} is not one of ${rules.contentType.expected.join(', ')}`);
+    if (!out.contentTypeAccepted)
+      out.problems.push(
+        `content type ${media === '' ? '(none)' : cut(media, 100)} is not one of ${rules.contentType.expected.join(', ')}`,
+      );
   }
   return out;
 }
@@ -242,7 +282,14 @@ export function readResultIntegrity(contract: ProviderContract, headers: Readonl
 export function countBatchItems(contract: ProviderContract, json: unknown): BatchCount | undefined {
   const rules = contract.result.batch;
   if (rules === undefined) return undefined;
-  const out: BatchCount = { total: 0, succeeded: 0, failed: 0, failedItemIds: [], failedIdsTruncated: false, problems: [] };
+  const out: BatchCount = {
+    total: 0,
+    succeeded: 0,
+    failed: 0,
+    failedItemIds: [],
+    failedIdsTruncated: false,
+    problems: [],
+  };
   const items = readField(json, rules.itemsField);
   if (!items.found || !Array.isArray(items.value)) {
     out.problems.push(`field ${rules.itemsField} is ${items.found ? 'not an array' : 'missing'}`);
@@ -252,7 +299,10 @@ export function countBatchItems(contract: ProviderContract, json: unknown): Batc
     out.total += 1;
     const status = readField(item, rules.statusField);
     const id = readField(item, rules.idField);
-    const idText = id.found && (typeof id.value === 'string' || typeof id.value === 'number') ? cut(String(id.value), 500) : `#${index}`;
+    const idText =
+      id.found && (typeof id.value === 'string' || typeof id.value === 'number')
+        ? cut(String(id.value), 500)
+        : `#${index}`;
     if (!status.found || typeof status.value !== 'string') {
       out.problems.push(`${rules.itemsField}[${index}].${rules.statusField} is missing or not a string`);
       out.failed += 1;
@@ -265,6 +315,7 @@ export function countBatchItems(contract: ProviderContract, json: unknown): Batc
     if (out.failedItemIds.length < MAX_FAILED_IDS) out.failedItemIds.push(idText);
     else out.failedIdsTruncated = true;
   });
-  if (out.problems.length > 100) out.problems = [...out.problems.slice(0, 100), `and ${out.problems.length - 100} more`];
+  if (out.problems.length > 100)
+    out.problems = [...out.problems.slice(0, 100), `and ${out.problems.length - 100} more`];
   return out;
 }

@@ -15,7 +15,14 @@ export interface StateRead {
   category?: RemoteStateCategory;
 }
 
-const EMPTY_TABLE: ProviderStateTable = { pending: [], success: [], failure: [], cancelled: [], expired: [], caseInsensitive: false };
+const EMPTY_TABLE: ProviderStateTable = {
+  pending: [],
+  success: [],
+  failure: [],
+  cancelled: [],
+  expired: [],
+  caseInsensitive: false,
+};
 
 /** The reading named `name` (`status.readings`), or the status section's own rules when `name` is absent. */
 export function readingFor(contract: ProviderContract, name: string | undefined): Reading {
@@ -37,7 +44,8 @@ function categoryByStatus(reading: Reading, status: number): RemoteStateCategory
   return undefined;
 }
 
-type WordRead = { kind: 'word'; word: string } | { kind: 'absent'; field?: string } | { kind: 'mistyped'; problem: string };
+type WordRead =
+  { kind: 'word'; word: string } | { kind: 'absent'; field?: string } | { kind: 'mistyped'; problem: string };
 
 function readWord(reading: Reading, json: unknown): WordRead {
   const fields = reading.stateField ?? [];
@@ -60,12 +68,14 @@ export function readState(reading: Reading, status: number, json: unknown, probl
   const table = reading.stateTable ?? EMPTY_TABLE;
   const word = readWord(reading, json);
   const remoteState = word.kind === 'word' ? cut(word.word, 500) : undefined;
-  if (reading.pendingStatuses?.includes(status) === true) return { remoteState: remoteState ?? `http_${status}`, category: 'pending' };
+  if (reading.pendingStatuses?.includes(status) === true)
+    return { remoteState: remoteState ?? `http_${status}`, category: 'pending' };
   if (word.kind === 'mistyped') {
     problems.add(word.problem);
     return {};
   }
-  if (reading.derive !== undefined && isPlainJsonObject(json)) return derive(reading, table, json, remoteState, problems);
+  if (reading.derive !== undefined && isPlainJsonObject(json))
+    return derive(reading, table, json, remoteState, problems);
   if (word.kind === 'word') return { remoteState, category: categorize(table, word.word) };
   const byStatus = categoryByStatus(reading, status);
   if (byStatus !== undefined) return { remoteState: `http_${status}`, category: byStatus };
@@ -77,7 +87,13 @@ export function readState(reading: Reading, status: number, json: unknown, probl
 }
 
 /** AIP-151: `done` false is pending; `done` true with `error` is failure (or cancelled), with `response` success. */
-function derive(reading: Reading, table: ProviderStateTable, json: Record<string, unknown>, remoteState: string | undefined, problems: Problems): StateRead {
+function derive(
+  reading: Reading,
+  table: ProviderStateTable,
+  json: Record<string, unknown>,
+  remoteState: string | undefined,
+  problems: Problems,
+): StateRead {
   const rules = reading.derive!;
   const done = readField(json, rules.doneField);
   if (done.found && typeof done.value !== 'boolean') {
@@ -104,8 +120,12 @@ function derive(reading: Reading, table: ProviderStateTable, json: Record<string
   if (hasError) {
     if (!isPlainJsonObject(error.value)) problems.add(`field ${rules.errorField} is not an object`);
     const marker = rules.cancelledWhen === undefined ? undefined : readField(json, rules.cancelledWhen.field);
-    const cancelled = marker !== undefined && marker.found && rules.cancelledWhen!.values.some((v) => v === marker.value);
-    return { remoteState: remoteState ?? (cancelled ? 'done:cancelled' : 'done:error'), category: cancelled ? 'cancelled' : 'failure' };
+    const cancelled =
+      marker !== undefined && marker.found && rules.cancelledWhen!.values.some((v) => v === marker.value);
+    return {
+      remoteState: remoteState ?? (cancelled ? 'done:cancelled' : 'done:error'),
+      category: cancelled ? 'cancelled' : 'failure',
+    };
   }
   if (hasResponse) return { remoteState: remoteState ?? 'done:response', category: 'success' };
   problems.add(`a done operation has neither ${rules.errorField} nor ${rules.responseField}`);
@@ -114,6 +134,8 @@ function derive(reading: Reading, table: ProviderStateTable, json: Record<string
 
 /** Reads the state only when the document states one (a cancel answer may be `{}`). */
 export function readStateIfStated(reading: Reading, status: number, json: unknown, problems: Problems): StateRead {
-  const stated = (reading.stateField ?? []).some((field) => readField(json, field).found) || (reading.derive !== undefined && readField(json, reading.derive.doneField).found);
+  const stated =
+    (reading.stateField ?? []).some((field) => readField(json, field).found) ||
+    (reading.derive !== undefined && readField(json, reading.derive.doneField).found);
   return stated ? readState(reading, status, json, problems) : {};
 }

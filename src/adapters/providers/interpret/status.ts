@@ -4,7 +4,19 @@
  */
 import { type Observation } from '../../../core/observation';
 import { type ProviderContract } from '../contract';
-import { Problems, baseObservation, cut, errorAnswer, finish, httpErrorCategory, isPlainJsonObject, isSuccessStatus, readBody, type InterpretFlags, type ProviderAnswer } from './answer';
+import {
+  Problems,
+  baseObservation,
+  cut,
+  errorAnswer,
+  finish,
+  httpErrorCategory,
+  isPlainJsonObject,
+  isSuccessStatus,
+  readBody,
+  type InterpretFlags,
+  type ProviderAnswer,
+} from './answer';
 import { readJobDocument } from './job-document';
 import { followedPollUrl } from './poll-url';
 import { type ResultContext } from './result-facts';
@@ -23,8 +35,14 @@ export interface StatusContext extends ResultContext {
  * timestamp, expiry and raw hints, the provider error of a failed job, the result reference of a successful one,
  * and, on a pending answer, a new poll URL where the current one came from (V1).
  */
-export function interpretStatus(contract: ProviderContract, answer: ProviderAnswer, context: StatusContext = {}): Observation {
-  const observation = isSuccessStatus(answer.status) ? baseObservation(contract, 'status', answer) : errorAnswer(contract, 'status', answer);
+export function interpretStatus(
+  contract: ProviderContract,
+  answer: ProviderAnswer,
+  context: StatusContext = {},
+): Observation {
+  const observation = isSuccessStatus(answer.status)
+    ? baseObservation(contract, 'status', answer)
+    : errorAnswer(contract, 'status', answer);
   if (context.jobId !== undefined) observation.remoteJobId = cut(context.jobId, 500);
   if (!isSuccessStatus(answer.status)) return observation;
   const problems = new Problems();
@@ -35,9 +53,20 @@ export function interpretStatus(contract: ProviderContract, answer: ProviderAnsw
     return finish(observation, problems, flags);
   }
   const reading = readingFor(contract, context.pollReading);
-  const state = readJobDocument(contract, observation, { status: answer.status, json: body.json }, reading, context, problems, flags);
+  const state = readJobDocument(
+    contract,
+    observation,
+    { status: answer.status, json: body.json },
+    reading,
+    context,
+    problems,
+    flags,
+  );
   if (state.category === 'pending') {
-    const current = context.statusUrl === undefined ? undefined : { url: context.statusUrl, ...(context.pollReading !== undefined ? { reading: context.pollReading } : {}) };
+    const current =
+      context.statusUrl === undefined
+        ? undefined
+        : { url: context.statusUrl, ...(context.pollReading !== undefined ? { reading: context.pollReading } : {}) };
     const next = followedPollUrl(contract, answer, body.json, current, problems, flags);
     if (next !== undefined) observation.statusUrl = next;
   }
@@ -49,11 +78,20 @@ export function interpretStatus(contract: ProviderContract, answer: ProviderAnsw
  * with the job's final view, a `202 cancelling`). A 2xx outside `cancel.acceptedStatuses` is `http_unexpected`.
  * The answer never proves the job is cancelled (M1): only a later status read does.
  */
-export function interpretCancel(contract: ProviderContract, answer: ProviderAnswer, context: { jobId?: string } = {}): Observation {
+export function interpretCancel(
+  contract: ProviderContract,
+  answer: ProviderAnswer,
+  context: { jobId?: string } = {},
+): Observation {
   const accepted = contract.cancel?.acceptedStatuses.includes(answer.status) ?? false;
   const observation = accepted
     ? baseObservation(contract, 'cancel', answer)
-    : errorAnswer(contract, 'cancel', answer, isSuccessStatus(answer.status) ? 'http_unexpected' : httpErrorCategory(answer.status));
+    : errorAnswer(
+        contract,
+        'cancel',
+        answer,
+        isSuccessStatus(answer.status) ? 'http_unexpected' : httpErrorCategory(answer.status),
+      );
   if (context.jobId !== undefined) observation.remoteJobId = cut(context.jobId, 500);
   const body = readBody(answer);
   if (body.ok && isPlainJsonObject(body.json)) {

@@ -62,7 +62,11 @@ function azureLro(method: string): Partial {
   const writesResource = method === 'PUT' || method === 'PATCH';
   const monitorResult =
     method === 'POST'
-      ? [{ from: 'create_header', name: 'location' }, { from: 'status_field', field: 'resourceLocation' }, { from: 'inline' }]
+      ? [
+          { from: 'create_header', name: 'location' },
+          { from: 'status_field', field: 'resourceLocation' },
+          { from: 'inline' },
+        ]
       : method === 'DELETE'
         ? []
         : [{ from: 'status_field', field: 'resourceLocation' }, { from: 'request_url' }];
@@ -90,7 +94,7 @@ function azureLro(method: string): Partial {
     },
     requestIdHeader: 'x-ms-request-id',
     providerError: { codeField: ['error.code', 'code'], messageField: ['error.message', 'message'] },
-      // A POST may act without returning anything (the API's schema says); a DELETE never has a result.
+    // A POST may act without returning anything (the API's schema says); a DELETE never has a result.
     result: { url: [{ from: 'inline' }], required: method === 'PUT' || method === 'PATCH' },
     reconciliation: { method: idempotent ? 'same_token_resend' : 'none' },
     collectSafeToRepeat: true,
@@ -110,7 +114,12 @@ function googleLro(): Partial {
     },
     status: {
       path: '/v1/{+jobId}',
-      derive: { doneField: 'done', errorField: 'error', responseField: 'response', cancelledWhen: { field: 'error.code', values: [1] } },
+      derive: {
+        doneField: 'done',
+        errorField: 'error',
+        responseField: 'response',
+        cancelledWhen: { field: 'error.code', values: [1] },
+      },
     },
     providerError: { codeField: ['error.code'], messageField: ['error.message'] },
     result: { url: [{ from: 'inline', field: 'response' }] },

@@ -40,7 +40,8 @@ export function expandPreset(document: Record<string, unknown>, issues: Contract
   const create = isObject(rest.create) ? rest.create : {};
   const method = typeof create.method === 'string' ? create.method : 'POST';
   let base: unknown;
-  if ((CONVENTION_PRESET_NAMES as readonly string[]).includes(preset)) base = conventionPreset(preset as ConventionPresetName, method);
+  if ((CONVENTION_PRESET_NAMES as readonly string[]).includes(preset))
+    base = conventionPreset(preset as ConventionPresetName, method);
   else if (BUILT_IN_PRESETS[preset] !== undefined) base = structuredClone(BUILT_IN_PRESETS[preset]);
   else {
     issues.push({ path: 'preset', message: `no preset "${preset}" (known: ${presetNames().join(', ')})` });
