@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/adapters/store/postgres-store';
-import { storyEntries } from './fixtures';
+import { snapshot, storyEntries } from './fixtures';
 import { operationStoreContract, type StoreHarness } from './operation-store.contract';
 
 const url = process.env.ASYNCJOB_TEST_PG_URL;
 
 /** Every test gets its own schema, dropped afterwards, so runs and files never see each other's rows. */
-async function harness(): Promise<StoreHarness> {
+async function harness(): Promise<StoreHarness & { schema: string }> {
   const schema = `asyncjob_t_${process.pid}_${randomBytes(4).toString('hex')}`;
   const store = await openPostgresStore({ connectionString: url!, schema, maxConnections: 4 });
   const opened = [store];
@@ -16,6 +16,7 @@ async function harness(): Promise<StoreHarness> {
   await raw.connect();
   await raw.query(`SET search_path TO "${schema}"`);
   return {
+    schema,
     store,
     async open(options = {}) {
       const s = await openPostgresStore({ ...options, connectionString: url!, schema, maxConnections: 4 });
@@ -45,6 +46,22 @@ const title = url
 
 describe.skipIf(!url)(title, () => {
   operationStoreContract('PostgreSQL', harness);
+
+  it("W1: a snapshot's provider job IDs are stored as a JSONB array, not as text", async () => {
+    const h = await harness();
+    const raw = new Client({ connectionString: url });
+    await raw.connect();
+    try {
+      await h.store.putOperation(snapshot('op-jsonb', { remoteJobIds: ['job_1', 'job_2'] }));
+      const stored = await raw.query(
+        `SELECT jsonb_typeof(remote_job_ids) AS type, remote_job_ids FROM "${h.schema}".operations WHERE operation_id = 'op-jsonb'`,
+      );
+      expect(stored.rows).toEqual([{ type: 'array', remote_job_ids: ['job_1', 'job_2'] }]);
+    } finally {
+      await raw.end();
+      await h.cleanup();
+    }
+  });
 
   it('M3: concurrent appenders on one operation never produce a duplicate or a gap', async () => {
     const h = await harness();

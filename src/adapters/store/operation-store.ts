@@ -4,7 +4,7 @@
  * chain. Every method is async so both engines fit; every write is safe to repeat (an activity retry that
  * re-appends the same entry gets `duplicate`, never a second row).
  *
- * Layout, shared by both engines (see `migrations/`):
+ * Layout, shared by both engines (one migration list, `migrations/schema.ts`):
  * - `journal`: ONE hash-chained, append-only table for all entry kinds (intent, transition, observation,
  *   escalation, decision, artifact), keyed by (operation_id, sequence). One table because the chain is one
  *   sequence per operation across all kinds: a single primary key makes duplicates impossible and gaps
@@ -122,7 +122,10 @@ export interface OperationStoreOptions {
   readonly forbiddenValues?: readonly string[];
 }
 
-/** The durable operation record. Implementations: `SqliteOperationStore`, `PostgresOperationStore`. */
+/**
+ * The durable operation record. Implemented once, by `SqlOperationStore` (`sql-store.ts`) over a SQL driver;
+ * `SqliteOperationStore` and `PostgresOperationStore` are it on each engine.
+ */
 export interface OperationStore {
   /** Applies pending schema migrations in one transaction; safe when two processes start at once. Idempotent. */
   migrate(): Promise<void>;

@@ -1,0 +1,119 @@
+/**
+ * asyncjob's schema migrations, one list for both engines. Each migration is written once; only the fragments
+ * that truly differ (column types, table options, triggers) come from the engine's {@link SqlDialect}, so both
+ * engines' tables have the same columns under the same version numbers. Applied by `migrateSchema`
+ * (`../sql-migrate.ts`) inside one write transaction, recorded in `schema_migrations`. Published migrations are
+ * never edited (stores they created must keep opening): add a new one.
+ */
+import { type SqlDialect } from '../sql-dialect';
+import { type SchemaMigration } from './migration';
+
+/** The ledger of applied migrations, created before any migration runs. */
+export function migrationLedgerSql(d: SqlDialect): string {
+  return `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at ${d.appliedAtColumn})`;
+}
+
+/** The migrations, in version order. */
+export const SCHEMA_MIGRATIONS: readonly SchemaMigration[] = [
+  {
+    version: 1,
+    name: 'operation record, hash-chained journal, artifacts, webhook events',
+    sql: (d) => `
+CREATE TABLE operations (
+  operation_id TEXT PRIMARY KEY,
+  provider TEXT,
+  local_state TEXT,
+  remote_job_ids ${d.json} NOT NULL DEFAULT ${d.emptyJsonList},
+  escalation_reason TEXT,
+  result_deadline_at_ms ${d.bigint},
+  updated_at TEXT,
+  version ${d.bigint} NOT NULL DEFAULT 0,
+  snapshot TEXT,
+  last_sequence ${d.bigint} NOT NULL DEFAULT 0,
+  last_hash TEXT
+)${d.tableOptions};
+CREATE INDEX operations_by_state ON operations (local_state, updated_at);
+CREATE INDEX operations_by_escalation ON operations (escalation_reason) WHERE escalation_reason IS NOT NULL;
+CREATE INDEX operations_by_deadline ON operations (result_deadline_at_ms) WHERE result_deadline_at_ms IS NOT NULL;
+
+CREATE TABLE journal (
+  operation_id TEXT NOT NULL REFERENCES operations (operation_id),
+  sequence ${d.bigint} NOT NULL CHECK (sequence > 0),
+  at TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  entry TEXT NOT NULL,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  to_state TEXT,
+  remote_job_id TEXT,
+  http_status INTEGER,
+  delay_source TEXT,
+  escalation_reason TEXT,
+  PRIMARY KEY (operation_id, sequence)
+)${d.keyedTableOptions};
+CREATE INDEX journal_by_kind ON journal (kind, at);
+CREATE INDEX journal_by_remote_job ON journal (remote_job_id) WHERE remote_job_id IS NOT NULL;
+CREATE INDEX journal_by_escalation ON journal (escalation_reason) WHERE escalation_reason IS NOT NULL;
+
+CREATE TABLE operation_jobs (
+  provider TEXT NOT NULL,
+  remote_job_id TEXT NOT NULL,
+  operation_id TEXT NOT NULL REFERENCES operations (operation_id),
+  PRIMARY KEY (provider, remote_job_id, operation_id)
+)${d.keyedTableOptions};
+
+CREATE TABLE artifacts (
+  operation_id TEXT NOT NULL,
+  sequence ${d.bigint} NOT NULL,
+  at TEXT NOT NULL,
+  location TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  size_bytes ${d.bigint} NOT NULL,
+  content_type TEXT,
+  validation TEXT NOT NULL CHECK (validation IN ('valid', 'invalid', 'not_checked')),
+  PRIMARY KEY (operation_id, sequence),
+  FOREIGN KEY (operation_id, sequence) REFERENCES journal (operation_id, sequence)
+)${d.tableOptions};
+CREATE INDEX artifacts_by_sha256 ON artifacts (sha256);
+
+CREATE TABLE webhook_events (
+  provider TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  received_at TEXT NOT NULL,
+  operation_id TEXT,
+  event_type TEXT,
+  payload_sha256 TEXT,
+  PRIMARY KEY (provider, event_id)
+)${d.tableOptions};
+
+${d.refuseChangeFunction}${d.appendOnly('journal')}${d.appendOnly('artifacts')}`,
+  },
+  {
+    version: 2,
+    name: 'provider sessions (V3): one serialised cookie jar per operation',
+    sql: (d) => `
+CREATE TABLE provider_sessions (
+  operation_id TEXT PRIMARY KEY,
+  jar TEXT NOT NULL CHECK (${d.byteLength('jar')} <= 65536),
+  updated_at TEXT NOT NULL
+)${d.tableOptions};
+`,
+  },
+  {
+    version: 3,
+    name: 'audit (issue 15): signing key IDs, snapshot hashes, the checkpoint register',
+    sql: (d) => `
+ALTER TABLE journal ADD COLUMN key_id TEXT;
+ALTER TABLE operations ADD COLUMN snapshot_hash TEXT;
+ALTER TABLE operations ADD COLUMN snapshot_key_id TEXT;
+
+CREATE TABLE audit_checkpoints (
+  sequence ${d.bigint} PRIMARY KEY CHECK (sequence > 0),
+  taken_at TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  document TEXT NOT NULL
+)${d.tableOptions};
+${d.appendOnly('audit_checkpoints')}`,
+  },
+];
