@@ -1,20 +1,21 @@
 /**
  * The `appendJournal` activity: appends workflow-made entries (messages, wake-up checks, decisions) and the
  * snapshot. The same entries again are a no-op; when the store already holds DIFFERENT entries at those
- * sequences (another run of the workflow got there first), the stored record is returned for the workflow to adopt.
+ * sequences (another run of the workflow got there first), the stored state is returned for the workflow to adopt.
  */
 import { isStoreError } from '../adapters/store/store-errors';
 import { type OperationRecord } from '../core/operation';
-import { tailsFrom } from '../core/record-tails';
+import { type StepOutcome } from '../core/step-outcome';
 import { type StepEntry } from '../core/step';
 import { ActivityError } from './errors';
-import { commitStep, parseInputRecord, storedRecord } from './journal-writer';
+import { commitStep, parseInputRecord, storedOutcome } from './journal-writer';
 import { type ActivityContext } from './provider-call';
+import { stateOfInput } from './types';
 
 /** Makes the activity. */
 export function appendJournal(ctx: ActivityContext) {
-  return async (input: { record: OperationRecord; entries: StepEntry[] }): Promise<OperationRecord> => {
-    const record = parseInputRecord(input.record);
+  return async (input: { state: OperationRecord; entries: StepEntry[] }): Promise<StepOutcome> => {
+    const record = parseInputRecord(stateOfInput(input));
     const entries = [...input.entries].sort((a, b) => a.sequence - b.sequence);
     for (const e of entries) {
       if (e.sequence >= record.journal.nextSequence) {
@@ -25,17 +26,17 @@ export function appendJournal(ctx: ActivityContext) {
         );
       }
     }
-    // What the workflow has not seen starts at the first entry it sends (the record's tails may be left out).
+    // What the workflow has not seen starts at the first entry it sends.
     const from = entries[0]?.sequence ?? record.journal.nextSequence;
     try {
-      return tailsFrom(await commitStep(ctx.store, record, entries, ctx.clock()), from);
+      return await commitStep(ctx.store, record, entries, ctx.clock());
     } catch (error) {
       if (!isStoreError(error, 'ASYNCJOB_ERR_JOURNAL_CONFLICT')) throw error;
       ctx.logger.warn('different entries already recorded: adopting the stored record', {
         operationId: record.operationId,
         sequence: entries[0]?.sequence,
       });
-      return storedRecord(ctx.store, record.operationId, from);
+      return storedOutcome(ctx.store, record.operationId, from);
     }
   };
 }

@@ -8,7 +8,7 @@ import { type HttpDownload } from '../adapters/http';
 import { type ProviderAdapter } from '../adapters/providers';
 import { type ArtifactWriter, type StoredArtifact } from '../adapters/artifacts/artifact-store';
 import { type Observation } from '../core/observation';
-import { type OperationRecord } from '../core/operation';
+import { type StepOutcome } from '../core/step-outcome';
 import { afterCollect, type CollectOutcome } from '../core/step';
 import { type ProviderCallInput } from './types';
 import { ActivityError } from './errors';
@@ -65,7 +65,7 @@ function collectObservation(adapter: ProviderAdapter, exchange: HttpDownload, tr
 
 /** Makes the activity. */
 export function collectResult(ctx: ActivityContext) {
-  return async (input: ProviderCallInput): Promise<OperationRecord> => {
+  return async (input: ProviderCallInput): Promise<StepOutcome> => {
     return inCallFrame(ctx, input, 'collect', async (record, { adapter, http }, step) => {
       // V2: a result that arrived inline (staged) or an operation without one needs no request.
       const local = await collectWithoutRequest(ctx, { adapter, http }, record, step);

@@ -5,6 +5,7 @@
  */
 import { requestFingerprint } from '../core/fingerprint';
 import { type OperationRecord } from '../core/operation';
+import { type StepOutcome } from '../core/step-outcome';
 import { afterCreate } from '../core/step';
 import { type ProviderCallInput } from './types';
 import { ActivityError } from './errors';
@@ -51,7 +52,7 @@ export async function assertIntent(
 
 /** Makes the activity. */
 export function createJob(ctx: ActivityContext) {
-  return async (input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<OperationRecord> => {
+  return async (input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<StepOutcome> => {
     return inCallFrame(ctx, input, 'create', async (record, { adapter, http }, step) => {
       await assertIntent(ctx, record, input.payload);
       const built = adapter.buildCreateRequest({

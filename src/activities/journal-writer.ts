@@ -8,7 +8,7 @@ import { recordMetrics } from './metrics';
 import { type OperationSnapshot, type OperationStore } from '../adapters/store/operation-store';
 import { type JournalEntry } from '../core/journal';
 import { operationRecordSchema, type OperationRecord } from '../core/operation';
-import { withTailsFromEntries, withoutTails } from '../core/record-tails';
+import { outcomeOf, tailEntries, withoutTails, type StepOutcome } from '../core/step-outcome';
 import { type StepEntry } from '../core/step';
 import { ActivityError } from './errors';
 
@@ -25,7 +25,7 @@ export function toJournalEntry(operationId: string, entry: StepEntry): JournalEn
 
 /**
  * The snapshot of a record as `putOperation` takes it; `version` = `journal.nextSequence - 1`. Without journal
- * tails: the journal beside it holds every entry (see `core/record-tails.ts`). Pure.
+ * tails: the journal beside it holds every entry (see `core/step-outcome.ts`). Pure.
  */
 export function snapshotOf(record: OperationRecord, nowMs: number): OperationSnapshot {
   return {
@@ -65,15 +65,20 @@ export function parseInputRecord(value: unknown): OperationRecord {
   return parsed.data;
 }
 
+/** A stored journal entry as a step entry (epoch-ms time). Pure. */
+export function toStepEntry(entry: JournalEntry): StepEntry {
+  return { sequence: entry.sequence, atMs: Date.parse(entry.at), actor: entry.actor, body: entry.body };
+}
+
 /**
- * The record the store holds, its tails rebuilt from the journal entries from `fromSequence` on (what the caller
- * has not seen), or a non-retryable `ASYNCJOB_ERR_SNAPSHOT_MISSING` when it has none.
+ * The state the store holds with the tail entries from `fromSequence` on (what the caller has not seen), or a
+ * non-retryable `ASYNCJOB_ERR_SNAPSHOT_MISSING` when it has none.
  */
-export async function storedRecord(
+export async function storedOutcome(
   store: OperationStore,
   operationId: string,
   fromSequence: number,
-): Promise<OperationRecord> {
+): Promise<StepOutcome> {
   const snapshot = await store.getOperation(operationId);
   if (snapshot === null)
     throw new ActivityError(
@@ -81,56 +86,50 @@ export async function storedRecord(
       `operation ${operationId} has journal entries but no stored snapshot`,
       true,
     );
-  return withStoredTails(store, recordOf(snapshot), fromSequence);
+  return outcomeFromStore(store, recordOf(snapshot), fromSequence);
 }
 
-async function withStoredTails(
+async function outcomeFromStore(
   store: OperationStore,
-  record: OperationRecord,
+  state: OperationRecord,
   fromSequence: number,
-): Promise<OperationRecord> {
-  const entries = await store.entries(record.operationId, { fromSequence });
-  return withTailsFromEntries(
-    record,
-    entries.map((e) => e.entry),
-  );
+): Promise<StepOutcome> {
+  const stored = await store.entries(state.operationId, { fromSequence });
+  return { state: withoutTails(state), entries: tailEntries(stored.map((row) => toStepEntry(row.entry))) };
 }
 
 /**
  * The idempotency check every writing activity makes before any outside call: when the store's chain already
- * reaches `record.journal.nextSequence`, a previous attempt recorded this step; its record is returned.
+ * reaches `state.journal.nextSequence`, a previous attempt recorded this step; its outcome is returned.
  */
-export async function alreadyRecorded(
-  store: OperationStore,
-  record: OperationRecord,
-): Promise<OperationRecord | undefined> {
-  const head = await store.chainHead(record.operationId);
-  if (head.lastSequence < record.journal.nextSequence) return undefined;
-  const snapshot = await store.getOperation(record.operationId);
-  if (snapshot === null || snapshot.version < record.journal.nextSequence) {
+export async function alreadyRecorded(store: OperationStore, state: OperationRecord): Promise<StepOutcome | undefined> {
+  const head = await store.chainHead(state.operationId);
+  if (head.lastSequence < state.journal.nextSequence) return undefined;
+  const snapshot = await store.getOperation(state.operationId);
+  if (snapshot === null || snapshot.version < state.journal.nextSequence) {
     throw new ActivityError(
       'ASYNCJOB_ERR_SNAPSHOT_MISSING',
-      `operation ${record.operationId}: the journal reaches sequence ${head.lastSequence} but the stored snapshot is at ${snapshot?.version ?? 'none'}; run audit verify`,
+      `operation ${state.operationId}: the journal reaches sequence ${head.lastSequence} but the stored snapshot is at ${snapshot?.version ?? 'none'}; run audit verify`,
       true,
     );
   }
-  return withStoredTails(store, recordOf(snapshot), record.journal.nextSequence);
+  return outcomeFromStore(store, recordOf(snapshot), state.journal.nextSequence);
 }
 
 /**
- * Appends a step's entries (all or none) and puts the new snapshot. Returns the record the store now holds:
- * `record`, or a newer stored one when the snapshot write was stale.
+ * Appends a step's entries (all or none) and puts the new snapshot. Returns the step's outcome: `record` and
+ * `entries`, or the newer stored state and its entries when the snapshot write was stale.
  */
 export async function commitStep(
   store: OperationStore,
   record: OperationRecord,
   entries: readonly StepEntry[],
   nowMs: number,
-): Promise<OperationRecord> {
+): Promise<StepOutcome> {
   if (entries.length > 0) await store.appendMany(entries.map((e) => toJournalEntry(record.operationId, e)));
   recordMetrics(record.provider, entries);
   const put = await store.putOperation(snapshotOf(record, nowMs));
   if (put.kind === 'stale')
-    return storedRecord(store, record.operationId, entries[0]?.sequence ?? record.journal.nextSequence);
-  return record;
+    return storedOutcome(store, record.operationId, entries[0]?.sequence ?? record.journal.nextSequence);
+  return outcomeOf({ record, entries });
 }

@@ -4,6 +4,7 @@
  */
 import { type StatusContext } from '../adapters/providers';
 import { type OperationRecord } from '../core/operation';
+import { type StepOutcome } from '../core/step-outcome';
 import { type Observation } from '../core/observation';
 import { afterStatus } from '../core/step';
 import { effectiveDeadlineMs } from '../core/wait-planner';
@@ -26,7 +27,7 @@ export function statusContextOf(record: OperationRecord): StatusContext {
 
 /** Makes the activity. */
 export function readStatus(ctx: ActivityContext) {
-  return async (input: ProviderCallInput): Promise<OperationRecord> => {
+  return async (input: ProviderCallInput): Promise<StepOutcome> => {
     return inCallFrame(ctx, input, 'status', async (record, { adapter, http }, step) => {
       // B2: the workflow checked the deadline when it reserved this request; time has passed since, so check again
       // right before sending. A request never leaves after the deadline (S3); the reservation stays counted.

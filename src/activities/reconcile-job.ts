@@ -3,7 +3,7 @@
  * by the adapter's method (the create again with the same token, a list by client reference, a lookup by
  * token) and applies `afterReconcile`.
  */
-import { type OperationRecord } from '../core/operation';
+import { type StepOutcome } from '../core/step-outcome';
 import { afterReconcile } from '../core/step';
 import { type ProviderCallInput } from './types';
 import { assertIntent, clientReferenceOf } from './create-job';
@@ -13,7 +13,7 @@ import { stageInlineResult } from './stage-inline';
 
 /** Makes the activity. */
 export function reconcileJob(ctx: ActivityContext) {
-  return async (input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<OperationRecord> => {
+  return async (input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<StepOutcome> => {
     return inCallFrame(ctx, input, 'reconcile', async (record, { adapter, http }, step) => {
       // A same-token resend sends the payload again: the same C1/I2 guard as create.
       await assertIntent(ctx, record, input.payload);

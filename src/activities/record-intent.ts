@@ -1,6 +1,6 @@
 /**
- * The `recordIntent` activity (C1, I2): the intent (sequence 1), the initial transition and the snapshot are
- * written before anything is sent. An operation ID that already holds an intent is joined when its request
+ * The `recordIntent` activity (C1, I2): the intent (sequence 1), the new operation's first entries (its initial
+ * transition) and the snapshot are written before anything is sent. An operation ID that already holds an intent is joined when its request
  * fingerprint is the same, and refused (non-retryable `ASYNCJOB_ERR_FINGERPRINT_MISMATCH`) when it differs.
  */
 import { intentEntrySchema } from '../core/journal';
@@ -8,8 +8,10 @@ import { tokenDigest } from '../core/fingerprint';
 import { intentEntryOf, type OperationRecord } from '../core/operation';
 import { type StepEntry } from '../core/step';
 import { ActivityError } from './errors';
-import { commitStep, parseInputRecord, storedRecord } from './journal-writer';
+import { readOutcome, type StepOutcome } from '../core/step-outcome';
+import { commitStep, parseInputRecord, storedOutcome } from './journal-writer';
 import { type ActivityContext } from './provider-call';
+import { stateOfInput } from './types';
 
 /** Reads the recorded intent of an operation, or undefined when none is recorded. */
 export async function recordedIntent(ctx: ActivityContext, operationId: string) {
@@ -23,8 +25,10 @@ export async function recordedIntent(ctx: ActivityContext, operationId: string) 
 
 /** Makes the activity. */
 export function recordIntent(ctx: ActivityContext) {
-  return async (input: { record: OperationRecord }): Promise<OperationRecord> => {
-    const record = parseInputRecord(input.record);
+  return async (input: { state: OperationRecord; entries?: StepEntry[] }): Promise<StepOutcome> => {
+    const record = parseInputRecord(stateOfInput(input));
+    // A workflow before the `{state, entries}` contract sent the first entries in the record's tails.
+    const firstEntries = input.entries ?? readOutcome(record).entries;
     ctx.providers.get(record.provider);
     const existing = await recordedIntent(ctx, record.operationId);
     if (existing !== undefined) {
@@ -37,13 +41,12 @@ export function recordIntent(ctx: ActivityContext) {
       }
       if ((await ctx.store.getOperation(record.operationId)) !== null) {
         ctx.logger.info('intent already recorded: joined', { operationId: record.operationId });
-        return storedRecord(ctx.store, record.operationId, 1);
+        return storedOutcome(ctx.store, record.operationId, 1);
       }
     }
     const entries: StepEntry[] = [
       intentEntryOf(record, tokenDigest(record.idempotencyToken)),
-      ...record.journal.transitions.filter((t) => t.sequence < record.journal.nextSequence),
-      ...record.journal.observations.filter((o) => o.sequence < record.journal.nextSequence),
+      ...firstEntries.filter((entry) => entry.sequence > 1 && entry.sequence < record.journal.nextSequence),
     ].sort((a, b) => a.sequence - b.sequence);
     const stored = await commitStep(ctx.store, record, entries, ctx.clock());
     ctx.logger.info('intent recorded', { operationId: record.operationId, provider: record.provider });

@@ -2,7 +2,7 @@
  * The `requestCancel` activity (X1-X3): the one cancel request, sent with the stored job ID, and `afterCancel`.
  * A retried activity that finds the cancel recorded returns the record and never sends it twice.
  */
-import { type OperationRecord } from '../core/operation';
+import { type StepOutcome } from '../core/step-outcome';
 import { afterCancel } from '../core/step';
 import { type ProviderCallInput } from './types';
 import { inCallFrame } from './call-frame';
@@ -10,7 +10,7 @@ import { sendOnce, type ActivityContext } from './provider-call';
 
 /** Makes the activity. */
 export function requestCancel(ctx: ActivityContext) {
-  return async (input: ProviderCallInput): Promise<OperationRecord> => {
+  return async (input: ProviderCallInput): Promise<StepOutcome> => {
     return inCallFrame(ctx, input, 'cancel', async (record, { adapter, http }, step) => {
       const built =
         record.jobId === undefined

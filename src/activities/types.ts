@@ -8,6 +8,7 @@ import type { AdapterCapabilities } from '../core/escalation';
 import type { OperationRecord } from '../core/operation';
 import type { PollPolicyInput } from '../core/policy';
 import type { ReconciliationMethod, StepEntry } from '../core/step';
+import type { StepOutcome } from '../core/step-outcome';
 
 /** What the workflow needs to know about a provider, read once per run (no secrets). */
 export interface ProviderFacts {
@@ -22,10 +23,18 @@ export interface ProviderFacts {
 
 /** Input of the activities that make one provider call. */
 export interface ProviderCallInput {
-  /** The record as the workflow holds it, including any reservation (B2). */
-  record: OperationRecord;
+  /** The operation state as the workflow holds it, including any reservation (B2), without journal tails. */
+  state: OperationRecord;
   /** Uniform in [0, 1) from the workflow, so jitter is decided once and replayed (P2). */
   random: number;
+}
+
+/**
+ * The operation state an activity was given. Activities scheduled by workflows running the code before the
+ * `{state, entries}` contract name it `record`: still accepted, so operations in flight across an upgrade go on.
+ */
+export function stateOfInput(input: { state?: unknown } | { record?: unknown }): unknown {
+  return 'state' in input && input.state !== undefined ? input.state : (input as { record?: unknown }).record;
 }
 
 /** The activities of asyncjob. */
@@ -35,22 +44,24 @@ export interface AsyncJobActivities {
   /**
    * C1: writes the intent (sequence 1), the first transition and the snapshot before anything is sent. Refuses
    * (non-retryable `ASYNCJOB_ERR_FINGERPRINT_MISMATCH`) when the operation ID already holds another request (I2).
-   * Returns the record the store now holds (the stored one when the same request was already recorded: a join).
+   * Returns the state the store now holds and its entries (the stored ones when the same request was already
+   * recorded: a join).
    */
-  recordIntent(input: { record: OperationRecord }): Promise<OperationRecord>;
+  recordIntent(input: { state: OperationRecord; entries: StepEntry[] }): Promise<StepOutcome>;
   /**
-   * Appends workflow-made entries (messages, wake-up checks) and the snapshot. Safe to repeat. Returns the record
-   * the store now holds: the stored one when different entries were already recorded at those sequences (adopt it).
+   * Appends workflow-made entries (messages, wake-up checks) and the snapshot. Safe to repeat. Returns the state
+   * the store now holds and the step's entries: the stored ones when different entries were already recorded at
+   * those sequences (adopt them).
    */
-  appendJournal(input: { record: OperationRecord; entries: StepEntry[] }): Promise<OperationRecord>;
+  appendJournal(input: { state: OperationRecord; entries: StepEntry[] }): Promise<StepOutcome>;
   /** Sends the create request (same token on every attempt, I3) and applies `afterCreate`. */
-  createJob(input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<OperationRecord>;
+  createJob(input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<StepOutcome>;
   /** Reconciles an ambiguous create by the adapter's method (U2) and applies `afterReconcile`. */
-  reconcileJob(input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<OperationRecord>;
+  reconcileJob(input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<StepOutcome>;
   /** Sends one status request and applies `afterStatus` (P1-P8, T3). */
-  readStatus(input: ProviderCallInput): Promise<OperationRecord>;
+  readStatus(input: ProviderCallInput): Promise<StepOutcome>;
   /** Sends the one cancel request (X1) and applies `afterCancel`. */
-  requestCancel(input: ProviderCallInput): Promise<OperationRecord>;
+  requestCancel(input: ProviderCallInput): Promise<StepOutcome>;
   /** Streams the result to artifact storage, validates it (R1-R4) and applies `afterCollect`. */
-  collectResult(input: ProviderCallInput): Promise<OperationRecord>;
+  collectResult(input: ProviderCallInput): Promise<StepOutcome>;
 }

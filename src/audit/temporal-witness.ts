@@ -1,8 +1,7 @@
 /**
  * Temporal's history as a second witness (`audit verify --with-temporal`, issue 15 item 2), while it is retained.
- * Every activity the workflow completed returned the record as the store held it after the step: the journal
- * reached `journal.nextSequence - 1`, and the step's transitions and observations (the provider calls it made)
- * are in the record's tails. So the store must still reach that sequence and hold those entries unchanged.
+ * Every activity the workflow completed returned the state the store held after the step (the journal reached
+ * `journal.nextSequence - 1`) and the step's entries (the provider calls it made, with their transitions). So the store must still reach that sequence and hold those entries unchanged.
  * Runs are followed back through continue-as-new. Workflows in Temporal with no rows in the store are found
  * by listing the `AsyncJobWorkflow` executions of `ASYNCJOB_TASK_QUEUE` (whole-operation removal).
  */
@@ -61,30 +60,29 @@ function decode(payload: Payload | null | undefined): unknown {
   }
 }
 
-function collectRecord(value: unknown, operationId: string, into: WitnessedOperation): void {
-  const record = value as {
+function witnessEntry(entry: TailEntry): WitnessedEntry {
+  return { sequence: entry.sequence, at: new Date(entry.atMs).toISOString(), actor: entry.actor, body: entry.body };
+}
+
+/**
+ * What one activity result shows: `{state, entries}` (the state the store held after the step and the step's
+ * entries), or, in histories recorded before that contract, the record with the step's entries in its tails.
+ */
+function collectOutcome(value: unknown, operationId: string, into: WitnessedOperation): void {
+  const outcome = value as { state?: unknown; entries?: unknown };
+  if (typeof outcome !== 'object' || outcome === null) return;
+  const state = (outcome.state ?? outcome) as {
     operationId?: unknown;
     journal?: { nextSequence?: unknown; transitions?: unknown; observations?: unknown };
   };
-  if (
-    typeof record !== 'object' ||
-    record === null ||
-    record.operationId !== operationId ||
-    typeof record.journal?.nextSequence !== 'number'
-  )
-    return;
-  into.reached = Math.max(into.reached, record.journal.nextSequence - 1);
-  for (const tail of [record.journal.transitions, record.journal.observations]) {
-    if (!Array.isArray(tail)) continue;
-    for (const e of tail) {
-      if (isTailEntry(e) && e.sequence < record.journal.nextSequence)
-        into.entries.set(e.sequence, {
-          sequence: e.sequence,
-          at: new Date(e.atMs).toISOString(),
-          actor: e.actor,
-          body: e.body,
-        });
-    }
+  if (state.operationId !== operationId || typeof state.journal?.nextSequence !== 'number') return;
+  const nextSequence = state.journal.nextSequence;
+  into.reached = Math.max(into.reached, nextSequence - 1);
+  const lists = 'state' in outcome ? [outcome.entries] : [state.journal.transitions, state.journal.observations];
+  for (const list of lists) {
+    if (!Array.isArray(list)) continue;
+    for (const entry of list)
+      if (isTailEntry(entry) && entry.sequence < nextSequence) into.entries.set(entry.sequence, witnessEntry(entry));
   }
 }
 
@@ -99,10 +97,10 @@ export function witnessFromHistory(
     const started = event.workflowExecutionStartedEventAttributes;
     if (started?.continuedExecutionRunId) previousRun = started.continuedExecutionRunId;
     const completed = event.activityTaskCompletedEventAttributes;
-    if (completed) collectRecord(decode(completed.result?.payloads?.[0]), operationId, into);
+    if (completed) collectOutcome(decode(completed.result?.payloads?.[0]), operationId, into);
     const marker = event.markerRecordedEventAttributes;
     if (marker?.markerName === 'core_local_activity')
-      collectRecord(decode(marker.details?.result?.payloads?.[0]), operationId, into);
+      collectOutcome(decode(marker.details?.result?.payloads?.[0]), operationId, into);
   }
   return previousRun;
 }

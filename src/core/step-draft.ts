@@ -45,6 +45,11 @@ export interface StepRefusal {
   message: string;
 }
 
+/** Whether a step's answer to a caller's message is a refusal (A2, X1). */
+export function isRefusal(result: StepResult | StepRefusal): result is StepRefusal {
+  return (result as Partial<StepRefusal>).kind === 'refused';
+}
+
 /** Collects the entries appended since `before` (tails, plus escalation and decision entries kept aside). */
 export class Builder {
   private readonly extra: StepEntry[] = [];

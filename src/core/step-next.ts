@@ -4,12 +4,17 @@
 import { renderEscalation } from './escalation';
 import { type EscalationReason } from './journal';
 import { type OperationRecord, type ResultSummary } from './operation';
+import { type ReconciliationMethod } from './step-draft';
 
 /** What the workflow does next, from the record alone. */
 export type Command =
   | { kind: 'finished' }
   | { kind: 'create' }
-  | { kind: 'reconcile' }
+  /**
+   * Reconcile an ambiguous create. Re-sending create with the same token is a create request: it reserves and
+   * counts a create attempt first (B2, I3), which `reservesCreateAttempt` says.
+   */
+  | { kind: 'reconcile'; reservesCreateAttempt: boolean }
   | { kind: 'read_status' }
   | { kind: 'cancel' }
   | { kind: 'collect' }
@@ -17,10 +22,15 @@ export type Command =
   | { kind: 'await_decision'; untilMs: number };
 
 /**
- * The next command for a record at `nowMs`. Pure; the workflow runs it in a loop. A wait returns the instant to
- * wake at; the workflow wakes earlier for a message. Polling states go through {@link onWake} when due.
+ * The next command for a record at `nowMs`, for a provider that reconciles by `reconciliation`. Pure; the workflow
+ * runs it in a loop. A wait returns the instant to wake at; the workflow wakes earlier for a message. Polling states
+ * go through {@link onWake} when due.
  */
-export function nextCommand(record: OperationRecord, nowMs: number): Command {
+export function nextCommand(
+  record: OperationRecord,
+  nowMs: number,
+  reconciliation: ReconciliationMethod = 'none',
+): Command {
   const due = (record.schedule.nextPollAtMs ?? nowMs) <= nowMs;
   const wait = (): Command => ({ kind: 'wait', untilMs: record.schedule.nextPollAtMs ?? nowMs });
   switch (record.localState) {
@@ -35,7 +45,11 @@ export function nextCommand(record: OperationRecord, nowMs: number): Command {
       return due ? { kind: 'create' } : wait();
     case 'create_unknown':
     case 'reconciliation':
-      return due ? { kind: 'reconcile' } : wait();
+      if (!due) return wait();
+      return {
+        kind: 'reconcile',
+        reservesCreateAttempt: reconciliation === 'same_token_resend' || record.reconcileBy === 'resend',
+      };
     case 'cancel_requested':
       return due ? { kind: 'cancel' } : wait();
     case 'result_collecting':

@@ -15,6 +15,7 @@ export {
   type StepEntry,
   type StepResult,
   type StepRefusal,
+  isRefusal,
 } from './step-draft';
 export { afterCreate, afterReconcile, reserveCreateAttempt } from './step-create';
 export { type WakeResult, onWake, afterStatus, applyWebhookHint } from './step-poll';

@@ -34,18 +34,10 @@ export const localDescribe = proxyLocalActivities<AsyncJobActivities>({
 }).describeProvider;
 
 /**
- * Provider-call activities are never retried by Temporal: the workflow decides every retry, so every request is
- * counted (B2). A failed attempt is planned again by `afterActivityFailure`.
+ * The activity options of provider calls: never retried by Temporal, the workflow decides every retry, so every
+ * request is counted (B2); a failed attempt is planned again by `afterActivityFailure`. Each call passes them with
+ * its own summary to `executeWithOptions`.
  */
-export const providerActivities = (taskQueue?: string) =>
-  proxyActivities<AsyncJobActivities>({
-    ...(taskQueue !== undefined ? { taskQueue } : {}),
-    startToCloseTimeout: '10 minutes',
-    heartbeatTimeout: '10 seconds',
-    retry: { maximumAttempts: 1 },
-  });
-
-/** The activity options of provider calls (same as `providerActivities`), for per-call summaries. */
 export function providerCallOptions(facts: ProviderFacts) {
   return {
     ...(facts.taskQueue !== undefined ? { taskQueue: facts.taskQueue } : {}),
@@ -55,3 +47,7 @@ export function providerCallOptions(facts: ProviderFacts) {
     retry: { maximumAttempts: 1 },
   } as const;
 }
+
+/** The provider-call activities, proxied with their options (see {@link providerCallOptions}). */
+export const providerActivities = (options: ReturnType<typeof providerCallOptions>) =>
+  proxyActivities<AsyncJobActivities>(options);

@@ -11,8 +11,9 @@ import { w3cTraceIdFor } from '../../src/adapters/http';
 import { createProviderRegistry } from '../../src/adapters/providers/registry';
 import { createActivities, type AsyncJobActivities } from '../../src/activities';
 import { operationRecordSchema, type OperationRecord } from '../../src/core/operation';
-import { tailsFrom, withoutTails } from '../../src/core/record-tails';
-import { DIALECTS, TOKEN, newRecord, reserveStatus, run, startHarness, type Harness } from './harness';
+import { type StepEntry } from '../../src/core/step';
+import { foldOutcome, withoutTails, type StepOutcome } from '../../src/core/step-outcome';
+import { DIALECTS, TOKEN, newRecord, reserveStatus, run, startHarness, step, type Harness } from './harness';
 
 async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
   try {
@@ -42,8 +43,8 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
   async function started(
     payload: Record<string, unknown>,
   ): Promise<{ record: OperationRecord; payload: Record<string, unknown> }> {
-    const record = await run(a.recordIntent, { record: newRecord(dialect, payload) });
-    const created = await run(a.createJob, { record, random: 0.5, payload });
+    const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });
+    const created = await step(a.createJob, { record, random: 0.5, payload });
     return { record: created, payload };
   }
 
@@ -51,18 +52,18 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
   async function pollToEnd(record: OperationRecord): Promise<OperationRecord> {
     let r = record;
     for (let i = 0; i < 30 && (r.localState === 'accepted' || r.localState === 'observing'); i++) {
-      r = await run(a.readStatus, { record: await reserveStatus(r, caps()), random: 0.5 });
+      r = await step(a.readStatus, { record: await reserveStatus(r, caps()), random: 0.5 });
     }
     return r;
   }
 
   it('C1, I1, I3: a repeated createJob returns the stored record and sends nothing; the token is where the dialect expects it', async () => {
     const payload = { report: 'q3', scenario: 'default' };
-    const record = await run(a.recordIntent, { record: newRecord(dialect, payload) });
-    const first = await run(a.createJob, { record, random: 0.5, payload });
+    const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });
+    const first = await step(a.createJob, { record, random: 0.5, payload });
     expect(first.localState).toBe('accepted');
     expect(first.jobId).toBeDefined();
-    const again = await run(a.createJob, { record, random: 0.1, payload });
+    const again = await step(a.createJob, { record, random: 0.1, payload });
     expect(again).toEqual(first);
     const creates = h.sim.requests({ action: 'create', idempotencyKey: record.idempotencyToken });
     expect(creates).toHaveLength(1);
@@ -80,7 +81,7 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     const { record } = await started({ report: 'lifecycle', scenario: 'default' });
     const done = await pollToEnd(record);
     expect(done.localState).toBe('result_collecting');
-    const collected = await run(a.collectResult, { record: done, random: 0.5 });
+    const collected = await step(a.collectResult, { record: done, random: 0.5 });
     expect(collected.localState).toBe('succeeded');
     expect(collected.result?.validation).toBe('valid');
     const artifact = await h.artifacts.describe(collected.result!.artifactLocation!);
@@ -103,20 +104,20 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     expect(kinds[0]).toBe('intent');
     expect(kinds).toContain('artifact');
     // Collecting again with the same record is the recorded outcome, not a second download.
-    expect(await run(a.collectResult, { record: done, random: 0.5 })).toEqual(collected);
+    expect(await step(a.collectResult, { record: done, random: 0.5 })).toEqual(collected);
     expect(h.sim.requests({ sinceSeq: since, action: 'result' })).toHaveLength(1);
   });
 
   it('U1, U2, F1: a dropped create answer is reconciled to the same job; one provider job', async () => {
     const payload = { report: 'dropped', scenario: 'drop' };
-    const record = await run(a.recordIntent, { record: newRecord(dialect, payload) });
-    const created = await run(a.createJob, { record, random: 0.5, payload });
+    const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });
+    const created = await step(a.createJob, { record, random: 0.5, payload });
     expect(created.jobId).toBeUndefined();
     expect(['reconciliation', 'create_unknown']).toContain(created.localState);
     expect(created.journal.observations.at(-1)?.body.transport).toBe('ambiguous');
     let r = created;
     for (let i = 0; i < 10 && r.jobId === undefined && r.localState !== 'escalated'; i++)
-      r = await run(a.reconcileJob, { record: r, random: 0.5, payload });
+      r = await step(a.reconcileJob, { record: r, random: 0.5, payload });
     expect(r.localState).toBe('accepted');
     const jobs = h.sim.jobsByToken(record.idempotencyToken);
     expect(jobs).toHaveLength(1);
@@ -126,7 +127,7 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
   it('C1: without a recorded intent createJob refuses and sends nothing', async () => {
     const payload = { report: 'no-intent' };
     const record = newRecord(dialect, payload);
-    const failure = await failureOf(run(a.createJob, { record, random: 0.5, payload }));
+    const failure = await failureOf(step(a.createJob, { record, random: 0.5, payload }));
     expect(failure.type).toBe('ASYNCJOB_ERR_INTENT_MISSING');
     expect(failure.nonRetryable).toBe(true);
     expect(h.sim.requests({ idempotencyKey: record.idempotencyToken })).toHaveLength(0);
@@ -134,25 +135,25 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
 
   it('I2: a changed payload is refused by createJob and by recordIntent under the same operation ID', async () => {
     const payload = { report: 'original' };
-    const record = await run(a.recordIntent, { record: newRecord(dialect, payload) });
-    const failure = await failureOf(run(a.createJob, { record, random: 0.5, payload: { report: 'changed' } }));
+    const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });
+    const failure = await failureOf(step(a.createJob, { record, random: 0.5, payload: { report: 'changed' } }));
     expect(failure.type).toBe('ASYNCJOB_ERR_FINGERPRINT_MISMATCH');
     expect(failure.nonRetryable).toBe(true);
     expect(h.sim.requests({ idempotencyKey: record.idempotencyToken })).toHaveLength(0);
     const other = newRecord(dialect, { report: 'changed' }, { operationId: record.operationId });
-    const refused = await failureOf(run(a.recordIntent, { record: other }));
+    const refused = await failureOf(step(a.recordIntent, { record: other }));
     expect(refused.type).toBe('ASYNCJOB_ERR_FINGERPRINT_MISMATCH');
     expect(refused.nonRetryable).toBe(true);
     // The same request again joins: the stored record comes back.
     const same = newRecord(dialect, payload, { operationId: record.operationId });
-    expect(await run(a.recordIntent, { record: same })).toEqual(record);
+    expect(await step(a.recordIntent, { record: same })).toEqual(record);
   });
 
   it('P3, H5: a 503 with Retry-After schedules the next read no earlier than it says', async () => {
     const { record } = await started({ report: 'busy', scenario: 'unavailable' });
     const reserved = await reserveStatus(record, caps());
     const before = Date.now();
-    const after = await run(a.readStatus, { record: reserved, random: 0 });
+    const after = await step(a.readStatus, { record: reserved, random: 0 });
     const seen = after.journal.observations.at(-1)!;
     expect(seen.body.httpStatus).toBe(503);
     expect(after.schedule.delaySource).toBe('provider_retry_after');
@@ -172,7 +173,7 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     const { record } = await started({ report: 'mismatch', scenario: 'mismatch' });
     const ready = await pollToEnd(record);
     expect(ready.localState).toBe('result_collecting');
-    const collected = await run(a.collectResult, { record: ready, random: 0.5 });
+    const collected = await step(a.collectResult, { record: ready, random: 0.5 });
     expect(collected.localState).toBe('escalated');
     expect(collected.escalation?.reason).toBe('result_validation_failed');
     expect(collected.result?.validation).toBe('invalid');
@@ -184,7 +185,7 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
   it('R4: a truncated download is stored, judged invalid and escalated', async () => {
     const { record } = await started({ report: 'cut', scenario: 'truncated' });
     const ready = await pollToEnd(record);
-    const collected = await run(a.collectResult, { record: ready, random: 0.5 });
+    const collected = await step(a.collectResult, { record: ready, random: 0.5 });
     expect(collected.result?.validation).toBe('invalid');
     expect(collected.result?.problems?.join(' ')).toMatch(/truncated/);
     expect(collected.escalation?.reason).toBe('result_validation_failed');
@@ -193,7 +194,7 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
   it('R3: a batch result is counted and its failed items listed', async () => {
     const { record } = await started({ report: 'batch', scenario: 'batch' });
     const ready = await pollToEnd(record);
-    const collected = await run(a.collectResult, { record: ready, random: 0.5 });
+    const collected = await step(a.collectResult, { record: ready, random: 0.5 });
     const batchRules = h.registry.get(dialect).adapter.contract?.result.batch;
     if (batchRules === undefined) {
       expect(collected.result?.failedItemCount).toBeUndefined();
@@ -212,7 +213,7 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
   it('R3: an NDJSON result has its records counted', async () => {
     const { record } = await started({ report: 'lines', scenario: 'ndjson' });
     const ready = await pollToEnd(record);
-    const collected = await run(a.collectResult, { record: ready, random: 0.5 });
+    const collected = await step(a.collectResult, { record: ready, random: 0.5 });
     expect(collected.localState).toBe('succeeded');
     expect(collected.result?.recordCount).toBe(4);
   });
@@ -227,8 +228,8 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     const other = await started({ report: 'foreign-status', scenario: 'foreignStatus' });
     let r = other.record;
     for (let i = 0; i < 5 && (r.localState === 'accepted' || r.localState === 'observing'); i++)
-      r = await run(a.readStatus, { record: await reserveStatus(r, caps()), random: 0.5 });
-    if (r.localState === 'result_collecting') r = await run(a.collectResult, { record: r, random: 0.5 });
+      r = await step(a.readStatus, { record: await reserveStatus(r, caps()), random: 0.5 });
+    if (r.localState === 'result_collecting') r = await step(a.collectResult, { record: r, random: 0.5 });
     expect(r.localState).toBe('escalated');
     expect(r.journal.observations.at(-1)?.body).toMatchObject({ action: 'status', errorCategory: 'foreign_origin' });
     expect(h.foreign.seen).toEqual([]);
@@ -249,9 +250,9 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
         requestedAtMs: Date.now(),
       },
     };
-    const sent = await run(a.requestCancel, { record: asked, random: 0.5 });
+    const sent = await step(a.requestCancel, { record: asked, random: 0.5 });
     expect(sent.localState).toBe('cancelling');
-    expect(await run(a.requestCancel, { record: asked, random: 0.5 })).toEqual(sent);
+    expect(await step(a.requestCancel, { record: asked, random: 0.5 })).toEqual(sent);
     expect(h.sim.requests({ action: 'cancel', sinceSeq: since })).toHaveLength(1);
   });
 
@@ -264,14 +265,14 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     }
     expect(record.localState).toBe('result_collecting');
     expect(record.journal.transitions.at(-1)?.body).toMatchObject({ from: 'create_pending', to: 'result_collecting' });
-    const collected = await run(a.collectResult, { record, random: 0.5 });
+    const collected = await step(a.collectResult, { record, random: 0.5 });
     expect(collected.localState).toBe('succeeded');
     expect(collected.result).toMatchObject({ validation: 'valid', recordCount: 1, sizeBytes: 16 });
   });
 
   it('S2, F8: an HTML status answer becomes a classified observation, not a crash, and polling goes on', async () => {
     const { record } = await started({ report: 'html', scenario: 'malformed' });
-    const after = await run(a.readStatus, { record: await reserveStatus(record, caps()), random: 0.5 });
+    const after = await step(a.readStatus, { record: await reserveStatus(record, caps()), random: 0.5 });
     const seen = after.journal.observations.at(-1)!.body;
     expect(seen).toMatchObject({ action: 'status', transport: 'response', httpStatus: 200 });
     expect(seen.remoteState).toBeUndefined();
@@ -286,7 +287,8 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     const env = new MockActivityEnvironment();
     const beats: unknown[] = [];
     env.on('heartbeat', (d: unknown) => beats.push(d));
-    const collected: OperationRecord = await env.run(a.collectResult, { record: ready, random: 0.5 });
+    const outcome: StepOutcome = await env.run(a.collectResult, { state: withoutTails(ready), random: 0.5 });
+    const collected: OperationRecord = foldOutcome(ready, outcome);
     expect(collected.localState).toBe('succeeded');
     expect(collected.result?.sizeBytes).toBe(3_500_000);
     expect(beats.length).toBeGreaterThanOrEqual(3);
@@ -314,10 +316,10 @@ describe('a result above the parse limit', () => {
 
   it('R3: is checked by checksum and size, and its record count is noted not_checked rather than loaded', async () => {
     const payload = { report: 'big-batch', scenario: 'batch' };
-    const record = await run(h.activities.recordIntent, { record: newRecord('rest', payload) });
-    const ready = await run(h.activities.createJob, { record, random: 0.5, payload });
+    const record = await step(h.activities.recordIntent, { record: newRecord('rest', payload) });
+    const ready = await step(h.activities.createJob, { record, random: 0.5, payload });
     expect(ready.localState).toBe('result_collecting');
-    const collected = await run(h.activities.collectResult, { record: ready, random: 0.5 });
+    const collected = await step(h.activities.collectResult, { record: ready, random: 0.5 });
     expect(collected.localState).toBe('succeeded');
     expect(collected.result?.validation).toBe('valid');
     expect(collected.result?.recordCount).toBeUndefined();
@@ -343,8 +345,8 @@ describe('activities without a provider answer', () => {
       const activities = createActivities({ store: h.store, providers: registry, artifacts: h.artifacts });
       const payload = { report: 'denied' };
       const since = h.sim.requests().at(-1)?.seq ?? 0;
-      const record = await run(activities.recordIntent, { record: newRecord('rest', payload) });
-      const after = await run(activities.createJob, { record, random: 0.5, payload });
+      const record = await step(activities.recordIntent, { record: newRecord('rest', payload) });
+      const after = await step(activities.createJob, { record, random: 0.5, payload });
       expect(after.localState).toBe('escalated');
       expect(after.escalation?.reason).toBe('authorization_denied');
       expect(h.sim.requests({ sinceSeq: since }).map((r) => [r.method, r.path, r.status, r.authorization])).toEqual([
@@ -359,12 +361,12 @@ describe('activities without a provider answer', () => {
     const clientReference = 'shared-reference-1';
     for (const report of ['first', 'second']) {
       const payload = { report };
-      const record = await run(h.activities.recordIntent, { record: newRecord('rest', payload, { clientReference }) });
-      expect((await run(h.activities.createJob, { record, random: 0.5, payload })).localState).toBe('accepted');
+      const record = await step(h.activities.recordIntent, { record: newRecord('rest', payload, { clientReference }) });
+      expect((await step(h.activities.createJob, { record, random: 0.5, payload })).localState).toBe('accepted');
     }
     const payload = { report: 'third', scenario: 'drop' };
-    const record = await run(h.activities.recordIntent, { record: newRecord('rest', payload, { clientReference }) });
-    const unknown = await run(h.activities.createJob, { record, random: 0.5, payload });
+    const record = await step(h.activities.recordIntent, { record: newRecord('rest', payload, { clientReference }) });
+    const unknown = await step(h.activities.createJob, { record, random: 0.5, payload });
     expect(unknown.localState).toBe('reconciliation');
     // Past the create deadline, a list without our job would prove that none was created: several must not.
     const later = createActivities({
@@ -373,7 +375,7 @@ describe('activities without a provider answer', () => {
       artifacts: h.artifacts,
       clock: () => Date.now() + 120_000,
     });
-    const after = await run(later.reconcileJob, { record: unknown, random: 0.5, payload });
+    const after = await step(later.reconcileJob, { record: unknown, random: 0.5, payload });
     expect(after.jobId).toBeUndefined();
     expect(after.localState).not.toBe('failed');
     expect(after.localState).not.toBe('accepted');
@@ -399,7 +401,7 @@ describe('activities without a provider answer', () => {
   });
 
   it('M3: appendJournal is a no-op for the same entries and adopts the stored record for different ones', async () => {
-    const record = await run(h.activities.recordIntent, { record: newRecord('rest', { report: 'journal' }) });
+    const record = await step(h.activities.recordIntent, { record: newRecord('rest', { report: 'journal' }) });
     const seq = record.journal.nextSequence;
     const entry = (reason: string) => ({
       sequence: seq,
@@ -414,14 +416,17 @@ describe('activities without a provider answer', () => {
       },
     });
     const mine = entry('first');
-    const next = { ...record, journal: { ...record.journal, nextSequence: seq + 1 } };
-    // What comes back carries only the tail entries from the first appended sequence (none of this kind).
-    const returned = tailsFrom(next, seq);
-    expect(await run(h.activities.appendJournal, { record: next, entries: [mine] })).toEqual(returned);
-    expect(await run(h.activities.appendJournal, { record: withoutTails(next), entries: [mine] })).toEqual(returned);
+    const next = withoutTails({ ...record, journal: { ...record.journal, nextSequence: seq + 1 } });
+    // What comes back is the state and the step's entries the tails keep (none of this kind), each time.
+    const append = (state: OperationRecord, entries: StepEntry[]) =>
+      run(h.activities.appendJournal, { state, entries });
+    expect(await append(next, [mine])).toEqual({ state: next, entries: [] });
+    expect(await append(next, [mine])).toEqual({ state: next, entries: [] });
+    // Different entries at a recorded sequence: the stored state and its entries from there are adopted.
     const theirs = { ...next, authorisation: { ...next.authorisation, approvals: [] }, schedule: { nextPollAtMs: 1 } };
-    const adopted = await run(h.activities.appendJournal, { record: theirs, entries: [entry('second')] });
-    expect(adopted).toEqual(returned);
+    const adopted = await append(theirs, [entry('second')]);
+    expect(adopted.state).toEqual(next);
+    expect(adopted.entries.every((e) => e.sequence >= seq)).toBe(true);
     expect((await h.store.entries(record.operationId)).filter((e) => e.entry.sequence === seq)).toHaveLength(1);
   });
 });

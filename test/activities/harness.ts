@@ -8,6 +8,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { type StepEntry } from '../../src/core/step';
+import { foldOutcome, readOutcome, type StepOutcome } from '../../src/core/step-outcome';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
 import { createProviderRegistry, type ProviderRegistry } from '../../src/adapters/providers/registry';
@@ -192,6 +194,20 @@ export function newRecord(
 /** Runs an activity as Temporal would, in a mock activity context. */
 export function run<I, O>(activity: (input: I) => Promise<O>, input: I): Promise<O> {
   return new MockActivityEnvironment().run(activity, input);
+}
+
+/**
+ * Runs a writing activity the way the workflow does: it gets the operation state (and the record's own entries,
+ * for `recordIntent`) and its `{state, entries}` outcome is folded into the record held before.
+ */
+export async function step<Input extends { state: OperationRecord }>(
+  activity: (input: Input) => Promise<StepOutcome>,
+  input: Omit<Input, 'state' | 'entries'> & { record: OperationRecord; entries?: StepEntry[] },
+): Promise<OperationRecord> {
+  const { record, ...rest } = input;
+  const { state, entries } = readOutcome(record);
+  const outcome = await run(activity, { state, entries, ...rest } as unknown as Input);
+  return foldOutcome(record, readOutcome(outcome));
 }
 
 /** The workflow's part between polls: wait until the record is due and reserve one status request (B2). */

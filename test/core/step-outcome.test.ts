@@ -7,13 +7,14 @@ import {
   operationRecordSchema,
   type OperationRecord,
 } from '../../src/core/operation';
-import { adoptReturned, tailsFrom, withTailsFromEntries, withoutTails } from '../../src/core/record-tails';
+import { foldOutcome, outcomeOf, readOutcome, tailEntries, withoutTails } from '../../src/core/step-outcome';
 import {
   afterCreate,
   afterStatus,
   onWake,
   reserveCreateAttempt,
   type StepContext,
+  type StepEntry,
   type StepResult,
 } from '../../src/core/step';
 import { T0, newRecord } from './helpers';
@@ -42,10 +43,9 @@ const status = (at: number, state: string): Observation => ({
   ...(state === 'flaky' ? {} : { remoteState: state, category: 'pending' as const }),
 });
 
-/** The way the workflow runs a step at an activity: tails left out on the way in, folded back on the way out. */
+/** The way the workflow runs a step at an activity: the state goes in, `{state, entries}` comes back and is folded. */
 function viaActivity(held: OperationRecord, step: (r: OperationRecord) => StepResult): OperationRecord {
-  const returned = tailsFrom(step(withoutTails(held)).record, held.journal.nextSequence);
-  return adoptReturned(held, returned);
+  return foldOutcome(held, outcomeOf(step(withoutTails(held))));
 }
 
 /** Runs create then `answers.length` status reads, each step either with whole tails or through `viaActivity`. */
@@ -66,7 +66,7 @@ function run(answers: readonly string[], throughActivities: boolean): OperationR
   return r;
 }
 
-describe('record tails on the activity boundary (T3: the journal keeps everything, the record a bounded tail)', () => {
+describe('step outcomes on the activity boundary (T3: the journal keeps everything, the record a bounded tail)', () => {
   it('leaves the tails out of what an activity receives and keeps the rest of the record', () => {
     const r = run(['running'], false);
     const sent = withoutTails(r);
@@ -100,32 +100,36 @@ describe('record tails on the activity boundary (T3: the journal keeps everythin
     expect(sequences.at(-1)).toBe(r.journal.nextSequence - 1);
   });
 
-  it('replaces held entries by the returned ones from their first sequence (an adopted stored record)', () => {
+  it('replaces held entries by the returned ones from their first sequence (an adopted stored state)', () => {
     const held = run(['running', 'running'], false);
     const last = held.journal.observations.at(-1)!;
     const stored = { ...last, actor: 'other-run' };
-    const returned = {
-      ...tailsFrom(held, last.sequence),
-      journal: { ...held.journal, transitions: [], observations: [stored] },
-    };
-    const adopted = adoptReturned(held, returned);
+    const adopted = foldOutcome(held, { state: withoutTails(held), entries: [stored] });
     expect(adopted.journal.observations.at(-1)).toEqual(stored);
     expect(adopted.journal.observations.filter((o) => o.sequence === last.sequence)).toHaveLength(1);
   });
 
-  it('folds a whole-tails record returned by an older worker to the same tails', () => {
+  it('reads a record returned by a worker before the {state, entries} contract (whole tails) to the same record', () => {
     const held = run(['running'], false);
-    expect(adoptReturned(held, held)).toEqual(held);
+    expect(foldOutcome(held, readOutcome(held))).toEqual(held);
+    const fresh = foldOutcome(withoutTails(held), readOutcome(held));
+    expect(fresh).toEqual(held);
   });
 
-  it('rebuilds tails from stored journal entries, skipping kinds the tails do not keep', () => {
+  it('keeps the tail entries of stored journal entries, bounded, skipping kinds the tails do not keep', () => {
     const r = run(['running', 'queued'], false);
-    const stored = [
-      { sequence: 1, at: new Date(T0).toISOString(), actor: 'svc:billing', body: { kind: 'intent', nonsense: true } },
-      ...[...r.journal.transitions, ...r.journal.observations]
-        .sort((a, b) => a.sequence - b.sequence)
-        .map((e) => ({ sequence: e.sequence, at: new Date(e.atMs).toISOString(), actor: e.actor, body: e.body })),
-    ];
-    expect(withTailsFromEntries(withoutTails(r), stored)).toEqual(r);
+    const intent = { sequence: 1, atMs: T0, actor: 'svc:billing', body: { kind: 'intent' } } as unknown as StepEntry;
+    const stored = [intent, ...[...r.journal.transitions, ...r.journal.observations]].sort(
+      (a, b) => a.sequence - b.sequence,
+    );
+    const kept = tailEntries(stored);
+    expect(kept.map((e) => e.sequence)).not.toContain(1);
+    expect(foldOutcome(withoutTails(r), { state: withoutTails(r), entries: kept })).toEqual(r);
+    const many = run(
+      Array.from({ length: 3 * OBSERVATION_TAIL }, () => 'running'),
+      false,
+    );
+    const all = [...many.journal.transitions, ...many.journal.observations];
+    expect(tailEntries(all).filter((e) => e.body.kind === 'observation')).toHaveLength(OBSERVATION_TAIL);
   });
 });

@@ -407,7 +407,11 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
       expect(r.used.transportFailures).toBe(o.transport === 'body_too_large' ? 0 : 1);
       expect(r.schedule.nextPollAtMs).toBeGreaterThan(T0 + 100);
       expect(r.schedule.nextPollAtMs).toBeLessThanOrEqual(CREATE_DEADLINE);
-      expect(nextCommand(r, r.schedule.nextPollAtMs!)).toEqual({ kind: 'reconcile' });
+      // Re-sending create with the same token is a create request: it reserves a create attempt first (B2, I3).
+      expect(nextCommand(r, r.schedule.nextPollAtMs!, method)).toEqual({
+        kind: 'reconcile',
+        reservesCreateAttempt: method === 'same_token_resend',
+      });
     },
   );
 
@@ -1523,7 +1527,8 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
     expect(x.localState).toBe('reconciliation');
     expect(x.deadlines.createDeadlineMs).toBe(at + FAST.extensionMs!);
     expect(x.idempotencyToken).toBe(r.idempotencyToken);
-    expect(nextCommand(x, at)).toEqual({ kind: 'reconcile' });
+    // This adapter reconciles by re-sending with the same token: a create attempt is reserved first (B2, I3).
+    expect(nextCommand(x, at, 'same_token_resend')).toEqual({ kind: 'reconcile', reservesCreateAttempt: true });
     // Inside the new window, "no job" means look again; after it, failed.
     const again = check(x, afterReconcile(x, reconcileObs(at + 1_000, { httpStatus: 404 }), ctx(at + 1_000)));
     expect(again.localState).toBe('reconciliation');
@@ -1659,7 +1664,10 @@ describe('activity failures (B2, S5)', () => {
       'create_unknown->reconciliation',
     ]);
     expect(f.used.createAttempts).toBe(1);
-    expect(nextCommand(f, f.schedule.nextPollAtMs!)).toEqual({ kind: 'reconcile' });
+    expect(nextCommand(f, f.schedule.nextPollAtMs!, 'lookup_by_token')).toEqual({
+      kind: 'reconcile',
+      reservesCreateAttempt: false,
+    });
   });
 
   it('R5: a collect activity that failed is not repeated when collecting is not safe to repeat', () => {

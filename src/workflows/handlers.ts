@@ -1,0 +1,75 @@
+/**
+ * The workflow's message handlers. Queries read the record and never wait or change anything; signals and
+ * updates queue their message for the main loop (in arrival order, between outside calls). An update's validator
+ * refuses at once, with our error code as the failure's type, what the main loop would refuse.
+ */
+import { log, setHandler } from '@temporalio/workflow';
+import { decisionSchema, renderEscalation } from '../core/escalation';
+import { issueText } from '../core/issues';
+import { applyDecision, isRefusal, requestCancel } from '../core/step';
+import {
+  cancelRequestSchema,
+  cancelSignal,
+  cancelUpdate,
+  decideSignal,
+  decideUpdate,
+  escalationQuery,
+  historyQuery,
+  stateQuery,
+  webhookHintSchema,
+  webhookSignal,
+} from './messages';
+import type { OperationRun } from './operation-run';
+import { invalidInput, refusal } from './refusals';
+
+/** Sets every handler of the run (before its first await, so they work from the first workflow task). */
+export function setMessageHandlers(run: OperationRun): void {
+  setHandler(stateQuery, () => run.record);
+  setHandler(escalationQuery, () =>
+    run.record.escalation ? { ...run.record.escalation, text: renderEscalation(run.record.escalation) } : null,
+  );
+  setHandler(historyQuery, () => run.record.journal.transitions);
+  setSignalHandlers(run);
+  setUpdateHandlers(run);
+}
+
+function setSignalHandlers(run: OperationRun): void {
+  setHandler(cancelSignal, (request) => {
+    const checked = cancelRequestSchema.safeParse(request);
+    if (!checked.success) {
+      log.warn('cancel signal refused: invalid input', { issues: issueText(checked.error.issues) });
+      return;
+    }
+    run.inbox.enqueue({ kind: 'cancel', request: checked.data });
+  });
+  setHandler(decideSignal, (decision) => void run.inbox.enqueue({ kind: 'decide', decision }));
+  setHandler(webhookSignal, (hint) => {
+    const checked = webhookHintSchema.safeParse(hint);
+    if (!checked.success) {
+      log.warn('webhook signal refused: invalid input', { issues: issueText(checked.error.issues) });
+      return;
+    }
+    run.inbox.enqueue({ kind: 'webhook', hint: checked.data, receivedAtMs: Date.now() });
+  });
+}
+
+function setUpdateHandlers(run: OperationRun): void {
+  setHandler(cancelUpdate, (request) => run.inbox.answerOnceProcessed({ kind: 'cancel', request }), {
+    validator: (request) => {
+      run.ensureReady();
+      const checked = cancelRequestSchema.safeParse(request);
+      if (!checked.success) throw invalidInput(issueText(checked.error.issues));
+      const dryRun = requestCancel(run.record, checked.data, run.stepContext(0));
+      if (isRefusal(dryRun)) throw refusal(dryRun.code, dryRun.message);
+    },
+  });
+  setHandler(decideUpdate, (decision) => run.inbox.answerOnceProcessed({ kind: 'decide', decision }), {
+    validator: (decision) => {
+      run.ensureReady();
+      const checked = decisionSchema.safeParse(decision);
+      if (!checked.success) throw refusal('ASYNCJOB_ERR_DECISION_INCOMPLETE', issueText(checked.error.issues));
+      const dryRun = applyDecision(run.record, checked.data, run.stepContext(0));
+      if (isRefusal(dryRun)) throw refusal(dryRun.code, dryRun.message);
+    },
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * What the main loop does with each queued message: a cancel or a decision is applied by the core's rules, or
+ * refused and answered with a code (a refused decision is recorded too, A2); a webhook hint moves the next read.
+ */
+import { log, patched } from '@temporalio/workflow';
+import { decisionSchema } from '../core/escalation';
+import { issueText } from '../core/issues';
+import { applyDecision, applyWebhookHint, isRefusal, recordRejectedDecision, requestCancel } from '../core/step';
+import type { PendingMessage } from './messages';
+import type { OperationRun } from './operation-run';
+
+/** The patch that journals a Temporal cancellation request the cancel rules refused. */
+export const RECORD_REFUSED_CANCEL_REQUEST = 'asyncjob-record-refused-cancel-request';
+
+/**
+ * The cancel intent of a Temporal cancellation request. The SDK does not give the workflow the requester's
+ * identity or reason: they stay in the history's WorkflowExecutionCancelRequested event, which the intent names.
+ */
+export const TEMPORAL_CANCEL_REQUEST = {
+  requestedBy: 'temporal:request-cancellation',
+  reason:
+    'Request Cancellation in Temporal (Web UI, CLI or API); who asked and why: the WorkflowExecutionCancelRequested event',
+  expectedEffect: 'the provider stops the job',
+};
+
+/** Handles one message taken off the inbox. */
+export async function handleMessage(run: OperationRun, message: PendingMessage): Promise<void> {
+  if (message.kind === 'cancel') return handleCancel(run, message);
+  if (message.kind === 'decide') return handleDecision(run, message);
+  await run.commit(
+    applyWebhookHint(run.record, { ...message.hint, receivedAtMs: message.receivedAtMs }, run.stepContext()),
+  );
+}
+
+async function handleCancel(run: OperationRun, message: Extract<PendingMessage, { kind: 'cancel' }>): Promise<void> {
+  const context = run.stepContext();
+  const step = requestCancel(run.record, message.request, context);
+  if (isRefusal(step)) {
+    run.inbox.answer(message.id, { accepted: false, code: step.code, message: step.message });
+    log.warn('cancel refused', { code: step.code, message: step.message });
+    // A refused Temporal cancellation request leaves no other trace: it is journalled, who asked and why not.
+    if (message.request.requestedBy === TEMPORAL_CANCEL_REQUEST.requestedBy && patched(RECORD_REFUSED_CANCEL_REQUEST)) {
+      const attempted = { option: 'cancel', approvedBy: message.request.requestedBy, reason: message.request.reason };
+      await run.commit(recordRejectedDecision(run.record, attempted, step, context));
+    }
+    return;
+  }
+  await run.commit(step);
+  run.inbox.answer(message.id, { accepted: true, localState: run.record.localState });
+}
+
+async function handleDecision(run: OperationRun, message: Extract<PendingMessage, { kind: 'decide' }>): Promise<void> {
+  const context = run.stepContext();
+  const checked = decisionSchema.safeParse(message.decision);
+  const step = checked.success
+    ? applyDecision(run.record, checked.data, context)
+    : ({
+        kind: 'refused',
+        code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE',
+        message: issueText(checked.error.issues),
+      } as const);
+  if (isRefusal(step)) {
+    // A2: a refused decision is recorded too (who tried what, and why it was refused).
+    const attempted = typeof message.decision === 'object' && message.decision !== null ? message.decision : {};
+    await run.commit(recordRejectedDecision(run.record, attempted as Record<string, unknown>, step, context));
+    run.inbox.answer(message.id, { accepted: false, code: step.code, message: step.message });
+    return;
+  }
+  await run.commit(step);
+  run.inbox.answer(message.id, { accepted: true, localState: run.record.localState });
+}

@@ -1,0 +1,276 @@
+/**
+ * One run of an operation's workflow: the state it holds (the record, the provider's facts, the inbox) and the
+ * loop that runs the next command until the operation is finished or the run continues as new. Every decision is
+ * a pure function of `src/core`; this class schedules activities, waits on timers and handles messages.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  log,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ProviderFacts } from '../activities/types';
+import { waitSummary } from '../core/delay-sources';
+import { NO_CAPABILITIES } from '../core/escalation';
+import { newOperationRecord, type OperationRecord } from '../core/operation';
+import {
+  afterActivityFailure,
+  decisionDeadlinePassed,
+  nextCommand,
+  onWake,
+  operationSummary,
+  reserveCreateAttempt,
+  type Command,
+  type StepContext,
+  type StepResult,
+} from '../core/step';
+import { foldOutcome, readOutcome, withoutTails, type StepOutcome } from '../core/step-outcome';
+import {
+  localDescribe,
+  localStore,
+  providerActivities,
+  providerCallOptions,
+  remoteDescribe,
+  remoteStore,
+} from './activity-options';
+import type { AsyncJobWorkflow } from './async-job-workflow';
+import { handleMessage } from './message-steps';
+import { MessageInbox } from './message-inbox';
+import type { AsyncJobWorkflowInput, CarriedState, OperationSummary } from './messages';
+import { Publication } from './publication';
+import { invalidInput, refusal } from './refusals';
+
+const DEFAULT_HISTORY_EVENT_LIMIT = 5_000;
+const ACTOR = 'workflow';
+
+/** What a provider call schedules: one activity, given the provider's activities and their options. */
+type ProviderCall = (
+  provider: ReturnType<typeof providerActivities>,
+  options: ReturnType<typeof providerCallOptions>,
+) => Promise<StepOutcome | OperationRecord>;
+
+/** The state of one run and its main loop. */
+export class OperationRun {
+  record: OperationRecord;
+  facts: ProviderFacts | undefined;
+  readonly inbox: MessageInbox;
+  private readonly startedAtMs = Date.now();
+  private readonly store: typeof localStore;
+  private readonly describeProvider: typeof localDescribe;
+  private readonly publication: Publication;
+
+  /** The record exists before the first await, so queries and messages work from the first workflow task. */
+  constructor(
+    private readonly input: AsyncJobWorkflowInput,
+    private readonly carried?: CarriedState,
+  ) {
+    this.record = carried?.record ?? this.newRecord();
+    this.facts = carried?.provider;
+    this.inbox = new MessageInbox(carried?.pending);
+    const local = input.storeCalls === 'local';
+    this.store = local ? localStore : remoteStore;
+    this.describeProvider = local ? localDescribe : remoteDescribe;
+    this.publication = new Publication(this.record);
+  }
+
+  /**
+   * The step context now. Validators pass a fixed random number: they are not replayed, so they must not draw from
+   * the workflow's PRNG.
+   */
+  stepContext(random?: number): StepContext {
+    return {
+      nowMs: Date.now(),
+      random: random ?? Math.random(),
+      actor: ACTOR,
+      capabilities: this.facts?.capabilities ?? NO_CAPABILITIES,
+      reconciliation: this.facts?.reconciliation ?? 'none',
+    };
+  }
+
+  /** Refuses a message until the provider's facts are known (the first workflow task). */
+  ensureReady(): void {
+    if (!this.facts) throw refusal('ASYNCJOB_ERR_NOT_READY', 'the operation is starting; try again in a moment');
+  }
+
+  /** Appends the entries of a workflow-made step and adopts the state the store holds (ahead after a lost reply). */
+  async commit(step: StepResult): Promise<void> {
+    if (step.entries.length === 0) {
+      this.record = step.record;
+      return;
+    }
+    const returned = await this.store.appendJournal({ state: withoutTails(step.record), entries: step.entries });
+    this.record = foldOutcome(step.record, readOutcome(returned));
+  }
+
+  /** Runs the operation to its end (or to continue-as-new). */
+  async run(): Promise<OperationSummary> {
+    const facts = await this.prepare();
+    const historyLimit = this.input.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT;
+    for (;;) {
+      await this.processMessages();
+      this.publication.publish(this.record);
+      const info = workflowInfo();
+      if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
+        await this.settle();
+        this.publication.publish(this.record);
+        const carried: CarriedState = { record: this.record, provider: facts, pending: this.inbox.carried() };
+        return continueAsNew<typeof AsyncJobWorkflow>(this.input, carried);
+      }
+      const now = Date.now();
+      const summary = await this.execute(nextCommand(this.record, now, facts.reconciliation), now, facts);
+      if (summary !== undefined) return summary;
+    }
+  }
+
+  /** Reads the provider's facts and records the intent (C1), once per operation. */
+  private async prepare(): Promise<ProviderFacts> {
+    if (!this.facts) {
+      this.facts = await this.describeProvider({ provider: this.input.request.provider });
+      // The provider's tuning goes under the caller's overrides; nothing was recorded yet, so the record is remade.
+      if (this.facts.policy && !this.carried) this.record = this.newRecord(this.facts.policy);
+    }
+    if (!this.carried) {
+      const { state, entries } = readOutcome(this.record);
+      this.record = foldOutcome(this.record, readOutcome(await this.store.recordIntent({ state, entries })));
+    }
+    return this.facts;
+  }
+
+  /** Runs one command; returns the summary when the operation is finished. */
+  private async execute(command: Command, now: number, facts: ProviderFacts): Promise<OperationSummary | undefined> {
+    const label = this.record.jobId ?? this.record.operationId;
+    switch (command.kind) {
+      case 'finished':
+        await this.settle();
+        this.publication.publish(this.record);
+        return operationSummary(this.record);
+      case 'wait':
+        await this.sleepUntil(command.untilMs, now);
+        return undefined;
+      case 'await_decision':
+        return this.awaitDecision(command.untilMs, now);
+      case 'create':
+        return void (await this.create(facts));
+      case 'reconcile':
+        return void (await this.reconcile(facts, command.reservesCreateAttempt));
+      case 'read_status':
+        return void (await this.readStatus(facts, now, label));
+      case 'cancel':
+        return void (await this.callProvider('cancel', facts, (provider, options) =>
+          provider.requestCancel.executeWithOptions({ ...options, summary: `cancel ${label}` }, [this.callInput()]),
+        ));
+      case 'collect':
+        return void (await this.callProvider('collect', facts, (provider, options) =>
+          provider.collectResult.executeWithOptions({ ...options, summary: `collect ${label}` }, [this.callInput()]),
+        ));
+    }
+  }
+
+  /** Sleeps until `untilMs`, or until a message arrives. */
+  private async sleepUntil(untilMs: number, now: number): Promise<void> {
+    const summary = waitSummary(this.record.localState, this.record.schedule.delaySource);
+    await condition(() => this.inbox.hasPending(), Math.max(1, untilMs - now), { summary });
+  }
+
+  /** Waits for a decision until its deadline; past it, the operation closes as escalated (E2). */
+  private async awaitDecision(untilMs: number, now: number): Promise<OperationSummary | undefined> {
+    if (now < untilMs) {
+      await condition(() => this.inbox.hasPending(), untilMs - now, { summary: 'decision deadline' });
+      return undefined;
+    }
+    await this.commit(decisionDeadlinePassed(this.record, this.stepContext()));
+    await this.settle();
+    return this.record.localState === 'escalated' ? operationSummary(this.record) : undefined;
+  }
+
+  private async create(facts: ProviderFacts): Promise<void> {
+    if (!(await this.reserveCreateAttempt())) return;
+    const attempt = this.record.used.createAttempts;
+    await this.callProvider('create', facts, (provider, options) =>
+      provider.createJob.executeWithOptions({ ...options, summary: `create (attempt ${attempt})` }, [
+        { ...this.callInput(), payload: this.input.request.payload },
+      ]),
+    );
+  }
+
+  private async reconcile(facts: ProviderFacts, reservesCreateAttempt: boolean): Promise<void> {
+    if (reservesCreateAttempt && !(await this.reserveCreateAttempt())) return;
+    const summary = `reconcile ${this.record.operationId}`;
+    await this.callProvider('reconcile', facts, (provider, options) =>
+      provider.reconcileJob.executeWithOptions({ ...options, summary }, [
+        { ...this.callInput(), payload: this.input.request.payload },
+      ]),
+    );
+  }
+
+  /** Reserves and counts a create attempt (B2, I3); false when the budget or deadline stopped it (recorded). */
+  private async reserveCreateAttempt(): Promise<boolean> {
+    const reserved = reserveCreateAttempt(this.record, this.stepContext());
+    if (reserved.kind === 'stopped') {
+      await this.commit(reserved);
+      return false;
+    }
+    this.record = reserved.record;
+    return true;
+  }
+
+  private async readStatus(facts: ProviderFacts, now: number, label: string): Promise<void> {
+    const woke = onWake(this.record, this.stepContext());
+    if (woke.kind === 'stopped') return this.commit(woke);
+    if (woke.kind === 'not_yet') return this.sleepUntil(woke.atMs, now);
+    this.record = woke.record;
+    const { statusRequests } = woke.record.used;
+    const summary = `status ${label} (${statusRequests} of ${woke.record.budgets.maxStatusRequests})`;
+    await this.callProvider('status', facts, (provider, options) =>
+      provider.readStatus.executeWithOptions({ ...options, summary }, [this.callInput()]),
+    );
+  }
+
+  /** What a provider call receives: the operation state without its journal tails, and a random draw. */
+  private callInput() {
+    return { state: withoutTails(this.record), random: Math.random() };
+  }
+
+  /** Runs one provider call; a failure of ours is planned again, never retried blindly (B2). */
+  private async callProvider(action: string, facts: ProviderFacts, call: ProviderCall): Promise<void> {
+    const options = providerCallOptions(facts);
+    try {
+      const returned = await call(providerActivities(options), options);
+      this.record = foldOutcome(this.record, readOutcome(returned));
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
+      if (cause?.nonRetryable) throw cause;
+      const message = String(err.cause?.message ?? err.message);
+      log.warn(`${action} activity failed; planned again`, { error: message });
+      await this.commit(afterActivityFailure(this.record, action, message, this.stepContext()));
+    }
+  }
+
+  /** Handles every queued message, in arrival order. */
+  private async processMessages(): Promise<void> {
+    for (let message = this.inbox.take(); message !== undefined; message = this.inbox.take()) {
+      await handleMessage(this, message);
+    }
+  }
+
+  /** Answers every queued message and waits for running handlers, so no update is left without an answer. */
+  private async settle(): Promise<void> {
+    for (;;) {
+      await this.processMessages();
+      if (allHandlersFinished() && !this.inbox.hasPending()) return;
+      await condition(() => allHandlersFinished() || this.inbox.hasPending());
+    }
+  }
+
+  private newRecord(providerPolicy?: ProviderFacts['policy']): OperationRecord {
+    const { request: given, idempotencyToken, traceId } = this.input;
+    const request = providerPolicy ? { ...given, policy: { ...providerPolicy, ...(given.policy ?? {}) } } : given;
+    const made = newOperationRecord({ request, nowMs: this.startedAtMs, idempotencyToken, traceId });
+    if (made.kind === 'refused') throw invalidInput(made.issues.map((i) => `${i.path}: ${i.message}`).join('; '));
+    return made.record;
+  }
+}
