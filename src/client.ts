@@ -8,12 +8,12 @@
  * updates and signals (`src/workflows/messages.ts`) or Temporal's visibility store, never around them. Every
  * failure is one of the typed errors of `client/errors.ts`. This module imports nothing of the worker side.
  */
-import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Client, Connection, WorkflowUpdateStage, type WorkflowUpdateHandle } from '@temporalio/client';
 import { loadConfig } from './config';
 import { type Decision, decisionSchema, type OpenEscalation } from './core/escalation';
 import type { OperationRecord, RecordedTransition, StartRequest } from './core/operation';
 import { temporalConnectionSettings } from './client/connection';
-import { call, type ClientContext, DEFAULT_TASK_QUEUE, workflowHandle } from './client/context';
+import { call, type ClientContext, DEFAULT_TASK_QUEUE, workerCall, workflowHandle } from './client/context';
 import { describeOperation, describeRaw, workflowFailure, type OperationDescription } from './client/describe';
 import {
   AsyncJobConnectionError,
@@ -22,7 +22,6 @@ import {
   type InputIssue,
   OperationEndedError,
   OperationNotFoundError,
-  parseRefusal,
 } from './client/errors';
 import {
   listEscalated,
@@ -33,7 +32,7 @@ import {
   type OperationListing,
 } from './client/list';
 import { queryOperation } from './client/queries';
-import { OperationHandle } from './client/operation-handle';
+import { OperationHandle, type UpdateOptions } from './client/operation-handle';
 import { startOperation, type StartOptions } from './client/start';
 import { waitForOutcome, watchOperation, type WaitOptions, type WatchOptions } from './client/wait';
 import {
@@ -66,7 +65,7 @@ export {
 export { RESTARTABLE_FAILURE_TYPES, type StartedRun, type StartOptions } from './client/start';
 export { joinDifferences, DEADLINE_TOLERANCE_MS } from './client/join';
 export type { WaitOptions, WatchOptions } from './client/wait';
-export { OperationHandle } from './client/operation-handle';
+export { OperationHandle, type UpdateOptions } from './client/operation-handle';
 export type { OperationSummary } from './workflows/messages';
 
 /** Options for {@link AsyncJobClient}. */
@@ -100,6 +99,8 @@ export interface QueryOptions {
 }
 
 const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+
+const DEFAULT_ACCEPT_TIMEOUT_MS = 30_000;
 
 function zodIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): InputIssue[] {
   return issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
@@ -195,12 +196,20 @@ export class AsyncJobClient {
    * workflow refuses (e.g. `ASYNCJOB_ERR_CANCEL_UNSUPPORTED`), {@link OperationEndedError}
    * (`ASYNCJOB_ERR_OPERATION_FINAL`) when the operation has ended. Accepted means the intent is recorded; the
    * provider's confirmation comes later (`cancelled`, or `succeeded`/`failed` if the job ended first, X2).
+   * `AsyncJobUpdateTimeout` when no worker takes the request within `acceptTimeoutMs`: it may still be applied.
    */
-  async cancel(operationId: string, request: CancelRequest): Promise<MessageAnswer & { accepted: true }> {
+  async cancel(
+    operationId: string,
+    request: CancelRequest,
+    options: UpdateOptions = {},
+  ): Promise<MessageAnswer & { accepted: true }> {
     const parsed = cancelRequestSchema.safeParse(request);
     if (!parsed.success) throw new AsyncJobInputError(zodIssues(parsed.error.issues));
-    return this.update(operationId, () =>
-      workflowHandle(this.ctx, operationId).executeUpdate(cancelUpdate, { args: [parsed.data] }),
+    return this.update(operationId, options, () =>
+      workflowHandle(this.ctx, operationId).startUpdate(cancelUpdate, {
+        args: [parsed.data],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      }),
     );
   }
 
@@ -208,13 +217,20 @@ export class AsyncJobClient {
    * Answers the open escalation (A2) and waits for the workflow's answer (the `decideOperation` update).
    * Throws {@link AsyncJobInputError} for an incomplete decision, {@link AsyncJobRequestRefused} when the
    * workflow refuses it (`ASYNCJOB_ERR_OPTION_NOT_OFFERED`, `..._OUT_OF_BOUNDS`, `..._TOO_LATE`, ...) and
-   * {@link OperationEndedError} when the operation has ended.
+   * {@link OperationEndedError} when the operation has ended; `AsyncJobUpdateTimeout` as for {@link cancel}.
    */
-  async decide(operationId: string, decision: Decision): Promise<MessageAnswer & { accepted: true }> {
+  async decide(
+    operationId: string,
+    decision: Decision,
+    options: UpdateOptions = {},
+  ): Promise<MessageAnswer & { accepted: true }> {
     const parsed = decisionSchema.safeParse(decision);
     if (!parsed.success) throw new AsyncJobInputError(zodIssues(parsed.error.issues));
-    return this.update(operationId, () =>
-      workflowHandle(this.ctx, operationId).executeUpdate(decideUpdate, { args: [parsed.data] }),
+    return this.update(operationId, options, () =>
+      workflowHandle(this.ctx, operationId).startUpdate(decideUpdate, {
+        args: [parsed.data],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      }),
     );
   }
 
@@ -258,21 +274,26 @@ export class AsyncJobClient {
     return describeOperation(this.ctx, operationId);
   }
 
+  /**
+   * Sends an update and waits for the workflow's answer. Only its acceptance is bounded (a worker must take it);
+   * a refusal by a validator arrives as the update's failure and becomes {@link AsyncJobRequestRefused}
+   * (`translate.ts`), a refusal by the main loop as an answer that is not accepted.
+   */
   private async update(
     operationId: string,
-    fn: () => Promise<MessageAnswer>,
+    options: UpdateOptions,
+    send: () => Promise<WorkflowUpdateHandle<MessageAnswer>>,
   ): Promise<MessageAnswer & { accepted: true }> {
     let answer: MessageAnswer;
     try {
-      answer = await call(this.ctx, operationId, async () => {
-        try {
-          return await fn();
-        } catch (err) {
-          if (!(err instanceof WorkflowUpdateFailedError)) throw err;
-          const refusal = parseRefusal(err.cause?.message ?? err.message);
-          throw new AsyncJobRequestRefused(operationId, refusal.code, refusal.message);
-        }
-      });
+      const sent = await workerCall(
+        this.ctx,
+        operationId,
+        'update',
+        options.acceptTimeoutMs ?? DEFAULT_ACCEPT_TIMEOUT_MS,
+        send,
+      );
+      answer = await call(this.ctx, operationId, () => sent.result());
     } catch (err) {
       if (err instanceof OperationNotFoundError) throw await this.endedOrMissing(operationId, err);
       throw err;

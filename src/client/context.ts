@@ -4,8 +4,8 @@
  */
 import { Connection, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { AsyncJobWorkflow } from '../workflows/async-job-workflow';
-import { AsyncJobConnectionError, AsyncJobQueryTimeout } from './errors';
-import { GRPC, grpcCodeOf, translateError } from './translate';
+import { AsyncJobConnectionError } from './errors';
+import { noWorkerAnswer, reachabilityUnknown, translateError } from './translate';
 
 /** The workflow type name the worker registers. */
 export const WORKFLOW_TYPE = 'AsyncJobWorkflow';
@@ -47,7 +47,7 @@ export function workflowHandle(
   return ctx.client.workflow.getHandle<typeof AsyncJobWorkflow>(operationId, runId);
 }
 
-/** Runs one call to Temporal; any failure comes back as a typed error. */
+/** Runs one call to Temporal; any failure comes back as a typed error (`translate.ts`). */
 export async function call<T>(ctx: ClientContext, operationId: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
@@ -56,10 +56,15 @@ export async function call<T>(ctx: ClientContext, operationId: string, fn: () =>
   }
 }
 
+/** How long the server has to answer the trivial call that tells "unreachable" from "no worker". */
+const REACHABILITY_CHECK_MS = 3_000;
+
 /** Whether the server answers a trivial call within a few seconds. */
 async function serverAnswers(ctx: ClientContext): Promise<boolean> {
   try {
-    await ctx.client.withDeadline(Date.now() + 3_000, () => ctx.client.workflowService.getSystemInfo({}));
+    await ctx.client.withDeadline(Date.now() + REACHABILITY_CHECK_MS, () =>
+      ctx.client.workflowService.getSystemInfo({}),
+    );
     return true;
   } catch {
     return false;
@@ -67,27 +72,31 @@ async function serverAnswers(ctx: ClientContext): Promise<boolean> {
 }
 
 /**
- * Runs one query with a time limit; no answer in time is {@link AsyncJobQueryTimeout}, whoever gave up first. A
- * deadline that looks like the server was never reached is checked with a trivial call: a server that answers
- * it was reached, and the query's worker is what is missing.
+ * Runs one call a worker must answer (a query; an update until a worker accepts or refuses it) with a time limit.
+ * No answer in time is `AsyncJobQueryTimeout` or `AsyncJobUpdateTimeout`, whoever gave up first. A
+ * failure that cannot tell an unreachable server from a silent worker (a deadline before any address was named, a
+ * dropped connection) is settled with a trivial call: a server that answers it was reached, and the worker is
+ * what is missing; otherwise it is {@link AsyncJobConnectionError}.
  */
-export async function query<T>(
+export async function workerCall<T>(
   ctx: ClientContext,
   operationId: string,
+  kind: 'query' | 'update',
   timeoutMs: number,
   fn: () => Promise<T>,
 ): Promise<T> {
   try {
     return await ctx.client.withDeadline(Date.now() + timeoutMs, fn);
   } catch (err) {
-    const typed = translateError(err, { operationId, address: addressOf(ctx), kind: 'query', timeoutMs });
-    if (
-      typed instanceof AsyncJobConnectionError &&
-      grpcCodeOf(err) === GRPC.DEADLINE_EXCEEDED &&
-      (await serverAnswers(ctx))
-    ) {
-      throw new AsyncJobQueryTimeout(operationId, timeoutMs, { cause: err });
-    }
+    const callContext = { operationId, address: addressOf(ctx), kind, timeoutMs };
+    const typed = translateError(err, callContext);
+    if (typed instanceof AsyncJobConnectionError && reachabilityUnknown(err) && (await serverAnswers(ctx)))
+      throw noWorkerAnswer(err, callContext);
     throw typed;
   }
+}
+
+/** Runs one query with a time limit (see {@link workerCall}). */
+export function query<T>(ctx: ClientContext, operationId: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  return workerCall(ctx, operationId, 'query', timeoutMs, fn);
 }

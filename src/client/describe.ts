@@ -13,6 +13,7 @@ import {
 } from '../workflows/search-attributes';
 import { call, type ClientContext, workflowHandle } from './context';
 import type { WorkflowFailure } from './errors';
+import { workflowFailureOf } from './translate';
 
 /** Temporal's execution statuses of a workflow that closed without a summary. */
 export const FAILED_EXECUTION_STATUSES: readonly string[] = ['FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED'];
@@ -49,20 +50,6 @@ export function describeRaw(ctx: ClientContext, operationId: string): Promise<Wo
   return call(ctx, operationId, () => workflowHandle(ctx, operationId).describe());
 }
 
-/** The type of the first failure in the chain that has one (our stable code, when the failure is ours). */
-function failureType(err: unknown): string | null {
-  let found: string | null = null;
-  for (
-    let e: unknown = err, depth = 0;
-    e !== undefined && e !== null && depth < 6;
-    e = (e as { cause?: unknown }).cause, depth++
-  ) {
-    const type = (e as { type?: unknown }).type;
-    if (typeof type === 'string' && type.length > 0 && found === null) found = type;
-  }
-  return found;
-}
-
 /**
  * Why a closed run failed: its failure's type and message, read from its close event (the SDK decodes it).
  * Null when the run completed (or is still running).
@@ -74,13 +61,16 @@ export async function workflowFailure(
   executionStatus: string,
 ): Promise<WorkflowFailure | null> {
   if (!FAILED_EXECUTION_STATUSES.includes(executionStatus)) return null;
-  try {
-    await call(ctx, operationId, () => workflowHandle(ctx, operationId, runId).result());
-    return null;
-  } catch (err) {
-    if (!(err instanceof WorkflowFailedError)) throw err;
-    return { executionStatus, type: failureType(err.cause), message: err.cause?.message || err.message };
-  }
+  // The run's failure is the answer here, not an error: read before the call's errors are translated.
+  return call(ctx, operationId, async () => {
+    try {
+      await workflowHandle(ctx, operationId, runId).result();
+      return null;
+    } catch (err) {
+      if (!(err instanceof WorkflowFailedError)) throw err;
+      return workflowFailureOf(err, executionStatus);
+    }
+  });
 }
 
 /** The description of the operation's latest run, with the failure of a run that closed without a summary. */

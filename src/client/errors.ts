@@ -15,6 +15,11 @@ export const CLIENT_CODES = {
   ASYNCJOB_ERR_CONNECTION: 'the Temporal server could not be reached',
   /** No worker answered a query in time (is a worker running on the operation's task queue?). */
   ASYNCJOB_ERR_QUERY_TIMEOUT: 'no worker answered the query in time',
+  /**
+   * No worker accepted (or refused) a cancel or a decision in time. Not refused: the server may still hand it to a
+   * worker later, so the operation is checked before asking again.
+   */
+  ASYNCJOB_ERR_UPDATE_TIMEOUT: 'no worker took the request in time; it may still be applied',
   /** The workflow itself failed, was terminated or timed out (not an operation that ended badly: that is a summary). */
   ASYNCJOB_ERR_WORKFLOW_FAILED: "the operation's workflow failed or was terminated",
   /** The workflow refused a cancel or a decision; the refusal's own code is in `refusalCode`. */
@@ -113,6 +118,28 @@ export class AsyncJobQueryTimeout extends AsyncJobClientError {
       { cause: options.cause },
     );
     this.name = 'AsyncJobQueryTimeout';
+  }
+}
+
+/**
+ * No worker accepted (or refused) a cancel or a decision within `timeoutMs`, or the server said at once that none
+ * can (`detail`). The outcome is unknown: the server may still deliver the request when a worker comes, so read the
+ * operation before asking again (a second cancel is refused as already requested, never sent twice, X3).
+ */
+export class AsyncJobUpdateTimeout extends AsyncJobClientError {
+  readonly code = 'ASYNCJOB_ERR_UPDATE_TIMEOUT';
+  constructor(
+    readonly operationId: string,
+    readonly timeoutMs: number,
+    options: { cause: unknown; detail?: string },
+  ) {
+    const why = options.detail !== undefined ? `the server says: ${options.detail}` : `none within ${timeoutMs} ms`;
+    super(
+      `operation ${operationId}: no worker took the request (${why}; is a worker running on its task queue?); ` +
+        'it was not refused and may still be applied: read the operation before asking again',
+      { cause: options.cause },
+    );
+    this.name = 'AsyncJobUpdateTimeout';
   }
 }
 

@@ -11,13 +11,26 @@ import type { StartedRun } from './start';
 import type { WaitOptions, WatchOptions } from './wait';
 
 /** The calls of `AsyncJobClient` a handle binds to its operation. */
+/** Options of `AsyncJobClient.cancel` and `AsyncJobClient.decide`. */
+export interface UpdateOptions {
+  /**
+   * How long a worker has to accept or refuse the request (default 30 000 ms), else `AsyncJobUpdateTimeout`. Once
+   * accepted, the workflow's answer is awaited as long as it takes (it comes when its current step ends).
+   */
+  acceptTimeoutMs?: number;
+}
+
 export interface OperationCalls {
   result(operationId: string, options?: WaitOptions): Promise<OperationSummary>;
   watch(operationId: string, options?: WatchOptions): AsyncGenerator<OperationRecord, void, undefined>;
   get(operationId: string): Promise<OperationRecord>;
   escalation(operationId: string): Promise<(OpenEscalation & { text: string }) | null>;
-  cancel(operationId: string, request: CancelRequest): Promise<MessageAnswer & { accepted: true }>;
-  decide(operationId: string, decision: Decision): Promise<MessageAnswer & { accepted: true }>;
+  cancel(
+    operationId: string,
+    request: CancelRequest,
+    options?: UpdateOptions,
+  ): Promise<MessageAnswer & { accepted: true }>;
+  decide(operationId: string, decision: Decision, options?: UpdateOptions): Promise<MessageAnswer & { accepted: true }>;
 }
 
 /**
@@ -70,12 +83,12 @@ export class OperationHandle implements StartedRun {
   }
 
   /** Asks for cancellation at the provider (see `AsyncJobClient.cancel`). */
-  cancel(request: CancelRequest): Promise<MessageAnswer & { accepted: true }> {
-    return this.calls.cancel(this.operationId, request);
+  cancel(request: CancelRequest, options?: UpdateOptions): Promise<MessageAnswer & { accepted: true }> {
+    return this.calls.cancel(this.operationId, request, options);
   }
 
   /** Answers the open escalation (see `AsyncJobClient.decide`). */
-  decide(decision: Decision): Promise<MessageAnswer & { accepted: true }> {
-    return this.calls.decide(this.operationId, decision);
+  decide(decision: Decision, options?: UpdateOptions): Promise<MessageAnswer & { accepted: true }> {
+    return this.calls.decide(this.operationId, decision, options);
   }
 }

@@ -51,12 +51,17 @@ async function closedWithoutSummary(
 /** The summary of a closed operation, or its workflow's failure as {@link OperationFailedError}. */
 async function closedOutcome(ctx: ClientContext, scope: WaitScope): Promise<OperationSummary> {
   const { operationId } = scope;
-  try {
-    return await scope.run(() => workflowHandle(ctx, operationId).result());
-  } catch (err) {
-    if (!(err instanceof WorkflowFailedError)) throw err;
-    throw await closedWithoutSummary(ctx, operationId, await describeRaw(ctx, operationId), err);
-  }
+  // The run's failure is an answer to explain (with its execution status), read before the call's errors are typed.
+  const outcome = await scope.run(async () => {
+    try {
+      return { kind: 'summary' as const, summary: await workflowHandle(ctx, operationId).result() };
+    } catch (err) {
+      if (!(err instanceof WorkflowFailedError)) throw err;
+      return { kind: 'failed' as const, failure: err };
+    }
+  });
+  if (outcome.kind === 'summary') return outcome.summary;
+  throw await closedWithoutSummary(ctx, operationId, await describeRaw(ctx, operationId), outcome.failure);
 }
 
 /** The summary of the operation when it is escalated right now (its record, read by query), else null. */

@@ -4,11 +4,17 @@
  */
 import { status as grpcStatus, Metadata } from '@grpc/grpc-js';
 import {
+  ApplicationFailure,
+  CancelledFailure,
   NamespaceNotFoundError,
   QueryNotRegisteredError,
   ServiceError,
+  TerminatedFailure,
+  WorkflowFailedError,
   WorkflowNotFoundError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
+import { RetryState } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import {
   AsyncJobClientError,
@@ -16,6 +22,8 @@ import {
   AsyncJobInputError,
   AsyncJobQueryTimeout,
   AsyncJobServerError,
+  AsyncJobUpdateTimeout,
+  OperationFailedError,
   OperationNotFoundError,
 } from '../../src/client';
 import { translateError } from '../../src/client/translate';
@@ -87,6 +95,30 @@ describe('translateError', () => {
     expect(
       translateError(grpc(grpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded after 3s,remote_addr=127.0.0.1:7233'), call),
     ).toBeInstanceOf(AsyncJobServerError);
+  });
+
+  it('an update the SDK gave up on without a gRPC status (a CancelledFailure) is AsyncJobUpdateTimeout', () => {
+    const err = new WorkflowUpdateRPCTimeoutOrCancelledError('Workflow update call timeout or cancelled', {
+      cause: new CancelledFailure('cancelled'),
+    });
+    expect(translateError(err, { ...call, kind: 'update' })).toBeInstanceOf(AsyncJobUpdateTimeout);
+  });
+
+  it.each([
+    ['TERMINATED', new TerminatedFailure('test cleanup'), null, 'test cleanup'],
+    [
+      'FAILED',
+      ApplicationFailure.create({ type: 'ASYNCJOB_ERR_INVALID_INPUT', message: 'provider: bad' }),
+      'ASYNCJOB_ERR_INVALID_INPUT',
+      'provider: bad',
+    ],
+  ])('a workflow that closed %s is OperationFailedError with its failure', (executionStatus, cause, type, message) => {
+    const typed = translateError(
+      new WorkflowFailedError('Workflow execution failed', cause, RetryState.NON_RETRYABLE_FAILURE),
+      call,
+    );
+    expect(typed).toBeInstanceOf(OperationFailedError);
+    expect((typed as OperationFailedError).failure).toEqual({ executionStatus, type, message });
   });
 
   it('our own errors pass through unchanged, and so does a bug of ours', () => {

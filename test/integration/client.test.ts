@@ -3,9 +3,10 @@
  * `allowUnservedProvider`, as during a worker outage), joining, the fingerprint and settings checks, describing,
  * listing and bounded waits work from Temporal's own records (memo, search attributes, history).
  */
+import net from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   AsyncJobAborted,
   AsyncJobClient,
@@ -13,6 +14,7 @@ import {
   AsyncJobConnectionError,
   AsyncJobInputError,
   AsyncJobQueryTimeout,
+  AsyncJobUpdateTimeout,
   AsyncJobWaitTimeout,
   FingerprintMismatchError,
   JoinMismatchError,
@@ -36,6 +38,14 @@ function request(operationId: string, payload: Record<string, unknown> = { promp
     createDeadline: { afterMs: 60_000 },
     resultDeadline: { afterMs: 3_600_000 },
   };
+}
+
+/** The error the call ends with (caught at once, so no rejection goes unhandled while others are awaited). */
+function failureOf(call: Promise<unknown>): Promise<unknown> {
+  return call.then(
+    () => new Error('the call succeeded'),
+    (err: unknown) => err,
+  );
 }
 
 describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
@@ -173,13 +183,26 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     await expect(client.describeOperation(operationId)).rejects.toBeInstanceOf(OperationNotFoundError);
   });
 
-  it('reports an unknown operation as OperationNotFoundError (ASYNCJOB_ERR_NOT_FOUND)', async () => {
-    await expect(client.describeOperation(uniqueId('missing'))).rejects.toMatchObject({
-      code: 'ASYNCJOB_ERR_NOT_FOUND',
-    });
-    await expect(client.cancel(uniqueId('missing'), { requestedBy: 'bob', reason: 'x' })).rejects.toMatchObject({
-      code: 'ASYNCJOB_ERR_NOT_FOUND',
-    });
+  it('issue 19: an unknown operation is OperationNotFoundError (ASYNCJOB_ERR_NOT_FOUND) from every call about one', async () => {
+    const missing = uniqueId('missing');
+    const calls: Record<string, Promise<unknown>> = {
+      describeOperation: failureOf(client.describeOperation(missing)),
+      get: failureOf(client.get(missing, { timeoutMs: 5_000 })),
+      escalation: failureOf(client.escalation(missing, { timeoutMs: 5_000 })),
+      history: failureOf(client.history(missing, { timeoutMs: 5_000 })),
+      cancel: failureOf(client.cancel(missing, { requestedBy: 'bob', reason: 'x' }, { acceptTimeoutMs: 5_000 })),
+      decide: failureOf(
+        client.decide(missing, { option: 'close', approvedBy: 'bob', reason: 'x' }, { acceptTimeoutMs: 5_000 }),
+      ),
+      signalWebhook: failureOf(client.signalWebhook(missing, { eventId: 'evt-1' })),
+      result: failureOf(client.result(missing)),
+      watch: failureOf(client.watch(missing).next()),
+    };
+    for (const [name, pending] of Object.entries(calls)) {
+      const err = await pending;
+      expect(err, name).toBeInstanceOf(OperationNotFoundError);
+      expect(err).toMatchObject({ code: 'ASYNCJOB_ERR_NOT_FOUND', operationId: missing });
+    }
   });
 
   it('E1: listEscalated finds escalated operations by search attribute, closed ones too, filtered by reason', async () => {
@@ -244,15 +267,47 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     }
   });
 
-  it('a query no worker answers ends with AsyncJobQueryTimeout (ASYNCJOB_ERR_QUERY_TIMEOUT) after timeoutMs', async () => {
+  it('issue 19: a query no worker answers ends with AsyncJobQueryTimeout (ASYNCJOB_ERR_QUERY_TIMEOUT) after timeoutMs, never an SDK error', async () => {
     const operationId = uniqueId('op');
     await start(request(operationId));
     try {
       const started = Date.now();
-      const err = await client.get(operationId, { timeoutMs: 500 }).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(AsyncJobQueryTimeout);
-      expect((err as AsyncJobQueryTimeout).code).toBe('ASYNCJOB_ERR_QUERY_TIMEOUT');
+      const errors = await Promise.all([
+        client.get(operationId, { timeoutMs: 500 }).catch((e: unknown) => e),
+        client.escalation(operationId, { timeoutMs: 500 }).catch((e: unknown) => e),
+        client.history(operationId, { timeoutMs: 500 }).catch((e: unknown) => e),
+      ]);
+      for (const err of errors) {
+        // Whichever answer the server gave first (our deadline, its own, a cancelled call, no poller): the same error.
+        expect(err).toBeInstanceOf(AsyncJobQueryTimeout);
+        expect(err).toMatchObject({ code: 'ASYNCJOB_ERR_QUERY_TIMEOUT', operationId });
+      }
       expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await terminate(operationId);
+    }
+  });
+
+  it('issue 19: a cancel or a decision no worker accepts in time is AsyncJobUpdateTimeout; nothing is claimed', async () => {
+    const operationId = uniqueId('op');
+    await start(request(operationId));
+    try {
+      const started = Date.now();
+      const errors = await Promise.all([
+        client
+          .cancel(operationId, { requestedBy: 'bob', reason: 'not needed' }, { acceptTimeoutMs: 500 })
+          .catch((e: unknown) => e),
+        client
+          .decide(operationId, { option: 'close', approvedBy: 'bob', reason: 'done' }, { acceptTimeoutMs: 500 })
+          .catch((e: unknown) => e),
+      ]);
+      for (const err of errors) {
+        expect(err).toBeInstanceOf(AsyncJobUpdateTimeout);
+        expect(err).toMatchObject({ code: 'ASYNCJOB_ERR_UPDATE_TIMEOUT', operationId, timeoutMs: 500 });
+        expect((err as Error).message).toMatch(/not refused and may still be applied/);
+      }
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect((await client.describeOperation(operationId)).executionStatus).toBe('RUNNING');
     } finally {
       await terminate(operationId);
     }
@@ -388,22 +443,99 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     }
   }, 90_000);
 
-  it('issue 19: an unreachable server is AsyncJobConnectionError for every kind of call', async () => {
+  it('issue 19: an unreachable server (connection refused) is AsyncJobConnectionError for every kind of call', async () => {
     const connection = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 300 });
     const offline = new AsyncJobClient({ client: new Client({ connection }), taskQueue });
     try {
-      const calls = [
-        offline.describeOperation('op-x'),
-        offline.get('op-x', { timeoutMs: 500 }),
-        offline.cancel('op-x', { requestedBy: 'a', reason: 'r' }),
-        offline.listEscalated(),
-        offline.start(request(uniqueId('op')), { allowUnservedProvider: true }),
-        offline.result('op-x'),
-      ];
-      const errors = await Promise.all(calls.map((c: Promise<unknown>) => c.catch((e: unknown) => e)));
-      for (const err of errors) expect(err).toBeInstanceOf(AsyncJobConnectionError);
+      const calls: Record<string, Promise<unknown>> = {
+        describeOperation: failureOf(offline.describeOperation('op-x')),
+        get: failureOf(offline.get('op-x', { timeoutMs: 500 })),
+        history: failureOf(offline.history('op-x', { timeoutMs: 500 })),
+        cancel: failureOf(offline.cancel('op-x', { requestedBy: 'a', reason: 'r' }, { acceptTimeoutMs: 500 })),
+        decide: failureOf(
+          offline.decide('op-x', { option: 'close', approvedBy: 'a', reason: 'r' }, { acceptTimeoutMs: 500 }),
+        ),
+        signalWebhook: failureOf(offline.signalWebhook('op-x', { eventId: 'evt-1' })),
+        list: failureOf(offline.list()),
+        listEscalated: failureOf(offline.listEscalated()),
+        start: failureOf(offline.start(request(uniqueId('op')), { allowUnservedProvider: true })),
+        result: failureOf(offline.result('op-x')),
+        watch: failureOf(offline.watch('op-x').next()),
+      };
+      for (const [name, pending] of Object.entries(calls)) {
+        const err = await pending;
+        expect(err, name).toBeInstanceOf(AsyncJobConnectionError);
+        expect(err).toMatchObject({ code: 'ASYNCJOB_ERR_CONNECTION', address: '127.0.0.1:1' });
+      }
     } finally {
       await connection.close();
     }
   }, 60_000);
+
+  it('issue 19: a server that goes away mid-call is AsyncJobConnectionError, for a query and an update alike', async () => {
+    const operationId = uniqueId('op');
+    await start(request(operationId));
+    const proxy = await tcpProxy(inject('temporalAddress'));
+    const connection = await Connection.connect({ address: proxy.address, connectTimeout: 2_000 });
+    const through = new AsyncJobClient({
+      client: new Client({ connection, namespace: env.client.options.namespace }),
+      taskQueue,
+    });
+    try {
+      const sent = proxy.nextRequestBytes();
+      const calls = [
+        through.get(operationId, { timeoutMs: 3_000 }).catch((e: unknown) => e),
+        through
+          .cancel(operationId, { requestedBy: 'bob', reason: 'not needed' }, { acceptTimeoutMs: 3_000 })
+          .catch((e: unknown) => e),
+      ];
+      // Both calls are on their way to the server, which holds them (no worker): the server goes away now.
+      await sent;
+      proxy.stop();
+      for (const err of await Promise.all(calls)) {
+        expect(err).toBeInstanceOf(AsyncJobConnectionError);
+        expect(err).toMatchObject({ code: 'ASYNCJOB_ERR_CONNECTION', address: proxy.address });
+      }
+      expect((await client.describeOperation(operationId)).executionStatus).toBe('RUNNING');
+    } finally {
+      proxy.stop();
+      await connection.close();
+      await terminate(operationId);
+    }
+  }, 60_000);
 });
+
+/**
+ * A TCP proxy to the dev server that can be stopped mid-call: its listener closes (a reconnection is refused) and
+ * every connection through it is cut, as when the server stops.
+ */
+async function tcpProxy(target: string): Promise<{
+  address: string;
+  nextRequestBytes: () => Promise<void>;
+  stop: () => void;
+}> {
+  const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
+  const sockets = new Set<net.Socket>();
+  let onRequestBytes: (() => void) | undefined;
+  const server = net.createServer((downstream) => {
+    const upstream = net.connect(port, host);
+    for (const socket of [downstream, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => sockets.delete(socket));
+    }
+    downstream.on('data', () => onRequestBytes?.());
+    downstream.pipe(upstream);
+    upstream.pipe(downstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port: listening } = server.address() as net.AddressInfo;
+  return {
+    address: `127.0.0.1:${listening}`,
+    nextRequestBytes: () => new Promise<void>((resolve) => (onRequestBytes = resolve)),
+    stop: () => {
+      server.close();
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
