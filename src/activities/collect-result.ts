@@ -4,10 +4,11 @@
  * record count, content type), counts JSON/NDJSON records and batch items and lists failed item references
  * (R3), and applies `afterCollect`. Only the summary enters the record; the bytes stay in the artifact store.
  */
-import { type HttpDownload } from '../adapters/http';
-import { type ProviderAdapter } from '../adapters/providers';
+import { type HttpClient, type HttpDownload } from '../adapters/http';
+import { type ProviderAdapter, type ProviderRequest } from '../adapters/providers';
 import { type ArtifactWriter, type StoredArtifact } from '../adapters/artifacts/artifact-store';
 import { type Observation } from '../core/observation';
+import { type OperationRecord } from '../core/operation';
 import { type StepOutcome } from '../core/step-outcome';
 import { afterCollect, type CollectOutcome } from '../core/step';
 import { type ProviderCallInput } from './types';
@@ -16,10 +17,10 @@ import { inCallFrame } from './call-frame';
 import { checkResult, outcomeOf, type ArrivalFacts } from './result-checks';
 import { collectWithoutRequest } from './collect-staged';
 import { followPages } from './collect-pages';
+import { whileHeartbeating } from './heartbeat';
+import { withRequestSlot } from './request-pacer';
 import {
   decorateForOperation,
-  HEARTBEAT_INTERVAL_MS,
-  heartbeater,
   httpRequestOf,
   transportObservation,
   withProviderSession,
@@ -63,6 +64,68 @@ function collectObservation(adapter: ProviderAdapter, exchange: HttpDownload, tr
   return o;
 }
 
+/**
+ * Streams the result into `writer` in its request slot (paced by the instant it is written), heartbeating on time
+ * as well as on progress: a slow download is alive, a dead worker is noticed (F2).
+ */
+function downloadInto(
+  ctx: ActivityContext,
+  { adapter, http }: { adapter: ProviderAdapter; http: HttpClient },
+  record: OperationRecord,
+  request: ProviderRequest,
+  writer: ArtifactWriter,
+): Promise<HttpDownload> {
+  let nextBeatBytes = HEARTBEAT_EVERY_BYTES;
+  return withRequestSlot((slot) =>
+    whileHeartbeating(
+      (beat) =>
+        withProviderSession(ctx, adapter, record, (session) =>
+          http.download(
+            { ...httpRequestOf(request, record.traceId, session), onWritten: slot.written },
+            async (chunk) => {
+              await writer.write(chunk);
+              if (writer.bytesWritten >= nextBeatBytes) {
+                nextBeatBytes = writer.bytesWritten + HEARTBEAT_EVERY_BYTES;
+                beat();
+              }
+            },
+          ),
+        ),
+      { details: () => ({ bytes: writer.bytesWritten }) },
+    ),
+  );
+}
+
+/** Streams the result into `writer` (aborted when the download throws) and logs the call. */
+async function streamResult(
+  ctx: ActivityContext,
+  provider: { adapter: ProviderAdapter; http: HttpClient },
+  record: OperationRecord,
+  request: ProviderRequest,
+  writer: ArtifactWriter,
+): Promise<HttpDownload> {
+  let exchange: HttpDownload;
+  try {
+    exchange = await downloadInto(ctx, provider, record, request, writer);
+  } catch (error) {
+    await writer.abort();
+    throw error;
+  }
+  ctx.logger.info('provider call', {
+    operationId: record.operationId,
+    provider: record.provider,
+    action: 'collect',
+    method: exchange.request.method,
+    url: exchange.request.url,
+    transport: exchange.outcome,
+    httpStatus: exchange.status,
+    errorCategory: exchange.errorCategory,
+    bytes: exchange.download?.sizeBytes,
+    durationMs: exchange.durationMs,
+  });
+  return exchange;
+}
+
 /** Makes the activity. */
 export function collectResult(ctx: ActivityContext) {
   return async (input: ProviderCallInput): Promise<StepOutcome> => {
@@ -70,7 +133,6 @@ export function collectResult(ctx: ActivityContext) {
       // V2: a result that arrived inline (staged) or an operation without one needs no request.
       const local = await collectWithoutRequest(ctx, { adapter, http }, record, step);
       if (local !== undefined) return local;
-      const heartbeat = heartbeater();
       const built = decorateForOperation(
         ctx,
         adapter,
@@ -93,40 +155,7 @@ export function collectResult(ctx: ActivityContext) {
           false,
         );
       }
-      let exchange: HttpDownload;
-      let nextBeat = HEARTBEAT_EVERY_BYTES;
-      // Heartbeat on time as well as on progress: a slow download is alive, a dead worker is noticed (F2).
-      heartbeat({ bytes: 0 });
-      const beating = setInterval(() => heartbeat({ bytes: writer.bytesWritten }), HEARTBEAT_INTERVAL_MS);
-      try {
-        const request = built.request;
-        exchange = await withProviderSession(ctx, adapter, record, (session) =>
-          http.download(httpRequestOf(request, record.traceId, session), async (chunk) => {
-            await writer.write(chunk);
-            if (writer.bytesWritten >= nextBeat) {
-              nextBeat = writer.bytesWritten + HEARTBEAT_EVERY_BYTES;
-              heartbeat({ bytes: writer.bytesWritten });
-            }
-          }),
-        );
-      } catch (error) {
-        await writer.abort();
-        throw error;
-      } finally {
-        clearInterval(beating);
-      }
-      ctx.logger.info('provider call', {
-        operationId: record.operationId,
-        provider: record.provider,
-        action: 'collect',
-        method: exchange.request.method,
-        url: exchange.request.url,
-        transport: exchange.outcome,
-        httpStatus: exchange.status,
-        errorCategory: exchange.errorCategory,
-        bytes: exchange.download?.sizeBytes,
-        durationMs: exchange.durationMs,
-      });
+      const exchange = await streamResult(ctx, { adapter, http }, record, built.request, writer);
       const status = exchange.status ?? 0;
       const streamed = exchange.download !== undefined && status >= 200 && status < 300;
       // A 2xx whose body was cut off is still a result that arrived: it is stored and judged invalid (R4).

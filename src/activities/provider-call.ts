@@ -13,7 +13,6 @@
  *   log line or anything returned to the workflow (the exchange carries `cookie`/`set-cookie` redacted).
  */
 import { hostname } from 'node:os';
-import { Context } from '@temporalio/activity';
 import {
   ProviderSession,
   type HttpClient,
@@ -35,6 +34,8 @@ import { type Action } from '../core/journal';
 import { type Observation } from '../core/observation';
 import { type OperationRecord } from '../core/operation';
 import { type StepContext } from '../core/step';
+import { whileHeartbeating } from './heartbeat';
+import { withRequestSlot } from './request-pacer';
 
 /** A structured logger; `fields` never hold a secret (URLs and headers come redacted from the HTTP layer). */
 export interface ActivityLogger {
@@ -90,23 +91,6 @@ export function stepContext(ctx: ActivityContext, provider: RegisteredProvider, 
     reconciliation: provider.facts.reconciliation,
   };
 }
-
-/**
- * The heartbeat of the current activity, captured now: stream callbacks run in the socket's async context, not
- * the activity's, so the context is looked up at the start of the activity. A no-op outside an activity.
- */
-export function heartbeater(): (details?: unknown) => void {
-  let context: Context;
-  try {
-    context = Context.current();
-  } catch {
-    return () => undefined;
-  }
-  return (details?: unknown) => context.heartbeat(details);
-}
-
-/** How often an in-flight provider call heartbeats; the workflow's heartbeat timeout is a few times this. */
-export const HEARTBEAT_INTERVAL_MS = 2_000;
 
 /** The HTTP request of a built provider request, carrying the operation's trace ID (T1) and, for V3, its session. */
 export function httpRequestOf(
@@ -256,19 +240,16 @@ export async function sendOnce(
     return { observation: adapter.refusedObservation(action, built, ctx.clock()) };
   }
   // Heartbeat while the request is in flight, so a worker that dies mid-call is noticed within the heartbeat
-  // timeout rather than the call's whole time limit; the workflow then plans the call again (B2).
-  const beat = heartbeater();
-  beat();
-  const beating = setInterval(() => beat(), HEARTBEAT_INTERVAL_MS);
+  // timeout rather than the call's whole time limit; the workflow then plans the call again (B2). The request is
+  // paced by the instant it is written (request-pacer.ts).
   const request = built.request;
-  let exchange: HttpExchange;
-  try {
-    exchange = await withProviderSession(ctx, adapter, record, (session) =>
-      http.send(httpRequestOf(request, record.traceId, session)),
-    );
-  } finally {
-    clearInterval(beating);
-  }
+  const exchange = await withRequestSlot((slot) =>
+    whileHeartbeating(() =>
+      withProviderSession(ctx, adapter, record, (session) =>
+        http.send({ ...httpRequestOf(request, record.traceId, session), onWritten: slot.written }),
+      ),
+    ),
+  );
   const observation =
     exchange.outcome === 'response'
       ? { ...interpret(answerOf(exchange)), requestsSent: 1 }

@@ -1,39 +1,46 @@
 /**
- * The per-process request pacer of a provider's activity worker: at most `capacity` provider calls admitted in
- * any sliding window, waiters served first come, first served. Temporal's `maxTaskQueueActivitiesPerSecond`
- * keeps a whole fleet's *average* under the provider's rate but lets single seconds burst above it; this pacer
- * makes the bound strict for the calls of one worker process. It runs as an activity inbound interceptor, so
- * every activity on the provider's queue (each sends at most one request) waits for a slot before it starts.
+ * The per-process request pacer of a provider's activity worker: at most `capacity` provider requests WRITTEN in
+ * any sliding window, waiters served first come, first served. Temporal's `maxTaskQueueActivitiesPerSecond` keeps
+ * a whole fleet's *average* under the provider's rate but lets single seconds burst above it; this pacer makes the
+ * bound strict for the requests of one worker process.
+ *
+ * It spaces the instants at which undici starts writing each request on the socket (`HttpRequest.onWritten`), not
+ * the instants slots were granted: an activity admitted on time can still write late (its store read, building the
+ * request, a connection, an event loop busy with other work), and the next one, admitted one interval after the
+ * first was *admitted*, could then write right after it (a CI run under CPU load saw 6 requests in one second
+ * against a limit of 5). So one admitted request is outstanding at a time: the next is admitted only once the
+ * previous one was written (or gave its slot back unsent), and no sooner than one interval after that write.
+ *
+ * It runs as an activity inbound interceptor, so an activity waits for its first slot before it starts (before
+ * its deadline checks and reservations, S3); a further request of the same activity (a result page) waits for a
+ * slot of its own ({@link withRequestSlot}).
  */
-import { type Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { type ActivityInterceptorsFactory } from '@temporalio/worker';
-import { HEARTBEAT_INTERVAL_MS } from './provider-call';
+import { whileHeartbeating } from './heartbeat';
 
 /**
- * A pace: at most `capacity` admissions in any `windowMs`, kept by admitting one every `intervalMs`
- * (`windowMs / capacity`). Evenly spaced, not `capacity` at once then a pause: calls admitted together run their
- * work before the send (the store read, building the request) side by side on one event loop and reach the
- * provider spread over tens of ms, which a later, quicker window can overtake (measured on the dev server: five
- * admitted together arrived up to 68 ms after admission, spaced ones 1-10 ms once warm). Any `capacity + 1`
- * consecutive admissions still span a whole window, so the sliding window never holds more than `capacity`.
+ * A pace: at most `capacity` sends in any `windowMs`, kept by spacing sends at least `intervalMs`
+ * (`windowMs / capacity`) apart. Evenly spaced, not `capacity` at once then a pause, so any `capacity + 1`
+ * consecutive sends span a whole window and the sliding window never holds more than `capacity`.
  */
 export interface Pace {
-  /** Requests admitted per window: `max(1, floor(rate))`. */
+  /** Requests per window: `max(1, floor(rate))`. */
   capacity: number;
   /** `capacity * 1000 / rate` plus {@link PACE_GUARD_MS}, ms. */
   windowMs: number;
-  /** The least time between two admissions, `windowMs / capacity`, ms. */
+  /** The least time between two sends, `windowMs / capacity`, ms. */
   intervalMs: number;
 }
 
 /**
- * The guard added to every window, ms. A request reaches the provider some time after its admission (the
- * idempotency read of the store, building the request, the event loop shared with the workflow worker and
- * store activities, the socket), and that time varies: two admissions a window apart could arrive less than a
- * window apart, so a window measured at the provider could hold `capacity + 1`. The guard must exceed that
- * spread. Measured on the dev server with the simulator: 1-10 ms once warm, 30-40 ms for the first call of a
- * cold process; 50 ms covers both and costs 5% of the rate at 1 s windows (less at longer ones). A spread
- * beyond it (a TLS handshake on a new connection, a long GC pause) is outside what an in-process pacer sees.
+ * The guard added to every window, ms. A request reaches the provider some time after it is written (the socket,
+ * the network, the provider's own accept and parse), and that time varies: two requests written a window apart
+ * could arrive less than a window apart, so a window measured at the provider could hold `capacity + 1`. The guard
+ * must exceed that spread: on loopback it is under a millisecond once the request is written (before sends were
+ * paced, the spread from admission to arrival measured 1-10 ms warm and 30-40 ms for a cold process). 50 ms costs
+ * 5% of the rate at 1 s windows (less at longer ones). A spread beyond it (a congested network path) is outside
+ * what an in-process pacer sees.
  */
 export const PACE_GUARD_MS = 50;
 
@@ -55,28 +62,44 @@ export function paceOf(requestsPerSecond: number): Pace {
 }
 
 /**
- * When the next request may be admitted (ms on the same clock as `nowMs`), given the time of the last admission
- * (undefined before the first): now, or one interval after the last, whichever is later. Pure.
+ * When the next request may be admitted (ms on the same clock as `nowMs`), given when the last request was
+ * written (undefined before the first): now, or one interval after that write, whichever is later. Pure.
  */
-export function nextAdmissionAt(lastAdmittedAtMs: number | undefined, pace: Pace, nowMs: number): number {
-  return lastAdmittedAtMs === undefined ? nowMs : Math.max(nowMs, lastAdmittedAtMs + pace.intervalMs);
+export function nextAdmissionAt(lastWrittenAtMs: number | undefined, pace: Pace, nowMs: number): number {
+  return lastWrittenAtMs === undefined ? nowMs : Math.max(nowMs, lastWrittenAtMs + pace.intervalMs);
+}
+
+/** One admitted request's turn. Both methods are safe to repeat and to pass around unbound. */
+export interface RequestSlot {
+  /**
+   * The request was written at `writtenAtMs` (the pacer's clock: `performance.now()`, as `HttpRequest.onWritten`
+   * reports it): the next slot opens one interval later. A second write (a resend) moves that later still.
+   */
+  readonly written: (writtenAtMs: number) => void;
+  /** Gives the slot back. Unwritten, nothing was sent and the next waiter need not wait for it; written, a no-op. */
+  readonly release: () => void;
 }
 
 /** Options of {@link RequestPacer}. */
 export interface RequestPacerOptions {
-  /** A monotonic clock, ms; defaults to `performance.now` (not moved by wall-clock adjustments). */
+  /**
+   * A monotonic clock, ms; defaults to `performance.now` (not moved by wall-clock adjustments), the clock of the
+   * send instants the HTTP client reports. A test that gives another clock gives slots instants on it.
+   */
   clock?: () => number;
 }
 
 interface Waiter {
-  admit: () => void;
+  admit: (slot: RequestSlot) => void;
 }
 
-/** A sliding-window limiter (evenly spaced, see {@link Pace}) with a first come, first served queue. One per provider queue and process. */
+/** The send-spaced limiter described above, with a first come, first served queue. One per provider queue and process. */
 export class RequestPacer {
   readonly pace: Pace;
   private readonly clock: () => number;
-  private lastAdmittedAtMs: number | undefined;
+  private lastWrittenAtMs: number | undefined;
+  /** The admitted slot whose request is neither written nor given back: no one else is admitted meanwhile. */
+  private outstanding: RequestSlot | undefined;
   private readonly queue: Waiter[] = [];
   private timer: NodeJS.Timeout | undefined;
 
@@ -91,21 +114,21 @@ export class RequestPacer {
   }
 
   /**
-   * Resolves when this request is admitted (it then counts against the window: send it now). Rejects with the
-   * signal's reason, taking no slot, when `signal` aborts first.
+   * Resolves with a slot when this request may be sent: send it now, then report it `written` (or `release` the
+   * slot unsent). Rejects with the signal's reason, taking no slot, when `signal` aborts first.
    */
-  acquire(signal?: AbortSignal): Promise<void> {
+  acquire(signal?: AbortSignal): Promise<RequestSlot> {
     if (signal?.aborted) return Promise.reject(signal.reason as unknown);
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<RequestSlot>((resolve, reject) => {
       const onAbort = (): void => {
         const index = this.queue.indexOf(waiter);
         if (index !== -1) this.queue.splice(index, 1);
         reject(signal!.reason as unknown);
       };
       const waiter: Waiter = {
-        admit: () => {
+        admit: (slot) => {
           signal?.removeEventListener('abort', onAbort);
-          resolve();
+          resolve(slot);
         },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -114,24 +137,40 @@ export class RequestPacer {
     });
   }
 
-  /** Admits waiters from the head while the window allows, then sleeps until the next slot opens. */
+  /** Admits the head of the queue when no request is outstanding and the interval since the last write is over. */
   private admitDue(): void {
-    while (this.queue.length > 0) {
-      const now = this.clock();
-      const at = nextAdmissionAt(this.lastAdmittedAtMs, this.pace, now);
-      if (at > now) {
-        this.timer ??= setTimeout(
-          () => {
-            this.timer = undefined;
-            this.admitDue();
-          },
-          Math.ceil(at - now),
-        );
-        return;
-      }
-      this.lastAdmittedAtMs = now;
-      this.queue.shift()!.admit();
+    if (this.queue.length === 0 || this.outstanding !== undefined) return;
+    const now = this.clock();
+    const at = nextAdmissionAt(this.lastWrittenAtMs, this.pace, now);
+    if (at > now) {
+      this.timer ??= setTimeout(
+        () => {
+          this.timer = undefined;
+          this.admitDue();
+        },
+        Math.ceil(at - now),
+      );
+      return;
     }
+    const slot = this.newSlot();
+    this.outstanding = slot;
+    this.queue.shift()!.admit(slot);
+  }
+
+  private newSlot(): RequestSlot {
+    const close = (): void => {
+      if (this.outstanding !== slot) return;
+      this.outstanding = undefined;
+      this.admitDue();
+    };
+    const slot: RequestSlot = {
+      written: (writtenAtMs) => {
+        this.lastWrittenAtMs = Math.max(this.lastWrittenAtMs ?? writtenAtMs, writtenAtMs);
+        close();
+      },
+      release: close,
+    };
+    return slot;
   }
 }
 
@@ -140,25 +179,74 @@ export class RequestPacer {
  * timeout is a few heartbeat intervals, and a long queue can take longer than that), and throws the activity's
  * `CancelledFailure` when the activity is cancelled first.
  */
-export async function awaitRequestSlot(pacer: RequestPacer, context: Context): Promise<void> {
-  const beating = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+export async function awaitRequestSlot(pacer: RequestPacer, context: Context): Promise<RequestSlot> {
+  return whileHeartbeating(() => pacer.acquire(context.cancellationSignal), { context });
+}
+
+/** The slots of one paced activity: the first, taken before it started, then one more per further request. */
+class ActivityPacing {
+  constructor(
+    private readonly pacer: RequestPacer,
+    private readonly context: Context,
+    private unused: RequestSlot | undefined,
+  ) {}
+
+  async next(): Promise<RequestSlot> {
+    const slot = this.unused ?? (await awaitRequestSlot(this.pacer, this.context));
+    this.unused = undefined;
+    return slot;
+  }
+
+  /** The activity ended: a first slot it never used goes back (nothing was sent on it). */
+  end(): void {
+    this.unused?.release();
+    this.unused = undefined;
+  }
+}
+
+const pacings = new WeakMap<Context, ActivityPacing>();
+
+const UNPACED: RequestSlot = { written: () => undefined, release: () => undefined };
+
+function currentPacing(): ActivityPacing | undefined {
   try {
-    await pacer.acquire(context.cancellationSignal);
-  } finally {
-    clearInterval(beating);
+    return pacings.get(Context.current());
+  } catch {
+    return undefined; // outside an activity
   }
 }
 
 /**
- * The activity interceptor that paces a provider's queue: each activity waits for a slot of `pacer`, then runs.
- * Every activity on a provider's queue is a provider call, so all of them are paced.
+ * Sends one provider request in its slot: `send` must pass `slot.written` to the HTTP client as `onWritten`. The
+ * slot is given back when `send` settles (a no-op once written). Outside a paced activity the slot does nothing.
+ */
+export async function withRequestSlot<T>(send: (slot: RequestSlot) => Promise<T>): Promise<T> {
+  const pacing = currentPacing();
+  const slot = pacing === undefined ? UNPACED : await pacing.next();
+  try {
+    return await send(slot);
+  } finally {
+    slot.release();
+  }
+}
+
+/**
+ * The activity interceptor that paces a provider's queue: each activity waits for a slot of `pacer`, then runs;
+ * its requests are paced by their send instants ({@link withRequestSlot}). Every activity on a provider's queue is
+ * a provider call, so all of them are paced.
  */
 export function pacingInterceptor(pacer: RequestPacer): ActivityInterceptorsFactory {
   return (context) => ({
     inbound: {
       async execute(input, next) {
-        await awaitRequestSlot(pacer, context);
-        return next(input);
+        const pacing = new ActivityPacing(pacer, context, await awaitRequestSlot(pacer, context));
+        pacings.set(context, pacing);
+        try {
+          return await next(input);
+        } finally {
+          pacing.end();
+          pacings.delete(context);
+        }
       },
     },
   });

@@ -1,4 +1,13 @@
-/** The per-process request pacer: a sliding window, first come first served, heartbeats and cancellation. */
+/**
+ * The per-process request pacer: sends spaced by the instant each request was written, first come first served,
+ * heartbeats and cancellation; and, against a real server under CPU load, the spacing of the send instants our
+ * HTTP client records at write time.
+ */
+import { once } from 'node:events';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { createServer } from 'node:http';
+import { type AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -9,12 +18,22 @@ import {
   paceOf,
   pacingInterceptor,
   RequestPacer,
+  withRequestSlot,
 } from '../../src/activities/request-pacer';
 import { createWorkers } from '../../src/worker';
+import {
+  REQUEST_WRITTEN_CHANNEL,
+  createHttpClient,
+  type HttpExchange,
+  type RequestWrittenMessage,
+} from '../../src/adapters/http';
 // Counted exactly as the benchmark counts them.
 import { maxInWindow } from '../../bench/lib/stats';
 
-/** Starts `count` acquisitions now; returns the admission times (fake clock) in admission order, by index. */
+/**
+ * Starts `count` acquisitions now, each writing its request at the instant it is admitted; records the admission
+ * times (fake clock) in admission order, by index.
+ */
 function acquireMany(
   pacer: RequestPacer,
   count: number,
@@ -22,7 +41,10 @@ function acquireMany(
   offset = 0,
 ): Promise<void>[] {
   return Array.from({ length: count }, (_, i) =>
-    pacer.acquire().then(() => void admitted.push({ index: offset + i, atMs: Date.now() })),
+    pacer.acquire().then((slot) => {
+      admitted.push({ index: offset + i, atMs: Date.now() });
+      slot.written(Date.now());
+    }),
   );
 }
 
@@ -75,12 +97,12 @@ describe('nextAdmissionAt', () => {
     [100, 200, 350],
     [100, 350, 350],
     [100, 5000, 5000],
-  ])('after an admission at %s, at %s: %s', (last, now, at) => {
+  ])('after a request written at %s, at %s: %s', (last, now, at) => {
     expect(nextAdmissionAt(last, pace, now)).toBe(at);
   });
 });
 
-describe('RequestPacer', () => {
+describe('RequestPacer: a sliding window of send instants', () => {
   beforeEach(() => {
     vi.useFakeTimers({ now: 0 });
   });
@@ -154,6 +176,16 @@ describe('RequestPacer', () => {
     times.slice(1).forEach((t, i) => expect(t - times[i]!).toBeLessThan(intervalMs + 1));
     expect(maxInWindow(times, windowMs)).toBe(capacity);
   });
+});
+
+describe('RequestPacer: first come, first served, and cancellation', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 0 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const fakeClock = { clock: () => Date.now() };
 
   it('serves waiters first come, first served, a late one never ahead of an earlier one', async () => {
     const pacer = new RequestPacer(2, fakeClock);
@@ -170,7 +202,7 @@ describe('RequestPacer', () => {
   it('a cancelled waiter rejects with the reason, takes no slot, and the next waiter takes its turn', async () => {
     const pacer = new RequestPacer(1, fakeClock);
     const { windowMs } = pacer.pace;
-    await pacer.acquire();
+    (await pacer.acquire()).written(Date.now());
     const controller = new AbortController();
     const cancelled = pacer.acquire(controller.signal);
     const admitted: { index: number; atMs: number }[] = [];
@@ -188,7 +220,68 @@ describe('RequestPacer', () => {
   it('refuses at once, taking no slot, when the signal is already aborted', async () => {
     const pacer = new RequestPacer(1, fakeClock);
     await expect(pacer.acquire(AbortSignal.abort(new Error('gone')))).rejects.toThrow('gone');
-    await expect(pacer.acquire()).resolves.toBeUndefined();
+    await expect(pacer.acquire()).resolves.toMatchObject({ written: expect.any(Function) });
+  });
+});
+
+describe('RequestPacer: spaced by the instant each request was written', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 0 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const fakeClock = { clock: () => Date.now() };
+
+  it('spaces requests by the instant each was WRITTEN: the next is admitted one interval after the last write, not the last admission', async () => {
+    const pacer = new RequestPacer(5, fakeClock);
+    const { intervalMs } = pacer.pace;
+    const first = await pacer.acquire();
+    const admittedAtMs: number[] = [];
+    const next = pacer.acquire().then((slot) => {
+      admittedAtMs.push(Date.now());
+      return slot;
+    });
+    // The first request's own work before the send (a store read, a connection) takes 150 ms.
+    await vi.advanceTimersByTimeAsync(150);
+    expect(admittedAtMs).toEqual([]);
+    first.written(Date.now());
+    await vi.advanceTimersByTimeAsync(intervalMs - 1);
+    expect(admittedAtMs).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(admittedAtMs).toEqual([Math.ceil(150 + intervalMs)]);
+    (await next).written(Date.now());
+  });
+
+  it('admits no one while an admitted request is neither written nor given back; a slot given back unsent lets the next go at once', async () => {
+    const pacer = new RequestPacer(5, fakeClock);
+    const { intervalMs } = pacer.pace;
+    (await pacer.acquire()).written(Date.now());
+    await vi.advanceTimersByTimeAsync(intervalMs * 3);
+    const unsent = await pacer.acquire();
+    const admitted: { index: number; atMs: number }[] = [];
+    const next = acquireMany(pacer, 1, admitted);
+    await vi.advanceTimersByTimeAsync(intervalMs * 10);
+    expect(admitted).toEqual([]);
+    unsent.release();
+    unsent.release();
+    await vi.advanceTimersByTimeAsync(0);
+    await Promise.all(next);
+    expect(admitted).toEqual([{ index: 0, atMs: Math.ceil(intervalMs * 13) }]);
+  });
+
+  it('a request written twice (a resend) moves the next slot after the later write; giving a written slot back changes nothing', async () => {
+    const pacer = new RequestPacer(5, fakeClock);
+    const { intervalMs } = pacer.pace;
+    const slot = await pacer.acquire();
+    slot.written(0);
+    slot.written(100);
+    slot.release();
+    const admitted: { index: number; atMs: number }[] = [];
+    const next = acquireMany(pacer, 1, admitted);
+    await vi.runAllTimersAsync();
+    await Promise.all(next);
+    expect(admitted).toEqual([{ index: 0, atMs: Math.ceil(100 + intervalMs) }]);
   });
 });
 
@@ -200,9 +293,9 @@ describe('pacingInterceptor', () => {
     vi.useRealTimers();
   });
 
-  it('runs the activity only once a slot is free, heartbeating every 2 s while it waits', async () => {
+  it('runs the activity only once a slot is free, heartbeating at once and every 2 s while it waits', async () => {
     const pacer = new RequestPacer(0.1, { clock: () => Date.now() });
-    await pacer.acquire();
+    (await pacer.acquire()).written(Date.now());
     const env = new MockActivityEnvironment({}, { interceptors: [pacingInterceptor(pacer)] });
     const heartbeats: unknown[] = [];
     env.on('heartbeat', (d: unknown) => heartbeats.push(d));
@@ -213,7 +306,7 @@ describe('pacingInterceptor', () => {
     });
     await vi.advanceTimersByTimeAsync(9_000);
     expect(ranAtMs).toBeUndefined();
-    expect(heartbeats.length).toBe(4);
+    expect(heartbeats.length).toBe(5);
     await vi.advanceTimersByTimeAsync(pacer.pace.windowMs);
     await expect(run).resolves.toBe('sent');
     expect(ranAtMs).toBe(Math.ceil(pacer.pace.windowMs));
@@ -221,7 +314,7 @@ describe('pacingInterceptor', () => {
 
   it('stops waiting and throws CancelledFailure when the activity is cancelled; the activity never runs', async () => {
     const pacer = new RequestPacer(0.1, { clock: () => Date.now() });
-    await pacer.acquire();
+    (await pacer.acquire()).written(Date.now());
     const env = new MockActivityEnvironment({}, { interceptors: [pacingInterceptor(pacer)] });
     const activity = vi.fn(async () => 'sent');
     const run = env.run(activity);
@@ -230,5 +323,125 @@ describe('pacingInterceptor', () => {
     await expect(run).rejects.toBeInstanceOf(CancelledFailure);
     expect(activity).not.toHaveBeenCalled();
     expect(pacer.waiting).toBe(0);
+  });
+});
+
+describe('withRequestSlot', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 0 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('the first request of an activity goes in the slot taken before it ran; a further request (a page) waits for its own', async () => {
+    const pacer = new RequestPacer(1, { clock: () => Date.now() });
+    const env = new MockActivityEnvironment({}, { interceptors: [pacingInterceptor(pacer)] });
+    const sentAtMs: number[] = [];
+    const run = env.run(async () => {
+      for (let page = 0; page < 2; page += 1) {
+        await withRequestSlot(async (slot) => {
+          sentAtMs.push(Date.now());
+          slot.written(Date.now());
+        });
+      }
+      return 'collected';
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sentAtMs).toEqual([0]);
+    await vi.advanceTimersByTimeAsync(pacer.pace.windowMs);
+    await expect(run).resolves.toBe('collected');
+    expect(sentAtMs).toEqual([0, Math.ceil(pacer.pace.windowMs)]);
+  });
+
+  it('an activity that sends nothing gives its slot back when it ends: the next one starts at once', async () => {
+    const pacer = new RequestPacer(1, { clock: () => Date.now() });
+    const quiet = new MockActivityEnvironment({}, { interceptors: [pacingInterceptor(pacer)] });
+    await expect(quiet.run(async () => 'already recorded')).resolves.toBe('already recorded');
+    const next = new MockActivityEnvironment({}, { interceptors: [pacingInterceptor(pacer)] });
+    let ranAtMs: number | undefined;
+    const run = next.run(async () => {
+      ranAtMs = Date.now();
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    await run;
+    expect(ranAtMs).toBe(0);
+  });
+
+  it('outside a paced activity it sends at once and its slot does nothing', async () => {
+    await expect(withRequestSlot(async (slot) => (slot.written(0), slot.release(), 'sent'))).resolves.toBe('sent');
+  });
+});
+
+describe('pacing against a real server under CPU load', () => {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    while (cleanups.length > 0) await cleanups.pop()!();
+  });
+
+  /** A busy loop on another thread, so the event loop competes for the CPU as on a loaded CI machine. */
+  async function cpuLoad(): Promise<void> {
+    const busy = new Worker('for (;;) {}', { eval: true });
+    cleanups.push(() => busy.terminate());
+    await once(busy, 'online');
+  }
+
+  /** A server that records, per path, when it received each request (same process, same monotonic clock). */
+  async function recordingServer(): Promise<{ origin: string; receivedAtMs: Map<string, number> }> {
+    const receivedAtMs = new Map<string, number>();
+    const server = createServer((req, res) => {
+      receivedAtMs.set(req.url ?? '', performance.now());
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"state":"running"}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, receivedAtMs };
+  }
+
+  it('the send instants our client records at write time are at least one interval apart, however late each activity writes', async () => {
+    await cpuLoad();
+    const server = await recordingServer();
+    const http = createHttpClient({ allowedOrigin: server.origin, maxConnections: 4 });
+    cleanups.push(() => http.close());
+    const published: RequestWrittenMessage[] = [];
+    const listener = (message: unknown): void => void published.push(message as RequestWrittenMessage);
+    subscribe(REQUEST_WRITTEN_CHANNEL, listener);
+    cleanups.push(async () => unsubscribe(REQUEST_WRITTEN_CHANNEL, listener));
+    const pacer = new RequestPacer(20);
+    const { intervalMs, windowMs, capacity } = pacer.pace;
+    // The work each activity does between its admission and its send (a store read, building the request): some
+    // longer than an interval, which let a later, quicker activity write right after it when slots were timed
+    // from admission.
+    const workBeforeSendMs = [80, 0, 0, 70, 0, 30, 0, 90, 0, 0, 10, 0, 60, 0, 0, 0];
+    const writtenAtMs = new Map<string, number>();
+    const runs = workBeforeSendMs.map(async (workMs, index) => {
+      const env = new MockActivityEnvironment({}, { interceptors: [pacingInterceptor(pacer)] });
+      return env.run(async () => {
+        await new Promise((resolve) => setTimeout(resolve, workMs));
+        return withRequestSlot((slot) =>
+          http.send({
+            method: 'GET',
+            url: `/jobs/${index}`,
+            traceId: 'pacing',
+            onWritten: (atMs) => {
+              writtenAtMs.set(`/jobs/${index}`, atMs);
+              slot.written(atMs);
+            },
+          }),
+        );
+      });
+    });
+    const exchanges = (await Promise.all(runs)) as HttpExchange[];
+    expect(exchanges.map((exchange) => exchange.outcome)).toEqual(workBeforeSendMs.map(() => 'response'));
+    const sends = published.filter((message) => message.origin === server.origin).map((m) => m.writtenAtMs);
+    expect(sends).toHaveLength(workBeforeSendMs.length);
+    expect([...sends].sort((a, b) => a - b)).toEqual([...writtenAtMs.values()].sort((a, b) => a - b));
+    // Spacing between recorded instants, not deadlines: it holds however slow the machine is.
+    sends.slice(1).forEach((sentAtMs, i) => expect(sentAtMs - sends[i]!).toBeGreaterThanOrEqual(intervalMs));
+    expect(maxInWindow(sends, windowMs)).toBeLessThanOrEqual(capacity);
+    expect(maxInWindow(sends, 1_000)).toBeLessThanOrEqual(20);
+    // Each instant is a write: after nothing was sent, before the server received the request.
+    for (const [path, atMs] of writtenAtMs) expect(atMs).toBeLessThanOrEqual(server.receivedAtMs.get(path)!);
+    expect(server.receivedAtMs.size).toBe(workBeforeSendMs.length);
   });
 });

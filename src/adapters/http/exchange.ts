@@ -90,6 +90,23 @@ export interface HttpExchange {
   readonly request: RecordedRequest;
 }
 
+/** Integrity data of a body streamed to a sink. */
+export interface DownloadedBody {
+  /** Bytes given to the sink. */
+  readonly sizeBytes: number;
+  /** Lower-case hex SHA-256 of the bytes given to the sink. */
+  readonly sha256: string;
+  /** True when the whole body arrived (and matched Content-Length, if one was sent). */
+  readonly complete: boolean;
+  /** The Content-Length the provider announced, if any. */
+  readonly expectedSizeBytes?: number;
+}
+
+/** A download's exchange: `download` is present when a 2xx body was streamed to the sink (even partly). */
+export interface HttpDownload extends HttpExchange {
+  readonly download?: DownloadedBody;
+}
+
 /** How far an exchange got before it failed. */
 export type ExchangePhase = 'connecting' | 'writing_request' | 'awaiting_headers' | 'reading_body';
 

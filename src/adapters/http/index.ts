@@ -20,6 +20,7 @@ export {
   type RecordedRequest,
   type ExchangePhase,
 } from './exchange';
+export { REQUEST_WRITTEN_CHANNEL, type RequestWrittenMessage } from './exchange-handler';
 export { type HttpClientOptions, type Credential, type CredentialHeader, type CredentialSupplier } from './options';
 export {
   AsyncJobHttpError,

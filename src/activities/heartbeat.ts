@@ -1,0 +1,50 @@
+/**
+ * The one way an activity heartbeats while it waits on something outside: a provider call in flight, a result
+ * streaming in, a turn in the request pacer's queue. A worker that dies mid-wait is then noticed within the
+ * heartbeat timeout rather than the call's whole time limit, and the workflow plans the call again (B2, F2).
+ */
+import { Context } from '@temporalio/activity';
+
+/** How often a waiting activity heartbeats, ms; the workflow's heartbeat timeout is a few times this. */
+export const HEARTBEAT_INTERVAL_MS = 2_000;
+
+/** Options of {@link whileHeartbeating}. */
+export interface HeartbeatOptions {
+  /** The activity to heartbeat for; the current one when absent (none outside an activity: then no heartbeats). */
+  readonly context?: Context;
+  /** The details of each heartbeat (progress), read at each beat. */
+  readonly details?: () => unknown;
+}
+
+function currentContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs `work`, heartbeating at once and then every {@link HEARTBEAT_INTERVAL_MS} until it settles; `work` gets a
+ * `beat` to heartbeat on progress as well. The context is captured here, at the start: callbacks of streams and
+ * sockets run in their own async context, not the activity's. Returns or throws what `work` does.
+ */
+export async function whileHeartbeating<T>(
+  work: (beat: () => void) => Promise<T>,
+  options: HeartbeatOptions = {},
+): Promise<T> {
+  const context = options.context ?? currentContext();
+  const beat =
+    context === undefined
+      ? () => undefined
+      : options.details === undefined
+        ? () => context.heartbeat()
+        : () => context.heartbeat(options.details!());
+  beat();
+  const beating = setInterval(beat, HEARTBEAT_INTERVAL_MS);
+  try {
+    return await work(beat);
+  } finally {
+    clearInterval(beating);
+  }
+}
