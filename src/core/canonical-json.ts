@@ -48,10 +48,10 @@ function write(value: unknown, path: string, out: string[]): void {
     case 'object': {
       if (Array.isArray(value)) {
         out.push('[');
-        value.forEach((item: unknown, i) => {
-          if (item === undefined) throw new CanonicalJsonError('undefined array element', `${path}[${i}]`);
-          if (i > 0) out.push(',');
-          write(item, `${path}[${i}]`, out);
+        value.forEach((item: unknown, index) => {
+          if (item === undefined) throw new CanonicalJsonError('undefined array element', `${path}[${index}]`);
+          if (index > 0) out.push(',');
+          write(item, `${path}[${index}]`, out);
         });
         out.push(']');
         return;
@@ -60,17 +60,17 @@ function write(value: unknown, path: string, out: string[]): void {
         throw new CanonicalJsonError(`unsupported object type ${value.constructor?.name ?? 'unknown'}`, path);
       }
       const entries = Object.entries(value as Record<string, unknown>)
-        .filter(([, v]) => v !== undefined)
-        .map(([k, v]) => [k.normalize('NFC'), v, k] as const)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        .filter(([, member]) => member !== undefined)
+        .map(([rawKey, member]) => [rawKey.normalize('NFC'), member, rawKey] as const)
+        .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
       out.push('{');
-      entries.forEach(([key, v, rawKey], i) => {
-        if (i > 0 && entries[i - 1]?.[0] === key) {
+      entries.forEach(([key, member, rawKey], index) => {
+        if (index > 0 && entries[index - 1]?.[0] === key) {
           throw new CanonicalJsonError(`two keys normalise to the same key ${JSON.stringify(key)}`, path);
         }
-        if (i > 0) out.push(',');
+        if (index > 0) out.push(',');
         out.push(JSON.stringify(key), ':');
-        write(v, `${path}.${rawKey}`, out);
+        write(member, `${path}.${rawKey}`, out);
       });
       out.push('}');
       return;

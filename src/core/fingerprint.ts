@@ -5,15 +5,14 @@
  * `canonical-json.ts` for the exact rules). Pure and deterministic: safe in workflow code.
  */
 import { canonicalJson } from './canonical-json';
-import { sha256Hex } from './sha256';
-import { utf8Encode } from './utf8';
+import { sha256HexOfText } from './sha256';
 
 /** Minimum random bytes in an idempotency token: 16 bytes = 128 bits (I1). */
 export const MIN_TOKEN_BYTES = 16;
 
 /** Returns the request fingerprint `sha256:<64 hex>`; throws `CanonicalJsonError` for a value canonical JSON refuses. */
 export function requestFingerprint(request: unknown): string {
-  return `sha256:${sha256Hex(utf8Encode(canonicalJson(request)))}`;
+  return `sha256:${sha256HexOfText(canonicalJson(request))}`;
 }
 
 /** The result of {@link newIdempotencyToken}. */
@@ -24,17 +23,17 @@ const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_
 
 /** Base64url without padding (RFC 4648 section 5). */
 export function base64Url(bytes: Uint8Array): string {
-  let out = '';
-  for (let i = 0; i < bytes.length; i += 3) {
-    const b0 = bytes[i]!;
-    const b1 = bytes[i + 1];
-    const b2 = bytes[i + 2];
-    out += B64URL[b0 >> 2]!;
-    out += B64URL[((b0 & 3) << 4) | ((b1 ?? 0) >> 4)]!;
-    if (b1 !== undefined) out += B64URL[((b1 & 15) << 2) | ((b2 ?? 0) >> 6)]!;
-    if (b2 !== undefined) out += B64URL[b2 & 63]!;
+  let text = '';
+  for (let offset = 0; offset < bytes.length; offset += 3) {
+    const first = bytes[offset]!;
+    const second = bytes[offset + 1];
+    const third = bytes[offset + 2];
+    text += B64URL[first >> 2]!;
+    text += B64URL[((first & 3) << 4) | ((second ?? 0) >> 4)]!;
+    if (second !== undefined) text += B64URL[((second & 15) << 2) | ((third ?? 0) >> 6)]!;
+    if (third !== undefined) text += B64URL[third & 63]!;
   }
-  return out;
+  return text;
 }
 
 /**
@@ -55,7 +54,7 @@ export function newIdempotencyToken(randomBytes: Uint8Array): TokenResult {
 
 /** The digest recorded instead of a token where the token itself must not be shown: `sha256:<hex>`. */
 export function tokenDigest(token: string): string {
-  return `sha256:${sha256Hex(utf8Encode(token))}`;
+  return `sha256:${sha256HexOfText(token)}`;
 }
 
 /** The result of {@link checkFingerprint}. */

@@ -39,7 +39,7 @@ export function requestCancel(
       message: `an operation in state ${record.localState} cannot be cancelled`,
     };
   }
-  const b = new Builder(record, record);
+  const draft = new Builder(record, record);
   const cancelIntent = {
     requestedBy: intent.requestedBy,
     reason: intent.reason,
@@ -52,72 +52,85 @@ export function requestCancel(
     ctx.nowMs,
   );
   if (result.kind === 'refused') return { kind: 'refused', code: result.code, message: result.message };
-  b.record = result.record;
-  return b.result();
+  draft.record = result.record;
+  return draft.result();
 }
 
 /**
  * After the single cancel call (X1-X3): an answer (2xx, or 409 "already final") moves to `cancelling` and the
  * status loop goes on until the provider says how it ended; a call that may have arrived is never repeated.
  */
-export function afterCancel(record: OperationRecord, o: Observation, ctx: StepContext): StepResult {
-  const b = new Builder(record, record);
-  const seq = b.observe(o, ctx, {});
-  b.callSequence = seq;
-  const cause = `cancel_response:${seq}`;
-  const status = o.httpStatus ?? 0;
-  const cancel = b.record.cancel;
-  if (o.transport !== 'not_sent' && o.transport !== 'refused' && cancel !== null && cancel.sentAtMs === undefined) {
+export function afterCancel(record: OperationRecord, observation: Observation, ctx: StepContext): StepResult {
+  const draft = new Builder(record, record);
+  const sequence = draft.observe(observation, ctx, {});
+  draft.callSequence = sequence;
+  const cause = `cancel_response:${sequence}`;
+  const status = observation.httpStatus ?? 0;
+  const cancel = draft.record.cancel;
+  if (
+    observation.transport !== 'not_sent' &&
+    observation.transport !== 'refused' &&
+    cancel !== null &&
+    cancel.sentAtMs === undefined
+  ) {
     // X3: the one cancel call reached the provider, whatever it answered: it is never offered or sent again.
-    b.record = { ...b.record, cancel: { ...cancel, sentAtMs: ctx.nowMs } };
+    draft.record = { ...draft.record, cancel: { ...cancel, sentAtMs: ctx.nowMs } };
   }
-  if ((is2xx(o) && o.parseProblem === undefined) || status === 409) {
-    b.apply([{ type: 'cancel_sent', actor: ctx.actor, cause, evidenceSequence: seq, observation: o }], ctx);
-    if (b.record.localState === 'cancelling') {
-      const r = b.record;
+  if ((is2xx(observation) && observation.parseProblem === undefined) || status === 409) {
+    draft.apply([{ type: 'cancel_sent', actor: ctx.actor, cause, evidenceSequence: sequence, observation }], ctx);
+    if (draft.record.localState === 'cancelling') {
+      const { policy, used } = draft.record;
       // A 409 that states the job's final view is confirmed by a status read at once (M1: the cancel answer is not one).
       const finalView =
-        status === 409 && o.category !== undefined && o.category !== 'pending' && o.category !== 'unknown';
-      const delayMs = finalView ? 0 : Math.min(r.policy.baseDelayMs, 1000);
-      b.record = {
-        ...r,
-        used: { ...r.used, backoffAttempt: 0 },
+        status === 409 &&
+        observation.category !== undefined &&
+        observation.category !== 'pending' &&
+        observation.category !== 'unknown';
+      const delayMs = finalView ? 0 : Math.min(policy.baseDelayMs, 1000);
+      draft.record = {
+        ...draft.record,
+        used: { ...used, backoffAttempt: 0 },
         schedule: { nextPollAtMs: ctx.nowMs + delayMs, delaySource: 'local_backoff' },
       };
     }
   } else if (status === 401 || status === 403) {
-    b.escalate('authorization_denied', `HTTP ${status} on cancel; no retry with the same credential (H4)`, ctx, cause);
-  } else if (o.transport === 'refused') {
-    // Refused by us before sending (another origin, no credential): nothing reached the provider, so a human may still authorise the call.
-    b.escalate(
-      'provider_failure',
-      `the cancel request was refused before sending (${o.errorCategory ?? 'refused'})`,
+    draft.escalate(
+      'authorization_denied',
+      `HTTP ${status} on cancel; no retry with the same credential (H4)`,
       ctx,
       cause,
     );
-  } else if (o.transport === 'not_sent') {
+  } else if (observation.transport === 'refused') {
+    // Refused by us before sending (another origin, no credential): nothing reached the provider, so a human may still authorise the call.
+    draft.escalate(
+      'provider_failure',
+      `the cancel request was refused before sending (${observation.errorCategory ?? 'refused'})`,
+      ctx,
+      cause,
+    );
+  } else if (observation.transport === 'not_sent') {
     // Nothing reached the provider: one more attempt is still "the" cancel call (X1).
-    b.record = {
-      ...b.record,
-      schedule: { nextPollAtMs: ctx.nowMs + b.record.policy.baseDelayMs, delaySource: 'local_backoff' },
+    draft.record = {
+      ...draft.record,
+      schedule: { nextPollAtMs: ctx.nowMs + draft.record.policy.baseDelayMs, delaySource: 'local_backoff' },
     };
-    if (ctx.nowMs >= (b.record.deadlines.cancelDeadlineMs ?? Number.POSITIVE_INFINITY)) {
+    if (ctx.nowMs >= (draft.record.deadlines.cancelDeadlineMs ?? Number.POSITIVE_INFINITY)) {
       // Nothing was sent, so nothing is unconfirmed: a human may authorise the one cancel call again (A1).
-      b.escalate(
+      draft.escalate(
         'provider_failure',
-        `the cancel request could not be sent before the cancel deadline (${o.errorCategory ?? 'not sent'}) (X3)`,
+        `the cancel request could not be sent before the cancel deadline (${observation.errorCategory ?? 'not sent'}) (X3)`,
         ctx,
         cause,
       );
     }
   } else {
     // It may have arrived (or its answer is unreadable): never send it again (X3); a human decides with the request history at hand.
-    b.escalate(
+    draft.escalate(
       'cancellation_unconfirmed',
-      `the cancel request got no usable answer (${o.errorCategory ?? `HTTP ${status}`}); it is not repeated (X3)`,
+      `the cancel request got no usable answer (${observation.errorCategory ?? `HTTP ${status}`}); it is not repeated (X3)`,
       ctx,
       cause,
     );
   }
-  return b.result();
+  return draft.result();
 }

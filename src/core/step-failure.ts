@@ -8,6 +8,37 @@ import { type StepContext, type StepResult, Builder } from './step-draft';
 import { enterReconciliation } from './step-create';
 
 /**
+ * Journals the failed call as an observation with `errorCategory: 'activity_failed'` and the decision taken (T3):
+ * it may or may not have reached the provider. Nothing was heard from the provider, so its facts are unchanged
+ * (M2). Returns undefined, journalling nothing, for an action the journal does not know.
+ */
+function noteFailedCall(
+  draft: Builder,
+  action: string,
+  detail: string,
+  ctx: StepContext,
+  decision: string,
+  nextPollAtMs?: number,
+): { observation: Observation; sequence: number } | undefined {
+  const known = actionSchema.safeParse(action);
+  if (!known.success) return undefined;
+  const observation: Observation = {
+    action: known.data,
+    transport: 'ambiguous',
+    receivedAtMs: ctx.nowMs,
+    errorCategory: 'activity_failed',
+  };
+  const remote = draft.record.remote;
+  const sequence = draft.observe(observation, ctx, {
+    decision,
+    note: detail,
+    ...(nextPollAtMs !== undefined ? { nextPollAtMs, delaySource: 'local_backoff' as const } : {}),
+  });
+  draft.record = { ...draft.record, remote };
+  return { observation, sequence };
+}
+
+/**
  * An outside-call activity failed for a reason of ours (worker lost, timeout, bug), so nothing was observed:
  * the reservation stays counted (B2: an unused reservation beats an invisible request), the failure counts
  * against the transport-failure budget, is journalled as an observation with `errorCategory: 'activity_failed'`
@@ -27,36 +58,16 @@ export function afterActivityFailure(
     transportFailures: record.used.transportFailures + 1,
     backoffAttempt: record.used.backoffAttempt + 1,
   };
-  const b = new Builder(record, { ...record, used, schedule: {} });
+  const draft = new Builder(record, { ...record, used, schedule: {} });
   const cause = `${action.slice(0, 60)}_activity_failed`;
   const detail = `the ${action.slice(0, 60)} activity failed (${used.transportFailures} transport failures of ${record.budgets.maxTransportFailures}); last: ${message.slice(0, 500)}`;
-  // T3: the failed call is explained in the journal too (it may or may not have reached the provider).
-  const known = actionSchema.safeParse(action);
-  const note = (
-    decision: string,
-    nextPollAtMs?: number,
-  ): { observation: Observation; sequence: number } | undefined => {
-    if (!known.success) return undefined;
-    const observation: Observation = {
-      action: known.data,
-      transport: 'ambiguous',
-      receivedAtMs: ctx.nowMs,
-      errorCategory: 'activity_failed',
-    };
-    const sequence = b.observe(observation, ctx, {
-      decision,
-      note: detail,
-      ...(nextPollAtMs !== undefined ? { nextPollAtMs, delaySource: 'local_backoff' as const } : {}),
-    });
-    // Nothing was heard from the provider: its facts are unchanged (M2).
-    b.record = { ...b.record, remote: record.remote };
-    return { observation, sequence };
-  };
+  const note = (decision: string, nextPollAtMs?: number) =>
+    noteFailedCall(draft, action, detail, ctx, decision, nextPollAtMs);
   if (action === 'create' && record.localState === 'create_pending') {
     // U1: the create may have been sent before the activity failed: the same ambiguity as a lost answer.
     const noted = note('reconcile');
-    if (noted !== undefined) enterReconciliation(b, noted.observation, noted.sequence, ctx);
-    return b.result();
+    if (noted !== undefined) enterReconciliation(draft, noted.observation, noted.sequence, ctx);
+    return draft.result();
   }
   if (
     action === 'collect' &&
@@ -66,45 +77,32 @@ export function afterActivityFailure(
     // R5: collecting again is not known to be safe; a human decides.
     const noted = note('escalate');
     if (noted !== undefined && record.localState === 'result_collecting') {
-      b.apply(
-        [
-          {
-            type: 'result_unavailable',
-            actor: ctx.actor,
-            cause,
-            evidenceSequence: noted.sequence,
-            observation: noted.observation,
-            reason: `${detail} (R4, R5)`,
-          },
-        ],
-        ctx,
-      );
+      const { observation, sequence } = noted;
+      const reason = `${detail} (R4, R5)`;
+      const unavailable = { type: 'result_unavailable' as const, actor: ctx.actor, cause, observation, reason };
+      draft.apply([{ ...unavailable, evidenceSequence: sequence }], ctx);
     }
-    b.escalate('provider_failure', `${detail}; collecting is not safe to repeat (R5)`, ctx, cause);
-    return b.result();
+    draft.escalate('provider_failure', `${detail}; collecting is not safe to repeat (R5)`, ctx, cause);
+    return draft.result();
   }
   if (action === 'cancel' && record.localState === 'cancel_requested' && record.cancel !== null) {
     // X3: the one cancel call may have arrived; it is never sent again. A human decides with the history at hand.
     note('escalate');
-    b.record = { ...b.record, cancel: { ...record.cancel, sentAtMs: ctx.nowMs } };
-    b.escalate(
-      'cancellation_unconfirmed',
-      `${detail}; the cancel request may have arrived and is not repeated (X3)`,
-      ctx,
-      cause,
-    );
-    return b.result();
+    draft.record = { ...draft.record, cancel: { ...record.cancel, sentAtMs: ctx.nowMs } };
+    const detailSent = `${detail}; the cancel request may have arrived and is not repeated (X3)`;
+    draft.escalate('cancellation_unconfirmed', detailSent, ctx, cause);
+    return draft.result();
   }
   if (used.transportFailures >= record.budgets.maxTransportFailures) {
     note('escalate');
-    b.escalate('provider_failure', `${detail} (S5)`, ctx, cause);
-    return b.result();
+    draft.escalate('provider_failure', `${detail} (S5)`, ctx, cause);
+    return draft.result();
   }
   const delayMs = Math.min(
     record.policy.maxDelayMs,
     record.policy.baseDelayMs * 2 ** Math.min(record.used.backoffAttempt, 30),
   );
   note('retry', ctx.nowMs + delayMs);
-  b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs + delayMs, delaySource: 'local_backoff' } };
-  return b.result();
+  draft.record = { ...draft.record, schedule: { nextPollAtMs: ctx.nowMs + delayMs, delaySource: 'local_backoff' } };
+  return draft.result();
 }

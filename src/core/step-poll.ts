@@ -20,31 +20,20 @@ export type WakeResult =
  * is reserved before it is sent (B2). Never more than one request per wake-up: no catch-up bursts.
  */
 export function onWake(record: OperationRecord, ctx: StepContext): WakeResult {
-  const reserved = reserveStatusRequest(record, record.policy, ctx.nowMs, {
-    actor: ctx.actor,
-    capabilities: ctx.capabilities,
-  });
+  const reserved = reserveStatusRequest(record, ctx);
   if (reserved.kind === 'reserved') return { kind: 'read_status', record: reserved.record };
   if (reserved.kind === 'not_yet') return { kind: 'not_yet', atMs: reserved.atMs };
-  const b = new Builder(record, reserved.record);
-  b.apply(reserved.events, ctx);
-  return { kind: 'stopped', ...b.result() };
+  const draft = new Builder(record, reserved.record);
+  draft.apply(reserved.events, ctx);
+  return { kind: 'stopped', ...draft.result() };
 }
 
 /** After a status read (P1-P8, H1-H5, S1-S5, X2): the planner's decision, recorded with the observation (T3). */
-export function afterStatus(record: OperationRecord, o: Observation, ctx: StepContext): StepResult {
-  const plan = planAfterObservation({
-    record,
-    policy: record.policy,
-    observation: o,
-    nowMs: ctx.nowMs,
-    random: ctx.random,
-    actor: ctx.actor,
-    capabilities: ctx.capabilities,
-  });
-  const b = new Builder(record, plan.record);
-  b.apply(plan.events, ctx);
-  return b.result();
+export function afterStatus(record: OperationRecord, observation: Observation, ctx: StepContext): StepResult {
+  const plan = planAfterObservation(record, observation, ctx);
+  const draft = new Builder(record, plan.record);
+  draft.apply(plan.events, ctx);
+  return draft.result();
 }
 
 /**
@@ -58,7 +47,7 @@ export function applyWebhookHint(
   hint: { eventId: string; remoteJobId?: string; state?: string; receivedAtMs: number },
   ctx: StepContext,
 ): StepResult {
-  const b = new Builder(record, record);
+  const draft = new Builder(record, record);
   const polling =
     record.localState === 'accepted' || record.localState === 'observing' || record.localState === 'cancelling';
   const ourJob = hint.remoteJobId === undefined || hint.remoteJobId === record.jobId;
@@ -81,13 +70,13 @@ export function applyWebhookHint(
     : wakeNow
       ? ', confirmed by a status read'
       : '';
-  b.observe(observation, ctx, {
+  draft.observe(observation, ctx, {
     decision: wakeNow ? 'read_status_now' : 'noted',
     note: `webhook ${hint.eventId.slice(0, 200)}: a hint${why} (W1)`,
     ...(wakeNow ? { nextPollAtMs: ctx.nowMs, delaySource: 'webhook_hint' } : {}),
   });
   // W1, M2: a webhook is not a provider answer to us; the remote facts stay as the last status read left them.
-  b.record = { ...b.record, remote: record.remote };
-  if (wakeNow) b.record = { ...b.record, schedule: { nextPollAtMs: ctx.nowMs, delaySource: 'webhook_hint' } };
-  return b.result();
+  draft.record = { ...draft.record, remote: record.remote };
+  if (wakeNow) draft.record = { ...draft.record, schedule: { nextPollAtMs: ctx.nowMs, delaySource: 'webhook_hint' } };
+  return draft.result();
 }

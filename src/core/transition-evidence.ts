@@ -1,156 +1,133 @@
 /**
- * The evidence each arrow of the transition table needs (M1), checked against an event: what makes a create
- * answer an acceptance, a status answer a success or failure, a decision valid. Pure.
+ * What the evidence of an event says, checked when the event is applied (M1): what makes a create answer an
+ * acceptance, a status answer a success or failure, a decision valid. That an event carries its evidence at
+ * all is the compiler's check (`OperationEvent`); what is left here is data the compiler cannot see: what a
+ * provider answered (observations), what a person or caller wrote (cancel intent, decision, resume), what a
+ * validation found (result summaries), the bounds of an escalation's text, and the time. Pure.
  */
-import { openEscalationSchema, validateDecision, decisionTarget } from './escalation';
+import { type Decision, openEscalationSchema, validateDecision, decisionTarget } from './escalation';
 import { type LocalState, actorSchema } from './journal';
 import { locatesResult, namesJob, type Observation } from './observation';
+import { type OperationEvent, observationOf } from './operation-event';
 import { type OperationRecord } from './operation';
-import { type EvidenceKind, type OperationEvent, type TransitionRule } from './transitions';
+import { type EvidenceKind, type TransitionRule } from './transitions';
 
-const is2xx = (o: Observation | undefined): o is Observation =>
-  o !== undefined &&
-  o.transport === 'response' &&
-  o.httpStatus !== undefined &&
-  o.httpStatus >= 200 &&
-  o.httpStatus < 300 &&
-  o.parseProblem === undefined;
+/** What one evidence check looks at. */
+interface EvidenceFacts {
+  record: OperationRecord;
+  event: OperationEvent;
+  /** The provider answer the event carries, if any. */
+  observation: Observation | undefined;
+  /** Epoch ms. */
+  nowMs: number;
+  /** The state the arrow leads to. */
+  to: LocalState;
+}
 
-function successEvidence(record: OperationRecord, o: Observation | undefined): boolean {
+/** Evidence the compiler checks in full: a typed field of its event with nothing outside data could get wrong. */
+type TypedEvidence = 'reconcile_method';
+
+const is2xx = (observation: Observation | undefined): observation is Observation =>
+  observation !== undefined &&
+  observation.transport === 'response' &&
+  observation.httpStatus !== undefined &&
+  observation.httpStatus >= 200 &&
+  observation.httpStatus < 300 &&
+  observation.parseProblem === undefined;
+
+/** A person or caller named, and a reason that says something (A2, X1). */
+const signed = (actor: string, reason: string): boolean =>
+  actorSchema.safeParse(actor).success && reason.trim().length > 0;
+
+function successEvidence({ record, observation }: EvidenceFacts): boolean {
   if (
-    is2xx(o) &&
-    (o.action === 'status' || o.action === 'create') &&
-    o.category === 'success' &&
-    locatesResult(o.resultReference)
+    is2xx(observation) &&
+    (observation.action === 'status' || observation.action === 'create') &&
+    observation.category === 'success' &&
+    locatesResult(observation.resultReference)
   )
     return true;
   // Recorded by recordObservation from a 2xx status/create answer (M2): the same fact, seen earlier.
   return record.remote.category === 'success' && record.remote.resultReference !== undefined;
 }
 
-/** The state a decision leads to (for `decide` events), else undefined. */
-export function targetOf(record: OperationRecord, event: OperationEvent): LocalState | null | undefined {
-  if (event.type !== 'decide' || event.decision === undefined) return undefined;
-  return decisionTarget(event.decision.option, record.cancel?.sentAtMs !== undefined);
+/** The state a decision leads to from `escalated`, or null when it changes no state. */
+export function targetOf(record: OperationRecord, decision: Decision): LocalState | null {
+  return decisionTarget(decision.option, record.cancel?.sentAtMs !== undefined);
 }
 
-/** Returns the evidence kinds `rule` needs that `event` (with `record` and `nowMs`) does not supply. */
+/** One check per kind of evidence that outside data decides (see the module comment). */
+const CHECKS: Record<Exclude<EvidenceKind, TypedEvidence>, (facts: EvidenceFacts) => boolean> = {
+  create_answer_with_job_id: ({ observation }) =>
+    is2xx(observation) && observation.action === 'create' && namesJob(observation),
+  // The create's own answer, or the answer to repeating it (same token, or an idempotent PUT/DELETE, V4).
+  sync_success: ({ observation }) =>
+    is2xx(observation) &&
+    (observation.action === 'create' || observation.action === 'reconcile') &&
+    observation.category === 'success' &&
+    locatesResult(observation.resultReference),
+  ambiguous_create: ({ observation }) =>
+    observation?.action === 'create' &&
+    (observation.transport === 'ambiguous' ||
+      observation.transport === 'body_too_large' ||
+      (observation.transport === 'response' && observation.httpStatus !== undefined && observation.httpStatus >= 500)),
+  reconciliation_match: ({ observation }) =>
+    is2xx(observation) && observation.action === 'reconcile' && namesJob(observation),
+  reconciliation_no_job: ({ observation, record, nowMs }) =>
+    observation?.action === 'reconcile' &&
+    observation.transport === 'response' &&
+    (observation.httpStatus === 404 || (is2xx(observation) && !namesJob(observation))) &&
+    nowMs >= record.deadlines.createDeadlineMs,
+  status_answer: ({ observation }) =>
+    is2xx(observation) && observation.action === 'status' && observation.category !== undefined,
+  success_observation: successEvidence,
+  validated_result: ({ event, record }) =>
+    event.type === 'result_validated' &&
+    (event.result?.validation === 'valid' || (event.result === undefined && record.result?.acceptedBy !== undefined)),
+  // A provider's own "cancelled" with no cancel of ours is its failure to finish the job (provider_cancelled).
+  failure_observation: ({ observation, record }) =>
+    is2xx(observation) &&
+    observation.action === 'status' &&
+    (observation.category === 'failure' ||
+      observation.category === 'expired' ||
+      (observation.category === 'cancelled' && record.cancel === null)),
+  cancelled_observation: ({ observation }) =>
+    is2xx(observation) && observation.action === 'status' && observation.category === 'cancelled',
+  cancel_intent: ({ event }) =>
+    event.type === 'cancel_requested' &&
+    signed(event.cancelIntent.requestedBy, event.cancelIntent.reason) &&
+    event.cancelIntent.expectedEffect.trim().length > 0,
+  // The provider answered the one cancel call: accepted (2xx) or already final (409); polling tells how it ended (X2).
+  cancel_answer: ({ observation }) =>
+    observation?.action === 'cancel' &&
+    observation.transport === 'response' &&
+    (observation.httpStatus === 409 || is2xx(observation)),
+  result_deadline_passed: ({ record, nowMs }) => nowMs >= record.deadlines.resultDeadlineMs,
+  cancel_deadline_passed: ({ record, nowMs }) =>
+    record.deadlines.cancelDeadlineMs !== undefined && nowMs >= record.deadlines.cancelDeadlineMs,
+  collect_failure: ({ observation }) => observation?.action === 'collect' && !is2xx(observation),
+  invalid_result: ({ event }) => event.type === 'result_invalid' && event.result.validation === 'invalid',
+  // The escalation's text carries provider words (state, error) whose bounds its type does not state.
+  escalation: ({ event }) => event.type === 'escalate' && openEscalationSchema.safeParse(event.escalation).success,
+  decision: ({ event, record, nowMs, to }) =>
+    event.type === 'decide' &&
+    record.escalation !== null &&
+    validateDecision(record.escalation, event.decision, { nowMs }).kind === 'ok' &&
+    targetOf(record, event.decision) === to &&
+    (event.decision.option !== 'accept_result' || record.result !== null),
+  resume_action: ({ event }) =>
+    event.type === 'resume' &&
+    event.resume.providerSupportsResume &&
+    signed(event.resume.approvedBy, event.resume.reason),
+};
+
+/** Returns the evidence kinds `rule` needs that `event` (with `record` and `nowMs`) does not supply, in order. */
 export function evidenceMissing(
   rule: TransitionRule,
   record: OperationRecord,
   event: OperationEvent,
   nowMs: number,
 ): EvidenceKind[] {
-  const o = event.observation;
-  const missing: EvidenceKind[] = [];
-  for (const kind of rule.evidence) {
-    let ok: boolean;
-    switch (kind) {
-      case 'create_answer_with_job_id':
-        ok = is2xx(o) && o.action === 'create' && namesJob(o);
-        break;
-      case 'sync_success':
-        // The create's own answer, or the answer to repeating it (same token, or an idempotent PUT/DELETE, V4).
-        ok =
-          is2xx(o) &&
-          (o.action === 'create' || o.action === 'reconcile') &&
-          o.category === 'success' &&
-          locatesResult(o.resultReference);
-        break;
-      case 'ambiguous_create':
-        ok =
-          o !== undefined &&
-          o.action === 'create' &&
-          (o.transport === 'ambiguous' ||
-            o.transport === 'body_too_large' ||
-            (o.transport === 'response' && o.httpStatus !== undefined && o.httpStatus >= 500));
-        break;
-      case 'reconcile_method':
-        ok = event.reconcileMethod !== undefined;
-        break;
-      case 'reconciliation_match':
-        ok = is2xx(o) && o.action === 'reconcile' && namesJob(o);
-        break;
-      case 'reconciliation_no_job':
-        ok =
-          o !== undefined &&
-          o.action === 'reconcile' &&
-          o.transport === 'response' &&
-          (o.httpStatus === 404 || (is2xx(o) && !namesJob(o))) &&
-          nowMs >= record.deadlines.createDeadlineMs;
-        break;
-      case 'status_answer':
-        ok = is2xx(o) && o.action === 'status' && o.category !== undefined;
-        break;
-      case 'success_observation':
-        ok = successEvidence(record, o);
-        break;
-      case 'validated_result':
-        ok =
-          event.result?.validation === 'valid' ||
-          (record.result !== null && record.result.acceptedBy !== undefined && event.result === undefined);
-        break;
-      case 'failure_observation':
-        // A provider's own "cancelled" with no cancel of ours is its failure to finish the job (provider_cancelled).
-        ok =
-          is2xx(o) &&
-          o.action === 'status' &&
-          (o.category === 'failure' ||
-            o.category === 'expired' ||
-            (o.category === 'cancelled' && record.cancel === null));
-        break;
-      case 'cancelled_observation':
-        ok = is2xx(o) && o.action === 'status' && o.category === 'cancelled';
-        break;
-      case 'cancel_intent': {
-        const c = event.cancelIntent;
-        ok =
-          c !== undefined &&
-          actorSchema.safeParse(c.requestedBy).success &&
-          c.reason.trim().length > 0 &&
-          c.expectedEffect.trim().length > 0;
-        break;
-      }
-      case 'cancel_answer':
-        // The provider answered the one cancel call: accepted (2xx) or already final (409); polling tells how it ended (X2).
-        ok =
-          o !== undefined && o.action === 'cancel' && o.transport === 'response' && (o.httpStatus === 409 || is2xx(o));
-        break;
-      case 'result_deadline_passed':
-        ok = nowMs >= record.deadlines.resultDeadlineMs;
-        break;
-      case 'cancel_deadline_passed':
-        ok = record.deadlines.cancelDeadlineMs !== undefined && nowMs >= record.deadlines.cancelDeadlineMs;
-        break;
-      case 'collect_failure':
-        ok = o !== undefined && o.action === 'collect' && !is2xx(o);
-        break;
-      case 'invalid_result':
-        ok = event.result?.validation === 'invalid';
-        break;
-      case 'escalation':
-        ok = event.escalation !== undefined && openEscalationSchema.safeParse(event.escalation).success;
-        break;
-      case 'decision': {
-        ok =
-          record.escalation !== null &&
-          event.decision !== undefined &&
-          validateDecision(record.escalation, event.decision, { nowMs }).kind === 'ok' &&
-          targetOf(record, event) === rule.to &&
-          (event.decision.option !== 'accept_result' || record.result !== null);
-        break;
-      }
-      case 'resume_action': {
-        const r = event.resume;
-        ok =
-          r !== undefined &&
-          r.providerSupportsResume &&
-          actorSchema.safeParse(r.approvedBy).success &&
-          r.reason.trim().length > 0;
-        break;
-      }
-    }
-    if (!ok) missing.push(kind);
-  }
-  return missing;
+  const facts: EvidenceFacts = { record, event, observation: observationOf(event), nowMs, to: rule.to };
+  return rule.evidence.filter((kind) => kind !== 'reconcile_method' && !CHECKS[kind](facts));
 }

@@ -8,19 +8,20 @@
  * `-> cancelling` (extend while a cancel already sent awaits confirmation, X3: never cancel twice),
  * `-> result_collecting` (accept_result / retry_collect, A1) and `-> reconciliation` (retry_create_same_token, U2).
  */
-import { type Decision, type OpenEscalation } from './escalation';
+import { decisionEffects, withApproval } from './decision-effects';
 import { type LocalState } from './journal';
-import { type Observation } from './observation';
+import { type EventType, type OperationEvent, observationOf } from './operation-event';
+import { type OperationRecord, type RecordedTransition, TRANSITION_TAIL, appendBounded } from './operation';
 import { applyRemoteFacts } from './record-observation';
-import {
-  type OperationRecord,
-  type ResultSummary,
-  type RecordedTransition,
-  TRANSITION_TAIL,
-  APPROVAL_TAIL,
-  appendBounded,
-} from './operation';
 import { evidenceMissing, targetOf } from './transition-evidence';
+
+export {
+  type CancelIntent,
+  type EventOf,
+  type EventType,
+  type OperationEvent,
+  type ResumeAction,
+} from './operation-event';
 
 /** The states nothing leaves (except `failed` by a recorded resume action, M1). */
 export const FINAL_STATES: readonly LocalState[] = ['succeeded', 'failed', 'cancelled', 'closed'];
@@ -42,30 +43,10 @@ export const NON_FINAL_STATES: readonly LocalState[] = [
   'escalated',
 ];
 
-/** Event types: one per kind of cause. */
-export type EventType =
-  | 'create_accepted'
-  | 'create_succeeded_sync'
-  | 'create_ambiguous'
-  | 'reconciliation_started'
-  | 'reconciliation_matched'
-  | 'reconciliation_no_job'
-  | 'status_observed'
-  | 'remote_succeeded'
-  | 'result_validated'
-  | 'result_unavailable'
-  | 'result_invalid'
-  | 'remote_failed'
-  | 'deadline_reached'
-  | 'cancel_requested'
-  | 'cancel_sent'
-  | 'remote_cancelled'
-  | 'cancel_deadline_reached'
-  | 'escalate'
-  | 'decide'
-  | 'resume';
-
-/** Kinds of evidence a transition may require. Each is checked by {@link evidenceMissing}. */
+/**
+ * Kinds of evidence a transition may require. That an event carries its evidence is checked by the compiler
+ * (`OperationEvent`); what the evidence says, by {@link evidenceMissing}.
+ */
 export type EvidenceKind =
   /** A create observation: a 2xx response naming a job ID (C2, H2). */
   | 'create_answer_with_job_id'
@@ -73,7 +54,7 @@ export type EvidenceKind =
   | 'sync_success'
   /** A create observation that proves nothing: sent then broken, cut off, or a 5xx (U1). */
   | 'ambiguous_create'
-  /** The reconciliation method the adapter offers is named (U2). */
+  /** The reconciliation method the adapter offers is named (U2): a typed field, checked by the compiler alone. */
   | 'reconcile_method'
   /** A reconcile observation: a 2xx response naming a job ID (C2). */
   | 'reconciliation_match'
@@ -120,196 +101,70 @@ export interface TransitionRule {
   rule: string;
 }
 
-const ESCALATABLE = NON_FINAL_STATES.filter((s) => s !== 'escalated');
+const ESCALATABLE = NON_FINAL_STATES.filter((state) => state !== 'escalated');
+
+/** One arrow, in the column order of the arrow table in docs/rules.md: from, event, to, evidence, fact, rules. */
+function arrow(
+  from: readonly LocalState[],
+  event: EventType,
+  to: LocalState,
+  evidence: readonly EvidenceKind[],
+  fact: TransitionRule['fact'],
+  rule: string,
+): TransitionRule {
+  return { from, event, to, evidence, fact, rule };
+}
 
 /** The transition table (M): every arrow, with the evidence it requires. */
 export const TRANSITIONS: readonly TransitionRule[] = [
-  {
-    from: ['create_pending'],
-    event: 'create_accepted',
-    to: 'accepted',
-    evidence: ['create_answer_with_job_id'],
-    fact: 'remote',
-    rule: 'C2',
-  },
-  {
-    from: ['create_pending'],
-    event: 'create_succeeded_sync',
-    to: 'result_collecting',
-    evidence: ['sync_success'],
-    fact: 'remote',
-    rule: 'C3',
-  },
-  {
-    from: ['create_pending'],
-    event: 'create_ambiguous',
-    to: 'create_unknown',
-    evidence: ['ambiguous_create'],
-    fact: 'local',
-    rule: 'U1',
-  },
-  {
-    from: ['create_unknown'],
-    event: 'reconciliation_started',
-    to: 'reconciliation',
-    evidence: ['reconcile_method'],
-    fact: 'local',
-    rule: 'U2',
-  },
-  {
-    from: ['reconciliation'],
-    event: 'reconciliation_matched',
-    to: 'accepted',
-    evidence: ['reconciliation_match'],
-    fact: 'remote',
-    rule: 'U2',
-  },
-  {
-    from: ['reconciliation'],
-    event: 'reconciliation_no_job',
-    to: 'failed',
-    evidence: ['reconciliation_no_job'],
-    fact: 'remote',
-    rule: 'U2',
-  },
-  {
-    from: ['reconciliation'],
-    event: 'create_succeeded_sync',
-    to: 'result_collecting',
-    evidence: ['sync_success'],
-    fact: 'remote',
-    rule: 'C3, V4',
-  },
-  {
-    from: ['accepted'],
-    event: 'status_observed',
-    to: 'observing',
-    evidence: ['status_answer'],
-    fact: 'remote',
-    rule: 'P1',
-  },
-  {
-    from: ['observing'],
-    event: 'remote_succeeded',
-    to: 'result_collecting',
-    evidence: ['success_observation'],
-    fact: 'remote',
-    rule: 'P7, P9',
-  },
-  {
-    from: ['result_collecting', 'cancelling'],
-    event: 'result_validated',
-    to: 'succeeded',
-    evidence: ['success_observation', 'validated_result'],
-    fact: 'remote',
-    rule: 'S1, R4, X2',
-  },
-  {
-    from: ['result_collecting'],
-    event: 'result_unavailable',
-    to: 'result_unavailable',
-    evidence: ['collect_failure'],
-    fact: 'local',
-    rule: 'R4',
-  },
-  {
-    from: ['result_collecting'],
-    event: 'result_invalid',
-    to: 'result_validation_failed',
-    evidence: ['invalid_result'],
-    fact: 'local',
-    rule: 'R4',
-  },
-  {
-    from: ['accepted', 'observing', 'cancelling'],
-    event: 'remote_failed',
-    to: 'failed',
-    evidence: ['failure_observation'],
-    fact: 'remote',
-    rule: 'S2, X2',
-  },
-  {
-    from: ['observing'],
-    event: 'deadline_reached',
-    to: 'result_timed_out',
-    evidence: ['result_deadline_passed'],
-    fact: 'local',
-    rule: 'S3',
-  },
-  {
-    from: ['accepted', 'observing'],
-    event: 'cancel_requested',
-    to: 'cancel_requested',
-    evidence: ['cancel_intent'],
-    fact: 'local',
-    rule: 'X1, M2',
-  },
-  {
-    from: ['cancel_requested'],
-    event: 'cancel_sent',
-    to: 'cancelling',
-    evidence: ['cancel_answer'],
-    fact: 'local',
-    rule: 'X1',
-  },
-  {
-    from: ['cancelling'],
-    event: 'remote_cancelled',
-    to: 'cancelled',
-    evidence: ['cancelled_observation'],
-    fact: 'remote',
-    rule: 'M1, M2, X2',
-  },
-  {
-    from: ['cancelling'],
-    event: 'cancel_deadline_reached',
-    to: 'cancellation_unconfirmed',
-    evidence: ['cancel_deadline_passed'],
-    fact: 'local',
-    rule: 'X3',
-  },
-  { from: ESCALATABLE, event: 'escalate', to: 'escalated', evidence: ['escalation'], fact: 'local', rule: 'E1' },
-  { from: ['escalated'], event: 'decide', to: 'observing', evidence: ['decision'], fact: 'local', rule: 'A2' },
-  {
-    from: ['escalated'],
-    event: 'decide',
-    to: 'cancel_requested',
-    evidence: ['decision'],
-    fact: 'local',
-    rule: 'A1, X1',
-  },
-  { from: ['escalated'], event: 'decide', to: 'closed', evidence: ['decision'], fact: 'local', rule: 'A2' },
-  { from: ['escalated'], event: 'decide', to: 'cancelling', evidence: ['decision'], fact: 'local', rule: 'A2, X3' },
-  {
-    from: ['escalated'],
-    event: 'decide',
-    to: 'result_collecting',
-    evidence: ['decision'],
-    fact: 'local',
-    rule: 'A1, R5',
-  },
-  { from: ['escalated'], event: 'decide', to: 'reconciliation', evidence: ['decision'], fact: 'local', rule: 'U2, I3' },
-  { from: ['failed'], event: 'resume', to: 'observing', evidence: ['resume_action'], fact: 'local', rule: 'M1' },
+  arrow(['create_pending'], 'create_accepted', 'accepted', ['create_answer_with_job_id'], 'remote', 'C2'),
+  arrow(['create_pending'], 'create_succeeded_sync', 'result_collecting', ['sync_success'], 'remote', 'C3'),
+  arrow(['create_pending'], 'create_ambiguous', 'create_unknown', ['ambiguous_create'], 'local', 'U1'),
+  arrow(['create_unknown'], 'reconciliation_started', 'reconciliation', ['reconcile_method'], 'local', 'U2'),
+  arrow(['reconciliation'], 'reconciliation_matched', 'accepted', ['reconciliation_match'], 'remote', 'U2'),
+  arrow(['reconciliation'], 'reconciliation_no_job', 'failed', ['reconciliation_no_job'], 'remote', 'U2'),
+  arrow(['reconciliation'], 'create_succeeded_sync', 'result_collecting', ['sync_success'], 'remote', 'C3, V4'),
+  arrow(['accepted'], 'status_observed', 'observing', ['status_answer'], 'remote', 'P1'),
+  arrow(['observing'], 'remote_succeeded', 'result_collecting', ['success_observation'], 'remote', 'P7, P9'),
+  arrow(
+    ['result_collecting', 'cancelling'],
+    'result_validated',
+    'succeeded',
+    ['success_observation', 'validated_result'],
+    'remote',
+    'S1, R4, X2',
+  ),
+  arrow(['result_collecting'], 'result_unavailable', 'result_unavailable', ['collect_failure'], 'local', 'R4'),
+  arrow(['result_collecting'], 'result_invalid', 'result_validation_failed', ['invalid_result'], 'local', 'R4'),
+  arrow(
+    ['accepted', 'observing', 'cancelling'],
+    'remote_failed',
+    'failed',
+    ['failure_observation'],
+    'remote',
+    'S2, X2',
+  ),
+  arrow(['observing'], 'deadline_reached', 'result_timed_out', ['result_deadline_passed'], 'local', 'S3'),
+  arrow(['accepted', 'observing'], 'cancel_requested', 'cancel_requested', ['cancel_intent'], 'local', 'X1, M2'),
+  arrow(['cancel_requested'], 'cancel_sent', 'cancelling', ['cancel_answer'], 'local', 'X1'),
+  arrow(['cancelling'], 'remote_cancelled', 'cancelled', ['cancelled_observation'], 'remote', 'M1, M2, X2'),
+  arrow(
+    ['cancelling'],
+    'cancel_deadline_reached',
+    'cancellation_unconfirmed',
+    ['cancel_deadline_passed'],
+    'local',
+    'X3',
+  ),
+  arrow(ESCALATABLE, 'escalate', 'escalated', ['escalation'], 'local', 'E1'),
+  arrow(['escalated'], 'decide', 'observing', ['decision'], 'local', 'A2'),
+  arrow(['escalated'], 'decide', 'cancel_requested', ['decision'], 'local', 'A1, X1'),
+  arrow(['escalated'], 'decide', 'closed', ['decision'], 'local', 'A2'),
+  arrow(['escalated'], 'decide', 'cancelling', ['decision'], 'local', 'A2, X3'),
+  arrow(['escalated'], 'decide', 'result_collecting', ['decision'], 'local', 'A1, R5'),
+  arrow(['escalated'], 'decide', 'reconciliation', ['decision'], 'local', 'U2, I3'),
+  arrow(['failed'], 'resume', 'observing', ['resume_action'], 'local', 'M1'),
 ];
-
-/** An event with its evidence. Which fields matter depends on `type` (see {@link TRANSITIONS}). */
-export interface OperationEvent {
-  type: EventType;
-  /** Who caused it: `workflow`, `worker:<host>`, a human. */
-  actor: string;
-  /** The triggering request/response, e.g. `status_response:seq-14` (M3). Defaults to the event type. */
-  cause?: string;
-  reason?: string;
-  /** The journal sequence of the evidence observation, when recorded. */
-  evidenceSequence?: number;
-  observation?: Observation;
-  result?: ResultSummary;
-  cancelIntent?: { requestedBy: string; reason: string; expectedEffect: string };
-  escalation?: OpenEscalation;
-  decision?: Decision;
-  reconcileMethod?: 'same_token_resend' | 'client_reference_lookup' | 'operation_id_lookup';
-  resume?: { approvedBy: string; reason: string; providerSupportsResume: boolean };
-}
 
 /** The result of {@link transition}. */
 export type TransitionResult =
@@ -325,211 +180,146 @@ export type TransitionResult =
       message: string;
     };
 
+type Refusal = Extract<TransitionResult, { kind: 'refused' }>;
+
+function refusal(code: Refusal['code'], message: string, missingEvidence: EvidenceKind[] = []): Refusal {
+  return { kind: 'refused', code, missingEvidence, message };
+}
+
+/** The arrow `event` takes from the record's state (for `decide`, the one its option leads to), or why none. */
+function arrowFor(record: OperationRecord, event: OperationEvent): { kind: 'arrow'; rule: TransitionRule } | Refusal {
+  const from = record.localState;
+  if (FINAL_STATES.includes(from) && !(from === 'failed' && event.type === 'resume'))
+    return refusal('ASYNCJOB_ERR_OPERATION_FINAL', `the operation is ${from}, a final state`);
+  const candidates = TRANSITIONS.filter((rule) => rule.event === event.type && rule.from.includes(from));
+  const target = event.type === 'decide' ? targetOf(record, event.decision) : undefined;
+  const rule = event.type === 'decide' ? candidates.find((candidate) => candidate.to === target) : candidates[0];
+  if (rule !== undefined) return { kind: 'arrow', rule };
+  if (event.type === 'decide' && candidates.length > 0)
+    return refusal('ASYNCJOB_ERR_MISSING_EVIDENCE', 'decide: the decision leads to no state change', ['decision']);
+  return refusal('ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED', `no transition from ${from} on ${event.type}`);
+}
+
+/** What no single piece of evidence can refuse: a second cancel (X3), a second job for one token (U3). */
+function conflictOf(record: OperationRecord, event: OperationEvent): Refusal | undefined {
+  if (event.type === 'cancel_requested' && record.cancel?.sentAtMs !== undefined)
+    return refusal(
+      'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED',
+      'a cancel was already sent for this operation (X3: never cancel twice)',
+    );
+  if (event.type !== 'create_accepted' && event.type !== 'reconciliation_matched') return undefined;
+  const newId = event.observation.remoteJobId;
+  const others = record.remote.jobIds.filter((id) => id !== newId);
+  if (newId === undefined || others.length === 0) return undefined;
+  return refusal(
+    'ASYNCJOB_ERR_JOB_ID_CONFLICT',
+    `job ID ${newId} differs from ${others.join(', ')} already reported for this operation (U3): escalate job_id_conflict`,
+  );
+}
+
+/** The record moved along `rule` by `event` at `nowMs`, with what the event's evidence changes (A2, M2, X1). */
 function applyEffects(
   record: OperationRecord,
   rule: TransitionRule,
   event: OperationEvent,
   nowMs: number,
 ): OperationRecord {
-  const o = event.observation;
+  const observation = observationOf(event);
   // The evidence is a provider answer: its facts are the provider's (M2), recorded as recordObservation would.
   const next: OperationRecord = {
     ...record,
     localState: rule.to,
-    ...(o !== undefined && rule.fact === 'remote' ? { remote: applyRemoteFacts(record.remote, o) } : {}),
+    ...(observation !== undefined && rule.fact === 'remote'
+      ? { remote: applyRemoteFacts(record.remote, observation) }
+      : {}),
   };
   switch (event.type) {
     case 'create_accepted':
     case 'reconciliation_matched':
+    case 'create_succeeded_sync': {
       // A provider that names jobs only by their poll URL gives no ID (V1): the poll URL, in `remote`, is the job.
-      if (o!.remoteJobId !== undefined) next.jobId = o!.remoteJobId;
-      next.acceptedAtMs = nowMs;
-      break;
-    case 'create_succeeded_sync':
-      if (o!.remoteJobId !== undefined) next.jobId = o!.remoteJobId;
-      next.acceptedAtMs = nowMs;
-      break;
-    case 'result_validated':
-      if (event.result !== undefined) next.result = event.result;
-      break;
-    case 'result_invalid':
-      next.result = event.result!;
-      break;
-    case 'cancel_requested':
-      next.cancel = { ...event.cancelIntent!, requestedAtMs: nowMs };
-      next.deadlines = { ...record.deadlines, cancelDeadlineMs: nowMs + record.policy.cancelDeadlineMs };
-      next.schedule = {};
-      break;
-    case 'cancel_sent':
-      next.cancel = { ...record.cancel!, sentAtMs: nowMs };
-      break;
-    case 'escalate':
-      next.escalation = event.escalation!;
-      next.schedule = {};
-      break;
-    case 'decide': {
-      const d = event.decision!;
-      next.escalation = null;
-      const bounds: Record<string, number | string> = {};
-      if (d.option === 'extend') {
-        const extendMs = d.extendMs!;
-        bounds.extendMs = extendMs;
-        bounds.extraStatusRequests = d.extraStatusRequests!;
-        // An extension adds to the bounds; counters are never reset (A2, B1).
-        next.budgets = {
-          maxStatusRequests: record.budgets.maxStatusRequests + d.extraStatusRequests!,
-          maxTransportFailures: record.budgets.maxTransportFailures + (d.extraTransportFailures ?? 0),
-          maxRateLimited: record.budgets.maxRateLimited + (d.extraRateLimited ?? 0),
-        };
-        if (d.extraTransportFailures !== undefined) bounds.extraTransportFailures = d.extraTransportFailures;
-        if (d.extraRateLimited !== undefined) bounds.extraRateLimited = d.extraRateLimited;
-        next.deadlines =
-          rule.to === 'cancelling'
-            ? {
-                ...record.deadlines,
-                cancelDeadlineMs: Math.max(record.deadlines.cancelDeadlineMs ?? nowMs, nowMs) + extendMs,
-              }
-            : { ...record.deadlines, resultDeadlineMs: Math.max(record.deadlines.resultDeadlineMs, nowMs) + extendMs };
-        next.schedule = { nextPollAtMs: nowMs, delaySource: 'manual_extension' };
-      }
-      if (d.option === 'adopt_job') {
-        next.jobId = d.jobId!;
-        bounds.jobId = d.jobId!;
-        next.schedule = { nextPollAtMs: nowMs, delaySource: 'manual_extension' };
-      }
-      if (d.option === 'accept_result') next.result = { ...record.result!, acceptedBy: d.approvedBy };
-      if (rule.to === 'cancel_requested') {
-        // X1, M2: the approval is the cancel intent (who, why), recorded before the one cancel call, with its deadline (X3).
-        next.cancel = {
-          requestedBy: d.approvedBy,
-          reason: d.reason,
-          expectedEffect: 'the provider stops the job',
-          requestedAtMs: nowMs,
-        };
-        next.deadlines = { ...record.deadlines, cancelDeadlineMs: nowMs + record.policy.cancelDeadlineMs };
-        next.schedule = {};
-      }
-      next.authorisation = {
-        ...record.authorisation,
-        approvals: appendBounded(
-          record.authorisation.approvals,
-          {
-            atMs: nowMs,
-            approvedBy: d.approvedBy,
-            option: d.option,
-            reason: d.reason,
-            ...(Object.keys(bounds).length > 0 ? { bounds } : {}),
-          },
-          APPROVAL_TAIL,
-        ),
-      };
-      break;
+      const jobId = event.observation.remoteJobId;
+      return { ...next, acceptedAtMs: nowMs, ...(jobId !== undefined ? { jobId } : {}) };
     }
-    case 'resume':
-      next.authorisation = {
-        ...record.authorisation,
-        approvals: appendBounded(
-          record.authorisation.approvals,
-          { atMs: nowMs, approvedBy: event.resume!.approvedBy, option: 'resume', reason: event.resume!.reason },
-          APPROVAL_TAIL,
-        ),
+    case 'result_validated':
+      return event.result !== undefined ? { ...next, result: event.result } : next;
+    case 'result_invalid':
+      return { ...next, result: event.result };
+    case 'cancel_requested':
+      return {
+        ...next,
+        cancel: { ...event.cancelIntent, requestedAtMs: nowMs },
+        deadlines: { ...record.deadlines, cancelDeadlineMs: nowMs + record.policy.cancelDeadlineMs },
+        schedule: {},
       };
-      next.schedule = { nextPollAtMs: nowMs, delaySource: 'manual_extension' };
-      break;
+    case 'cancel_sent':
+      return record.cancel === null ? next : { ...next, cancel: { ...record.cancel, sentAtMs: nowMs } };
+    case 'escalate':
+      return { ...next, escalation: event.escalation, schedule: {} };
+    case 'decide':
+      return decisionEffects(record, next, rule.to, event.decision, nowMs);
+    case 'resume': {
+      const { approvedBy, reason } = event.resume;
+      return {
+        ...next,
+        authorisation: withApproval(record, { atMs: nowMs, approvedBy, option: 'resume', reason }),
+        schedule: { nextPollAtMs: nowMs, delaySource: 'manual_extension' },
+      };
+    }
     default:
-      break;
+      return next;
   }
-  return next;
 }
 
-/**
- * Applies `event` at `nowMs` (M1): finds the arrow from the record's state for the event (for `decide`, the
- * target follows from the chosen option), checks every piece of evidence, and returns the new record with the
- * transition appended to the bounded tail at `journal.nextSequence` (M3), or a refusal naming the missing
- * evidence. Pure and safe to repeat: the input record is not modified.
- */
-export function transition(record: OperationRecord, event: OperationEvent, nowMs: number): TransitionResult {
-  const from = record.localState;
-  if (FINAL_STATES.includes(from) && !(from === 'failed' && event.type === 'resume')) {
-    return {
-      kind: 'refused',
-      code: 'ASYNCJOB_ERR_OPERATION_FINAL',
-      missingEvidence: [],
-      message: `the operation is ${from}, a final state`,
-    };
-  }
-  const candidates = TRANSITIONS.filter((r) => r.event === event.type && r.from.includes(from));
-  const target = targetOf(record, event);
-  const rule = event.type === 'decide' ? candidates.find((r) => r.to === target) : candidates[0];
-  if (rule === undefined) {
-    if (event.type === 'decide' && candidates.length > 0) {
-      return {
-        kind: 'refused',
-        code: 'ASYNCJOB_ERR_MISSING_EVIDENCE',
-        missingEvidence: ['decision'],
-        message: 'decide: the decision is missing or leads to no state change',
-      };
-    }
-    return {
-      kind: 'refused',
-      code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED',
-      missingEvidence: [],
-      message: `no transition from ${from} on ${event.type}`,
-    };
-  }
-  const missing = evidenceMissing(rule, record, event, nowMs);
-  if (missing.length > 0) {
-    return {
-      kind: 'refused',
-      code: 'ASYNCJOB_ERR_MISSING_EVIDENCE',
-      missingEvidence: missing,
-      message: `${from} -> ${rule.to} on ${event.type} needs evidence: ${missing.join(', ')} (${rule.rule})`,
-    };
-  }
-  if (event.type === 'cancel_requested' && record.cancel?.sentAtMs !== undefined) {
-    return {
-      kind: 'refused',
-      code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED',
-      missingEvidence: [],
-      message: 'a cancel was already sent for this operation (X3: never cancel twice)',
-    };
-  }
-  if (
-    (event.type === 'create_accepted' || event.type === 'reconciliation_matched') &&
-    event.observation?.remoteJobId !== undefined
-  ) {
-    const newId = event.observation.remoteJobId;
-    const others = record.remote.jobIds.filter((id) => id !== newId);
-    if (others.length > 0) {
-      return {
-        kind: 'refused',
-        code: 'ASYNCJOB_ERR_JOB_ID_CONFLICT',
-        missingEvidence: [],
-        message: `job ID ${newId} differs from ${others.join(', ')} already reported for this operation (U3): escalate job_id_conflict`,
-      };
-    }
-  }
-  const sequence = record.journal.nextSequence;
-  const applied = applyEffects(record, rule, event, nowMs);
-  const jobId = applied.jobId;
-  const recorded: RecordedTransition = {
+/** The journal entry of a transition (M3): from, to, cause, evidence, job ID and reason. */
+function recordedTransition(
+  sequence: number,
+  from: LocalState,
+  applied: OperationRecord,
+  event: OperationEvent,
+  nowMs: number,
+): RecordedTransition {
+  const reason = event.reason?.slice(0, 2000) ?? (event.type === 'escalate' ? event.escalation.reason : undefined);
+  return {
     sequence,
     atMs: nowMs,
     actor: event.actor,
     body: {
       kind: 'transition',
       from,
-      to: rule.to,
+      to: applied.localState,
       cause: (event.cause ?? event.type).slice(0, 100),
       ...(event.evidenceSequence !== undefined ? { evidenceSequence: event.evidenceSequence } : {}),
-      ...(jobId !== undefined ? { remoteJobId: jobId } : {}),
-      ...(event.reason !== undefined
-        ? { reason: event.reason.slice(0, 2000) }
-        : event.escalation
-          ? { reason: event.escalation.reason }
-          : {}),
+      ...(applied.jobId !== undefined ? { remoteJobId: applied.jobId } : {}),
+      ...(reason !== undefined ? { reason } : {}),
     },
   };
+}
+
+/**
+ * Applies `event` at `nowMs` (M1): finds the arrow from the record's state for the event (for `decide`, the
+ * target follows from the chosen option), checks what its evidence says, and returns the new record with the
+ * transition appended to the bounded tail at `journal.nextSequence` (M3), or a refusal naming the missing
+ * evidence. Pure and safe to repeat: the input record is not modified.
+ */
+export function transition(record: OperationRecord, event: OperationEvent, nowMs: number): TransitionResult {
+  const found = arrowFor(record, event);
+  if (found.kind === 'refused') return found;
+  const { rule } = found;
+  const missing = evidenceMissing(rule, record, event, nowMs);
+  if (missing.length > 0) {
+    const arrowText = `${record.localState} -> ${rule.to} on ${event.type}`;
+    return refusal(
+      'ASYNCJOB_ERR_MISSING_EVIDENCE',
+      `${arrowText} needs evidence: ${missing.join(', ')} (${rule.rule})`,
+      missing,
+    );
+  }
+  const conflict = conflictOf(record, event);
+  if (conflict !== undefined) return conflict;
+  const sequence = record.journal.nextSequence;
+  const applied = applyEffects(record, rule, event, nowMs);
+  const recorded = recordedTransition(sequence, record.localState, applied, event, nowMs);
   return {
     kind: 'applied',
     transition: recorded,

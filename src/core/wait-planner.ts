@@ -1,7 +1,9 @@
 /**
- * The wait planner (P2-P8, B2, H1-H5, S1-S5): pure functions that decide, from the record, the policy, the
- * latest status observation, the time and a random number, what happens next. They execute nothing and read
- * no clock: the workflow applies the returned record and events and sleeps until the returned time.
+ * The wait planner (P2-P8, B2, H1-H5, S1-S5): pure functions that decide, from the record, the latest status
+ * observation and the step context (the time, a random number, who acts, what the adapter can do), what happens
+ * next. They execute nothing and read no clock: the workflow applies the returned record and events and sleeps
+ * until the returned time. The policy and the budgets are the record's own (B1: persisted, changed only by
+ * decisions).
  *
  * The loop, per status read:
  * 1. {@link reserveStatusRequest} at wake-up: deadline first (P5, S3), then the budget (B2, S4), then the
@@ -11,19 +13,31 @@
  * 3. {@link planAfterObservation} records the observation with the controller's decision (T3) and returns one
  *    of the {@link PlanResult} kinds.
  */
-import { type AdapterCapabilities, NO_CAPABILITIES } from './escalation';
-import { type DelaySource, type EscalationReason } from './journal';
+import { type DelaySource, type EscalationReason, type LocalState } from './journal';
 import { type Observation } from './observation';
+import { type OperationEvent } from './operation-event';
 import { type OperationRecord } from './operation';
 import { type PollPolicy } from './policy';
 import { raiseEscalation } from './raise-escalation';
-import { recordObservation } from './record-observation';
+import { type ControllerDecision, recordObservation } from './record-observation';
 import { parseNextCheckAt, parsePollAfterSeconds, parseRetryAfter } from './retry-after';
-import { classify } from './status-verdict';
-import { type OperationEvent } from './transitions';
+import { classify, countAnswer } from './status-verdict';
+import { type StepContext } from './step-draft';
+
+/** What the planner needs of the step context. */
+export type PlannerContext = Pick<StepContext, 'nowMs' | 'random' | 'actor' | 'capabilities'>;
 
 /** Why automation stopped, as the workflow reports it. */
 export type StopOutcome = 'failed' | 'cancelled' | 'result_timed_out' | 'cancellation_unconfirmed' | 'escalated';
+
+/** A stop with the transition events that record it. */
+interface Stop {
+  outcome: StopOutcome;
+  escalationReason?: EscalationReason;
+  detail: string;
+  record: OperationRecord;
+  events: OperationEvent[];
+}
 
 /**
  * What to do after an observation.
@@ -55,30 +69,7 @@ export type PlanResult =
       events: OperationEvent[];
     }
   | { kind: 'collect'; record: OperationRecord; events: OperationEvent[] }
-  | {
-      kind: 'stop';
-      outcome: StopOutcome;
-      escalationReason?: EscalationReason;
-      detail: string;
-      record: OperationRecord;
-      events: OperationEvent[];
-    };
-
-/** The input of {@link planAfterObservation}. */
-export interface PlanInput {
-  /** The record after {@link reserveStatusRequest} (the counter already incremented). */
-  record: OperationRecord;
-  policy: PollPolicy;
-  /** The status observation (action `status`). */
-  observation: Observation;
-  /** Epoch ms. */
-  nowMs: number;
-  /** A uniform random number in [0, 1) for jitter. */
-  random: number;
-  /** Who records the decision; default `workflow`. */
-  actor?: string;
-  capabilities?: AdapterCapabilities;
-}
+  | ({ kind: 'stop' } & Stop);
 
 /** The deadline in force: the cancel deadline while cancelling, the result deadline otherwise (U4, X3). */
 export function effectiveDeadlineMs(record: OperationRecord): number {
@@ -97,82 +88,48 @@ export function rawBackoffMs(policy: PollPolicy, attempt: number): number {
  * uniform in [0, raw], at least 1 ms. Integer ms, never above `rawMs`. `random` must be in [0, 1).
  */
 export function jitterMs(rawMs: number, policy: PollPolicy, random: number): number {
-  const r = Math.min(Math.max(random, 0), 1);
+  const unit = Math.min(Math.max(random, 0), 1);
   const lowRatio = policy.jitter === 'full' ? 0 : policy.minJitterRatio;
-  const delay = Math.ceil(rawMs * (lowRatio + (1 - lowRatio) * r));
+  const delay = Math.ceil(rawMs * (lowRatio + (1 - lowRatio) * unit));
   return Math.min(rawMs, Math.max(1, delay));
 }
 
-function stopEvents(
+/** The escalation event raised from `record` (E1). `raisedFrom` names the state a preceding event leads to. */
+function escalationEvent(
   record: OperationRecord,
   reason: EscalationReason,
   detail: string,
-  nowMs: number,
-  actor: string,
-  capabilities: AdapterCapabilities,
+  ctx: Pick<PlannerContext, 'nowMs' | 'actor' | 'capabilities'>,
   cause: string,
-  evidenceSequence?: number,
-): OperationEvent[] {
-  return [
-    {
-      type: 'escalate',
-      actor,
-      cause,
-      ...(evidenceSequence !== undefined ? { evidenceSequence } : {}),
-      escalation: raiseEscalation(record, reason, detail, nowMs, capabilities),
-    },
-  ];
+  raisedFrom?: LocalState,
+): OperationEvent {
+  const escalation = raiseEscalation(record, reason, detail, ctx.nowMs, ctx.capabilities, raisedFrom);
+  return { type: 'escalate', actor: ctx.actor, cause, escalation };
 }
 
-/** The stop for a deadline reached at `nowMs` (S3, X3): the local timeout transition, then the escalation. */
+/** The stop for a deadline reached (S3, X3): the local timeout transition, then the escalation. */
 function deadlineStop(
   record: OperationRecord,
-  nowMs: number,
-  actor: string,
-  capabilities: AdapterCapabilities,
+  ctx: Pick<PlannerContext, 'nowMs' | 'actor' | 'capabilities'>,
   cause: string,
-) {
-  const deadline = effectiveDeadlineMs(record);
-  const at = new Date(deadline).toISOString();
+): Stop {
+  const at = new Date(effectiveDeadlineMs(record)).toISOString();
+  const frame = { actor: ctx.actor, cause };
   if (record.localState === 'cancelling') {
     const detail = `no provider confirmation of the cancel before the cancel deadline ${at}`;
-    const escalation = raiseEscalation(
-      record,
-      'cancellation_unconfirmed',
-      detail,
-      nowMs,
-      capabilities,
-      'cancellation_unconfirmed',
-    );
-    return {
-      outcome: 'cancellation_unconfirmed' as const,
-      escalationReason: 'cancellation_unconfirmed' as const,
-      detail,
-      events: [
-        { type: 'cancel_deadline_reached' as const, actor, cause },
-        { type: 'escalate' as const, actor, cause, escalation },
-      ],
-    };
+    const reason = 'cancellation_unconfirmed';
+    const escalation = escalationEvent(record, reason, detail, ctx, cause, 'cancellation_unconfirmed');
+    const events: OperationEvent[] = [{ type: 'cancel_deadline_reached', ...frame }, escalation];
+    return { outcome: 'cancellation_unconfirmed', escalationReason: reason, detail, record, events };
   }
   const detail = `the result deadline ${at} has passed`;
   if (record.localState === 'observing') {
-    const escalation = raiseEscalation(record, 'deadline_exceeded', detail, nowMs, capabilities, 'result_timed_out');
-    return {
-      outcome: 'result_timed_out' as const,
-      escalationReason: 'deadline_exceeded' as const,
-      detail,
-      events: [
-        { type: 'deadline_reached' as const, actor, cause },
-        { type: 'escalate' as const, actor, cause, escalation },
-      ],
-    };
+    const escalation = escalationEvent(record, 'deadline_exceeded', detail, ctx, cause, 'result_timed_out');
+    const events: OperationEvent[] = [{ type: 'deadline_reached', ...frame }, escalation];
+    return { outcome: 'result_timed_out', escalationReason: 'deadline_exceeded', detail, record, events };
   }
-  return {
-    outcome: 'escalated' as const,
-    escalationReason: 'deadline_exceeded' as const,
-    detail,
-    events: stopEvents(record, 'deadline_exceeded', detail, nowMs, actor, capabilities, cause),
-  };
+  const events = [escalationEvent(record, 'deadline_exceeded', detail, ctx, cause)];
+  return { outcome: 'escalated', escalationReason: 'deadline_exceeded', detail, record, events };
 }
 
 /** The result of {@link reserveStatusRequest}. */
@@ -197,32 +154,26 @@ export type ReserveResult =
  * deadline (S3: checked first, no self-granted extension); the budget (S4: the next request would exceed it);
  * an open reservation (one request per observation: a missed schedule never causes a burst); the schedule
  * (`nextPollAtMs` in the future: not yet; in the past: exactly one request now). On success the counter is
- * incremented BEFORE the request is sent, and the reservation is recorded. The budgets come from the record,
- * not from `_policy` (B1: persisted, changed only by decisions); the policy argument keeps the call shape of
- * the other planner functions. Pure.
+ * incremented BEFORE the request is sent, and the reservation is recorded. Pure.
  */
 export function reserveStatusRequest(
   record: OperationRecord,
-  _policy: PollPolicy,
-  nowMs: number,
-  options: { actor?: string; capabilities?: AdapterCapabilities } = {},
+  ctx: Pick<PlannerContext, 'nowMs' | 'actor' | 'capabilities'>,
 ): ReserveResult {
-  const actor = options.actor ?? 'workflow';
-  const capabilities = options.capabilities ?? NO_CAPABILITIES;
+  const { nowMs } = ctx;
   if (record.localState !== 'accepted' && record.localState !== 'observing' && record.localState !== 'cancelling') {
+    const detail = `no status reads in state ${record.localState}`;
     return {
       kind: 'stop',
       code: 'ASYNCJOB_ERR_TRANSITION_NOT_ALLOWED',
       outcome: 'not_polling',
-      detail: `no status reads in state ${record.localState}`,
+      detail,
       record,
       events: [],
     };
   }
-  if (nowMs >= effectiveDeadlineMs(record)) {
-    const stop = deadlineStop(record, nowMs, actor, capabilities, 'deadline_check');
-    return { kind: 'stop', code: 'ASYNCJOB_ERR_DEADLINE_EXCEEDED', ...stop, record };
-  }
+  if (nowMs >= effectiveDeadlineMs(record))
+    return { kind: 'stop', code: 'ASYNCJOB_ERR_DEADLINE_EXCEEDED', ...deadlineStop(record, ctx, 'deadline_check') };
   if (record.used.statusRequests >= record.budgets.maxStatusRequests) {
     const detail = `all ${record.budgets.maxStatusRequests} status requests used`;
     return {
@@ -232,15 +183,13 @@ export function reserveStatusRequest(
       escalationReason: 'request_budget_exhausted',
       detail,
       record,
-      events: stopEvents(record, 'request_budget_exhausted', detail, nowMs, actor, capabilities, 'budget_check'),
+      events: [escalationEvent(record, 'request_budget_exhausted', detail, ctx, 'budget_check')],
     };
   }
-  if (record.schedule.reservedAtMs !== undefined) {
+  if (record.schedule.reservedAtMs !== undefined)
     return { kind: 'not_yet', atMs: nowMs, reason: 'reservation_open', record };
-  }
-  if (record.schedule.nextPollAtMs !== undefined && record.schedule.nextPollAtMs > nowMs) {
+  if (record.schedule.nextPollAtMs !== undefined && record.schedule.nextPollAtMs > nowMs)
     return { kind: 'not_yet', atMs: record.schedule.nextPollAtMs, reason: 'scheduled_later', record };
-  }
   const requestNumber = record.used.statusRequests + 1;
   return {
     kind: 'reserved',
@@ -249,54 +198,56 @@ export function reserveStatusRequest(
   };
 }
 
-export interface WaitPlan {
-  kind: 'poll' | 'deadline_wait';
-  atMs: number;
-  source: DelaySource;
-  hintRejected?: string;
-  rawMs: number;
+/** What {@link planWait} needs to plan the next outside call. */
+export interface WaitInput {
+  /** The answer just received: its Retry-After and hints (P3). */
+  observation: Observation;
+  policy: PollPolicy;
+  /** Nothing is planned at or after this instant (epoch ms): the deadline of the phase (create, result, cancel). */
+  deadlineMs: number;
+  /** The 0-based backoff attempt (P2). */
+  backoffAttempt: number;
+  /** HTTP 429 answers in a row, counting this one; 0 when this answer is not a 429 (H1). */
+  rateLimitedInARow: number;
 }
 
-/** Computes the next poll time (P2, P3, H1): backoff with jitter, Retry-After as a minimum, a valid hint used, the deadline as the limit. */
-export function planWait(
-  record: OperationRecord,
-  policy: PollPolicy,
-  o: Observation,
-  nowMs: number,
-  random: number,
-  attempt: number,
-  rateLimitedInARow: number,
-): WaitPlan {
-  const deadline = effectiveDeadlineMs(record);
+/** The result of {@link planWait}; `rawMs` is the capped raw backoff before jitter. */
+export type WaitPlan =
+  | { kind: 'poll'; atMs: number; source: DelaySource; hintRejected?: string; rawMs: number }
+  | { kind: 'deadline_wait'; atMs: number; source: 'deadline'; hintRejected?: string; rawMs: number };
+
+/**
+ * Computes the next call's time (P2, P3, H1): backoff with jitter, Retry-After as a minimum, a valid hint used,
+ * the deadline as the limit. Pure; `ctx.random` in [0, 1).
+ */
+export function planWait(input: WaitInput, ctx: Pick<PlannerContext, 'nowMs' | 'random'>): WaitPlan {
+  const { observation, policy, deadlineMs } = input;
   const rejected: string[] = [];
   let retryAfterMs: number | undefined;
-  if (o.retryAfter !== undefined) {
-    const ra = parseRetryAfter(o.retryAfter, o.receivedAtMs, policy.maxHintMs);
-    if (ra.kind === 'ok') retryAfterMs = ra.atMs;
-    else rejected.push(`${ra.reason}: ${ra.detail}`);
+  if (observation.retryAfter !== undefined) {
+    const retryAfter = parseRetryAfter(observation.retryAfter, observation.receivedAtMs, policy.maxHintMs);
+    if (retryAfter.kind === 'ok') retryAfterMs = retryAfter.atMs;
+    else rejected.push(`${retryAfter.reason}: ${retryAfter.detail}`);
   }
-  let rawMs = rawBackoffMs(policy, attempt);
-  if (rateLimitedInARow > 0 && retryAfterMs === undefined) {
+  let rawMs = rawBackoffMs(policy, input.backoffAttempt);
+  if (input.rateLimitedInARow > 0 && retryAfterMs === undefined) {
     // H1: a 429 without a usable Retry-After increases the delay sharply, per 429 in a row.
     rawMs = Math.min(
       policy.maxDelayMs * policy.rateLimitMultiplier,
-      rawMs * policy.rateLimitMultiplier ** Math.min(rateLimitedInARow, 20),
+      rawMs * policy.rateLimitMultiplier ** Math.min(input.rateLimitedInARow, 20),
     );
   }
-  let atMs = nowMs + jitterMs(rawMs, policy, random);
+  let atMs = ctx.nowMs + jitterMs(rawMs, policy, ctx.random);
   let source: DelaySource = 'local_backoff';
   let hintMs: number | undefined;
-  const hints = o.hints;
-  if (hints !== undefined) {
-    const limits = { receivedAtMs: o.receivedAtMs, maxHintMs: policy.maxHintMs, deadlineMs: deadline };
-    for (const parsed of [
-      hints.pollAfterSeconds !== undefined ? parsePollAfterSeconds(hints.pollAfterSeconds, limits) : undefined,
-      hints.nextCheckAt !== undefined ? parseNextCheckAt(hints.nextCheckAt, limits) : undefined,
-    ]) {
-      if (parsed === undefined) continue;
-      if (parsed.kind === 'ok') hintMs = Math.max(hintMs ?? 0, parsed.atMs);
-      else rejected.push(`${parsed.reason}: ${parsed.detail}`);
-    }
+  const { hints } = observation;
+  const limits = { receivedAtMs: observation.receivedAtMs, maxHintMs: policy.maxHintMs, deadlineMs };
+  for (const parsed of [
+    hints?.pollAfterSeconds !== undefined ? parsePollAfterSeconds(hints.pollAfterSeconds, limits) : undefined,
+    hints?.nextCheckAt !== undefined ? parseNextCheckAt(hints.nextCheckAt, limits) : undefined,
+  ]) {
+    if (parsed?.kind === 'ok') hintMs = Math.max(hintMs ?? 0, parsed.atMs);
+    else if (parsed !== undefined) rejected.push(`${parsed.reason}: ${parsed.detail}`);
   }
   if (hintMs !== undefined) {
     atMs = hintMs;
@@ -307,18 +258,69 @@ export function planWait(
     atMs = retryAfterMs;
     source = 'provider_retry_after';
   }
-  atMs = Math.max(atMs, nowMs);
-  const hintRejected = rejected.length > 0 ? rejected.join('; ').slice(0, 2000) : undefined;
-  if (atMs >= deadline) {
-    return {
-      kind: 'deadline_wait',
-      atMs: deadline,
-      source: 'deadline',
-      rawMs,
-      ...(hintRejected !== undefined ? { hintRejected } : {}),
-    };
+  atMs = Math.max(atMs, ctx.nowMs);
+  const hint = rejected.length > 0 ? { hintRejected: rejected.join('; ').slice(0, 2000) } : {};
+  if (atMs >= deadlineMs) return { kind: 'deadline_wait', atMs: deadlineMs, source: 'deadline', rawMs, ...hint };
+  return { kind: 'poll', atMs, source, rawMs, ...hint };
+}
+
+/** One status answer being planned: the record before it, the record with its counters, and how events cite it. */
+interface StatusAnswer {
+  before: OperationRecord;
+  /** `before` with the counters after this answer and the reservation closed. */
+  counted: OperationRecord;
+  observation: Observation;
+  ctx: PlannerContext;
+  frame: { actor: string; cause: string; evidenceSequence: number };
+  /** `accepted -> observing` when this is the first readable answer after acceptance (P1); else none. */
+  firstAnswer: OperationEvent[];
+}
+
+/** The record with the answer appended and the controller's decision recorded with it (T3). */
+function recordAnswer(answer: StatusAnswer, decision: ControllerDecision, updated = answer.counted): OperationRecord {
+  return recordObservation(updated, answer.observation, answer.ctx.nowMs, answer.ctx.actor, decision).record;
+}
+
+/** After an answer that says "not yet": the budget first (S4), then the next read's time (P2, P3, H1). */
+function planNextRead(answer: StatusAnswer, note: string | undefined): PlanResult {
+  const { before, counted, observation, ctx } = answer;
+  const used = counted.used;
+  if (used.statusRequests >= before.budgets.maxStatusRequests) {
+    const detail = `all ${before.budgets.maxStatusRequests} status requests used`;
+    const record = recordAnswer(answer, { decision: 'escalate', note: detail });
+    const escalation = raiseEscalation(record, 'request_budget_exhausted', detail, ctx.nowMs, ctx.capabilities);
+    const events: OperationEvent[] = [...answer.firstAnswer, { type: 'escalate', ...answer.frame, escalation }];
+    return { kind: 'stop', outcome: 'escalated', escalationReason: 'request_budget_exhausted', detail, record, events };
   }
-  return { kind: 'poll', atMs, source, rawMs, ...(hintRejected !== undefined ? { hintRejected } : {}) };
+  const stateChanged =
+    observation.transport === 'response' &&
+    observation.httpStatus !== undefined &&
+    observation.httpStatus < 300 &&
+    observation.remoteState !== undefined &&
+    observation.remoteState !== before.remote.state;
+  const attempt = stateChanged ? 0 : used.backoffAttempt;
+  const rateLimited = observation.transport === 'response' && observation.httpStatus === 429;
+  const plan = planWait(
+    {
+      observation,
+      policy: before.policy,
+      deadlineMs: effectiveDeadlineMs(before),
+      backoffAttempt: attempt,
+      rateLimitedInARow: rateLimited ? used.consecutiveRateLimited : 0,
+    },
+    ctx,
+  );
+  const hint = plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {};
+  const schedule = { nextPollAtMs: plan.atMs, delaySource: plan.source, ...hint };
+  const decision = { decision: plan.kind === 'poll' ? 'wait' : 'wait_for_deadline', ...schedule };
+  const record = recordAnswer(answer, note !== undefined ? { ...decision, note } : decision, {
+    ...counted,
+    used: { ...used, backoffAttempt: attempt + 1 },
+    schedule,
+  });
+  const events = answer.firstAnswer;
+  if (plan.kind === 'poll') return { kind: 'poll', atMs: plan.atMs, source: plan.source, ...hint, record, events };
+  return { kind: 'deadline_wait', atMs: plan.atMs, source: 'deadline', ...hint, record, events };
 }
 
 /**
@@ -327,160 +329,65 @@ export function planWait(
  * changed); then the answer is classified: transport failures against their budget (H5, S5), 401/403 at once
  * (H4), 429 counted and escalated when persistent (H1), 404 inside the consistency window waits (H3), the
  * state category (P1, P6, P7; progress is recorded, never completion, P8); before scheduling, the budget
- * (S4). Pure; `random` in [0, 1).
+ * (S4). `record` is the record after {@link reserveStatusRequest}. Pure; `ctx.random` in [0, 1).
  */
-export function planAfterObservation(input: PlanInput): PlanResult {
-  const { policy, observation: o, nowMs, random } = input;
-  const actor = input.actor ?? 'workflow';
-  const capabilities = input.capabilities ?? NO_CAPABILITIES;
-  const before = input.record;
-
-  const used = { ...before.used };
-  used.statusRequests += Math.max(0, (o.requestsSent ?? 1) - 1);
-  const isTransportFailure =
-    o.transport === 'not_sent' ||
-    o.transport === 'ambiguous' ||
-    (o.transport === 'response' && o.httpStatus !== undefined && o.httpStatus >= 500);
-  if (isTransportFailure) used.transportFailures += 1;
-  if (o.transport === 'response' && o.httpStatus === 429) {
-    used.rateLimited += 1;
-    used.consecutiveRateLimited += 1;
-  } else if (o.transport === 'response') {
-    used.consecutiveRateLimited = 0;
+export function planAfterObservation(
+  record: OperationRecord,
+  observation: Observation,
+  ctx: PlannerContext,
+): PlanResult {
+  const sequence = record.journal.nextSequence;
+  const frame = { actor: ctx.actor, cause: `status_response:${sequence}`, evidenceSequence: sequence };
+  const readable =
+    observation.transport === 'response' &&
+    observation.httpStatus !== undefined &&
+    observation.httpStatus < 300 &&
+    observation.category !== undefined &&
+    observation.parseProblem === undefined;
+  // B2: retries below the workflow (`requestsSent` > 1) were status requests too.
+  const retried = Math.max(0, (observation.requestsSent ?? 1) - 1);
+  const used = countAnswer({ ...record.used, statusRequests: record.used.statusRequests + retried }, observation);
+  const answer: StatusAnswer = {
+    before: record,
+    counted: { ...record, used, schedule: {} },
+    observation,
+    ctx,
+    frame,
+    firstAnswer:
+      record.localState === 'accepted' && readable ? [{ type: 'status_observed', ...frame, observation }] : [],
+  };
+  if (ctx.nowMs >= effectiveDeadlineMs(record)) {
+    const recorded = recordAnswer(answer, { decision: 'stop', note: 'the deadline has passed (S3)' });
+    return { kind: 'stop', ...deadlineStop(recorded, ctx, frame.cause) };
   }
-  const stateChanged =
-    o.transport === 'response' &&
-    o.httpStatus !== undefined &&
-    o.httpStatus < 300 &&
-    o.remoteState !== undefined &&
-    o.remoteState !== before.remote.state;
-  const attempt = stateChanged ? 0 : used.backoffAttempt;
-  const base: OperationRecord = { ...before, used, schedule: {} };
-
-  const finish = (decision: Parameters<typeof recordObservation>[4], updated: OperationRecord = base) =>
-    recordObservation(updated, o, nowMs, actor, decision);
-  const acceptEvents = (sequence: number): OperationEvent[] =>
-    before.localState === 'accepted' &&
-    o.transport === 'response' &&
-    o.httpStatus !== undefined &&
-    o.httpStatus < 300 &&
-    o.category !== undefined &&
-    o.parseProblem === undefined
-      ? [
-          {
-            type: 'status_observed',
-            actor,
-            observation: o,
-            cause: `status_response:${sequence}`,
-            evidenceSequence: sequence,
-          },
-        ]
-      : [];
-
-  if (nowMs >= effectiveDeadlineMs(before)) {
-    const seq = before.journal.nextSequence;
-    const { record } = finish({ decision: 'stop', note: 'the deadline has passed (S3)' });
-    const stop = deadlineStop(record, nowMs, actor, capabilities, `status_response:${seq}`);
-    return { kind: 'stop', ...stop, record };
-  }
-
-  const verdict = classify(base, policy, o, used);
-  const seq = before.journal.nextSequence;
-  const cause = `status_response:${seq}`;
+  const verdict = classify(answer.counted, record.policy, observation, used);
   switch (verdict.kind) {
     case 'escalate': {
-      const { record } = finish({ decision: 'escalate', note: verdict.detail });
-      const escalation = raiseEscalation(record, verdict.reason, verdict.detail, nowMs, capabilities);
-      return {
-        kind: 'stop',
-        outcome: 'escalated',
-        escalationReason: verdict.reason,
-        detail: verdict.detail,
-        record,
-        events: [{ type: 'escalate', actor, cause, evidenceSequence: seq, escalation, observation: o }],
-      };
+      const recorded = recordAnswer(answer, { decision: 'escalate', note: verdict.detail });
+      const escalation = raiseEscalation(recorded, verdict.reason, verdict.detail, ctx.nowMs, ctx.capabilities);
+      const events: OperationEvent[] = [{ type: 'escalate', ...frame, escalation }];
+      const { reason: escalationReason, detail } = verdict;
+      return { kind: 'stop', outcome: 'escalated', escalationReason, detail, record: recorded, events };
     }
     case 'failed': {
-      const { record } = finish({ decision: 'stop', note: verdict.detail });
-      const events = [
-        ...acceptEvents(seq),
-        { type: 'remote_failed' as const, actor, cause, evidenceSequence: seq, observation: o, reason: verdict.detail },
-      ];
-      return { kind: 'stop', outcome: 'failed', detail: verdict.detail, record, events };
+      const recorded = recordAnswer(answer, { decision: 'stop', note: verdict.detail });
+      const failed: OperationEvent = { type: 'remote_failed', ...frame, observation, reason: verdict.detail };
+      const events = [...answer.firstAnswer, failed];
+      return { kind: 'stop', outcome: 'failed', detail: verdict.detail, record: recorded, events };
     }
     case 'cancelled': {
-      const { record } = finish({ decision: 'stop', note: verdict.detail });
-      return {
-        kind: 'stop',
-        outcome: 'cancelled',
-        detail: verdict.detail,
-        record,
-        events: [{ type: 'remote_cancelled', actor, cause, evidenceSequence: seq, observation: o }],
-      };
+      const recorded = recordAnswer(answer, { decision: 'stop', note: verdict.detail });
+      const events: OperationEvent[] = [{ type: 'remote_cancelled', ...frame, observation }];
+      return { kind: 'stop', outcome: 'cancelled', detail: verdict.detail, record: recorded, events };
     }
     case 'collect': {
-      const { record } = finish({ decision: 'collect' });
-      const events: OperationEvent[] =
-        before.localState === 'cancelling'
-          ? []
-          : [...acceptEvents(seq), { type: 'remote_succeeded', actor, cause, evidenceSequence: seq, observation: o }];
-      return { kind: 'collect', record, events };
+      const recorded = recordAnswer(answer, { decision: 'collect' });
+      // X2: while cancelling, a success is collected without leaving `cancelling`.
+      const succeeded: OperationEvent = { type: 'remote_succeeded', ...frame, observation };
+      const events = record.localState === 'cancelling' ? [] : [...answer.firstAnswer, succeeded];
+      return { kind: 'collect', record: recorded, events };
     }
-    case 'wait': {
-      // S4: the budget is checked before scheduling.
-      if (used.statusRequests >= before.budgets.maxStatusRequests) {
-        const detail = `all ${before.budgets.maxStatusRequests} status requests used`;
-        const { record } = finish({ decision: 'escalate', note: detail });
-        const escalation = raiseEscalation(record, 'request_budget_exhausted', detail, nowMs, capabilities);
-        return {
-          kind: 'stop',
-          outcome: 'escalated',
-          escalationReason: 'request_budget_exhausted',
-          detail,
-          record,
-          events: [...acceptEvents(seq), { type: 'escalate', actor, cause, evidenceSequence: seq, escalation }],
-        };
-      }
-      const isRateLimited = o.transport === 'response' && o.httpStatus === 429;
-      const plan = planWait(base, policy, o, nowMs, random, attempt, isRateLimited ? used.consecutiveRateLimited : 0);
-      const updated: OperationRecord = {
-        ...base,
-        used: { ...used, backoffAttempt: attempt + 1 },
-        schedule: {
-          nextPollAtMs: plan.atMs,
-          delaySource: plan.source,
-          ...(plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {}),
-        },
-      };
-      const { record } = finish(
-        {
-          decision: plan.kind === 'poll' ? 'wait' : 'wait_for_deadline',
-          nextPollAtMs: plan.atMs,
-          delaySource: plan.source,
-          ...(plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {}),
-          ...(verdict.note !== undefined ? { note: verdict.note } : {}),
-        },
-        updated,
-      );
-      const events = acceptEvents(seq);
-      if (plan.kind === 'poll') {
-        return {
-          kind: 'poll',
-          atMs: plan.atMs,
-          source: plan.source,
-          ...(plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {}),
-          record,
-          events,
-        };
-      }
-      return {
-        kind: 'deadline_wait',
-        atMs: plan.atMs,
-        source: 'deadline',
-        ...(plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {}),
-        record,
-        events,
-      };
-    }
+    case 'wait':
+      return planNextRead(answer, verdict.note);
   }
 }

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkFingerprint, newIdempotencyToken, requestFingerprint, tokenDigest } from '../../src/core/fingerprint';
-import { sha256Hex } from '../../src/core/sha256';
-import { utf8Encode } from '../../src/core/utf8';
+import { sha256Hex, sha256HexOfText } from '../../src/core/sha256';
 
 const ascii = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
 
@@ -41,20 +40,24 @@ describe('sha256 (FIPS 180-4)', () => {
   });
 });
 
-describe('utf8Encode', () => {
-  it('agrees with TextEncoder on arbitrary strings, lone surrogates included', () => {
-    const encoder = new TextEncoder();
+describe('sha256HexOfText (UTF-8 as WHATWG TextEncoder writes it)', () => {
+  it('agrees with node:crypto over the UTF-8 bytes of arbitrary strings, lone surrogates included', () => {
     fc.assert(
       fc.property(
         fc.string({ unit: 'binary' }),
         fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((n) => String.fromCharCode(n)) }),
         (a, b) => {
-          const s = a + b + a;
-          expect(Array.from(utf8Encode(s))).toEqual(Array.from(encoder.encode(s)));
+          const text = a + b + a;
+          expect(sha256HexOfText(text)).toBe(createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex'));
         },
       ),
       { numRuns: 1000 },
     );
+  });
+
+  it('hashes a lone surrogate as U+FFFD (EF BF BD), as the stored fingerprints were computed', () => {
+    expect(sha256HexOfText('a\ud800b')).toBe(sha256Hex(Uint8Array.of(0x61, 0xef, 0xbf, 0xbd, 0x62)));
+    expect(sha256HexOfText('\udc00')).toBe(sha256HexOfText('\ufffd'));
   });
 });
 

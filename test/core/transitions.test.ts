@@ -1,10 +1,11 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { localStateSchema, type LocalState } from '../../src/core/journal';
 import { type Observation } from '../../src/core/observation';
+import { observationOf } from '../../src/core/operation-event';
 import { type OperationRecord, TRANSITION_TAIL } from '../../src/core/operation';
 import { raiseEscalation } from '../../src/core/raise-escalation';
-import { transition, TRANSITIONS, type EventType, type OperationEvent } from '../../src/core/transitions';
+import { transition, TRANSITIONS, type EventOf, type EventType, type OperationEvent } from '../../src/core/transitions';
 import { T0, newRecord, obs } from './helpers';
 
 const CAPS = { cancel: true, repeatableCollect: true };
@@ -59,7 +60,10 @@ const INTENT = {
   expectedEffect: 'provider stops the export',
 };
 
-function apply(record: OperationRecord, event: Omit<OperationEvent, 'actor'>, nowMs = T0 + 5_000): OperationRecord {
+/** An event without its actor; each type keeps exactly its own evidence. */
+type Evidence = { [Type in EventType]: Omit<EventOf<Type>, 'actor'> }[EventType];
+
+function apply(record: OperationRecord, event: Evidence, nowMs = T0 + 5_000): OperationRecord {
   const result = transition(record, { actor: A, ...event }, nowMs);
   if (result.kind !== 'applied') throw new Error(`${record.localState} --${event.type}--> refused: ${result.message}`);
   return result.record;
@@ -183,7 +187,7 @@ describe('M: every local state of the diagram is reachable with evidence', () =>
 });
 
 describe('M1: a transition without its evidence is refused, naming what is missing', () => {
-  it.each<[string, () => OperationRecord, Omit<OperationEvent, 'actor'>, string[], number?]>([
+  it.each<[string, () => OperationRecord, Evidence, string[], number?]>([
     [
       'not succeeded because progress said 100',
       collecting,
@@ -211,7 +215,7 @@ describe('M1: a transition without its evidence is refused, naming what is missi
     [
       'not failed -> observing without a recorded resume action',
       () => apply(observing(), { type: 'remote_failed', observation: O.failure }),
-      { type: 'resume' },
+      { type: 'resume', resume: { approvedBy: '', reason: ' ', providerSupportsResume: true } },
       ['resume_action'],
     ],
     [
@@ -237,12 +241,6 @@ describe('M1: a transition without its evidence is refused, naming what is missi
       () => newRecord(),
       { type: 'create_ambiguous', observation: O.createNotSent },
       ['ambiguous_create'],
-    ],
-    [
-      'not reconciliation without a reconciliation method (U2)',
-      createUnknown,
-      { type: 'reconciliation_started' },
-      ['reconcile_method'],
     ],
     [
       'not failed by an empty lookup before the create deadline (U2)',
@@ -274,7 +272,15 @@ describe('M1: a transition without its evidence is refused, naming what is missi
       { type: 'cancel_sent', observation: obs({ action: 'cancel', httpStatus: 500 }) },
       ['cancel_answer'],
     ],
-    ['not escalated without an escalation', observing, { type: 'escalate' }, ['escalation']],
+    [
+      'not escalated with an escalation that offers no option (E1)',
+      observing,
+      {
+        type: 'escalate',
+        escalation: { ...raiseEscalation(observing(), 'unknown_state', 'x', T0, CAPS), options: [] },
+      },
+      ['escalation'],
+    ],
     [
       'not result_unavailable on a successful collect',
       collecting,
@@ -294,6 +300,44 @@ describe('M1: a transition without its evidence is refused, naming what is missi
       expect(result.code).toBe('ASYNCJOB_ERR_MISSING_EVIDENCE');
       expect(result.missingEvidence).toEqual(missing);
     }
+  });
+
+  it('M1, U2, E1, X1: an event without its evidence does not compile (checked by tsc)', () => {
+    expectTypeOf<{ type: 'reconciliation_started'; actor: string }>().not.toExtend<OperationEvent>();
+    expectTypeOf<{ type: 'escalate'; actor: string }>().not.toExtend<OperationEvent>();
+    expectTypeOf<{ type: 'cancel_requested'; actor: string }>().not.toExtend<OperationEvent>();
+    expectTypeOf<{ type: 'resume'; actor: string }>().not.toExtend<OperationEvent>();
+    expectTypeOf<{ type: 'decide'; actor: string }>().not.toExtend<OperationEvent>();
+    expectTypeOf<{ type: 'result_invalid'; actor: string }>().not.toExtend<OperationEvent>();
+    expectTypeOf<{ type: 'remote_succeeded'; actor: string }>().not.toExtend<OperationEvent>();
+    expectTypeOf<{ type: 'cancel_sent'; actor: string }>().not.toExtend<OperationEvent>();
+    // Evidence that is only a time, or a result a person accepted earlier, needs no field.
+    expectTypeOf<{ type: 'deadline_reached'; actor: string }>().toExtend<OperationEvent>();
+    expectTypeOf<{ type: 'result_validated'; actor: string }>().toExtend<OperationEvent>();
+    // Every member of the union has an arrow in the table, and every arrow's event is a member.
+    const everyType: Record<EventType, true> = {
+      create_accepted: true,
+      create_succeeded_sync: true,
+      create_ambiguous: true,
+      reconciliation_started: true,
+      reconciliation_matched: true,
+      reconciliation_no_job: true,
+      status_observed: true,
+      remote_succeeded: true,
+      result_validated: true,
+      result_unavailable: true,
+      result_invalid: true,
+      remote_failed: true,
+      deadline_reached: true,
+      cancel_requested: true,
+      cancel_sent: true,
+      remote_cancelled: true,
+      cancel_deadline_reached: true,
+      escalate: true,
+      decide: true,
+      resume: true,
+    };
+    expect(new Set(TRANSITIONS.map((rule) => rule.event))).toEqual(new Set(Object.keys(everyType)));
   });
 
   it('M1: an arrow that is not in the diagram is refused as not allowed', () => {
@@ -468,10 +512,13 @@ describe('M1 properties over random event sequences', () => {
   });
   type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
 
+  /** A well-typed event of the step's type, whose evidence may or may not say what its arrow needs. */
   function eventFor(record: OperationRecord, step: Step, nowMs: number): OperationEvent {
     const offered = record.escalation?.options ?? [];
     const choice = offered.length > 0 ? offered[step.optionIndex % offered.length] : undefined;
-    const applicable = [...new Set(TRANSITIONS.filter((r) => r.from.includes(record.localState)).map((r) => r.event))];
+    const applicable = [
+      ...new Set(TRANSITIONS.filter((rule) => rule.from.includes(record.localState)).map((rule) => rule.event)),
+    ];
     const type = step.applicable && applicable.length > 0 ? applicable[step.typeIndex % applicable.length]! : step.type;
     const action = type.startsWith('create_')
       ? 'create'
@@ -484,42 +531,59 @@ describe('M1 properties over random event sequences', () => {
             : 'status';
     const relevant = OBS.filter((o) => o.action === action);
     const observation =
-      step.applicable && relevant.length > 0 ? relevant[step.optionIndex % relevant.length] : step.observation;
-    return {
-      type,
-      actor: A,
-      ...(observation ? { observation } : {}),
-      ...(step.result ? { result: step.result } : {}),
-      ...(step.withIntent ? { cancelIntent: INTENT } : {}),
-      ...(step.reconcile ? { reconcileMethod: 'client_reference_lookup' as const } : {}),
-      ...(step.resume !== undefined
-        ? { resume: { approvedBy: 'bob', reason: 'resume', providerSupportsResume: step.resume } }
-        : {}),
-      ...(step.escalationReason
-        ? { escalation: raiseEscalation(record, step.escalationReason, 'random', nowMs, CAPS) }
-        : {}),
-      ...(choice
-        ? {
-            decision: {
-              option: choice.option,
-              approvedBy: 'bob',
-              reason: 'random',
-              ...(choice.option === 'extend'
-                ? { extendMs: choice.extendMs!, extraStatusRequests: choice.extraStatusRequests! }
-                : {}),
-              ...(choice.option === 'adopt_job' ? { jobId: choice.jobIds![0]! } : {}),
-            },
-          }
-        : {}),
-    };
+      (step.applicable && relevant.length > 0 ? relevant[step.optionIndex % relevant.length] : step.observation) ??
+      OBS[step.optionIndex % OBS.length]!;
+    const frame = { actor: A };
+    switch (type) {
+      case 'reconciliation_started':
+        return { ...frame, type, reconcileMethod: 'client_reference_lookup' };
+      case 'result_validated':
+        return {
+          ...frame,
+          type,
+          ...(step.observation ? { observation: step.observation } : {}),
+          ...(step.result ? { result: step.result } : {}),
+        };
+      case 'result_invalid':
+        return { ...frame, type, result: step.result ?? { validation: 'not_checked' } };
+      case 'deadline_reached':
+      case 'cancel_deadline_reached':
+        return { ...frame, type };
+      case 'cancel_requested':
+        return { ...frame, type, cancelIntent: step.withIntent ? INTENT : { ...INTENT, reason: ' ' } };
+      case 'escalate': {
+        const escalation = raiseEscalation(record, step.escalationReason ?? 'unknown_state', 'random', nowMs, CAPS);
+        return { ...frame, type, escalation };
+      }
+      case 'decide': {
+        const decision = {
+          option: choice?.option ?? ('close' as const),
+          approvedBy: 'bob',
+          reason: 'random',
+          ...(choice?.option === 'extend'
+            ? { extendMs: choice.extendMs!, extraStatusRequests: choice.extraStatusRequests! }
+            : {}),
+          ...(choice?.option === 'adopt_job' ? { jobId: choice.jobIds![0]! } : {}),
+        };
+        return { ...frame, type, decision };
+      }
+      case 'resume':
+        return {
+          ...frame,
+          type,
+          resume: { approvedBy: 'bob', reason: 'resume', providerSupportsResume: step.resume ?? false },
+        };
+      default:
+        return { ...frame, type, observation };
+    }
   }
 
-  const isSuccess = (o: Observation | undefined) =>
-    o !== undefined &&
-    o.transport === 'response' &&
-    o.httpStatus! < 300 &&
-    o.category === 'success' &&
-    o.resultReference !== undefined;
+  const isSuccess = (answer: Observation | undefined) =>
+    answer !== undefined &&
+    answer.transport === 'response' &&
+    answer.httpStatus! < 300 &&
+    answer.category === 'success' &&
+    answer.resultReference !== undefined;
 
   it('M1, S1: no sequence reaches succeeded without a success observation with result fields and a valid (or human-accepted) result; no transition is accepted without its evidence', () => {
     fc.assert(
@@ -537,47 +601,51 @@ describe('M1 properties over random event sequences', () => {
             continue;
           }
           const to = result.record.localState;
-          const o = event.observation;
-          if (isSuccess(o)) successSeen = true;
+          const answer = observationOf(event);
+          if (isSuccess(answer)) successSeen = true;
           // An oracle per target, written apart from the table.
           switch (to) {
             case 'succeeded':
-              expect(successSeen || isSuccess(o)).toBe(true);
-              expect(
-                event.result?.validation === 'valid' ||
-                  (event.result === undefined && record.result?.acceptedBy !== undefined),
-              ).toBe(true);
+              expect(successSeen || isSuccess(answer)).toBe(true);
+              expect(event.type).toBe('result_validated');
+              if (event.type === 'result_validated')
+                expect(
+                  event.result?.validation === 'valid' ||
+                    (event.result === undefined && record.result?.acceptedBy !== undefined),
+                ).toBe(true);
               break;
             case 'accepted':
               // C2, V1: the answer names the job by its ID or by its poll URL.
-              expect(o?.remoteJobId ?? o?.statusUrl).toBeDefined();
-              expect(o?.httpStatus).toBeLessThan(300);
+              expect(answer?.remoteJobId ?? answer?.statusUrl).toBeDefined();
+              expect(answer?.httpStatus).toBeLessThan(300);
               break;
             case 'cancelled':
-              expect(o).toMatchObject({ action: 'status', category: 'cancelled', transport: 'response' });
+              expect(answer).toMatchObject({ action: 'status', category: 'cancelled', transport: 'response' });
               break;
             case 'failed':
               if (event.type === 'reconciliation_no_job')
                 expect(now).toBeGreaterThanOrEqual(record.deadlines.createDeadlineMs);
-              else if (o?.category === 'cancelled')
+              else if (answer?.category === 'cancelled')
                 expect(record.cancel).toBeNull(); // provider_cancelled: no cancel of ours
-              else expect(['failure', 'expired']).toContain(o?.category);
+              else expect(['failure', 'expired']).toContain(answer?.category);
               break;
             case 'observing':
-              if (record.localState === 'failed') expect(event.resume?.providerSupportsResume).toBe(true);
-              if (record.localState === 'escalated') expect(event.decision).toBeDefined();
+              if (record.localState === 'failed')
+                expect(event.type === 'resume' && event.resume.providerSupportsResume).toBe(true);
+              if (record.localState === 'escalated') expect(event.type).toBe('decide');
               break;
             case 'result_timed_out':
               expect(now).toBeGreaterThanOrEqual(record.deadlines.resultDeadlineMs);
               break;
             case 'escalated':
-              expect(event.escalation).toBeDefined();
+              expect(event.type).toBe('escalate');
               break;
             case 'cancel_requested':
-              expect(event.cancelIntent ?? event.decision).toBeDefined();
+              expect(['cancel_requested', 'decide']).toContain(event.type);
+              if (event.type === 'cancel_requested') expect(event.cancelIntent.reason.trim()).not.toBe('');
               break;
             case 'cancelling':
-              expect(o?.action === 'cancel' || event.decision !== undefined).toBe(true);
+              expect(answer?.action === 'cancel' || event.type === 'decide').toBe(true);
               break;
             default:
               break;

@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Observation } from '../../src/core/observation';
 import { operationRecordSchema, type OperationRecord } from '../../src/core/operation';
-import { openEscalationSchema } from '../../src/core/escalation';
-import { pollPolicySchema, type PollPolicy } from '../../src/core/policy';
+import { NO_CAPABILITIES, openEscalationSchema } from '../../src/core/escalation';
+import { pollPolicySchema } from '../../src/core/policy';
 import { parseRetryAfter } from '../../src/core/retry-after';
 import { transition } from '../../src/core/transitions';
 import {
@@ -16,16 +16,14 @@ import {
 import { T0, obs, observingRecord } from './helpers';
 
 const NOW = T0 + 1000;
-const policyOf = (r: OperationRecord): PollPolicy => r.policy;
+
+/** The step context at `nowMs`: the workflow acting, an adapter without cancel or repeatable collect. */
+function stepAt(nowMs: number, random = 0.5) {
+  return { nowMs, random, actor: 'workflow', capabilities: NO_CAPABILITIES };
+}
 
 function plan(observation: Partial<Observation>, record = observingRecord(), random = 0.5, nowMs = NOW): PlanResult {
-  return planAfterObservation({
-    record,
-    policy: policyOf(record),
-    observation: obs({ receivedAtMs: nowMs, ...observation }),
-    nowMs,
-    random,
-  });
+  return planAfterObservation(record, obs({ receivedAtMs: nowMs, ...observation }), stepAt(nowMs, random));
 }
 
 function withUsed(record: OperationRecord, used: Partial<OperationRecord['used']>): OperationRecord {
@@ -96,7 +94,8 @@ describe('HTTP signals (H1-H5)', () => {
     const result = plan({ httpStatus: status });
     expect(result).toMatchObject({ kind: 'stop', escalationReason: 'authorization_denied' });
     const escalate = result.events[0];
-    expect(escalate?.escalation?.options.map((o) => o.option)).toEqual(['close', 'inspect_provider_console']);
+    if (escalate?.type !== 'escalate') throw new Error(`expected an escalation, got ${escalate?.type}`);
+    expect(escalate.escalation.options.map((offered) => offered.option)).toEqual(['close', 'inspect_provider_console']);
   });
 
   it('H3: 404 inside the consistency window after acceptance waits', () => {
@@ -209,13 +208,13 @@ describe('stop predicates (S1-S5)', () => {
 
   it('S3, P5: on waking, the deadline is checked before anything else', () => {
     const record = withUsed({ ...observingRecord(), schedule: {} }, { statusRequests: 100 });
-    const result = reserveStatusRequest(record, record.policy, record.deadlines.resultDeadlineMs);
+    const result = reserveStatusRequest(record, stepAt(record.deadlines.resultDeadlineMs));
     expect(result).toMatchObject({ kind: 'stop', code: 'ASYNCJOB_ERR_DEADLINE_EXCEEDED', outcome: 'result_timed_out' });
   });
 
   it('S4: the budget stops when the next request would exceed it', () => {
     const record = withUsed({ ...observingRecord({ maxStatusRequests: 5 }), schedule: {} }, { statusRequests: 5 });
-    const result = reserveStatusRequest(record, record.policy, NOW);
+    const result = reserveStatusRequest(record, stepAt(NOW));
     expect(result).toMatchObject({
       kind: 'stop',
       code: 'ASYNCJOB_ERR_REQUEST_BUDGET_EXHAUSTED',
@@ -295,18 +294,18 @@ describe('polling (P2-P8, B2)', () => {
   it('P5: a nextPollAt far in the past gives exactly one request now, never a burst', () => {
     const base = observingRecord();
     const record: OperationRecord = { ...base, schedule: { nextPollAtMs: T0, delaySource: 'local_backoff' } };
-    const first = reserveStatusRequest(record, record.policy, T0 + 600_000);
+    const first = reserveStatusRequest(record, stepAt(T0 + 600_000));
     expect(first).toMatchObject({ kind: 'reserved', requestNumber: 2 });
     if (first.kind !== 'reserved') return;
-    const second = reserveStatusRequest(first.record, record.policy, T0 + 600_000);
+    const second = reserveStatusRequest(first.record, stepAt(T0 + 600_000));
     expect(second).toMatchObject({ kind: 'not_yet', reason: 'reservation_open' });
-    const notYet = reserveStatusRequest({ ...base, schedule: { nextPollAtMs: T0 + 5000 } }, record.policy, T0 + 4000);
+    const notYet = reserveStatusRequest({ ...base, schedule: { nextPollAtMs: T0 + 5000 } }, stepAt(T0 + 4000));
     expect(notYet).toMatchObject({ kind: 'not_yet', atMs: T0 + 5000, reason: 'scheduled_later' });
   });
 
   it('B2: the counter is incremented at reservation, before sending, and retries below the workflow count', () => {
     const base = { ...observingRecord(), schedule: {} };
-    const reserved = reserveStatusRequest(base, base.policy, NOW);
+    const reserved = reserveStatusRequest(base, stepAt(NOW));
     if (reserved.kind !== 'reserved') throw new Error('not reserved');
     expect(reserved.record.used.statusRequests).toBe(base.used.statusRequests + 1);
     const result = plan({ remoteState: 'running', category: 'pending', requestsSent: 3 }, reserved.record);
@@ -384,13 +383,13 @@ describe('polling (P2-P8, B2)', () => {
         fc.integer({ min: 0, max: 12 }),
         fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
         fc.constantFrom<'bounded' | 'full'>('bounded', 'full'),
-        (o, offsetMs, attempt, random, jitter) => {
+        (answer, offsetMs, attempt, random, jitter) => {
           const record = withUsed(observingRecord({ jitter, maxTransportFailures: 1000, maxRateLimited: 1000 }), {
             backoffAttempt: attempt,
           });
           const nowMs = T0 + offsetMs;
-          const observation = obs({ ...o, receivedAtMs: nowMs, remoteState: 'running', category: 'pending' });
-          const result = planAfterObservation({ record, policy: record.policy, observation, nowMs, random });
+          const observation = obs({ ...answer, receivedAtMs: nowMs, remoteState: 'running', category: 'pending' });
+          const result = planAfterObservation(record, observation, stepAt(nowMs, random));
           const deadline = record.deadlines.resultDeadlineMs;
           if (nowMs >= deadline) {
             expect(result.kind).toBe('stop');
@@ -402,9 +401,9 @@ describe('polling (P2-P8, B2)', () => {
           expect(result.atMs).toBeGreaterThanOrEqual(nowMs);
           if (result.kind === 'poll') {
             expect(result.atMs).toBeLessThan(deadline);
-            if (o.retryAfter !== undefined) {
-              const ra = parseRetryAfter(o.retryAfter, nowMs, record.policy.maxHintMs);
-              if (ra.kind === 'ok') expect(result.atMs).toBeGreaterThanOrEqual(ra.atMs);
+            if (answer.retryAfter !== undefined) {
+              const retryAfter = parseRetryAfter(answer.retryAfter, nowMs, record.policy.maxHintMs);
+              if (retryAfter.kind === 'ok') expect(result.atMs).toBeGreaterThanOrEqual(retryAfter.atMs);
             }
           }
           expect(result.record.schedule.nextPollAtMs).toBe(result.atMs);
@@ -421,13 +420,8 @@ describe('polling (P2-P8, B2)', () => {
         fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
         (attempt, random) => {
           const record = withUsed(observingRecord(), { backoffAttempt: attempt });
-          const result = planAfterObservation({
-            record,
-            policy: record.policy,
-            observation: obs({ receivedAtMs: NOW, remoteState: 'running', category: 'pending' }),
-            nowMs: NOW,
-            random,
-          });
+          const observation = obs({ receivedAtMs: NOW, remoteState: 'running', category: 'pending' });
+          const result = planAfterObservation(record, observation, stepAt(NOW, random));
           if (result.kind !== 'poll') throw new Error(result.kind);
           const raw = rawBackoffMs(record.policy, attempt);
           expect(result.atMs - NOW).toBeGreaterThanOrEqual(raw / 2);
@@ -472,7 +466,7 @@ describe('polling (P2-P8, B2)', () => {
           let now = NOW;
           let sent = 0;
           for (const [i, answer] of answers.entries()) {
-            const reserved = reserveStatusRequest(record, record.policy, now);
+            const reserved = reserveStatusRequest(record, stepAt(now));
             if (reserved.kind === 'stop') break;
             if (reserved.kind === 'not_yet') {
               now = reserved.atMs;
@@ -488,13 +482,7 @@ describe('polling (P2-P8, B2)', () => {
               ...(answer.retryAfter !== undefined ? { retryAfter: answer.retryAfter } : {}),
               ...(answer.category === 'success' ? { category: 'pending' as const } : {}),
             });
-            const result = planAfterObservation({
-              record: reserved.record,
-              policy: record.policy,
-              observation,
-              nowMs: now,
-              random: randoms[i] ?? 0,
-            });
+            const result = planAfterObservation(reserved.record, observation, stepAt(now, randoms[i] ?? 0));
             record = result.record;
             expect(record.used.statusRequests).toBeLessThanOrEqual(maxStatusRequests);
             if (result.kind !== 'poll') break;
@@ -537,7 +525,7 @@ describe('T3: the recorded decision', () => {
       statusRequestsAllowed: result.record.budgets.maxStatusRequests,
     });
     for (const event of result.events)
-      if (event.escalation) expect(openEscalationSchema.parse(event.escalation)).toEqual(event.escalation);
+      if (event.type === 'escalate') expect(openEscalationSchema.parse(event.escalation)).toEqual(event.escalation);
   });
 
   it('P1: the first answer after acceptance moves accepted -> observing, then to collection on success', () => {
