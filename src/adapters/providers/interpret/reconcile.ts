@@ -4,7 +4,7 @@
  * Pure.
  */
 import { type Observation, type RemoteStateCategory } from '../../../core/observation';
-import { type ProviderContract } from '../contract';
+import { type ProviderContract, type Reconciliation } from '../contract';
 import { readField } from '../field-path';
 import {
   Problems,
@@ -43,6 +43,9 @@ export interface ReconcileInterpretation {
 
 const MAX_MATCHES = 1000;
 
+/** A reconciliation that lists the provider's jobs: by our client reference, or by the idempotency token. */
+type ListReconciliation = Extract<Reconciliation, { method: 'list_by_client_reference' | 'lookup_by_token' }>;
+
 /**
  * Interprets a reconciliation answer (U2). For `list_by_client_reference` and `lookup_by_token`, every listed
  * job that matches (when the contract names a `matchField`, it must equal the client reference, or the token for
@@ -62,20 +65,37 @@ export function interpretReconcile(
     observation.errorCategory = 'reconcile_unsupported';
     return { observation, matches: [] };
   }
-  if (method.method === 'same_token_resend') {
-    const observation = interpretCreate(contract, answer, 'reconcile', context);
-    const matches: ReconcileMatch[] =
-      observation.remoteJobId === undefined
-        ? []
-        : [
-            {
-              remoteJobId: observation.remoteJobId,
-              remoteState: observation.remoteState,
-              category: observation.category,
-            },
-          ];
-    return { observation, matches };
-  }
+  if (method.method === 'same_token_resend') return interpretRepeatedCreate(contract, answer, context);
+  return interpretJobList(contract, method, answer, context);
+}
+
+/** The answer to a repeated create (same token, or an idempotent PUT/DELETE) read as a create answer (U2, V4). */
+function interpretRepeatedCreate(
+  contract: ProviderContract,
+  answer: ProviderAnswer,
+  context: ReconcileContext,
+): ReconcileInterpretation {
+  const observation = interpretCreate(contract, answer, 'reconcile', context);
+  const matches: ReconcileMatch[] =
+    observation.remoteJobId === undefined
+      ? []
+      : [
+          {
+            remoteJobId: observation.remoteJobId,
+            remoteState: observation.remoteState,
+            category: observation.category,
+          },
+        ];
+  return { observation, matches };
+}
+
+/** A list or lookup answer: every listed job that matches our operation, the job named when exactly one did (U2, U3). */
+function interpretJobList(
+  contract: ProviderContract,
+  method: ListReconciliation,
+  answer: ProviderAnswer,
+  context: ReconcileContext,
+): ReconcileInterpretation {
   if (!isSuccessStatus(answer.status)) return { observation: errorAnswer(contract, 'reconcile', answer), matches: [] };
   const observation = baseObservation(contract, 'reconcile', answer);
   const problems = new Problems();
@@ -92,42 +112,72 @@ export function interpretReconcile(
   const matches: ReconcileMatch[] = [];
   list.value.forEach((item, index) => {
     if (matches.length >= MAX_MATCHES) return;
-    if (!isPlainJsonObject(item)) {
-      problems.add(`${method.listField}[${index}] is not an object`);
-      return;
-    }
-    if (method.matchField !== undefined) {
-      const expected = method.method === 'lookup_by_token' ? context.token : context.clientReference;
-      const marker = readField(item, method.matchField);
-      if (expected === undefined || !marker.found || marker.value !== expected) return;
-    }
-    let remoteJobId: string | undefined;
-    for (const source of method.jobId) {
-      const read = readField(item, source.field);
-      if (!read.found || read.value === null) continue;
-      const raw = typeof read.value === 'number' && Number.isSafeInteger(read.value) ? String(read.value) : read.value;
-      if (typeof raw !== 'string') break;
-      remoteJobId = applyExtract(raw, source.extract, source.stripPrefix, contract.baseUrl);
-      break;
-    }
-    if (remoteJobId === undefined || remoteJobId.length > 500) {
-      problems.add(
-        `${method.listField}[${index}] has no usable job ID (${method.jobId.map((s) => s.field).join(', ')})`,
-      );
-      return;
-    }
-    const itemProblems = new Problems();
-    const state = readStateIfStated(readingFor(contract, undefined), answer.status, item, itemProblems);
-    for (const p of itemProblems.list) problems.add(`${method.listField}[${index}]: ${p}`);
-    const match: ReconcileMatch = { remoteJobId };
-    if (state.remoteState !== undefined) match.remoteState = state.remoteState;
-    if (state.category !== undefined) match.category = state.category;
-    if (method.createdAtField !== undefined) {
-      const createdAt = readField(item, method.createdAtField);
-      if (createdAt.found && typeof createdAt.value === 'string') match.createdAt = cut(createdAt.value, 100);
-    }
-    matches.push(match);
+    const listed = { item, where: `${method.listField}[${index}]` };
+    const match = readListedJob(contract, method, answer.status, context, listed, problems);
+    if (match !== undefined) matches.push(match);
   });
+  nameSingleMatch(observation, matches);
+  return { observation: finish(observation, problems, { foreign: false }), matches };
+}
+
+/**
+ * One listed item as a matching job, or undefined when it is not ours (its `matchField` differs) or unusable (a
+ * problem is recorded, naming the item by `where`).
+ */
+function readListedJob(
+  contract: ProviderContract,
+  method: ListReconciliation,
+  status: number,
+  context: ReconcileContext,
+  listed: { item: unknown; where: string },
+  problems: Problems,
+): ReconcileMatch | undefined {
+  const { item, where } = listed;
+  if (!isPlainJsonObject(item)) {
+    problems.add(`${where} is not an object`);
+    return undefined;
+  }
+  if (method.matchField !== undefined) {
+    const expected = method.method === 'lookup_by_token' ? context.token : context.clientReference;
+    const marker = readField(item, method.matchField);
+    if (expected === undefined || !marker.found || marker.value !== expected) return undefined;
+  }
+  const remoteJobId = listedJobId(contract, method, item);
+  if (remoteJobId === undefined || remoteJobId.length > 500) {
+    problems.add(`${where} has no usable job ID (${method.jobId.map((s) => s.field).join(', ')})`);
+    return undefined;
+  }
+  const itemProblems = new Problems();
+  const state = readStateIfStated(readingFor(contract, undefined), status, item, itemProblems);
+  for (const itemProblem of itemProblems.list) problems.add(`${where}: ${itemProblem}`);
+  const match: ReconcileMatch = { remoteJobId };
+  if (state.remoteState !== undefined) match.remoteState = state.remoteState;
+  if (state.category !== undefined) match.category = state.category;
+  if (method.createdAtField !== undefined) {
+    const createdAt = readField(item, method.createdAtField);
+    if (createdAt.found && typeof createdAt.value === 'string') match.createdAt = cut(createdAt.value, 100);
+  }
+  return match;
+}
+
+/** The job ID of a listed item: the first of the contract's fields present; a number is taken as its digits. */
+function listedJobId(
+  contract: ProviderContract,
+  method: ListReconciliation,
+  item: Record<string, unknown>,
+): string | undefined {
+  for (const source of method.jobId) {
+    const read = readField(item, source.field);
+    if (!read.found || read.value === null) continue;
+    const raw = typeof read.value === 'number' && Number.isSafeInteger(read.value) ? String(read.value) : read.value;
+    if (typeof raw !== 'string') return undefined;
+    return applyExtract(raw, source.extract, source.stripPrefix, contract.baseUrl);
+  }
+  return undefined;
+}
+
+/** Names the job on the observation when every match is the same job; several distinct jobs are U3's multiple_matches. */
+function nameSingleMatch(observation: Observation, matches: readonly ReconcileMatch[]): void {
   const distinct = new Set(matches.map((m) => m.remoteJobId));
   if (distinct.size === 1 && matches[0] !== undefined) {
     observation.remoteJobId = matches[0].remoteJobId;
@@ -136,5 +186,4 @@ export function interpretReconcile(
   } else if (distinct.size > 1) {
     observation.errorCategory = 'multiple_matches';
   }
-  return { observation: finish(observation, problems, { foreign: false }), matches };
 }

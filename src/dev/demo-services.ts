@@ -1,0 +1,104 @@
+/**
+ * What `asyncjob dev` runs beside the Temporal dev server: the SQLite store, the webhook receiver, the provider
+ * simulator, the provider registry and the workers; and their stop, workers first.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { FileArtifactStore } from '../adapters/artifacts/artifact-store';
+import { createProviderRegistry, type ProviderRegistry } from '../adapters/providers/registry';
+import { openSqliteStore, type SqliteOperationStore } from '../adapters/store/sqlite-store';
+import { AsyncJobClient } from '../client';
+import { createJsonLogger } from '../logging';
+import { startSimulator, type Simulator } from '../simulator';
+import { webhookOutcomeReporter } from '../webhooks/outcome-reporter';
+import { startWebhookReceiver, type WebhookReceiver, type WebhookSettings } from '../webhooks/receiver';
+import { createWorkers, runWorkers, shutdownWorkers } from '../worker';
+import { DEMO_SCENARIO } from './demo-scenario';
+import type { DevServer } from './temporal-server';
+
+/** The provider the demo's worker serves. */
+export const DEMO_PROVIDER = 'demo-reports';
+
+/** The demo's running parts. */
+export interface DemoServices {
+  store: SqliteOperationStore;
+  connection: NativeConnection;
+  client: AsyncJobClient;
+  receiver: WebhookReceiver;
+  simulator: Simulator;
+  registry: ProviderRegistry;
+  workers: Worker[];
+  /** Settles when the workers stop. */
+  running: Promise<void>;
+}
+
+/** Starts the demo's parts against `server`, keeping their files under `dataDir`; prints where each listens. */
+export async function startDemoServices(server: DevServer, dataDir: string): Promise<DemoServices> {
+  // The demo's secrets exist only in this process: the worker resolves them by reference (T4).
+  const secrets = {
+    ASYNCJOB_SIMULATOR_TOKEN: randomBytes(24).toString('hex'),
+    ASYNCJOB_SIMULATOR_WEBHOOK_SECRET: randomBytes(24).toString('hex'),
+  };
+  const store = await openSqliteStore({
+    path: path.join(dataDir, 'asyncjob.db'),
+    forbiddenValues: Object.values(secrets),
+  });
+  const connection = await NativeConnection.connect({ address: server.address });
+  const client = new AsyncJobClient({
+    client: new Client({ connection: await Connection.connect({ address: server.address }) }),
+  });
+  const receiver = await startWebhookReceiver({
+    store,
+    webhookSettings: (name) =>
+      name === DEMO_PROVIDER
+        ? (registry.get(DEMO_PROVIDER).adapter.contract?.webhook as WebhookSettings | undefined)
+        : undefined,
+    signal: (operationId, hint) => client.signalWebhook(operationId, hint),
+    env: secrets,
+    // A refused webhook is printed (a JSON line with its reason); accepted ones are in the audit story.
+    onOutcome: webhookOutcomeReporter({ logger: createJsonLogger({ level: 'warn' }) }),
+  });
+  const simulator = await startSimulator({
+    dialect: 'rest',
+    token: secrets.ASYNCJOB_SIMULATOR_TOKEN,
+    scenario: DEMO_SCENARIO as never,
+    // A fresh seed per run: job IDs never repeat across runs that share the store and the Temporal database.
+    seed: randomBytes(4).readUInt32BE(0),
+    webhook: {
+      url: `${receiver.url}/webhooks/${DEMO_PROVIDER}`,
+      secret: secrets.ASYNCJOB_SIMULATOR_WEBHOOK_SECRET,
+    },
+  });
+  console.log(`provider simulator (rest dialect) at ${simulator.url}; webhook receiver at ${receiver.url}`);
+  const registry = await createProviderRegistry({
+    providers: [{ name: DEMO_PROVIDER, path: 'rest' }],
+    baseUrls: { [DEMO_PROVIDER]: simulator.url },
+    env: secrets,
+  });
+  const workers = await createWorkers({
+    connection,
+    activities: createActivities({
+      store,
+      providers: registry,
+      artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
+    }),
+    providerQueues: [{ taskQueue: registry.get(DEMO_PROVIDER).facts.taskQueue!, maxRequestsPerSecond: 20 }],
+  });
+  const running = runWorkers(workers);
+  return { store, connection, client, receiver, simulator, registry, workers, running };
+}
+
+/** Stops the demo's parts, workers first. */
+export async function stopDemoServices(services: DemoServices): Promise<void> {
+  // The Temporal runtime also stops workers on SIGINT/SIGTERM; only ask those that are still running.
+  shutdownWorkers(services.workers);
+  await services.running.catch(() => undefined);
+  await services.receiver.stop();
+  await services.simulator.stop();
+  await services.registry.close();
+  await services.store.close();
+  await services.connection.close();
+}

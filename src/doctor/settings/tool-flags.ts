@@ -1,0 +1,123 @@
+/** The flags of the tool commands: `adapter`, `audit`, `simulate` and `npm run temporal -- start`. */
+import { type Setting } from './setting';
+
+/** `asyncjob adapter`. */
+export const ADAPTER_FLAGS: readonly Setting[] = [
+  {
+    name: '--base-url',
+    usedBy: ['adapter'],
+    default: "the document's",
+    meaning: "replaces the contract's `baseUrl`",
+    example: '--base-url http://127.0.0.1:8080',
+  },
+  {
+    name: '--require-env',
+    usedBy: ['adapter'],
+    default: 'off',
+    meaning: 'an unset `${VAR}` in `baseUrl` is an error, as it is for the worker',
+    example: '--require-env',
+  },
+];
+
+/** `asyncjob audit`. */
+export const AUDIT_FLAGS: readonly Setting[] = [
+  {
+    name: '--store',
+    usedBy: ['audit'],
+    default: '`$ASYNCJOB_STORE`',
+    meaning: 'the store to read, instead of ASYNCJOB_STORE',
+    example: '--store sqlite:/var/lib/asyncjob/asyncjob.db',
+  },
+  {
+    name: '--operation',
+    usedBy: ['audit'],
+    default: 'every operation',
+    meaning: '`audit verify`: check one operation only',
+    example: '--operation report-2026-11-acme',
+  },
+  {
+    name: '--against',
+    usedBy: ['audit'],
+    default: '',
+    meaning: '`audit verify`: hold the store to the checkpoints in FILE (repeatable)',
+    example: '--against checkpoints.jsonl',
+  },
+  {
+    name: '--with-temporal',
+    usedBy: ['audit'],
+    default: 'off',
+    meaning: "`audit verify`: also hold the store to Temporal's history",
+    example: '--with-temporal',
+  },
+  {
+    name: '--out',
+    usedBy: ['audit'],
+    default: 'stdout',
+    meaning: '`audit checkpoint`: append the checkpoint to FILE (one JSON line)',
+    example: '--out checkpoints.jsonl',
+  },
+];
+
+/** `asyncjob simulate`. */
+export const SIMULATE_FLAGS: readonly Setting[] = [
+  {
+    name: '--port',
+    usedBy: ['simulate'],
+    default: '`8080`',
+    meaning: "the simulator's port (0 picks a free one)",
+    example: '--port 0',
+  },
+  {
+    name: '--host',
+    usedBy: ['simulate'],
+    default: '`127.0.0.1`',
+    meaning: "the simulator's interface",
+    example: '--host 0.0.0.0',
+  },
+  {
+    name: '--scenario',
+    usedBy: ['simulate'],
+    default: '',
+    meaning: 'scenario file (JSON or YAML): scripts, faults, webhooks',
+    example: '--scenario examples/scenarios/rest-mixed.yaml',
+  },
+  {
+    name: '--dialect',
+    usedBy: ['simulate'],
+    default: "the scenario's, else `rest`",
+    meaning: '`rest`, `lro` or `operation-location`',
+    example: '--dialect lro',
+  },
+  {
+    name: '--token',
+    usedBy: ['simulate'],
+    default: "the scenario's, else `$ASYNCJOB_SIM_TOKEN`",
+    meaning: 'the bearer token the simulator requires',
+    example: '--token sim-token',
+  },
+];
+
+/** `npm run temporal -- start`. */
+export const DEV_SERVER_FLAGS: readonly Setting[] = [
+  {
+    name: '--port',
+    usedBy: ['npm run temporal'],
+    default: '`7233`',
+    meaning: "`npm run temporal -- start`: the dev server's gRPC port",
+    example: '--port 17233',
+  },
+  {
+    name: '--ui-port',
+    usedBy: ['npm run temporal'],
+    default: '`8233`',
+    meaning: '`npm run temporal -- start`: the Web UI port',
+    example: '--ui-port 18233',
+  },
+  {
+    name: '--db',
+    usedBy: ['npm run temporal'],
+    default: 'in memory',
+    meaning: "`npm run temporal -- start`: SQLite file keeping the server's state",
+    example: '--db .asyncjob/temporal.db',
+  },
+];
