@@ -252,7 +252,7 @@ export function afterReconcile(record: OperationRecord, observation: Observation
 export function reserveCreateAttempt(
   record: OperationRecord,
   ctx: StepContext,
-): { kind: 'reserved'; record: OperationRecord } | ({ kind: 'stopped' } & StepResult) {
+): { kind: 'reserved'; record: OperationRecord } | { kind: 'stopped'; step: StepResult } {
   if (ctx.nowMs >= record.deadlines.createDeadlineMs) {
     const draft = new Builder(record, record);
     const ambiguous = record.localState !== 'create_pending';
@@ -268,7 +268,7 @@ export function reserveCreateAttempt(
       ctx,
       'create_deadline',
     );
-    return { kind: 'stopped', ...draft.result() };
+    return { kind: 'stopped', step: draft.result() };
   }
   return {
     kind: 'reserved',

@@ -34,6 +34,7 @@ export interface StepEntry {
 
 /** The result of every step. */
 export interface StepResult {
+  kind: 'step';
   record: OperationRecord;
   entries: StepEntry[];
 }
@@ -47,7 +48,7 @@ export interface StepRefusal {
 
 /** Whether a step's answer to a caller's message is a refusal (A2, X1). */
 export function isRefusal(result: StepResult | StepRefusal): result is StepRefusal {
-  return (result as Partial<StepRefusal>).kind === 'refused';
+  return result.kind === 'refused';
 }
 
 /** Collects the entries appended since `before` (tails, plus escalation and decision entries kept aside). */
@@ -172,7 +173,7 @@ export class Builder {
       ...this.record.journal.observations.filter((o) => o.sequence >= from),
       ...this.extra,
     ].sort((a, b) => a.sequence - b.sequence);
-    return { record: this.record, entries };
+    return { kind: 'step', record: this.record, entries };
   }
 }
 

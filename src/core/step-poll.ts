@@ -13,7 +13,7 @@ export type WakeResult =
   /** Nothing to send yet. */
   | { kind: 'not_yet'; atMs: number }
   /** The wake-up check stopped automation (deadline or budget, P5, S3, S4); append the entries. */
-  | ({ kind: 'stopped' } & StepResult);
+  | { kind: 'stopped'; step: StepResult };
 
 /**
  * On waking in a polling state (P5): the deadline first, then the budget, then the schedule; a status request
@@ -25,7 +25,7 @@ export function onWake(record: OperationRecord, ctx: StepContext): WakeResult {
   if (reserved.kind === 'not_yet') return { kind: 'not_yet', atMs: reserved.atMs };
   const draft = new Builder(record, reserved.record);
   draft.apply(reserved.events, ctx);
-  return { kind: 'stopped', ...draft.result() };
+  return { kind: 'stopped', step: draft.result() };
 }
 
 /** After a status read (P1-P8, H1-H5, S1-S5, X2): the planner's decision, recorded with the observation (T3). */

@@ -210,7 +210,7 @@ export class OperationRun {
   private async reserveCreateAttempt(): Promise<boolean> {
     const reserved = reserveCreateAttempt(this.record, this.stepContext());
     if (reserved.kind === 'stopped') {
-      await this.commit(reserved);
+      await this.commit(reserved.step);
       return false;
     }
     this.record = reserved.record;
@@ -219,7 +219,7 @@ export class OperationRun {
 
   private async readStatus(facts: ProviderFacts, now: number, label: string): Promise<void> {
     const woke = onWake(this.record, this.stepContext());
-    if (woke.kind === 'stopped') return this.commit(woke);
+    if (woke.kind === 'stopped') return this.commit(woke.step);
     if (woke.kind === 'not_yet') return this.sleepUntil(woke.atMs, now);
     this.record = woke.record;
     const { statusRequests } = woke.record.used;

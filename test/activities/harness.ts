@@ -218,7 +218,7 @@ export async function reserveStatus(
   for (let i = 0; i < 200; i++) {
     const woke = onWake(record, { nowMs: Date.now(), random: 0.5, actor: 'workflow', ...ctx });
     if (woke.kind === 'read_status') return woke.record;
-    if (woke.kind === 'stopped') throw new Error(`stopped: ${JSON.stringify(woke.record.escalation)}`);
+    if (woke.kind === 'stopped') throw new Error(`stopped: ${JSON.stringify(woke.step.record.escalation)}`);
     await new Promise((r) => setTimeout(r, Math.max(1, Math.min(50, woke.atMs - Date.now()))));
   }
   throw new Error('never due');

@@ -469,7 +469,7 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
     }
     const late = reserveCreateAttempt(r, ctx(CREATE_DEADLINE));
     if (late.kind !== 'stopped') throw new Error('expected a stop at the create deadline');
-    const stopped = check(r, late);
+    const stopped = check(r, late.step);
     expect(stopped.localState).toBe('escalated');
     expect(stopped.escalation?.reason).toBe(reason);
     expect(stopped.used.createAttempts).toBe(3);
@@ -485,9 +485,9 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
     if (late.kind !== 'stopped') throw new Error('expected a stop at the create deadline');
     const never = reserveCreateAttempt(r0, ctx(CREATE_DEADLINE));
     if (never.kind !== 'stopped') throw new Error('expected a stop at the create deadline');
-    expect(late.record.escalation?.reason).toBe('deadline_exceeded');
-    expect(never.record.escalation?.reason).toBe('deadline_exceeded');
-    expect(late.record.escalation?.message.detail).toContain('before any create request reached the provider');
+    expect(late.step.record.escalation?.reason).toBe('deadline_exceeded');
+    expect(never.step.record.escalation?.reason).toBe('deadline_exceeded');
+    expect(late.step.record.escalation?.message.detail).toContain('before any create request reached the provider');
   });
 
   it('I3, U4: a 429 whose Retry-After reaches past the create deadline stops instead of waiting past it', () => {
@@ -843,8 +843,12 @@ describe('status reads (P1-P8, H1-H5, S1-S5) end to end through onWake/afterStat
     const r = observing();
     const woke = onWake(r, ctx(RESULT_DEADLINE));
     if (woke.kind !== 'stopped') throw new Error('expected stopped');
-    const e = check(r, woke);
-    expect(kinds(woke.entries)).toEqual(['observing->result_timed_out', 'result_timed_out->escalated', 'escalation']);
+    const e = check(r, woke.step);
+    expect(kinds(woke.step.entries)).toEqual([
+      'observing->result_timed_out',
+      'result_timed_out->escalated',
+      'escalation',
+    ]);
     expect(e.used.statusRequests).toBe(r.used.statusRequests);
     expect(e.escalation?.reason).toBe('deadline_exceeded');
   });
@@ -1013,8 +1017,8 @@ describe('cancellation (X1-X3, M2)', () => {
     const c = cancelling();
     const woke = onWake(c, ctx(c.deadlines.cancelDeadlineMs!));
     if (woke.kind !== 'stopped') throw new Error('expected stopped');
-    const e = check(c, woke);
-    expect(kinds(woke.entries)).toEqual([
+    const e = check(c, woke.step);
+    expect(kinds(woke.step.entries)).toEqual([
       'cancelling->cancellation_unconfirmed',
       'cancellation_unconfirmed->escalated',
       'escalation',
@@ -1379,7 +1383,7 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
     expect(sent.cancel?.sentAtMs).toBe(at + 5);
     // X3: the cancel deadline, not the result deadline, bounds the wait for the confirmation.
     const woke = onWake(sent, ctx(at + FAST.cancelDeadlineMs!));
-    expect(woke.kind === 'stopped' && woke.record.escalation?.reason).toBe('cancellation_unconfirmed');
+    expect(woke.kind === 'stopped' && woke.step.record.escalation?.reason).toBe('cancellation_unconfirmed');
   });
 
   it('E2: decisionDeadlinePassed records that no decision came, only once the deadline passed', () => {
@@ -1425,7 +1429,7 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
           const r = fresh();
           const s = reserveCreateAttempt(r, ctx(CREATE_DEADLINE));
           if (s.kind !== 'stopped') throw new Error('expected stopped');
-          return check(r, s);
+          return check(r, s.step);
         },
       ],
       [
@@ -1881,7 +1885,7 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
                 continue;
               case 'create': {
                 const reserved = reserveCreateAttempt(r, c);
-                if (reserved.kind === 'stopped') apply(reserved);
+                if (reserved.kind === 'stopped') apply(reserved.step);
                 else {
                   r = reserved.record;
                   if (a.activityFails)
@@ -1925,7 +1929,7 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
                 break;
               case 'read_status': {
                 const woke = onWake(r, c);
-                if (woke.kind === 'stopped') apply(woke);
+                if (woke.kind === 'stopped') apply(woke.step);
                 else if (woke.kind === 'read_status') {
                   expect(woke.record.used.statusRequests).toBeLessThanOrEqual(woke.record.budgets.maxStatusRequests);
                   r = woke.record;
