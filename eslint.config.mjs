@@ -46,6 +46,14 @@ export default tseslint.config(
     },
   },
   {
+    // Small modules and small functions (issue 19): a module over 400 lines or a function over 80 is split.
+    files: ['src/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
     // Rule: src/core is pure and deterministic; nothing with I/O, no clock, no randomness.
     files: ['src/core/**/*.ts'],
     rules: {

@@ -11,20 +11,23 @@ import { createActivities } from './activities';
 import { assertRequestRate, pacingInterceptor, RequestPacer } from './activities/request-pacer';
 import type { AsyncJobActivities } from './activities/types';
 import { FileArtifactStore } from './adapters/artifacts/artifact-store';
-import { createProviderRegistry } from './adapters/providers/registry';
+import { createProviderRegistry, type ProviderRegistry } from './adapters/providers/registry';
 import { openStore } from './adapters/store/open-store';
+import type { OperationStore } from './adapters/store/operation-store';
 import { readChainKeySecret } from './audit/keys';
-import { temporalConnectionSettings } from './client/connection';
+import { temporalConnectionSettings, type TemporalConnectionSettings } from './client/connection';
+import { DEFAULT_TASK_QUEUE } from './client/context';
 import { AsyncJobConnectionError } from './client/errors';
+import type { Config } from './config';
 import { checkWorkerEnvironment } from './doctor/environment';
-import { quietSdkLogger } from './doctor/sdk-logger';
-import { createJsonLogger } from './logging';
+import { EXPECTED_SDK_MESSAGES } from './doctor/sdk-logger';
+import { createJsonLogger, sdkLogLevel, type JsonLogger } from './logging';
 import { webhookOutcomeReporter } from './webhooks/outcome-reporter';
-import { startWebhookReceiver, type WebhookReceiver, type WebhookSettings } from './webhooks/receiver';
+import { startWebhookReceiver, type WebhookSettings } from './webhooks/receiver';
 import { webhookSignal } from './workflows/messages';
 
-/** The task queue asyncjob's workflows run on unless told otherwise. */
-export const DEFAULT_TASK_QUEUE = 'asyncjob';
+/** The task queue asyncjob's workflows run on unless told otherwise (the client's, so both always agree). */
+export { DEFAULT_TASK_QUEUE };
 
 /** Absolute path of the workflows entry, for bundling (`.ts` from source, `.js` from `dist/`). */
 export const workflowsPath = path.join(__dirname, 'workflows', `index${path.extname(__filename)}`);
@@ -136,59 +139,125 @@ function secretValuesIn(env: NodeJS.ProcessEnv): string[] {
 }
 
 /**
+ * Installs the Temporal runtime (once per process) with the worker's logger, so the SDK's own lines and its native
+ * core's (forwarded) are the same JSON lines as ours; Prometheus metrics when `ASYNCJOB_METRICS_ADDRESS` is set.
+ */
+function installRuntime(config: Config, logger: JsonLogger): void {
+  const level = config.ASYNCJOB_LOG_LEVEL;
+  // The native core says much at info (each worker's start and shutdown): its warnings only, unless debugging.
+  const core = sdkLogLevel(level === 'info' ? 'warn' : level);
+  Runtime.install({
+    logger,
+    telemetryOptions: {
+      logging: { filter: { core, other: 'ERROR' }, forward: {} },
+      ...(config.ASYNCJOB_METRICS_ADDRESS
+        ? { metrics: { prometheus: { bindAddress: config.ASYNCJOB_METRICS_ADDRESS } } }
+        : {}),
+    },
+  });
+}
+
+/** The connection options of the worker's and the receiver's Temporal connections. */
+function connectOptionsOf(temporal: TemporalConnectionSettings) {
+  return {
+    address: temporal.address,
+    ...(temporal.tls ? { tls: temporal.tls } : {}),
+    ...(temporal.apiKey ? { apiKey: temporal.apiKey } : {}),
+  };
+}
+
+/** What the webhook receiver beside the worker shares with it. */
+interface ReceiverContext {
+  env: NodeJS.ProcessEnv;
+  temporal: TemporalConnectionSettings;
+  store: OperationStore;
+  registry: ProviderRegistry;
+  logger: JsonLogger;
+}
+
+/**
+ * Starts the webhook receiver beside the worker (it needs the same store and contracts), with its own client
+ * connection for the signals. Resolves to the function that stops both.
+ */
+async function startReceiverBeside(context: ReceiverContext, port: number): Promise<() => Promise<void>> {
+  const { env, registry, logger } = context;
+  const connection = await Connection.connect(connectOptionsOf(context.temporal));
+  const client = new Client({ connection, namespace: context.temporal.namespace });
+  const receiver = await startWebhookReceiver({
+    port,
+    host: env.ASYNCJOB_WEBHOOK_HOST ?? '0.0.0.0',
+    store: context.store,
+    webhookSettings: (name) => {
+      try {
+        return registry.get(name).adapter.contract?.webhook as WebhookSettings | undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    signal: (operationId, hint) => client.workflow.getHandle(operationId).signal(webhookSignal, hint),
+    env,
+    // Each request logged (refusals with their reason) and counted on the worker's metrics endpoint.
+    onOutcome: webhookOutcomeReporter({
+      logger,
+      meter: Runtime.instance().metricMeter,
+      isKnownProvider: (name) => registry.names().includes(name),
+    }),
+  });
+  logger.info(`asyncjob webhook receiver: ${receiver.url}/webhooks/<provider>`, { url: receiver.url });
+  return async () => {
+    await receiver.stop();
+    await connection.close();
+  };
+}
+
+/** Connects the worker to Temporal; on failure closes what is open and throws the commands' error (exit 5). */
+async function connectWorker(
+  temporal: TemporalConnectionSettings,
+  opened: { close(): Promise<void> }[],
+): Promise<NativeConnection> {
+  try {
+    return await NativeConnection.connect(connectOptionsOf(temporal));
+  } catch (err) {
+    for (const resource of opened) await resource.close();
+    throw new AsyncJobConnectionError(temporal.address, { cause: err });
+  }
+}
+
+/**
  * `asyncjob worker`: a worker process configured from the environment (see `src/config.ts`): the store, the
- * providers (credentials by reference, resolved here and nowhere else, T4), Prometheus metrics when
- * `ASYNCJOB_METRICS_ADDRESS` is set, and graceful shutdown on SIGINT/SIGTERM. Resolves when shut down.
+ * providers (credentials by reference, resolved here and nowhere else, T4), one JSON-lines logger for the SDK and
+ * for us, Prometheus metrics when `ASYNCJOB_METRICS_ADDRESS` is set, the webhook receiver when
+ * `ASYNCJOB_WEBHOOK_PORT` is, and graceful shutdown on SIGINT/SIGTERM. Resolves when shut down.
  */
 export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   // Everything the worker is asked to serve is checked first; every problem at once, exit 2 (ConfigError).
   const config = await checkWorkerEnvironment(env);
-  Runtime.install({
-    logger: quietSdkLogger(
-      config.ASYNCJOB_LOG_LEVEL === 'debug'
-        ? 'DEBUG'
-        : config.ASYNCJOB_LOG_LEVEL === 'warn'
-          ? 'WARN'
-          : config.ASYNCJOB_LOG_LEVEL === 'error'
-            ? 'ERROR'
-            : 'INFO',
-    ),
-    ...(config.ASYNCJOB_METRICS_ADDRESS
-      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.ASYNCJOB_METRICS_ADDRESS } } } }
-      : {}),
-  });
-  const logger = createJsonLogger({ level: config.ASYNCJOB_LOG_LEVEL, secretValues: secretValuesIn(env) });
-  const names = config.ASYNCJOB_PROVIDERS.split(',')
-    .map((n) => n.trim())
-    .filter(Boolean);
   // The audit chain key: ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY, read as every audit command reads it.
   const hmacKey = await readChainKeySecret(env);
+  const secretValues = [...secretValuesIn(env), ...(hmacKey && hmacKey.length >= 8 ? [hmacKey] : [])];
+  const logger = createJsonLogger({
+    level: config.ASYNCJOB_LOG_LEVEL,
+    secretValues,
+    dropMessages: EXPECTED_SDK_MESSAGES,
+  });
+  installRuntime(config, logger);
   // The store refuses any entry holding one of this process's secret values, the chain key too (defence in depth, T4).
   const store = await openStore(config.ASYNCJOB_STORE, {
     ...(hmacKey ? { hmacKey } : {}),
-    forbiddenValues: [...secretValuesIn(env), ...(hmacKey && hmacKey.length >= 8 ? [hmacKey] : [])],
+    forbiddenValues: secretValues,
   });
   const registry = await createProviderRegistry({
     // Each provider is served under its document's own name:, which must agree with its file name.
-    providers: names.map((name) => ({ path: name })),
+    providers: config.ASYNCJOB_PROVIDERS.split(',')
+      .map((name) => name.trim())
+      .filter(Boolean)
+      .map((name) => ({ path: name })),
     searchDirs: config.ASYNCJOB_PROVIDERS_PATH.split(path.delimiter).filter(Boolean),
     env,
   });
   // One reading of Temporal's connection conventions (address, namespace, TLS files, API key), shared with the client.
   const temporal = temporalConnectionSettings(config);
-  const connectOptions = {
-    address: temporal.address,
-    ...(temporal.tls ? { tls: temporal.tls } : {}),
-    ...(temporal.apiKey ? { apiKey: temporal.apiKey } : {}),
-  };
-  let connection: NativeConnection;
-  try {
-    connection = await NativeConnection.connect(connectOptions);
-  } catch (err) {
-    await registry.close();
-    await store.close();
-    throw new AsyncJobConnectionError(temporal.address, { cause: err }); // exit 5, as for every command
-  }
+  const connection = await connectWorker(temporal, [registry, store]);
   const workers = await createWorkers({
     connection,
     namespace: temporal.namespace,
@@ -209,42 +278,19 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
         : {}),
     })),
   });
-  // The webhook receiver runs beside the worker when a port is configured: it needs the same store and contracts.
-  let receiver: WebhookReceiver | undefined;
-  let clientConnection: Connection | undefined;
-  if (config.ASYNCJOB_WEBHOOK_PORT !== undefined) {
-    clientConnection = await Connection.connect(connectOptions);
-    const client = new Client({ connection: clientConnection, namespace: temporal.namespace });
-    receiver = await startWebhookReceiver({
-      port: config.ASYNCJOB_WEBHOOK_PORT,
-      host: env.ASYNCJOB_WEBHOOK_HOST ?? '0.0.0.0',
-      store,
-      webhookSettings: (name) => {
-        try {
-          return registry.get(name).adapter.contract?.webhook as WebhookSettings | undefined;
-        } catch {
-          return undefined;
-        }
-      },
-      signal: (operationId, hint) => client.workflow.getHandle(operationId).signal(webhookSignal, hint),
-      env,
-      // Each request logged (refusals with their reason) and counted on the worker's metrics endpoint.
-      onOutcome: webhookOutcomeReporter({
-        logger,
-        meter: Runtime.instance().metricMeter,
-        isKnownProvider: (name) => registry.names().includes(name),
-      }),
-    });
-    console.error(`asyncjob webhook receiver: ${receiver.url}/webhooks/<provider>`);
-  }
-  console.error(
-    `asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${registry.names().join(', ')}, store ${config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@')}`,
+  const stopReceiver =
+    config.ASYNCJOB_WEBHOOK_PORT !== undefined
+      ? await startReceiverBeside({ env, temporal, store, registry, logger }, config.ASYNCJOB_WEBHOOK_PORT)
+      : undefined;
+  const storeShown = config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@');
+  logger.info(
+    `asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${registry.names().join(', ')}, store ${storeShown}`,
+    { taskQueue: config.ASYNCJOB_TASK_QUEUE, providers: registry.names(), store: storeShown },
   );
   try {
     await runWorkers(workers);
   } finally {
-    await receiver?.stop();
-    await clientConnection?.close();
+    await stopReceiver?.();
     await registry.close();
     await store.close();
     await connection.close();

@@ -88,113 +88,158 @@ async function resolveSecret(settings: WebhookSettings, env: NodeJS.ProcessEnv):
   return undefined;
 }
 
-/** Starts the receiver on `host:port` (127.0.0.1 and a free port by default). */
-export async function startWebhookReceiver(options: WebhookReceiverOptions): Promise<WebhookReceiver> {
-  const clock = options.clock ?? Date.now;
-  const env = options.env ?? process.env;
-  const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
+/** What the receiver answers to one request, and the outcome it reports. */
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+  outcome: WebhookOutcome;
+}
 
-  const handle = async (
-    req: http.IncomingMessage,
-  ): Promise<{ status: number; body: Record<string, unknown>; outcome: WebhookOutcome }> => {
-    const match = /^\/webhooks\/([A-Za-z0-9._-]{1,64})$/.exec(new URL(req.url ?? '/', 'http://receiver').pathname);
-    const provider = match?.[1] ?? '';
-    const refuse = (status: number, reason: string, extra: Partial<WebhookOutcome> = {}) => ({
-      status,
-      body: { error: reason },
-      outcome: { provider, status, result: 'refused' as const, reason, ...extra },
-    });
-    if (req.method !== 'POST') return refuse(405, 'method_not_allowed');
-    if (!match) return refuse(404, 'unknown_route');
-    const settings = options.webhookSettings(provider);
-    if (!settings) return refuse(404, 'provider_has_no_webhooks');
-    let raw: Buffer;
-    try {
-      raw = await readBody(req, maxBodyBytes);
-    } catch (err) {
-      if (err instanceof BodyTooLarge) return refuse(413, 'body_too_large');
-      throw err;
-    }
-    const secret = await resolveSecret(settings, env);
-    if (!secret)
-      return {
-        status: 500,
-        body: { error: 'webhook_secret_unavailable' },
-        outcome: { provider, status: 500, result: 'error', reason: 'webhook_secret_unavailable' },
-      };
-    const header = req.headers[settings.signatureHeader.toLowerCase()];
-    const check = verifyWebhookSignature({
-      header: Array.isArray(header) ? header[0] : header,
-      rawBody: raw,
-      secret,
-      nowMs: clock(),
-      toleranceMs: settings.toleranceMs,
-    });
-    if (check.kind === 'refused') return refuse(401, check.reason);
-    let event: unknown;
-    try {
-      event = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return refuse(400, 'body_not_json');
-    }
-    const eventId = field(event, settings.eventIdField);
-    const jobId = field(event, settings.jobIdField);
-    const state = field(event, settings.stateField);
-    const isId = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 500;
-    if (!isId(eventId)) return refuse(400, `missing_or_invalid_${settings.eventIdField}`);
-    if (!isId(jobId)) return refuse(400, `missing_or_invalid_${settings.jobIdField}`, { eventId });
-    const operations = await options.store.findByProviderJobId(provider, jobId);
-    const operationId = operations.length === 1 ? operations[0] : undefined;
-    const recorded = await options.store.recordWebhookEvent({
-      provider,
-      eventId,
-      receivedAt: new Date(clock()).toISOString(),
-      ...(operationId !== undefined ? { operationId } : {}),
-      ...(typeof state === 'string' ? { eventType: state.slice(0, 200) } : {}),
-      payloadSha256: createHash('sha256').update(raw).digest('hex'),
-    });
-    if (recorded === 'duplicate') {
-      return {
-        status: 200,
-        body: { status: 'duplicate' },
-        outcome: { provider, status: 200, result: 'duplicate', eventId },
-      };
-    }
-    if (operationId === undefined) {
-      // Recorded for the audit; no operation follows this job (yet): the status loop covers it.
-      return {
-        status: 202,
-        body: { status: 'recorded', operation: null },
-        outcome: { provider, status: 202, result: 'unknown_job', eventId },
-      };
-    }
-    let signalled = true;
-    try {
-      await options.signal(operationId, {
-        eventId,
-        remoteJobId: jobId,
-        ...(typeof state === 'string' ? { state: state.slice(0, 500) } : {}),
-        ...(typeof field(event, 'occurred_at') === 'string'
-          ? { occurredAt: String(field(event, 'occurred_at')).slice(0, 100) }
-          : {}),
-      });
-    } catch {
-      signalled = false;
-    }
+/** The receiver's options with their defaults applied. */
+interface ReceiverContext {
+  options: WebhookReceiverOptions;
+  clock: () => number;
+  env: NodeJS.ProcessEnv;
+  maxBodyBytes: number;
+}
+
+/** An event that passed the signature check and parses as JSON, with what the contract says to read from it. */
+interface VerifiedEvent {
+  provider: string;
+  settings: WebhookSettings;
+  raw: Buffer;
+  event: unknown;
+}
+
+function isEventId(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= 500;
+}
+
+/**
+ * Records the verified event durably (a replay is a `duplicate` with no effect), and only then signals the
+ * operation that follows the provider job, if exactly one does. A failed signal costs only latency (W1).
+ */
+async function recordAndSignal(verified: VerifiedEvent, context: ReceiverContext): Promise<Answer> {
+  const { provider, settings, raw, event } = verified;
+  const refuse = (reason: string, extra: Partial<WebhookOutcome> = {}): Answer => ({
+    status: 400,
+    body: { error: reason },
+    outcome: { provider, status: 400, result: 'refused', reason, ...extra },
+  });
+  const eventId = field(event, settings.eventIdField);
+  const jobId = field(event, settings.jobIdField);
+  const state = field(event, settings.stateField);
+  if (!isEventId(eventId)) return refuse(`missing_or_invalid_${settings.eventIdField}`);
+  if (!isEventId(jobId)) return refuse(`missing_or_invalid_${settings.jobIdField}`, { eventId });
+  const { store } = context.options;
+  const operations = await store.findByProviderJobId(provider, jobId);
+  const operationId = operations.length === 1 ? operations[0] : undefined;
+  const recorded = await store.recordWebhookEvent({
+    provider,
+    eventId,
+    receivedAt: new Date(context.clock()).toISOString(),
+    ...(operationId !== undefined ? { operationId } : {}),
+    ...(typeof state === 'string' ? { eventType: state.slice(0, 200) } : {}),
+    payloadSha256: createHash('sha256').update(raw).digest('hex'),
+  });
+  if (recorded === 'duplicate')
     return {
       status: 200,
-      body: { status: 'recorded', operation: operationId, signalled },
-      outcome: { provider, status: 200, result: 'recorded', eventId, operationId, signalled },
+      body: { status: 'duplicate' },
+      outcome: { provider, status: 200, result: 'duplicate', eventId },
     };
+  if (operationId === undefined) {
+    // Recorded for the audit; no operation follows this job (yet): the status loop covers it.
+    return {
+      status: 202,
+      body: { status: 'recorded', operation: null },
+      outcome: { provider, status: 202, result: 'unknown_job', eventId },
+    };
+  }
+  let signalled = true;
+  try {
+    const occurredAt = field(event, 'occurred_at');
+    await context.options.signal(operationId, {
+      eventId,
+      remoteJobId: jobId,
+      ...(typeof state === 'string' ? { state: state.slice(0, 500) } : {}),
+      ...(typeof occurredAt === 'string' ? { occurredAt: occurredAt.slice(0, 100) } : {}),
+    });
+  } catch {
+    signalled = false;
+  }
+  return {
+    status: 200,
+    body: { status: 'recorded', operation: operationId, signalled },
+    outcome: { provider, status: 200, result: 'recorded', eventId, operationId, signalled },
   };
+}
 
+/** One request: the route, the size limit, the provider's signature, then {@link recordAndSignal}. */
+async function handleWebhook(req: http.IncomingMessage, context: ReceiverContext): Promise<Answer> {
+  const match = /^\/webhooks\/([A-Za-z0-9._-]{1,64})$/.exec(new URL(req.url ?? '/', 'http://receiver').pathname);
+  const provider = match?.[1] ?? '';
+  const refuse = (status: number, reason: string): Answer => ({
+    status,
+    body: { error: reason },
+    outcome: { provider, status, result: 'refused', reason },
+  });
+  if (req.method !== 'POST') return refuse(405, 'method_not_allowed');
+  if (!match) return refuse(404, 'unknown_route');
+  const settings = context.options.webhookSettings(provider);
+  if (!settings) return refuse(404, 'provider_has_no_webhooks');
+  let raw: Buffer;
+  try {
+    raw = await readBody(req, context.maxBodyBytes);
+  } catch (err) {
+    if (err instanceof BodyTooLarge) return refuse(413, 'body_too_large');
+    throw err;
+  }
+  const secret = await resolveSecret(settings, context.env);
+  if (!secret)
+    return {
+      status: 500,
+      body: { error: 'webhook_secret_unavailable' },
+      outcome: { provider, status: 500, result: 'error', reason: 'webhook_secret_unavailable' },
+    };
+  const header = req.headers[settings.signatureHeader.toLowerCase()];
+  const check = verifyWebhookSignature({
+    header: Array.isArray(header) ? header[0] : header,
+    rawBody: raw,
+    secret,
+    nowMs: context.clock(),
+    toleranceMs: settings.toleranceMs,
+  });
+  if (check.kind === 'refused') return refuse(401, check.reason);
+  let event: unknown;
+  try {
+    event = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return refuse(400, 'body_not_json');
+  }
+  return recordAndSignal({ provider, settings, raw, event }, context);
+}
+
+/** The answer to a request whose handling failed on our side (the store, say): never its details. */
+function internalError(): Answer {
+  return {
+    status: 500,
+    body: { error: 'internal_error' },
+    outcome: { provider: '', status: 500, result: 'error', reason: 'internal_error' },
+  };
+}
+
+/** Starts the receiver on `host:port` (127.0.0.1 and a free port by default). */
+export async function startWebhookReceiver(options: WebhookReceiverOptions): Promise<WebhookReceiver> {
+  const context: ReceiverContext = {
+    options,
+    clock: options.clock ?? Date.now,
+    env: options.env ?? process.env,
+    maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
+  };
   const server = http.createServer((req, res) => {
-    handle(req)
-      .catch((): { status: number; body: Record<string, unknown>; outcome: WebhookOutcome } => ({
-        status: 500,
-        body: { error: 'internal_error' },
-        outcome: { provider: '', status: 500, result: 'error', reason: 'internal_error' },
-      }))
+    handleWebhook(req, context)
+      .catch(internalError)
       .then(({ status, body, outcome }) => {
         options.onOutcome?.(outcome);
         res.writeHead(status, { 'content-type': 'application/json' });
