@@ -345,6 +345,8 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     const connection = await Connection.connect({ address });
     cleanups.unshift(() => connection.close());
     const client = new AsyncJobClient({ client: new Client({ connection }), taskQueue });
+    // Operations start only once every provider's queue has a poller: a start refuses an unserved provider.
+    await client.waitForWorkers(registry.names());
 
     log(`soak: ${count} operations, seed ${seed}, fault rate ${faultRate}, Temporal ${address}, data ${dataDir}`);
     const began = Date.now();

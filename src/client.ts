@@ -33,6 +33,7 @@ import {
 } from './client/list';
 import { queryOperation } from './client/queries';
 import { OperationHandle, type UpdateOptions } from './client/operation-handle';
+import { waitForProviderWorkers } from './client/provider-check';
 import { startOperation, type StartOptions } from './client/start';
 import { waitForOutcome, watchOperation, type WaitOptions, type WatchOptions } from './client/wait';
 import {
@@ -153,6 +154,15 @@ export class AsyncJobClient {
   /** Closes the connection made by {@link connect}; a client given from outside is left open. */
   async close(): Promise<void> {
     await this.ownedConnection?.close();
+  }
+
+  /**
+   * Waits until a worker serves each of `providers` (polls its task queue), for scripts that start workers and then
+   * operations: a start checks this once, with a short grace, and refuses an unserved provider. Throws
+   * `ProviderUnservedError` for the first provider still unserved after `timeoutMs` (default 60 000).
+   */
+  async waitForWorkers(providers: readonly string[], options: { timeoutMs?: number } = {}): Promise<void> {
+    await waitForProviderWorkers(this.ctx, providers, options.timeoutMs ?? 60_000);
   }
 
   /**

@@ -114,6 +114,8 @@ export async function startAsyncjob(options: HarnessOptions): Promise<Harness> {
       client: new Client({ connection, ...(options.namespace !== undefined ? { namespace: options.namespace } : {}) }),
       taskQueue,
     });
+    // Scenarios start only once every provider's queue has a poller: a start refuses an unserved provider.
+    await client.waitForWorkers(registry.names());
     return { client, store, artifacts, logFile, stop };
   } catch (error) {
     await stop();

@@ -63,8 +63,12 @@ export async function servedProviders(ctx: ClientContext, except: string): Promi
  * Throws {@link ProviderUnservedError} (naming the providers that are served) when no worker polled the
  * provider's task queue recently. When the server will not say (an older server, a permission), the start goes on.
  */
-export async function assertProviderServed(ctx: ClientContext, provider: string): Promise<void> {
-  const until = Date.now() + GRACE_MS;
+export async function assertProviderServed(
+  ctx: ClientContext,
+  provider: string,
+  graceMs: number = GRACE_MS,
+): Promise<void> {
+  const until = Date.now() + graceMs;
   for (;;) {
     const count = await pollerCount(ctx, provider);
     if (count === null || count > 0) return;
@@ -72,4 +76,18 @@ export async function assertProviderServed(ctx: ClientContext, provider: string)
     await sleep(RETRY_MS);
   }
   throw new ProviderUnservedError(provider, providerTaskQueue(provider), await servedProviders(ctx, provider));
+}
+
+/**
+ * Waits until a worker polls each provider's task queue (a worker that has just started reaches the server within
+ * moments, longer on a loaded machine), or throws {@link ProviderUnservedError} for the first one still unserved
+ * after `timeoutMs`. For deploy scripts and test harnesses that start workers and then operations.
+ */
+export async function waitForProviderWorkers(
+  ctx: ClientContext,
+  providers: readonly string[],
+  timeoutMs: number,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (const provider of providers) await assertProviderServed(ctx, provider, Math.max(0, until - Date.now()));
 }

@@ -88,6 +88,8 @@ export async function startDemoServices(server: DevServer, dataDir: string): Pro
     providerQueues: [{ taskQueue: registry.get(DEMO_PROVIDER).facts.taskQueue!, maxRequestsPerSecond: 20 }],
   });
   const running = runWorkers(workers);
+  // The demo's operations start once the worker polls the provider's queue (a start refuses an unserved provider).
+  await client.waitForWorkers([DEMO_PROVIDER]);
   return { store, connection, client, receiver, simulator, registry, workers, running };
 }
 

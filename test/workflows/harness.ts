@@ -97,6 +97,8 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
   });
   const running = runWorkers(workers);
   const client = new AsyncJobClient({ client: env.client, taskQueue });
+  // Operations start only once every provider's queue has a poller: a start refuses an unserved provider.
+  await client.waitForWorkers(registry.names());
   return {
     env,
     client,

@@ -33,7 +33,7 @@ export interface WorkerProcess {
   readonly child: ChildProcess;
   /** Everything it wrote on stdout and stderr so far. */
   logs(): string;
-  /** Resolves once the worker announced its task queue (its workers are created and start polling). */
+  /** Resolves once the worker announced its task queue and the server sees it polling the provider queues. */
   ready: Promise<void>;
   /** Resolves with the exit code or signal when the process ends. */
   exited: Promise<string>;
@@ -193,6 +193,8 @@ export async function startFaultWorld(label: string, options: FaultWorldOptions 
     store,
     spawnWorker(extraEnv = {}) {
       const worker = spawnWorkerProcess({ ...workerEnv(), ...extraEnv });
+      // Ready once the server sees pollers on every provider queue too: a start refuses an unserved provider.
+      worker.ready = worker.ready.then(() => client.waitForWorkers(DIALECTS.map(provider)));
       workers.push(worker);
       return worker;
     },
