@@ -40,6 +40,9 @@ import {
   cancelRequestSchema,
   cancelUpdate,
   decideUpdate,
+  extensionRequestSchema,
+  extensionUpdate,
+  type ExtensionRequest,
   escalationQuery,
   historyQuery,
   stateQuery,
@@ -238,6 +241,29 @@ export class AsyncJobClient {
     if (!parsed.success) throw new AsyncJobInputError(zodIssues(parsed.error.issues));
     return this.update(operationId, options, () =>
       workflowHandle(this.ctx, operationId).startUpdate(decideUpdate, {
+        args: [parsed.data],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      }),
+    );
+  }
+
+  /**
+   * Asks a human for more time or status checks (G2), for callers without approval authority (AI agents): the
+   * operation escalates with reason `extension_requested` (or the request joins the escalation already open) and
+   * the answer comes at once; a human grants it with `decide` (`extend`), declines it (`keep_bounds`) or stops the
+   * job. The requester can never approve its own request (`ASYNCJOB_ERR_SELF_APPROVAL`). Throws
+   * {@link AsyncJobRequestRefused} for a final operation or one without a running provider job
+   * (`ASYNCJOB_ERR_EXTENSION_NOT_APPLICABLE`); `AsyncJobUpdateTimeout` as for {@link cancel}.
+   */
+  async requestExtension(
+    operationId: string,
+    request: ExtensionRequest,
+    options: UpdateOptions = {},
+  ): Promise<MessageAnswer & { accepted: true }> {
+    const parsed = extensionRequestSchema.safeParse(request);
+    if (!parsed.success) throw new AsyncJobInputError(zodIssues(parsed.error.issues));
+    return this.update(operationId, options, () =>
+      workflowHandle(this.ctx, operationId).startUpdate(extensionUpdate, {
         args: [parsed.data],
         waitForStage: WorkflowUpdateStage.ACCEPTED,
       }),

@@ -30,6 +30,10 @@ export const CORE_CODES = {
   ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS: 'the decision asks for more than the offered bounds',
   /** A decision arrived after the escalation's decision deadline. */
   ASYNCJOB_ERR_DECISION_TOO_LATE: 'the decision arrived after the decision deadline',
+  /** The one who asked for an escalation (an extension request) tried to grant it (G2). */
+  ASYNCJOB_ERR_SELF_APPROVAL: 'the requester of an escalation cannot approve it',
+  /** More time or checks were asked for an operation without a running provider job (G2). */
+  ASYNCJOB_ERR_EXTENSION_NOT_APPLICABLE: 'only a running provider job can be given more time',
   /** The result deadline has passed (S3). */
   ASYNCJOB_ERR_DEADLINE_EXCEEDED: 'the result deadline has passed',
   /** The next status request would exceed the status-request budget (S4). */

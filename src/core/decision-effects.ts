@@ -60,6 +60,7 @@ export function decisionEffects(
     decided = { ...decided, budgets: extended.budgets, deadlines: extended.deadlines, schedule: pollNow };
     bounds = extended.bounds;
   }
+  if (decision.option === 'keep_bounds') decided = { ...decided, schedule: pollNow };
   if (decision.option === 'adopt_job' && decision.jobId !== undefined) {
     decided = { ...decided, jobId: decision.jobId, schedule: pollNow };
     bounds = { jobId: decision.jobId };

@@ -34,6 +34,8 @@ export const decisionOptionSchema = lazySchema(() =>
     'adopt_job',
     /** Look at the provider's console; recorded, changes no state. */
     'inspect_provider_console',
+    /** Go on within the current bounds: an extension request declined (G2). */
+    'keep_bounds',
   ]),
 );
 /** A decision option. */
@@ -100,6 +102,8 @@ export const openEscalationSchema = lazySchema(() =>
     decisionDeadlineMs: z.number().int().nonnegative(),
     /** The local state the operation was in when escalated. */
     raisedFrom: localStateSchema,
+    /** Who asked for this escalation (an extension request, G2): never the one who may approve it. */
+    requestedBy: actorSchema.optional(),
   }),
 );
 /** An open escalation. */
@@ -131,6 +135,8 @@ export const OPTIONS_BY_REASON: Readonly<Record<EscalationReason, readonly Decis
   result_validation_failed: ['accept_result', 'retry_collect', 'close', 'inspect_provider_console'],
   // Our request was at fault (an adapter or payload problem): fix it, then extend to look again, or close.
   request_rejected: ['extend', 'cancel_at_provider', 'close', 'inspect_provider_console'],
+  // An agent asked for more (G2): a human grants it (extend), declines it (keep_bounds), or stops the job.
+  extension_requested: ['extend', 'keep_bounds', 'cancel_at_provider', 'close', 'inspect_provider_console'],
 };
 
 /** The bounds one extension offers, from the policy. */
@@ -192,6 +198,9 @@ export function optionsFor(
         break;
       case 'inspect_provider_console':
         out.push({ option, label: 'inspect provider console' });
+        break;
+      case 'keep_bounds':
+        out.push({ option, label: 'decline: go on within the current bounds' });
         break;
     }
   }
@@ -257,7 +266,8 @@ export type DecisionCheck =
         | 'ASYNCJOB_ERR_DECISION_INCOMPLETE'
         | 'ASYNCJOB_ERR_OPTION_NOT_OFFERED'
         | 'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS'
-        | 'ASYNCJOB_ERR_DECISION_TOO_LATE';
+        | 'ASYNCJOB_ERR_DECISION_TOO_LATE'
+        | 'ASYNCJOB_ERR_SELF_APPROVAL';
       message: string;
     };
 
@@ -278,6 +288,13 @@ export function validateDecision(
     return { kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE', message: fields };
   }
   const d = parsed.data;
+  if (escalation.requestedBy !== undefined && d.approvedBy === escalation.requestedBy && d.option !== 'keep_bounds') {
+    return {
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_SELF_APPROVAL',
+      message: `approvedBy: ${d.approvedBy} asked for this escalation and cannot grant it (G2); only withdraw it (keep_bounds)`,
+    };
+  }
   if (limits.nowMs > escalation.decisionDeadlineMs) {
     return {
       kind: 'refused',
@@ -339,6 +356,7 @@ export function validateDecision(
 export function decisionTarget(option: DecisionOption, cancelAlreadySent: boolean): LocalState | null {
   switch (option) {
     case 'extend':
+    case 'keep_bounds':
       // A cancel already sent is never sent again (X3): keep waiting for its confirmation instead.
       return cancelAlreadySent ? 'cancelling' : 'observing';
     case 'adopt_job':

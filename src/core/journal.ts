@@ -66,6 +66,8 @@ export const escalationReasonSchema = lazySchema(() =>
     'result_validation_failed',
     /** The provider refused our own request as malformed (a 4xx such as 400 or 422, often naming what is missing). */
     'request_rejected',
+    /** A caller without approval authority (an agent, G2) asks for more time or more checks; a human decides. */
+    'extension_requested',
   ]),
 );
 /** An escalation reason. */

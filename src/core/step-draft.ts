@@ -85,13 +85,17 @@ export class Builder {
     }
   }
 
-  /** Raises an escalation from the current state (no-op when already escalated or final). */
-  escalate(reason: EscalationReason, detail: string, ctx: StepContext, cause = 'escalate'): void {
+  /**
+   * Raises an escalation from the current state (no-op when already escalated or final). `requestedBy`: the caller
+   * who asked for it (an extension request), who may then not approve it (G2).
+   */
+  escalate(reason: EscalationReason, detail: string, ctx: StepContext, cause = 'escalate', requestedBy?: string): void {
     if (this.record.localState === 'escalated' || FINAL_STATES.includes(this.record.localState)) return;
-    const escalation = adjustForCreatePhase(
+    const raised = adjustForCreatePhase(
       this.record,
       raiseEscalation(this.record, reason, detail.slice(0, 2000), ctx.nowMs, ctx.capabilities),
     );
+    const escalation = requestedBy === undefined ? raised : { ...raised, requestedBy };
     const result = transition(
       this.record,
       { type: 'escalate', actor: ctx.actor, cause, escalation, reason: detail.slice(0, 2000) },

@@ -23,5 +23,6 @@ export { requestCancel, afterCancel } from './step-cancel';
 export { type CollectOutcome, afterCollect } from './step-collect';
 export { applyDecision, recordRejectedDecision, decisionDeadlinePassed } from './step-decide';
 export { afterActivityFailure } from './step-failure';
+export { type ExtensionRequest, extensionRequestSchema, requestExtension } from './step-extension';
 export { type Command, nextCommand, operationSummary } from './step-next';
 export { appendBounded, OBSERVATION_TAIL } from './operation';

@@ -6,7 +6,7 @@
 import { log, setHandler } from '@temporalio/workflow';
 import { decisionSchema, renderEscalation } from '../core/escalation';
 import { issueText } from '../core/issues';
-import { applyDecision, isRefusal, requestCancel } from '../core/step';
+import { applyDecision, extensionRequestSchema, isRefusal, requestCancel, requestExtension } from '../core/step';
 import {
   cancelRequestSchema,
   cancelSignal,
@@ -14,6 +14,7 @@ import {
   decideSignal,
   decideUpdate,
   escalationQuery,
+  extensionUpdate,
   historyQuery,
   stateQuery,
   webhookHintSchema,
@@ -69,6 +70,15 @@ function setUpdateHandlers(run: OperationRun): void {
       const checked = decisionSchema.safeParse(decision);
       if (!checked.success) throw refusal('ASYNCJOB_ERR_DECISION_INCOMPLETE', issueText(checked.error.issues));
       const dryRun = applyDecision(run.record, checked.data, run.stepContext(0));
+      if (isRefusal(dryRun)) throw refusal(dryRun.code, dryRun.message);
+    },
+  });
+  setHandler(extensionUpdate, (request) => run.inbox.answerOnceProcessed({ kind: 'extension', request }), {
+    validator: (request) => {
+      run.ensureReady();
+      const checked = extensionRequestSchema.safeParse(request);
+      if (!checked.success) throw invalidInput(issueText(checked.error.issues));
+      const dryRun = requestExtension(run.record, checked.data, run.stepContext(0));
       if (isRefusal(dryRun)) throw refusal(dryRun.code, dryRun.message);
     },
   });

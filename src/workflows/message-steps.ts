@@ -5,7 +5,14 @@
 import { log, patched } from '@temporalio/workflow';
 import { decisionSchema } from '../core/escalation';
 import { issueText } from '../core/issues';
-import { applyDecision, applyWebhookHint, isRefusal, recordRejectedDecision, requestCancel } from '../core/step';
+import {
+  applyDecision,
+  applyWebhookHint,
+  isRefusal,
+  recordRejectedDecision,
+  requestCancel,
+  requestExtension,
+} from '../core/step';
 import type { PendingMessage } from './messages';
 import type { OperationRun } from './operation-run';
 
@@ -27,6 +34,7 @@ export const TEMPORAL_CANCEL_REQUEST = {
 export async function handleMessage(run: OperationRun, message: PendingMessage): Promise<void> {
   if (message.kind === 'cancel') return handleCancel(run, message);
   if (message.kind === 'decide') return handleDecision(run, message);
+  if (message.kind === 'extension') return handleExtension(run, message);
   await run.commit(
     applyWebhookHint(run.record, { ...message.hint, receivedAtMs: message.receivedAtMs }, run.stepContext()),
   );
@@ -63,6 +71,20 @@ async function handleDecision(run: OperationRun, message: Extract<PendingMessage
     // A2: a refused decision is recorded too (who tried what, and why it was refused).
     const attempted = typeof message.decision === 'object' && message.decision !== null ? message.decision : {};
     await run.commit(recordRejectedDecision(run.record, attempted as Record<string, unknown>, step, context));
+    run.inbox.answer(message.id, { accepted: false, code: step.code, message: step.message });
+    return;
+  }
+  await run.commit(step);
+  run.inbox.answer(message.id, { accepted: true, localState: run.record.localState });
+}
+
+/** An extension request raises (or joins) an escalation a human answers (G2); a refusal is answered, not recorded. */
+async function handleExtension(
+  run: OperationRun,
+  message: Extract<PendingMessage, { kind: 'extension' }>,
+): Promise<void> {
+  const step = requestExtension(run.record, message.request, run.stepContext());
+  if (isRefusal(step)) {
     run.inbox.answer(message.id, { accepted: false, code: step.code, message: step.message });
     return;
   }

@@ -11,6 +11,7 @@ import { startRequestSchema, type OperationRecord, type RecordedTransition } fro
 import type { ProviderFacts } from '../activities/types';
 import type { operationSummary } from '../core/step';
 import { lazySchema } from '../core/lazy-schema';
+import { extensionRequestSchema, type ExtensionRequest } from '../core/step-extension';
 
 /** A cancel request (X1: who, why, expected effect). */
 export const cancelRequestSchema = lazySchema(() =>
@@ -79,9 +80,13 @@ export interface CarriedState {
 export type PendingMessage =
   | { kind: 'cancel'; request: CancelRequest; id: number }
   | { kind: 'decide'; decision: unknown; id: number }
-  | { kind: 'webhook'; hint: WebhookHint; receivedAtMs: number; id: number };
+  | { kind: 'webhook'; hint: WebhookHint; receivedAtMs: number; id: number }
+  | { kind: 'extension'; request: ExtensionRequest; id: number };
 
-/** The answer of the cancel and decide updates. */
+/** An extension request: more time or checks asked for by a caller without approval authority (G2). */
+export { extensionRequestSchema, type ExtensionRequest };
+
+/** The answer of the cancel, decide and extension updates. */
 export type MessageAnswer = { accepted: true; localState: string } | { accepted: false; code: string; message: string };
 
 /** The operation's final (or current) summary: never the result body. */
@@ -98,6 +103,8 @@ export const webhookSignal = defineSignal<[WebhookHint]>('webhook');
 export const cancelUpdate = defineUpdate<MessageAnswer, [CancelRequest]>('cancelOperation');
 /** Decide with an answer: refused at once when the option was not offered or is out of bounds (A2). */
 export const decideUpdate = defineUpdate<MessageAnswer, [Decision]>('decideOperation');
+/** Ask a human for more time or checks (G2): answered once the escalation is raised or joined. */
+export const extensionUpdate = defineUpdate<MessageAnswer, [ExtensionRequest]>('requestExtension');
 
 /** The whole record: local and remote state, counters, budgets, deadlines, schedule, escalation. */
 export const stateQuery = defineQuery<OperationRecord>('state');

@@ -213,6 +213,45 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     expect(record.authorisation.approvals.at(-1)).toMatchObject({ approvedBy: 'bob@example.com', option: 'extend' });
   });
 
+  it('G2: an extension request escalates for a human; the requester cannot approve it; a human extends and polling goes on', async () => {
+    const request = h.request('rest', { script: 'cancellable' });
+    const operationId = request.operationId;
+    await h.client.start(request);
+    await until(h, operationId, (s) => s === 'observing');
+    const agent = 'agent:report-bot';
+    const ask = { requestedBy: agent, reason: 'the report covers three years', extendMs: 600_000 };
+    expect(await h.client.requestExtension(operationId, ask)).toMatchObject({
+      accepted: true,
+      localState: 'escalated',
+    });
+    const escalation = await h.client.escalation(operationId);
+    expect(escalation?.reason).toBe('extension_requested');
+    expect(escalation?.text).toContain('the report covers three years');
+    // Asked again while the escalation is open: the request joins it.
+    expect(await h.client.requestExtension(operationId, ask)).toMatchObject({
+      accepted: true,
+      localState: 'escalated',
+    });
+    const extend = escalation!.options.find((o) => o.option === 'extend')!;
+    const decision = {
+      option: 'extend' as const,
+      reason: 'three years of data take long',
+      extendMs: extend.extendMs!,
+      extraStatusRequests: extend.extraStatusRequests!,
+    };
+    await expect(h.client.decide(operationId, { ...decision, approvedBy: agent })).rejects.toMatchObject({
+      refusalCode: 'ASYNCJOB_ERR_SELF_APPROVAL',
+    });
+    const before = await h.client.get(operationId);
+    const granted = await h.client.decide(operationId, { ...decision, approvedBy: 'alice@example.com' });
+    expect(granted).toMatchObject({ accepted: true, localState: 'observing' });
+    const after = await h.client.get(operationId);
+    expect(after.budgets.maxStatusRequests).toBe(before.budgets.maxStatusRequests + extend.extraStatusRequests!);
+    expect(after.authorisation.approvals.at(-1)).toMatchObject({ approvedBy: 'alice@example.com', option: 'extend' });
+    await h.client.cancel(operationId, cancelBy);
+    expect((await h.client.result(operationId)).localState).toBe('cancelled');
+  });
+
   it('A2: a decision by signal is applied; an invalid one is rejected and recorded with its reason', async () => {
     const request = h.request('rest', { script: 'review_then_done' });
     await h.client.start(request);
