@@ -66,6 +66,14 @@ export function locatesResult(
   );
 }
 
+/** What a create exchange named that later result sources need (V2): the request URL and header URLs, whole. */
+export const createUrlsSchema = lazySchema(() =>
+  z.object({
+    request: z.string().max(MAX_URL_CHARS).optional(),
+    headers: z.record(z.string().max(100), z.string().max(MAX_URL_CHARS)).optional(),
+  }),
+);
+
 /** One classified outside exchange. */
 export const observationSchema = lazySchema(() =>
   z.object({
@@ -89,12 +97,7 @@ export const observationSchema = lazySchema(() =>
     /** How answers at `statusUrl` are read: a reading of the adapter, when not its default one (V1). */
     pollReading: z.string().max(40).optional(),
     /** What the create exchange named that later result sources need (V2): the request URL and header URLs. */
-    createUrls: z
-      .object({
-        request: z.string().max(MAX_URL_CHARS).optional(),
-        headers: z.record(z.string().max(100), z.string().max(MAX_URL_CHARS)).optional(),
-      })
-      .optional(),
+    createUrls: createUrlsSchema.optional(),
     /** The provider's state, verbatim (M2). */
     remoteState: z.string().max(500).optional(),
     /** Its P1 category; absent when the body could not be read (see `parseProblem`). */

@@ -22,7 +22,7 @@ import {
   observationEntrySchema,
   transportOutcomeSchema,
 } from './journal';
-import { MAX_URL_CHARS, remoteStateCategorySchema, resultReferenceSchema } from './observation';
+import { MAX_URL_CHARS, createUrlsSchema, remoteStateCategorySchema, resultReferenceSchema } from './observation';
 import { pollPolicySchema } from './policy';
 import { lazySchema } from './lazy-schema';
 import { idSchema, validateStartRequest, type StartRequestIssue } from './start-request';
@@ -61,12 +61,7 @@ export const remoteFactsSchema = lazySchema(() =>
     /** How answers at `statusUrl` are read (the adapter's reading), when not its default one (V1). */
     pollReading: z.string().max(40).optional(),
     /** What the create exchange named that later result sources need (V2). */
-    createUrls: z
-      .object({
-        request: z.string().max(MAX_URL_CHARS).optional(),
-        headers: z.record(z.string().max(100), z.string().max(MAX_URL_CHARS)).optional(),
-      })
-      .optional(),
+    createUrls: createUrlsSchema.optional(),
     /** The provider's last state, verbatim. */
     state: z.string().max(500).optional(),
     category: remoteStateCategorySchema.optional(),

@@ -1992,7 +1992,8 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
           }
         },
       ),
-      { numRuns: 600 },
+      // A fixed seed: the coverage check below must not depend on the draw (random seeds miss `cancelling` now and then).
+      { numRuns: 600, seed: 1234 },
     );
     // The generator is not vacuous: the runs reach every end and the main intermediate states.
     for (const s of [

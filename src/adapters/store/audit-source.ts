@@ -12,18 +12,12 @@ import {
   type StoredChainRow,
   type UnverifiableEntry,
 } from './chain';
-import { parseStoredEntry, type StoredArtifact } from './operation-store';
+import { parseStoredEntry, type ExtractedColumns, type StoredArtifact } from './operation-store';
 
 /** The query columns a journal row carries beside its entry text (copies derived from the entry). */
-export interface JournalColumns {
+export interface JournalColumns extends Omit<ExtractedColumns, 'provider'> {
   readonly at: string;
   readonly actor: string;
-  readonly kind: string;
-  readonly toState: string | null;
-  readonly remoteJobId: string | null;
-  readonly httpStatus: number | null;
-  readonly delaySource: string | null;
-  readonly escalationReason: string | null;
 }
 
 /** One journal row with everything it stores. */
