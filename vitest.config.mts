@@ -14,7 +14,13 @@ export default defineConfig({
           name: 'unit',
           sequence: { groupOrder: 0 },
           include: ['test/**/*.test.ts'],
-          exclude: ['test/integration/**', 'test/workflows/**', 'test/conformance/**', 'node_modules/**'],
+          exclude: [
+            'test/integration/**',
+            'test/workflows/**',
+            'test/conformance/**',
+            'test/mcp/integration/**',
+            'node_modules/**',
+          ],
           testTimeout: 20_000,
         },
       },
@@ -24,7 +30,12 @@ export default defineConfig({
           name: 'integration',
           // After the unit project: the integration files share one dev server and two cores.
           sequence: { groupOrder: 1 },
-          include: ['test/integration/**/*.test.ts', 'test/workflows/**/*.test.ts', 'test/conformance/**/*.test.ts'],
+          include: [
+            'test/integration/**/*.test.ts',
+            'test/workflows/**/*.test.ts',
+            'test/conformance/**/*.test.ts',
+            'test/mcp/integration/**/*.test.ts',
+          ],
           globalSetup: ['test/setup/temporal-global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,

@@ -51,6 +51,7 @@ export type CliCommand =
       requireEnv: boolean;
     } & CommonFlags)
   | { command: 'audit'; argv: string[] }
+  | { command: 'mcp'; argv: string[] }
   | { command: 'simulate'; argv: string[] }
   | { command: 'doctor'; argv: string[] }
   | { command: 'worker' }
@@ -67,11 +68,10 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
       return rest[0] !== undefined ? { command: 'help', topic: rest[0] } : { command: 'help' };
     // These own their arguments and usage text.
     case 'audit':
-      return { command: 'audit', argv: rest };
+    case 'mcp':
     case 'simulate':
-      return { command: 'simulate', argv: rest };
     case 'doctor':
-      return { command: 'doctor', argv: rest };
+      return { command, argv: rest };
     case 'worker':
     case 'dev': {
       const { values, positionals } = parse(command, rest, {});

@@ -57,6 +57,8 @@ export interface CliDeps {
   /** The environment (`${VAR}` in contract base URLs, ASYNCJOB_PROVIDERS_PATH); `process.env` when absent. */
   env?: Readonly<Record<string, string | undefined>>;
   runAudit(argv: string[]): Promise<number>;
+  /** `asyncjob mcp`: the agent tools over MCP (loaded only for this command: the SDK stays out of the others). */
+  runMcp(argv: string[]): Promise<number>;
   runSimulate(argv: string[]): Promise<number>;
   /** `asyncjob doctor ...` (src/doctor/cli.ts), which owns its arguments and exit codes. */
   runDoctor?(argv: string[]): Promise<number>;
@@ -76,6 +78,7 @@ export function processDeps(): CliDeps {
     sleep: (ms) => sleep(ms),
     env: process.env,
     runAudit: (argv) => runAuditCommand(argv),
+    runMcp: async (argv) => (await import('./mcp-command.js')).runMcpCommand(argv),
     runSimulate: (argv) => runSimulateCommand(argv),
     runDoctor: (argv) => runDoctorCli(argv),
     runWorker: async () => {

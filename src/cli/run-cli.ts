@@ -135,6 +135,8 @@ async function dispatch(cmd: CliCommand, ctx: CommandContext): Promise<number> {
       return adapterCommand(ctx, cmd);
     case 'audit':
       return ctx.deps.runAudit(cmd.argv);
+    case 'mcp':
+      return ctx.deps.runMcp(cmd.argv);
     case 'simulate':
       return ctx.deps.runSimulate(cmd.argv);
     case 'doctor':

@@ -3,6 +3,16 @@
  */
 import { workerHelpText } from '../doctor/settings';
 
+/** `asyncjob mcp` (src/cli/mcp-command.ts, docs/agents.md). */
+export const MCP_USAGE = `usage: asyncjob mcp --policy FILE [--identity agent:NAME]
+       asyncjob mcp --policy FILE --http [--host H] [--port N]
+  Serves the agent tools over MCP: over stdio as one agent identity (--identity, else the policy's
+  stdioIdentity), or over Streamable HTTP at http://H:N/mcp (default 127.0.0.1, any free port; the URL is
+  printed on stderr) where each request's bearer token names the agent. FILE (YAML or JSON; default
+  $ASYNCJOB_MCP_POLICY) sets each agent's providers, deadline and budget bounds, cancels and result access.
+  Connects to Temporal as every command does (TEMPORAL_ADDRESS, ...); reads stories from ASYNCJOB_STORE and
+  result bodies from ASYNCJOB_ARTIFACTS_DIR. Exit 2 for a bad command line, environment or policy file.`;
+
 /** Per-command usage lines. */
 export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   start: `usage: asyncjob start --provider P --operation-id ID --payload JSON|@FILE --started-by WHO --authorised-by WHO
@@ -42,6 +52,7 @@ export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   worker: workerHelpText(),
   dev: `usage: asyncjob dev
   Starts the Temporal dev server with its Web UI, a worker and the simulator, and runs a demo operation.`,
+  mcp: MCP_USAGE,
   help: `usage: asyncjob help [COMMAND]`,
 };
 
@@ -61,6 +72,7 @@ commands:
   simulate   run the provider simulator
   worker     run a worker
   dev        the embedded demo (dev server, Web UI, worker, simulator)
+  mcp        serve the agent tools over MCP (stdio or Streamable HTTP), bounded by a policy file
   help       this text, or "asyncjob help COMMAND"
 
 options of every command: --json (stable JSON on stdout), --verbose (error details), --help

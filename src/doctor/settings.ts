@@ -8,6 +8,7 @@
 import { EVERY_COMMAND_FLAGS } from './settings/common-flags';
 import { DEMO_SETTINGS, SIMULATOR_PRESET_SETTINGS } from './settings/development';
 import { CANCEL_AND_DECIDE_FLAGS, LIST_FLAGS, START_FLAGS, WATCH_FLAGS } from './settings/operation-flags';
+import { MCP_SETTINGS } from './settings/mcp';
 import { type Setting } from './settings/setting';
 import { TEMPORAL_SETTINGS } from './settings/temporal';
 import { ADAPTER_FLAGS, AUDIT_FLAGS, DEV_SERVER_FLAGS, SIMULATE_FLAGS } from './settings/tool-flags';
@@ -32,6 +33,7 @@ export const SETTINGS: readonly Setting[] = [
   ...LIST_FLAGS,
   ...ADAPTER_FLAGS,
   ...AUDIT_FLAGS,
+  ...MCP_SETTINGS,
   ...SIMULATE_FLAGS,
   ...DEV_SERVER_FLAGS,
 ];

@@ -268,6 +268,7 @@ export function fakeDeps(
       now += ms;
     },
     runAudit: async (argv) => (delegated.push({ command: 'audit', argv }), 0),
+    runMcp: async (argv) => (delegated.push({ command: 'mcp', argv }), 0),
     runSimulate: async (argv) => (delegated.push({ command: 'simulate', argv }), 0),
     runDoctor: async (argv) => (delegated.push({ command: 'doctor', argv }), 0),
     runWorker: async () => (delegated.push({ command: 'worker', argv: [] }), 0),

@@ -214,6 +214,7 @@ export async function runOn(client: AsyncJobClient, argv: string[]): Promise<Cli
     nowMs: () => Date.now(),
     sleep: (ms) => sleep(ms),
     runAudit: async () => EXIT.internal,
+    runMcp: async () => EXIT.internal,
     runSimulate: async () => EXIT.internal,
     runWorker: async () => EXIT.internal,
     runDev: async () => EXIT.internal,

@@ -16,6 +16,7 @@ export type SettingUser =
   | 'decide'
   | 'list'
   | 'demo'
+  | 'mcp'
   | 'npm run temporal'
   | 'every command';
 

@@ -1,7 +1,7 @@
 /** The Temporal connection settings: one reading for every process (src/client/connection.ts). */
 import { type Setting, type SettingUser } from './setting';
 
-const temporalUsers: readonly SettingUser[] = ['worker', 'client', 'CLI', 'doctor', 'audit'];
+const temporalUsers: readonly SettingUser[] = ['worker', 'client', 'CLI', 'doctor', 'audit', 'mcp'];
 
 /** Temporal's address, namespace, TLS and API key, and the workflows' task queue. */
 export const TEMPORAL_SETTINGS: readonly Setting[] = [
@@ -56,7 +56,7 @@ export const TEMPORAL_SETTINGS: readonly Setting[] = [
   },
   {
     name: 'ASYNCJOB_TASK_QUEUE',
-    usedBy: ['worker', 'client', 'CLI'],
+    usedBy: ['worker', 'client', 'CLI', 'mcp'],
     default: '`asyncjob`',
     meaning: "the workflows' task queue: clients start operations on the queue the worker serves",
     example: 'asyncjob-reports',

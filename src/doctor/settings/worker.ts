@@ -5,7 +5,7 @@ import { type Setting } from './setting';
 export const WORKER_SETTINGS: readonly Setting[] = [
   {
     name: 'ASYNCJOB_PROVIDERS',
-    usedBy: ['worker', 'doctor'],
+    usedBy: ['worker', 'doctor', 'mcp'],
     default: '',
     meaning:
       'required: the providers served, comma-separated contract files or names (searched in ASYNCJOB_PROVIDERS_PATH, then the presets); each is served under its name:, which must agree with its file name',
@@ -20,7 +20,7 @@ export const WORKER_SETTINGS: readonly Setting[] = [
   },
   {
     name: 'ASYNCJOB_STORE',
-    usedBy: ['worker', 'receiver', 'doctor', 'audit'],
+    usedBy: ['worker', 'receiver', 'doctor', 'audit', 'mcp'],
     default: '`sqlite:.asyncjob/asyncjob.db`',
     meaning: 'the operation store: `sqlite:PATH` or `postgres://...`; migrations are applied when a worker starts',
     example: 'postgres://asyncjob@db:5432/asyncjob',

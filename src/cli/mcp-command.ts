@@ -1,0 +1,146 @@
+/**
+ * `asyncjob mcp`: the agent-facing MCP server (docs/agents.md). Over stdio (the default: stdout is the protocol,
+ * everything else goes to stderr) it runs as one agent identity; over Streamable HTTP (`--http`, loopback unless
+ * `--host` says otherwise) each request's bearer token names the agent. The operator's policy file sets what
+ * each agent may do. Owns its arguments, like `audit`.
+ */
+import { parseArgs } from 'node:util';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { AsyncJobClient } from '../client';
+import { loadConfig } from '../config';
+import { agentNamed, agentServerFactory, loadAgentPolicy, startHttpServer, type AgentPolicy } from '../mcp';
+import { MCP_USAGE } from './usage';
+
+/** Where the command writes, what it reads, and how it ends. Defaults: the process's. */
+export interface McpIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Resolves when the process is asked to stop (SIGINT, SIGTERM). */
+  stopped(): Promise<void>;
+}
+
+const processIo: McpIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+  stopped: () =>
+    new Promise((resolve) => {
+      process.once('SIGINT', () => resolve());
+      process.once('SIGTERM', () => resolve());
+    }),
+};
+
+interface McpArgs {
+  policyFile: string;
+  identity?: string;
+  http: boolean;
+  host?: string;
+  port?: number;
+}
+
+function parseMcpArgs(argv: string[], env: McpIo['env']): McpArgs | 'help' {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      policy: { type: 'string' },
+      identity: { type: 'string' },
+      http: { type: 'boolean' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return 'help';
+  if (positionals.length > 0) throw new Error(`unexpected argument "${positionals[0]}"`);
+  const policyFile = values.policy ?? env.ASYNCJOB_MCP_POLICY;
+  if (policyFile === undefined || policyFile === '')
+    throw new Error('--policy FILE (or ASYNCJOB_MCP_POLICY) is required');
+  if (!values.http && (values.host !== undefined || values.port !== undefined))
+    throw new Error('--host and --port go with --http');
+  if (values.http && values.identity !== undefined)
+    throw new Error('--identity is for stdio; over HTTP the token names the agent');
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
+    throw new Error(`--port: "${values.port}" is not a port`);
+  return {
+    policyFile,
+    http: values.http === true,
+    ...(values.identity !== undefined ? { identity: values.identity } : {}),
+    ...(values.host !== undefined ? { host: values.host } : {}),
+    ...(port !== undefined ? { port } : {}),
+  };
+}
+
+async function serve(args: McpArgs, policy: AgentPolicy, io: McpIo): Promise<number> {
+  const log = (line: string): void => io.stderr(`${line}\n`);
+  let stdioAgent;
+  if (!args.http) {
+    const identity = args.identity ?? policy.stdioIdentity;
+    if (identity === undefined)
+      throw new Error("--identity agent:NAME (or the policy's stdioIdentity) is required over stdio");
+    stdioAgent = agentNamed(policy, identity);
+    if (stdioAgent === undefined) throw new Error(`--identity: ${identity} is not an agent of ${policy.source}`);
+  }
+  const config = loadConfig(io.env as NodeJS.ProcessEnv);
+  const client = await AsyncJobClient.connect({ env: io.env as NodeJS.ProcessEnv });
+  const serverFor = agentServerFactory({
+    client,
+    storeLocation: config.ASYNCJOB_STORE,
+    artifactsDir: config.ASYNCJOB_ARTIFACTS_DIR,
+    env: io.env,
+    log,
+  });
+  try {
+    if (stdioAgent !== undefined) {
+      const transport = new StdioServerTransport();
+      const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+      await serverFor(stdioAgent).connect(transport);
+      log(`asyncjob mcp: serving ${stdioAgent.identity} over stdio`);
+      await Promise.race([closed, io.stopped(), new Promise<void>((resolve) => process.stdin.once('end', resolve))]);
+      return 0;
+    }
+    const running = await startHttpServer({
+      policy,
+      serverFor,
+      ...(args.host !== undefined ? { host: args.host } : {}),
+      ...(args.port !== undefined ? { port: args.port } : {}),
+      log,
+    });
+    log(`asyncjob mcp: listening on ${running.url} (${policy.agents.length} agents in ${policy.source})`);
+    await io.stopped();
+    await running.close();
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * Runs `asyncjob mcp ...` (`argv`: the arguments after `mcp`) until stdin closes (stdio) or the process is asked
+ * to stop (HTTP). Resolves with the exit code: 0, or 2 for a bad command line, environment or policy file.
+ */
+export async function runMcpCommand(argv: string[], io: McpIo = processIo): Promise<number> {
+  let args: McpArgs | 'help';
+  let policy: AgentPolicy;
+  try {
+    args = parseMcpArgs(argv, io.env);
+    if (args === 'help') {
+      io.stdout(`${MCP_USAGE}\n`);
+      return 0;
+    }
+    policy = loadAgentPolicy(args.policyFile, io.env);
+  } catch (err) {
+    io.stderr(`asyncjob mcp: ${(err as Error).message}\n${MCP_USAGE}\n`);
+    return 2;
+  }
+  try {
+    return await serve(args, policy, io);
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    io.stderr(`asyncjob mcp: ${(err as Error).message}\n`);
+    return code === 'ASYNCJOB_ERR_CONNECTION' ? 5 : 2;
+  }
+}

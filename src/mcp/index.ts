@@ -1,0 +1,54 @@
+/**
+ * The agent-facing MCP server (issue 17, rules G1-G3): {@link agentServerFactory} assembles, per agent identity,
+ * the tools over one shared `AsyncJobClient`, the artifact store (result bodies) and the audit store (stories).
+ * `src/cli/mcp-command.ts` runs it over stdio or Streamable HTTP.
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { FileArtifactStore } from '../adapters/artifacts/artifact-store';
+import { AgentTools, type AgentClient } from './agent-tools';
+import { readAuditStory } from './audit-story';
+import type { AgentGrant } from './policy';
+import { createAgentServer } from './server';
+
+export { AgentTools, type AgentClient } from './agent-tools';
+export { AGENT_CODES, AgentToolError } from './errors';
+export { startHttpServer, MCP_PATH, type RunningHttpServer } from './http';
+export {
+  AgentPolicyError,
+  agentForToken,
+  agentNamed,
+  agentPolicyFrom,
+  loadAgentPolicy,
+  tokenDigest,
+  type AgentGrant,
+  type AgentPolicy,
+} from './policy';
+export { createAgentServer, MCP_SERVER_VERSION } from './server';
+
+/** What every agent's server shares. */
+export interface AgentServerDeps {
+  client: AgentClient;
+  /** `ASYNCJOB_STORE`: where the audit stories are read. */
+  storeLocation: string;
+  /** `ASYNCJOB_ARTIFACTS_DIR`: where result bodies are read. */
+  artifactsDir: string;
+  /** The environment the audit keys are read from (as `asyncjob audit show` reads them). */
+  env: Readonly<Record<string, string | undefined>>;
+  /** The operator's log (stderr); never sent to an agent. */
+  log(line: string): void;
+}
+
+/** Returns a function that builds the MCP server of one agent. */
+export function agentServerFactory(deps: AgentServerDeps): (agent: AgentGrant) => McpServer {
+  const artifacts = new FileArtifactStore(deps.artifactsDir);
+  return (agent) =>
+    createAgentServer(
+      new AgentTools({
+        client: deps.client,
+        agent,
+        artifacts,
+        story: (operationId) => readAuditStory(operationId, deps.storeLocation, deps.env, deps.log),
+      }),
+      deps.log,
+    );
+}
