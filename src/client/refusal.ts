@@ -14,8 +14,8 @@ export interface Refusal {
 }
 
 /**
- * The refusal an update failed with. The workflow refuses with an `ApplicationFailure` whose `type` is our code and
- * whose message is the text alone; that is read first. Workflows still running the code from before issue 19 refuse
+ * The refusal an update failed with. The workflow refuses with an `ApplicationFailure` whose `type` is our code
+ * (its message leads with the code too, for the Web UI, and is stripped of it here); the type is read first. Workflows still running the code from before issue 19 refuse
  * with a plain `Error('CODE: text')` (its failure's type is then `Error`): for them, and for a failure of anyone
  * else, the code is parsed from the message's prefix (`ASYNCJOB_ERR_REFUSED` when it has none). Pure.
  */

@@ -235,8 +235,14 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
         );
         expect(refusedUpdate.status()).toBe(200);
         expect(sentPayload(refusedUpdate)).toEqual(tooMuch);
+        // The refusal's code is the failure's type, and leads the message the operator reads.
         expect(await refusedUpdate.json()).toMatchObject({
-          outcome: { failure: { message: expect.stringContaining('ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS') } },
+          outcome: {
+            failure: {
+              message: expect.stringContaining('ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS: extraStatusRequests'),
+              applicationFailureInfo: { type: 'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS' },
+            },
+          },
         });
         const updateDialog = page.locator('dialog[open][data-testid="update-confirmation-modal"]');
         await updateDialog

@@ -167,17 +167,17 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
     await handle.signal('webhook', { eventId: 42 });
     await handle.signal('webhook', 'not an object');
     await handle.signal('cancel', { requestedBy: '', reason: 42 });
-    // The validator refuses with an ApplicationFailure whose type is our code and whose message is the text.
+    // The validator refuses with an ApplicationFailure typed by our code; the message leads with it too.
     const refusal = (p: Promise<unknown>): Promise<string> =>
       p.then(
         () => 'accepted',
-        (e: { cause?: { type?: string; message?: string } }) => `${e.cause?.type}: ${e.cause?.message}`,
+        (e: { cause?: { type?: string; message?: string } }) => `${e.cause?.type} | ${e.cause?.message}`,
       );
     expect(await refusal(handle.executeUpdate('cancelOperation', { args: [{ reason: 42 }] }))).toMatch(
-      /ASYNCJOB_ERR_INVALID_INPUT: requestedBy/,
+      /^ASYNCJOB_ERR_INVALID_INPUT \| ASYNCJOB_ERR_INVALID_INPUT: requestedBy/,
     );
     expect(await refusal(handle.executeUpdate('decideOperation', { args: [{}] }))).toMatch(
-      /ASYNCJOB_ERR_DECISION_INCOMPLETE: option/,
+      /^ASYNCJOB_ERR_DECISION_INCOMPLETE \| ASYNCJOB_ERR_DECISION_INCOMPLETE: option/,
     );
     const summary = await world.client.result(operationId);
     expect(summary.localState).toBe('succeeded');
