@@ -9,7 +9,7 @@
  * `-> result_collecting` (accept_result / retry_collect, A1) and `-> reconciliation` (retry_create_same_token, U2).
  */
 import { decisionEffects, withApproval } from './decision-effects';
-import { type LocalState } from './journal';
+import { localStateSchema, type LocalState } from './journal';
 import { type EventType, type OperationEvent, observationOf } from './operation-event';
 import { type OperationRecord, type RecordedTransition, TRANSITION_TAIL, appendBounded } from './operation';
 import { applyRemoteFacts } from './record-observation';
@@ -27,21 +27,9 @@ export {
 export const FINAL_STATES: readonly LocalState[] = ['succeeded', 'failed', 'cancelled', 'closed'];
 
 /** The non-final states: each may escalate. */
-export const NON_FINAL_STATES: readonly LocalState[] = [
-  'create_pending',
-  'create_unknown',
-  'reconciliation',
-  'accepted',
-  'observing',
-  'cancel_requested',
-  'cancelling',
-  'result_collecting',
-  'cancellation_unconfirmed',
-  'result_timed_out',
-  'result_unavailable',
-  'result_validation_failed',
-  'escalated',
-];
+export const NON_FINAL_STATES: readonly LocalState[] = localStateSchema.options.filter(
+  (state) => !FINAL_STATES.includes(state),
+);
 
 /**
  * Kinds of evidence a transition may require. That an event carries its evidence is checked by the compiler
