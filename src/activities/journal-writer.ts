@@ -126,9 +126,10 @@ export async function commitStep(
   entries: readonly StepEntry[],
   nowMs: number,
 ): Promise<StepOutcome> {
-  if (entries.length > 0) await store.appendMany(entries.map((e) => toJournalEntry(record.operationId, e)));
+  // One transaction: a worker killed here never leaves the journal ahead of the snapshot that accounts for it.
+  const journal = entries.map((e) => toJournalEntry(record.operationId, e));
+  const { snapshot: put } = await store.appendWithSnapshot(journal, snapshotOf(record, nowMs));
   recordMetrics(record.provider, entries);
-  const put = await store.putOperation(snapshotOf(record, nowMs));
   if (put.kind === 'stale')
     return storedOutcome(store, record.operationId, entries[0]?.sequence ?? record.journal.nextSequence);
   return outcomeOf({ record, entries });

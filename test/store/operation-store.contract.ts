@@ -106,6 +106,21 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
         expect(await store.entries('op-1')).toEqual([]);
       });
 
+      it("F2: appendWithSnapshot stores a step's entries and its snapshot together, or neither", async () => {
+        const entries = storyEntries('op-1');
+        await expectCode(
+          store.appendWithSnapshot([entries[0]!, entries[2]!], snapshot('op-1', { version: 3 })),
+          'ASYNCJOB_ERR_JOURNAL_GAP',
+        );
+        expect(await store.entries('op-1')).toEqual([]);
+        expect(await store.getOperation('op-1')).toBeNull();
+        const both = await store.appendWithSnapshot([entries[0]!, entries[1]!], snapshot('op-1', { version: 2 }));
+        expect(both.appended).toHaveLength(2);
+        expect(both.snapshot).toEqual({ kind: 'written', version: 2 });
+        expect((await store.chainHead('op-1')).lastSequence).toBe(2);
+        expect((await store.getOperation('op-1'))?.version).toBe(2);
+      });
+
       it('refuses an invalid entry with a typed error naming every bad field', async () => {
         const bad = storyEntries('op-1')[0]!;
         const err = (await expectCode(

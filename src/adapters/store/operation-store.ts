@@ -139,6 +139,15 @@ export interface OperationStore {
   appendMany(entries: readonly JournalEntry[]): Promise<AppendResult[]>;
   /** Upserts the current record; never moves backwards (a version not above the stored one is `stale`). */
   putOperation(snapshot: OperationSnapshot): Promise<PutOperationResult>;
+  /**
+   * `appendMany` and `putOperation` in one transaction: a step's entries and the snapshot that accounts for them
+   * are stored together or not at all, so a worker killed in between never leaves the journal ahead of the
+   * snapshot. Same rules and errors as the two.
+   */
+  appendWithSnapshot(
+    entries: readonly JournalEntry[],
+    snapshot: OperationSnapshot,
+  ): Promise<{ appended: AppendResult[]; snapshot: PutOperationResult }>;
   /** The current record, or null when no snapshot was ever put. */
   getOperation(operationId: string): Promise<OperationSnapshot | null>;
   /** The chain head the store keeps: the last sequence (0 when empty) and its hash. */

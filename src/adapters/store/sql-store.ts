@@ -79,6 +79,21 @@ export class SqlOperationStore implements OperationStore {
   }
 
   /** @inheritdoc */
+  async appendWithSnapshot(
+    entries: readonly JournalEntry[],
+    input: OperationSnapshot,
+  ): Promise<{ appended: AppendResult[]; snapshot: PutOperationResult }> {
+    this.ensureOpen();
+    const prepared = entries.map((entry) => prepareEntry(entry, this.forbiddenValues));
+    const { snapshot, canonical } = prepareSnapshot(input, this.forbiddenValues);
+    return this.driver.transaction('write', async (session) => {
+      const appended: AppendResult[] = [];
+      for (const item of prepared) appended.push(await appendEntry(session, this.driver.dialect, item, this.hmacKey));
+      return { appended, snapshot: await writeSnapshot(session, snapshot, canonical, this.hmacKey) };
+    });
+  }
+
+  /** @inheritdoc */
   async getOperation(operationId: string): Promise<OperationSnapshot | null> {
     const [row] = await this.rows<{ snapshot: string | null }>(
       'SELECT snapshot FROM operations WHERE operation_id = ?',
