@@ -12,7 +12,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
 import { AsyncJobClient } from '../../src/client';
 import { startSimulator } from '../../src/simulator';
-import { connectTestEnvironment, uniqueId } from '../setup/temporal';
+import { connectTestEnvironment, uniqueId, weeklyReportRequest } from '../setup/temporal';
 
 const BIN = path.join(__dirname, '..', '..', 'bin', 'asyncjob');
 const TOKEN = `logs-secret-${randomBytes(12).toString('hex')}`;
@@ -46,16 +46,7 @@ async function runOneOperation(taskQueue: string, provider: string): Promise<str
   try {
     const client = new AsyncJobClient({ client: env.client, taskQueue });
     const operationId = uniqueId('op-logs');
-    await client.start({
-      operationId,
-      provider,
-      payload: { report: 'weekly' },
-      startedBy: 'service:test',
-      authorisedBy: 'policy:test',
-      createDeadline: { afterMs: 30_000 },
-      resultDeadline: { afterMs: 60_000 },
-      policy: { baseDelayMs: 20, maxDelayMs: 100 },
-    });
+    await client.start(weeklyReportRequest(operationId, provider));
     return (await client.result(operationId)).localState;
   } finally {
     await env.teardown();

@@ -14,7 +14,7 @@ import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
 import { AsyncJobClient } from '../../src/client';
 import { freePort } from '../../src/dev/temporal-server';
 import { startSimulator, type Simulator } from '../../src/simulator';
-import { connectTestEnvironment, uniqueId } from '../setup/temporal';
+import { connectTestEnvironment, uniqueId, weeklyReportRequest } from '../setup/temporal';
 
 const TOKEN = `proc-secret-${randomBytes(12).toString('hex')}`;
 
@@ -79,16 +79,7 @@ describe('asyncjob worker process', () => {
     try {
       const client = new AsyncJobClient({ client: env.client, taskQueue });
       const operationId = uniqueId('op-proc');
-      await client.start({
-        operationId,
-        provider,
-        payload: { report: 'weekly' },
-        startedBy: 'service:test',
-        authorisedBy: 'policy:test',
-        createDeadline: { afterMs: 30_000 },
-        resultDeadline: { afterMs: 60_000 },
-        policy: { baseDelayMs: 20, maxDelayMs: 100 },
-      });
+      await client.start(weeklyReportRequest(operationId, provider));
       const summary = await client.result(operationId);
       expect(summary.localState).toBe('succeeded');
     } finally {

@@ -42,3 +42,17 @@ const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noo
 export function uniqueId(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 }
+
+/** A short weekly-report start request for a worker-process test: fast polls, generous deadlines. */
+export function weeklyReportRequest(operationId: string, provider: string) {
+  return {
+    operationId,
+    provider,
+    payload: { report: 'weekly' },
+    startedBy: 'service:test',
+    authorisedBy: 'policy:test',
+    createDeadline: { afterMs: 30_000 },
+    resultDeadline: { afterMs: 60_000 },
+    policy: { baseDelayMs: 20, maxDelayMs: 100 },
+  };
+}
