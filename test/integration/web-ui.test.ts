@@ -15,6 +15,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page, type Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { StartRequest } from '../../src/core/operation';
+import { eventsOfEveryRun } from '../setup/temporal';
 import { startHarness, type Harness } from '../workflows/harness';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -163,23 +164,25 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
       await startUntil(request, 'escalated');
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       const query = `AsyncJobEscalationReason="unknown_state" AND WorkflowId="${request.operationId}"`;
-      // Visibility is eventually consistent: reload the list until the operation appears.
-      let listed = false;
-      for (let attempt = 0; attempt < 20 && !listed; attempt++) {
-        await page.goto(`${uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}`, {
-          waitUntil: 'load',
-        });
-        listed = await page
-          .getByText(request.operationId)
-          .first()
-          .waitFor({ timeout: 3_000 })
-          .then(
-            () => true,
-            () => false,
-          );
+      // Visibility is eventually consistent: first wait until the server's list answers with the operation (what
+      // the UI's list asks for), then load the list once and wait for it to be rendered.
+      await expect
+        .poll(
+          async () => {
+            for await (const found of h.env.client.workflow.list({ query })) return found.workflowId;
+            return '';
+          },
+          { timeout: 60_000, interval: 200 },
+        )
+        .toBe(request.operationId);
+      await page.goto(`${uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}`, {
+        waitUntil: 'load',
+      });
+      try {
+        await page.getByText(request.operationId).first().waitFor({ timeout: 60_000 });
+      } finally {
+        await shot(page, 'escalation-list');
       }
-      await shot(page, 'escalation-list');
-      expect(listed).toBe(true);
       await openWorkflow(page, request.operationId);
       try {
         // The escalation message is the workflow's current details, under "User Metadata".
@@ -307,7 +310,8 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
         await page.getByText('Workflow signaled.').first().waitFor({ timeout: 20_000 });
         await shot(page, 'decide-7-signal-sent');
 
-        const summary = await h.client.result(request.operationId);
+        // A signal is not waited on: the escalation may still be open when the UI says "signaled".
+        const summary = await h.client.result(request.operationId, { untilFinal: true });
         expect(summary.localState).toBe('succeeded');
         const record = await h.client.get(request.operationId);
         expect(record.escalation).toBeNull();
@@ -332,10 +336,10 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
         expect(transitions).toContain('escalated->observing');
         expect(transitions.at(-1)).toBe('result_collecting->succeeded');
         // The history keeps both signals as the UI sent them.
-        const history = await h.env.client.workflow.getHandle(request.operationId).fetchHistory();
-        expect(
-          (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'decide'),
-        ).toHaveLength(2);
+        const events = await eventsOfEveryRun(h.env.client, request.operationId);
+        expect(events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'decide')).toHaveLength(
+          2,
+        );
 
         await openWorkflow(page, request.operationId, 'user-metadata');
         await shows(page, 'State succeeded');
@@ -391,9 +395,10 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
       expect(transitions.slice(-3)).toEqual(['cancel_requested', 'cancelling', 'cancelled']);
       const handle = h.env.client.workflow.getHandle(request.operationId);
       expect((await handle.describe()).status.name).toBe('COMPLETED');
-      // Who asked stays in the history's event (the Web UI 2.54 sends neither identity nor reason with it).
-      const history = await handle.fetchHistory();
-      expect((history.events ?? []).filter((e) => e.workflowExecutionCancelRequestedEventAttributes)).toHaveLength(1);
+      // Who asked stays in the history's event (the Web UI 2.54 sends neither identity nor reason with it), in the
+      // run it reached: a run slowed by a loaded machine may have continued as new since.
+      const events = await eventsOfEveryRun(h.env.client, request.operationId);
+      expect(events.filter((e) => e.workflowExecutionCancelRequestedEventAttributes)).toHaveLength(1);
 
       await openWorkflow(page, request.operationId, 'user-metadata');
       await shows(page, 'State cancelled');

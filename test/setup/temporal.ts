@@ -2,6 +2,8 @@
  * Helpers for integration tests: a TestWorkflowEnvironment on the run's shared dev server, and the workflow
  * bundle built once per test file.
  */
+import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { inject } from 'vitest';
@@ -55,4 +57,24 @@ export function weeklyReportRequest(operationId: string, provider: string) {
     resultDeadline: { afterMs: 60_000 },
     policy: { baseDelayMs: 20, maxDelayMs: 100 },
   };
+}
+
+/**
+ * The history events of every run of a workflow, oldest run first. A slow operation can continue as new (the test
+ * server suggests it at 200 events), so an event a test looks for may be in an earlier run than the current one:
+ * each run's first event names the run it continued, which is followed back to the first.
+ */
+export async function eventsOfEveryRun(
+  client: Client,
+  workflowId: string,
+): Promise<temporal.api.history.v1.IHistoryEvent[]> {
+  const runs: temporal.api.history.v1.IHistoryEvent[][] = [];
+  let runId: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
+  while (runId) {
+    const history: temporal.api.history.v1.IHistory = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const events = history.events ?? [];
+    runs.unshift(events);
+    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+  }
+  return runs.flat();
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideSignal } from '../../src/workflows/messages';
+import { eventsOfEveryRun } from '../setup/temporal';
 import { startHarness, type Harness } from './harness';
 
 /** Polls a condition on the workflow's record through the state query (no sleeping test: it waits for a fact). */
@@ -83,8 +84,7 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     const described = await h.env.client.workflow.getHandle(request.operationId).describe();
     expect(described.status.name).toBe('COMPLETED');
     // The timers say what they wait for (the Web UI shows their summaries); how many ran depends on timing.
-    const history = await h.env.client.workflow.getHandle(request.operationId).fetchHistory();
-    const summaries = (history.events ?? [])
+    const summaries = (await eventsOfEveryRun(h.env.client, request.operationId))
       .filter((e) => e.timerStartedEventAttributes)
       .map((e) => e.userMetadata?.summary?.data);
     expect(summaries.every((data) => data !== undefined && data !== null)).toBe(true);
@@ -271,7 +271,8 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
       extendMs: extend.extendMs!,
       extraStatusRequests: extend.extraStatusRequests!,
     });
-    expect((await h.client.result(request.operationId)).localState).toBe('succeeded');
+    // A signal is not waited on: without `untilFinal` the wait could return at the escalation still open.
+    expect((await h.client.result(request.operationId, { untilFinal: true })).localState).toBe('succeeded');
     const decisions = (await h.store.entries(request.operationId))
       .map((e) => e.entry.body)
       .filter((b) => b.kind === 'decision');
