@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs PostgreSQL from Debian's packages when missing, starts a throwaway cluster on a project-local
 # directory, and prints the connection string for the store contract tests (ASYNCJOB_TEST_PG_URL).
-# Usage: eval "$(bash scripts/postgres-for-tests.sh start)"   |   bash scripts/postgres-for-tests.sh stop
+# Usage: eval "$(bash scripts/postgres-for-tests.sh start)"   |   bash scripts/postgres-for-tests.sh restart|stop
 set -euo pipefail
 PORT="${ASYNCJOB_TEST_PG_PORT:-55432}"
 DATA="${ASYNCJOB_TEST_PG_DIR:-/tmp/asyncjob-pg-$PORT}"
@@ -38,9 +38,15 @@ case "${1:-start}" in
       || as_pg "$BIN/createdb" -h 127.0.0.1 -p "$PORT" -U postgres asyncjob_test
     echo "export ASYNCJOB_TEST_PG_URL=postgres://postgres@127.0.0.1:$PORT/asyncjob_test"
     ;;
+  restart)
+    # Keeps the data: a restart as an operator does one (connections are cut, committed data stays).
+    BIN=$(pg_bin)
+    as_pg "$BIN/pg_ctl" -D "$DATA" -m fast -w restart -l "$DATA/server.log" \
+      -o "-p $PORT -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off" >/dev/null
+    ;;
   stop)
     BIN=$(pg_bin)
     as_pg "$BIN/pg_ctl" -D "$DATA" -m fast stop >/dev/null 2>&1 || true
     ;;
-  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+  *) echo "usage: $0 start|restart|stop" >&2; exit 2 ;;
 esac

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# A real Temporal cluster on this machine: Temporal's own server (built once from the Go module proxy, cached) on
+# PostgreSQL persistence and PostgreSQL visibility, schemas applied with the server's SQL tool, the default
+# namespace and asyncjob's search attributes registered. The server's configuration is docker/temporal/server.yaml,
+# the same file docker-compose.yml gives the official image.
+#
+#   bash scripts/cluster.sh start            builds if needed, starts PostgreSQL and the server, prints exports:
+#                                            eval "$(bash scripts/cluster.sh start)"
+#   bash scripts/cluster.sh restart-server   stops the server (SIGTERM) and starts it again on the same data
+#   bash scripts/cluster.sh restart-postgres restarts PostgreSQL (connections cut, data kept)
+#   bash scripts/cluster.sh stop             stops both; `stop --wipe` also deletes the data
+#   bash scripts/cluster.sh build | status
+#
+# Settings (environment): ASYNCJOB_CLUSTER_PORT (frontend gRPC, default 7333; the other services use the next
+# ports and +100), ASYNCJOB_CLUSTER_PG_PORT (default 55440), ASYNCJOB_CLUSTER_DIR (state, default
+# /tmp/asyncjob-cluster), ASYNCJOB_CLUSTER_CACHE (binaries, default ~/.cache/asyncjob/temporal-server-VERSION).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+
+VERSION=1.32.2
+PORT="${ASYNCJOB_CLUSTER_PORT:-7333}"
+PG_PORT="${ASYNCJOB_CLUSTER_PG_PORT:-55440}"
+STATE="${ASYNCJOB_CLUSTER_DIR:-/tmp/asyncjob-cluster}"
+CACHE="${ASYNCJOB_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/asyncjob/temporal-server-$VERSION}"
+ADDRESS="127.0.0.1:$PORT"
+PID_FILE="$STATE/server.pid"
+STORE_DB=asyncjob
+
+log() { echo "cluster: $*" >&2; }
+
+postgres() {
+  ASYNCJOB_TEST_PG_PORT="$PG_PORT" ASYNCJOB_TEST_PG_DIR="$STATE/postgresql" bash scripts/postgres-for-tests.sh "$@"
+}
+
+temporal_cli() {
+  "$(npm run --silent temporal -- ensure | cut -d' ' -f1)" "$@" --address "$ADDRESS"
+}
+
+# The server and its SQL tool, built from the Go module proxy into the cache (about 15 minutes on 2 cores the
+# first time); the schema files come from the same module. Go itself comes from Debian when missing, and
+# GOTOOLCHAIN=auto fetches the toolchain the server's go.mod asks for.
+build() {
+  if [ -x "$CACHE/server" ] && [ -x "$CACHE/sql" ] && [ -d "$CACHE/schema" ]; then return; fi
+  if ! command -v go >/dev/null 2>&1; then
+    log "installing Go from Debian's packages"
+    if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq golang-go >&2
+  fi
+  log "building Temporal server $VERSION and its SQL tool from the Go module proxy into $CACHE"
+  mkdir -p "$CACHE"
+  local started=$SECONDS
+  GOTOOLCHAIN=auto GOFLAGS=-mod=mod GOBIN="$CACHE" \
+    go install "go.temporal.io/server/cmd/server@v$VERSION" "go.temporal.io/server/cmd/tools/sql@v$VERSION" >&2
+  local module
+  module="$(GOTOOLCHAIN=auto go env GOMODCACHE)/go.temporal.io/server@v$VERSION"
+  rm -rf "$CACHE/schema" && cp -r "$module/schema" "$CACHE/schema" && chmod -R u+w "$CACHE/schema"
+  log "built in $((SECONDS - started)) s"
+}
+
+server_env() {
+  env DB_PORT="$PG_PORT" POSTGRES_SEEDS=127.0.0.1 POSTGRES_USER=postgres POSTGRES_PWD= \
+    FRONTEND_GRPC_PORT="$PORT" DYNAMIC_CONFIG_FILE_PATH="$ROOT/docker/temporal-dynamicconfig.yaml" "$@"
+}
+
+server_running() { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
+
+start_server() {
+  if server_running; then return; fi
+  (cd "$STATE" && server_env nohup "$CACHE/server" --config-file "$ROOT/docker/temporal/server.yaml" --allow-no-auth \
+    start >>"$STATE/server.log" 2>&1 & echo $! >"$PID_FILE")
+  for _ in $(seq 1 300); do
+    if temporal_cli operator cluster health 2>/dev/null | grep -q SERVING; then return; fi
+    if ! server_running; then log "the server exited; its log:"; tail -n 40 "$STATE/server.log" >&2; exit 1; fi
+    sleep 0.2
+  done
+  log "the server did not answer within 60 s"; exit 1
+}
+
+stop_server() {
+  if ! server_running; then return; fi
+  local pid
+  pid="$(cat "$PID_FILE")"
+  kill -TERM "$pid"
+  for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$PID_FILE"
+}
+
+# The default namespace and the search attributes of src/core/search-attribute-names.ts, once; then waits until
+# the namespace answers (a new namespace reaches the frontend's cache a few seconds after it is registered).
+register() {
+  temporal_cli operator namespace describe --namespace default >/dev/null 2>&1 ||
+    temporal_cli operator namespace create --namespace default --retention 72h >&2
+  local wanted
+  wanted="$(npx tsx -e 'import { SEARCH_ATTRIBUTES as a } from "./src/core/search-attribute-names";
+    console.log(Object.entries(a).map(([n, t]) => `${n} ${t}`).join("\n"))')"
+  local have
+  have="$(temporal_cli operator search-attribute list --namespace default)"
+  local args=()
+  while read -r name type; do
+    grep -q "^ *$name " <<<"$have" || args+=(--name "$name" --type "$type")
+  done <<<"$wanted"
+  if [ ${#args[@]} -gt 0 ]; then temporal_cli operator search-attribute create --namespace default "${args[@]}" >&2; fi
+  for _ in $(seq 1 150); do
+    if temporal_cli workflow count --namespace default --query 'AsyncJobState = "escalated"' >/dev/null 2>&1; then return; fi
+    sleep 0.2
+  done
+  log "the default namespace does not answer queries on AsyncJobState"; exit 1
+}
+
+case "${1:-}" in
+  build) build ;;
+  start)
+    build
+    mkdir -p "$STATE"
+    eval "$(postgres start)"
+    SQL_TOOL="$CACHE/sql" SCHEMA_DIR="$CACHE/schema" server_env POSTGRES_PWD= sh docker/temporal/setup-schema.sh \
+      >"$STATE/schema.log" 2>&1 || { tail -n 20 "$STATE/schema.log" >&2; exit 1; }
+    start_server
+    register
+    store_url="${ASYNCJOB_TEST_PG_URL%/*}/$STORE_DB"
+    psql "${ASYNCJOB_TEST_PG_URL}" -tAc "SELECT 1 FROM pg_database WHERE datname='$STORE_DB'" | grep -q 1 ||
+      psql "${ASYNCJOB_TEST_PG_URL}" -qc "CREATE DATABASE $STORE_DB" >&2
+    log "Temporal $VERSION at $ADDRESS (PostgreSQL persistence and visibility on port $PG_PORT), log $STATE/server.log"
+    echo "export TEMPORAL_ADDRESS=$ADDRESS"
+    echo "export ASYNCJOB_CLUSTER_STORE=$store_url"
+    ;;
+  restart-server) stop_server; start_server ;;
+  restart-postgres) postgres restart ;;
+  stop)
+    stop_server
+    postgres stop
+    if [ "${2:-}" = "--wipe" ]; then rm -rf "$STATE"; fi
+    ;;
+  status)
+    if server_running; then echo "server: running, pid $(cat "$PID_FILE"), $ADDRESS"; else echo "server: stopped"; fi
+    ;;
+  *) echo "usage: $0 build | start | restart-server | restart-postgres | stop [--wipe] | status" >&2; exit 2 ;;
+esac
