@@ -24,16 +24,21 @@ import { FileArtifactStore } from '../src/adapters/artifacts/artifact-store';
 import { createProviderRegistry } from '../src/adapters/providers/registry';
 import { openSqliteStore } from '../src/adapters/store/sqlite-store';
 import { AsyncJobClient } from '../src/client';
-import type { OperationRecord, StartRequest } from '../src/core/operation';
-import type { EscalationReason, LocalState } from '../src/core/journal';
 import { startDevServer, type DevServer } from '../src/dev/temporal-server';
-import { renderPayload, startSimulator, type Simulator } from '../src/simulator';
-import { seededRandom, type SeededRandom } from '../src/simulator/random';
-import type { ResultPayload } from '../src/simulator/scenario';
+import { startSimulator, type Simulator } from '../src/simulator';
 import { createWorkers, runWorkers, shutdownWorkers, workflowsPath } from '../src/worker';
-
-const DIALECTS = ['rest', 'lro', 'operation-location'] as const;
-type Dialect = (typeof DIALECTS)[number];
+import { DIALECTS, planLoad, type Dialect } from './load/plan';
+import {
+  formatRows,
+  outcomeKey,
+  percentile,
+  pool,
+  providerTotals,
+  verifyOperation,
+  type LoadViolation,
+  type UnusualOutcome,
+  unusualOutcome,
+} from './load/verify';
 
 /** Options of {@link runSoak}. */
 export interface SoakOptions {
@@ -54,11 +59,7 @@ export interface SoakOptions {
 }
 
 /** One violation of the soak's invariants. */
-export interface SoakViolation {
-  operationId: string;
-  kind: 'not_final' | 'duplicate_job' | 'lost_result' | 'bad_artifact' | 'unbounded_escalation' | 'error';
-  detail: string;
-}
+export type SoakViolation = LoadViolation;
 
 /** What a soak run found. */
 export interface SoakReport {
@@ -81,144 +82,7 @@ export interface SoakReport {
   endLatencyMs: { p50: number; p95: number; max: number };
   violations: SoakViolation[];
   /** Every operation that did not end succeeded: its outcome, the faults planned into its script, and why. */
-  unusual: { operationId: string; outcome: string; faults: string[]; detail: string }[];
-}
-
-/** Escalations a run may end in: each is bounded (counted budgets, deadlines) and answerable by a human. */
-const BOUNDED_ESCALATIONS: ReadonlySet<EscalationReason> = new Set([
-  'provider_failure',
-  'rate_limited',
-  'create_unknown',
-  'request_budget_exhausted',
-  'deadline_exceeded',
-  'cancellation_unconfirmed',
-  'result_validation_failed',
-]);
-const FINAL_STATES: ReadonlySet<LocalState> = new Set([
-  'succeeded',
-  'failed',
-  'cancelled',
-  'escalated',
-  'result_unavailable',
-  'result_validation_failed',
-  'result_timed_out',
-  'cancellation_unconfirmed',
-  'closed',
-]);
-const FAULT_KINDS = ['http_503', 'http_429', 'drop', 'reset'] as const;
-
-function faultOf(kind: (typeof FAULT_KINDS)[number], rnd: SeededRandom): Record<string, unknown> {
-  switch (kind) {
-    case 'http_503':
-      return { kind: 'http_error', status: 503, ...(rnd.next() < 0.5 ? { retryAfterSeconds: 1 } : {}) };
-    case 'http_429':
-      return { kind: 'http_error', status: 429, ...(rnd.next() < 0.5 ? { retryAfterSeconds: 1 } : {}) };
-    case 'drop':
-      return { kind: 'drop' };
-    case 'reset':
-      return { kind: 'reset' };
-  }
-}
-
-interface PlannedOperation {
-  request: StartRequest;
-  dialect: Dialect;
-  result: ResultPayload;
-  /** The faults planned for it, e.g. `status#2:drop`. */
-  faults: string[];
-}
-
-/** Builds one script per operation: a short lifecycle, a unique result, and faults on ~faultRate of its calls. */
-function plan(
-  count: number,
-  seed: number,
-  faultRate: number,
-  provider: (d: Dialect) => string,
-  runId: string,
-  createDeadlineMs: number,
-) {
-  const rnd = seededRandom(seed);
-  const scripts: Record<Dialect, Record<string, unknown>> = { rest: {}, lro: {}, 'operation-location': {} };
-  const faultsPlanned: Record<string, number> = {};
-  const operations: PlannedOperation[] = [];
-  for (let i = 0; i < count; i++) {
-    const dialect = DIALECTS[i % DIALECTS.length]!;
-    const queuedPolls = rnd.intBetween(0, 1);
-    const runningPolls = rnd.intBetween(1, 3);
-    const statusReads = queuedPolls + runningPolls + 1;
-    const faults: Record<string, unknown>[] = [];
-    const labels: string[] = [];
-    const maybeFault = (on: string, nth: number): void => {
-      if (rnd.next() >= faultRate) return;
-      const kind = FAULT_KINDS[rnd.intBetween(0, FAULT_KINDS.length - 1)]!;
-      faultsPlanned[`${on}:${kind}`] = (faultsPlanned[`${on}:${kind}`] ?? 0) + 1;
-      faults.push({ on, nth, fault: faultOf(kind, rnd) });
-      labels.push(`${on}#${nth}:${JSON.stringify(faults.at(-1)!.fault)}`);
-    };
-    maybeFault('create', 1);
-    for (let n = 1; n <= statusReads; n++) maybeFault('status', n);
-    maybeFault('result', 1);
-    const result: ResultPayload = {
-      kind: 'json',
-      body: { soak: runId, operation: i, rows: Array.from({ length: 1 + (i % 5) }, (_, k) => ({ k, v: rnd.hex(8) })) },
-    };
-    const name = `soak-${i}`;
-    scripts[dialect][name] = {
-      steps: [
-        ...(queuedPolls > 0 ? [{ state: 'queued', polls: queuedPolls }] : []),
-        { state: 'running', polls: runningPolls },
-        { state: 'succeeded' },
-      ],
-      result,
-      faults,
-    };
-    operations.push({
-      dialect,
-      result,
-      faults: labels,
-      request: {
-        operationId: `soak-${runId}-${i}`,
-        provider: provider(dialect),
-        payload: { report: 'soak', index: i, scenario: name },
-        startedBy: 'service:soak',
-        authorisedBy: 'policy:soak',
-        createDeadline: { afterMs: createDeadlineMs },
-        resultDeadline: { afterMs: 600_000 },
-        policy: {
-          baseDelayMs: 50,
-          maxDelayMs: 1_000,
-          maxTransportFailures: 10,
-          maxRateLimited: 5,
-          notFoundWindowMs: 5_000,
-          decisionDeadlineMs: 1_000,
-        },
-      },
-    });
-  }
-  return { scripts, operations, faultsPlanned };
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight. */
-async function pool<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]!, i);
-    }
-  });
-  await Promise.all(lanes);
-  return results;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+  unusual: UnusualOutcome[];
 }
 
 /** Formats the report as a plain-text table. */
@@ -245,18 +109,11 @@ export function formatSoakReport(report: SoakReport): string {
       .map(([k, v]): [string, string] => [`outcome ${k}`, String(v)]),
     ['violations', String(report.violations.length)],
   ];
-  const width = Math.max(...rows.map(([k]) => k.length));
-  const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+  const lines = formatRows(rows);
   for (const u of report.unusual.slice(0, 30))
     lines.push(`  ${u.outcome} ${u.operationId} (faults: ${u.faults.join(', ') || 'none'}): ${u.detail}`);
   for (const v of report.violations.slice(0, 50)) lines.push(`  VIOLATION ${v.kind} ${v.operationId}: ${v.detail}`);
   return lines.join('\n');
-}
-
-async function sha256OfStream(stream: NodeJS.ReadableStream): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of stream) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }
 
 /** Runs the soak and returns its report (never throws for a violation: they are in `violations`). */
@@ -270,14 +127,16 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-soak-'));
   const token = `soak-${createHash('sha256').update(runId).digest('hex').slice(0, 24)}`;
   const provider = (d: Dialect): string => `soak-${d}-${runId}`.slice(0, 64);
-  const { scripts, operations, faultsPlanned } = plan(
+  const { scripts, operations, faultsPlanned } = planLoad({
     count,
     seed,
     faultRate,
     provider,
     runId,
-    options.createDeadlineMs ?? 60_000,
-  );
+    idPrefix: 'soak',
+    createDeadlineMs: options.createDeadlineMs ?? 60_000,
+    resultDeadlineMs: 600_000,
+  });
   try {
     // Worker logs at ERROR so the table stays readable (a runtime installed by the caller is kept).
     Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -366,67 +225,11 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
       try {
         const summary = await client.result(id, { untilFinal: true });
         latencies.push(Date.now() - startedAt[i]!);
-        const key = summary.escalation ? `escalated:${summary.escalation.reason}` : summary.localState;
+        const key = outcomeKey(summary);
         outcomes[key] = (outcomes[key] ?? 0) + 1;
-        if (summary.localState !== 'succeeded') {
-          const last = (await client.history(id)).at(-1);
-          const text = (summary.escalation?.text ?? `${last?.body.cause ?? ''} ${last?.body.reason ?? ''}`).replace(
-            /\s+/g,
-            ' ',
-          );
-          const stopped = text.indexOf('Stopped because');
-          unusual.push({
-            operationId: id,
-            outcome: key,
-            faults: op.faults,
-            detail: (stopped >= 0 ? text.slice(stopped) : text).slice(0, 300),
-          });
-        }
-        if (!FINAL_STATES.has(summary.localState))
-          violations.push({ operationId: id, kind: 'not_final', detail: `ended in ${summary.localState}` });
-        if (summary.escalation && !BOUNDED_ESCALATIONS.has(summary.escalation.reason)) {
-          violations.push({ operationId: id, kind: 'unbounded_escalation', detail: summary.escalation.reason });
-        }
-        const snapshot = await store.getOperation(id);
-        const record = snapshot?.record as unknown as OperationRecord | undefined;
-        if (record === undefined) {
-          violations.push({ operationId: id, kind: 'error', detail: 'no record in the store' });
-          return;
-        }
-        const jobs = sims[op.dialect].jobsByToken(record.idempotencyToken);
-        if (jobs.length > 1)
-          violations.push({
-            operationId: id,
-            kind: 'duplicate_job',
-            detail: `${jobs.length} provider jobs under one token`,
-          });
-        const providerSucceeded = jobs.some((j) => j.state === 'succeeded');
-        if (summary.localState === 'succeeded') {
-          const expected = renderPayload(op.result).sha256Hex;
-          const stored = await store.artifacts(id);
-          if (stored.length !== 1)
-            violations.push({
-              operationId: id,
-              kind: 'lost_result',
-              detail: `${stored.length} artifacts for a succeeded operation`,
-            });
-          for (const artifact of stored) {
-            const actual = await sha256OfStream(artifacts.open(artifact.location));
-            if (artifact.validation !== 'valid' || artifact.sha256 !== expected || actual !== expected) {
-              violations.push({
-                operationId: id,
-                kind: 'bad_artifact',
-                detail: `validation ${artifact.validation}, recorded ${artifact.sha256}, bytes ${actual}, served ${expected}`,
-              });
-            }
-          }
-        } else if (providerSucceeded && !summary.escalation) {
-          violations.push({
-            operationId: id,
-            kind: 'lost_result',
-            detail: `the provider job succeeded but the operation ended ${summary.localState} without an escalation`,
-          });
-        }
+        const explained = await unusualOutcome(client, op, summary);
+        if (explained) unusual.push(explained);
+        violations.push(...(await verifyOperation({ store, artifacts, sims }, op, summary)));
       } catch (error) {
         outcomes.error = (outcomes.error ?? 0) + 1;
         violations.push({
@@ -439,28 +242,17 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
       if (done % 100 === 0) log(`soak: ${done}/${count} ended`);
     });
 
-    const tokens = new Map<string, number>();
-    const faultsApplied: Record<string, number> = {};
-    let providerRequests = 0;
-    for (const d of DIALECTS) {
-      for (const job of sims[d].jobs())
-        if (job.idempotencyKey) tokens.set(job.idempotencyKey, (tokens.get(job.idempotencyKey) ?? 0) + 1);
-      for (const r of sims[d].requests()) {
-        if (r.action === 'sim') continue;
-        providerRequests++;
-        if (r.fault) faultsApplied[`${r.action}:${r.fault}`] = (faultsApplied[`${r.action}:${r.fault}`] ?? 0) + 1;
-      }
-    }
+    const totals = providerTotals(sims);
     latencies.sort((a, b) => a - b);
     return {
       count,
       seed,
       faultRate,
       faultsPlanned,
-      faultsApplied,
-      providerRequests,
+      faultsApplied: totals.faultsApplied,
+      providerRequests: totals.requests,
       outcomes,
-      maxJobsPerToken: Math.max(0, ...tokens.values()),
+      maxJobsPerToken: totals.maxJobsPerToken,
       startSpreadMs,
       durationMs: Date.now() - began,
       endLatencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), max: latencies.at(-1) ?? 0 },

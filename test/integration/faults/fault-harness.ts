@@ -5,7 +5,7 @@
  * from the simulator's accounting and from the store.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,11 +21,11 @@ import type { RequestRecord } from '../../../src/simulator/accounting';
 import type { ScenarioInput } from '../../../src/simulator/scenario';
 import { DIALECTS, SIM_TOKEN, type Dialect } from '../../workflows/harness';
 import { uniqueId } from '../../setup/temporal';
+import { writeContract } from '../../../scripts/load/contracts';
 
-export { DIALECTS, SIM_TOKEN, type Dialect };
+export { DIALECTS, SIM_TOKEN, writeContract, type Dialect };
 
 const ROOT = path.join(__dirname, '..', '..', '..');
-const PRESETS = path.join(ROOT, 'src', 'adapters', 'providers', 'presets');
 
 /** A worker child process. */
 export interface WorkerProcess {
@@ -79,20 +79,6 @@ export interface FaultWorldOptions {
 
 /** Sleeps for `ms` (for polling loops only, never to wait out a delay under test). */
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Writes a provider contract for a dialect under `name` pointing at `baseUrl`; returns its path. */
-export function writeContract(
-  dir: string,
-  dialect: Dialect,
-  name: string,
-  baseUrl: string,
-  patch: Record<string, unknown> = {},
-): string {
-  const contract = JSON.parse(readFileSync(path.join(PRESETS, `${dialect}.json`), 'utf8')) as Record<string, unknown>;
-  const file = path.join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ ...contract, ...patch, name, baseUrl }, null, 2));
-  return file;
-}
 
 /** Spawns `runWorker()` in a child process with exactly `env` (plus PATH/HOME). */
 export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {

@@ -1,0 +1,84 @@
+/**
+ * The chaos of a cluster run: a worker SIGKILLed every few seconds (the one up longest, and only while the whole
+ * fleet is up, so the run never waits on a fleet that is only booting), the Temporal server restarted once when
+ * about 30% of the operations have finished, PostgreSQL once at about 60%. Progress is read from the providers'
+ * side (results fetched), not from the client's waits, so "the middle" is the middle of the real work.
+ */
+import type { WorkerFleet } from './fleet';
+import { RetryCount } from './retry';
+
+/** The two restarts, as the cluster script does them. */
+export interface ChaosActions {
+  restartServer(): Promise<void>;
+  restartPostgres(): Promise<void>;
+}
+
+/** One thing the chaos did: when (ms since start), what, and how long it took. */
+export interface ChaosEvent {
+  atMs: number;
+  what: string;
+  tookMs?: number;
+}
+
+const SERVER_RESTART_AT = 0.3;
+const POSTGRES_RESTART_AT = 0.6;
+
+export class Chaos {
+  readonly retries = new RetryCount();
+  readonly events: ChaosEvent[] = [];
+  private readonly began = Date.now();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly restarts: Promise<void>[] = [];
+  private serverRestarted = false;
+  private postgresRestarted = false;
+
+  constructor(
+    private readonly fleet: WorkerFleet,
+    /** The share of the run's work done, 0 to 1. */
+    private readonly progress: () => number,
+    private readonly killEveryMs: number,
+    private readonly actions: ChaosActions,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.tick(), this.killEveryMs);
+  }
+
+  /** Stops killing and waits for a restart in progress. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await Promise.all(this.restarts);
+  }
+
+  /** What the run was meant to do and did not (the run ended before that point). */
+  missed(): string[] {
+    return [
+      ...(this.serverRestarted ? [] : ['the Temporal server was never restarted']),
+      ...(this.postgresRestarted ? [] : ['PostgreSQL was never restarted']),
+      ...(this.events.some((e) => e.what === 'SIGKILL a worker') ? [] : ['no worker was ever killed']),
+    ];
+  }
+
+  private tick(): void {
+    if (this.fleet.readyCount() === this.fleet.size && this.fleet.killOldest()) this.record('SIGKILL a worker');
+    const done = this.progress();
+    if (!this.serverRestarted && done >= SERVER_RESTART_AT) {
+      this.serverRestarted = true;
+      this.restarts.push(this.timed('restart the Temporal server', this.actions.restartServer));
+    }
+    if (!this.postgresRestarted && done >= POSTGRES_RESTART_AT) {
+      this.postgresRestarted = true;
+      this.restarts.push(this.timed('restart PostgreSQL', this.actions.restartPostgres));
+    }
+  }
+
+  private async timed(what: string, action: () => Promise<void>): Promise<void> {
+    const startedAt = Date.now();
+    await action();
+    this.record(what, Date.now() - startedAt, startedAt);
+  }
+
+  private record(what: string, tookMs?: number, atMs = Date.now()): void {
+    this.events.push({ atMs: atMs - this.began, what, ...(tookMs !== undefined ? { tookMs } : {}) });
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * A fleet of `asyncjob worker` processes, as an operator runs them (the CLI, configured by environment only), that
+ * a chaos run can SIGKILL and restart. Each incarnation's output goes to its own log file.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.join(__dirname, '..', '..');
+const READY_LINE = 'asyncjob worker: task queue';
+
+/** One worker process. */
+interface Incarnation {
+  child: ChildProcess;
+  ready: boolean;
+  readyAtMs?: number;
+  /** SIGKILLed by the chaos run (any other exit is a crash). */
+  killed: boolean;
+  logFile: string;
+  exited: Promise<void>;
+}
+
+/** What a fleet did, for the report. */
+export interface FleetStats {
+  /** Processes started, first ones included. */
+  started: number;
+  /** SIGKILLs sent. */
+  killed: number;
+  /** Exits nobody asked for (a crash): each is restarted too, and named here with its log file. */
+  unexpectedExits: string[];
+  /** Time from spawn to the worker announcing its queues, ms, per start. */
+  bootMs: number[];
+}
+
+/** `size` worker processes kept running: one that exits, killed or not, is started again until {@link stop}. */
+export class WorkerFleet {
+  private readonly slots: (Incarnation | undefined)[];
+  private stopping = false;
+  readonly stats: FleetStats = { started: 0, killed: 0, unexpectedExits: [], bootMs: [] };
+
+  constructor(
+    readonly size: number,
+    private readonly env: Record<string, string>,
+    private readonly logDir: string,
+  ) {
+    this.slots = Array.from({ length: size }, () => undefined);
+  }
+
+  start(): void {
+    for (let slot = 0; slot < this.size; slot++) this.spawn(slot);
+  }
+
+  /** How many workers have announced their queues and not exited. */
+  readyCount(): number {
+    return this.slots.filter((w) => w?.ready).length;
+  }
+
+  /** SIGKILLs the worker that has been ready longest; false when none is ready. */
+  killOldest(): boolean {
+    const ready = this.slots
+      .map((worker, slot) => ({ worker, slot }))
+      .filter((x) => x.worker?.ready)
+      .sort((a, b) => a.worker!.readyAtMs! - b.worker!.readyAtMs!);
+    const oldest = ready[0];
+    if (!oldest) return false;
+    this.stats.killed++;
+    oldest.worker!.ready = false;
+    oldest.worker!.killed = true;
+    oldest.worker!.child.kill('SIGKILL');
+    return true;
+  }
+
+  /** Stops every worker (SIGTERM, then SIGKILL after `graceMs`) and starts no more. */
+  async stop(graceMs = 15_000): Promise<void> {
+    this.stopping = true;
+    const running = this.slots.filter((w): w is Incarnation => w !== undefined);
+    for (const worker of running) worker.child.kill('SIGTERM');
+    const timer = setTimeout(() => running.forEach((w) => w.child.kill('SIGKILL')), graceMs);
+    await Promise.all(running.map((w) => w.exited));
+    clearTimeout(timer);
+  }
+
+  private spawn(slot: number): void {
+    const spawnedAtMs = Date.now();
+    const number = ++this.stats.started;
+    const logFile = path.join(this.logDir, `worker-${slot}-${number}.log`);
+    const log = createWriteStream(logFile);
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'asyncjob'), 'worker'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let seen = '';
+    const incarnation: Incarnation = {
+      child,
+      ready: false,
+      killed: false,
+      logFile,
+      exited: new Promise((resolve) => child.once('exit', () => resolve())),
+    };
+    const take = (chunk: Buffer): void => {
+      log.write(chunk);
+      if (incarnation.ready || incarnation.readyAtMs !== undefined) return;
+      seen = (seen + chunk.toString()).slice(-4096);
+      if (seen.includes(READY_LINE)) {
+        incarnation.ready = true;
+        incarnation.readyAtMs = Date.now();
+        this.stats.bootMs.push(incarnation.readyAtMs - spawnedAtMs);
+      }
+    };
+    child.stdout!.on('data', take);
+    child.stderr!.on('data', take);
+    child.once('exit', (code, signal) => {
+      log.end();
+      incarnation.ready = false;
+      if (this.stopping) return;
+      if (!incarnation.killed) this.stats.unexpectedExits.push(`${signal ?? `code ${code}`}: ${logFile}`);
+      this.spawn(slot);
+    });
+    this.slots[slot] = incarnation;
+  }
+}

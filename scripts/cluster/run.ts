@@ -1,0 +1,236 @@
+/**
+ * `npm run test:cluster`: asyncjob on a real Temporal cluster, under chaos. Temporal's own server on PostgreSQL
+ * (scripts/cluster.sh), three `asyncjob worker` processes sharing one PostgreSQL store, the simulators with about
+ * 5% of provider calls faulted, and N operations (default 2,000) while a worker is SIGKILLed and restarted every
+ * few seconds, the Temporal server is restarted once (at about 30% of the operations ended) and PostgreSQL once
+ * (at about 60%). A few operations escalate for a human review and are found through the visibility store.
+ *
+ * Then it proves, from the simulators' accounting and the store: zero duplicate provider jobs, zero lost results,
+ * every operation final or escalated within its bounds, `asyncjob audit verify --with-temporal` intact, and the
+ * Web UI's search (`AsyncJobState = "escalated"`) answered by the real visibility store. It measures the fleet's
+ * provider request rate against the configured limit from the simulators' request logs.
+ *
+ *   npm run test:cluster -- --count 2000 --seed 1 --rate 10 --kill-every-ms 4000 [--keep-cluster]
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
+import { openPostgresStore } from '../../src/adapters/store/postgres-store';
+import { AsyncJobClient } from '../../src/client';
+import { startSimulator, type Simulator } from '../../src/simulator';
+import { writeContract } from '../load/contracts';
+import { DIALECTS, planLoad, type Dialect } from '../load/plan';
+import { outcomeKey, pool, providerTotals, verifyOperation, type LoadViolation } from '../load/verify';
+import { Chaos } from './chaos';
+import { auditVerify, clusterCommand, clusterUp, createStoreDatabase } from './cluster-control';
+import { WorkerFleet } from './fleet';
+import { formatClusterReport, type ClusterReport } from './report';
+import { observedRate } from './rate';
+import { retryingTransient } from './retry';
+import { checkVisibility } from './visibility';
+
+const ROOT = path.join(__dirname, '..', '..');
+
+function parseOptions(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      count: { type: 'string', default: '2000' },
+      seed: { type: 'string', default: '1' },
+      'fault-rate': { type: 'string', default: '0.05' },
+      rate: { type: 'string', default: '10' },
+      workers: { type: 'string', default: '3' },
+      'kill-every-ms': { type: 'string', default: '4000' },
+      reviews: { type: 'string', default: '6' },
+      'keep-cluster': { type: 'boolean', default: false },
+    },
+  });
+  const number = (name: keyof typeof values, min: number): number => {
+    const value = Number(values[name]);
+    if (!Number.isFinite(value) || value < min) throw new Error(`--${name} must be a number >= ${min}`);
+    return value;
+  };
+  return {
+    count: number('count', 1),
+    seed: number('seed', 0),
+    faultRate: number('fault-rate', 0),
+    ratePerSecond: number('rate', 1),
+    workers: number('workers', 1),
+    killEveryMs: number('kill-every-ms', 500),
+    reviews: number('reviews', 1),
+    keepCluster: values['keep-cluster'] === true,
+  };
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const runId = `${options.seed}-${randomBytes(4).toString('hex')}`;
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-cluster-run-'));
+  const logDir = path.join(dataDir, 'logs');
+  mkdirSync(logDir);
+  const cluster = await clusterUp();
+  const storeUrl = await createStoreDatabase(cluster.storeUrl, `asyncjob_run_${runId.replace(/-/g, '_')}`);
+  const token = `cluster-${randomBytes(12).toString('hex')}`;
+  const auditKey = randomBytes(32).toString('hex');
+  const provider = (dialect: Dialect): string => `cluster-${dialect}-${runId}`;
+  const plan = planLoad({
+    count: options.count,
+    seed: options.seed,
+    faultRate: options.faultRate,
+    provider,
+    runId,
+    idPrefix: 'cluster',
+    // Requests wait behind the fleet's rate limit: bounds far above the run's length.
+    createDeadlineMs: 30 * 60_000,
+    resultDeadlineMs: 60 * 60_000,
+    reviews: options.reviews,
+  });
+  const sims = {} as Record<Dialect, Simulator>;
+  for (const dialect of DIALECTS)
+    sims[dialect] = await startSimulator({
+      dialect,
+      token,
+      seed: options.seed,
+      scenario: { scripts: plan.scripts[dialect] } as never,
+      maxRecordedRequests: 2_000_000,
+    });
+  const taskQueue = `cluster-${runId}`;
+  const artifactsDir = path.join(dataDir, 'artifacts');
+  const fleet = new WorkerFleet(
+    options.workers,
+    {
+      TEMPORAL_ADDRESS: cluster.address,
+      ASYNCJOB_TASK_QUEUE: taskQueue,
+      ASYNCJOB_STORE: storeUrl,
+      ASYNCJOB_PROVIDERS: DIALECTS.map((d) => writeContract(dataDir, d, provider(d), sims[d].url)).join(','),
+      ASYNCJOB_ARTIFACTS_DIR: artifactsDir,
+      ASYNCJOB_SIMULATOR_TOKEN: token,
+      ASYNCJOB_AUDIT_HMAC_KEY: auditKey,
+      ASYNCJOB_PROVIDER_RATE_LIMIT: String(options.ratePerSecond),
+      ASYNCJOB_LOG_LEVEL: 'warn',
+      ...(process.env.ASYNCJOB_WORKFLOW_BUNDLE
+        ? { ASYNCJOB_WORKFLOW_BUNDLE: process.env.ASYNCJOB_WORKFLOW_BUNDLE }
+        : {}),
+    },
+    logDir,
+  );
+  const connection = await Connection.connect({ address: cluster.address });
+  const temporal = new Client({ connection });
+  const client = new AsyncJobClient({ client: temporal, taskQueue });
+  // Progress as the providers see it: each succeeded operation fetches its result once.
+  const progress = (): number =>
+    DIALECTS.reduce((n, d) => n + sims[d].requests({ action: 'result' }).length, 0) / options.count;
+  const chaos = new Chaos(fleet, progress, options.killEveryMs, {
+    restartServer: () => clusterCommand('restart-server'),
+    restartPostgres: () => clusterCommand('restart-postgres'),
+  });
+  const violations: LoadViolation[] = [];
+  const problems: string[] = [];
+  const began = Date.now();
+  try {
+    fleet.start();
+    await client.waitForWorkers(DIALECTS.map(provider));
+    console.log(
+      `cluster run ${runId}: ${options.count} operations, ${options.workers} workers, Temporal ${cluster.address}, data ${dataDir}`,
+    );
+    chaos.start();
+    await pool(plan.operations, 50, (op) => retryingTransient(() => client.start(op.request), chaos.retries));
+    console.log(`cluster run: all started in ${Date.now() - began} ms`);
+
+    // Each operation to its end, or for a reviewed one to its escalation (a human answers it below).
+    const summaries = await pool(plan.operations, 200, (op) =>
+      retryingTransient(() => client.result(op.request.operationId, { untilFinal: !op.needsReview }), chaos.retries),
+    );
+    await chaos.stop();
+    const reviewed = plan.operations.filter((op) => op.needsReview);
+    const summaryOf = (op: (typeof reviewed)[number]) => summaries[plan.operations.indexOf(op)]!;
+    for (const op of reviewed)
+      if (summaryOf(op).escalation?.reason !== 'unknown_state')
+        problems.push(`${op.request.operationId}: a review was planned, it ended ${outcomeKey(summaryOf(op))}`);
+    // What an operator's Web UI search finds: exactly the operations waiting for a human.
+    const waiting = reviewed.filter((op) => summaryOf(op).escalation).map((op) => op.request.operationId);
+    problems.push(...(await checkVisibility(temporal, taskQueue, { escalated: waiting })));
+    // The human's answer: an extension within the offered bounds; the operation then reads on and succeeds.
+    for (const op of reviewed) {
+      const id = op.request.operationId;
+      const escalation = await client.escalation(id);
+      const extend = escalation?.options.find((o) => o.option === 'extend');
+      if (!extend) {
+        problems.push(`${id}: no extension offered (escalation ${escalation?.reason ?? 'none'})`);
+        continue;
+      }
+      await client.decide(id, {
+        option: 'extend',
+        approvedBy: 'operator@example.com',
+        reason: 'cluster run review',
+        extendMs: extend.extendMs!,
+        extraStatusRequests: extend.extraStatusRequests!,
+      });
+      summaries[plan.operations.indexOf(op)] = await client.result(id, { untilFinal: true });
+    }
+
+    const store = await openPostgresStore({ connectionString: storeUrl, forbiddenValues: [token] });
+    const artifacts = new FileArtifactStore(artifactsDir);
+    const outcomes: Record<string, number> = {};
+    for (const [index, op] of plan.operations.entries()) {
+      const summary = summaries[index]!;
+      outcomes[outcomeKey(summary)] = (outcomes[outcomeKey(summary)] ?? 0) + 1;
+      violations.push(...(await verifyOperation({ store, artifacts, sims }, op, summary)));
+    }
+    await store.close();
+    const succeeded = plan.operations.filter((_, i) => summaries[i]!.localState === 'succeeded').length;
+    problems.push(...(await checkVisibility(temporal, taskQueue, { succeeded })));
+    const audit = await auditVerify({
+      ASYNCJOB_STORE: storeUrl,
+      ASYNCJOB_AUDIT_HMAC_KEY: auditKey,
+      TEMPORAL_ADDRESS: cluster.address,
+      ASYNCJOB_TASK_QUEUE: taskQueue,
+    });
+    if (audit.exitCode !== 0) problems.push(`audit verify --with-temporal exited ${audit.exitCode}: ${audit.tail}`);
+    for (const exit of fleet.stats.unexpectedExits) problems.push(`a worker exited unasked (${exit})`);
+    problems.push(...chaos.missed());
+
+    const report: ClusterReport = {
+      runId,
+      count: options.count,
+      workers: options.workers,
+      durationMs: Date.now() - began,
+      outcomes,
+      totals: providerTotals(sims),
+      faultsPlanned: plan.faultsPlanned,
+      fleet: fleet.stats,
+      chaos: chaos.events,
+      transientRetries: chaos.retries.byError,
+      ratePerSecond: options.ratePerSecond,
+      rates: Object.fromEntries(
+        DIALECTS.map((d) => [d, observedRate(sims[d].requests(), options.ratePerSecond)]),
+      ) as ClusterReport['rates'],
+      audit: audit.tail,
+      violations,
+      problems,
+    };
+    console.log(formatClusterReport(report));
+    mkdirSync(path.join(ROOT, 'test-artifacts'), { recursive: true });
+    writeFileSync(path.join(ROOT, 'test-artifacts', 'cluster-run.json'), JSON.stringify(report, null, 2));
+    return violations.length + problems.length > 0 || report.totals.maxJobsPerToken > 1 ? 1 : 0;
+  } finally {
+    await chaos.stop();
+    await fleet.stop();
+    await connection.close();
+    await Promise.all(Object.values(sims).map((sim) => sim.stop()));
+    if (!options.keepCluster) await clusterCommand('stop');
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`cluster run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  },
+);
