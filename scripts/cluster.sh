@@ -96,8 +96,12 @@ register() {
   local wanted
   wanted="$(npx tsx -e 'import { SEARCH_ATTRIBUTES as a } from "./src/core/search-attribute-names";
     console.log(Object.entries(a).map(([n, t]) => `${n} ${t}`).join("\n"))')"
-  local have
-  have="$(temporal_cli operator search-attribute list --namespace default)"
+  # A namespace just created is "not found" for a few seconds.
+  local have=""
+  for _ in $(seq 1 150); do
+    have="$(temporal_cli operator search-attribute list --namespace default 2>/dev/null)" && break
+    sleep 0.2
+  done
   local args=()
   while read -r name type; do
     grep -q "^ *$name " <<<"$have" || args+=(--name "$name" --type "$type")

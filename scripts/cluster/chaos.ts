@@ -31,6 +31,8 @@ export class Chaos {
   private readonly restarts: Promise<void>[] = [];
   private serverRestarted = false;
   private postgresRestarted = false;
+  /** One restart at a time: PostgreSQL waits until the server is back. */
+  private restarting = false;
 
   constructor(
     private readonly fleet: WorkerFleet,
@@ -62,6 +64,7 @@ export class Chaos {
   private tick(): void {
     if (this.fleet.readyCount() === this.fleet.size && this.fleet.killOldest()) this.record('SIGKILL a worker');
     const done = this.progress();
+    if (this.restarting) return;
     if (!this.serverRestarted && done >= SERVER_RESTART_AT) {
       this.serverRestarted = true;
       this.restarts.push(this.timed('restart the Temporal server', this.actions.restartServer));
@@ -73,9 +76,14 @@ export class Chaos {
   }
 
   private async timed(what: string, action: () => Promise<void>): Promise<void> {
+    this.restarting = true;
     const startedAt = Date.now();
-    await action();
-    this.record(what, Date.now() - startedAt, startedAt);
+    try {
+      await action();
+      this.record(what, Date.now() - startedAt, startedAt);
+    } finally {
+      this.restarting = false;
+    }
   }
 
   private record(what: string, tookMs?: number, atMs = Date.now()): void {

@@ -1,18 +1,20 @@
 /**
  * A fleet of `asyncjob worker` processes, as an operator runs them (the CLI, configured by environment only), that
- * a chaos run can SIGKILL and restart. Each incarnation's output goes to its own log file.
+ * a chaos run can SIGKILL and restart. Each incarnation's output goes to its own log file. A worker is ready when
+ * the Temporal server lists it (by its pid, the SDK's default identity is `pid@host`) among the pollers of every
+ * queue it serves: what the server sees, whatever the worker's log level.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..', '..');
-const READY_LINE = 'asyncjob worker: task queue';
 
 /** One worker process. */
 interface Incarnation {
   child: ChildProcess;
   ready: boolean;
+  spawnedAtMs: number;
   readyAtMs?: number;
   /** SIGKILLed by the chaos run (any other exit is a crash). */
   killed: boolean;
@@ -28,7 +30,7 @@ export interface FleetStats {
   killed: number;
   /** Exits nobody asked for (a crash): each is restarted too, and named here with its log file. */
   unexpectedExits: string[];
-  /** Time from spawn to the worker announcing its queues, ms, per start. */
+  /** Time from spawn to the server seeing the worker poll every queue, ms, per start. */
   bootMs: number[];
 }
 
@@ -36,21 +38,25 @@ export interface FleetStats {
 export class WorkerFleet {
   private readonly slots: (Incarnation | undefined)[];
   private stopping = false;
+  private readinessTimer: NodeJS.Timeout | undefined;
   readonly stats: FleetStats = { started: 0, killed: 0, unexpectedExits: [], bootMs: [] };
 
   constructor(
     readonly size: number,
     private readonly env: Record<string, string>,
     private readonly logDir: string,
+    /** Whether the server lists process `pid` among the pollers of every queue the fleet serves. */
+    private readonly isPolling: (pid: number) => Promise<boolean>,
   ) {
     this.slots = Array.from({ length: size }, () => undefined);
   }
 
   start(): void {
     for (let slot = 0; slot < this.size; slot++) this.spawn(slot);
+    this.readinessTimer = setInterval(() => void this.checkReadiness(), 250);
   }
 
-  /** How many workers have announced their queues and not exited. */
+  /** How many workers poll every queue and have not exited. */
   readyCount(): number {
     return this.slots.filter((w) => w?.ready).length;
   }
@@ -73,11 +79,22 @@ export class WorkerFleet {
   /** Stops every worker (SIGTERM, then SIGKILL after `graceMs`) and starts no more. */
   async stop(graceMs = 15_000): Promise<void> {
     this.stopping = true;
+    clearInterval(this.readinessTimer);
     const running = this.slots.filter((w): w is Incarnation => w !== undefined);
     for (const worker of running) worker.child.kill('SIGTERM');
     const timer = setTimeout(() => running.forEach((w) => w.child.kill('SIGKILL')), graceMs);
     await Promise.all(running.map((w) => w.exited));
     clearTimeout(timer);
+  }
+
+  private async checkReadiness(): Promise<void> {
+    for (const worker of this.slots) {
+      if (!worker || worker.readyAtMs !== undefined || worker.child.exitCode !== null || worker.killed) continue;
+      if (!(await this.isPolling(worker.child.pid!).catch(() => false))) continue;
+      worker.ready = true;
+      worker.readyAtMs = Date.now();
+      this.stats.bootMs.push(worker.readyAtMs - worker.spawnedAtMs);
+    }
   }
 
   private spawn(slot: number): void {
@@ -90,24 +107,15 @@ export class WorkerFleet {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let seen = '';
     const incarnation: Incarnation = {
       child,
+      spawnedAtMs,
       ready: false,
       killed: false,
       logFile,
       exited: new Promise((resolve) => child.once('exit', () => resolve())),
     };
-    const take = (chunk: Buffer): void => {
-      log.write(chunk);
-      if (incarnation.ready || incarnation.readyAtMs !== undefined) return;
-      seen = (seen + chunk.toString()).slice(-4096);
-      if (seen.includes(READY_LINE)) {
-        incarnation.ready = true;
-        incarnation.readyAtMs = Date.now();
-        this.stats.bootMs.push(incarnation.readyAtMs - spawnedAtMs);
-      }
-    };
+    const take = (chunk: Buffer): void => void log.write(chunk);
     child.stdout!.on('data', take);
     child.stderr!.on('data', take);
     child.once('exit', (code, signal) => {

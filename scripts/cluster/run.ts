@@ -19,9 +19,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
 import { openPostgresStore } from '../../src/adapters/store/postgres-store';
-import { AsyncJobClient } from '../../src/client';
+import { AsyncJobClient, providerTaskQueue } from '../../src/client';
 import { startSimulator, type Simulator } from '../../src/simulator';
 import { writeContract } from '../load/contracts';
 import { DIALECTS, planLoad, type Dialect } from '../load/plan';
@@ -67,6 +68,28 @@ function parseOptions(argv: string[]) {
   };
 }
 
+/** Whether the server lists process `pid` among the pollers of the workflow queue and every provider queue. */
+async function pollsEveryQueue(
+  connection: Connection,
+  workflowQueue: string,
+  providerQueues: string[],
+  pid: number,
+): Promise<boolean> {
+  const queues = [
+    { name: workflowQueue, type: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW },
+    ...providerQueues.map((name) => ({ name, type: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY })),
+  ];
+  for (const queue of queues) {
+    const { pollers } = await connection.workflowService.describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: queue.name },
+      taskQueueType: queue.type,
+    });
+    if (!(pollers ?? []).some((poller) => poller.identity?.startsWith(`${pid}@`))) return false;
+  }
+  return true;
+}
+
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const runId = `${options.seed}-${randomBytes(4).toString('hex')}`;
@@ -100,6 +123,7 @@ async function main(): Promise<number> {
       maxRecordedRequests: 2_000_000,
     });
   const taskQueue = `cluster-${runId}`;
+  const connection = await Connection.connect({ address: cluster.address });
   const artifactsDir = path.join(dataDir, 'artifacts');
   const fleet = new WorkerFleet(
     options.workers,
@@ -118,10 +142,16 @@ async function main(): Promise<number> {
         : {}),
     },
     logDir,
+    (pid) =>
+      pollsEveryQueue(
+        connection,
+        taskQueue,
+        DIALECTS.map((d) => providerTaskQueue(provider(d))),
+        pid,
+      ),
   );
-  const connection = await Connection.connect({ address: cluster.address });
-  const temporal = new Client({ connection });
-  const client = new AsyncJobClient({ client: temporal, taskQueue });
+  const temporalClient = new Client({ connection });
+  const client = new AsyncJobClient({ client: temporalClient, taskQueue });
   // Progress as the providers see it: each succeeded operation fetches its result once.
   const progress = (): number =>
     DIALECTS.reduce((n, d) => n + sims[d].requests({ action: 'result' }).length, 0) / options.count;
@@ -154,7 +184,7 @@ async function main(): Promise<number> {
         problems.push(`${op.request.operationId}: a review was planned, it ended ${outcomeKey(summaryOf(op))}`);
     // What an operator's Web UI search finds: exactly the operations waiting for a human.
     const waiting = reviewed.filter((op) => summaryOf(op).escalation).map((op) => op.request.operationId);
-    problems.push(...(await checkVisibility(temporal, taskQueue, { escalated: waiting })));
+    problems.push(...(await checkVisibility(temporalClient, taskQueue, { escalated: waiting })));
     // The human's answer: an extension within the offered bounds; the operation then reads on and succeeds.
     for (const op of reviewed) {
       const id = op.request.operationId;
@@ -184,7 +214,7 @@ async function main(): Promise<number> {
     }
     await store.close();
     const succeeded = plan.operations.filter((_, i) => summaries[i]!.localState === 'succeeded').length;
-    problems.push(...(await checkVisibility(temporal, taskQueue, { succeeded })));
+    problems.push(...(await checkVisibility(temporalClient, taskQueue, { succeeded })));
     const audit = await auditVerify({
       ASYNCJOB_STORE: storeUrl,
       ASYNCJOB_AUDIT_HMAC_KEY: auditKey,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { describe, expect, it } from 'vitest';
+import { PostgresDriver } from '../../src/adapters/store/postgres-driver';
 import { openPostgresStore } from '../../src/adapters/store/postgres-store';
 import { snapshot, storyEntries } from './fixtures';
 import { operationStoreContract, type StoreHarness } from './operation-store.contract';
@@ -88,6 +89,36 @@ describe.skipIf(!url)(title, () => {
       expect((await h.store.verifyChains()).breaks).toEqual([]);
     } finally {
       await h.cleanup();
+    }
+  });
+});
+
+describe.skipIf(!url)('PostgreSQL driver: a connection lost inside a transaction', () => {
+  it('fails that transaction, does not end the process, and the next transaction runs on a new connection', async () => {
+    const driver = new PostgresDriver({ connectionString: url!, maxConnections: 1 });
+    const admin = new Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const lost = driver.transaction('write', async (session) => {
+        const { rows } = await session.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        const pid = rows[0]!.pid;
+        // Terminated while the transaction is between statements, as a PostgreSQL restart does.
+        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+        await expect
+          .poll(async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount)
+          .toBe(0);
+        // The FATAL message is already sent: this lets it reach the idle socket (the 'error' event that
+        // crashed the process before), then the next statement fails.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await session.query('SELECT 1');
+      });
+      await expect(lost).rejects.toThrow();
+      // One connection in the pool: the broken one was destroyed, so this runs on a fresh one.
+      const { rows } = await driver.query<{ answer: number }>('SELECT 42 AS answer');
+      expect(rows).toEqual([{ answer: 42 }]);
+    } finally {
+      await admin.end();
+      await driver.close();
     }
   });
 });

@@ -80,16 +80,28 @@ export class PostgresDriver implements SqlDriver {
   /** @inheritdoc */
   async transaction<T>(mode: TransactionMode, work: (session: SqlSession) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // A checked-out client's connection can die between statements (PostgreSQL restarted, a backend terminated):
+    // pg then emits 'error' on the client, which would end the process with no listener (a worker crashed on a
+    // PostgreSQL restart in the cluster run). The transaction fails on its next statement instead, and the broken
+    // connection is destroyed on release, never handed out again.
+    let broken: Error | undefined;
+    const onError = (err: Error): void => {
+      broken = err;
+    };
+    client.on('error', onError);
     try {
       await client.query(BEGIN[mode]);
       const result = await work(this.sessionOf(client));
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken ??= rollbackError;
+      });
       throw err;
     } finally {
-      client.release();
+      client.off('error', onError);
+      client.release(broken);
     }
   }
 
