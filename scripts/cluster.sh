@@ -37,17 +37,32 @@ temporal_cli() {
   "$(npm run --silent temporal -- ensure | cut -d' ' -f1)" "$@" --address "$ADDRESS"
 }
 
+# Go 1.21 or newer (which fetches the toolchain the server's go.mod asks for, GOTOOLCHAIN=auto); when the machine
+# has none, that toolchain itself comes from the Go module proxy (golang.org/toolchain, the module `go` uses to
+# switch toolchains), since Debian's golang-go is too old for toolchain switching.
+GO_TOOLCHAIN=go1.26.11
+ensure_go() {
+  if command -v go >/dev/null 2>&1 &&
+    [ "$(go env GOVERSION 2>/dev/null | sed -E 's/^go1\.([0-9]+).*/\1/')" -ge 21 ] 2>/dev/null; then return; fi
+  local arch
+  case "$(uname -m)" in x86_64) arch=amd64 ;; aarch64 | arm64) arch=arm64 ;; *) log "no Go toolchain for $(uname -m)"; exit 1 ;; esac
+  local module="golang.org/toolchain@v0.0.1-$GO_TOOLCHAIN.linux-$arch"
+  if [ ! -x "$CACHE/$module/bin/go" ]; then
+    log "fetching $module from the Go module proxy"
+    mkdir -p "$CACHE"
+    curl -fsSL "https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-$GO_TOOLCHAIN.linux-$arch.zip" -o "$CACHE/go.zip"
+    python3 -m zipfile -e "$CACHE/go.zip" "$CACHE" && rm "$CACHE/go.zip"
+    # Module zips keep no file modes.
+    chmod +x "$CACHE/$module/bin/"* "$CACHE/$module/pkg/tool/"*/*
+  fi
+  export PATH="$CACHE/$module/bin:$PATH" GOROOT="$CACHE/$module"
+}
+
 # The server and its SQL tool, built from the Go module proxy into the cache (about 15 minutes on 2 cores the
-# first time); the schema files come from the same module. Go itself comes from Debian when missing, and
-# GOTOOLCHAIN=auto fetches the toolchain the server's go.mod asks for.
+# first time); the schema files come from the same module.
 build() {
   if [ -x "$CACHE/server" ] && [ -x "$CACHE/sql" ] && [ -d "$CACHE/schema" ]; then return; fi
-  if ! command -v go >/dev/null 2>&1; then
-    log "installing Go from Debian's packages"
-    if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-    $SUDO apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq golang-go >&2
-  fi
+  ensure_go
   log "building Temporal server $VERSION and its SQL tool from the Go module proxy into $CACHE"
   mkdir -p "$CACHE"
   local started=$SECONDS
