@@ -30,6 +30,11 @@ export const configSchema = z.object({
   ASYNCJOB_PROVIDER_RATE_LIMIT: z.coerce.number().positive().optional(),
   /** Workflows a worker keeps in memory (each about 2 MiB); evicted ones replay from history when they wake. */
   ASYNCJOB_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+  /**
+   * A workflow bundle written by `asyncjob bundle --out FILE`, so the worker starts without bundling (seconds of
+   * CPU); its file is checked at start (`checkWorkflowBundle`, src/worker.ts). Bundled from source when absent.
+   */
+  ASYNCJOB_WORKFLOW_BUNDLE: nonEmpty.optional(),
   /** Extra directories (path-delimited) searched for provider contract documents, before the presets. */
   ASYNCJOB_PROVIDERS_PATH: z.string().default(''),
   /** `host:port` for Prometheus metrics, or empty to disable. */

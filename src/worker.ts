@@ -2,7 +2,8 @@
  * The asyncjob worker: the workflow worker on the main task queue (workflows, store activities, the provider
  * lookup) and one activity worker per provider task queue, each rate-limited: strictly per process in any
  * sliding window (`activities/request-pacer.ts`), and on average across all workers by the server
- * (`maxTaskQueueActivitiesPerSecond`).
+ * (`maxTaskQueueActivitiesPerSecond`). Its workflows are bundled at start, or read from a bundle `asyncjob bundle`
+ * wrote at build time (ASYNCJOB_WORKFLOW_BUNDLE, `workflow-bundle.ts`).
  */
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -18,9 +19,10 @@ import { readChainKeySecret } from './audit/keys';
 import { temporalConnectionSettings, type TemporalConnectionSettings } from './client/connection';
 import { DEFAULT_TASK_QUEUE } from './client/context';
 import { AsyncJobConnectionError } from './client/errors';
-import type { Config } from './config';
+import { type Config, ConfigError } from './config';
 import { checkWorkerEnvironment } from './doctor/environment';
 import { EXPECTED_SDK_MESSAGES } from './doctor/sdk-logger';
+import { checkWorkflowBundle, workflowsPath, type WorkflowBundleStamp } from './workflow-bundle';
 import { createJsonLogger, sdkLogLevel, type JsonLogger } from './logging';
 import { webhookOutcomeReporter } from './webhooks/outcome-reporter';
 import { startWebhookReceiver, type WebhookSettings } from './webhooks/receiver';
@@ -29,8 +31,7 @@ import { webhookSignal } from './workflows/messages';
 /** The task queue asyncjob's workflows run on unless told otherwise (the client's, so both always agree). */
 export { DEFAULT_TASK_QUEUE };
 
-/** Absolute path of the workflows entry, for bundling (`.ts` from source, `.js` from `dist/`). */
-export const workflowsPath = path.join(__dirname, 'workflows', `index${path.extname(__filename)}`);
+export { workflowsPath };
 
 /**
  * Workflows kept in memory by default. Each cached workflow holds its own instance of the workflow's modules,
@@ -223,15 +224,47 @@ async function connectWorker(
   }
 }
 
+/** A prebuilt workflow bundle the worker runs (ASYNCJOB_WORKFLOW_BUNDLE), checked. */
+interface CheckedBundle {
+  codePath: string;
+  stamp: WorkflowBundleStamp;
+}
+
+/**
+ * The worker's start-up check: the environment and everything it names (`checkWorkerEnvironment`) and the workflow
+ * bundle ASYNCJOB_WORKFLOW_BUNDLE names, every problem at once in one {@link ConfigError} (exit 2).
+ */
+async function checkWorkerStart(env: NodeJS.ProcessEnv): Promise<{ config: Config; bundle?: CheckedBundle }> {
+  const file = env.ASYNCJOB_WORKFLOW_BUNDLE?.trim();
+  const codePath = file ? path.resolve(file) : undefined;
+  const [checked, bundle] = await Promise.all([
+    checkWorkerEnvironment(env).then(
+      (config) => ({ config, problems: [] as string[] }),
+      (err: unknown) => {
+        if (err instanceof ConfigError) return { config: undefined, problems: err.problems };
+        throw err;
+      },
+    ),
+    codePath !== undefined ? checkWorkflowBundle(codePath) : undefined,
+  ]);
+  const problems = [...checked.problems, ...(bundle && 'problem' in bundle ? [bundle.problem] : [])];
+  if (problems.length > 0 || checked.config === undefined) throw new ConfigError(problems);
+  return {
+    config: checked.config,
+    ...(codePath !== undefined && bundle && 'stamp' in bundle ? { bundle: { codePath, stamp: bundle.stamp } } : {}),
+  };
+}
+
 /**
  * `asyncjob worker`: a worker process configured from the environment (see `src/config.ts`): the store, the
  * providers (credentials by reference, resolved here and nowhere else, T4), one JSON-lines logger for the SDK and
  * for us, Prometheus metrics when `ASYNCJOB_METRICS_ADDRESS` is set, the webhook receiver when
- * `ASYNCJOB_WEBHOOK_PORT` is, and graceful shutdown on SIGINT/SIGTERM. Resolves when shut down.
+ * `ASYNCJOB_WEBHOOK_PORT` is, the workflows from a prebuilt bundle when `ASYNCJOB_WORKFLOW_BUNDLE` is, and graceful
+ * shutdown on SIGINT/SIGTERM. Resolves when shut down.
  */
 export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   // Everything the worker is asked to serve is checked first; every problem at once, exit 2 (ConfigError).
-  const config = await checkWorkerEnvironment(env);
+  const { config, bundle } = await checkWorkerStart(env);
   // The audit chain key: ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY, read as every audit command reads it.
   const hmacKey = await readChainKeySecret(env);
   const secretValues = [...secretValuesIn(env), ...(hmacKey && hmacKey.length >= 8 ? [hmacKey] : [])];
@@ -262,6 +295,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     connection,
     namespace: temporal.namespace,
     taskQueue: config.ASYNCJOB_TASK_QUEUE,
+    ...(bundle ? { workflowBundle: { codePath: bundle.codePath } } : {}),
     ...(config.ASYNCJOB_MAX_CACHED_WORKFLOWS !== undefined
       ? { maxCachedWorkflows: config.ASYNCJOB_MAX_CACHED_WORKFLOWS }
       : {}),
@@ -283,9 +317,17 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       ? await startReceiverBeside({ env, temporal, store, registry, logger }, config.ASYNCJOB_WEBHOOK_PORT)
       : undefined;
   const storeShown = config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@');
+  const workflowsShown = bundle
+    ? `bundle ${bundle.codePath} (asyncjob ${bundle.stamp.asyncjob}, sources ${bundle.stamp.sources.slice(0, 19)})`
+    : 'bundled from source';
   logger.info(
-    `asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${registry.names().join(', ')}, store ${storeShown}`,
-    { taskQueue: config.ASYNCJOB_TASK_QUEUE, providers: registry.names(), store: storeShown },
+    `asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${registry.names().join(', ')}, store ${storeShown}, workflows ${workflowsShown}`,
+    {
+      taskQueue: config.ASYNCJOB_TASK_QUEUE,
+      providers: registry.names(),
+      store: storeShown,
+      ...(bundle ? { workflowBundle: bundle.codePath, workflowSources: bundle.stamp.sources } : {}),
+    },
   );
   try {
     await runWorkers(workers);

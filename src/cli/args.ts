@@ -54,8 +54,44 @@ export type CliCommand =
   | { command: 'mcp'; argv: string[] }
   | { command: 'simulate'; argv: string[] }
   | { command: 'doctor'; argv: string[] }
+  | ({ command: 'bundle'; out: string } & CommonFlags)
   | { command: 'worker' }
   | { command: 'dev' };
+
+/** `asyncjob adapter validate|explain ...`. */
+function parseAdapter(rest: string[]): CliCommand {
+  const command = 'adapter';
+  const [action, ...more] = rest;
+  if (action === '--help' || action === '-h' || action === 'help') return { command: 'help', topic: command };
+  if (action === undefined) throw new UsageError('adapter needs an action: validate or explain', command);
+  if (action !== 'validate' && action !== 'explain')
+    throw new UsageError(`adapter: unknown action "${action}" (validate or explain)`, command);
+  const { values, positionals } = parse(command, more, {
+    'base-url': { type: 'string' },
+    'require-env': { type: 'boolean' },
+  });
+  if (values.help) return { command: 'help', topic: command };
+  if (positionals.length === 0) throw new UsageError(`adapter ${action} needs a contract file`, command);
+  if (action === 'explain' && positionals.length > 1)
+    throw new UsageError(`unexpected argument "${positionals[1]}" (explain takes one file)`, command);
+  const baseUrl = optional(values, 'base-url');
+  return {
+    command,
+    action,
+    files: positionals,
+    ...(baseUrl !== undefined ? { baseUrl } : {}),
+    requireEnv: values['require-env'] === true,
+    ...flags(values),
+  };
+}
+
+/** `asyncjob bundle --out FILE`. */
+function parseBundle(args: string[]): CliCommand {
+  const { values, positionals } = parse('bundle', args, { out: { type: 'string' } });
+  if (values.help) return { command: 'help', topic: 'bundle' };
+  noPositionals('bundle', positionals);
+  return { command: 'bundle', out: required('bundle', values, 'out'), ...flags(values) };
+}
 
 /** Parses the arguments after `asyncjob`. Throws {@link UsageError}. */
 export function parseCommandLine(argv: readonly string[]): CliCommand {
@@ -79,6 +115,8 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
       noPositionals(command, positionals);
       return { command };
     }
+    case 'bundle':
+      return parseBundle(rest);
     case 'start':
       return parseStart(rest);
     case 'status': {
@@ -110,30 +148,8 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
       return parseDecide(rest);
     case 'list':
       return parseList(rest);
-    case 'adapter': {
-      const [action, ...more] = rest;
-      if (action === '--help' || action === '-h' || action === 'help') return { command: 'help', topic: command };
-      if (action === undefined) throw new UsageError('adapter needs an action: validate or explain', command);
-      if (action !== 'validate' && action !== 'explain')
-        throw new UsageError(`adapter: unknown action "${action}" (validate or explain)`, command);
-      const { values, positionals } = parse(command, more, {
-        'base-url': { type: 'string' },
-        'require-env': { type: 'boolean' },
-      });
-      if (values.help) return { command: 'help', topic: command };
-      if (positionals.length === 0) throw new UsageError(`adapter ${action} needs a contract file`, command);
-      if (action === 'explain' && positionals.length > 1)
-        throw new UsageError(`unexpected argument "${positionals[1]}" (explain takes one file)`, command);
-      const baseUrl = optional(values, 'base-url');
-      return {
-        command,
-        action,
-        files: positionals,
-        ...(baseUrl !== undefined ? { baseUrl } : {}),
-        requireEnv: values['require-env'] === true,
-        ...flags(values),
-      };
-    }
+    case 'adapter':
+      return parseAdapter(rest);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

@@ -4,6 +4,7 @@
  */
 import { adapterCommand } from './adapter';
 import { type CliCommand, parseCommandLine, UsageError } from './args';
+import { bundleCommand } from './bundle-command';
 import {
   cancelCommand,
   type CommandContext,
@@ -141,6 +142,8 @@ async function dispatch(cmd: CliCommand, ctx: CommandContext): Promise<number> {
       return ctx.deps.runSimulate(cmd.argv);
     case 'doctor':
       return ctx.deps.runDoctor ? ctx.deps.runDoctor(cmd.argv) : EXIT.internal;
+    case 'bundle':
+      return bundleCommand(ctx, cmd);
     case 'worker':
       return ctx.deps.runWorker();
     case 'dev':

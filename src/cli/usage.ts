@@ -48,6 +48,12 @@ export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   audit: `usage: asyncjob audit verify [--operation ID] | asyncjob audit show ID   (see "asyncjob audit help")`,
   doctor: `usage: asyncjob doctor [--json]   (see "asyncjob doctor --help")`,
   simulate: `usage: asyncjob simulate [--port N] [--scenario FILE] [--dialect D]   (see "asyncjob simulate --help")`,
+  bundle: `usage: asyncjob bundle --out FILE
+  Bundles the workflows as a worker does at start (seconds of CPU) and writes the bundle to FILE, stamped with
+  this asyncjob version and a hash of its workflow sources; prints the file and its size. A worker given
+  ASYNCJOB_WORKFLOW_BUNDLE=FILE starts without bundling, and refuses (exit 2) a file that is not such a bundle or
+  was bundled from another version or other sources. Run it at build time, in the install the workers run.
+  Exit 0 written, 2 bad command line, 6 the bundling or the write failed.`,
   // Every variable the worker and its webhook receiver read, from the same list as docs/configuration.md.
   worker: workerHelpText(),
   dev: `usage: asyncjob dev
@@ -71,6 +77,7 @@ commands:
   doctor     check the setup (Temporal, store, providers, ports) with a fix per problem
   simulate   run the provider simulator
   worker     run a worker
+  bundle     bundle the workflows once, for workers to start without bundling (ASYNCJOB_WORKFLOW_BUNDLE)
   dev        the embedded demo (dev server, Web UI, worker, simulator)
   mcp        serve the agent tools over MCP (stdio or Streamable HTTP), bounded by a policy file
   help       this text, or "asyncjob help COMMAND"

@@ -81,6 +81,45 @@ export class HistoryFollower {
   }
 }
 
+/** `HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT` of temporal.api.enums.v1. */
+const CLOSE_EVENT_ONLY = 2;
+
+/**
+ * Waits until the operation's workflow has closed (not continued as new): Temporal's long poll on the close event,
+ * as the SDK's `handle.result()` waits, but each long poll on a fresh signal. The SDK's own loop hands one signal
+ * to every long poll, and each adds an abort listener it never removes: a wait of some minutes piled them up
+ * (Node's MaxListenersExceededWarning in the cluster run). Errors are the SDK's, untranslated.
+ */
+export async function waitUntilClosed(ctx: ClientContext, operationId: string, signal: AbortSignal): Promise<void> {
+  const { client, namespace } = ctx;
+  let runId: string | undefined;
+  let token: Uint8Array | undefined;
+  for (;;) {
+    const response = await withLinkedSignal(signal, (linked) =>
+      client.withAbortSignal(linked, () =>
+        client.workflowService.getWorkflowExecutionHistory({
+          namespace,
+          execution: { workflowId: operationId, ...(runId ? { runId } : {}) },
+          ...(token ? { nextPageToken: token } : {}),
+          waitNewEvent: true,
+          skipArchival: true,
+          historyEventFilterType: CLOSE_EVENT_ONLY,
+        }),
+      ),
+    );
+    const close = response.history?.events?.[0];
+    if (!close) {
+      // The server's long poll expired first: ask again from where it stopped.
+      token = response.nextPageToken ?? undefined;
+      continue;
+    }
+    const continued = close.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+    if (!continued) return;
+    runId = continued;
+    token = undefined;
+  }
+}
+
 /** A run's start: the workflow's input, the carried state (after continue-as-new) and when the run started. */
 export interface RunStart {
   input: AsyncJobWorkflowInput | undefined;

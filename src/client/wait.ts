@@ -14,7 +14,7 @@ import { stateKey } from '../workflows/search-attributes';
 import { type ClientContext, workflowHandle } from './context';
 import { describeRaw, FAILED_EXECUTION_STATUSES, workflowFailure } from './describe';
 import { OperationFailedError } from './errors';
-import { HistoryFollower, type HistoryBatch } from './history';
+import { HistoryFollower, type HistoryBatch, waitUntilClosed } from './history';
 import { queryOperation } from './queries';
 import { type WaitOptions, WaitScope } from './wait-scope';
 
@@ -52,6 +52,7 @@ async function closedWithoutSummary(
 async function closedOutcome(ctx: ClientContext, scope: WaitScope): Promise<OperationSummary> {
   const { operationId } = scope;
   // The run's failure is an answer to explain (with its execution status), read before the call's errors are typed.
+  await scope.run(() => waitUntilClosed(ctx, operationId, scope.signal));
   const outcome = await scope.run(async () => {
     try {
       return { kind: 'summary' as const, summary: await workflowHandle(ctx, operationId).result() };

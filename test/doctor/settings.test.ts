@@ -100,6 +100,7 @@ describe('the configuration reference', () => {
       decide: COMMAND_USAGE.decide!,
       list: COMMAND_USAGE.list!,
       adapter: COMMAND_USAGE.adapter!,
+      bundle: COMMAND_USAGE.bundle!,
       audit: AUDIT_USAGE,
       doctor: DOCTOR_USAGE,
     };

@@ -17,6 +17,7 @@ export type SettingUser =
   | 'list'
   | 'demo'
   | 'mcp'
+  | 'bundle'
   | 'npm run temporal'
   | 'every command';
 

@@ -1,4 +1,4 @@
-/** The flags of the tool commands: `adapter`, `audit`, `simulate` and `npm run temporal -- start`. */
+/** The flags of the tool commands: `adapter`, `audit`, `bundle`, `simulate` and `npm run temporal -- start`. */
 import { type Setting } from './setting';
 
 /** `asyncjob adapter`. */
@@ -55,6 +55,17 @@ export const AUDIT_FLAGS: readonly Setting[] = [
     default: 'stdout',
     meaning: '`audit checkpoint`: append the checkpoint to FILE (one JSON line)',
     example: '--out checkpoints.jsonl',
+  },
+];
+
+/** `asyncjob bundle`. */
+export const BUNDLE_FLAGS: readonly Setting[] = [
+  {
+    name: '--out',
+    usedBy: ['bundle'],
+    default: '',
+    meaning: 'required: the file the workflow bundle is written to (for ASYNCJOB_WORKFLOW_BUNDLE)',
+    example: '--out /app/workflow-bundle.js',
   },
 ];
 

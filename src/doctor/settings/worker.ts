@@ -1,7 +1,7 @@
 /** The settings of the worker process and of the webhook receiver it runs. */
 import { type Setting } from './setting';
 
-/** The worker: providers served, store, artifacts, rate, cache, metrics, logs and audit keys. */
+/** The worker: providers served, store, artifacts, rate, cache, workflow bundle, metrics, logs and audit keys. */
 export const WORKER_SETTINGS: readonly Setting[] = [
   {
     name: 'ASYNCJOB_PROVIDERS',
@@ -46,6 +46,14 @@ export const WORKER_SETTINGS: readonly Setting[] = [
     meaning:
       "workflows kept in memory (about 1 MiB each); sets the worker's memory, not the number of waiting operations",
     example: '512',
+  },
+  {
+    name: 'ASYNCJOB_WORKFLOW_BUNDLE',
+    usedBy: ['worker'],
+    default: 'bundled at start',
+    meaning:
+      "workflow bundle written by `asyncjob bundle --out FILE`: the worker starts without bundling its workflows (seconds of CPU); refused at start unless written by this asyncjob version from this install's workflow sources",
+    example: '/app/workflow-bundle.js',
   },
   {
     name: 'ASYNCJOB_METRICS_ADDRESS',
