@@ -28,7 +28,7 @@ import { writeContract } from '../load/contracts';
 import { DIALECTS, planLoad, type Dialect } from '../load/plan';
 import { outcomeKey, pool, providerTotals, verifyOperation, type LoadViolation } from '../load/verify';
 import { Chaos } from './chaos';
-import { auditVerify, clusterCommand, clusterUp, createStoreDatabase } from './cluster-control';
+import { auditVerify, clusterCommand, clusterUp, createStoreDatabase, writeWorkflowBundle } from './cluster-control';
 import { WorkerFleet } from './fleet';
 import { formatClusterReport, type ClusterReport } from './report';
 import { observedRate } from './rate';
@@ -137,9 +137,8 @@ async function main(): Promise<number> {
       ASYNCJOB_AUDIT_HMAC_KEY: auditKey,
       ASYNCJOB_PROVIDER_RATE_LIMIT: String(options.ratePerSecond),
       ASYNCJOB_LOG_LEVEL: 'warn',
-      ...(process.env.ASYNCJOB_WORKFLOW_BUNDLE
-        ? { ASYNCJOB_WORKFLOW_BUNDLE: process.env.ASYNCJOB_WORKFLOW_BUNDLE }
-        : {}),
+      // Built once, as an operator builds it into the worker's image: a restarted worker polls in seconds.
+      ASYNCJOB_WORKFLOW_BUNDLE: await writeWorkflowBundle(path.join(dataDir, 'workflow-bundle.js')),
     },
     logDir,
     (pid) =>
@@ -172,10 +171,17 @@ async function main(): Promise<number> {
     await pool(plan.operations, 50, (op) => retryingTransient(() => client.start(op.request), chaos.retries));
     console.log(`cluster run: all started in ${Date.now() - began} ms`);
 
+    const progressLog = setInterval(() => {
+      const kills = chaos.events.filter((e) => e.what === 'SIGKILL a worker').length;
+      console.log(
+        `cluster run: ${Math.round(progress() * 100)}% of results fetched at ${Math.round((Date.now() - began) / 1000)} s, ${kills} workers killed, ${fleet.readyCount()} of ${options.workers} polling`,
+      );
+    }, 30_000);
     // Each operation to its end, or for a reviewed one to its escalation (a human answers it below).
     const summaries = await pool(plan.operations, 200, (op) =>
       retryingTransient(() => client.result(op.request.operationId, { untilFinal: !op.needsReview }), chaos.retries),
     );
+    clearInterval(progressLog);
     await chaos.stop();
     const reviewed = plan.operations.filter((op) => op.needsReview);
     const summaryOf = (op: (typeof reviewed)[number]) => summaries[plan.operations.indexOf(op)]!;
@@ -194,14 +200,18 @@ async function main(): Promise<number> {
         problems.push(`${id}: no extension offered (escalation ${escalation?.reason ?? 'none'})`);
         continue;
       }
-      await client.decide(id, {
-        option: 'extend',
+      const decision = {
+        option: 'extend' as const,
         approvedBy: 'operator@example.com',
         reason: 'cluster run review',
         extendMs: extend.extendMs!,
         extraStatusRequests: extend.extraStatusRequests!,
-      });
-      summaries[plan.operations.indexOf(op)] = await client.result(id, { untilFinal: true });
+      };
+      await retryingTransient(() => client.decide(id, decision), chaos.retries);
+      summaries[plan.operations.indexOf(op)] = await retryingTransient(
+        () => client.result(id, { untilFinal: true }),
+        chaos.retries,
+      );
     }
 
     const store = await openPostgresStore({ connectionString: storeUrl, forbiddenValues: [token] });
