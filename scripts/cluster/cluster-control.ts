@@ -64,3 +64,15 @@ export async function auditVerify(env: Record<string, string>): Promise<{ exitCo
   );
   return { exitCode, tail: output.trim().split('\n').slice(-3).join(' | ') };
 }
+
+/** `asyncjob bundle --out FILE`: the workflow bundle the workers run; returns FILE. */
+export async function writeWorkflowBundle(file: string): Promise<string> {
+  const { exitCode, output } = await run(process.execPath, [
+    path.join(ROOT, 'bin', 'asyncjob'),
+    'bundle',
+    '--out',
+    file,
+  ]);
+  if (exitCode !== 0) throw new Error(`asyncjob bundle exited ${exitCode}: ${output}`);
+  return file;
+}

@@ -5,6 +5,7 @@
  */
 import {
   type CommonFlags,
+  countOption,
   flags,
   onePositional,
   noPositionals,
@@ -55,8 +56,77 @@ export type CliCommand =
   | { command: 'simulate'; argv: string[] }
   | { command: 'doctor'; argv: string[] }
   | ({ command: 'bundle'; out: string } & CommonFlags)
+  | ReplayCheckCommand
   | { command: 'worker' }
   | { command: 'dev' };
+
+/** `asyncjob replay-check`: the running operations' histories (or history files) against this install's workflows. */
+export interface ReplayCheckCommand extends CommonFlags {
+  command: 'replay-check';
+  /** A bundle written by `asyncjob bundle`, replayed against instead of bundling this install's workflows. */
+  bundle?: string;
+  /** At most this many running operations. */
+  limit: number;
+  /** The operator's visibility filter, and-ed with the running operations' query. */
+  query?: string;
+  /** History files to replay instead of the running operations' histories; empty for those. */
+  historyFiles: string[];
+}
+
+/** `--history FILE`, as often as given (node's parseArgs keeps only the last of a repeated option). */
+function takeHistoryFiles(args: readonly string[]): { files: string[]; rest: string[] } {
+  const files: string[] = [];
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') {
+      rest.push(...args.slice(i));
+      break;
+    }
+    if (arg.startsWith('--history=')) files.push(arg.slice('--history='.length));
+    else if (arg !== '--history') rest.push(arg);
+    else {
+      const file = args[++i];
+      if (file === undefined || file.startsWith('-'))
+        throw new UsageError('--history needs a history file', 'replay-check');
+      files.push(file);
+    }
+  }
+  if (files.some((f) => f.trim().length === 0)) throw new UsageError('--history needs a history file', 'replay-check');
+  return { files, rest };
+}
+
+/** `asyncjob replay-check [--bundle FILE] [--limit N] [--query Q] [--history FILE...]`. */
+function parseReplayCheck(args: string[]): CliCommand {
+  const command = 'replay-check';
+  const { files, rest } = takeHistoryFiles(args);
+  const { values, positionals } = parse(command, rest, {
+    bundle: { type: 'string' },
+    limit: { type: 'string' },
+    query: { type: 'string' },
+  });
+  if (values.help) return { command: 'help', topic: command };
+  // After --history, more files may follow it (a shell glob: --history histories/*.json).
+  if (files.length === 0) noPositionals(command, positionals);
+  const historyFiles = [...files, ...positionals];
+  const limit = countOption(command, 'limit', optional(values, 'limit'));
+  if (limit !== undefined && (limit < 1 || limit > 10_000))
+    throw new UsageError(`--limit: ${limit} is not from 1 to 10000`, command);
+  const query = optional(values, 'query');
+  if (query !== undefined && query.trim().length === 0) throw new UsageError('--query is empty', command);
+  if (historyFiles.length > 0 && (limit !== undefined || query !== undefined))
+    throw new UsageError('--history replays the files given: --limit and --query choose running operations', command);
+  const bundle = optional(values, 'bundle');
+  if (bundle !== undefined && bundle.trim().length === 0) throw new UsageError('--bundle needs a file', command);
+  return {
+    command,
+    ...(bundle !== undefined ? { bundle } : {}),
+    limit: limit ?? 100,
+    ...(query !== undefined ? { query } : {}),
+    historyFiles,
+    ...flags(values),
+  };
+}
 
 /** `asyncjob adapter validate|explain ...`. */
 function parseAdapter(rest: string[]): CliCommand {
@@ -117,6 +187,8 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
     }
     case 'bundle':
       return parseBundle(rest);
+    case 'replay-check':
+      return parseReplayCheck(rest);
     case 'start':
       return parseStart(rest);
     case 'status': {

@@ -16,6 +16,7 @@ import {
 } from './commands';
 import type { CliClient, CliDeps } from './deps';
 import { EXIT, type ExitCode } from './exit-codes';
+import { replayCheckCommand } from './replay-command';
 import { COMMAND_USAGE, USAGE } from './usage';
 
 /** An error as the CLI reports it. */
@@ -144,6 +145,8 @@ async function dispatch(cmd: CliCommand, ctx: CommandContext): Promise<number> {
       return ctx.deps.runDoctor ? ctx.deps.runDoctor(cmd.argv) : EXIT.internal;
     case 'bundle':
       return bundleCommand(ctx, cmd);
+    case 'replay-check':
+      return replayCheckCommand(ctx, cmd);
     case 'worker':
       return ctx.deps.runWorker();
     case 'dev':

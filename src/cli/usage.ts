@@ -54,6 +54,15 @@ export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   ASYNCJOB_WORKFLOW_BUNDLE=FILE starts without bundling, and refuses (exit 2) a file that is not such a bundle or
   was bundled from another version or other sources. Run it at build time, in the install the workers run.
   Exit 0 written, 2 bad command line, 6 the bundling or the write failed.`,
+  'replay-check': `usage: asyncjob replay-check [--bundle FILE] [--limit N] [--query Q]
+       asyncjob replay-check [--bundle FILE] --history FILE...
+  Before an upgrade: replays the histories of the operations running now (up to --limit, default 100, newest
+  first: AsyncJobWorkflow executions Running on ASYNCJOB_TASK_QUEUE, and-ed with the visibility query Q) against
+  this install's workflows, or the bundle FILE "asyncjob bundle" wrote for it. --history replays history files
+  instead (the JSON "temporal workflow show" writes). Prints each history that does not replay (workflow ID, run
+  ID, why: nondeterminism or failure), then "replay-check: N histories replayed, F failed".
+  Exit 0 every history replays (or none is running), 1 one does not, 2 bad command line, environment, file or
+  bundle, 5 Temporal cannot be reached.`,
   // Every variable the worker and its webhook receiver read, from the same list as docs/configuration.md.
   worker: workerHelpText(),
   dev: `usage: asyncjob dev
@@ -78,6 +87,7 @@ commands:
   simulate   run the provider simulator
   worker     run a worker
   bundle     bundle the workflows once, for workers to start without bundling (ASYNCJOB_WORKFLOW_BUNDLE)
+  replay-check  before an upgrade: do the running operations' histories replay against this install's workflows?
   dev        the embedded demo (dev server, Web UI, worker, simulator)
   mcp        serve the agent tools over MCP (stdio or Streamable HTTP), bounded by a policy file
   help       this text, or "asyncjob help COMMAND"

@@ -11,7 +11,14 @@ import { CANCEL_AND_DECIDE_FLAGS, LIST_FLAGS, START_FLAGS, WATCH_FLAGS } from '.
 import { MCP_SETTINGS } from './settings/mcp';
 import { type Setting } from './settings/setting';
 import { TEMPORAL_SETTINGS } from './settings/temporal';
-import { ADAPTER_FLAGS, AUDIT_FLAGS, BUNDLE_FLAGS, DEV_SERVER_FLAGS, SIMULATE_FLAGS } from './settings/tool-flags';
+import {
+  ADAPTER_FLAGS,
+  AUDIT_FLAGS,
+  BUNDLE_FLAGS,
+  DEV_SERVER_FLAGS,
+  REPLAY_FLAGS,
+  SIMULATE_FLAGS,
+} from './settings/tool-flags';
 import { WEBHOOK_RECEIVER_SETTINGS, WORKER_SETTINGS } from './settings/worker';
 
 export type { Setting, SettingUser } from './settings/setting';
@@ -33,6 +40,7 @@ export const SETTINGS: readonly Setting[] = [
   ...LIST_FLAGS,
   ...ADAPTER_FLAGS,
   ...BUNDLE_FLAGS,
+  ...REPLAY_FLAGS,
   ...AUDIT_FLAGS,
   ...MCP_SETTINGS,
   ...SIMULATE_FLAGS,

@@ -101,6 +101,7 @@ describe('the configuration reference', () => {
       list: COMMAND_USAGE.list!,
       adapter: COMMAND_USAGE.adapter!,
       bundle: COMMAND_USAGE.bundle!,
+      'replay-check': COMMAND_USAGE['replay-check']!,
       audit: AUDIT_USAGE,
       doctor: DOCTOR_USAGE,
     };

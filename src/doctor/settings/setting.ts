@@ -18,6 +18,7 @@ export type SettingUser =
   | 'demo'
   | 'mcp'
   | 'bundle'
+  | 'replay-check'
   | 'npm run temporal'
   | 'every command';
 

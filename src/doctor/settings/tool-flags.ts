@@ -1,4 +1,7 @@
-/** The flags of the tool commands: `adapter`, `audit`, `bundle`, `simulate` and `npm run temporal -- start`. */
+/**
+ * The flags of the tool commands: `adapter`, `audit`, `bundle`, `replay-check`, `simulate` and
+ * `npm run temporal -- start`.
+ */
 import { type Setting } from './setting';
 
 /** `asyncjob adapter`. */
@@ -66,6 +69,39 @@ export const BUNDLE_FLAGS: readonly Setting[] = [
     default: '',
     meaning: 'required: the file the workflow bundle is written to (for ASYNCJOB_WORKFLOW_BUNDLE)',
     example: '--out /app/workflow-bundle.js',
+  },
+];
+
+/** `asyncjob replay-check`. */
+export const REPLAY_FLAGS: readonly Setting[] = [
+  {
+    name: '--bundle',
+    usedBy: ['replay-check'],
+    default: "this install's workflows",
+    meaning: 'replay against the workflow bundle FILE `asyncjob bundle` wrote (checked as a worker checks it)',
+    example: '--bundle /app/workflow-bundle.js',
+  },
+  {
+    name: '--limit',
+    usedBy: ['replay-check'],
+    default: '`100`',
+    meaning: 'replay the histories of at most N running operations, newest first (1 to 10000)',
+    example: '--limit 500',
+  },
+  {
+    name: '--query',
+    usedBy: ['replay-check'],
+    default: 'every running operation of the task queue',
+    meaning: "a visibility query and-ed with the running operations' one",
+    example: '--query "AsyncJobProvider = \'acme-exports\'"',
+  },
+  {
+    name: '--history',
+    usedBy: ['replay-check'],
+    default: '',
+    meaning:
+      "replay these history files (as `temporal workflow show --output json` writes them) instead of the running operations'; repeatable, and files after it too",
+    example: '--history histories/op-42.json',
   },
 ];
 
