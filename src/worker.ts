@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
+import { HEARTBEAT_INTERVAL_MS } from './activities/heartbeat';
 import { assertRequestRate, pacingInterceptor, RequestPacer } from './activities/request-pacer';
 import type { AsyncJobActivities } from './activities/types';
 import { FileArtifactStore } from './adapters/artifacts/artifact-store';
@@ -85,6 +86,10 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
     connection: options.connection,
     namespace,
     shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds',
+    // The SDK sends heartbeats at most every 0.8 x the heartbeat timeout (8 s of 10): one late under CPU load and
+    // a live activity timed out (a conformance scenario escalated so in a loaded CI run). Sent as often as
+    // activities beat, the timeout keeps 8 s of margin and still finds a dead worker in 10.
+    maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL_MS,
   };
   const main = await Worker.create({
     ...common,
