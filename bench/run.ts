@@ -14,7 +14,7 @@ import { measureFleet } from './phases/fleet';
 import { measureReaction } from './phases/reaction';
 import { measureSimulator } from './phases/simulator';
 import { measureStore } from './phases/store';
-import { measurePerPoll, measureThroughput } from './phases/throughput';
+import { measurePerPoll, measureThroughput, throughputTargets, type BenchTarget } from './phases/throughput';
 import { measureWaiting } from './phases/waiting';
 
 const PHASES = ['simulator', 'store', 'throughput', 'fleet', 'reaction', 'waiting'] as const;
@@ -22,6 +22,25 @@ type Phase = (typeof PHASES)[number];
 
 function log(line: string): void {
   process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+}
+
+/** Issue 16's targets this run measured, each `met` computed from the figures (never written by hand). */
+function benchTargets(results: Record<string, unknown>): BenchTarget[] {
+  const targets = throughputTargets(
+    results.throughput as Parameters<typeof throughputTargets>[0],
+    results.perPoll as Parameters<typeof throughputTargets>[1],
+  );
+  const sqlite = (results.store as { sqlite?: { stepP99Ms: number; targetP99Ms: number; met: boolean } } | undefined)
+    ?.sqlite;
+  if (sqlite)
+    targets.push({
+      name: "one provider step's store writes at 1,000,000 journal entries, SQLite, p99",
+      target: `<= ${sqlite.targetP99Ms}`,
+      measured: sqlite.stepP99Ms,
+      unit: 'ms',
+      met: sqlite.met,
+    });
+  return targets;
 }
 
 async function main(): Promise<number> {
@@ -68,7 +87,7 @@ async function main(): Promise<number> {
       results.simulator = await measureSimulator(quick, log);
     }
     if (wanted('store')) {
-      log('store append cost');
+      log("store: one provider step's writes");
       results.store = await measureStore(root, quick, log);
     }
     if (PHASES.some((p) => p !== 'simulator' && p !== 'store' && wanted(p))) {
@@ -105,6 +124,7 @@ async function main(): Promise<number> {
     }
     if (!values.keep) rmSync(root, { recursive: true, force: true });
   }
+  results.targets = benchTargets(results);
   results.durationSeconds = Math.round((performance.now() - t0) / 1000);
   (results.machine as Record<string, unknown>).loadAverageAtEnd = Math.round(os.loadavg()[0]! * 100) / 100;
   const markdown = renderMarkdown(results);

@@ -1,16 +1,17 @@
 /**
- * The bare Temporal baseline: one workflow that creates a job, sleeps and reads its status until it is final,
- * then downloads and checks the result. Same delays as asyncjob's planner (bounded jitter), no record keeping:
- * what Temporal alone costs for the same calls. Bundled separately from asyncjob's workflows.
+ * The bare Temporal baseline: one workflow that creates a job, reads its status until it is final, then
+ * downloads and checks the result. Same poll timing as asyncjob (./poll-plan.ts: each read planned from the
+ * previous call's start with the same backoff and bounded jitter, and a timer only when that instant is still
+ * ahead at the workflow task), no record keeping: what Temporal alone costs for the same calls. Bundled
+ * separately from asyncjob's workflows.
  */
 import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
 import type { BareActivities } from './activities';
+import { plannedDelayMs, type PollDelays } from './poll-plan';
 
 /** The bare workflow's input. */
-export interface BareJobInput {
+export interface BareJobInput extends PollDelays {
   payload: unknown;
-  baseDelayMs: number;
-  maxDelayMs: number;
   /** Gives up after this many status reads. */
   maxStatusReads: number;
 }
@@ -21,6 +22,8 @@ export interface BareJobResult {
   sha256: string;
   sizeBytes: number;
   statusReads: number;
+  /** Timers started (reads whose planned instant was still ahead at the workflow task). */
+  timersStarted: number;
 }
 
 const { bareCreateJob, bareReadStatus, bareCollectResult } = proxyActivities<BareActivities>({
@@ -30,13 +33,21 @@ const { bareCreateJob, bareReadStatus, bareCollectResult } = proxyActivities<Bar
 
 /** Drives one job to a verified result. */
 export async function BareJobWorkflow(input: BareJobInput): Promise<BareJobResult> {
-  const jobId = await bareCreateJob(input.payload);
+  const created = await bareCreateJob(input.payload);
+  const jobId = created.value;
+  let dueAtMs = created.startedAtMs + plannedDelayMs(1, input, Math.random());
+  let timersStarted = 0;
   for (let reads = 0; reads < input.maxStatusReads;) {
-    const raw = Math.min(input.maxDelayMs, input.baseDelayMs * 2 ** Math.min(reads, 60));
-    await sleep(Math.min(raw, Math.max(1, Math.ceil(raw * (0.5 + 0.5 * Math.random())))));
-    const state = await bareReadStatus(jobId);
+    // As asyncjob: a read already due runs in this workflow task; only a read still ahead costs a timer.
+    const waitMs = dueAtMs - Date.now();
+    if (waitMs > 0) {
+      timersStarted += 1;
+      await sleep(waitMs);
+    }
+    const answer = await bareReadStatus(jobId);
     reads += 1;
-    if (state === 'succeeded') return { ...(await bareCollectResult(jobId)), statusReads: reads };
+    const state = answer.value;
+    if (state === 'succeeded') return { ...(await bareCollectResult(jobId)), statusReads: reads, timersStarted };
     if (state === 'failed' || state === 'cancelled' || state === 'expired') {
       throw ApplicationFailure.create({
         type: 'ASYNCJOB_BENCH_ERR_JOB_ENDED',
@@ -44,6 +55,7 @@ export async function BareJobWorkflow(input: BareJobInput): Promise<BareJobResul
         nonRetryable: true,
       });
     }
+    dueAtMs = answer.startedAtMs + plannedDelayMs(reads + 1, input, Math.random());
   }
   throw ApplicationFailure.create({
     type: 'ASYNCJOB_BENCH_ERR_BUDGET',

@@ -115,3 +115,27 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/** The median with the two middle values averaged for an even count (a few rounds: not the lower one); NaN when empty. */
+export function midMedian(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The smallest, the median and the largest of a set of rounds. */
+export interface Spread {
+  min: number;
+  median: number;
+  max: number;
+}
+
+/** The {@link Spread} of `values` ({@link midMedian}), each rounded to `digits` decimals; NaNs when empty. */
+export function spread(values: readonly number[], digits = 2): Spread {
+  return {
+    min: round(Math.min(...values), digits),
+    median: round(midMedian(values), digits),
+    max: round(Math.max(...values), digits),
+  };
+}
