@@ -53,6 +53,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The dev server process ended before it answered (a port taken, a bad flag). */
+class DevServerExited extends Error {
+  constructor(readonly exitCode: number) {
+    super(`temporal dev server exited with code ${exitCode} before answering`);
+  }
+}
+
 async function waitForServer(
   address: string,
   namespace: string,
@@ -62,8 +69,7 @@ async function waitForServer(
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null)
-      throw new Error(`temporal dev server exited with code ${child.exitCode} before answering`);
+    if (child.exitCode !== null) throw new DevServerExited(child.exitCode);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
@@ -81,10 +87,26 @@ async function waitForServer(
   throw new Error(`temporal dev server at ${address} did not answer within ${timeoutMs} ms: ${String(lastError)}`);
 }
 
-/** Starts `temporal server start-dev` with our search attributes and waits until it answers. */
+/** How many ports a start tries when it chooses them itself. */
+const START_ATTEMPTS = 3;
+
+/**
+ * Starts `temporal server start-dev` with our search attributes and waits until it answers. A port found free can
+ * be taken by another process before the server binds it (a CI run's dev server exited with code 2 beside other
+ * servers starting): when the port was ours to choose, an early exit is retried on another.
+ */
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServerOn(options.port ?? (await freePort()), options);
+    } catch (err) {
+      if (options.port !== undefined || attempt >= START_ATTEMPTS || !(err instanceof DevServerExited)) throw err;
+    }
+  }
+}
+
+async function startDevServerOn(port: number, options: DevServerOptions): Promise<DevServer> {
   const cli = ensureTemporalCli();
-  const port = options.port ?? (await freePort());
   const namespace = options.namespace ?? 'default';
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--namespace', namespace];
   args.push('--log-level', 'warn');
