@@ -30,11 +30,12 @@ function benchTargets(results: Record<string, unknown>): BenchTarget[] {
     results.throughput as Parameters<typeof throughputTargets>[0],
     results.perPoll as Parameters<typeof throughputTargets>[1],
   );
-  const sqlite = (results.store as { sqlite?: { stepP99Ms: number; targetP99Ms: number; met: boolean } } | undefined)
-    ?.sqlite;
+  type SqliteStep = { stepP99Ms: number; targetP99Ms: number; met: boolean; fill: { journalEntries: number } };
+  const sqlite = (results.store as { sqlite?: SqliteStep } | undefined)?.sqlite;
   if (sqlite)
     targets.push({
-      name: "one provider step's store writes at 1,000,000 journal entries, SQLite, p99",
+      // The quick run fills fewer entries: the name says how many this figure had.
+      name: `one provider step's store writes at ${sqlite.fill.journalEntries.toLocaleString('en')} journal entries, SQLite, p99`,
       target: `<= ${sqlite.targetP99Ms}`,
       measured: sqlite.stepP99Ms,
       unit: 'ms',

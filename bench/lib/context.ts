@@ -94,6 +94,8 @@ export const BENCH_SCENARIO: ScenarioInput = {
     reads3: pollsScript(3),
     reads6: pollsScript(6),
     reads4: pollsScript(4),
+    // Figure 2's long operation at 1 s: the target's "amortised over a 20-poll operation".
+    reads20: pollsScript(20),
     forever: { steps: [{ state: 'running' }] },
     timed: {
       steps: [{ state: 'running', durationMs: { min: 1_500, max: 3_500 } }, { state: 'succeeded' }],

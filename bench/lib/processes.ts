@@ -6,7 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { request } from 'undici';
 import type { JobSummary, RequestRecord, SimulatorOptions } from '../../src/simulator';
-import type { WorkerMemory, WorkerProcessConfig } from './worker-process';
+import type { WorkerMemory, WorkerProcessConfig, WorkerReady } from './worker-process';
 
 /** A started child. */
 export interface Child {
@@ -49,6 +49,8 @@ function firstMessage<T>(child: ChildProcess, what: string, timeoutMs: number): 
 
 /** The worker process, which can also report its memory. */
 export interface WorkerChild extends Child {
+  /** Its workflow workers' cache sizes, as it reported them when ready. */
+  maxCachedWorkflows: WorkerReady['maxCachedWorkflows'];
   /** Its memory as it reads it; with `gc`, after a forced garbage collection of every isolate. */
   memory(options?: { gc?: boolean }): Promise<WorkerMemory>;
 }
@@ -85,8 +87,13 @@ export async function startWorkerProcess(config: WorkerProcessConfig): Promise<W
   // BENCH_WORKER_NODE_FLAGS (space-separated) adds Node/V8 flags to the worker process alone, for experiments.
   const extra = process.env.BENCH_WORKER_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [];
   const child = forkTs('worker-process.ts', config, ['--expose-gc', ...extra]);
-  await firstMessage(child, 'the worker process', 120_000);
-  return { pid: child.pid!, stop: () => stopChild(child), memory: (options) => askMemory(child, options?.gc ?? false) };
+  const { ready } = await firstMessage<{ ready: WorkerReady }>(child, 'the worker process', 120_000);
+  return {
+    pid: child.pid!,
+    maxCachedWorkflows: ready.maxCachedWorkflows,
+    stop: () => stopChild(child),
+    memory: (options) => askMemory(child, options?.gc ?? false),
+  };
 }
 
 /** A simulator in its own process, with its accounting read over HTTP. */

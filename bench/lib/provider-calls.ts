@@ -102,14 +102,3 @@ export function plainCalls(provider: PlainProvider, connections = 128): PlainCal
 
 /** Provider states after which no status read helps. */
 export const FINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
-
-/** The poll delay asyncjob's planner uses (P2, bounded jitter): uniform in [ratio x raw, raw], raw = min(max, base x 2^n). */
-export function pollDelayMs(
-  attempt: number,
-  policy: { baseDelayMs: number; maxDelayMs: number; minJitterRatio?: number },
-  random: number,
-): number {
-  const raw = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(attempt, 60));
-  const low = policy.minJitterRatio ?? 0.5;
-  return Math.min(raw, Math.max(1, Math.ceil(raw * (low + (1 - low) * random))));
-}

@@ -1,8 +1,9 @@
 /**
  * The benchmark's worker process (so its RSS is the worker's alone): asyncjob's workers exactly as the product
- * creates them (`createWorkers`), over a SQLite store, plus the bare baseline's worker. Configured by one JSON
- * argument ({@link WorkerProcessConfig}); tells the parent `ready` over IPC, stops on SIGTERM or `stop`, and
- * answers `{ memory: { gc } }` with its memory ({@link WorkerMemory}), optionally after a forced GC.
+ * creates them (`createWorkers`), over a SQLite store, plus the bare baseline's worker with the same workflow
+ * cache size. Configured by one JSON argument ({@link WorkerProcessConfig}); tells the parent `ready` over IPC
+ * ({@link WorkerReady}), stops on SIGTERM or `stop`, and answers `{ memory: { gc } }` with its memory
+ * ({@link WorkerMemory}), optionally after a forced GC.
  */
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -61,6 +62,12 @@ export interface WorkerMemory {
     workflowThreadPoolSize: number;
     numCachedWorkflows: number;
   };
+}
+
+/** What the worker process tells its parent once its workers run. */
+export interface WorkerReady {
+  /** Each workflow worker's cache size as the SDK compiled its options: asyncjob's, and bare's when it runs. */
+  maxCachedWorkflows: { asyncjob: number; bare?: number };
 }
 
 const MEMORY_CHANNEL = 'asyncjob-bench-memory';
@@ -195,6 +202,7 @@ async function main(): Promise<void> {
     ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
     shutdownGraceTime: '1 second',
   });
+  const asyncjobCache = workers[0]!.options.maxCachedWorkflows;
   const bare = config.bare ? createBareActivities({ baseUrl: config.bare.url, token: config.token }) : undefined;
   if (config.bare && bare) {
     workers.push(
@@ -204,6 +212,8 @@ async function main(): Promise<void> {
         workflowBundle: { codePath: config.bare.bundlePath },
         activities: bare.activities,
         maxConcurrentActivityTaskExecutions: 100,
+        // asyncjob's cache size, not the SDK's default (sized from memory): past it both replay evicted workflows.
+        maxCachedWorkflows: asyncjobCache,
         shutdownGraceTime: '1 second',
       }),
     );
@@ -218,7 +228,13 @@ async function main(): Promise<void> {
     }
   });
   const running = runWorkers(workers);
-  process.send?.('ready');
+  const ready: WorkerReady = {
+    maxCachedWorkflows: {
+      asyncjob: asyncjobCache,
+      ...(config.bare ? { bare: workers[workers.length - 1]!.options.maxCachedWorkflows } : {}),
+    },
+  };
+  process.send?.({ ready });
   await running;
   await bare?.close();
   await registry.close();

@@ -1,0 +1,218 @@
+/**
+ * Figure 2: per policy, the histories of single asyncjob and bare operations (and asyncjob's store entries), per
+ * operation and per status read, and the cost of one more read.
+ */
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { BenchContext, Deployment } from '../../lib/context';
+import { plainCalls } from '../../lib/provider-calls';
+import { median, nowMs, round, runPool } from '../../lib/stats';
+import { historyCost, type HistoryCost } from './history';
+import { POLICIES, type BenchPolicy, type PolicyName, type SystemName } from './policies';
+import type { MarginalRead, PerPollOperation, PerPollPolicy, PerPollResult } from './result';
+import { systems, type RunOne } from './systems';
+
+/** The longest operation of figure 2, at 1 s: the target's "amortised over a 20-poll operation". */
+const LONG_READS = 20;
+
+/** What figure 2 runs per policy: the read counts, the samples of each, and whether samples run side by side. */
+function perPollPlan(policy: PolicyName, quick: boolean): { reads: number[]; samples: number; sideBySide: boolean } {
+  if (policy === 'short') return { reads: [3, 6], samples: quick ? 3 : 7, sideBySide: false };
+  if (policy === '1s') return { reads: [3, LONG_READS], samples: quick ? 2 : 3, sideBySide: true };
+  return { reads: [3], samples: quick ? 2 : 3, sideBySide: true };
+}
+
+/** The two durable systems, whose histories figure 2 reads. */
+type Durable = 'asyncjob' | 'bare';
+
+/** What figure 2 runs operations with: the systems, and asyncjob's store read beside its worker. */
+interface Probe {
+  ctx: BenchContext;
+  run: Record<SystemName, RunOne>;
+  /** An asyncjob operation's journal entries and its snapshot's version (one write per version). */
+  journalEntries(operationId: string): number;
+  snapshotVersion(operationId: string): number;
+}
+
+/** One operation that took exactly its script's reads: its latency, its history's cost, asyncjob's store figures. */
+interface Sample {
+  ms: number;
+  cost: HistoryCost;
+  entries?: number;
+  version?: number;
+}
+
+/**
+ * Runs `system` operations of `reads` reads under `policy` until `samples` took exactly `reads` (one at a time, or
+ * side by side), reading each one's history (and asyncjob's store).
+ */
+async function cleanSamples(
+  probe: Probe,
+  system: Durable,
+  policy: BenchPolicy,
+  reads: number,
+  samples: number,
+  sideBySide: boolean,
+): Promise<Sample[]> {
+  const clean: Sample[] = [];
+  for (let tries = 0; clean.length < samples; tries++) {
+    if (tries >= samples * 3)
+      throw new Error(`per-poll: fewer than ${samples} ${system} operations with exactly ${reads} reads`);
+    const batch = sideBySide ? samples - clean.length : 1;
+    await runPool(batch, batch, async () => {
+      const t = nowMs();
+      const done = await probe.run[system]({ script: `reads${reads}`, reads, policy });
+      const ms = nowMs() - t;
+      // A read lost to a timeout under load is sent again: such a sample is not a clean `reads`-read operation.
+      if (done.statusReads !== reads) return;
+      const cost = await historyCost(probe.ctx, done.id);
+      clean.push(
+        system === 'asyncjob'
+          ? { ms, cost, entries: probe.journalEntries(done.id), version: probe.snapshotVersion(done.id) }
+          : { ms, cost },
+      );
+    });
+  }
+  return clean;
+}
+
+/** One kind of operation's figures: medians over its clean samples. */
+function operationOf(system: Durable, reads: number, clean: readonly Sample[]): PerPollOperation {
+  const events = median(clean.map((c) => c.cost.events));
+  const bytes = median(clean.map((c) => c.cost.bytes));
+  return {
+    system,
+    statusReads: reads,
+    samples: clean.length,
+    historyEvents: events,
+    historyBytes: bytes,
+    timersStarted: median(clean.map((c) => c.cost.timers)),
+    eventsPerRead: round(events / reads, 2),
+    bytesPerRead: round(bytes / reads, 0),
+    ...(system === 'asyncjob'
+      ? {
+          journalEntries: median(clean.map((c) => c.entries ?? Number.NaN)),
+          snapshotWrites: median(clean.map((c) => c.version ?? Number.NaN)),
+        }
+      : {}),
+    latencyMs: round(median(clean.map((c) => c.ms)), 1),
+  };
+}
+
+/** The naive loop's latency (median of `samples`, one at a time) per read count, ms. */
+async function naiveLatencies(
+  probe: Probe,
+  policy: BenchPolicy,
+  reads: readonly number[],
+  samples: number,
+): Promise<Record<number, number>> {
+  const out: Record<number, number> = {};
+  for (const n of reads) {
+    const latencies: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      const t = nowMs();
+      await probe.run.naive({ script: `reads${n}`, reads: n, policy });
+      latencies.push(nowMs() - t);
+    }
+    out[n] = median(latencies);
+  }
+  return out;
+}
+
+/** Figure 2 at one policy; at the short policy also the naive loop's latencies (into `naiveLatency`). */
+async function measurePolicy(
+  probe: Probe,
+  policy: BenchPolicy,
+  naiveLatency: Record<number, number>,
+): Promise<PerPollPolicy> {
+  const p0 = nowMs();
+  const { reads, samples, sideBySide } = perPollPlan(policy.name, probe.ctx.quick);
+  const kinds = (['asyncjob', 'bare'] as const).flatMap((system) => reads.map((n) => ({ system, n })));
+  const measure = async (k: { system: Durable; n: number }): Promise<PerPollOperation> =>
+    operationOf(k.system, k.n, await cleanSamples(probe, k.system, policy, k.n, samples, sideBySide));
+  const operations: PerPollOperation[] = [];
+  // Long policies: every kind side by side (a light load at these delays), so the section lasts one operation.
+  if (sideBySide) operations.push(...(await Promise.all(kinds.map(measure))));
+  else for (const k of kinds) operations.push(await measure(k));
+  if (policy.name === 'short') Object.assign(naiveLatency, await naiveLatencies(probe, policy, reads, samples));
+  return { ...policy, operations, marginal: marginalReads(operations), seconds: round((nowMs() - p0) / 1000, 1) };
+}
+
+/** Figure 2's headline figures, from its policies and the naive loop's latencies at the short policy. */
+function perPollResult(policies: PerPollPolicy[], naiveLatency: Record<number, number>, t0: number): PerPollResult {
+  const find = (name: PolicyName, system: Durable, reads: number) =>
+    policies.find((p) => p.name === name)!.operations.find((o) => o.system === system && o.statusReads === reads)!;
+  const added = (system: Durable) =>
+    round(
+      (find('short', system, 6).latencyMs -
+        find('short', system, 3).latencyMs -
+        (naiveLatency[6]! - naiveLatency[3]!)) /
+        3,
+      1,
+    );
+  return {
+    policies,
+    eventsPerReadAt1s: {
+      statusReads: LONG_READS,
+      asyncjob: find('1s', 'asyncjob', LONG_READS).eventsPerRead,
+      bare: find('1s', 'bare', LONG_READS).eventsPerRead,
+    },
+    addedLatencyPerReadMs: { asyncjob: added('asyncjob'), bare: added('bare') },
+    latencyMs: {
+      asyncjob: { reads3: find('short', 'asyncjob', 3).latencyMs, reads6: find('short', 'asyncjob', 6).latencyMs },
+      bare: { reads3: find('short', 'bare', 3).latencyMs, reads6: find('short', 'bare', 6).latencyMs },
+      naive: { reads3: round(naiveLatency[3]!, 1), reads6: round(naiveLatency[6]!, 1) },
+    },
+    seconds: round((nowMs() - t0) / 1000, 1),
+  };
+}
+
+/** Measures figure 2: per policy, asyncjob's and bare's histories (and asyncjob's store) per operation. */
+export async function measurePerPoll(ctx: BenchContext, dep: Deployment): Promise<PerPollResult> {
+  const t0 = nowMs();
+  const calls = plainCalls({ baseUrl: dep.sims['main']!.url, token: ctx.token });
+  const db = new Database(path.join(dep.dataDir, 'asyncjob.db'), { readonly: true, fileMustExist: true });
+  const journalEntries = db.prepare('SELECT count(*) FROM journal WHERE operation_id = ?').pluck();
+  const version = db.prepare('SELECT version FROM operations WHERE operation_id = ?').pluck();
+  const probe: Probe = {
+    ctx,
+    run: systems(ctx, dep, calls),
+    journalEntries: (id) => journalEntries.get(id) as number,
+    snapshotVersion: (id) => version.get(id) as number,
+  };
+  try {
+    const policies: PerPollPolicy[] = [];
+    const naiveLatency: Record<number, number> = {};
+    for (const policy of POLICIES) policies.push(await measurePolicy(probe, policy, naiveLatency));
+    return perPollResult(policies, naiveLatency, t0);
+  } finally {
+    db.close();
+    await calls.close();
+  }
+}
+
+/** Per system, the cost of one more read between its shortest and longest operation (none with one length). */
+function marginalReads(operations: readonly PerPollOperation[]): MarginalRead[] {
+  const out: MarginalRead[] = [];
+  for (const system of ['asyncjob', 'bare'] as const) {
+    const mine = operations.filter((o) => o.system === system).sort((a, b) => a.statusReads - b.statusReads);
+    const first = mine[0];
+    const last = mine[mine.length - 1];
+    if (!first || !last || first === last) continue;
+    const n = last.statusReads - first.statusReads;
+    out.push({
+      system,
+      fromReads: first.statusReads,
+      toReads: last.statusReads,
+      eventsPerRead: round((last.historyEvents - first.historyEvents) / n, 2),
+      bytesPerRead: round((last.historyBytes - first.historyBytes) / n, 0),
+      ...(first.journalEntries !== undefined && last.journalEntries !== undefined
+        ? { journalEntriesPerRead: round((last.journalEntries - first.journalEntries) / n, 2) }
+        : {}),
+      ...(first.snapshotWrites !== undefined && last.snapshotWrites !== undefined
+        ? { snapshotWritesPerRead: round((last.snapshotWrites - first.snapshotWrites) / n, 2) }
+        : {}),
+    });
+  }
+  return out;
+}

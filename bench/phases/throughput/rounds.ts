@@ -1,0 +1,147 @@
+/**
+ * Figure 1 at one concurrency and policy: asyncjob (A) and bare (B) in alternated pairs, A B B A A B, so a drift
+ * in the machine's load hits both alike; then the naive loop once (a ceiling, not a comparison).
+ */
+import type { BenchContext, Deployment } from '../../lib/context';
+import { cpuMs, median, midMedian, nowMs, percentile, round, runPool, spread } from '../../lib/stats';
+import { historyCost, sampleOf, type HistoryCost } from './history';
+import type { BenchPolicy, PolicyName, SystemName } from './policies';
+import type { SystemRounds, ThroughputPoint } from './result';
+import type { Job, RunOne } from './systems';
+
+/** Operations per round whose histories are read afterwards (events and timers per operation under that load). */
+const HISTORY_SAMPLES_PER_ROUND = 3;
+
+/** One concurrency of the plan: `pairs` asyncjob/bare pairs of `operations` operations each. */
+export interface Step {
+  concurrency: number;
+  operations: number;
+  pairs: number;
+}
+
+/**
+ * Rounds per policy. A round runs at least `concurrency` operations (fewer would never reach it). The server
+ * finishes ~6 operations per second on 2 cores whatever the policy, so a round at 100 costs ~17 s and at 1,000
+ * ~170 s: 1,000 runs one pair, at 1 s only (at that depth a workflow task waits seconds in the queue, so no
+ * planned instant is still ahead and neither policy starts timers: the measured timers per operation say so).
+ */
+export function plan(policy: PolicyName, quick: boolean): Step[] {
+  const s = (concurrency: number, operations: number, pairs: number): Step => ({ concurrency, operations, pairs });
+  if (quick) {
+    if (policy === 'short') return [s(1, 2, 2), s(10, 10, 2), s(100, 100, 2)];
+    if (policy === '1s') return [s(1, 2, 2), s(10, 10, 2)];
+    return [s(10, 10, 2)];
+  }
+  if (policy === 'short') return [s(1, 3, 3), s(10, 10, 3), s(100, 100, 3)];
+  if (policy === '1s') return [s(1, 2, 3), s(10, 10, 3), s(100, 100, 3), s(1_000, 1_000, 1)];
+  return [s(1, 1, 3), s(10, 10, 3), s(100, 100, 3)];
+}
+
+/** What one round measured. */
+interface Round {
+  opsPerSecond: number;
+  durationsMs: number[];
+  workerCpuMs: number;
+  serverCpuMs: number;
+  costs: HistoryCost[];
+}
+
+/** One round: `step.operations` operations of `system`, `step.concurrency` at a time, with their CPU and histories. */
+async function runRound(
+  ctx: BenchContext,
+  dep: Deployment,
+  run: RunOne,
+  system: SystemName,
+  job: Job,
+  step: Step,
+): Promise<Round> {
+  const ids: string[] = [];
+  const workerPid = system === 'naive' ? process.pid : dep.worker.pid;
+  const w0 = cpuMs(workerPid);
+  const s0 = cpuMs(ctx.server.pid);
+  const { elapsedMs, durationsMs } = await runPool(step.operations, step.concurrency, async () => {
+    ids.push((await run(job)).id);
+  });
+  const workerCpuMs = cpuMs(workerPid) - w0;
+  const serverCpuMs = cpuMs(ctx.server.pid) - s0;
+  const costs =
+    system === 'naive'
+      ? []
+      : await Promise.all(sampleOf(ids, HISTORY_SAMPLES_PER_ROUND).map((id) => historyCost(ctx, id)));
+  return { opsPerSecond: (step.operations / elapsedMs) * 1000, durationsMs, workerCpuMs, serverCpuMs, costs };
+}
+
+/** One system's rounds at one point, in the result's terms. */
+function summarise(rounds: Round[], operationsPerRound: number): SystemRounds {
+  const ops = rounds.map((r) => r.opsPerSecond);
+  const count = rounds.length * operationsPerRound;
+  const latencies = rounds.flatMap((r) => r.durationsMs);
+  const costs = rounds.flatMap((r) => r.costs);
+  return {
+    rounds: rounds.length,
+    opsPerSecond: spread(ops, 3),
+    roundsOpsPerSecond: ops.map((v) => round(v, 3)),
+    workerCpuMsPerOperation: round(rounds.reduce((sum, r) => sum + r.workerCpuMs, 0) / count, 1),
+    serverCpuMsPerOperation: round(rounds.reduce((sum, r) => sum + r.serverCpuMs, 0) / count, 1),
+    latencyP50Ms: round(percentile(latencies, 50), 1),
+    latencyP99Ms: round(percentile(latencies, 99), 1),
+    ...(costs.length > 0
+      ? {
+          historyEventsPerOperation: median(costs.map((c) => c.events)),
+          timersPerOperation: median(costs.map((c) => c.timers)),
+        }
+      : {}),
+  };
+}
+
+const opsMedian = (rounds: readonly Round[]): number => midMedian(rounds.map((r) => r.opsPerSecond));
+
+/** One concurrency at one policy: the alternated pairs, then the naive loop once. */
+export async function measurePoint(
+  ctx: BenchContext,
+  dep: Deployment,
+  run: Record<SystemName, RunOne>,
+  policy: BenchPolicy,
+  step: Step,
+  log: (line: string) => void,
+): Promise<ThroughputPoint> {
+  const t0 = nowMs();
+  const job: Job = { script: 'reads3', reads: 3, policy };
+  const rounds: Record<SystemName, Round[]> = { asyncjob: [], bare: [], naive: [] };
+  const order: string[] = [];
+  const pairRatios: number[] = [];
+  for (let p = 0; p < step.pairs; p++) {
+    // A B, then B A: each system runs first as often as second, so a trend in the machine's load cancels out.
+    const pair: SystemName[] = p % 2 === 0 ? ['asyncjob', 'bare'] : ['bare', 'asyncjob'];
+    for (const system of pair) {
+      const r = await runRound(ctx, dep, run[system], system, job, step);
+      rounds[system].push(r);
+      order.push(system === 'asyncjob' ? 'A' : 'B');
+      log(
+        `  ${policy.name} c=${step.concurrency} ${system} round ${rounds[system].length}: ${round(r.opsPerSecond, 2)} ops/s`,
+      );
+    }
+    pairRatios.push(rounds.asyncjob[p]!.opsPerSecond / rounds.bare[p]!.opsPerSecond);
+  }
+  rounds.naive.push(await runRound(ctx, dep, run.naive, 'naive', job, step));
+  log(`  ${policy.name} c=${step.concurrency} naive: ${round(rounds.naive[0]!.opsPerSecond, 2)} ops/s`);
+  const asyncjob = summarise(rounds.asyncjob, step.operations);
+  const bare = summarise(rounds.bare, step.operations);
+  const naive = summarise(rounds.naive, step.operations);
+  return {
+    concurrency: step.concurrency,
+    operationsPerRound: step.operations,
+    order: order.join(' '),
+    asyncjob,
+    bare,
+    naive,
+    asyncjobOverBare: {
+      ofMedians: round(opsMedian(rounds.asyncjob) / opsMedian(rounds.bare), 3),
+      pairMin: round(Math.min(...pairRatios), 3),
+      pairMax: round(Math.max(...pairRatios), 3),
+      pairs: pairRatios.map((v) => round(v, 3)),
+    },
+    asyncjobOverNaive: round(opsMedian(rounds.asyncjob) / opsMedian(rounds.naive), 4),
+    seconds: round((nowMs() - t0) / 1000, 1),
+  };
+}

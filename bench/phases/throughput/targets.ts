@@ -1,0 +1,43 @@
+/** Issue 16's targets that figures 1 and 2 measure, each `met` computed from the figures. */
+import type { PerPollResult, ThroughputResult } from './result';
+
+/** A target of issue 16 with its measured figure; `met` is computed here, never written by hand. */
+export interface BenchTarget {
+  name: string;
+  target: string;
+  measured: number;
+  unit: string;
+  met: boolean;
+}
+
+/** The targets figures 1 and 2 measure (for `results.json`'s `targets` and the report). */
+export function throughputTargets(t: ThroughputResult | undefined, p: PerPollResult | undefined): BenchTarget[] {
+  const out: BenchTarget[] = [];
+  if (p) {
+    const measured = p.eventsPerReadAt1s.asyncjob;
+    out.push({
+      name: `history events per status read at a 1 s policy, amortised over a ${p.eventsPerReadAt1s.statusReads}-read operation`,
+      target: '<= 2',
+      measured,
+      unit: 'events',
+      met: measured <= 2,
+    });
+  }
+  for (const [name, floor] of [
+    ['1s', 1.0],
+    ['short', 0.8],
+  ] as const) {
+    const policy = t?.policies.find((x) => x.name === name);
+    if (!policy || policy.points.length === 0) continue;
+    const measured = Math.min(...policy.points.map((x) => x.asyncjobOverBare.ofMedians));
+    const at = policy.points.map((x) => x.concurrency).join(', ');
+    out.push({
+      name: `asyncjob / bare Temporal throughput at the ${name === '1s' ? '1 s' : 'short (5-20 ms)'} policy, lowest over concurrency ${at} (ratio of medians)`,
+      target: `>= ${floor.toFixed(1)}`,
+      measured,
+      unit: 'ratio',
+      met: measured >= floor,
+    });
+  }
+  return out;
+}
