@@ -42,8 +42,10 @@ export function providerCallOptions(facts: ProviderFacts) {
   return {
     ...(facts.taskQueue !== undefined ? { taskQueue: facts.taskQueue } : {}),
     startToCloseTimeout: '10 minutes',
-    // Provider calls heartbeat every 2 s while in flight: a dead worker is noticed within 10 s (F2, F5).
-    heartbeatTimeout: '10 seconds',
+    // Provider calls heartbeat every 2 s while in flight: a dead worker is noticed within 30 s (F2, F5). Not less:
+    // a live create timed out is a create of unknown fate (reconcile, maybe a human), far costlier than a slower
+    // notice; at 10 s, workers starved of CPU (load 15 on 2 cores) had live creates timed out.
+    heartbeatTimeout: '30 seconds',
     retry: { maximumAttempts: 1 },
   } as const;
 }

@@ -62,9 +62,9 @@ describe.skipIf(!installed)(
       });
       results = await runScenarios(harness, server, scenarios, {
         runId: randomBytes(4).toString('hex'),
-        waitTimeoutMs: 60_000,
+        waitTimeoutMs: 150_000,
       });
-    }, 180_000);
+    }, 300_000);
 
     afterAll(async () => {
       await harness?.stop();
