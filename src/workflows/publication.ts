@@ -2,13 +2,17 @@
  * What operators see of a running operation in the Temporal Web UI and visibility: its search attributes and the
  * workflow's current details (the escalation with the commands that answer it, or the state and budget).
  */
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { decideCommands } from '../core/decide-command';
-import { renderEscalation } from '../core/escalation';
 import { type OperationRecord } from '../core/operation';
+import { currentDetails, publicationKey, searchedFacts } from '../core/search-publication';
 import { escalationReasonKey, providerJobIdKey, providerKey, resultDeadlineKey, stateKey } from './search-attributes';
 
-/** Publishes a record's visible facts when they change (one upsert per change, a visibility write each). */
+/**
+ * Publishes a record's visible facts. Search attributes are upserted only when the state, the provider job ID or the
+ * escalation reason changed (one history event and one visibility write each), never for a status read that changed
+ * none of them; the current details, which cost no history event, follow every call.
+ */
 export class Publication {
   private shown = '';
   /**
@@ -25,35 +29,27 @@ export class Publication {
       started.get(resultDeadlineKey) !== undefined;
   }
 
+  /** Publishes `record`; safe to call on every loop turn (an unchanged key upserts nothing). */
   publish(record: OperationRecord): void {
-    const key = `${record.localState}|${record.jobId ?? ''}|${record.escalation?.reason ?? ''}`;
-    if (key === this.shown) return;
-    const first = this.shown === '';
-    this.shown = key;
-    if (!(first && this.publishedAtStart))
-      upsertSearchAttributes([
-        { key: stateKey, value: record.localState },
-        { key: providerKey, value: record.provider },
-        { key: providerJobIdKey, value: record.jobId ?? null },
-        { key: escalationReasonKey, value: record.escalation?.reason ?? null },
-        { key: resultDeadlineKey, value: new Date(record.deadlines.resultDeadlineMs) },
-      ]);
+    const key = publicationKey(record);
+    if (key !== this.shown) {
+      const first = this.shown === '';
+      this.shown = key;
+      // Which upserts a run issues is replayed: this condition is the one every recorded history was made with.
+      if (!(first && this.publishedAtStart)) upsertSearchAttributes(searchAttributesOf(record));
+    }
     setCurrentDetails(currentDetails(record));
   }
 }
 
-/** The Web UI's current details: the escalation and how to answer it, or the state and the status budget. */
-function currentDetails(record: OperationRecord): string {
-  if (!record.escalation) {
-    const job = record.jobId ? `, provider job \`${record.jobId}\`` : '';
-    return `State **${record.localState}**${job}; status requests ${record.used.statusRequests} of ${record.budgets.maxStatusRequests}.`;
-  }
-  const facts = renderEscalation(record.escalation)
-    .split('\n')
-    .map((line) => `- ${line}`)
-    .join('\n');
-  const commands = decideCommands(record.operationId, record.escalation)
-    .map((command) => `    ${command}`)
-    .join('\n');
-  return `**Escalated: ${record.escalation.reason}**\n\n${facts}\n\nDecide with one of:\n\n${commands}`;
+/** All five search attributes of a record, as one upsert. */
+function searchAttributesOf(record: OperationRecord): SearchAttributeUpdatePair[] {
+  const facts = searchedFacts(record);
+  return [
+    { key: stateKey, value: facts.AsyncJobState },
+    { key: providerKey, value: facts.AsyncJobProvider },
+    { key: providerJobIdKey, value: facts.AsyncJobProviderJobId },
+    { key: escalationReasonKey, value: facts.AsyncJobEscalationReason },
+    { key: resultDeadlineKey, value: new Date(facts.AsyncJobResultDeadline) },
+  ];
 }
