@@ -28,6 +28,20 @@ export const configSchema = z.object({
   ASYNCJOB_PROVIDERS: z.string().default(''),
   /** Requests per second per provider across the fleet (`maxTaskQueueActivitiesPerSecond`); unlimited when absent. */
   ASYNCJOB_PROVIDER_RATE_LIMIT: z.coerce.number().positive().optional(),
+  /** Status reads planned at most this far apart stay in one activity (0: one activity per read). */
+  ASYNCJOB_POLL_LOOP_MAX_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10 * 60_000)
+    .default(30_000),
+  /** How long one status-polling activity keeps an operation before handing it back to its workflow. */
+  ASYNCJOB_POLL_LOOP_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(9 * 60_000)
+    .default(120_000),
   /** Workflows a worker keeps in memory (each about 2 MiB); evicted ones replay from history when they wake. */
   ASYNCJOB_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
   /**

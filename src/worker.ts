@@ -21,6 +21,7 @@ import { temporalConnectionSettings, type TemporalConnectionSettings } from './c
 import { DEFAULT_TASK_QUEUE } from './client/context';
 import { AsyncJobConnectionError } from './client/errors';
 import { type Config, ConfigError } from './config';
+import { type PollLoopLimits } from './core/poll-loop';
 import { checkWorkerEnvironment } from './doctor/environment';
 import { EXPECTED_SDK_MESSAGES } from './doctor/sdk-logger';
 import { checkWorkflowBundle, workflowsPath, type WorkflowBundleStamp } from './workflow-bundle';
@@ -43,6 +44,9 @@ export { workflowsPath };
  */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 128;
 
+/** Provider-call activities a worker runs at once per provider queue (mostly status loops waiting). */
+export const DEFAULT_PROVIDER_CALL_SLOTS = 1_000;
+
 /** A provider's activity queue and its rate. */
 export interface ProviderQueue {
   /** The provider's activity task queue (from `ProviderFacts.taskQueue`). */
@@ -63,7 +67,11 @@ export interface AsyncJobWorkerOptions {
   providerQueues: ProviderQueue[];
   /** Pre-bundled workflow code (tests bundle once per file); bundled from source when absent. */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  /** Concurrent provider calls per worker and queue. */
+  /**
+   * Concurrent provider-call activities per worker and queue (default 1,000). A status-polling activity holds its
+   * slot while it waits between reads (`core/poll-loop.ts`), so this bounds the operations polling at once in
+   * this process, not only the requests in flight.
+   */
   maxConcurrentProviderCalls?: number;
   /**
    * Workflows kept in memory between tasks. An evicted one is replayed from its (bounded, continue-as-new) history
@@ -109,7 +117,7 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
         ...common,
         taskQueue: queue.taskQueue,
         activities: options.activities,
-        maxConcurrentActivityTaskExecutions: options.maxConcurrentProviderCalls ?? 100,
+        maxConcurrentActivityTaskExecutions: options.maxConcurrentProviderCalls ?? DEFAULT_PROVIDER_CALL_SLOTS,
         // Two limits: the server's bounds the fleet's average, whose single seconds can burst above it; this
         // process's pacer makes the rate strict in every sliding window for the calls it sends.
         ...(rate !== undefined
@@ -122,6 +130,15 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
     );
   }
   return [main, ...providerWorkers];
+}
+
+/**
+ * The poll loop this worker offers its workflows, or `false`. Off with a provider rate limit: the server bounds
+ * the fleet's rate per activity it dispatches, and reads inside one activity are paced by this process alone.
+ */
+export function pollLoopOf(config: Config): PollLoopLimits | false {
+  if (config.ASYNCJOB_POLL_LOOP_MAX_WAIT_MS === 0 || config.ASYNCJOB_PROVIDER_RATE_LIMIT !== undefined) return false;
+  return { maxWaitMs: config.ASYNCJOB_POLL_LOOP_MAX_WAIT_MS, maxLoopMs: config.ASYNCJOB_POLL_LOOP_MAX_MS };
 }
 
 /** Runs workers until they are shut down (the runtime stops them on SIGINT/SIGTERM). */
@@ -309,6 +326,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       providers: registry,
       artifacts: new FileArtifactStore(config.ASYNCJOB_ARTIFACTS_DIR),
       logger,
+      pollLoop: pollLoopOf(config),
     }),
     providerQueues: registry.names().map((name) => ({
       taskQueue: registry.get(name).facts.taskQueue!,

@@ -9,7 +9,9 @@ import { collectResult } from './collect-result';
 import { createJob } from './create-job';
 import { describeProvider } from './describe-provider';
 import { activityContext, type ActivityDependencies } from './provider-call';
+import { pollStatus } from './poll-status';
 import { readStatus } from './read-status';
+import { readStoredState } from './read-stored-state';
 import { reconcileJob } from './reconcile-job';
 import { recordIntent } from './record-intent';
 import { requestCancel } from './request-cancel';
@@ -32,6 +34,8 @@ export function createActivities(deps: ActivityDependencies): AsyncJobActivities
     createJob: withFailures(createJob(ctx)),
     reconcileJob: withFailures(reconcileJob(ctx)),
     readStatus: withFailures(readStatus(ctx)),
+    pollStatus: withFailures(pollStatus(ctx)),
+    readStoredState: withFailures(readStoredState(ctx)),
     requestCancel: withFailures(requestCancel(ctx)),
     collectResult: withFailures(collectResult(ctx)),
   };

@@ -33,6 +33,7 @@ import { type OperationStore } from '../adapters/store/operation-store';
 import { type Action } from '../core/journal';
 import { type Observation } from '../core/observation';
 import { type OperationRecord } from '../core/operation';
+import { DEFAULT_POLL_LOOP_LIMITS, type PollLoopLimits } from '../core/poll-loop';
 import { type StepContext } from '../core/step';
 import { whileHeartbeating } from './heartbeat';
 import { withRequestSlot } from './request-pacer';
@@ -53,6 +54,12 @@ export interface ActivityDependencies {
   logger?: ActivityLogger;
   /** Results up to this size are parsed to count records and batch items (R3); larger ones are not. Default 8 MiB. */
   maxParseBytes?: number;
+  /**
+   * Status reads a short wait apart stay in one activity (`pollStatus`, `core/poll-loop.ts`); `false`: one
+   * activity and one durable timer per read. Given to workflows through `describeProvider`. Default
+   * `DEFAULT_POLL_LOOP_LIMITS`.
+   */
+  pollLoop?: PollLoopLimits | false;
 }
 
 /** Dependencies with defaults applied. */
@@ -64,6 +71,7 @@ export interface ActivityContext {
   logger: ActivityLogger;
   maxParseBytes: number;
   actor: string;
+  pollLoop?: PollLoopLimits;
 }
 
 const SILENT: ActivityLogger = { info: () => undefined, warn: () => undefined };
@@ -78,6 +86,7 @@ export function activityContext(deps: ActivityDependencies): ActivityContext {
     logger: deps.logger ?? SILENT,
     maxParseBytes: deps.maxParseBytes ?? 8 * 1024 * 1024,
     actor: `worker:${hostname()}`.slice(0, 200),
+    ...(deps.pollLoop !== false ? { pollLoop: deps.pollLoop ?? DEFAULT_POLL_LOOP_LIMITS } : {}),
   };
 }
 

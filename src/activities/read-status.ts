@@ -3,10 +3,11 @@
  * answer interpreted by the adapter, and the planner's decision recorded with the observation (`afterStatus`).
  */
 import { type StatusContext } from '../adapters/providers';
+import { type RegisteredProvider } from '../adapters/providers/registry';
 import { type OperationRecord } from '../core/operation';
 import { type StepOutcome } from '../core/step-outcome';
 import { type Observation } from '../core/observation';
-import { afterStatus } from '../core/step';
+import { afterStatus, type StepContext, type StepResult } from '../core/step';
 import { effectiveDeadlineMs } from '../core/wait-planner';
 import { type ProviderCallInput } from './types';
 import { inCallFrame } from './call-frame';
@@ -25,31 +26,40 @@ export function statusContextOf(record: OperationRecord): StatusContext {
   };
 }
 
-/** Makes the activity. */
+/**
+ * One status read for a record holding its reservation (B2): the deadline checked again right before sending (the
+ * reservation was made earlier; a request never leaves after the deadline, S3, and the reservation stays counted),
+ * the answer interpreted by the adapter, and the planner's decision (`afterStatus`). Records nothing itself.
+ */
+export async function sendStatusRead(
+  ctx: ActivityContext,
+  record: OperationRecord,
+  { adapter, http }: RegisteredProvider,
+  step: StepContext,
+): Promise<StepResult> {
+  const nowMs = ctx.clock();
+  if (nowMs >= effectiveDeadlineMs(record)) {
+    const notSent: Observation = {
+      action: 'status',
+      transport: 'refused',
+      errorCategory: 'deadline_passed',
+      receivedAtMs: nowMs,
+      requestsSent: 0,
+    };
+    return afterStatus(record, notSent, { ...step, nowMs });
+  }
+  const built = adapter.buildStatusRequest({
+    ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
+    ...(record.remote.statusUrl !== undefined ? { statusUrl: record.remote.statusUrl } : {}),
+  });
+  const { observation } = await sendOnce(ctx, http, adapter, 'status', built, record, (answer) =>
+    adapter.interpretStatus(answer, statusContextOf(record)),
+  );
+  return afterStatus(record, await stageInlineResult(ctx, record, observation), step);
+}
+
+/** Makes the activity: one status read for the reservation the workflow made. */
 export function readStatus(ctx: ActivityContext) {
-  return async (input: ProviderCallInput): Promise<StepOutcome> => {
-    return inCallFrame(ctx, input, 'status', async (record, { adapter, http }, step) => {
-      // B2: the workflow checked the deadline when it reserved this request; time has passed since, so check again
-      // right before sending. A request never leaves after the deadline (S3); the reservation stays counted.
-      const nowMs = ctx.clock();
-      if (nowMs >= effectiveDeadlineMs(record)) {
-        const notSent: Observation = {
-          action: 'status',
-          transport: 'refused',
-          errorCategory: 'deadline_passed',
-          receivedAtMs: nowMs,
-          requestsSent: 0,
-        };
-        return afterStatus(record, notSent, step);
-      }
-      const built = adapter.buildStatusRequest({
-        ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
-        ...(record.remote.statusUrl !== undefined ? { statusUrl: record.remote.statusUrl } : {}),
-      });
-      const { observation } = await sendOnce(ctx, http, adapter, 'status', built, record, (answer) =>
-        adapter.interpretStatus(answer, statusContextOf(record)),
-      );
-      return afterStatus(record, await stageInlineResult(ctx, record, observation), step);
-    });
-  };
+  return async (input: ProviderCallInput): Promise<StepOutcome> =>
+    inCallFrame(ctx, input, 'status', (record, provider, step) => sendStatusRead(ctx, record, provider, step));
 }

@@ -7,6 +7,7 @@
 import type { AdapterCapabilities } from '../core/escalation';
 import type { OperationRecord } from '../core/operation';
 import type { PollPolicyInput } from '../core/policy';
+import type { PollLoopLimits } from '../core/poll-loop';
 import type { ReconciliationMethod, StepEntry } from '../core/step';
 import type { StepOutcome } from '../core/step-outcome';
 
@@ -19,6 +20,8 @@ export interface ProviderFacts {
   policy?: PollPolicyInput;
   /** The activity task queue for this provider's calls (rate-limited per provider). */
   taskQueue?: string;
+  /** Status reads a short wait apart stay in one activity (`pollStatus`); absent: one activity per read. */
+  pollLoop?: PollLoopLimits;
 }
 
 /** Input of the activities that make one provider call. */
@@ -60,6 +63,17 @@ export interface AsyncJobActivities {
   reconcileJob(input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<StepOutcome>;
   /** Sends one status request and applies `afterStatus` (P1-P8, T3). */
   readStatus(input: ProviderCallInput): Promise<StepOutcome>;
+  /**
+   * Status reads while the planned wait between them is at most `loop.maxWaitMs` (P4, B2): the first with the
+   * workflow's reservation, each further one reserved in the store before it is sent. Returns the state as stored
+   * when the operation needs the workflow (see `core/poll-loop.ts`), also after the workflow cancelled it.
+   */
+  pollStatus(input: ProviderCallInput & { loop: PollLoopLimits }): Promise<StepOutcome>;
+  /**
+   * The state the store holds and its entries from `fromSequence` on: what the workflow adopts after a status
+   * loop ended without returning (a worker lost mid-loop). Reads only.
+   */
+  readStoredState(input: { operationId: string; fromSequence: number }): Promise<StepOutcome>;
   /** Sends the one cancel request (X1) and applies `afterCancel`. */
   requestCancel(input: ProviderCallInput): Promise<StepOutcome>;
   /** Streams the result to artifact storage, validates it (R1-R4) and applies `afterCollect`. */

@@ -44,13 +44,14 @@ export function afterStatus(record: OperationRecord, observation: Observation, c
  */
 export function applyWebhookHint(
   record: OperationRecord,
-  hint: { eventId: string; remoteJobId?: string; state?: string; receivedAtMs: number },
+  hint: { eventId: string; remoteJobId?: string; state?: string; receivedAtMs: number; receivedAt?: string },
   ctx: StepContext,
 ): StepResult {
   const draft = new Builder(record, record);
   const polling =
     record.localState === 'accepted' || record.localState === 'observing' || record.localState === 'cancelling';
   const ourJob = hint.remoteJobId === undefined || hint.remoteJobId === record.jobId;
+  const confirmed = ourJob && statusReadSentSince(record, hint.receivedAt);
   const observation: Observation = {
     action: 'webhook',
     transport: 'response',
@@ -61,15 +62,18 @@ export function applyWebhookHint(
   const wakeNow =
     polling &&
     ourJob &&
+    !confirmed &&
     record.schedule.reservedAtMs === undefined &&
     record.schedule.delaySource !== 'provider_retry_after' &&
     (record.schedule.nextPollAtMs ?? 0) > ctx.nowMs &&
     ctx.nowMs < effectiveDeadlineMs(record);
   const why = !ourJob
     ? ` for another job than ${record.jobId ?? '(none yet)'}: ignored`
-    : wakeNow
-      ? ', confirmed by a status read'
-      : '';
+    : confirmed
+      ? ', already confirmed by a status read sent after it arrived'
+      : wakeNow
+        ? ', confirmed by a status read'
+        : '';
   draft.observe(observation, ctx, {
     decision: wakeNow ? 'read_status_now' : 'noted',
     note: `webhook ${hint.eventId.slice(0, 200)}: a hint${why} (W1)`,
@@ -79,4 +83,20 @@ export function applyWebhookHint(
   draft.record = { ...draft.record, remote: record.remote };
   if (wakeNow) draft.record = { ...draft.record, schedule: { nextPollAtMs: ctx.nowMs, delaySource: 'webhook_hint' } };
   return draft.result();
+}
+
+/**
+ * Whether the last status read was sent at or after `receivedAt` (the receiver's ISO time): then it already
+ * confirms the webhook (a status-polling activity in the receiver's process read at once, `core/poll-loop.ts`) and
+ * a second read for it would be a wasted request. Without a receiver time, false.
+ */
+function statusReadSentSince(record: OperationRecord, receivedAt: string | undefined): boolean {
+  const heardAtMs = receivedAt === undefined ? Number.NaN : Date.parse(receivedAt);
+  if (Number.isNaN(heardAtMs)) return false;
+  const reads = record.journal.observations.filter(
+    (entry) => entry.body.action === 'status' && entry.body.transport !== 'refused',
+  );
+  const last = reads[reads.length - 1];
+  // An observation's time is its step's, taken just before the request was sent.
+  return last !== undefined && last.atMs >= heardAtMs;
 }

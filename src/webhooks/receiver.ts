@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { readField } from '../adapters/providers/field-path';
 import type { OperationStore } from '../adapters/store/operation-store';
 import type { WebhookHint } from '../workflows/messages';
+import { wakeLocalPolling } from './local-wake';
 import { verifyWebhookSignature } from './signature';
 
 /** How a provider signs its webhooks, as its contract states (secret by reference, T4). */
@@ -134,10 +135,11 @@ async function recordAndSignal(verified: VerifiedEvent, context: ReceiverContext
   const { store } = context.options;
   const operations = await store.findByProviderJobId(provider, jobId);
   const operationId = operations.length === 1 ? operations[0] : undefined;
+  const receivedAt = new Date(context.clock()).toISOString();
   const recorded = await store.recordWebhookEvent({
     provider,
     eventId,
-    receivedAt: new Date(context.clock()).toISOString(),
+    receivedAt,
     ...(operationId !== undefined ? { operationId } : {}),
     ...(typeof state === 'string' ? { eventType: state.slice(0, 200) } : {}),
     payloadSha256: createHash('sha256').update(raw).digest('hex'),
@@ -156,6 +158,8 @@ async function recordAndSignal(verified: VerifiedEvent, context: ReceiverContext
       outcome: { provider, status: 202, result: 'unknown_job', eventId },
     };
   }
+  // A status-polling activity of this operation in this process reads at once (local-wake.ts); the signal follows.
+  wakeLocalPolling(operationId);
   let signalled = true;
   try {
     const occurredAt = field(event, 'occurred_at');
@@ -164,6 +168,7 @@ async function recordAndSignal(verified: VerifiedEvent, context: ReceiverContext
       remoteJobId: jobId,
       ...(typeof state === 'string' ? { state: state.slice(0, 500) } : {}),
       ...(typeof occurredAt === 'string' ? { occurredAt: occurredAt.slice(0, 100) } : {}),
+      receivedAt,
     });
   } catch {
     signalled = false;

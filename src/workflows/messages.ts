@@ -34,6 +34,8 @@ export const webhookHintSchema = lazySchema(() =>
       remoteJobId: z.string().min(1).max(500).optional(),
       state: z.string().max(500).optional(),
       occurredAt: z.string().max(100).optional(),
+      /** When the receiver got it (ISO-8601): a status read sent after it already confirms it (W1). */
+      receivedAt: z.string().max(40).optional(),
     })
     .strict(),
 );

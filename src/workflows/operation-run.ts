@@ -4,8 +4,10 @@
  * a pure function of `src/core`; this class schedules activities, waits on timers and handles messages.
  */
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -224,9 +226,57 @@ export class OperationRun {
     this.record = woke.record;
     const { statusRequests } = woke.record.used;
     const summary = `status ${label} (${statusRequests} of ${woke.record.budgets.maxStatusRequests})`;
+    // The facts decide (recorded in history by describeProvider, carried across continue-as-new): runs whose facts
+    // have no poll loop, all those started before it existed among them, replay their one-read activities.
+    if (facts.pollLoop !== undefined && facts.pollLoop.maxWaitMs > 0) return this.pollInActivity(facts, summary);
     await this.callProvider('status', facts, (provider, options) =>
       provider.readStatus.executeWithOptions({ ...options, summary }, [this.callInput()]),
     );
+  }
+
+  /**
+   * Status reads in one activity while the waits are short (`core/poll-loop.ts`). A message cancels it: the activity
+   * finishes any read in flight, records it and returns the stored state. When it ends without an outcome (a worker
+   * lost mid-loop), the workflow adopts what the store holds and, when a read was reserved and never recorded,
+   * journals the failed call as for any provider call (B2).
+   */
+  private async pollInActivity(facts: ProviderFacts, summary: string): Promise<void> {
+    const options = {
+      ...providerCallOptions(facts),
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    };
+    const fromSequence = this.record.journal.nextSequence;
+    const scope = new CancellationScope();
+    let ended = false;
+    const polling = scope.run(() =>
+      providerActivities(options).pollStatus.executeWithOptions({ ...options, summary }, [
+        { ...this.callInput(), loop: facts.pollLoop! },
+      ]),
+    );
+    const markEnded = () => void (ended = true);
+    polling.then(markEnded, markEnded);
+    await condition(() => ended || this.inbox.hasPending());
+    if (!ended) scope.cancel();
+    try {
+      this.record = foldOutcome(this.record, readOutcome(await polling));
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      if (err.cause instanceof ApplicationFailure && err.cause.nonRetryable) throw err.cause;
+      await this.adoptStoredState(fromSequence, String(err.cause?.message ?? err.message));
+    }
+  }
+
+  /** After a status loop ended without an outcome: the store's state, and a reserved read journalled as failed. */
+  private async adoptStoredState(fromSequence: number, message: string): Promise<void> {
+    const stored = readOutcome(
+      await this.store.readStoredState({ operationId: this.record.operationId, fromSequence }),
+    );
+    // Nothing newer stored: the workflow's record, holding its own reservation, stands.
+    if (stored.state.journal.nextSequence > this.record.journal.nextSequence)
+      this.record = foldOutcome(this.record, stored);
+    if (this.record.schedule.reservedAtMs === undefined) return;
+    log.warn('status loop ended without an outcome; planned again', { error: message });
+    await this.commit(afterActivityFailure(this.record, 'status', message, this.stepContext()));
   }
 
   /** What a provider call receives: the operation state without its journal tails, and a random draw. */

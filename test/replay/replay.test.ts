@@ -1,8 +1,9 @@
 /**
  * Determinism guard: the histories recorded from real runs (`test/histories/*.json`) must replay against the
  * current workflow code. A change that reorders or drops commands fails here (use `patched()` for such changes).
- * `v1-*.json` were recorded before the store calls became local activities: operations running then must still
- * replay after an upgrade.
+ * `v1-*.json` were recorded before the store calls became local activities, `v2-*.json` before status reads moved
+ * into one looping activity (`pollStatus`, one `readStatus` activity per read then): operations running then must
+ * still replay after an upgrade.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -33,6 +34,17 @@ describe('replay of recorded histories (determinism)', () => {
         return { workflowId: input.request.operationId, file, history };
       }),
     );
+    // Each generation is really there: per-read activities in v2, the status loop in the current recordings.
+    const activityTypes = (file: string) =>
+      new Set(
+        histories
+          .filter((h) => h.file === file)
+          .flatMap((h) => h.history.events ?? [])
+          .flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []),
+      );
+    expect(activityTypes('v2-happy-rest.json')).toContain('readStatus');
+    expect(activityTypes('happy-rest.json')).toContain('pollStatus');
+    expect(activityTypes('happy-rest.json')).not.toContain('readStatus');
     const noop = () => undefined;
     const bundle = await bundleWorkflowCode({
       workflowsPath,

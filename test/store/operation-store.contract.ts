@@ -214,6 +214,20 @@ export function operationStoreContract(engine: string, factory: HarnessFactory):
         expect(await store.getOperation('missing')).toBeNull();
       });
 
+      it('B2: putReservation rewrites the snapshot at its own version only, and never over a newer step', async () => {
+        await store.putOperation(snapshot('op-1', { version: 3, localState: 'observing' }));
+        const reserved = snapshot('op-1', { version: 3, localState: 'observing', record: { reserved: 4 } });
+        expect(await store.putReservation(reserved)).toBe(true);
+        expect(await store.getOperation('op-1')).toEqual(reserved);
+        // Another writer's step moved the operation on: a late reservation writes nothing.
+        await store.putOperation(snapshot('op-1', { version: 4, localState: 'observing' }));
+        expect(await store.putReservation(reserved)).toBe(false);
+        expect(await store.putReservation({ ...reserved, version: 4, localState: 'cancelling' })).toBe(false);
+        expect(await store.getOperation('op-1')).toEqual(snapshot('op-1', { version: 4, localState: 'observing' }));
+        expect(await store.putReservation(snapshot('missing', { version: 1 }))).toBe(false);
+        expect((await store.verifyChains()).breaks).toEqual([]);
+      });
+
       it('putOperation and append on the same operation keep both the snapshot and the chain head', async () => {
         const entries = storyEntries('op-1');
         await store.append(entries[0]!);

@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperationStore } from '../../src/adapters/store/operation-store';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
+import { onLocalWebhook } from '../../src/webhooks/local-wake';
 import { startWebhookReceiver, type WebhookReceiver, type WebhookSettings } from '../../src/webhooks/receiver';
 import { signWebhook } from '../../src/webhooks/signature';
 import type { WebhookHint } from '../../src/workflows/messages';
@@ -66,8 +67,10 @@ describe('webhook receiver (W1, F4)', () => {
     return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
   };
 
-  it('W1: a genuine event is recorded, then the operation is signalled once', async () => {
+  it('W1: a genuine event is recorded, then the operation is signalled once, its status loop in this process woken', async () => {
     const before = signals.length;
+    let woken = 0;
+    const stopListening = onLocalWebhook('op-webhook-1', () => void (woken += 1));
     const answer = await post({
       event_id: 'evt-1',
       job_id: 'job_42',
@@ -78,9 +81,17 @@ describe('webhook receiver (W1, F4)', () => {
     expect(signals.slice(before)).toEqual([
       {
         operationId: 'op-webhook-1',
-        hint: { eventId: 'evt-1', remoteJobId: 'job_42', state: 'succeeded', occurredAt: '2026-11-29T10:00:00Z' },
+        hint: {
+          eventId: 'evt-1',
+          remoteJobId: 'job_42',
+          state: 'succeeded',
+          occurredAt: '2026-11-29T10:00:00Z',
+          receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        },
       },
     ]);
+    stopListening();
+    expect(woken).toBe(1);
   });
 
   it('F4: the same event twice has one effect (deduplicated by provider and event ID)', async () => {

@@ -18,7 +18,9 @@ const HINTS_PER_RUN = 2;
 describe('continue-as-new', () => {
   let h: Harness;
   beforeAll(async () => {
+    // One activity per status read: the history-heavy path (reads inside one activity add almost no events).
     h = await startHarness('can', {
+      pollLoop: false,
       scenarios: {
         rest: { scripts: { marathon: { steps: [{ state: 'running', polls: POLLS - 1 }, { state: 'succeeded' }] } } },
       } as never,

@@ -16,6 +16,7 @@ import type { OperationStore } from '../../src/adapters/store/operation-store';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 import { AsyncJobClient } from '../../src/client';
 import type { StartRequest } from '../../src/core/operation';
+import type { PollLoopLimits } from '../../src/core/poll-loop';
 import type { RequestRecord } from '../../src/simulator/accounting';
 import type { ScenarioInput } from '../../src/simulator/scenario';
 import { startSimulator, type Simulator } from '../../src/simulator';
@@ -52,6 +53,8 @@ export interface HarnessOptions {
   scenarios?: Partial<Record<Dialect, ScenarioInput>>;
   /** Rate limit per provider queue (requests per second). */
   maxRequestsPerSecond?: number;
+  /** The worker's status loop (`core/poll-loop.ts`); `false`: one activity per status read. Default: on. */
+  pollLoop?: PollLoopLimits | false;
 }
 
 /** Starts everything a workflow test needs. */
@@ -82,6 +85,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     store,
     providers: registry,
     artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
+    ...(options.pollLoop !== undefined ? { pollLoop: options.pollLoop } : {}),
   });
   const taskQueue = `wf-${id}`;
   const workers: Worker[] = await createWorkers({

@@ -140,6 +140,12 @@ export interface OperationStore {
   /** Upserts the current record; never moves backwards (a version not above the stored one is `stale`). */
   putOperation(snapshot: OperationSnapshot): Promise<PutOperationResult>;
   /**
+   * B2 inside a status-polling activity: rewrites the snapshot at its own version (a status read reserved and
+   * counted, nothing journalled yet) before the read is sent, only while the stored version and local state are
+   * still these. False, writing nothing, when another writer moved the operation on (this activity was replaced).
+   */
+  putReservation(snapshot: OperationSnapshot): Promise<boolean>;
+  /**
    * `appendMany` and `putOperation` in one transaction: a step's entries and the snapshot that accounts for them
    * are stored together or not at all, so a worker killed in between never leaves the journal ahead of the
    * snapshot. Same rules and errors as the two.

@@ -8,7 +8,7 @@
  */
 import { type EscalationReason, type JournalEntry, type LocalState } from '../../core/journal';
 import { verifyChainsOf, type AuditSource } from './audit-source';
-import { chainKeyOf, type ChainKey, type ChainVerification } from './chain';
+import { chainKeyOf, snapshotHash, type ChainKey, type ChainVerification } from './chain';
 import {
   deadlineWindow,
   prepareEntry,
@@ -76,6 +76,30 @@ export class SqlOperationStore implements OperationStore {
     this.ensureOpen();
     const { snapshot, canonical } = prepareSnapshot(input, this.forbiddenValues);
     return this.driver.transaction('write', (session) => writeSnapshot(session, snapshot, canonical, this.hmacKey));
+  }
+
+  /** @inheritdoc */
+  async putReservation(input: OperationSnapshot): Promise<boolean> {
+    this.ensureOpen();
+    const { snapshot, canonical } = prepareSnapshot(input, this.forbiddenValues);
+    // One statement, the version its guard: a replaced activity's reservation never lands over a newer step. A
+    // reservation changes counters and the schedule only, so the local state must be the stored one too.
+    const written = await this.driver.transaction('write', (session) =>
+      session.query(
+        `UPDATE operations SET snapshot = ?, snapshot_hash = ?, snapshot_key_id = ?, updated_at = ?
+           WHERE operation_id = ? AND version = ? AND local_state = ?`,
+        [
+          canonical,
+          snapshotHash(canonical, this.hmacKey),
+          this.hmacKey?.id ?? null,
+          snapshot.updatedAt,
+          snapshot.operationId,
+          snapshot.version,
+          snapshot.localState,
+        ],
+      ),
+    );
+    return written.changes === 1;
   }
 
   /** @inheritdoc */

@@ -40,6 +40,22 @@ export const WORKER_SETTINGS: readonly Setting[] = [
     example: '20',
   },
   {
+    name: 'ASYNCJOB_POLL_LOOP_MAX_WAIT_MS',
+    usedBy: ['worker'],
+    default: '`30000`',
+    meaning:
+      'status reads planned at most this many ms apart are made in one heartbeating activity (no workflow task, timer or activity per read); longer waits are durable timers; `0` turns the loop off. Off when `ASYNCJOB_PROVIDER_RATE_LIMIT` is set (the server bounds the fleet only per activity)',
+    example: '10000',
+  },
+  {
+    name: 'ASYNCJOB_POLL_LOOP_MAX_MS',
+    usedBy: ['worker'],
+    default: '`120000`',
+    meaning:
+      'the longest one status-polling activity keeps an operation (it holds an activity slot meanwhile) before handing it back to its workflow',
+    example: '60000',
+  },
+  {
     name: 'ASYNCJOB_MAX_CACHED_WORKFLOWS',
     usedBy: ['worker'],
     default: '`128`',

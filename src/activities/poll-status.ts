@@ -1,0 +1,169 @@
+/**
+ * The `pollStatus` activity (P4, B2, W1): status reads in one heartbeating activity while the planned wait between
+ * them is short, so frequent polls cost no workflow task, timer or activity each. The first read uses the
+ * reservation the workflow made; every further one is reserved and stored before it is sent
+ * (`store.putReservation`, guarded by the snapshot's version), and each answer is recorded with the core's
+ * decision before the next wait, exactly as the one-read activity does. The operation goes back to the workflow
+ * when `nextLoopStep` says so (a state change, a long wait, the loop's time spent), when the workflow cancels the
+ * activity (a message arrived), or when another writer moved it on. A worker killed mid-loop loses nothing: the
+ * store holds every observation and reservation, and the workflow plans again from it.
+ */
+import { Context } from '@temporalio/activity';
+import { type RegisteredProvider } from '../adapters/providers/registry';
+import { type OperationRecord } from '../core/operation';
+import {
+  nextLoopStep,
+  pollLoopLimitsSchema,
+  readNowForWebhook,
+  webhookMovesReadToNow,
+  type LoopExit,
+  type PollLoopLimits,
+} from '../core/poll-loop';
+import { onWake, type StepEntry, type StepResult } from '../core/step';
+import { tailEntries, withoutTails, type StepOutcome } from '../core/step-outcome';
+import { onLocalWebhook } from '../webhooks/local-wake';
+import { ActivityError } from './errors';
+import { whileHeartbeating } from './heartbeat';
+import { alreadyRecorded, commitStep, parseInputRecord, snapshotOf } from './journal-writer';
+import { stepContext, type ActivityContext } from './provider-call';
+import { sendStatusRead } from './read-status';
+import { stateOfInput, type ProviderCallInput } from './types';
+
+/** Input of `pollStatus`: a provider call with the loop's limits. */
+export interface PollStatusInput extends ProviderCallInput {
+  loop: PollLoopLimits;
+}
+
+/** What ended a wait between two reads. */
+type WaitEnd = 'due' | 'webhook' | 'cancelled';
+
+function currentContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
+function parseLimits(value: unknown): PollLoopLimits {
+  const parsed = pollLoopLimitsSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const named = parsed.error.issues.map((issue) => `loop.${issue.path.join('.')}: ${issue.message}`);
+  throw new ActivityError('ASYNCJOB_ERR_INVALID_INPUT', named.join('; '), true);
+}
+
+/** One loop over one operation: the state as stored, the entries recorded so far, and how to wait. */
+class StatusLoop {
+  readonly entries: StepEntry[] = [];
+  private readonly context = currentContext();
+  private readonly startedAtMs: number;
+  exit: LoopExit | undefined;
+
+  constructor(
+    private readonly ctx: ActivityContext,
+    private readonly provider: RegisteredProvider,
+    public state: OperationRecord,
+  ) {
+    this.startedAtMs = ctx.clock();
+  }
+
+  /** Records a step with its snapshot; a newer stored state means another writer took the operation over. */
+  async commit(step: StepResult): Promise<void> {
+    const outcome = await commitStep(this.ctx.store, step.record, step.entries, this.ctx.clock());
+    if (outcome.state.journal.nextSequence !== step.record.journal.nextSequence) this.exit = 'superseded';
+    this.state = outcome.state;
+    this.entries.push(...step.entries);
+  }
+
+  /** Reads with the reservation `record` holds, and records the answer. */
+  async read(record: OperationRecord, random: number): Promise<void> {
+    const step = stepContext(this.ctx, this.provider, random);
+    await this.commit(await sendStatusRead(this.ctx, record, this.provider, step));
+  }
+
+  /** Runs until the operation goes back to the workflow; the first read has been made. */
+  async loop(limits: PollLoopLimits, entered: OperationRecord): Promise<void> {
+    const loop = { startedAtMs: this.startedAtMs, entered };
+    while (this.exit === undefined) {
+      const next = nextLoopStep(this.state, this.ctx.clock(), loop, limits);
+      if (next.kind === 'exit') return void (this.exit = next.reason);
+      if (next.kind === 'wait') {
+        const ended = await this.waitUntil(next.untilMs);
+        if (ended === 'cancelled') return void (this.exit = 'cancelled');
+        if (ended === 'webhook' && webhookMovesReadToNow(this.state, this.ctx.clock()))
+          this.state = readNowForWebhook(this.state, this.ctx.clock());
+        continue;
+      }
+      await this.wakeAndRead();
+    }
+  }
+
+  /** The wake-up check (P5, S3, S4), then, when a read is due, its reservation stored before it is sent (B2). */
+  private async wakeAndRead(): Promise<void> {
+    if (this.context?.cancellationSignal.aborted) return void (this.exit = 'cancelled');
+    const random = Math.random();
+    const woke = onWake(this.state, stepContext(this.ctx, this.provider, random));
+    if (woke.kind === 'stopped') return this.commit(woke.step);
+    if (woke.kind === 'not_yet') return void (this.exit = 'state_changed');
+    const reserved = snapshotOf(withoutTails(woke.record), this.ctx.clock());
+    if (!(await this.ctx.store.putReservation(reserved))) return void (this.exit = 'superseded');
+    await this.read(woke.record, random);
+  }
+
+  /** Waits until `untilMs`, heartbeating with the position; ends early on a cancel or a local webhook. */
+  private waitUntil(untilMs: number): Promise<WaitEnd> {
+    const signal = this.context?.cancellationSignal;
+    const position = () => ({
+      sequence: this.state.journal.nextSequence - 1,
+      statusRequestsUsed: this.state.used.statusRequests,
+      nextReadAt: new Date(untilMs).toISOString(),
+    });
+    return whileHeartbeating(
+      () =>
+        new Promise<WaitEnd>((resolve) => {
+          if (signal?.aborted) return resolve('cancelled');
+          const end = (reason: WaitEnd) => {
+            clearTimeout(timer);
+            stopListening();
+            signal?.removeEventListener('abort', onAbort);
+            resolve(reason);
+          };
+          const onAbort = () => end('cancelled');
+          const timer = setTimeout(() => end('due'), Math.max(0, untilMs - this.ctx.clock()));
+          const stopListening = onLocalWebhook(this.state.operationId, () => end('webhook'));
+          signal?.addEventListener('abort', onAbort);
+        }),
+      this.context === undefined ? {} : { context: this.context, details: position },
+    );
+  }
+
+  /** What the activity returns: the state as stored, and the loop's entries the tails keep. */
+  outcome(): StepOutcome {
+    return { state: withoutTails(this.state), entries: tailEntries(this.entries) };
+  }
+}
+
+/** Makes the activity. */
+export function pollStatus(ctx: ActivityContext) {
+  return async (input: PollStatusInput): Promise<StepOutcome> => {
+    const limits = parseLimits(input.loop);
+    const state = parseInputRecord(stateOfInput(input));
+    const provider = ctx.providers.get(state.provider);
+    const recorded = await alreadyRecorded(ctx.store, state);
+    if (recorded !== undefined) {
+      ctx.logger.info('status already recorded: nothing sent', { operationId: state.operationId });
+      return recorded;
+    }
+    const loop = new StatusLoop(ctx, provider, state);
+    // The first read uses the workflow's reservation and random draw (its jitter is the one history holds).
+    await loop.read(state, input.random);
+    await loop.loop(limits, state);
+    ctx.logger.info('status loop handed back', {
+      operationId: state.operationId,
+      provider: state.provider,
+      reads: loop.state.used.statusRequests - state.used.statusRequests + 1,
+      reason: loop.exit,
+    });
+    return loop.outcome();
+  };
+}

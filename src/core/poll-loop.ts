@@ -1,0 +1,114 @@
+/**
+ * Status polling inside one activity (P4, B2): while the planned wait between status reads is short, the
+ * status-polling activity keeps the operation and reads again itself, instead of returning to the workflow for a
+ * durable timer and a new activity every read. Temporal's guidance for frequent polling is exactly this: the
+ * reads stay in a heartbeating activity; long waits stay durable timers. Every read is still reserved and stored
+ * before it is sent and every decision is still the core's (`onWake`, `afterStatus`): this module only says
+ * whether the loop keeps the operation or hands it back. Pure.
+ */
+import { z } from 'zod';
+import { lazySchema } from './lazy-schema';
+import { type OperationRecord } from './operation';
+import { nextCommand } from './step-next';
+import { effectiveDeadlineMs } from './wait-planner';
+
+/** How long the activity may keep an operation. Read by the workflow from the provider's facts. */
+export const pollLoopLimitsSchema = lazySchema(() =>
+  z
+    .object({
+      /** A planned wait longer than this goes back to the workflow (a durable timer); 0 turns the loop off. */
+      maxWaitMs: z
+        .number()
+        .int()
+        .min(0)
+        .max(10 * 60_000),
+      /** The loop hands the operation back after this long, so one activity never outlives its time limit. */
+      maxLoopMs: z
+        .number()
+        .int()
+        .min(1_000)
+        .max(9 * 60_000),
+    })
+    .strict(),
+);
+/** The poll loop's limits. */
+export type PollLoopLimits = z.infer<typeof pollLoopLimitsSchema>;
+
+/**
+ * The defaults: waits up to 30 s stay in the activity, which keeps an operation at most 2 minutes (it holds an
+ * activity slot meanwhile, so other operations' reads are not kept waiting for long when slots run short).
+ */
+export const DEFAULT_POLL_LOOP_LIMITS: PollLoopLimits = { maxWaitMs: 30_000, maxLoopMs: 2 * 60_000 };
+
+/** Why the loop handed the operation back to the workflow. */
+export type LoopExit =
+  /** The operation left the polling states (a result to collect, a failure, an escalation, a cancel to send). */
+  | 'state_changed'
+  /** The next read is planned further away than `maxWaitMs`: a durable timer waits for it. */
+  | 'long_wait'
+  /** The loop has kept the operation for `maxLoopMs`. */
+  | 'loop_time_spent'
+  /** The workflow asked for the operation back (a message arrived). */
+  | 'cancelled'
+  /** Another writer moved the operation on in the store (this activity was timed out and replaced). */
+  | 'superseded';
+
+/** What the loop does next. */
+export type LoopStep = { kind: 'wait'; untilMs: number } | { kind: 'read' } | { kind: 'exit'; reason: LoopExit };
+
+const POLLING = new Set<OperationRecord['localState']>(['accepted', 'observing']);
+
+/**
+ * The loop's next step for a record at `nowMs`, in a loop begun at `loop.startedAtMs` with the record
+ * `loop.entered`: read now, wait a short while, or hand the operation back. Only `accepted` and `observing` stay
+ * in the loop, and only while the state is the one the loop began with; a `cancelling` operation goes back to the
+ * workflow after each read, where cancel messages are handled. A read is never planned at or after the deadline.
+ */
+export function nextLoopStep(
+  record: OperationRecord,
+  nowMs: number,
+  loop: { startedAtMs: number; entered: OperationRecord },
+  limits: PollLoopLimits,
+): LoopStep {
+  if (!POLLING.has(record.localState) || record.schedule.reservedAtMs !== undefined || stateMoved(loop.entered, record))
+    return { kind: 'exit', reason: 'state_changed' };
+  const command = nextCommand(record, nowMs);
+  if (command.kind !== 'read_status' && command.kind !== 'wait') return { kind: 'exit', reason: 'state_changed' };
+  const untilMs = command.kind === 'wait' ? command.untilMs : nowMs;
+  if (untilMs - nowMs > limits.maxWaitMs) return { kind: 'exit', reason: 'long_wait' };
+  if (untilMs - loop.startedAtMs > limits.maxLoopMs) return { kind: 'exit', reason: 'loop_time_spent' };
+  return untilMs <= nowMs ? { kind: 'read' } : { kind: 'wait', untilMs };
+}
+
+/**
+ * Whether the operation's state moved since the loop began: its local state, or the provider's own word for it
+ * (`queued` to `running`). Either goes back to the workflow, so queries, search attributes and the Web UI show
+ * every state the operation passes through; counters and progress show the loop's start until it hands back.
+ */
+function stateMoved(entered: OperationRecord, now: OperationRecord): boolean {
+  return (
+    now.localState !== entered.localState ||
+    now.remote.state !== entered.remote.state ||
+    now.remote.category !== entered.remote.category
+  );
+}
+
+/**
+ * W1 inside the loop: whether a webhook that just arrived for this operation moves its next read to now, by the
+ * same rules as {@link applyWebhookHint} (never over a provider's Retry-After, never past the deadline). The
+ * workflow records the hint itself when its signal is handled.
+ */
+export function webhookMovesReadToNow(record: OperationRecord, nowMs: number): boolean {
+  return (
+    POLLING.has(record.localState) &&
+    record.schedule.reservedAtMs === undefined &&
+    record.schedule.delaySource !== 'provider_retry_after' &&
+    (record.schedule.nextPollAtMs ?? 0) > nowMs &&
+    nowMs < effectiveDeadlineMs(record)
+  );
+}
+
+/** The record with its next read moved to now by a webhook (see {@link webhookMovesReadToNow}). */
+export function readNowForWebhook(record: OperationRecord, nowMs: number): OperationRecord {
+  return { ...record, schedule: { nextPollAtMs: nowMs, delaySource: 'webhook_hint' } };
+}

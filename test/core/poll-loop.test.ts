@@ -1,0 +1,181 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { NO_CAPABILITIES } from '../../src/core/escalation';
+import { type OperationRecord } from '../../src/core/operation';
+import {
+  DEFAULT_POLL_LOOP_LIMITS,
+  nextLoopStep,
+  pollLoopLimitsSchema,
+  readNowForWebhook,
+  webhookMovesReadToNow,
+} from '../../src/core/poll-loop';
+import { afterStatus, applyWebhookHint } from '../../src/core/step';
+import { effectiveDeadlineMs } from '../../src/core/wait-planner';
+import { T0, obs, observingRecord } from './helpers';
+
+const LIMITS = { maxWaitMs: 30_000, maxLoopMs: 120_000 };
+
+/** An observing record whose next read is planned at `nextPollAtMs` (no reservation open). */
+function waitingUntil(nextPollAtMs: number, delaySource: 'local_backoff' | 'provider_retry_after' = 'local_backoff') {
+  return { ...observingRecord(), schedule: { nextPollAtMs, delaySource } } satisfies OperationRecord;
+}
+
+describe('the status loop keeps an operation only while its waits are short (P4, P5)', () => {
+  it('P4: a read due now is read; a short wait is waited in the loop; a long one goes back to a durable timer', () => {
+    const now = T0 + 10_000;
+    expect(nextLoopStep(waitingUntil(now - 1), now, { startedAtMs: now, entered: observingRecord() }, LIMITS)).toEqual({
+      kind: 'read',
+    });
+    expect(
+      nextLoopStep(waitingUntil(now + 5_000), now, { startedAtMs: now, entered: observingRecord() }, LIMITS),
+    ).toEqual({ kind: 'wait', untilMs: now + 5_000 });
+    expect(
+      nextLoopStep(waitingUntil(now + 30_000), now, { startedAtMs: now, entered: observingRecord() }, LIMITS),
+    ).toEqual({ kind: 'wait', untilMs: now + 30_000 });
+    expect(
+      nextLoopStep(waitingUntil(now + 30_001), now, { startedAtMs: now, entered: observingRecord() }, LIMITS),
+    ).toEqual({ kind: 'exit', reason: 'long_wait' });
+  });
+
+  it('P4: the loop hands the operation back once it has kept it for maxLoopMs', () => {
+    const started = T0;
+    const now = T0 + 118_000;
+    expect(
+      nextLoopStep(waitingUntil(now + 2_000), now, { startedAtMs: started, entered: observingRecord() }, LIMITS),
+    ).toMatchObject({ kind: 'wait' });
+    expect(
+      nextLoopStep(waitingUntil(now + 2_001), now, { startedAtMs: started, entered: observingRecord() }, LIMITS),
+    ).toEqual({
+      kind: 'exit',
+      reason: 'loop_time_spent',
+    });
+  });
+
+  it.each(['cancelling', 'result_collecting', 'succeeded', 'failed', 'escalated', 'cancel_requested'] as const)(
+    'P5: an operation in %s goes back to the workflow (messages, collect and cancels are its steps)',
+    (localState) => {
+      const record = { ...waitingUntil(T0 + 1_000), localState };
+      expect(nextLoopStep(record, T0, { startedAtMs: T0, entered: observingRecord() }, LIMITS)).toEqual({
+        kind: 'exit',
+        reason: 'state_changed',
+      });
+    },
+  );
+
+  it("P4: a change of the provider's word for the state goes back to the workflow, so queries show it", () => {
+    const queued = { ...waitingUntil(T0 + 5_000), remote: { ...observingRecord().remote, state: 'queued' } };
+    const running = { ...queued, remote: { ...queued.remote, state: 'running' } };
+    const loop = { startedAtMs: T0, entered: queued };
+    expect(nextLoopStep(queued, T0, loop, LIMITS)).toMatchObject({ kind: 'wait' });
+    expect(nextLoopStep(running, T0, loop, LIMITS)).toEqual({ kind: 'exit', reason: 'state_changed' });
+  });
+
+  it('B2: a record holding an open reservation is never read again by the loop', () => {
+    expect(
+      nextLoopStep(observingRecord(), T0 + 5_000, { startedAtMs: T0, entered: observingRecord() }, LIMITS),
+    ).toEqual({ kind: 'exit', reason: 'state_changed' });
+  });
+
+  it('S3: a wait that ends at the deadline stays in the loop, so the wake-up check records the stop', () => {
+    const record = waitingUntil(0);
+    const deadline = effectiveDeadlineMs(record);
+    const atDeadline = { ...record, schedule: { nextPollAtMs: deadline, delaySource: 'deadline' as const } };
+    expect(
+      nextLoopStep(atDeadline, deadline - 1_000, { startedAtMs: deadline - 1_000, entered: observingRecord() }, LIMITS),
+    ).toEqual({
+      kind: 'wait',
+      untilMs: deadline,
+    });
+  });
+
+  it('P4: over any record and time, a loop wait is never longer than maxWaitMs nor past the loop end', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 600_000 }),
+        fc.integer({ min: 0, max: 600_000 }),
+        fc.integer({ min: 0, max: 200_000 }),
+        fc.integer({ min: 0, max: 120_000 }),
+        (waitMs, maxWaitMs, loopAgeMs, maxLoopExtra) => {
+          const limits = { maxWaitMs, maxLoopMs: 1_000 + maxLoopExtra };
+          const now = T0 + 1_000_000;
+          const step = nextLoopStep(
+            waitingUntil(now + waitMs),
+            now,
+            { startedAtMs: now - loopAgeMs, entered: observingRecord() },
+            limits,
+          );
+          if (step.kind === 'wait') {
+            expect(step.untilMs - now).toBeLessThanOrEqual(maxWaitMs);
+            expect(step.untilMs - (now - loopAgeMs)).toBeLessThanOrEqual(limits.maxLoopMs);
+          }
+        },
+      ),
+    );
+  });
+
+  it('the limits are validated at the boundary (a loop longer than an activity may run is refused)', () => {
+    expect(pollLoopLimitsSchema.safeParse(DEFAULT_POLL_LOOP_LIMITS).success).toBe(true);
+    expect(pollLoopLimitsSchema.safeParse({ maxWaitMs: 30_000, maxLoopMs: 10 * 60_000 }).success).toBe(false);
+    expect(pollLoopLimitsSchema.safeParse({ maxWaitMs: -1, maxLoopMs: 60_000 }).success).toBe(false);
+    expect(pollLoopLimitsSchema.safeParse({ maxWaitMs: 1_000, maxLoopMs: 60_000, extra: 1 }).success).toBe(false);
+  });
+});
+
+describe('a webhook inside the loop (W1)', () => {
+  const now = T0 + 20_000;
+
+  it('W1: moves the next read to now, with the webhook as its reason', () => {
+    const record = waitingUntil(now + 20_000);
+    expect(webhookMovesReadToNow(record, now)).toBe(true);
+    expect(readNowForWebhook(record, now).schedule).toEqual({ nextPollAtMs: now, delaySource: 'webhook_hint' });
+  });
+
+  it("W1, H1: never overrides a provider's Retry-After, never after the deadline, never with a read open", () => {
+    expect(webhookMovesReadToNow(waitingUntil(now + 20_000, 'provider_retry_after'), now)).toBe(false);
+    const record = waitingUntil(now + 20_000);
+    expect(webhookMovesReadToNow(record, effectiveDeadlineMs(record))).toBe(false);
+    expect(webhookMovesReadToNow(observingRecord(), now)).toBe(false);
+  });
+
+  it('W1: a hint already confirmed by a status read sent after it arrived is noted and wakes nothing', () => {
+    const ctx = {
+      nowMs: now,
+      random: 0.5,
+      actor: 'worker:test',
+      capabilities: NO_CAPABILITIES,
+      reconciliation: 'none' as const,
+    };
+    // The loop read at `now` (woken in the receiver's process) and planned its next read 20 s later.
+    const read = afterStatus(
+      observingRecord(),
+      obs({ receivedAtMs: now, remoteState: 'running', category: 'pending' }),
+      ctx,
+    );
+    const hint = { eventId: 'evt-1', remoteJobId: 'job_7ad2', receivedAtMs: now + 50 };
+    const heardBefore = applyWebhookHint(
+      read.record,
+      { ...hint, receivedAt: new Date(now - 5).toISOString() },
+      {
+        ...ctx,
+        nowMs: now + 50,
+      },
+    );
+    expect(heardBefore.record.schedule).toEqual(read.record.schedule);
+    expect(heardBefore.record.journal.observations.at(-1)?.body).toMatchObject({
+      action: 'webhook',
+      decision: 'noted',
+      note: expect.stringContaining('already confirmed by a status read'),
+    });
+    const heardAfter = applyWebhookHint(
+      read.record,
+      { ...hint, receivedAt: new Date(now + 5).toISOString() },
+      {
+        ...ctx,
+        nowMs: now + 50,
+      },
+    );
+    expect(heardAfter.record.schedule).toEqual({ nextPollAtMs: now + 50, delaySource: 'webhook_hint' });
+    const noReceiverTime = applyWebhookHint(read.record, hint, { ...ctx, nowMs: now + 50 });
+    expect(noReceiverTime.record.schedule.delaySource).toBe('webhook_hint');
+  });
+});

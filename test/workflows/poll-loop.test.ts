@@ -1,0 +1,171 @@
+/**
+ * Status reads inside one heartbeating activity (`pollStatus`, core/poll-loop.ts) on a real server: the budget
+ * and the deadline reached inside the loop, a cancel and a webhook arriving while it waits. Asserted from the
+ * simulator's request log, the store's journal and the workflow's history, never from the workflow's opinion.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JournalEntryBody } from '../../src/core/journal';
+import { startWebhookReceiver, type WebhookReceiver } from '../../src/webhooks/receiver';
+import { startHarness, type Harness } from './harness';
+
+const WEBHOOK_SECRET = `whsec-${randomBytes(16).toString('hex')}`;
+
+/** The activities the workflow scheduled, by type, over every run of the operation. */
+async function scheduledActivities(h: Harness, operationId: string): Promise<string[]> {
+  const history = await h.env.client.workflow.getHandle(operationId).fetchHistory();
+  return (history.events ?? []).flatMap((event) => {
+    const name = event.activityTaskScheduledEventAttributes?.activityType?.name;
+    return name ? [name] : [];
+  });
+}
+
+async function journal(
+  h: Harness,
+  operationId: string,
+): Promise<{ actor: string; atMs: number; body: JournalEntryBody }[]> {
+  return (await h.store.entries(operationId)).map(({ entry }) => ({
+    actor: entry.actor,
+    atMs: Date.parse(entry.at),
+    body: entry.body,
+  }));
+}
+
+/** Waits (polling the store, no fixed sleep) until the operation has counted `reads` status requests. */
+async function untilReadsCounted(h: Harness, operationId: string, reads: number): Promise<void> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const snapshot = await h.store.getOperation(operationId);
+    const used = (snapshot?.record as { used?: { statusRequests?: number } } | undefined)?.used?.statusRequests ?? 0;
+    if (used >= reads) return;
+    if (Date.now() > end) throw new Error(`${operationId}: ${used} status requests counted, waiting for ${reads}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('status reads inside one activity (P4, B2)', () => {
+  let h: Harness;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    const scripts = {
+      forever: { steps: [{ state: 'running' }] },
+      cancellable: { steps: [{ state: 'running' }], cancel: { afterMs: 50, outcome: 'cancelled' } },
+      two_reads: { steps: [{ state: 'running', polls: 2 }, { state: 'succeeded' }], webhook: { mode: 'none' } },
+    };
+    const ref: { h?: Harness } = {};
+    receiver = await startWebhookReceiver({
+      store: {
+        recordWebhookEvent: (event) => ref.h!.store.recordWebhookEvent(event),
+        findByProviderJobId: (provider, jobId) => ref.h!.store.findByProviderJobId(provider, jobId),
+      },
+      webhookSettings: (provider) =>
+        provider === ref.h?.provider('rest')
+          ? {
+              signatureHeader: 'X-Signature',
+              scheme: 'hmac-sha256-timestamped',
+              secret: { secretEnv: 'WEBHOOK_SECRET' },
+              toleranceMs: 300_000,
+              eventIdField: 'event_id',
+              jobIdField: 'job_id',
+              stateField: 'state',
+            }
+          : undefined,
+      signal: (operationId, hint) => ref.h!.client.signalWebhook(operationId, hint),
+      env: { WEBHOOK_SECRET },
+    });
+    h = await startHarness('poll-loop', { scenarios: { rest: { scripts } } as never });
+    ref.h = h;
+    h.sims.rest.setScenario({
+      scripts,
+      webhook: { url: `${receiver.url}/webhooks/${h.provider('rest')}`, secret: WEBHOOK_SECRET },
+    } as never);
+  });
+  afterAll(async () => {
+    await h?.stop();
+    await receiver?.stop();
+  });
+
+  it('S4, B2: the budget is reached inside the loop: exactly maxStatusRequests reads from two activities, the stop recorded by the worker', async () => {
+    const request = h.request('rest', {
+      script: 'forever',
+      policy: { baseDelayMs: 50, maxDelayMs: 50, maxStatusRequests: 8, decisionDeadlineMs: 300 },
+    });
+    await h.client.start(request);
+    const summary = await h.client.result(request.operationId);
+    expect(summary.escalation?.reason).toBe('request_budget_exhausted');
+    expect(h.statusReads('rest', summary.jobId)).toHaveLength(8);
+    // The first read leaves `accepted` (a state change goes back to the workflow); the seven others are one loop.
+    expect((await scheduledActivities(h, request.operationId)).filter((name) => name === 'pollStatus')).toHaveLength(2);
+    const escalation = (await journal(h, request.operationId)).find((entry) => entry.body.kind === 'escalation');
+    expect(escalation?.actor).toMatch(/^worker:/);
+  });
+
+  it('S3, B2: the deadline is reached inside the loop: no read at or after it, every counted read sent or unused', async () => {
+    const request = h.request('rest', {
+      script: 'forever',
+      createDeadline: { afterMs: 2_000 },
+      resultDeadline: { afterMs: 3_000 },
+      policy: { baseDelayMs: 150, maxDelayMs: 150, decisionDeadlineMs: 300 },
+    });
+    await h.client.start(request);
+    const summary = await h.client.result(request.operationId);
+    expect(summary.escalation?.reason).toBe('deadline_exceeded');
+    const record = await h.client.get(request.operationId);
+    const reads = h.statusReads('rest', record.jobId);
+    expect(reads.length).toBeGreaterThan(3);
+    for (const read of reads) expect(read.atMs).toBeLessThan(record.deadlines.resultDeadlineMs);
+    expect(record.used.statusRequests - reads.length).toBeGreaterThanOrEqual(0);
+    expect(record.used.statusRequests - reads.length).toBeLessThanOrEqual(1);
+    const pollActivities = (await scheduledActivities(h, request.operationId)).filter((name) => name === 'pollStatus');
+    expect(pollActivities.length).toBeLessThan(reads.length / 2);
+  });
+
+  it('X1, B2: a cancel arriving while the loop waits takes the operation back: the cancel sent once, every counted read accounted for', async () => {
+    const request = h.request('rest', {
+      script: 'cancellable',
+      policy: { baseDelayMs: 400, maxDelayMs: 400, cancelDeadlineMs: 10_000 },
+    });
+    await h.client.start(request);
+    await untilReadsCounted(h, request.operationId, 3);
+    const answer = await h.client.cancel(request.operationId, {
+      requestedBy: 'alice@example.com',
+      reason: 'no longer needed',
+      expectedEffect: 'the report is not produced',
+    });
+    expect(answer).toMatchObject({ accepted: true, localState: 'cancel_requested' });
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('cancelled');
+    const record = await h.client.get(request.operationId);
+    expect(h.sims.rest.requests({ action: 'cancel' }).filter((r) => r.jobId?.endsWith(summary.jobId!))).toHaveLength(1);
+    // Every status request counted reached the provider: the loop reads nothing after handing the operation back.
+    expect(h.statusReads('rest', record.jobId)).toHaveLength(record.used.statusRequests);
+    const history = await h.env.client.workflow.getHandle(request.operationId).fetchHistory();
+    expect(history.events?.some((event) => event.activityTaskCancelRequestedEventAttributes)).toBe(true);
+  });
+
+  it('W1: a webhook arriving while the loop waits is confirmed by one status read sent at once, not a second one from its signal', async () => {
+    // Reads 4 s apart (inside the loop's 30 s); the job succeeds on its third read, whenever that is.
+    const request = h.request('rest', {
+      script: 'two_reads',
+      policy: { baseDelayMs: 4_000, maxDelayMs: 4_000, minJitterRatio: 1 },
+    });
+    await h.client.start(request);
+    // Read 1 moves the operation to observing (back to the workflow); read 2 is the loop's first: then it waits.
+    await untilReadsCounted(h, request.operationId, 2);
+    const jobId = (await h.client.get(request.operationId)).jobId!;
+    await h.sims.rest.deliverWebhook(jobId);
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('succeeded');
+    const entries = await journal(h, request.operationId);
+    const hint = entries.find((entry) => entry.body.kind === 'observation' && entry.body.action === 'webhook');
+    expect(hint?.body).toMatchObject({ decision: 'noted', note: expect.stringContaining('already confirmed') });
+    const reads = h.statusReads('rest', summary.jobId);
+    expect(reads).toHaveLength(3);
+    const second = entries.filter((entry) => entry.body.kind === 'observation' && entry.body.action === 'status')[1]!;
+    const plannedAtMs = Date.parse((second.body as { nextPollAt: string }).nextPollAt);
+    expect(reads[2]!.atMs).toBeLessThan(plannedAtMs);
+    // The third read came from the waiting loop itself, not from a new activity scheduled for the signal.
+    expect((await scheduledActivities(h, request.operationId)).filter((name) => name === 'pollStatus')).toHaveLength(2);
+  });
+});
