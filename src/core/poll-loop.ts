@@ -40,6 +40,12 @@ export type PollLoopLimits = z.infer<typeof pollLoopLimitsSchema>;
  */
 export const DEFAULT_POLL_LOOP_LIMITS: PollLoopLimits = { maxWaitMs: 30_000, maxLoopMs: 2 * 60_000 };
 
+/**
+ * How stale the workflow's copy of the provider's progress may grow while the loop keeps the operation: queries,
+ * `asyncjob watch` and the Web UI read the workflow's record (P8).
+ */
+export const PROGRESS_REFRESH_MS = 15_000;
+
 /** Why the loop handed the operation back to the workflow. */
 export type LoopExit =
   /** The operation left the polling states (a result to collect, a failure, an escalation, a cancel to send). */
@@ -48,6 +54,8 @@ export type LoopExit =
   | 'long_wait'
   /** The loop has kept the operation for `maxLoopMs`. */
   | 'loop_time_spent'
+  /** The provider reported new progress and the workflow's copy is {@link PROGRESS_REFRESH_MS} old (P8). */
+  | 'progress_changed'
   /** The workflow asked for the operation back (a message arrived). */
   | 'cancelled'
   /** Another writer moved the operation on in the store (this activity was timed out and replaced). */
@@ -72,6 +80,8 @@ export function nextLoopStep(
 ): LoopStep {
   if (!POLLING.has(record.localState) || record.schedule.reservedAtMs !== undefined || stateMoved(loop.entered, record))
     return { kind: 'exit', reason: 'state_changed' };
+  if (record.remote.progress !== loop.entered.remote.progress && nowMs - loop.startedAtMs >= PROGRESS_REFRESH_MS)
+    return { kind: 'exit', reason: 'progress_changed' };
   const command = nextCommand(record, nowMs);
   if (command.kind !== 'read_status' && command.kind !== 'wait') return { kind: 'exit', reason: 'state_changed' };
   const untilMs = command.kind === 'wait' ? command.untilMs : nowMs;
@@ -83,7 +93,8 @@ export function nextLoopStep(
 /**
  * Whether the operation's state moved since the loop began: its local state, or the provider's own word for it
  * (`queued` to `running`). Either goes back to the workflow, so queries, search attributes and the Web UI show
- * every state the operation passes through; counters and progress show the loop's start until it hands back.
+ * every state the operation passes through; counters show the loop's start until it hands back, and progress at
+ * most {@link PROGRESS_REFRESH_MS} late.
  */
 function stateMoved(entered: OperationRecord, now: OperationRecord): boolean {
   return (

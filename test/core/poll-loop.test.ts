@@ -4,6 +4,7 @@ import { NO_CAPABILITIES } from '../../src/core/escalation';
 import { type OperationRecord } from '../../src/core/operation';
 import {
   DEFAULT_POLL_LOOP_LIMITS,
+  PROGRESS_REFRESH_MS,
   nextLoopStep,
   pollLoopLimitsSchema,
   readNowForWebhook,
@@ -68,6 +69,18 @@ describe('the status loop keeps an operation only while its waits are short (P4,
     const loop = { startedAtMs: T0, entered: queued };
     expect(nextLoopStep(queued, T0, loop, LIMITS)).toMatchObject({ kind: 'wait' });
     expect(nextLoopStep(running, T0, loop, LIMITS)).toEqual({ kind: 'exit', reason: 'state_changed' });
+  });
+
+  it('P8: new progress goes back to the workflow once its copy is PROGRESS_REFRESH_MS old, not on every read', () => {
+    const entered = waitingUntil(T0 + 1_000);
+    const progressed = { ...entered, remote: { ...entered.remote, progress: 0.4 } };
+    const loop = { startedAtMs: T0, entered };
+    expect(nextLoopStep(progressed, T0 + PROGRESS_REFRESH_MS - 1, loop, LIMITS)).toMatchObject({ kind: 'read' });
+    expect(nextLoopStep(progressed, T0 + PROGRESS_REFRESH_MS, loop, LIMITS)).toEqual({
+      kind: 'exit',
+      reason: 'progress_changed',
+    });
+    expect(nextLoopStep(entered, T0 + PROGRESS_REFRESH_MS, loop, LIMITS)).toMatchObject({ kind: 'read' });
   });
 
   it('B2: a record holding an open reservation is never read again by the loop', () => {
