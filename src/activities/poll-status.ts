@@ -1,7 +1,8 @@
 /**
  * The `pollStatus` activity (P4, B2, W1): status reads in one heartbeating activity while the planned wait between
- * them is short, so frequent polls cost no workflow task, timer or activity each. The first read uses the
- * reservation the workflow made; every further one is reserved and stored before it is sent
+ * them is short, so frequent polls cost no workflow task, timer or activity each. It begins with the read the
+ * workflow reserved, or with the short wait the workflow handed it; every further read is reserved and stored
+ * before it is sent
  * (`store.putReservation`, guarded by the snapshot's version), and each answer is recorded with the core's
  * decision before the next wait, exactly as the one-read activity does. The operation goes back to the workflow
  * when `nextLoopStep` says so (a state change, a long wait, the loop's time spent), when the workflow cancels the
@@ -155,13 +156,14 @@ export function pollStatus(ctx: ActivityContext) {
       return recorded;
     }
     const loop = new StatusLoop(ctx, provider, state);
-    // The first read uses the workflow's reservation and random draw (its jitter is the one history holds).
-    await loop.read(state, input.random);
+    // A reservation the workflow made is read first, with its random draw (the jitter history holds); without
+    // one, the loop begins with the short wait the workflow handed it.
+    if (state.schedule.reservedAtMs !== undefined) await loop.read(state, input.random);
     await loop.loop(limits, state);
     ctx.logger.info('status loop handed back', {
       operationId: state.operationId,
       provider: state.provider,
-      reads: loop.state.used.statusRequests - state.used.statusRequests + 1,
+      reads: loop.entries.filter((entry) => entry.body.kind === 'observation' && entry.body.action === 'status').length,
       reason: loop.exit,
     });
     return loop.outcome();

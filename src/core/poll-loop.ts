@@ -123,3 +123,12 @@ export function webhookMovesReadToNow(record: OperationRecord, nowMs: number): b
 export function readNowForWebhook(record: OperationRecord, nowMs: number): OperationRecord {
   return { ...record, schedule: { nextPollAtMs: nowMs, delaySource: 'webhook_hint' } };
 }
+
+/**
+ * Whether the workflow hands a short wait to a status loop instead of a durable timer: a polling operation whose
+ * next read is due within `maxWaitMs`, nothing reserved. The activity then waits, reserves and reads itself.
+ */
+export function loopTakesWait(record: OperationRecord, nowMs: number, limits: PollLoopLimits): boolean {
+  if (limits.maxWaitMs === 0) return false;
+  return nextLoopStep(record, nowMs, { startedAtMs: nowMs, entered: record }, limits).kind === 'wait';
+}

@@ -18,6 +18,7 @@ import type { ProviderFacts } from '../activities/types';
 import { waitSummary } from '../core/delay-sources';
 import { NO_CAPABILITIES } from '../core/escalation';
 import { newOperationRecord, type OperationRecord } from '../core/operation';
+import { loopTakesWait } from '../core/poll-loop';
 import {
   afterActivityFailure,
   decisionDeadlinePassed,
@@ -150,6 +151,8 @@ export class OperationRun {
         this.publication.publish(this.record);
         return operationSummary(this.record);
       case 'wait':
+        if (facts.pollLoop !== undefined && loopTakesWait(this.record, now, facts.pollLoop))
+          return void (await this.pollInActivity(facts, `status ${label} (next read in a loop)`));
         await this.sleepUntil(command.untilMs, now);
         return undefined;
       case 'await_decision':
@@ -235,7 +238,8 @@ export class OperationRun {
   }
 
   /**
-   * Status reads in one activity while the waits are short (`core/poll-loop.ts`). A message cancels it: the activity
+   * Status reads in one activity while the waits are short (`core/poll-loop.ts`), from a read the workflow reserved
+   * or from a short wait it hands over (no durable timer then). A message cancels it: the activity
    * finishes any read in flight, records it and returns the stored state. When it ends without an outcome (a worker
    * lost mid-loop), the workflow adopts what the store holds and, when a read was reserved and never recorded,
    * journals the failed call as for any provider call (B2).

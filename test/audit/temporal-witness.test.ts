@@ -7,10 +7,21 @@ import { checkWitness } from '../../src/audit/coverage';
 import { emptyWitness, witnessFromHistory, type WitnessedOperation } from '../../src/audit/temporal-witness';
 import { journalEntrySchema } from '../../src/core/journal';
 
-const OPERATION = 'op-rest-mx2euqns-19h0en';
+function historyOf(file: string) {
+  return historyFromJSON(JSON.parse(readFileSync(join(__dirname, '..', 'histories', file), 'utf8')));
+}
+
+/** The operation a recorded history ran: its workflow input's operation ID. */
+function operationOf(file: string): string {
+  const started = historyOf(file).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+  return (JSON.parse(Buffer.from(started ?? new Uint8Array()).toString('utf8')) as { request: { operationId: string } })
+    .request.operationId;
+}
+
+const OPERATION = operationOf('happy-rest.json');
 
 function recorded(file: string): WitnessedOperation {
-  const history = historyFromJSON(JSON.parse(readFileSync(join(__dirname, '..', 'histories', file), 'utf8')));
+  const history = historyOf(file);
   const seen = emptyWitness();
   expect(witnessFromHistory(history, OPERATION, seen)).toBeUndefined();
   return seen;

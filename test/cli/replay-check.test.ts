@@ -36,9 +36,12 @@ function renamedActivity(): string {
   return JSON.stringify(history);
 }
 
-/** happy-lro.json without its first TimerStarted event: the code starts a timer the history does not have. */
+/**
+ * v2-happy-lro.json (one activity and one timer per status read) without its first TimerStarted event: the code
+ * starts a timer the history does not have.
+ */
 function droppedTimer(): string {
-  const history = recorded('happy-lro.json');
+  const history = recorded('v2-happy-lro.json');
   history.events.splice(
     history.events.findIndex((e) => e.eventType === 'EVENT_TYPE_TIMER_STARTED'),
     1,
@@ -93,7 +96,7 @@ describe('asyncjob replay-check --history', () => {
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(
-      /^renamed-activity\.json: op-rest-\S+ run 01a2296c-\S+: nondeterminism: \[TMPRL1100\] Nondeterminism error: .*'createJobV0'.*'createJob'$/,
+      /^renamed-activity\.json: op-rest-\S+ run \S+: nondeterminism: \[TMPRL1100\] Nondeterminism error: .*'createJobV0'.*'createJob'$/,
     );
     expect(lines[1]).toBe('replay-check: 2 histories replayed, 1 failed');
   }, 60_000);

@@ -5,6 +5,7 @@ import { type OperationRecord } from '../../src/core/operation';
 import {
   DEFAULT_POLL_LOOP_LIMITS,
   PROGRESS_REFRESH_MS,
+  loopTakesWait,
   nextLoopStep,
   pollLoopLimitsSchema,
   readNowForWebhook,
@@ -124,6 +125,15 @@ describe('the status loop keeps an operation only while its waits are short (P4,
         },
       ),
     );
+  });
+
+  it('P4: the workflow hands a short wait of a polling operation to the loop; a long one, or any other state, stays a timer', () => {
+    const now = T0 + 10_000;
+    expect(loopTakesWait(waitingUntil(now + 5_000), now, LIMITS)).toBe(true);
+    expect(loopTakesWait(waitingUntil(now + 60_000), now, LIMITS)).toBe(false);
+    expect(loopTakesWait(waitingUntil(now + 5_000), now, { ...LIMITS, maxWaitMs: 0 })).toBe(false);
+    expect(loopTakesWait({ ...waitingUntil(now + 5_000), localState: 'reconciliation' }, now, LIMITS)).toBe(false);
+    expect(loopTakesWait(waitingUntil(now - 1), now, LIMITS)).toBe(false);
   });
 
   it('the limits are validated at the boundary (a loop longer than an activity may run is refused)', () => {
