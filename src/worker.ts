@@ -53,7 +53,9 @@ export interface ProviderQueue {
   taskQueue: string;
   /**
    * The most provider calls per second: strict for this process in any sliding window, the fleet-wide average
-   * enforced by the server. A positive finite number; unlimited when absent.
+   * enforced by the server. A positive finite number; unlimited when absent. The server counts activities, so for
+   * its fleet-wide bound to count every status read, give `createActivities` `pollLoop: false` (as `asyncjob
+   * worker` does when `ASYNCJOB_PROVIDER_RATE_LIMIT` is set).
    */
   maxRequestsPerSecond?: number;
 }
