@@ -35,7 +35,9 @@ const scripts = {
     },
   },
   forever: { steps: [{ state: 'running' }] },
-  longer: { steps: [{ state: 'running', polls: 8 }, { state: 'succeeded' }] },
+  // Running for 35 reads (5-10 s at this policy): the agent's extension request comes long before the job ends,
+  // even with reads inside one activity (no workflow round trip between them) on a busy machine.
+  longer: { steps: [{ state: 'running', polls: 35 }, { state: 'succeeded' }] },
 };
 
 /** Every tool answer of the run, for the secret search and (ASYNCJOB_MCP_TRANSCRIPT=1) the docs' transcript. */
