@@ -33,17 +33,17 @@ export async function appendEntry(
   hmacKey: ChainKey | undefined,
 ): Promise<AppendResult> {
   const { entry, columns } = prepared;
-  // The head row must exist before it can be locked: the first two appenders of an operation then queue on
-  // the insert, and every later pair on the row lock (PostgreSQL). SQLite's write lock is already held.
-  await session.query('INSERT INTO operations (operation_id) VALUES (?) ON CONFLICT (operation_id) DO NOTHING', [
-    entry.operationId,
-  ]);
-  const head = (
-    await session.query<HeadRow>(
-      `SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?${dialect.lockRow}`,
-      [entry.operationId],
-    )
-  ).rows[0]!;
+  const lockHead = `SELECT last_sequence, last_hash, provider FROM operations WHERE operation_id = ?${dialect.lockRow}`;
+  let head = (await session.query<HeadRow>(lockHead, [entry.operationId])).rows[0];
+  if (head === undefined) {
+    // The head row must exist before it can be locked: the first two appenders of an operation then queue on
+    // the insert, and every later pair on the row lock (PostgreSQL). SQLite's write lock is already held. Only
+    // for an operation's first entry: every later append finds the row, one statement (one round trip) fewer.
+    await session.query('INSERT INTO operations (operation_id) VALUES (?) ON CONFLICT (operation_id) DO NOTHING', [
+      entry.operationId,
+    ]);
+    head = (await session.query<HeadRow>(lockHead, [entry.operationId])).rows[0]!;
+  }
   const lastSequence = Number(head.last_sequence);
   const existing =
     entry.sequence <= lastSequence
