@@ -84,20 +84,19 @@ export class SqlOperationStore implements OperationStore {
     const { snapshot, canonical } = prepareSnapshot(input, this.forbiddenValues);
     // One statement, the version its guard: a replaced activity's reservation never lands over a newer step. A
     // reservation changes counters and the schedule only, so the local state must be the stored one too.
-    const written = await this.driver.transaction('write', (session) =>
-      session.query(
-        `UPDATE operations SET snapshot = ?, snapshot_hash = ?, snapshot_key_id = ?, updated_at = ?
+    // One statement on its own (autocommit): one round trip on PostgreSQL, no BEGIN/COMMIT around it.
+    const written = await this.driver.query(
+      `UPDATE operations SET snapshot = ?, snapshot_hash = ?, snapshot_key_id = ?, updated_at = ?
            WHERE operation_id = ? AND version = ? AND local_state = ?`,
-        [
-          canonical,
-          snapshotHash(canonical, this.hmacKey),
-          this.hmacKey?.id ?? null,
-          snapshot.updatedAt,
-          snapshot.operationId,
-          snapshot.version,
-          snapshot.localState,
-        ],
-      ),
+      [
+        canonical,
+        snapshotHash(canonical, this.hmacKey),
+        this.hmacKey?.id ?? null,
+        snapshot.updatedAt,
+        snapshot.operationId,
+        snapshot.version,
+        snapshot.localState,
+      ],
     );
     return written.changes === 1;
   }
