@@ -132,3 +132,15 @@ export function loopTakesWait(record: OperationRecord, nowMs: number, limits: Po
   if (limits.maxWaitMs === 0) return false;
   return nextLoopStep(record, nowMs, { startedAtMs: nowMs, entered: record }, limits).kind === 'wait';
 }
+
+/**
+ * After a status loop ended without handing back its outcome (a worker lost): whether the workflow adopts the state
+ * the store holds instead of its own. The store is ahead when it recorded more, or as much with a read the loop
+ * reserved there (B2: that count must not be lost). The workflow's own record stands only when it holds the
+ * reservation it made and the store recorded nothing after it.
+ */
+export function storeIsAhead(held: OperationRecord, stored: OperationRecord): boolean {
+  if (stored.journal.nextSequence !== held.journal.nextSequence)
+    return stored.journal.nextSequence > held.journal.nextSequence;
+  return held.schedule.reservedAtMs === undefined;
+}

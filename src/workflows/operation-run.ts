@@ -18,7 +18,7 @@ import type { ProviderFacts } from '../activities/types';
 import { waitSummary } from '../core/delay-sources';
 import { NO_CAPABILITIES } from '../core/escalation';
 import { newOperationRecord, type OperationRecord } from '../core/operation';
-import { loopTakesWait } from '../core/poll-loop';
+import { loopTakesWait, storeIsAhead } from '../core/poll-loop';
 import {
   afterActivityFailure,
   decisionDeadlinePassed,
@@ -275,9 +275,7 @@ export class OperationRun {
     const stored = readOutcome(
       await this.store.readStoredState({ operationId: this.record.operationId, fromSequence }),
     );
-    // Nothing newer stored: the workflow's record, holding its own reservation, stands.
-    if (stored.state.journal.nextSequence > this.record.journal.nextSequence)
-      this.record = foldOutcome(this.record, stored);
+    if (storeIsAhead(this.record, stored.state)) this.record = foldOutcome(this.record, stored);
     if (this.record.schedule.reservedAtMs === undefined) return;
     log.warn('status loop ended without an outcome; planned again', { error: message });
     await this.commit(afterActivityFailure(this.record, 'status', message, this.stepContext()));

@@ -6,6 +6,7 @@ import {
   DEFAULT_POLL_LOOP_LIMITS,
   PROGRESS_REFRESH_MS,
   loopTakesWait,
+  storeIsAhead,
   nextLoopStep,
   pollLoopLimitsSchema,
   readNowForWebhook,
@@ -141,6 +142,18 @@ describe('the status loop keeps an operation only while its waits are short (P4,
     expect(pollLoopLimitsSchema.safeParse({ maxWaitMs: 30_000, maxLoopMs: 10 * 60_000 }).success).toBe(false);
     expect(pollLoopLimitsSchema.safeParse({ maxWaitMs: -1, maxLoopMs: 60_000 }).success).toBe(false);
     expect(pollLoopLimitsSchema.safeParse({ maxWaitMs: 1_000, maxLoopMs: 60_000, extra: 1 }).success).toBe(false);
+  });
+});
+
+describe('after a loop lost its worker (B2, F2)', () => {
+  it('B2: the store is adopted when it recorded more, or a read the loop reserved there; the workflow keeps its own reservation', () => {
+    const held = waitingUntil(T0 + 1_000);
+    const reservedInStore = { ...held, used: { ...held.used, statusRequests: 2 }, schedule: { reservedAtMs: T0 } };
+    expect(storeIsAhead(held, reservedInStore)).toBe(true);
+    const recordedMore = { ...held, journal: { ...held.journal, nextSequence: held.journal.nextSequence + 2 } };
+    expect(storeIsAhead(held, recordedMore)).toBe(true);
+    expect(storeIsAhead(observingRecord(), held)).toBe(false);
+    expect(storeIsAhead(recordedMore, held)).toBe(false);
   });
 });
 
