@@ -9,13 +9,16 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createContext, deploy, type BenchContext } from './lib/context';
+import { machineInfo, startPhaseLoad, type MachineInfo, type PhaseLoad } from './lib/machine';
 import { renderMarkdown } from './lib/report';
-import { measureFleet } from './phases/fleet';
-import { measureReaction } from './phases/reaction';
+import { round, rssMiB } from './lib/stats';
+import type { Target } from './lib/targets';
+import { fleetTargets, measureFleet, type FleetResult } from './phases/fleet';
+import { measureReaction, reactionTargets, type ReactionResult } from './phases/reaction';
 import { measureSimulator } from './phases/simulator';
 import { measureStore } from './phases/store';
-import { measurePerPoll, measureThroughput, throughputTargets, type BenchTarget } from './phases/throughput';
-import { measureWaiting } from './phases/waiting';
+import { measurePerPoll, measureThroughput, throughputTargets } from './phases/throughput';
+import { measureWaiting, waitingTargets, type WaitingResult } from './phases/waiting';
 
 const PHASES = ['simulator', 'store', 'throughput', 'fleet', 'reaction', 'waiting'] as const;
 type Phase = (typeof PHASES)[number];
@@ -25,8 +28,8 @@ function log(line: string): void {
 }
 
 /** Issue 16's targets this run measured, each `met` computed from the figures (never written by hand). */
-function benchTargets(results: Record<string, unknown>): BenchTarget[] {
-  const targets = throughputTargets(
+function benchTargets(results: Record<string, unknown>): Target[] {
+  const targets: Target[] = throughputTargets(
     results.throughput as Parameters<typeof throughputTargets>[0],
     results.perPoll as Parameters<typeof throughputTargets>[1],
   );
@@ -41,6 +44,11 @@ function benchTargets(results: Record<string, unknown>): BenchTarget[] {
       unit: 'ms',
       met: sqlite.met,
     });
+  targets.push(
+    ...waitingTargets(results.waiting as WaitingResult | undefined),
+    ...fleetTargets(results.fleet as FleetResult | undefined),
+    ...reactionTargets(results.reaction as ReactionResult | undefined),
+  );
   return targets;
 }
 
@@ -66,74 +74,100 @@ async function main(): Promise<number> {
   const startedAt = new Date();
   const t0 = performance.now();
   const root = mkdtempSync(path.join(os.tmpdir(), 'asyncjob-bench-'));
+  const machine: MachineInfo = machineInfo();
+  const loads: PhaseLoad[] = [];
   const results: Record<string, unknown> = {
     mode: quick ? 'quick' : 'full',
     startedAt: startedAt.toISOString(),
-    machine: {
-      cpus: os.cpus().length,
-      cpuModel: os.cpus()[0]?.model ?? 'unknown',
-      memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
-      platform: `${os.platform()} ${os.release()}`,
-      node: process.version,
-      pgUrlSet: process.env.ASYNCJOB_TEST_PG_URL !== undefined,
-      /** Other work on the machine changes absolute figures: the 1-minute load average at the start. */
-      loadAverageAtStart: Math.round(os.loadavg()[0]! * 100) / 100,
-    },
+    machine,
+    // How busy the machine was during each phase (bench/lib/machine.ts), with warnings.
+    load: loads,
+  };
+  const failures: string[] = [];
+  /**
+   * Runs one phase with its load measured and its duration logged. A phase that fails is recorded (`failures`,
+   * and the phase's result says why) and the others still run and are written: a long run keeps what it measured.
+   */
+  const phase = async <T>(name: string, what: string, run: () => Promise<T>): Promise<T | { failed: string }> => {
+    log(what);
+    const load = startPhaseLoad(name, ctx?.server.pid);
+    try {
+      return await run();
+    } catch (err) {
+      log(`  ${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      failures.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+      return { failed: err instanceof Error ? err.message : String(err) };
+    } finally {
+      const measured = load.stop();
+      loads.push(measured);
+      log(
+        `  ${name}: ${measured.seconds} s; load ${measured.loadPerCore.mean} per core, machine ${Math.round(measured.machineBusyShare * 100)}% busy (bench ${Math.round(measured.benchShare * 100)}%${measured.serverCores !== undefined ? `, the dev server ${measured.serverCores} cores` : ''}; other work ${Math.round(measured.otherWorkShare * 100)}%)`,
+      );
+      for (const warning of measured.warnings) log(`  WARNING (${name}): ${warning}`);
+    }
   };
   let ctx: BenchContext | undefined;
   try {
     // Phases that need no Temporal first.
-    if (wanted('simulator')) {
-      log('simulator capacity');
-      results.simulator = await measureSimulator(quick, log);
-    }
-    if (wanted('store')) {
-      log("store: one provider step's writes");
-      results.store = await measureStore(root, quick, log);
-    }
+    if (wanted('simulator'))
+      results.simulator = await phase('simulator', 'simulator capacity', () => measureSimulator(quick, log));
+    if (wanted('store'))
+      results.store = await phase('store', "store: one provider step's writes", () => measureStore(root, quick, log));
     if (PHASES.some((p) => p !== 'simulator' && p !== 'store' && wanted(p))) {
       log('starting the dev server and bundling workflows');
       ctx = await createContext(root, quick);
-      results.temporal = { serverVersion: ctx.server.serverVersion };
+      results.temporal = {
+        serverVersion: ctx.server.serverVersion,
+        server: 'Temporal CLI dev server (start-dev, headless), a SQLite file, on this machine beside the bench',
+        address: ctx.server.address,
+      };
     }
-    if (ctx && wanted('throughput')) {
-      log('throughput and per-poll cost');
-      const dep = await deploy(ctx, 'tp', { providers: { main: {} }, bareOn: 'main' });
-      try {
-        results.throughput = await measureThroughput(ctx, dep, log);
-        results.perPoll = await measurePerPoll(ctx, dep);
-      } finally {
-        await dep.stop();
-      }
-    }
-    if (ctx && wanted('fleet')) {
-      log('fleet pressure');
-      results.fleet = await measureFleet(ctx, log);
-    }
-    if (ctx && wanted('reaction')) {
-      log('reaction: polling and webhooks');
-      results.reaction = await measureReaction(ctx, log);
-    }
-    if (ctx && wanted('waiting')) {
-      log('scale of waiting');
-      results.waiting = await measureWaiting(ctx, log);
-    }
+    const c = ctx;
+    if (c && wanted('throughput'))
+      await phase('throughput', 'throughput and per-poll cost', async () => {
+        const dep = await deploy(c, 'tp', { providers: { main: {} }, bareOn: 'main' });
+        try {
+          results.throughput = await measureThroughput(c, dep, log);
+          results.perPoll = await measurePerPoll(c, dep);
+        } finally {
+          await dep.stop();
+        }
+      });
+    if (c && wanted('fleet')) results.fleet = await phase('fleet', 'fleet pressure', () => measureFleet(c, log));
+    if (c && wanted('reaction'))
+      results.reaction = await phase('reaction', 'reaction: webhooks, and polling beside them', () =>
+        measureReaction(c, log),
+      );
+    if (c && wanted('waiting'))
+      results.waiting = await phase('waiting', 'scale of waiting', () => measureWaiting(c, log));
   } finally {
     if (ctx) {
+      (results.temporal as Record<string, unknown>).serverRssAtEndMiB = round(rssMiB(ctx.server.pid), 1);
       await ctx.connection.close();
       await ctx.server.stop();
     }
     if (!values.keep) rmSync(root, { recursive: true, force: true });
   }
-  results.targets = benchTargets(results);
+  results.failures = failures;
+  // A failed phase's result is `{ failed }`: no figure and no target of it.
+  const measured = Object.fromEntries(
+    Object.entries(results).filter(([, v]) => !(typeof v === 'object' && v !== null && 'failed' in v)),
+  );
+  results.targets = benchTargets(measured);
+  results.warnings = loads.flatMap((l) => l.warnings.map((w) => `${l.phase}: ${w}`));
   results.durationSeconds = Math.round((performance.now() - t0) / 1000);
-  (results.machine as Record<string, unknown>).loadAverageAtEnd = Math.round(os.loadavg()[0]! * 100) / 100;
-  const markdown = renderMarkdown(results);
+  machine.loadAverageAtEnd = round(os.loadavg()[0]!, 2);
+  const markdown = renderMarkdown({
+    ...measured,
+    targets: results.targets,
+    warnings: results.warnings,
+    durationSeconds: results.durationSeconds,
+  });
   writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(path.join(outDir, 'results.md'), markdown);
   process.stdout.write(markdown);
   log(`done in ${results.durationSeconds as number} s; wrote ${path.join(outDir, 'results.json')} and results.md`);
-  return 0;
+  return failures.length > 0 ? 1 : 0;
 }
 
 main().then(

@@ -101,6 +101,11 @@ export const BENCH_SCENARIO: ScenarioInput = {
       steps: [{ state: 'running', durationMs: { min: 1_500, max: 3_500 } }, { state: 'succeeded' }],
       result: { kind: 'json', body: { rows: 3 } },
     },
+    // Figure 5: a job that has finished by the time its webhook is posted (1.5 s after the create).
+    finishes: {
+      steps: [{ state: 'running', durationMs: 1_500 }, { state: 'succeeded' }],
+      result: { kind: 'json', body: { rows: 3 } },
+    },
   },
 } as ScenarioInput;
 
@@ -124,6 +129,8 @@ export interface DeployOptions {
   providers: Record<string, { maxRequestsPerSecond?: number; webhookUrl?: (providerName: string) => string }>;
   /** Also run the bare baseline against this provider label's simulator. */
   bareOn?: string;
+  /** Run the webhook receiver beside the workers, in the worker process (`Deployment.worker.webhookUrl`). */
+  webhookReceiver?: boolean;
 }
 
 /** Starts one simulator per provider and a worker process over a fresh SQLite store. */
@@ -159,6 +166,7 @@ export async function deploy(ctx: BenchContext, label: string, options: DeployOp
     ...(options.bareOn
       ? { bare: { taskQueue: bareTaskQueue, bundlePath: ctx.bareBundlePath, url: sims[options.bareOn]!.url } }
       : {}),
+    ...(options.webhookReceiver ? { webhookReceiver: true } : {}),
   });
   let seq = 0;
   return {

@@ -51,6 +51,10 @@ function firstMessage<T>(child: ChildProcess, what: string, timeoutMs: number): 
 export interface WorkerChild extends Child {
   /** Its workflow workers' cache sizes, as it reported them when ready. */
   maxCachedWorkflows: WorkerReady['maxCachedWorkflows'];
+  /** The webhook receiver beside the workers (`<url>/webhooks/<provider>`), when it runs. */
+  webhookUrl?: string;
+  /** The status loop its workflows were offered, or false. */
+  pollLoop: WorkerReady['pollLoop'];
   /** Its memory as it reads it; with `gc`, after a forced garbage collection of every isolate. */
   memory(options?: { gc?: boolean }): Promise<WorkerMemory>;
 }
@@ -91,6 +95,8 @@ export async function startWorkerProcess(config: WorkerProcessConfig): Promise<W
   return {
     pid: child.pid!,
     maxCachedWorkflows: ready.maxCachedWorkflows,
+    ...(ready.webhookUrl !== undefined ? { webhookUrl: ready.webhookUrl } : {}),
+    pollLoop: ready.pollLoop,
     stop: () => stopChild(child),
     memory: (options) => askMemory(child, options?.gc ?? false),
   };

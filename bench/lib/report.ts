@@ -6,24 +6,23 @@ import type { FleetResult } from '../phases/fleet';
 import type { ReactionResult } from '../phases/reaction';
 import type { SimulatorResult } from '../phases/simulator';
 import type { StoreEngineResult, StoreResult } from '../phases/store';
-import { throughputTargets, type PerPollResult, type ThroughputResult } from '../phases/throughput';
-import { workflowHeapUsedMiB, type WaitingResult } from '../phases/waiting';
+import type { PerPollResult, ThroughputResult } from '../phases/throughput';
+import type { WaitingResult } from '../phases/waiting';
+import type { MachineInfo, PhaseLoad } from './machine';
+import { fleetLines, reactionLines, waitingLines } from './report-sections';
+import type { Target } from './targets';
 
 /** What `bench/run.ts` collects. */
 export interface BenchResults {
   mode?: string;
   startedAt?: string;
   durationSeconds?: number;
-  machine?: {
-    cpus: number;
-    cpuModel: string;
-    memoryGiB: number;
-    platform: string;
-    node: string;
-    loadAverageAtStart?: number;
-    loadAverageAtEnd?: number;
-  };
-  temporal?: { serverVersion: string };
+  machine?: MachineInfo;
+  temporal?: { serverVersion: string; server?: string; serverRssAtEndMiB?: number };
+  load?: PhaseLoad[];
+  warnings?: string[];
+  failures?: string[];
+  targets?: Target[];
   throughput?: ThroughputResult;
   perPoll?: PerPollResult;
   waiting?: WaitingResult;
@@ -35,6 +34,8 @@ export interface BenchResults {
 
 type Row = [figure: string, value: string | number, unit: string, target?: string, met?: boolean];
 
+const pct = (share: number): string => `${Math.round(share * 100)}%`;
+
 function verdict(met: boolean | undefined): string {
   return met === undefined ? '' : met ? 'met' : '**missed**';
 }
@@ -44,10 +45,6 @@ export function renderMarkdown(input: Record<string, unknown>): string {
   const r = input as BenchResults;
   const rows: Row[] = [];
   const lines: string[] = [];
-  if (r.throughput || r.perPoll) {
-    for (const x of throughputTargets(r.throughput, r.perPoll))
-      rows.push([x.name, x.measured, x.unit, x.target, x.met]);
-  }
   if (r.throughput) {
     const t = r.throughput;
     lines.push(
@@ -130,96 +127,19 @@ export function renderMarkdown(input: Record<string, unknown>): string {
       '',
     );
   }
-  if (r.waiting) {
-    const w = r.waiting;
-    rows.push([
-      `worker RSS with ${w.operations} operations waiting`,
-      w.workerRssMiB,
-      'MiB',
-      w.operations >= w.targetOperations ? '< 1024' : undefined,
-      w.operations >= 10_000 ? w.workerRssMiB < 1024 : undefined,
-    ]);
-    if (w.operations < w.targetOperations)
-      rows.push([
-        `worker RSS extrapolated to ${w.targetOperations} waiting`,
-        w.workerRssAtTargetMiB,
-        'MiB',
-        '< 1024',
-        w.targetOperations >= 10_000 ? w.workerRssAtTargetMiB < 1024 : undefined,
-      ]);
-    rows.push([
-      'worker RSS per waiting operation (average; falls once the workflow cache is full)',
-      w.workerRssPerOperationKiB,
-      'KiB',
-    ]);
-    rows.push(['worker RSS growth per operation over the second half of the starts', w.workerRssLateSlopeKiB, 'KiB']);
-    const loaded = w.workerMemoryLoaded.afterGc;
-    const idle = w.workerMemoryIdle.afterGc;
-    const cached = loaded.workflowWorker.numCachedWorkflows;
-    if (cached > 0) {
-      const perCached = ((workflowHeapUsedMiB(loaded) - workflowHeapUsedMiB(idle)) / cached) * 1024;
-      rows.push([
-        `live workflow heap per cached workflow (${cached} cached of ${loaded.workflowWorker.maxCachedWorkflows})`,
-        Math.round(perCached),
-        'KiB',
-      ]);
-    }
-    rows.push([`dev server RSS with ${w.operations} operations waiting`, w.serverRssMiB, 'MiB']);
-    rows.push([`time to start ${w.operations} operations until all wait`, w.startAllSeconds, 's']);
-  }
-  if (r.fleet) {
-    const f = r.fleet;
-    rows.push([
-      `provider pressure, ${f.unlimited.operations} operations: peak / mean (all requests)`,
-      f.unlimited.all.peakOverMean,
-      'ratio',
-      '< 2',
-      f.unlimited.all.peakOverMean < 2,
-    ]);
-    rows.push([
-      'provider pressure: peak / mean in the busy window (middle 95% of requests)',
-      f.unlimited.all.busyPeakOverMean,
-      'ratio',
-      '< 2',
-      f.unlimited.all.busyPeakOverMean < 2,
-    ]);
-    rows.push([
-      'provider pressure: peak / mean (status reads only; busy window)',
-      `${f.unlimited.statusReads.peakOverMean}; ${f.unlimited.statusReads.busyPeakOverMean}`,
-      'ratio',
-    ]);
-    rows.push([
-      `rate-limited peak (limit ${f.limited.maxRequestsPerSecond}/s), 1-s buckets / sliding 1 s`,
-      `${f.limited.all.peakPerSecond} / ${f.limited.all.peakSlidingPerSecond}`,
-      'req/s',
-      `<= ${f.limited.maxRequestsPerSecond}`,
-      f.limited.withinLimit ?? undefined,
-    ]);
-  }
-  if (r.reaction) {
-    const x = r.reaction;
-    rows.push(['reaction by polling p50 / p99', `${x.polling.p50Ms} / ${x.polling.p99Ms}`, 'ms']);
-    rows.push([
-      'reaction by webhook p50 / p99',
-      `${x.webhook.p50Ms} / ${x.webhook.p99Ms}`,
-      'ms',
-      'p99 < 500',
-      x.webhook.p99Ms < 500,
-    ]);
-  }
+  if (r.waiting) lines.push(...waitingLines(r.waiting));
+  if (r.fleet) lines.push(...fleetLines(r.fleet));
+  if (r.reaction) lines.push(...reactionLines(r.reaction));
   if (r.store) {
     const engines: StoreEngineResult[] = [
       r.store.sqlite,
       ...('engine' in r.store.postgresql ? [r.store.postgresql] : []),
     ];
     for (const e of engines) {
-      const held = e.engine === 'sqlite' ? r.store.sqlite : undefined;
       rows.push([
         `${e.engine}: one provider step's store writes at ${e.fill.journalEntries} entries (head read + commit, HMAC), p50 / p99 / max`,
         `${e.stepP50Ms} / ${e.stepP99Ms} / ${e.stepMaxMs}`,
         'ms',
-        held ? `p99 <= ${held.targetP99Ms}` : undefined,
-        held?.met,
       ]);
       rows.push([
         `${e.engine}: provider steps per second, one at a time / ${e.concurrentOperations} operations side by side`,
@@ -243,19 +163,59 @@ export function renderMarkdown(input: Record<string, unknown>): string {
       r.simulator.statusReadsPerSecond >= 2000,
     ]);
   }
+  const targets = r.targets ?? [];
   const head = [
     `## asyncjob benchmark (${r.mode ?? 'full'} run, ${r.startedAt ?? ''}, ${r.durationSeconds ?? '?'} s)`,
     '',
     r.machine
-      ? `Machine: ${r.machine.cpus} x ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB, ${r.machine.platform}, Node.js ${r.machine.node}; Temporal ${r.temporal?.serverVersion ?? '?'} dev server (SQLite file); load average ${r.machine.loadAverageAtStart ?? '?'} at start, ${r.machine.loadAverageAtEnd ?? '?'} at end.`
+      ? `Machine: ${r.machine.cpus} x ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB, ${r.machine.platform}, Node.js ${r.machine.node}; ${r.temporal?.server ?? 'Temporal dev server'}, version ${r.temporal?.serverVersion ?? '?'}; load average ${r.machine.loadAverageAtStart} at start, ${r.machine.loadAverageAtEnd ?? '?'} at end.`
       : '',
     '',
-    '| figure | value | unit | target | |',
-    '|---|---|---|---|---|',
-    ...rows.map(
-      ([figure, value, unit, target, met]) => `| ${figure} | ${value} | ${unit} | ${target ?? ''} | ${verdict(met)} |`,
-    ),
-    '',
+    ...(r.failures && r.failures.length > 0
+      ? ['**Phases that failed (no figures):**', '', ...r.failures.map((f) => `- ${f}`), '']
+      : []),
+    ...(r.warnings && r.warnings.length > 0
+      ? ['**The machine was too busy to trust some figures:**', '', ...r.warnings.map((w) => `- ${w}`), '']
+      : []),
+    ...(targets.length > 0
+      ? [
+          '### Targets (issue 16)',
+          '',
+          '| target | measured | unit | target | | measured conditions |',
+          '|---|---|---|---|---|---|',
+          ...targets.map(
+            (t) =>
+              `| ${t.name} | ${t.measured} | ${t.unit} | ${t.target} | ${verdict(t.met)} | ${t.conditions ?? ''} |`,
+          ),
+          '',
+        ]
+      : []),
+    ...(rows.length > 0
+      ? [
+          '### Figures',
+          '',
+          '| figure | value | unit | target | |',
+          '|---|---|---|---|---|',
+          ...rows.map(
+            ([figure, value, unit, target, met]) =>
+              `| ${figure} | ${value} | ${unit} | ${target ?? ''} | ${verdict(met)} |`,
+          ),
+          '',
+        ]
+      : []),
   ];
+  if (r.load && r.load.length > 0) {
+    lines.push(
+      '### The machine during each phase',
+      '',
+      '| phase | s | load / core at start, mean, max | machine CPU busy | bench | dev server (cores) | other work | stolen | warnings |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...r.load.map(
+        (l) =>
+          `| ${l.phase} | ${l.seconds} | ${l.loadPerCore.atStart}, ${l.loadPerCore.mean}, ${l.loadPerCore.max} | ${pct(l.machineBusyShare)} | ${pct(l.benchShare)} | ${l.serverCores ?? ''} | ${pct(l.otherWorkShare)} | ${pct(l.stealShare)} | ${l.warnings.join('; ')} |`,
+      ),
+      '',
+    );
+  }
   return `${[...head, ...lines].join('\n')}\n`;
 }

@@ -1,20 +1,26 @@
 /**
  * The benchmark's worker process (so its RSS is the worker's alone): asyncjob's workers exactly as the product
  * creates them (`createWorkers`), over a SQLite store, plus the bare baseline's worker with the same workflow
- * cache size. Configured by one JSON argument ({@link WorkerProcessConfig}); tells the parent `ready` over IPC
+ * cache size, and when asked the webhook receiver beside them as `asyncjob worker` runs it (same process, same
+ * store and provider contracts, signals over a client connection of its own). Configured by one JSON argument ({@link WorkerProcessConfig}); tells the parent `ready` over IPC
  * ({@link WorkerReady}), stops on SIGTERM or `stop`, and answers `{ memory: { gc } }` with its memory
  * ({@link WorkerMemory}), optionally after a forced GC.
  */
 import path from 'node:path';
 import v8 from 'node:v8';
 import workerThreads from 'node:worker_threads';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities';
 import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
-import { createProviderRegistry } from '../../src/adapters/providers/registry';
+import { createProviderRegistry, type ProviderRegistry } from '../../src/adapters/providers/registry';
+import type { OperationStore } from '../../src/adapters/store/operation-store';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 import { configSchema } from '../../src/config';
-import { createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
+import { startWebhookReceiver, type WebhookSettings } from '../../src/webhooks/receiver';
+import type { PollLoopLimits } from '../../src/core/poll-loop';
+import { createWorkers, pollLoopOf, runWorkers, shutdownWorkers } from '../../src/worker';
+import { webhookSignal } from '../../src/workflows/messages';
 import { createBareActivities } from '../bare/activities';
 
 /** What the parent passes. */
@@ -29,6 +35,8 @@ export interface WorkerProcessConfig {
   providers: { name: string; url: string; maxRequestsPerSecond?: number }[];
   /** The bare baseline, when wanted: its task queue, bundle and simulator. */
   bare?: { taskQueue: string; bundlePath: string; url: string };
+  /** Runs the webhook receiver beside the workers (127.0.0.1, a free port). */
+  webhookReceiver?: boolean;
 }
 
 /** One V8 isolate's heap (the process's main thread or a workflow thread), MiB. */
@@ -68,6 +76,10 @@ export interface WorkerMemory {
 export interface WorkerReady {
   /** Each workflow worker's cache size as the SDK compiled its options: asyncjob's, and bare's when it runs. */
   maxCachedWorkflows: { asyncjob: number; bare?: number };
+  /** The webhook receiver's URL (`<url>/webhooks/<provider>`), when it runs. */
+  webhookUrl?: string;
+  /** The status loop this worker offers its workflows (`pollLoopOf`, as `asyncjob worker`), or false. */
+  pollLoop: PollLoopLimits | false;
 }
 
 const MEMORY_CHANNEL = 'asyncjob-bench-memory';
@@ -166,6 +178,39 @@ async function readMemory(main: Worker, threads: number, gc: boolean): Promise<W
   };
 }
 
+/**
+ * The webhook receiver as `asyncjob worker` starts it beside its workers (`startReceiverBeside`, src/worker.ts):
+ * the worker's store and provider contracts, a client connection of its own for the signals.
+ */
+async function startReceiver(
+  config: WorkerProcessConfig,
+  store: OperationStore,
+  registry: ProviderRegistry,
+  env: NodeJS.ProcessEnv,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const connection = await Connection.connect({ address: config.address });
+  const client = new Client({ connection });
+  const receiver = await startWebhookReceiver({
+    store,
+    webhookSettings: (name) => {
+      try {
+        return registry.get(name).adapter.contract?.webhook as WebhookSettings | undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    signal: (operationId, hint) => client.workflow.getHandle(operationId).signal(webhookSignal, hint),
+    env,
+  });
+  return {
+    url: receiver.url,
+    async stop() {
+      await receiver.stop();
+      await connection.close();
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerProcessConfig;
   const workflowThreads = probeWorkerThreads();
@@ -184,6 +229,14 @@ async function main(): Promise<void> {
     baseUrls: Object.fromEntries(config.providers.map((p) => [p.name, p.url])),
     env,
   });
+  // The status loop as `asyncjob worker` sets it from its environment: off when providers are rate-limited.
+  const rate = config.providers.find((p) => p.maxRequestsPerSecond !== undefined)?.maxRequestsPerSecond;
+  const pollLoop = pollLoopOf(
+    configSchema.parse({
+      ...process.env,
+      ...(rate !== undefined ? { ASYNCJOB_PROVIDER_RATE_LIMIT: String(rate) } : {}),
+    }),
+  );
   const workers = await createWorkers({
     connection,
     taskQueue: config.taskQueue,
@@ -191,6 +244,7 @@ async function main(): Promise<void> {
       store,
       providers: registry,
       artifacts: new FileArtifactStore(path.join(config.dataDir, 'artifacts')),
+      pollLoop,
     }),
     providerQueues: config.providers.map((p) => ({
       taskQueue: registry.get(p.name).facts.taskQueue!,
@@ -218,6 +272,7 @@ async function main(): Promise<void> {
       }),
     );
   }
+  const receiver = config.webhookReceiver ? await startReceiver(config, store, registry, env) : undefined;
   const stop = (): void => shutdownWorkers(workers);
   process.on('SIGTERM', stop);
   process.on('message', (m: unknown) => {
@@ -233,9 +288,12 @@ async function main(): Promise<void> {
       asyncjob: asyncjobCache,
       ...(config.bare ? { bare: workers[workers.length - 1]!.options.maxCachedWorkflows } : {}),
     },
+    ...(receiver ? { webhookUrl: receiver.url } : {}),
+    pollLoop,
   };
   process.send?.({ ready });
   await running;
+  await receiver?.stop();
   await bare?.close();
   await registry.close();
   await store.close();

@@ -6,6 +6,7 @@ import type { Client } from 'pg';
 import type { ChainKey } from '../../../src/adapters/store/chain';
 import { openStore } from '../../../src/adapters/store/open-store';
 import type { OperationStore } from '../../../src/adapters/store/operation-store';
+import { openSqliteStore, SQLITE_CHECKPOINTER_DEFAULTS } from '../../../src/adapters/store/sqlite-store';
 import { fillPostgres, fillSqlite, PG_BATCH_OPERATIONS } from './fill';
 import type { MarkedTemplate } from './filled-rows';
 import type { StoreEngineResult } from './result';
@@ -13,13 +14,25 @@ import { ENTRIES_PER_OPERATION } from './scale';
 import { walEpochOf } from './sqlite-checkpoints';
 import type { FilledOperation } from './template';
 
+const MIB = 2 ** 20;
+
+/** How the product's SQLite store checkpoints its WAL, in words (its defaults, which the bench runs with). */
+export const SQLITE_CHECKPOINTS_HOW =
+  `a thread of the store's own, once the WAL file reaches ${SQLITE_CHECKPOINTER_DEFAULTS.startBytes / MIB} MiB: ` +
+  `PASSIVE checkpoints every ${SQLITE_CHECKPOINTER_DEFAULTS.intervalMs} ms, and a RESTART checkpoint between two of the ` +
+  `process's transactions when the WAL passes ${SQLITE_CHECKPOINTER_DEFAULTS.walLimitBytes / MIB} MiB; no commit checkpoints (wal_autocheckpoint = 0)`;
+
 /** What differs per engine: how the store is opened (as the worker opens it), filled, sized and configured. */
 export interface Engine {
   name: StoreEngineResult['engine'];
   open(): Promise<OperationStore>;
   fill(template: MarkedTemplate, ops: readonly FilledOperation[]): Promise<void>;
   fillHow: string;
-  /** SQLite: the WAL header's checkpoint sequence number (see {@link walCheckpoints}). */
+  /**
+   * SQLite: the store opened with `checkpointIntervalMs: 0` (SQLite's automatic checkpoint inside commits), for
+   * the comparison run, and the WAL header's checkpoint sequence number (see `splitByMark`).
+   */
+  openInCommitCheckpoints?(): Promise<OperationStore>;
   walEpoch?(): number;
   sizeBytes(): Promise<number>;
   settings(): Promise<Record<string, string | number>>;
@@ -37,6 +50,13 @@ export function sqliteEngine(root: string, keys: Keys): Engine {
     name: 'sqlite',
     open: () => openStore(`sqlite:${file}`, { hmacKey: keys.key.secret, forbiddenValues: keys.forbiddenValues }),
     fill: async (template, ops) => fillSqlite(file, template, ops, keys.key),
+    openInCommitCheckpoints: () =>
+      openSqliteStore({
+        path: file,
+        hmacKey: keys.key.secret,
+        forbiddenValues: keys.forbiddenValues,
+        checkpointIntervalMs: 0,
+      }),
     fillHow:
       'one transaction of prepared INSERTs on a connection of its own (rollback journal in memory, synchronous OFF), then fsync',
     walEpoch: () => walEpochOf(file),
@@ -49,7 +69,7 @@ export function sqliteEngine(root: string, keys: Keys): Engine {
           // Set by SqliteDriver on its own connection.
           synchronous: 'NORMAL',
           cacheSizeKiB: Math.abs(Number(db.pragma('cache_size', { simple: true }))),
-          walAutocheckpointPages: Number(db.pragma('wal_autocheckpoint', { simple: true })),
+          checkpoints: SQLITE_CHECKPOINTS_HOW,
           pageSize: Number(db.pragma('page_size', { simple: true })),
         };
       } finally {

@@ -2,11 +2,15 @@
  * Figure 6: one provider step's store writes, as the worker makes them, at 1,000,000 journal entries already
  * stored (100,000 with `--quick`), on SQLite and on PostgreSQL (when `ASYNCJOB_TEST_PG_URL` is set).
  *
- * A step is what `readStatus` does to the store for a status read that says "still running"
- * (`src/activities/call-frame.ts`): the idempotency check `alreadyRecorded` (a chain-head read) and `commitStep`
- * (the step's entries and the operation's snapshot in one transaction, the chain head read again inside it). The
- * store is opened with `openStore`, as the worker opens it, with an HMAC chain key and forbidden values (the
- * production configuration: the worker signs the chain when `ASYNCJOB_AUDIT_HMAC_KEY` is set).
+ * A step is what `pollStatus` (`src/activities/poll-status.ts`) does to the store for a status read that says
+ * "still running": the activity's first read checks `alreadyRecorded` (a chain-head read), each later read of its
+ * loop stores its reservation first (`putReservation`, one write transaction); then `commitStep` (the step's
+ * entries and the operation's snapshot in one transaction, the chain head read again inside it). Each timed
+ * operation gets four reads, one activity's first and three of its loop. The store is opened with `openStore`, as
+ * the worker opens it, with an HMAC chain key and forbidden values (the production configuration: the worker
+ * signs the chain when `ASYNCJOB_AUDIT_HMAC_KEY` is set). SQLite checkpoints as the product does (a thread of the
+ * store's own); for comparison, the same steps on other operations with SQLite's automatic checkpoint inside
+ * commits (`inCommitCheckpoints`).
  *
  * The fill (not timed): operations of 100 entries each, every one a copy of one operation the product's core ran
  * (intent, create, status reads of a running job interpreted by the rest preset's adapter) under its own random
@@ -49,13 +53,26 @@ async function postgresql(
   }
 }
 
-/** One engine's figure in a log line. */
+/** One engine's figure in a log line (SQLite: with its checkpointer and the comparison run). */
 function summary(e: StoreEngineResult): string {
-  return (
+  const lines = [
     `  ${e.engine}: step p50 / p99 / max ${e.stepP50Ms} / ${e.stepP99Ms} / ${e.stepMaxMs} ms at ${e.fill.journalEntries} entries; ` +
-    `${e.sequentialStepsPerSecond}/s one at a time, ${e.concurrentStepsPerSecond}/s with ${e.concurrentOperations} side by side; ` +
-    `${round(e.databaseBytes / 2 ** 20, 1)} MiB`
-  );
+      `${e.sequentialStepsPerSecond}/s one at a time, ${e.concurrentStepsPerSecond}/s with ${e.concurrentOperations} side by side ` +
+      `(p99 ${e.concurrentStepP99Ms} ms); ${round(e.databaseBytes / 2 ** 20, 1)} MiB`,
+  ];
+  const w = e.walCheckpointer;
+  if (w)
+    lines.push(
+      `  ${e.engine}: checkpointer ${w.checkpointer}: ${w.passiveCheckpoints} PASSIVE, ${w.turns} turns (${w.restarts} RESTART), ` +
+        `WAL at most ${w.walFramesMax} pages; ${w.stepsWithTurn.steps} timed steps waited for a turn (median ${w.stepsWithTurn.stepP50Ms} ms)`,
+    );
+  const c = e.inCommitCheckpoints;
+  if (c)
+    lines.push(
+      `  ${e.engine}, checkpoints in commits (comparison): step p50 / p99 / max ${c.stepP50Ms} / ${c.stepP99Ms} / ${c.stepMaxMs} ms; ` +
+        `${c.checkpointingSteps.steps} of ${c.timedSteps} steps checkpointed (median ${c.checkpointingSteps.stepP50Ms} ms)`,
+    );
+  return lines.join('\n');
 }
 
 /** Measures figure 6. */

@@ -1,12 +1,13 @@
 /** One engine's figure 6: fill it, time the planned steps one at a time and side by side, check what they left. */
 import type { RegisteredProvider } from '../../../src/adapters/providers/registry';
 import type { OperationStore } from '../../../src/adapters/store/operation-store';
+import { SqliteOperationStore, type SqliteWalStatus } from '../../../src/adapters/store/sqlite-store';
 import { median, nowMs, percentile, round } from '../../lib/stats';
-import type { Engine } from './engines';
+import { SQLITE_CHECKPOINTS_HOW, type Engine } from './engines';
 import type { MarkedTemplate } from './filled-rows';
 import type { StoreEngineResult } from './result';
 import { LANES, type Scale } from './scale';
-import { walCheckpoints } from './sqlite-checkpoints';
+import { splitByMark, turnsOf } from './sqlite-checkpoints';
 import { describeSteps, plan, type Plan } from './steps';
 import { filledOperations, type FilledOperation, type Template } from './template';
 import { ms, timeSequentially, type Timing } from './timing';
@@ -26,6 +27,8 @@ interface Runs {
   concurrent: Timing[][];
   concurrentMs: number;
   chainsVerified: number;
+  /** SQLite: the checkpointer's counters after the runs. */
+  wal?: SqliteWalStatus;
 }
 
 /** Migrates the engine's store, then fills it with `operations` copies of the template (bulk, timed apart). */
@@ -47,23 +50,55 @@ async function fill(
 }
 
 /** The warm-up, the steps one at a time, then the lanes side by side; then the checks of what they left. */
-async function timeRuns(store: OperationStore, steps: Plan, walEpoch: Engine['walEpoch']): Promise<Runs> {
+async function timeRuns(store: OperationStore, steps: Plan): Promise<Runs> {
+  const sqlite = store instanceof SqliteOperationStore ? store : undefined;
   await timeSequentially(store, steps.warmUp);
   const s0 = nowMs();
-  const sequential = await timeSequentially(store, steps.sequential, walEpoch);
+  const sequential = await timeSequentially(store, steps.sequential, sqlite && (() => turnsOf(sqlite)));
   const sequentialMs = nowMs() - s0;
   const c0 = nowMs();
   const concurrent = await Promise.all(steps.lanes.map((lane) => timeSequentially(store, lane)));
   const concurrentMs = nowMs() - c0;
+  const wal = sqlite?.walStatus();
   const chainsVerified = await checkStored(store, [...steps.sequential, ...steps.lanes.flat()]);
-  return { sequential, sequentialMs, concurrent, concurrentMs, chainsVerified };
+  return { sequential, sequentialMs, concurrent, concurrentMs, chainsVerified, ...(wal ? { wal } : {}) };
+}
+
+/**
+ * The comparison run (SQLite): the comparison steps one at a time on a store whose commits checkpoint (SQLite's
+ * automatic checkpoint), its warm-up untimed; the WAL header's checkpoint number read after each step.
+ */
+async function compareInCommitCheckpoints(
+  engine: Engine,
+  steps: Plan,
+  warmUpSteps: number,
+): Promise<StoreEngineResult['inCommitCheckpoints']> {
+  if (!engine.openInCommitCheckpoints || !engine.walEpoch || steps.comparison.length === 0) return undefined;
+  const store = await engine.openInCommitCheckpoints();
+  try {
+    await timeSequentially(store, steps.comparison.slice(0, warmUpSteps));
+    const timed = await timeSequentially(store, steps.comparison.slice(warmUpSteps), engine.walEpoch);
+    await checkStored(store, steps.comparison);
+    const stepMs = timed.map((t) => t.stepMs);
+    return {
+      timedSteps: timed.length,
+      stepP50Ms: ms(median(stepMs)),
+      stepP99Ms: ms(percentile(stepMs, 99)),
+      stepMaxMs: ms(Math.max(...stepMs)),
+      checkpointingSteps: splitByMark(timed, 'previous')!,
+    };
+  } finally {
+    await store.close();
+  }
 }
 
 /** The step-time figures of the result, from the timed runs. */
-function stepFigures(steps: Plan, runs: Runs, walEpoch: Engine['walEpoch']) {
-  const { sequential, sequentialMs, concurrent, concurrentMs } = runs;
+function stepFigures(steps: Plan, runs: Runs) {
+  const { sequential, sequentialMs, concurrent, concurrentMs, wal } = runs;
   const stepMs = sequential.map((t) => t.stepMs);
   const commitMs = sequential.map((t) => t.commitMs);
+  const first = sequential.filter((t) => !t.inLoop);
+  const inLoop = sequential.filter((t) => t.inLoop);
   const concurrentSteps = concurrent.flat();
   const timed = steps.sequential;
   return {
@@ -74,10 +109,33 @@ function stepFigures(steps: Plan, runs: Runs, walEpoch: Engine['walEpoch']) {
     stepP90Ms: ms(percentile(stepMs, 90)),
     stepP99Ms: ms(percentile(stepMs, 99)),
     stepMaxMs: ms(Math.max(...stepMs)),
-    headReadP50Ms: ms(median(sequential.map((t) => t.headReadMs))),
+    firstReadStepP50Ms: ms(median(first.map((t) => t.stepMs))),
+    firstReadStepP99Ms: ms(
+      percentile(
+        first.map((t) => t.stepMs),
+        99,
+      ),
+    ),
+    loopReadStepP50Ms: ms(median(inLoop.map((t) => t.stepMs))),
+    loopReadStepP99Ms: ms(
+      percentile(
+        inLoop.map((t) => t.stepMs),
+        99,
+      ),
+    ),
+    headReadP50Ms: ms(median(first.map((t) => t.beforeCommitMs))),
+    reservationP50Ms: ms(median(inLoop.map((t) => t.beforeCommitMs))),
     commitP50Ms: ms(median(commitMs)),
     commitP99Ms: ms(percentile(commitMs, 99)),
-    ...(walEpoch ? { walCheckpoints: walCheckpoints(sequential) } : {}),
+    ...(wal
+      ? {
+          walCheckpointer: {
+            ...wal,
+            settings: SQLITE_CHECKPOINTS_HOW,
+            stepsWithTurn: splitByMark(sequential, 'same')!,
+          },
+        }
+      : {}),
     sequentialStepsPerSecond: Math.round((timed.length / sequentialMs) * 1000),
     concurrentOperations: LANES,
     concurrentSteps: concurrentSteps.length,
@@ -101,14 +159,15 @@ export async function measureEngine(
   const entriesPerOperation = model.template.entries.length;
   const operations = Math.round(scale.journalEntries / entriesPerOperation);
   const filled = await fill(engine, operations, model, log);
-  const steps = plan(model.provider, model.template, filled.ops, scale);
+  const steps = plan(model.provider, model.template, filled.ops, scale, engine.openInCommitCheckpoints !== undefined);
   const store = await engine.open();
   let runs: Runs;
   try {
-    runs = await timeRuns(store, steps, engine.walEpoch);
+    runs = await timeRuns(store, steps);
   } finally {
     await store.close();
   }
+  const inCommitCheckpoints = await compareInCommitCheckpoints(engine, steps, scale.warmUpSteps);
   return {
     engine: engine.name,
     fill: {
@@ -118,7 +177,8 @@ export async function measureEngine(
       how: engine.fillHow,
       seconds: filled.seconds,
     },
-    ...stepFigures(steps, runs, engine.walEpoch),
+    ...stepFigures(steps, runs),
+    ...(inCommitCheckpoints ? { inCommitCheckpoints } : {}),
     databaseBytes: await engine.sizeBytes(),
     settings: await engine.settings(),
     chainsVerified: runs.chainsVerified,

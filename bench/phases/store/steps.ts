@@ -11,7 +11,10 @@ import type { StoreEngineResult } from './result';
 import { LANES, STEPS_PER_OPERATION, type Scale } from './scale';
 import { filledRecord, statusStep, type FilledOperation, type PlannedStep, type Template } from './template';
 
-/** `perOperation` status reads of each operation, round robin (one step of each in turn), as a fleet's would come. */
+/**
+ * `perOperation` status reads of each operation, round robin (one step of each in turn), as a fleet's would come:
+ * each operation's first read enters a status-polling activity, the others are reads of its loop.
+ */
 function roundRobin(
   provider: RegisteredProvider,
   template: Template,
@@ -27,7 +30,7 @@ function roundRobin(
     });
   });
   const steps: PlannedStep[] = [];
-  for (let k = 0; k < perOperation; k++) for (const own of byOperation) steps.push(own[k]!);
+  for (let k = 0; k < perOperation; k++) for (const own of byOperation) steps.push({ ...own[k]!, inLoop: k > 0 });
   return steps;
 }
 
@@ -46,14 +49,17 @@ export interface Plan {
   warmUp: PlannedStep[];
   sequential: PlannedStep[];
   lanes: PlannedStep[][];
+  /** SQLite: the comparison run's steps (in-commit checkpoints), its warm-up first; empty otherwise. */
+  comparison: PlannedStep[];
 }
 
-/** The warm-up, the one-at-a-time steps and the lanes, each on filled operations of its own. */
+/** The warm-up, the one-at-a-time steps, the lanes and the comparison, each on filled operations of its own. */
 export function plan(
   provider: RegisteredProvider,
   template: Template,
   ops: readonly FilledOperation[],
   scale: Scale,
+  comparison: boolean,
 ): Plan {
   const order = shuffled(ops);
   const take = (steps: number): FilledOperation[] => order.splice(0, Math.ceil(steps / STEPS_PER_OPERATION));
@@ -62,7 +68,10 @@ export function plan(
   const lanes = Array.from({ length: LANES }, () =>
     roundRobin(provider, template, take(scale.timedSteps / LANES), STEPS_PER_OPERATION),
   );
-  return { warmUp, sequential, lanes };
+  const compared = comparison
+    ? roundRobin(provider, template, take(scale.warmUpSteps + scale.timedSteps), STEPS_PER_OPERATION)
+    : [];
+  return { warmUp, sequential, lanes, comparison: compared };
 }
 
 /** What the timed steps write: entries per step (mean), their kinds, their and the snapshot's canonical size. */

@@ -30,15 +30,25 @@ const T0 = Date.UTC(2026, 10, 29, 10, 0, 0);
 /** The filled operations started one a minute before the template's (10,000 span a week). */
 const START_SPACING_MS = 60_000;
 export const TEMPLATE_OPERATION = 'op-template-0000';
+/** How long a status read takes, wake-up to answer, ms: a step's reservation is stored this long before its answer. */
+export const READ_MS = 40;
 export const TEMPLATE_JOB = 'job_template0000';
 
-/** One step as the worker commits it: the activity's input record, the record after, its entries, its clock. */
+/**
+ * One step as the worker commits it: the record it reads with (the reservation), the record after, its entries,
+ * its clock, and whether it is a later read of the status-polling activity's loop (`pollStatus`).
+ */
 export interface PlannedStep {
   operationId: string;
   input: OperationRecord;
   record: OperationRecord;
   entries: StepEntry[];
   nowMs: number;
+  /**
+   * false: the activity's first read (the workflow reserved it; the activity checks `alreadyRecorded` first);
+   * true: a later read of its loop (the activity stores the reservation first, `putReservation`).
+   */
+  inLoop: boolean;
 }
 
 /** The operation every filled one copies. */
@@ -87,15 +97,15 @@ function runningAnswer(jobId: string, atMs: number, poll: number) {
 }
 
 /**
- * The next status read of a running job: the workflow's reservation (`onWake`), the record the activity gets
- * (without tails), the adapter's reading of the answer, and the planner's step (`afterStatus`), as `readStatus`.
+ * The next status read of a running job: its reservation (`onWake`), the record it reads with (without tails),
+ * the adapter's reading of the answer, and the planner's step (`afterStatus`), as `pollStatus` makes each read.
  */
 export function statusStep(provider: RegisteredProvider, held: OperationRecord, jobId: string): PlannedStep {
   const wakeMs = held.schedule.nextPollAtMs ?? T0;
   const woke = onWake(held, stepContext(provider, wakeMs));
   if (woke.kind !== 'read_status') throw new Error(`${held.operationId}: expected a status read, got ${woke.kind}`);
   const input = withoutTails(woke.record);
-  const atMs = wakeMs + 40;
+  const atMs = wakeMs + READ_MS;
   const answer = runningAnswer(jobId, atMs, input.used.statusRequests);
   const observation = {
     ...provider.adapter.interpretStatus(answer, statusContextOf(input)),
@@ -104,7 +114,14 @@ export function statusStep(provider: RegisteredProvider, held: OperationRecord, 
   const step = afterStatus(input, observation, stepContext(provider, atMs));
   if (step.record.localState !== 'observing')
     throw new Error(`${held.operationId}: a running job left observing (${step.record.localState})`);
-  return { operationId: held.operationId, input, record: step.record, entries: step.entries, nowMs: atMs };
+  return {
+    operationId: held.operationId,
+    input,
+    record: step.record,
+    entries: step.entries,
+    nowMs: atMs,
+    inLoop: false,
+  };
 }
 
 /** Runs the core through intent, create and status reads until the operation holds `ENTRIES_PER_OPERATION` entries. */

@@ -1,0 +1,142 @@
+/**
+ * Figure 5: webhook reaction, from a signed webhook arriving at the receiver (the bench's clock just before it
+ * posts) to the confirming status read being sent (its arrival in the simulator's request log; same host, same
+ * clock). The receiver runs beside the workers in the worker process, as `asyncjob worker` runs it. Operations
+ * start one every 500 ms; the job finishes 1.5 s after its create and the webhook is posted then, while the
+ * policy's next read is 10-20 s away, so a read before that is the webhook's. Every fifth operation gets no
+ * webhook: the baseline, reaction by polling, side by side. Where the time goes is read from the histories, and
+ * the server's load over the run says whether it was saturated.
+ */
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { RequestRecord } from '../../../src/simulator';
+import { deploy, type BenchContext } from '../../lib/context';
+import { latencySummary, startServerWindow } from '../../lib/server-load';
+import { round, runPool, sleepMs } from '../../lib/stats';
+import { breakdownOf } from './breakdown';
+import { JOB_RUNS_MS, polledOperation, REACTION_POLICY, webhookOperation, type Posted } from './operations';
+import type { ReactionBreakdown, ReactionResult, WebhookSample } from './result';
+import { TARGET_P99_MS } from './targets';
+
+export type { ReactionResult } from './result';
+export { reactionTargets } from './targets';
+
+/** Every this many operations, one gets no webhook (the polling baseline). */
+const POLLING_EVERY = 5;
+const START_SPACING_MS = 500;
+/** The policy's earliest read after the create: bounded jitter's lower bound (asyncjob's default 0.5). */
+const EARLIEST_READ_MS = REACTION_POLICY.baseDelayMs * 0.5;
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** `promise` settled into an outcome (so none is left rejected unobserved while others start). */
+const settle = <T>(promise: Promise<T>): Promise<Outcome<T>> =>
+  promise.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  );
+
+function values<T>(outcomes: readonly Outcome<T>[]): T[] {
+  const failed = outcomes.find((o) => !o.ok);
+  if (failed && !failed.ok) throw failed.error;
+  return outcomes.map((o) => (o as { value: T }).value);
+}
+
+function readsByJob(records: readonly RequestRecord[]): Map<string, number[]> {
+  const byJob = new Map<string, number[]>();
+  for (const r of records) if (r.jobId) byJob.set(r.jobId, [...(byJob.get(r.jobId) ?? []), r.atMs]);
+  for (const times of byJob.values()) times.sort((a, b) => a - b);
+  return byJob;
+}
+
+/** Measures figure 5. */
+export async function measureReaction(ctx: BenchContext, log: (line: string) => void): Promise<ReactionResult> {
+  const operations = ctx.quick ? 50 : 300;
+  const dep = await deploy(ctx, 'react', { providers: { polled: {}, hooked: {} }, webhookReceiver: true });
+  const db = new Database(path.join(dep.dataDir, 'asyncjob.db'), { readonly: true, fileMustExist: true });
+  try {
+    // First-use costs (connections, code paths) outside the figure.
+    await Promise.all([0, 1, 2].map(() => webhookOperation(ctx, dep, db)));
+    const window = startServerWindow(ctx);
+    const posted: Promise<Outcome<Posted>>[] = [];
+    const polled: Promise<Outcome<string>>[] = [];
+    for (let i = 0; i < operations; i++) {
+      if (i % POLLING_EVERY === POLLING_EVERY - 1) polled.push(settle(polledOperation(dep)));
+      else posted.push(settle(webhookOperation(ctx, dep, db)));
+      await sleepMs(START_SPACING_MS);
+    }
+    const hooks = values(await Promise.all(posted));
+    const polledIds = values(await Promise.all(polled));
+    // Queueing of a quarter of the 200 ms target moves the figure.
+    const server = await window.stop([...hooks.map((h) => h.operationId), ...polledIds], TARGET_P99_MS / 4);
+    log(`  server: ${server.evidence}`);
+    const hookedReads = readsByJob(await dep.sims.hooked!.requests('status'));
+    const createdAt = new Map((await dep.sims.hooked!.jobs()).map((j) => [j.jobId, Date.parse(j.createdAt)]));
+    const samples: WebhookSample[] = hooks.map((h) => {
+      const readAtMs = hookedReads.get(h.jobId)?.find((t) => t >= h.postedAtMs);
+      if (readAtMs === undefined) throw new Error(`reaction: no status read of ${h.jobId} after its webhook`);
+      const createdAtMs = createdAt.get(h.jobId) ?? Number.NaN;
+      return {
+        ...h,
+        createdAtMs,
+        readAtMs,
+        reactionMs: readAtMs - h.postedAtMs,
+        beforePlannedRead: readAtMs < createdAtMs + EARLIEST_READ_MS,
+      };
+    });
+    const breakdowns: ReactionBreakdown[] = [];
+    await runPool(samples.length, 8, async (i) => {
+      const b = await breakdownOf(ctx, samples[i]!);
+      if (b) breakdowns.push(b);
+    });
+    const polledReads = readsByJob(await dep.sims.polled!.requests('status'));
+    const jobOf = db.prepare('SELECT remote_job_id FROM operation_jobs WHERE operation_id = ?').pluck();
+    const finishedAt = new Map(
+      (await dep.sims.polled!.jobs()).map((j) => [j.jobId, j.history.find((h) => h.state === 'succeeded')?.at]),
+    );
+    const pollingReactions = polledIds.map((id) => {
+      const jobId = jobOf.get(id) as string;
+      const finished = Date.parse(finishedAt.get(jobId) ?? '');
+      const read = polledReads.get(jobId)?.find((t) => t >= finished);
+      if (read === undefined || Number.isNaN(finished))
+        throw new Error(`reaction: no finish or read after it for ${jobId}`);
+      return read - finished;
+    });
+    const segment = (pick: (b: ReactionBreakdown) => number | undefined) =>
+      latencySummary(breakdowns.map(pick).filter((x): x is number => x !== undefined));
+    const reaction = latencySummary(samples.map((s) => s.reactionMs));
+    log(
+      `  webhook: ${samples.length} samples, p50 ${reaction.p50Ms} ms, p99 ${reaction.p99Ms} ms, max ${reaction.maxMs} ms`,
+    );
+    return {
+      policy: { ...REACTION_POLICY },
+      statusLoop: dep.worker.pollLoop,
+      jobRunsMs: JOB_RUNS_MS,
+      startSpacingMs: START_SPACING_MS,
+      webhook: {
+        samples: samples.length,
+        reaction,
+        receiverAnswer: latencySummary(samples.map((s) => s.answeredAtMs - s.postedAtMs)),
+        notBeforePlannedRead: samples.filter((s) => !s.beforePlannedRead).length,
+        breakdown: {
+          paths: {
+            activity_after_signal: breakdowns.filter((b) => b.path === 'activity_after_signal').length,
+            activity_already_running: breakdowns.filter((b) => b.path === 'activity_already_running').length,
+          },
+          receiverToSignal: segment((b) => b.receiverToSignalMs),
+          signalToWorkflowTask: segment((b) => b.signalToWorkflowTaskMs),
+          workflowTask: segment((b) => b.workflowTaskMs),
+          activityDispatch: segment((b) => b.activityDispatchMs),
+          activityToRead: segment((b) => b.activityToReadMs),
+          signalToRead: segment((b) => b.signalToReadMs),
+        },
+      },
+      polling: { samples: pollingReactions.length, reaction: latencySummary(pollingReactions) },
+      server,
+      samples: samples.map((s) => ({ ...s, reactionMs: round(s.reactionMs, 1) })),
+    };
+  } finally {
+    db.close();
+    await dep.stop();
+  }
+}

@@ -1,0 +1,26 @@
+/** Issue 16's target that figure 5 measures, `met` computed from the figure and its condition. */
+import type { Target } from '../../lib/targets';
+import type { ReactionResult } from './result';
+
+/** The issue's target: webhook reaction p99, with the server not saturated. */
+export const TARGET_P99_MS = 200;
+
+/**
+ * The webhook reaction target. A saturated server can only lengthen reactions, so a p99 within the target is met
+ * whatever the load (the name and `conditions` say which it was); a p99 over it measured on a saturated server
+ * says nothing about a quiet one, and is named so.
+ */
+export function reactionTargets(r: ReactionResult | undefined): Target[] {
+  if (!r) return [];
+  const measured = r.webhook.reaction.p99Ms;
+  return [
+    {
+      name: `webhook reaction p99, ${r.webhook.samples} samples (signed webhook at the receiver -> confirming status read sent), server ${r.server.saturated ? 'SATURATED' : 'not saturated'}`,
+      target: `<= ${TARGET_P99_MS}`,
+      measured,
+      unit: 'ms',
+      met: measured <= TARGET_P99_MS,
+      conditions: r.server.evidence,
+    },
+  ];
+}

@@ -1,0 +1,37 @@
+/** How many operations figure 3 makes wait, how many of them wake, and for how long each level is watched. */
+
+/** One run's scale. */
+export interface WaitingScale {
+  /** The two waiting counts compared (the second is the target's). */
+  levels: readonly [number, number];
+  /**
+   * Operations of each level whose poll policy wakes them every `wakerDelayMs` (bounded jitter: every 50-100% of
+   * it): more than the worker's workflow cache holds, so each wake replays an evicted workflow. The same number
+   * wakes at both levels, so the two levels differ only in how many operations wait. A level's wakers start once
+   * its sleepers wait (a fill of thousands is not slowed by wakes) and are terminated after its window.
+   */
+  wakers: number;
+  wakerDelayMs: number;
+  /** Each level is held (no starts) and sampled for this long. */
+  windowSeconds: number;
+  /** Starts stop after this long even when the second level is not reached (the figure then names what was). */
+  fillBudgetSeconds: number;
+}
+
+export const WAITING_SCALES: Record<'full' | 'quick', WaitingScale> = {
+  full: { levels: [2_000, 20_000], wakers: 300, wakerDelayMs: 90_000, windowSeconds: 120, fillBudgetSeconds: 5_400 },
+  quick: { levels: [400, 1_600], wakers: 160, wakerDelayMs: 60_000, windowSeconds: 30, fillBudgetSeconds: 600 },
+};
+
+/** Every other operation's next poll is this far away (bounded jitter: 3-6 hours): it never wakes in the run. */
+export const SLEEPER_DELAY_MS = 6 * 3_600_000;
+
+/** Starts are paced so at most this many are ahead of those already waiting. */
+export const START_WINDOW = 500;
+
+/** Worker RSS is sampled this often while a level is held, ms. */
+export const SAMPLE_EVERY_MS = 2_000;
+
+/** The issue's targets: worker RSS at the second level, and its growth from the first. */
+export const TARGET_RSS_MIB = 1_024;
+export const TARGET_GROWTH_RATIO = 1.15;

@@ -1,0 +1,32 @@
+/** Issue 16's targets that figure 3 measures, each `met` computed from the figures. */
+import type { BenchTarget } from '../throughput';
+import type { WaitingResult } from './result';
+import { TARGET_GROWTH_RATIO, TARGET_RSS_MIB } from './scale';
+
+const counted = (n: number): string => n.toLocaleString('en');
+
+/** Worker RSS at the second level, and its growth from the first (the names say the counts measured). */
+export function waitingTargets(w: WaitingResult | undefined): BenchTarget[] {
+  if (!w || w.levels.length === 0) return [];
+  const [first, last] = [w.levels[0]!, w.levels[w.levels.length - 1]!];
+  const churn = `${w.scale.wakers} of them waking every ${w.scale.wakerDelayMs / 2_000}-${w.scale.wakerDelayMs / 1_000} s, workflow cache ${w.maxCachedWorkflows}`;
+  const peak: BenchTarget = {
+    name: `worker RSS with ${counted(last.waiting)} operations waiting (${churn}), highest sample over ${last.windowSeconds} s`,
+    target: `< ${TARGET_RSS_MIB}`,
+    measured: last.workerRssPeakMiB,
+    unit: 'MiB',
+    met: last.workerRssPeakMiB < TARGET_RSS_MIB,
+  };
+  // With one level held (the budget ran out first) there is no growth to measure: that target is absent.
+  if (w.levels.length < 2 || w.settledGrowthRatio === null) return [peak];
+  return [
+    peak,
+    {
+      name: `worker RSS growth from ${counted(first.waiting)} to ${counted(last.waiting)} operations waiting, settled (median of each window's second half)`,
+      target: `<= ${TARGET_GROWTH_RATIO}`,
+      measured: w.settledGrowthRatio,
+      unit: 'ratio',
+      met: w.settledGrowthRatio <= TARGET_GROWTH_RATIO,
+    },
+  ];
+}
