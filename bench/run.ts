@@ -3,7 +3,7 @@
  * Temporal dev server, worker process and simulator processes, measures the seven figures of bench/README.md,
  * prints a markdown table and writes `bench/results.json` and `bench/results.md` (or under `--out`).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -163,6 +163,7 @@ async function main(): Promise<number> {
     warnings: results.warnings,
     durationSeconds: results.durationSeconds,
   });
+  mkdirSync(outDir, { recursive: true });
   writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(path.join(outDir, 'results.md'), markdown);
   process.stdout.write(markdown);

@@ -137,10 +137,21 @@ export function renderMarkdown(input: Record<string, unknown>): string {
     ];
     for (const e of engines) {
       rows.push([
-        `${e.engine}: one provider step's store writes at ${e.fill.journalEntries} entries (head read + commit, HMAC), p50 / p99 / max`,
+        `${e.engine}: one provider step's store writes at ${e.fill.journalEntries} entries (as pollStatus makes them, HMAC), p50 / p99 / max`,
         `${e.stepP50Ms} / ${e.stepP99Ms} / ${e.stepMaxMs}`,
         'ms',
       ]);
+      rows.push([
+        `${e.engine}: first read of an activity (head read + commit) / read of its loop (reservation + commit), p50; p99`,
+        `${e.firstReadStepP50Ms} / ${e.loopReadStepP50Ms}; ${e.firstReadStepP99Ms} / ${e.loopReadStepP99Ms}`,
+        'ms',
+      ]);
+      if (e.inCommitCheckpoints)
+        rows.push([
+          `${e.engine}, same run, SQLite's own checkpoints inside commits (before issue 16): p50 / p99 / max`,
+          `${e.inCommitCheckpoints.stepP50Ms} / ${e.inCommitCheckpoints.stepP99Ms} / ${e.inCommitCheckpoints.stepMaxMs}`,
+          'ms',
+        ]);
       rows.push([
         `${e.engine}: provider steps per second, one at a time / ${e.concurrentOperations} operations side by side`,
         `${e.sequentialStepsPerSecond} / ${e.concurrentStepsPerSecond}`,

@@ -41,8 +41,9 @@ export type PollLoopLimits = z.infer<typeof pollLoopLimitsSchema>;
 export const DEFAULT_POLL_LOOP_LIMITS: PollLoopLimits = { maxWaitMs: 30_000, maxLoopMs: 2 * 60_000 };
 
 /**
- * How stale the workflow's copy of the provider's progress may grow while the loop keeps the operation: queries,
- * `asyncjob watch` and the Web UI read the workflow's record (P8).
+ * How stale the workflow's copy of a still-polling operation may grow while the loop keeps it (its progress, the
+ * provider's word for its state, `accepted` or `observing`): queries, `asyncjob watch`, search attributes and the
+ * Web UI read the workflow's record (P8). A state that needs the workflow goes back at once.
  */
 export const PROGRESS_REFRESH_MS = 15_000;
 
@@ -54,8 +55,11 @@ export type LoopExit =
   | 'long_wait'
   /** The loop has kept the operation for `maxLoopMs`. */
   | 'loop_time_spent'
-  /** The provider reported new progress and the workflow's copy is {@link PROGRESS_REFRESH_MS} old (P8). */
-  | 'progress_changed'
+  /**
+   * What the workflow shows moved while the operation kept polling (the provider's progress or its word for the
+   * state, `accepted` to `observing`) and the workflow's copy is {@link PROGRESS_REFRESH_MS} old (P8).
+   */
+  | 'refresh_due'
   /** The workflow asked for the operation back (a message arrived). */
   | 'cancelled'
   /** Another writer moved the operation on in the store (this activity was timed out and replaced). */
@@ -69,8 +73,9 @@ const POLLING = new Set<OperationRecord['localState']>(['accepted', 'observing']
 /**
  * The loop's next step for a record at `nowMs`, in a loop begun at `loop.startedAtMs` with the record
  * `loop.entered`: read now, wait a short while, or hand the operation back. Only `accepted` and `observing` stay
- * in the loop, and only while the state is the one the loop began with; a `cancelling` operation goes back to the
- * workflow after each read, where cancel messages are handled. A read is never planned at or after the deadline.
+ * in the loop (the job still running, whatever the provider calls it); anything else needs the workflow at once
+ * (a result to collect, a failure, an escalation, and `cancelling`, whose messages the workflow handles). A read
+ * is never planned at or after the deadline.
  */
 export function nextLoopStep(
   record: OperationRecord,
@@ -78,10 +83,10 @@ export function nextLoopStep(
   loop: { startedAtMs: number; entered: OperationRecord },
   limits: PollLoopLimits,
 ): LoopStep {
-  if (!POLLING.has(record.localState) || record.schedule.reservedAtMs !== undefined || stateMoved(loop.entered, record))
+  if (!POLLING.has(record.localState) || record.schedule.reservedAtMs !== undefined)
     return { kind: 'exit', reason: 'state_changed' };
-  if (record.remote.progress !== loop.entered.remote.progress && nowMs - loop.startedAtMs >= PROGRESS_REFRESH_MS)
-    return { kind: 'exit', reason: 'progress_changed' };
+  if (shownStateMoved(loop.entered, record) && nowMs - loop.startedAtMs >= PROGRESS_REFRESH_MS)
+    return { kind: 'exit', reason: 'refresh_due' };
   const command = nextCommand(record, nowMs);
   if (command.kind !== 'read_status' && command.kind !== 'wait') return { kind: 'exit', reason: 'state_changed' };
   const untilMs = command.kind === 'wait' ? command.untilMs : nowMs;
@@ -91,16 +96,18 @@ export function nextLoopStep(
 }
 
 /**
- * Whether the operation's state moved since the loop began: its local state, or the provider's own word for it
- * (`queued` to `running`). Either goes back to the workflow, so queries, search attributes and the Web UI show
- * every state the operation passes through; counters show the loop's start until it hands back, and progress at
- * most {@link PROGRESS_REFRESH_MS} late.
+ * Whether what the workflow shows of a still-polling operation moved since the loop began: `accepted` to
+ * `observing`, the provider's word for the state (`queued` to `running`) or its progress. None needs the workflow
+ * (the job is still running), so the loop goes on and hands back once the copy is {@link PROGRESS_REFRESH_MS} old:
+ * a second workflow round trip for every job that goes from queued to running would cost as much as the loop saves
+ * on a short job. Counters show the loop's start until it hands back.
  */
-function stateMoved(entered: OperationRecord, now: OperationRecord): boolean {
+function shownStateMoved(entered: OperationRecord, now: OperationRecord): boolean {
   return (
     now.localState !== entered.localState ||
     now.remote.state !== entered.remote.state ||
-    now.remote.category !== entered.remote.category
+    now.remote.category !== entered.remote.category ||
+    now.remote.progress !== entered.remote.progress
   );
 }
 

@@ -65,12 +65,23 @@ describe('the status loop keeps an operation only while its waits are short (P4,
     },
   );
 
-  it("P4: a change of the provider's word for the state goes back to the workflow, so queries show it", () => {
+  it("P8: the provider's word for a running job (queued to running) or accepted to observing goes back once the workflow's copy is PROGRESS_REFRESH_MS old, not at once", () => {
     const queued = { ...waitingUntil(T0 + 5_000), remote: { ...observingRecord().remote, state: 'queued' } };
     const running = { ...queued, remote: { ...queued.remote, state: 'running' } };
     const loop = { startedAtMs: T0, entered: queued };
     expect(nextLoopStep(queued, T0, loop, LIMITS)).toMatchObject({ kind: 'wait' });
-    expect(nextLoopStep(running, T0, loop, LIMITS)).toEqual({ kind: 'exit', reason: 'state_changed' });
+    expect(nextLoopStep(running, T0, loop, LIMITS)).toMatchObject({ kind: 'wait' });
+    expect(nextLoopStep(running, T0 + PROGRESS_REFRESH_MS, loop, LIMITS)).toEqual({
+      kind: 'exit',
+      reason: 'refresh_due',
+    });
+    const accepted = { ...queued, localState: 'accepted' as const };
+    const acceptedLoop = { startedAtMs: T0, entered: accepted };
+    expect(nextLoopStep(queued, T0 + 1_000, acceptedLoop, LIMITS)).toMatchObject({ kind: 'wait' });
+    expect(nextLoopStep(queued, T0 + PROGRESS_REFRESH_MS, acceptedLoop, LIMITS)).toEqual({
+      kind: 'exit',
+      reason: 'refresh_due',
+    });
   });
 
   it('P8: new progress goes back to the workflow once its copy is PROGRESS_REFRESH_MS old, not on every read', () => {
@@ -80,7 +91,7 @@ describe('the status loop keeps an operation only while its waits are short (P4,
     expect(nextLoopStep(progressed, T0 + PROGRESS_REFRESH_MS - 1, loop, LIMITS)).toMatchObject({ kind: 'read' });
     expect(nextLoopStep(progressed, T0 + PROGRESS_REFRESH_MS, loop, LIMITS)).toEqual({
       kind: 'exit',
-      reason: 'progress_changed',
+      reason: 'refresh_due',
     });
     expect(nextLoopStep(entered, T0 + PROGRESS_REFRESH_MS, loop, LIMITS)).toMatchObject({ kind: 'read' });
   });
