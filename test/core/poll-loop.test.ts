@@ -65,7 +65,7 @@ describe('the status loop keeps an operation only while its waits are short (P4,
     },
   );
 
-  it("P8: the provider's word for a running job (queued to running) or accepted to observing goes back once the workflow's copy is PROGRESS_REFRESH_MS old, not at once", () => {
+  it("P8: the provider's word for a running job (queued to running) goes back once the workflow's copy is PROGRESS_REFRESH_MS old; accepted to observing at once", () => {
     const queued = { ...waitingUntil(T0 + 5_000), remote: { ...observingRecord().remote, state: 'queued' } };
     const running = { ...queued, remote: { ...queued.remote, state: 'running' } };
     const loop = { startedAtMs: T0, entered: queued };
@@ -77,11 +77,7 @@ describe('the status loop keeps an operation only while its waits are short (P4,
     });
     const accepted = { ...queued, localState: 'accepted' as const };
     const acceptedLoop = { startedAtMs: T0, entered: accepted };
-    expect(nextLoopStep(queued, T0 + 1_000, acceptedLoop, LIMITS)).toMatchObject({ kind: 'wait' });
-    expect(nextLoopStep(queued, T0 + PROGRESS_REFRESH_MS, acceptedLoop, LIMITS)).toEqual({
-      kind: 'exit',
-      reason: 'refresh_due',
-    });
+    expect(nextLoopStep(queued, T0 + 1_000, acceptedLoop, LIMITS)).toEqual({ kind: 'exit', reason: 'state_changed' });
   });
 
   it('P8: new progress goes back to the workflow once its copy is PROGRESS_REFRESH_MS old, not on every read', () => {

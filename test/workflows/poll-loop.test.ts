@@ -86,7 +86,7 @@ describe('status reads inside one activity (P4, B2)', () => {
     await receiver?.stop();
   });
 
-  it('S4, B2: the budget is reached inside the loop: exactly maxStatusRequests reads from one activity, the stop recorded by the worker', async () => {
+  it('S4, B2: the budget is reached inside the loop: exactly maxStatusRequests reads from two activities, the stop recorded by the worker', async () => {
     const request = h.request('rest', {
       script: 'forever',
       policy: { baseDelayMs: 50, maxDelayMs: 50, maxStatusRequests: 8, decisionDeadlineMs: 300 },
@@ -95,8 +95,8 @@ describe('status reads inside one activity (P4, B2)', () => {
     const summary = await h.client.result(request.operationId);
     expect(summary.escalation?.reason).toBe('request_budget_exhausted');
     expect(h.statusReads('rest', summary.jobId)).toHaveLength(8);
-    // Leaving `accepted` on the first read does not need the workflow: all eight reads are one loop's.
-    expect((await scheduledActivities(h, request.operationId)).filter((name) => name === 'pollStatus')).toHaveLength(1);
+    // The first read leaves `accepted` (a local state change goes back to the workflow); the seven others are one loop.
+    expect((await scheduledActivities(h, request.operationId)).filter((name) => name === 'pollStatus')).toHaveLength(2);
     const escalation = (await journal(h, request.operationId)).find((entry) => entry.body.kind === 'escalation');
     expect(escalation?.actor).toMatch(/^worker:/);
   });
@@ -151,7 +151,7 @@ describe('status reads inside one activity (P4, B2)', () => {
       policy: { baseDelayMs: 4_000, maxDelayMs: 4_000, minJitterRatio: 1 },
     });
     await h.client.start(request);
-    // Reads 1 and 2 are the loop's (still running): then it waits 4 s.
+    // Read 1 moves the operation to observing (back to the workflow); read 2 is the loop's first: then it waits.
     await untilReadsCounted(h, request.operationId, 2);
     const jobId = (await h.client.get(request.operationId)).jobId!;
     await h.sims.rest.deliverWebhook(jobId);
@@ -166,6 +166,6 @@ describe('status reads inside one activity (P4, B2)', () => {
     const plannedAtMs = Date.parse((second.body as { nextPollAt: string }).nextPollAt);
     expect(reads[2]!.atMs).toBeLessThan(plannedAtMs);
     // The third read came from the waiting loop itself, not from a new activity scheduled for the signal.
-    expect((await scheduledActivities(h, request.operationId)).filter((name) => name === 'pollStatus')).toHaveLength(1);
+    expect((await scheduledActivities(h, request.operationId)).filter((name) => name === 'pollStatus')).toHaveLength(2);
   });
 });
