@@ -18,16 +18,29 @@ interface Compared {
   within20Percent: boolean;
 }
 
-/** The figures of one run, by name: throughput ratios at every point, then every target's measured figure. */
-function figuresOf(results: BenchResults): Map<string, { value: number; unit: string }> {
-  const figures = new Map<string, { value: number; unit: string }>();
+/**
+ * A figure's name with its numbers and the server's saturation masked: a target's name says what was measured
+ * (19,994 operations waiting in one run, 20,000 in the other), which must not keep the two runs' figures apart.
+ */
+const keyOf = (name: string): string => name.replace(/\d[\d,.]*/g, '#').replace(/not saturated|SATURATED/g, '#');
+
+/**
+ * The figures of one run, by key: throughput ratios at every point (by name), then every target's measured figure
+ * (by its name with the numbers masked; the targets' names differ in their wording otherwise).
+ */
+function figuresOf(results: BenchResults): Map<string, { name: string; value: number; unit: string }> {
+  const figures = new Map<string, { name: string; value: number; unit: string }>();
   for (const policy of results.throughput?.policies ?? [])
     for (const point of policy.points) {
       const at = `policy ${policy.name}, concurrency ${point.concurrency}`;
-      figures.set(`asyncjob / bare, ${at}`, { value: point.asyncjobOverBare.ofMedians, unit: 'ratio' });
-      figures.set(`asyncjob / naive, ${at}`, { value: point.asyncjobOverNaive, unit: 'ratio' });
+      for (const [name, value] of [
+        [`asyncjob / bare, ${at}`, point.asyncjobOverBare.ofMedians],
+        [`asyncjob / naive, ${at}`, point.asyncjobOverNaive],
+      ] as const)
+        figures.set(name, { name, value, unit: 'ratio' });
     }
-  for (const target of results.targets ?? []) figures.set(target.name, { value: target.measured, unit: target.unit });
+  for (const target of results.targets ?? [])
+    figures.set(keyOf(target.name), { name: target.name, value: target.measured, unit: target.unit });
   return figures;
 }
 
@@ -35,12 +48,12 @@ function figuresOf(results: BenchResults): Map<string, { value: number; unit: st
 export function compareRuns(runA: BenchResults, runB: BenchResults): Compared[] {
   const a = figuresOf(runA);
   const out: Compared[] = [];
-  for (const [name, b] of figuresOf(runB)) {
-    const first = a.get(name);
+  for (const [key, b] of figuresOf(runB)) {
+    const first = a.get(key);
     if (!first) continue;
     const bOverA = first.value === 0 ? (b.value === 0 ? 1 : Number.POSITIVE_INFINITY) : b.value / first.value;
     out.push({
-      name,
+      name: b.name,
       unit: b.unit,
       runA: first.value,
       runB: b.value,
@@ -51,22 +64,35 @@ export function compareRuns(runA: BenchResults, runB: BenchResults): Compared[] 
   return out;
 }
 
+type Run = BenchResults & Record<string, unknown>;
+
+const describeRun = (run: Run) => ({
+  startedAt: run.startedAt,
+  durationSeconds: run.durationSeconds,
+  mode: run.mode,
+  phases: (run.load ?? []).map((l) => l.phase),
+});
+
 function main(): void {
   const [otherPath, resultsPath] = process.argv.slice(2);
   if (!otherPath || !resultsPath) throw new Error('usage: npx tsx bench/compare.ts OTHER.json RESULTS.json');
-  const other = JSON.parse(readFileSync(otherPath, 'utf8')) as BenchResults & Record<string, unknown>;
-  const results = JSON.parse(readFileSync(resultsPath, 'utf8')) as BenchResults & Record<string, unknown>;
-  const figures = compareRuns(other, results);
+  const other = JSON.parse(readFileSync(otherPath, 'utf8')) as Run;
+  const results = JSON.parse(readFileSync(resultsPath, 'utf8')) as Run;
+  // Run A is the earlier of the two, whichever file is written.
+  const [runA, runB] = (other.startedAt ?? '') <= (results.startedAt ?? '') ? [other, results] : [results, other];
+  const figures = compareRuns(runA, runB);
   const ratios = figures.filter((f) => f.unit === 'ratio');
   results.repeatability = {
-    runA: { startedAt: other.startedAt, durationSeconds: other.durationSeconds, mode: other.mode },
-    runB: { startedAt: results.startedAt, durationSeconds: results.durationSeconds, mode: results.mode },
+    runA: describeRun(runA),
+    runB: describeRun(runB),
     ratiosWithin20Percent: ratios.every((f) => f.within20Percent),
     figures,
   };
   writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+  const targetsA = new Map((runA.targets ?? []).map((t) => [keyOf(t.name), t]));
+  const targetsB = new Map((runB.targets ?? []).map((t) => [keyOf(t.name), t]));
   const lines = [
-    `Run A ${other.startedAt ?? '?'} (${other.durationSeconds ?? '?'} s), run B ${results.startedAt ?? '?'} (${results.durationSeconds ?? '?'} s); every ratio within 20%: ${ratios.every((f) => f.within20Percent) ? 'yes' : 'no'}`,
+    `Run A ${runA.startedAt ?? '?'} (${runA.durationSeconds ?? '?'} s), run B ${runB.startedAt ?? '?'} (${runB.durationSeconds ?? '?'} s); every ratio within 20%: ${ratios.every((f) => f.within20Percent) ? 'yes' : 'no'}`,
     '',
     '| figure | unit | run A | run B | B / A | within 20% |',
     '|---|---|---|---|---|---|',
@@ -74,17 +100,14 @@ function main(): void {
       (f) =>
         `| ${f.name} | ${f.unit} | ${f.runA} | ${f.runB} | ${f.bOverA} | ${f.within20Percent ? 'yes' : '**no**'} |`,
     ),
-  ];
-  const targetsA = new Map((other.targets ?? []).map((t) => [t.name, t]));
-  lines.push(
     '',
-    '| target | run A | run B (results.json) | unit | met in run B | conditions (run B) |',
+    `| target | run A | run B | unit | met (${resultsPath}) | conditions |`,
     '|---|---|---|---|---|---|',
     ...(results.targets ?? []).map(
       (t) =>
-        `| ${t.name} ${t.target} | ${targetsA.get(t.name)?.measured ?? 'not measured'} | ${t.measured} | ${t.unit} | ${t.met ? 'met' : '**missed**'} | ${t.conditions ?? ''} |`,
+        `| ${t.name} ${t.target} | ${targetsA.get(keyOf(t.name))?.measured ?? 'not measured'} | ${targetsB.get(keyOf(t.name))?.measured ?? 'not measured'} | ${t.unit} | ${t.met ? 'met' : '**missed**'} | ${t.conditions ?? ''} |`,
     ),
-  );
+  ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
