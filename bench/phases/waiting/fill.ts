@@ -168,6 +168,22 @@ export class Filler {
     this.terminatedInWaitingRows += ids.filter((id) => WAITING.includes(stateOf.get(id) as string)).length;
   }
 
+  /** What the store journalled for an operation, one line per entry: why it did not reach the waiting state. */
+  private storyOf(operationId: string): string[] {
+    const rows = this.db
+      .prepare(
+        `SELECT sequence, actor, kind, to_state, http_status, escalation_reason FROM journal
+         WHERE operation_id = ? ORDER BY sequence`,
+      )
+      .all(operationId) as Record<string, string | number | null>[];
+    return rows.map((row) =>
+      Object.entries(row)
+        .filter(([, value]) => value !== null)
+        .map(([key, value]) => `${key}=${value}`)
+        .join(' '),
+    );
+  }
+
   private async stragglers(): Promise<Straggler[]> {
     const stateOf = this.db.prepare('SELECT local_state FROM operations WHERE operation_id = ?').pluck();
     const found: Straggler[] = [];
@@ -181,6 +197,7 @@ export class Filler {
           .describe()
           .catch(() => undefined);
         if (d) straggler.workflow = `${d.status.name}, ${d.historyLength} events`;
+        straggler.journal = this.storyOf(operationId);
       }
       found.push(straggler);
     }

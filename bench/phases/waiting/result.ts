@@ -24,6 +24,8 @@ export interface Straggler {
   localState: string | null;
   /** Its workflow's status and history length, when described. */
   workflow?: string;
+  /** Its journal, one line per entry (sequence, actor, kind, state reached, HTTP status, escalation reason). */
+  journal?: string[];
 }
 
 /** One level held: every operation waiting, a fixed number of them waking, RSS sampled. */
