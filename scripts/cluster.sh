@@ -29,6 +29,12 @@ STORE_DB=asyncjob
 
 log() { echo "cluster: $*" >&2; }
 
+# Temporal records each service's membership port in a PostgreSQL smallint: the highest one (PORT + 106) must fit.
+if ! [[ "$PORT" =~ ^[0-9]+$ ]] || ((PORT < 1024 || PORT + 106 > 32767)); then
+  log "ASYNCJOB_CLUSTER_PORT=$PORT: choose 1024-32661 (Temporal stores its services' ports, up to PORT+106, as a smallint)"
+  exit 2
+fi
+
 postgres() {
   ASYNCJOB_TEST_PG_PORT="$PG_PORT" ASYNCJOB_TEST_PG_DIR="$STATE/postgresql" bash scripts/postgres-for-tests.sh "$@"
 }
