@@ -85,6 +85,17 @@ export interface AsyncJobWorkerOptions {
 }
 
 /** Creates (does not run) the workflow worker and one activity worker per provider queue. */
+/** The webhook settings of each provider's document (undefined for a provider unknown or without webhooks). */
+export function webhookSettingsOf(registry: ProviderRegistry): (provider: string) => WebhookSettings | undefined {
+  return (name) => {
+    try {
+      return registry.get(name).adapter.contract?.webhook as WebhookSettings | undefined;
+    } catch {
+      return undefined;
+    }
+  };
+}
+
 export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Worker[]> {
   // Checked before any worker is created, so a bad rate fails fast with the queue named.
   for (const queue of options.providerQueues) {
@@ -212,13 +223,7 @@ async function startReceiverBeside(context: ReceiverContext, port: number): Prom
     port,
     host: env.ASYNCJOB_WEBHOOK_HOST ?? '0.0.0.0',
     store: context.store,
-    webhookSettings: (name) => {
-      try {
-        return registry.get(name).adapter.contract?.webhook as WebhookSettings | undefined;
-      } catch {
-        return undefined;
-      }
-    },
+    webhookSettings: webhookSettingsOf(registry),
     signal: (operationId, hint) => client.workflow.getHandle(operationId).signal(webhookSignal, hint),
     env,
     // Each request logged (refusals with their reason) and counted on the worker's metrics endpoint.

@@ -17,9 +17,9 @@ import { createProviderRegistry, type ProviderRegistry } from '../../src/adapter
 import type { OperationStore } from '../../src/adapters/store/operation-store';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 import { configSchema } from '../../src/config';
-import { startWebhookReceiver, type WebhookSettings } from '../../src/webhooks/receiver';
+import { startWebhookReceiver } from '../../src/webhooks/receiver';
 import type { PollLoopLimits } from '../../src/core/poll-loop';
-import { createWorkers, pollLoopOf, runWorkers, shutdownWorkers } from '../../src/worker';
+import { createWorkers, pollLoopOf, runWorkers, shutdownWorkers, webhookSettingsOf } from '../../src/worker';
 import { webhookSignal } from '../../src/workflows/messages';
 import { createBareActivities } from '../bare/activities';
 
@@ -192,13 +192,7 @@ async function startReceiver(
   const client = new Client({ connection });
   const receiver = await startWebhookReceiver({
     store,
-    webhookSettings: (name) => {
-      try {
-        return registry.get(name).adapter.contract?.webhook as WebhookSettings | undefined;
-      } catch {
-        return undefined;
-      }
-    },
+    webhookSettings: webhookSettingsOf(registry),
     signal: (operationId, hint) => client.workflow.getHandle(operationId).signal(webhookSignal, hint),
     env,
   });
