@@ -237,7 +237,9 @@ export function planWait(input: WaitInput, ctx: Pick<PlannerContext, 'nowMs' | '
       rawMs * policy.rateLimitMultiplier ** Math.min(input.rateLimitedInARow, 20),
     );
   }
-  let atMs = ctx.nowMs + jitterMs(rawMs, policy, ctx.random);
+  // P2: the delay is a wait after the answer, so a slow answer never shortens the gap the provider sees.
+  const answeredAtMs = Math.max(ctx.nowMs, observation.receivedAtMs);
+  let atMs = answeredAtMs + jitterMs(rawMs, policy, ctx.random);
   let source: DelaySource = 'local_backoff';
   let hintMs: number | undefined;
   const { hints } = observation;
@@ -258,7 +260,7 @@ export function planWait(input: WaitInput, ctx: Pick<PlannerContext, 'nowMs' | '
     atMs = retryAfterMs;
     source = 'provider_retry_after';
   }
-  atMs = Math.max(atMs, ctx.nowMs);
+  atMs = Math.max(atMs, answeredAtMs);
   const hint = rejected.length > 0 ? { hintRejected: rejected.join('; ').slice(0, 2000) } : {};
   if (atMs >= deadlineMs) return { kind: 'deadline_wait', atMs: deadlineMs, source: 'deadline', rawMs, ...hint };
   return { kind: 'poll', atMs, source, rawMs, ...hint };

@@ -40,4 +40,16 @@ describe('planWait takes the deadline, the policy and the counts it plans with (
       { numRuns: 500 },
     );
   });
+
+  it('P2: the backoff counts from the answer, so an answer that took 4 s to arrive does not shorten the next wait', () => {
+    const sentAtMs = NOW;
+    const answeredAtMs = NOW + 4_000;
+    const observation = obs({ receivedAtMs: answeredAtMs });
+    const policy = { ...POLICY, baseDelayMs: 5_000, maxDelayMs: 5_000, minJitterRatio: 1 };
+    const plan = planWait(
+      { observation, policy, deadlineMs: NOW + 86_400_000, backoffAttempt: 0, rateLimitedInARow: 0 },
+      { nowMs: sentAtMs, random: 0.5 },
+    );
+    expect(plan).toMatchObject({ kind: 'poll', atMs: answeredAtMs + 5_000, source: 'local_backoff' });
+  });
 });
