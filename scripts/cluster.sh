@@ -87,8 +87,23 @@ server_env() {
 
 server_running() { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
 
+# The ports server.yaml gives the services: frontend, history, matching, worker (gRPC), frontend HTTP, membership.
+SERVICE_PORTS=(0 1 2 6 10 100 101 102 106)
+
+# Another process on one of them would answer the health check in our server's place while ours dies at start.
+refuse_taken_ports() {
+  local offset
+  for offset in "${SERVICE_PORTS[@]}"; do
+    if (: </dev/tcp/127.0.0.1/$((PORT + offset))) 2>/dev/null; then
+      log "port $((PORT + offset)) (ASYNCJOB_CLUSTER_PORT + $offset) is already in use: stop what holds it or choose another ASYNCJOB_CLUSTER_PORT"
+      exit 1
+    fi
+  done
+}
+
 start_server() {
   if server_running; then return; fi
+  refuse_taken_ports
   (cd "$STATE" && server_env nohup "$CACHE/server" --config-file "$ROOT/docker/temporal/server.yaml" --allow-no-auth \
     start >>"$STATE/server.log" 2>&1 & echo $! >"$PID_FILE")
   for _ in $(seq 1 300); do
