@@ -50,7 +50,7 @@ export function renderMarkdown(input: Record<string, unknown>): string {
     lines.push(
       '### 1. Throughput, start to verified result (ops/s, min / median / max over rounds; 3 status reads per operation)',
       '',
-      `Rounds alternate asyncjob (A) and bare Temporal (B); the naive loop runs once per point. asyncjob / bare is the ratio of the medians, with the lowest and highest ratio of a pair of rounds. Timers and history events per operation are medians over up to 3 operations of each round, read from their histories. Warm-up ${t.warmUpSeconds} s; figure 1 took ${t.seconds} s; asyncjob re-sent ${t.asyncjobExtraStatusReads} status reads lost under load.`,
+      `Rounds alternate asyncjob (A) and bare Temporal (B); the naive loop runs three rounds per point after them. asyncjob / bare is the ratio of the medians, with the lowest and highest ratio of a pair of rounds. Timers and history events per operation are medians over up to 3 operations of each round, read from their histories. Warm-up ${t.warmUpSeconds} s; figure 1 took ${t.seconds} s; asyncjob re-sent ${t.asyncjobExtraStatusReads} status reads lost under load.`,
       '',
     );
     const mmm = (s: { min: number; median: number; max: number }): string => `${s.min} / **${s.median}** / ${s.max}`;

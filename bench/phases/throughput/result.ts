@@ -31,13 +31,13 @@ export interface PairedRatio {
 export interface ThroughputPoint {
   concurrency: number;
   operationsPerRound: number;
-  /** Rounds in the order they ran: A = asyncjob, B = bare (the naive loop once after them). */
+  /** Rounds in the order they ran: A = asyncjob, B = bare (the naive loop's rounds after them). */
   order: string;
   asyncjob: SystemRounds;
   bare: SystemRounds;
   naive: SystemRounds;
   asyncjobOverBare: PairedRatio;
-  /** Median asyncjob ops/s over the naive loop's one round. */
+  /** Median asyncjob ops/s over the naive loop's median round. */
   asyncjobOverNaive: number;
   seconds: number;
 }
