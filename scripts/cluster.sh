@@ -80,12 +80,19 @@ build() {
   log "built in $((SECONDS - started)) s"
 }
 
-server_env() {
-  env DB_PORT="$PG_PORT" POSTGRES_SEEDS=127.0.0.1 POSTGRES_USER=postgres POSTGRES_PWD= \
-    FRONTEND_GRPC_PORT="$PORT" DYNAMIC_CONFIG_FILE_PATH="$ROOT/docker/temporal-dynamicconfig.yaml" "$@"
+# The server's environment, as `env` arguments.
+SERVER_ENV=(DB_PORT="$PG_PORT" POSTGRES_SEEDS=127.0.0.1 POSTGRES_USER=postgres POSTGRES_PWD=
+  FRONTEND_GRPC_PORT="$PORT" DYNAMIC_CONFIG_FILE_PATH="$ROOT/docker/temporal-dynamicconfig.yaml")
+
+# Alive and not a zombie: the server outlives the shell that started it, and a container's init may never reap it.
+alive() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }" # the state follows the command name in parentheses
+  [[ "$stat" != Z* ]]
 }
 
-server_running() { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
+server_running() { [ -f "$PID_FILE" ] && alive "$(cat "$PID_FILE")"; }
 
 # The ports server.yaml gives the services: frontend, history, matching, worker (gRPC), frontend HTTP, membership.
 SERVICE_PORTS=(0 1 2 6 10 100 101 102 106)
@@ -104,8 +111,14 @@ refuse_taken_ports() {
 start_server() {
   if server_running; then return; fi
   refuse_taken_ports
-  (cd "$STATE" && server_env nohup "$CACHE/server" --config-file "$ROOT/docker/temporal/server.yaml" --allow-no-auth \
-    start >>"$STATE/server.log" 2>&1 & echo $! >"$PID_FILE")
+  # `env` alone is the background job and execs nohup, which execs the server, so `$!` is the server's PID. (A
+  # function or an `a && b` list there runs in a subshell whose PID is not the server's: a restart left it up.)
+  (
+    cd "$STATE" || exit 1
+    env "${SERVER_ENV[@]}" nohup "$CACHE/server" --config-file "$ROOT/docker/temporal/server.yaml" --allow-no-auth \
+      start >>"$STATE/server.log" 2>&1 &
+    echo $! >"$PID_FILE"
+  )
   for _ in $(seq 1 300); do
     if temporal_cli operator cluster health 2>/dev/null | grep -q SERVING; then return; fi
     if ! server_running; then log "the server exited; its log:"; tail -n 40 "$STATE/server.log" >&2; exit 1; fi
@@ -119,8 +132,10 @@ stop_server() {
   local pid
   pid="$(cat "$PID_FILE")"
   kill -TERM "$pid"
-  for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  for _ in $(seq 1 150); do alive "$pid" || break; sleep 0.2; done
   kill -KILL "$pid" 2>/dev/null || true
+  # Until its ports are closed a new server cannot bind them.
+  for _ in $(seq 1 50); do alive "$pid" || break; sleep 0.2; done
   rm -f "$PID_FILE"
 }
 
@@ -156,7 +171,7 @@ case "${1:-}" in
     build
     mkdir -p "$STATE"
     eval "$(postgres start)"
-    SQL_TOOL="$CACHE/sql" SCHEMA_DIR="$CACHE/schema" server_env POSTGRES_PWD= sh docker/temporal/setup-schema.sh \
+    SQL_TOOL="$CACHE/sql" SCHEMA_DIR="$CACHE/schema" env "${SERVER_ENV[@]}" sh docker/temporal/setup-schema.sh \
       >"$STATE/schema.log" 2>&1 || { tail -n 20 "$STATE/schema.log" >&2; exit 1; }
     start_server
     register
