@@ -1,45 +1,21 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
+import { startStoreChild } from './workers/start';
 
 const root = mkdtempSync(join(tmpdir(), 'asyncjob-sqlite-race-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-interface Worker {
-  ready: Promise<void>;
-  done: Promise<{ appended: number; conflicts: number }>;
-}
-
-function startWorker(path: string, goFile: string, name: string, count: number): Worker {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(__dirname, 'workers', 'append-worker.ts'), path, goFile, name, String(count)],
-    {
-      cwd: join(__dirname, '..', '..'),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+function startWorker(path: string, goFile: string, name: string, count: number) {
+  const script = join(__dirname, 'workers', 'append-worker.ts');
+  return startStoreChild<{ appended: number; conflicts: number }>(
+    script,
+    [path, goFile, name, String(count)],
+    `worker ${name}`,
   );
-  let out = '';
-  let err = '';
-  let onReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (onReady = resolve));
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-    if (out.includes('ready\n')) onReady();
-  });
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const done = new Promise<{ appended: number; conflicts: number }>((resolve, reject) => {
-    child.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`worker ${name} exited ${code}: ${err}`));
-      const last = out.trim().split('\n').pop()!;
-      resolve(JSON.parse(last) as { appended: number; conflicts: number });
-    });
-  });
-  return { ready, done };
 }
 
 describe('SQLite engine under two processes', () => {

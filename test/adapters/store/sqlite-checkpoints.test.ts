@@ -3,7 +3,6 @@
  * takes the WAL past 1,000 pages, is off); a thread of the store's own copies the WAL into the database file in
  * the background, and the WAL stays bounded however many commits come, in one process or two.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import {
   type SqliteOperationStore,
   type SqliteStoreOptions,
 } from '../../../src/adapters/store/sqlite-store';
+import { startStoreChild } from '../../store/workers/start';
 import { commitSteps, FRAME_BYTES, framesPerStep, walBytes } from './wal-steps';
 
 const root = mkdtempSync(join(tmpdir(), 'asyncjob-sqlite-wal-'));
@@ -182,28 +182,8 @@ interface WriterResult {
 }
 
 function startWriter(path: string, goFile: string, name: string, steps: number) {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(__dirname, 'workers', 'checkpoint-writer.ts'), path, goFile, name, String(steps)],
-    { cwd: join(__dirname, '..', '..', '..'), stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  let err = '';
-  let onReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (onReady = resolve));
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-    if (out.includes('ready\n')) onReady();
-  });
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const done = new Promise<WriterResult>((resolve, reject) => {
-    child.on('exit', (code) => {
-      const last = out.trim().split('\n').pop()!;
-      if (code !== 0 || !last.startsWith('{')) return reject(new Error(`writer ${name} exited ${code}: ${out} ${err}`));
-      resolve(JSON.parse(last) as WriterResult);
-    });
-  });
-  return { ready, done };
+  const script = join(__dirname, 'workers', 'checkpoint-writer.ts');
+  return startStoreChild<WriterResult>(script, [path, goFile, name, String(steps)], `writer ${name}`);
 }
 
 describe('SQLite store: two processes on one file, each with its checkpointer (M3)', () => {
