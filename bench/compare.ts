@@ -68,6 +68,7 @@ type Run = BenchResults & Record<string, unknown>;
 
 const describeRun = (run: Run) => ({
   startedAt: run.startedAt,
+  code: run.code ?? 'not recorded',
   durationSeconds: run.durationSeconds,
   mode: run.mode,
   phases: (run.load ?? []).map((l) => l.phase),
@@ -82,9 +83,13 @@ function main(): void {
   const [runA, runB] = (other.startedAt ?? '') <= (results.startedAt ?? '') ? [other, results] : [results, other];
   const figures = compareRuns(runA, runB);
   const ratios = figures.filter((f) => f.unit === 'ratio');
+  // Two runs agree only as a pair when they measured the same code: a commit each, neither with local changes.
+  const sameCode =
+    runA.code !== undefined && runA.code.commit === runB.code?.commit && !runA.code.changed && !runB.code.changed;
   results.repeatability = {
     runA: describeRun(runA),
     runB: describeRun(runB),
+    sameCode,
     ratiosWithin20Percent: ratios.every((f) => f.within20Percent),
     figures,
   };
@@ -92,7 +97,7 @@ function main(): void {
   const targetsA = new Map((runA.targets ?? []).map((t) => [keyOf(t.name), t]));
   const targetsB = new Map((runB.targets ?? []).map((t) => [keyOf(t.name), t]));
   const lines = [
-    `Run A ${runA.startedAt ?? '?'} (${runA.durationSeconds ?? '?'} s), run B ${runB.startedAt ?? '?'} (${runB.durationSeconds ?? '?'} s); every ratio within 20%: ${ratios.every((f) => f.within20Percent) ? 'yes' : 'no'}`,
+    `Run A ${runA.startedAt ?? '?'} (${runA.durationSeconds ?? '?'} s), run B ${runB.startedAt ?? '?'} (${runB.durationSeconds ?? '?'} s); every ratio within 20%: ${ratios.every((f) => f.within20Percent) ? 'yes' : 'no'}; same code: ${sameCode ? 'yes' : 'no (not a repeatability pair)'}`,
     '',
     '| figure | unit | run A | run B | B / A | within 20% |',
     '|---|---|---|---|---|---|',

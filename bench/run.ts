@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { codeVersion } from './lib/code-version';
 import { createContext, deploy, type BenchContext } from './lib/context';
 import { machineInfo, startPhaseLoad, type MachineInfo, type PhaseLoad } from './lib/machine';
 import { renderMarkdown } from './lib/report';
@@ -79,6 +80,7 @@ async function main(): Promise<number> {
   const results: Record<string, unknown> = {
     mode: quick ? 'quick' : 'full',
     startedAt: startedAt.toISOString(),
+    code: codeVersion(),
     machine,
     // How busy the machine was during each phase (bench/lib/machine.ts), with warnings.
     load: loads,

@@ -8,6 +8,7 @@ import type { SimulatorResult } from '../phases/simulator';
 import type { StoreEngineResult, StoreResult } from '../phases/store';
 import type { PerPollResult, ThroughputResult } from '../phases/throughput';
 import type { WaitingResult } from '../phases/waiting';
+import type { CodeVersion } from './code-version';
 import type { MachineInfo, PhaseLoad } from './machine';
 import { fleetLines, reactionLines, waitingLines } from './report-sections';
 import type { Target } from './targets';
@@ -16,6 +17,8 @@ import type { Target } from './targets';
 export interface BenchResults {
   mode?: string;
   startedAt?: string;
+  /** The commit measured (absent in results written before it was recorded). */
+  code?: CodeVersion;
   durationSeconds?: number;
   machine?: MachineInfo;
   temporal?: { serverVersion: string; server?: string; serverRssAtEndMiB?: number };
@@ -31,6 +34,10 @@ export interface BenchResults {
   store?: StoreResult;
   simulator?: SimulatorResult;
 }
+
+/** The measured commit as the report's heading names it. */
+const codeText = (code: CodeVersion | undefined): string =>
+  code === undefined ? 'not recorded' : `${code.commit.slice(0, 12)}${code.changed ? ' with local changes' : ''}`;
 
 type Row = [figure: string, value: string | number, unit: string, target?: string, met?: boolean];
 
@@ -176,7 +183,7 @@ export function renderMarkdown(input: Record<string, unknown>): string {
   }
   const targets = r.targets ?? [];
   const head = [
-    `## asyncjob benchmark (${r.mode ?? 'full'} run, ${r.startedAt ?? ''}, ${r.durationSeconds ?? '?'} s)`,
+    `## asyncjob benchmark (${r.mode ?? 'full'} run, ${r.startedAt ?? ''}, ${r.durationSeconds ?? '?'} s, code ${codeText(r.code)})`,
     '',
     r.machine
       ? `Machine: ${r.machine.cpus} x ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB, ${r.machine.platform}, Node.js ${r.machine.node}; ${r.temporal?.server ?? 'Temporal dev server'}, version ${r.temporal?.serverVersion ?? '?'}; load average ${r.machine.loadAverageAtStart} at start, ${r.machine.loadAverageAtEnd ?? '?'} at end.`

@@ -168,20 +168,18 @@ export class Filler {
     this.terminatedInWaitingRows += ids.filter((id) => WAITING.includes(stateOf.get(id) as string)).length;
   }
 
-  /** What the store journalled for an operation, one line per entry: why it did not reach the waiting state. */
+  /**
+   * What the store journalled for an operation, one line per entry with its body (the transition's reason, the
+   * observation's outcome; the store holds no secrets): why it did not reach the waiting state.
+   */
   private storyOf(operationId: string): string[] {
     const rows = this.db
-      .prepare(
-        `SELECT sequence, actor, kind, to_state, http_status, escalation_reason FROM journal
-         WHERE operation_id = ? ORDER BY sequence`,
-      )
-      .all(operationId) as Record<string, string | number | null>[];
-    return rows.map((row) =>
-      Object.entries(row)
-        .filter(([, value]) => value !== null)
-        .map(([key, value]) => `${key}=${value}`)
-        .join(' '),
-    );
+      .prepare('SELECT sequence, at, actor, kind, entry FROM journal WHERE operation_id = ? ORDER BY sequence')
+      .all(operationId) as { sequence: number; at: string; actor: string; kind: string; entry: string }[];
+    return rows.map((row) => {
+      const body = (JSON.parse(row.entry) as { body?: unknown }).body;
+      return `${row.sequence} ${row.at} ${row.actor} ${row.kind} ${JSON.stringify(body)}`.slice(0, 800);
+    });
   }
 
   private async stragglers(): Promise<Straggler[]> {

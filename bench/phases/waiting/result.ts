@@ -24,7 +24,7 @@ export interface Straggler {
   localState: string | null;
   /** Its workflow's status and history length, when described. */
   workflow?: string;
-  /** Its journal, one line per entry (sequence, actor, kind, state reached, HTTP status, escalation reason). */
+  /** Its journal, one line per entry: sequence, instant, actor, kind and the entry's body. */
   journal?: string[];
 }
 
