@@ -52,6 +52,20 @@ export class Chaos {
     await Promise.all(this.restarts);
   }
 
+  /**
+   * Whether epoch instant `atMs` fell while the Temporal server was down for its restart (or within `graceMs`
+   * after it answered again): a worker booting then cannot connect and exits 5, as every command does, and the
+   * fleet starts it again, as a supervisor would.
+   */
+  serverWasRestarting(atMs: number, graceMs = 5_000): boolean {
+    return this.events.some(
+      (e) =>
+        e.what === 'restart the Temporal server' &&
+        atMs >= this.began + e.atMs &&
+        atMs <= this.began + e.atMs + (e.tookMs ?? 0) + graceMs,
+    );
+  }
+
   /** What the run was meant to do and did not (the run ended before that point). */
   missed(): string[] {
     return [

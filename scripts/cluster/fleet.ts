@@ -30,6 +30,8 @@ export interface FleetStats {
   killed: number;
   /** Exits nobody asked for (a crash): each is restarted too, and named here with its log file. */
   unexpectedExits: string[];
+  /** Exits with code 5, "cannot reach Temporal": when (epoch ms) and the log file; restarted like the others. */
+  unreachableExits: { atMs: number; logFile: string }[];
   /** Time from spawn to the server seeing the worker poll every queue, ms, per start. */
   bootMs: number[];
 }
@@ -39,7 +41,13 @@ export class WorkerFleet {
   private readonly slots: (Incarnation | undefined)[];
   private stopping = false;
   private readinessTimer: NodeJS.Timeout | undefined;
-  readonly stats: FleetStats = { started: 0, killed: 0, unexpectedExits: [], bootMs: [] };
+  readonly stats: FleetStats = {
+    started: 0,
+    killed: 0,
+    unexpectedExits: [],
+    unreachableExits: [],
+    bootMs: [],
+  };
 
   constructor(
     readonly size: number,
@@ -122,7 +130,8 @@ export class WorkerFleet {
       log.end();
       incarnation.ready = false;
       if (this.stopping) return;
-      if (!incarnation.killed) this.stats.unexpectedExits.push(`${signal ?? `code ${code}`}: ${logFile}`);
+      if (!incarnation.killed && code === 5) this.stats.unreachableExits.push({ atMs: Date.now(), logFile });
+      else if (!incarnation.killed) this.stats.unexpectedExits.push(`${signal ?? `code ${code}`}: ${logFile}`);
       this.spawn(slot);
     });
     this.slots[slot] = incarnation;

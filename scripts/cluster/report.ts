@@ -40,6 +40,7 @@ export function formatClusterReport(report: ClusterReport): string {
     ['faults planned / applied', `${sum(report.faultsPlanned)} / ${sum(report.totals.faultsApplied)}`],
     ['max provider jobs per token', String(report.totals.maxJobsPerToken)],
     ['workers started / SIGKILLed', `${report.fleet.started} / ${report.fleet.killed}`],
+    ['workers that exited 5 (Temporal unreachable)', String(report.fleet.unreachableExits.length)],
     ['worker boot p50 / max', `${percentile(boot, 50)} / ${boot.at(-1) ?? 0} ms`],
     ['client calls retried', JSON.stringify(report.transientRetries)],
     ...report.chaos

@@ -233,6 +233,9 @@ async function main(): Promise<number> {
     });
     if (audit.exitCode !== 0) problems.push(`audit verify --with-temporal exited ${audit.exitCode}: ${audit.tail}`);
     for (const exit of fleet.stats.unexpectedExits) problems.push(`a worker exited unasked (${exit})`);
+    for (const exit of fleet.stats.unreachableExits)
+      if (!chaos.serverWasRestarting(exit.atMs))
+        problems.push(`a worker could not reach Temporal while the server was up (code 5: ${exit.logFile})`);
     problems.push(...chaos.missed());
 
     const report: ClusterReport = {
