@@ -7,6 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { round } from './lib/stats';
 import type { BenchResults } from './lib/report';
+import { sameMeasuredCode } from './lib/code-version';
 
 /** One figure in both runs. */
 interface Compared {
@@ -83,9 +84,8 @@ function main(): void {
   const [runA, runB] = (other.startedAt ?? '') <= (results.startedAt ?? '') ? [other, results] : [results, other];
   const figures = compareRuns(runA, runB);
   const ratios = figures.filter((f) => f.unit === 'ratio');
-  // Two runs agree only as a pair when they measured the same code: a commit each, neither with local changes.
-  const sameCode =
-    runA.code !== undefined && runA.code.commit === runB.code?.commit && !runA.code.changed && !runB.code.changed;
+  // Two runs agree only as a pair when they measured the same code, neither with local changes.
+  const sameCode = sameMeasuredCode(runA.code, runB.code);
   results.repeatability = {
     runA: describeRun(runA),
     runB: describeRun(runB),
