@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Two projects, both run by `npm test`: `unit` (pure code, adapters against loopback servers) and
- * `integration` (a real Temporal dev server started once for the run by the global setup).
+ * `integration` (a real Temporal dev server started once for the run by the global setup). Both make their
+ * temporary files in one directory per run, removed at its end (test/setup/temp-root.ts).
  */
 export default defineConfig({
   test: {
@@ -21,6 +22,7 @@ export default defineConfig({
             'test/mcp/integration/**',
             'node_modules/**',
           ],
+          globalSetup: ['test/setup/temp-root.ts'],
           testTimeout: 20_000,
         },
       },
@@ -36,7 +38,7 @@ export default defineConfig({
             'test/conformance/**/*.test.ts',
             'test/mcp/integration/**/*.test.ts',
           ],
-          globalSetup: ['test/setup/temporal-global-setup.ts'],
+          globalSetup: ['test/setup/temp-root.ts', 'test/setup/temporal-global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           // Each file starts its own worker; two cores run two files side by side at most.

@@ -151,9 +151,11 @@ async function main(): Promise<number> {
   );
   const temporalClient = new Client({ connection });
   const client = new AsyncJobClient({ client: temporalClient, taskQueue });
-  // Progress as the providers see it: each succeeded operation fetches its result once.
+  // Progress as the providers see it: the jobs whose result was fetched (a collect retried after a worker was
+  // killed fetches the same job's result again, so requests alone overcount).
   const progress = (): number =>
-    DIALECTS.reduce((n, d) => n + sims[d].requests({ action: 'result' }).length, 0) / options.count;
+    DIALECTS.reduce((n, d) => n + new Set(sims[d].requests({ action: 'result' }).map((r) => r.jobId)).size, 0) /
+    options.count;
   const chaos = new Chaos(fleet, progress, options.killEveryMs, {
     restartServer: () => clusterCommand('restart-server'),
     restartPostgres: () => clusterCommand('restart-postgres'),
