@@ -7,6 +7,9 @@ import { countAnswer } from './status-verdict';
 import { effectiveDeadlineMs, planWait } from './wait-planner';
 import { type StepContext, type StepResult, Builder, is2xx } from './step-draft';
 
+/** Below this much time before the create deadline, a create-phase retry is not brought forward into the window. */
+const MIN_CREATE_RETRY_WINDOW_MS = 1_000;
+
 /** Schedules the next attempt of a create-phase call (create or reconcile) with backoff and Retry-After (P2, P3, I3). */
 export function scheduleRetry(
   draft: Builder,
@@ -25,13 +28,23 @@ export function scheduleRetry(
     },
     ctx,
   );
-  if (plan.kind === 'deadline_wait') return 'past_create_deadline';
+  let { atMs, source } = plan;
+  if (plan.kind === 'deadline_wait') {
+    const windowMs = deadlines.createDeadlineMs - ctx.nowMs;
+    // I3: a poll policy sized for a long job (a base delay of hours) must not use up the create window. A retry
+    // our own backoff would plan past the create deadline is brought forward to the middle of what remains, so a
+    // create that never reached the provider is still sent again in time. The provider's Retry-After or hint
+    // stays a minimum (P3): past the deadline, the create phase stops.
+    if (plan.plannedBy !== 'local_backoff' || windowMs < MIN_CREATE_RETRY_WINDOW_MS) return 'past_create_deadline';
+    atMs = ctx.nowMs + Math.floor(windowMs / 2);
+    source = 'local_backoff';
+  }
   draft.record = {
     ...draft.record,
     used: { ...used, backoffAttempt: used.backoffAttempt + 1 },
     schedule: {
-      nextPollAtMs: plan.atMs,
-      delaySource: plan.source,
+      nextPollAtMs: atMs,
+      delaySource: source,
       ...(plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {}),
     },
   };

@@ -214,7 +214,15 @@ export interface WaitInput {
 /** The result of {@link planWait}; `rawMs` is the capped raw backoff before jitter. */
 export type WaitPlan =
   | { kind: 'poll'; atMs: number; source: DelaySource; hintRejected?: string; rawMs: number }
-  | { kind: 'deadline_wait'; atMs: number; source: 'deadline'; hintRejected?: string; rawMs: number };
+  | {
+      kind: 'deadline_wait';
+      atMs: number;
+      source: 'deadline';
+      /** What planned the call past the deadline: our own backoff, or the provider (Retry-After, a hint). */
+      plannedBy: DelaySource;
+      hintRejected?: string;
+      rawMs: number;
+    };
 
 /**
  * Computes the next call's time (P2, P3, H1): backoff with jitter, Retry-After as a minimum, a valid hint used,
@@ -262,7 +270,8 @@ export function planWait(input: WaitInput, ctx: Pick<PlannerContext, 'nowMs' | '
   }
   atMs = Math.max(atMs, answeredAtMs);
   const hint = rejected.length > 0 ? { hintRejected: rejected.join('; ').slice(0, 2000) } : {};
-  if (atMs >= deadlineMs) return { kind: 'deadline_wait', atMs: deadlineMs, source: 'deadline', rawMs, ...hint };
+  if (atMs >= deadlineMs)
+    return { kind: 'deadline_wait', atMs: deadlineMs, source: 'deadline', plannedBy: source, rawMs, ...hint };
   return { kind: 'poll', atMs, source, rawMs, ...hint };
 }
 

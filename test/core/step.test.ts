@@ -677,6 +677,42 @@ describe('reconciliation (U2, U4)', () => {
     expect(nextCommand(f, CREATE_DEADLINE + 2)).toEqual({ kind: 'finished' });
   });
 
+  it('I3, U2: a poll policy slower than the create window does not use it up: a lost create is looked up and sent again with the same token before the create deadline', () => {
+    for (const method of ['list_by_client_reference', 'same_token_resend'] as const) {
+      const hourly: PollPolicyInput = { ...FAST, baseDelayMs: 3_600_000, maxDelayMs: 3_600_000 };
+      const r0 = newRecord(hourly);
+      const lost = createObs(T0 + 100, { transport: 'ambiguous', httpStatus: undefined, remoteJobId: undefined });
+      const r = check(r0, afterCreate(r0, lost, ctx(T0 + 100, { reconciliation: method })));
+      expect(r.localState).toBe('reconciliation');
+      // The hourly backoff would land past the create deadline: the next call is brought into the window's middle.
+      const firstAt = r.schedule.nextPollAtMs!;
+      expect(firstAt).toBe(T0 + 100 + Math.floor((CREATE_DEADLINE - T0 - 100) / 2));
+      expect(r.schedule.delaySource).toBe('local_backoff');
+      expect(nextCommand(r, firstAt, method)).toEqual({
+        kind: 'reconcile',
+        reservesCreateAttempt: method === 'same_token_resend',
+      });
+      if (method === 'same_token_resend') continue;
+      // The lookup finds no job: the create is sent again, again inside the window, never after it.
+      const noJob = check(r, afterReconcile(r, reconcileObs(firstAt, { httpStatus: 404 }), ctx(firstAt, { reconciliation: method })));
+      expect(noJob.localState).toBe('reconciliation');
+      const resendAt = noJob.schedule.nextPollAtMs!;
+      expect(resendAt).toBeGreaterThan(firstAt);
+      expect(resendAt).toBeLessThan(CREATE_DEADLINE);
+      expect(nextCommand(noJob, resendAt, method)).toEqual({ kind: 'reconcile', reservesCreateAttempt: true });
+    }
+  });
+
+  it('I3, P3: a Retry-After reaching past the create deadline is never brought forward: a human decides (create_unknown)', () => {
+    const r = reconciling();
+    const retryAfter = String((CREATE_DEADLINE - T0) / 1000 + 60);
+    const step = afterReconcile(r, reconcileObs(T0 + 5_000, { httpStatus: 503, retryAfter }), ctx(T0 + 5_000));
+    const e = check(r, step);
+    expect(e.localState).toBe('escalated');
+    expect(e.escalation?.reason).toBe('create_unknown');
+    expect(nextCommand(e, T0 + 6_000).kind).toBe('await_decision');
+  });
+
   it('U2, H4: 401 on reconciliation escalates authorization_denied', () => {
     const r = reconciling();
     const e = check(r, afterReconcile(r, reconcileObs(T0 + 5_000, { httpStatus: 401 }), ctx(T0 + 5_000)));
