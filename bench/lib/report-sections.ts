@@ -12,7 +12,7 @@ export function waitingLines(w: WaitingResult): string[] {
   const lines = [
     `### 3. Scale of waiting (worker RSS, MiB; ${w.scale.wakers} operations wake every ${w.scale.wakerDelayMs / 2_000}-${w.scale.wakerDelayMs / 1_000} s, the rest wait ${w.sleeperDelayMs / 7_200_000}-${w.sleeperDelayMs / 3_600_000} h; workflow cache ${w.maxCachedWorkflows})`,
     '',
-    "Each level is held with no starts for its window; RSS sampled every 2 s: highest sample, settled (median of the second half), lowest. Heaps after a forced GC at the window's end.",
+    "Each level is held with no starts for its window; RSS sampled every 2 s: highest sample, settled (median of the window's last three quarters), lowest. Heaps after a forced GC at the window's end.",
     '',
     '| operations waiting | window (s) | wakes (per minute) | worker RSS peak / settled / min | worker CPU (cores; ms per wake) | workflow heap after GC (MiB) | cached workflows | dev server RSS | rows by local state |',
     '|---|---|---|---|---|---|---|---|---|',

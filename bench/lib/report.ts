@@ -75,7 +75,7 @@ export function renderMarkdown(input: Record<string, unknown>): string {
         const a = x.asyncjob;
         const b = x.bare;
         lines.push(
-          `| ${x.concurrency} | ${x.operationsPerRound} | ${x.order} | ${mmm(a.opsPerSecond)} | ${mmm(b.opsPerSecond)} | ${x.naive.opsPerSecond.median} | **${x.asyncjobOverBare.ofMedians}** (${x.asyncjobOverBare.pairMin}-${x.asyncjobOverBare.pairMax}) | ${x.asyncjobOverNaive} | ${a.timersPerOperation ?? '?'} / ${b.timersPerOperation ?? '?'} | ${a.historyEventsPerOperation ?? '?'} / ${b.historyEventsPerOperation ?? '?'} | ${a.latencyP50Ms} / ${a.latencyP99Ms} | ${a.workerCpuMsPerOperation} / ${b.workerCpuMsPerOperation} | ${a.serverCpuMsPerOperation} / ${b.serverCpuMsPerOperation} |`,
+          `| ${x.concurrency} | ${x.operationsPerRound}${x.naiveOperationsPerRound !== x.operationsPerRound ? ` (naive ${x.naiveOperationsPerRound})` : ''} | ${x.order} | ${mmm(a.opsPerSecond)} | ${mmm(b.opsPerSecond)} | ${x.naive.opsPerSecond.median} | **${x.asyncjobOverBare.ofMedians}** (${x.asyncjobOverBare.pairMin}-${x.asyncjobOverBare.pairMax}) | ${x.asyncjobOverNaive} | ${a.timersPerOperation ?? '?'} / ${b.timersPerOperation ?? '?'} | ${a.historyEventsPerOperation ?? '?'} / ${b.historyEventsPerOperation ?? '?'} | ${a.latencyP50Ms} / ${a.latencyP99Ms} | ${a.workerCpuMsPerOperation} / ${b.workerCpuMsPerOperation} | ${a.serverCpuMsPerOperation} / ${b.serverCpuMsPerOperation} |`,
         );
       }
       lines.push('');

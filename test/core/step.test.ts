@@ -694,7 +694,10 @@ describe('reconciliation (U2, U4)', () => {
       });
       if (method === 'same_token_resend') continue;
       // The lookup finds no job: the create is sent again, again inside the window, never after it.
-      const noJob = check(r, afterReconcile(r, reconcileObs(firstAt, { httpStatus: 404 }), ctx(firstAt, { reconciliation: method })));
+      const noJob = check(
+        r,
+        afterReconcile(r, reconcileObs(firstAt, { httpStatus: 404 }), ctx(firstAt, { reconciliation: method })),
+      );
       expect(noJob.localState).toBe('reconciliation');
       const resendAt = noJob.schedule.nextPollAtMs!;
       expect(resendAt).toBeGreaterThan(firstAt);

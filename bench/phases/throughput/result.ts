@@ -31,7 +31,8 @@ export interface PairedRatio {
 export interface ThroughputPoint {
   concurrency: number;
   operationsPerRound: number;
-  /** Rounds in the order they ran: A = asyncjob, B = bare (the naive loop's rounds after them). */
+  naiveOperationsPerRound: number;
+  /** Rounds in the order they ran: A = asyncjob, B = bare, N = the naive loop (its rounds run `naiveOperationsPerRound`). */
   order: string;
   asyncjob: SystemRounds;
   bare: SystemRounds;

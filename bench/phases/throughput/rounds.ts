@@ -33,10 +33,14 @@ export function plan(policy: PolicyName, quick: boolean): Step[] {
     return [s(10, 10, 2)];
   }
   // At 100 in flight a round of 100 is one wave, timed by its slowest operation (pairs spread 0.39-0.69 at 5 s in
-  // one run); 200 keep the pool full for half the round, so a round measures throughput rather than one tail.
-  if (policy === 'short') return [s(1, 3, 3), s(10, 10, 3), s(100, 200, 3)];
-  if (policy === '1s') return [s(1, 2, 3), s(10, 10, 3), s(100, 200, 3), s(1_000, 1_000, 1)];
-  return [s(1, 1, 3), s(10, 10, 3), s(100, 200, 3)];
+  // one run); 200 keep the pool full for half the round, so a round measures throughput rather than one tail. Five
+  // pairs there: with three, one slow round (half the others' rate, seen first in a point) moved a median by 26%
+  // between two runs of one code. At the short policy a round of 3 or 10 operations lasted 1-3 s, too short to
+  // outlast a blip of the shared machine; 20 and 60 last 5-20 s. A 1 s round of 2 operations drew its ratio from
+  // two jitter draws; 4 halve that.
+  if (policy === 'short') return [s(1, 20, 3), s(10, 60, 3), s(100, 200, 5)];
+  if (policy === '1s') return [s(1, 4, 3), s(10, 10, 3), s(100, 200, 5), s(1_000, 1_000, 1)];
+  return [s(1, 1, 3), s(10, 10, 3), s(100, 200, 5)];
 }
 
 /** What one round measured. */
@@ -99,10 +103,19 @@ function summarise(rounds: Round[], operationsPerRound: number): SystemRounds {
 const opsMedian = (rounds: readonly Round[]): number => midMedian(rounds.map((r) => r.opsPerSecond));
 
 /**
- * The naive loop's rounds at a point: it needs no server, so three are cheap even where the pairs are one, and a
- * ceiling taken from one short round (3 s at 1,000 in flight) moved 30% between two runs.
+ * The naive loop's rounds at a point: one after each pair, so the ceiling is measured beside the rounds it is
+ * compared with (run after all the pairs, its first round ran at two thirds of the others' rate and the ratio to it
+ * moved 40% between two runs of one code), and at least three: it needs no server, so they are cheap even where the
+ * pairs are one, and a ceiling taken from one short round (3 s at 1,000 in flight) moved 30% between two runs.
  */
-const NAIVE_ROUNDS = 3;
+const MIN_NAIVE_ROUNDS = 3;
+
+/**
+ * The naive loop's operations per round: at the short policy it finishes hundreds a second, so a round of the
+ * pairs' size lasts a fraction of a second; ten times as many make it last seconds, at the same concurrency.
+ */
+const naiveOperations = (policy: BenchPolicy, step: Step): number =>
+  policy.name === 'short' ? step.operations * 10 : step.operations;
 
 /** One concurrency at one policy: the alternated pairs, then the naive loop's rounds. */
 export async function measurePoint(
@@ -118,6 +131,11 @@ export async function measurePoint(
   const rounds: Record<SystemName, Round[]> = { asyncjob: [], bare: [], naive: [] };
   const order: string[] = [];
   const pairRatios: number[] = [];
+  const naiveStep = { ...step, operations: naiveOperations(policy, step) };
+  const runNaive = async () => rounds.naive.push(await runRound(ctx, dep, run.naive, 'naive', job, naiveStep));
+  // One wave first, not recorded: the naive loop's first round at a concurrency opened its connections and ran
+  // at half the rate of the next (509, 826, 1,030 ops/s at the short policy, 100 in flight).
+  await runRound(ctx, dep, run.naive, 'naive', job, { ...step, operations: step.concurrency });
   for (let p = 0; p < step.pairs; p++) {
     // A B, then B A: each system runs first as often as second, so a trend in the machine's load cancels out.
     const pair: SystemName[] = p % 2 === 0 ? ['asyncjob', 'bare'] : ['bare', 'asyncjob'];
@@ -130,16 +148,22 @@ export async function measurePoint(
       );
     }
     pairRatios.push(rounds.asyncjob[p]!.opsPerSecond / rounds.bare[p]!.opsPerSecond);
+    await runNaive();
+    order.push('N');
   }
-  for (let r = 0; r < NAIVE_ROUNDS; r++) rounds.naive.push(await runRound(ctx, dep, run.naive, 'naive', job, step));
+  while (rounds.naive.length < MIN_NAIVE_ROUNDS) {
+    await runNaive();
+    order.push('N');
+  }
   const naiveRates = rounds.naive.map((r) => round(r.opsPerSecond, 2)).join(', ');
   log(`  ${policy.name} c=${step.concurrency} naive: ${naiveRates} ops/s`);
   const asyncjob = summarise(rounds.asyncjob, step.operations);
   const bare = summarise(rounds.bare, step.operations);
-  const naive = summarise(rounds.naive, step.operations);
+  const naive = summarise(rounds.naive, naiveStep.operations);
   return {
     concurrency: step.concurrency,
     operationsPerRound: step.operations,
+    naiveOperationsPerRound: naiveStep.operations,
     order: order.join(' '),
     asyncjob,
     bare,

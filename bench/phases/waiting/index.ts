@@ -4,7 +4,7 @@
  * and at each level the same number of wakers (more than the worker's workflow cache holds) every 45-90 s,
  * started once the level's sleepers wait and terminated after its window. Each level is held with no starts
  * while the wakers wake (replay churn through a bounded cache) and the worker's RSS is sampled over the window:
- * its peak and its settled value (the median of the second half). Beside them, the baseline: the same worker
+ * its peak and its settled value (the median of its last three quarters, SETTLED_FROM). Beside them, the baseline: the same worker
  * process with nothing started. Measured, not extrapolated.
  */
 import path from 'node:path';

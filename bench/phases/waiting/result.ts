@@ -40,7 +40,7 @@ export interface WaitingLevel {
   /** Status reads the simulator received in the window: the wakes. */
   wakes: number;
   wakesPerMinute: number;
-  /** Worker RSS over the window: highest sample, and settled (the median of the window's second half), MiB. */
+  /** Worker RSS over the window: highest sample, and settled (the median from the window's first quarter on, SETTLED_FROM), MiB. */
   workerRssPeakMiB: number;
   workerRssSettledMiB: number;
   workerRssMinMiB: number;

@@ -19,7 +19,7 @@ export interface WaitingScale {
 }
 
 export const WAITING_SCALES: Record<'full' | 'quick', WaitingScale> = {
-  full: { levels: [2_000, 20_000], wakers: 300, wakerDelayMs: 90_000, windowSeconds: 120, fillBudgetSeconds: 5_400 },
+  full: { levels: [2_000, 20_000], wakers: 300, wakerDelayMs: 90_000, windowSeconds: 240, fillBudgetSeconds: 5_400 },
   quick: { levels: [400, 1_600], wakers: 160, wakerDelayMs: 60_000, windowSeconds: 30, fillBudgetSeconds: 600 },
 };
 
@@ -28,6 +28,14 @@ export const SLEEPER_DELAY_MS = 6 * 3_600_000;
 
 /** Starts are paced so at most this many are ahead of those already waiting. */
 export const START_WINDOW = 500;
+
+/**
+ * A level's settled RSS is the median of the samples from this fraction of its window on. The worker's RSS is a
+ * sawtooth while wakers replay (it climbs 150-300 MiB, then a full collection drops it, every 60-80 s): the median
+ * of a 60 s half-window fell wherever that half met the sawtooth (725 and 872 MiB at one level in two runs of one
+ * product code); three quarters of a 240 s window span two cycles or more.
+ */
+export const SETTLED_FROM = 0.25;
 
 /** Worker RSS is sampled this often while a level is held, ms. */
 export const SAMPLE_EVERY_MS = 2_000;

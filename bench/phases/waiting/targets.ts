@@ -22,7 +22,7 @@ export function waitingTargets(w: WaitingResult | undefined): BenchTarget[] {
   return [
     peak,
     {
-      name: `worker RSS growth from ${counted(first.waiting)} to ${counted(last.waiting)} operations waiting, settled (median of each window's second half)`,
+      name: `worker RSS growth from ${counted(first.waiting)} to ${counted(last.waiting)} operations waiting, settled (median of each window's last three quarters)`,
       target: `<= ${TARGET_GROWTH_RATIO}`,
       measured: w.settledGrowthRatio,
       unit: 'ratio',

@@ -7,7 +7,7 @@ import type { BenchContext, Deployment } from '../../lib/context';
 import { cpuMs, median, nowMs, round, rssMiB, sleepMs } from '../../lib/stats';
 import { describeMemory, memoryPair } from './memory';
 import type { Straggler, WaitingLevel } from './result';
-import { SAMPLE_EVERY_MS } from './scale';
+import { SAMPLE_EVERY_MS, SETTLED_FROM } from './scale';
 
 /** Holds the current level for `windowSeconds` and measures it. */
 export async function holdLevel(
@@ -37,7 +37,7 @@ export async function holdLevel(
   log(describeMemory(`${level.waiting} waiting, end of window`, memory.asIs));
   log(describeMemory(`${level.waiting} waiting, after GC`, memory.afterGc));
   const rss = samples.map((s) => s.workerRssMiB);
-  const settled = samples.filter((s) => s.seconds >= seconds / 2);
+  const settled = samples.filter((s) => s.seconds >= seconds * SETTLED_FROM);
   return {
     waiting: level.waiting,
     started: level.started,
