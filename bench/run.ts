@@ -17,7 +17,7 @@ import type { Target } from './lib/targets';
 import { fleetTargets, measureFleet, type FleetResult } from './phases/fleet';
 import { measureReaction, reactionTargets, type ReactionResult } from './phases/reaction';
 import { measureSimulator } from './phases/simulator';
-import { measureStore } from './phases/store';
+import { measureStore, type StoreResult } from './phases/store';
 import { measurePerPoll, measureThroughput, throughputTargets } from './phases/throughput';
 import { measureWaiting, waitingTargets, type WaitingResult } from './phases/waiting';
 
@@ -51,6 +51,13 @@ function benchTargets(results: Record<string, unknown>): Target[] {
     ...reactionTargets(results.reaction as ReactionResult | undefined),
   );
   return targets;
+}
+
+/** Figures a run measured only in part, which a run meant to be full must not hide (run C skipped PostgreSQL). */
+function skippedFigures(measured: Record<string, unknown>): string[] {
+  const store = measured.store as StoreResult | undefined;
+  if (store === undefined || !('skipped' in store.postgresql)) return [];
+  return [`store: PostgreSQL was not measured (${store.postgresql.skipped}): figure 6 has SQLite only`];
 }
 
 async function main(): Promise<number> {
@@ -156,7 +163,7 @@ async function main(): Promise<number> {
     Object.entries(results).filter(([, v]) => !(typeof v === 'object' && v !== null && 'failed' in v)),
   );
   results.targets = benchTargets(measured);
-  results.warnings = loads.flatMap((l) => l.warnings.map((w) => `${l.phase}: ${w}`));
+  results.warnings = [...loads.flatMap((l) => l.warnings.map((w) => `${l.phase}: ${w}`)), ...skippedFigures(measured)];
   results.durationSeconds = Math.round((performance.now() - t0) / 1000);
   machine.loadAverageAtEnd = round(os.loadavg()[0]!, 2);
   const markdown = renderMarkdown({
