@@ -307,6 +307,32 @@ describe('hostile providers against a worker process', () => {
     },
   );
 
+  // Found by the bench: a poll policy slower than the create window (here a minute, against a 4 s window) planned
+  // the next create-phase call past the create deadline, so a create that never made a job was never sent again.
+  it('I3, U2: a lost create under a poll policy slower than the create window is sent again inside the window, with the same token', async () => {
+    const request = world.request('rest', {
+      script: 'create_503',
+      createDeadline: { afterMs: 4_000 },
+      policy: { baseDelayMs: 60_000, maxDelayMs: 60_000, notFoundWindowMs: 2_000, cancelDeadlineMs: 10_000 },
+    });
+    const startedAtMs = Date.now();
+    await world.client.start(request);
+    try {
+      expect(await world.waitForState(request.operationId, ['accepted', 'observing', 'failed', 'escalated'])).toBe(
+        'accepted',
+      );
+      const record = (await world.store.getOperation(request.operationId))!.record as unknown as OperationRecord;
+      const creates = world.sims.rest
+        .requests({ action: 'create' })
+        .filter((r) => r.idempotencyKey === record.idempotencyToken);
+      expect(creates.map((r) => r.status)).toEqual([503, expect.any(Number)]);
+      expect(creates[1]!.atMs).toBeLessThan(startedAtMs + 4_000);
+      expect(world.sims.rest.jobsByToken(record.idempotencyToken)).toHaveLength(1);
+    } finally {
+      await world.temporal.workflow.getHandle(request.operationId).terminate('test cleanup');
+    }
+  });
+
   // Found by the soak: a 429 with Retry-After on result collection is a wait (H1), then the collect is repeated.
   it('H1, R5: a 429 with Retry-After on result collection waits and collects again', async () => {
     const { summary, record } = await run('operation-location', 'result_429');
