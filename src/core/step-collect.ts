@@ -5,7 +5,8 @@ import { type JournalEntryBody } from './journal';
 import { type Observation } from './observation';
 import { type OperationRecord, type ResultSummary } from './operation';
 import { isTransportFailure } from './status-verdict';
-import { effectiveDeadlineMs, planWait } from './wait-planner';
+import { effectiveDeadlineMs } from './wait-planner';
+import { planWait } from './wait-time';
 import { type StepContext, type StepResult, Builder, is2xx } from './step-draft';
 
 /** What a collect activity found, beside its observation (R1-R4). */

@@ -4,7 +4,8 @@
 import { locatesResult, namesJob, type Observation } from './observation';
 import { type OperationRecord } from './operation';
 import { countAnswer } from './status-verdict';
-import { effectiveDeadlineMs, planWait } from './wait-planner';
+import { effectiveDeadlineMs } from './wait-planner';
+import { planWait } from './wait-time';
 import { type StepContext, type StepResult, Builder, is2xx } from './step-draft';
 
 /** Below this much time before the create deadline, a create-phase retry is not brought forward into the window. */

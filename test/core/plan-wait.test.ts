@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { pollPolicySchema } from '../../src/core/policy';
-import { planWait, rawBackoffMs } from '../../src/core/wait-planner';
+import { planWait, rawBackoffMs } from '../../src/core/wait-time';
 import { T0, obs } from './helpers';
 
 const POLICY = pollPolicySchema.parse({});

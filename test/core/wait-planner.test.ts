@@ -6,13 +6,8 @@ import { NO_CAPABILITIES, openEscalationSchema } from '../../src/core/escalation
 import { pollPolicySchema } from '../../src/core/policy';
 import { parseRetryAfter } from '../../src/core/retry-after';
 import { transition } from '../../src/core/transitions';
-import {
-  jitterMs,
-  planAfterObservation,
-  rawBackoffMs,
-  reserveStatusRequest,
-  type PlanResult,
-} from '../../src/core/wait-planner';
+import { planAfterObservation, reserveStatusRequest, type PlanResult } from '../../src/core/wait-planner';
+import { jitterMs, rawBackoffMs } from '../../src/core/wait-time';
 import { T0, obs, observingRecord } from './helpers';
 
 const NOW = T0 + 1000;

@@ -3,7 +3,7 @@
  * asyncjob's delay rule (bench/bare/poll-plan.ts) still agrees with the product's planner.
  */
 import { pollPolicySchema } from '../../../src/core/policy';
-import { jitterMs, rawBackoffMs } from '../../../src/core/wait-planner';
+import { jitterMs, rawBackoffMs } from '../../../src/core/wait-time';
 import { jitteredMs, rawDelayMs, type PollDelays } from '../../bare/poll-plan';
 
 /** The policies compared. */
