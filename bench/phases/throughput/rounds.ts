@@ -1,6 +1,7 @@
 /**
  * Figure 1 at one concurrency and policy: asyncjob (A) and bare (B) in alternated pairs, A B B A A B, so a drift
- * in the machine's load hits both alike; then the naive loop's rounds (a ceiling, not a comparison).
+ * in the machine's load hits both alike, each pair followed by a round of the naive loop (a ceiling, not a
+ * comparison).
  */
 import type { BenchContext, Deployment } from '../../lib/context';
 import { cpuMs, median, midMedian, nowMs, percentile, round, runPool, spread } from '../../lib/stats';
@@ -117,7 +118,7 @@ const MIN_NAIVE_ROUNDS = 3;
 const naiveOperations = (policy: BenchPolicy, step: Step): number =>
   policy.name === 'short' ? step.operations * 10 : step.operations;
 
-/** One concurrency at one policy: the alternated pairs, then the naive loop's rounds. */
+/** One concurrency at one policy: the alternated pairs, a naive round after each, at least three naive rounds. */
 export async function measurePoint(
   ctx: BenchContext,
   dep: Deployment,
