@@ -11,6 +11,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { codeVersion } from './lib/code-version';
 import { createContext, deploy, type BenchContext } from './lib/context';
 import { machineInfo, startPhaseLoad, type MachineInfo, type PhaseLoad } from './lib/machine';
+import { localPostgresqlPid } from './lib/postgres-server';
 import { renderMarkdown } from './lib/report';
 import { round, rssMiB } from './lib/stats';
 import type { Target } from './lib/targets';
@@ -97,9 +98,14 @@ async function main(): Promise<number> {
    * Runs one phase with its load measured and its duration logged. A phase that fails is recorded (`failures`,
    * and the phase's result says why) and the others still run and are written: a long run keeps what it measured.
    */
-  const phase = async <T>(name: string, what: string, run: () => Promise<T>): Promise<T | { failed: string }> => {
+  const phase = async <T>(
+    name: string,
+    what: string,
+    run: () => Promise<T>,
+    postgresqlPid?: number,
+  ): Promise<T | { failed: string }> => {
     log(what);
-    const load = startPhaseLoad(name, ctx?.server.pid);
+    const load = startPhaseLoad(name, { serverPid: ctx?.server.pid, postgresqlPid });
     try {
       return await run();
     } catch (err) {
@@ -110,7 +116,7 @@ async function main(): Promise<number> {
       const measured = load.stop();
       loads.push(measured);
       log(
-        `  ${name}: ${measured.seconds} s; load ${measured.loadPerCore.mean} per core, machine ${Math.round(measured.machineBusyShare * 100)}% busy (bench ${Math.round(measured.benchShare * 100)}%${measured.serverCores !== undefined ? `, the dev server ${measured.serverCores} cores` : ''}; other work ${Math.round(measured.otherWorkShare * 100)}%)`,
+        `  ${name}: ${measured.seconds} s; load ${measured.loadPerCore.mean} per core, machine ${Math.round(measured.machineBusyShare * 100)}% busy (bench ${Math.round(measured.benchShare * 100)}%${measured.serverCores !== undefined ? `, the dev server ${measured.serverCores} cores` : ''}${measured.postgresqlCores !== undefined ? `, PostgreSQL ${measured.postgresqlCores} cores` : ''}; other work ${Math.round(measured.otherWorkShare * 100)}%)`,
       );
       for (const warning of measured.warnings) log(`  WARNING (${name}): ${warning}`);
     }
@@ -120,8 +126,17 @@ async function main(): Promise<number> {
     // Phases that need no Temporal first.
     if (wanted('simulator'))
       results.simulator = await phase('simulator', 'simulator capacity', () => measureSimulator(quick, log));
-    if (wanted('store'))
-      results.store = await phase('store', "store: one provider step's writes", () => measureStore(root, quick, log));
+    if (wanted('store')) {
+      // PostgreSQL's CPU is the measured system's here, not other work (bench/lib/postgres-server.ts).
+      const pgUrl = process.env.ASYNCJOB_TEST_PG_URL;
+      const postgresqlPid = pgUrl === undefined ? undefined : await localPostgresqlPid(pgUrl);
+      results.store = await phase(
+        'store',
+        "store: one provider step's writes",
+        () => measureStore(root, quick, log),
+        postgresqlPid,
+      );
+    }
     if (PHASES.some((p) => p !== 'simulator' && p !== 'store' && wanted(p))) {
       log('starting the dev server and bundling workflows');
       ctx = await createContext(root, quick);

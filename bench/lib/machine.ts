@@ -1,8 +1,8 @@
 /**
  * The machine the bench runs on and how busy it was. Per phase: the 1-minute load average over the cores
  * (sampled every 2 s), the share of the machine's CPU spent (`/proc/stat`), the share the bench's own processes
- * spent (this process, the dev server, the worker and simulator processes: its process tree, `/proc/<pid>/stat`),
- * the rest (other work on the machine) and the CPU the hypervisor stole; and a warning when the phase's figures
+ * spent (this process, the dev server, the worker and simulator processes: its process tree, `/proc/<pid>/stat`;
+ * and the local PostgreSQL server's tree while it is measured), the rest (other work on the machine) and the CPU the hypervisor stole; and a warning when the phase's figures
  * should not be trusted as those of a quiet machine.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -40,7 +40,7 @@ export interface PhaseLoad {
   loadPerCore: { atStart: number; mean: number; max: number };
   /** Share of all cores busy (user, nice, system, irq, softirq; not idle, iowait or steal), 0..1. */
   machineBusyShare: number;
-  /** Share of all cores the bench's process tree used. */
+  /** Share of all cores the bench's process tree used (and the PostgreSQL server's, when it was measured). */
   benchShare: number;
   /** `machineBusyShare - benchShare`: other work on the machine (never below 0). */
   otherWorkShare: number;
@@ -48,6 +48,8 @@ export interface PhaseLoad {
   stealShare: number;
   /** The dev server's CPU over the phase, in cores (1 = one core busy all the time), when it ran. */
   serverCores?: number;
+  /** The local PostgreSQL server's CPU over the phase, in cores, when the phase measured it. */
+  postgresqlCores?: number;
   /** Why this phase's figures may not be those of a quiet machine; empty when none. */
   warnings: string[];
 }
@@ -116,11 +118,22 @@ function treeTicks(rootPid: number): number {
   return sum;
 }
 
-/** Measures one phase's load until `stop()`; the dev server's CPU too when `serverPid` names it. */
-export function startPhaseLoad(phase: string, serverPid?: number): { stop(): PhaseLoad } {
+/** The processes a phase measures besides its own tree: the dev server (a child) and a local PostgreSQL server. */
+export interface MeasuredServers {
+  serverPid?: number;
+  postgresqlPid?: number;
+}
+
+/** Measures one phase's load until `stop()`; the dev server's and PostgreSQL's CPU too when their PIDs are given. */
+export function startPhaseLoad(
+  phase: string,
+  { serverPid, postgresqlPid }: MeasuredServers = {},
+): { stop(): PhaseLoad } {
   const cores = os.cpus().length;
   const t0 = performance.now();
   const server0 = serverPid === undefined ? Number.NaN : cpuMs(serverPid);
+  const postgresqlTicks = (): number => (postgresqlPid === undefined ? 0 : treeTicks(postgresqlPid));
+  const postgresql0 = postgresqlTicks();
   const machine0 = machineTicks();
   const tree0 = treeTicks(process.pid);
   const loads: number[] = [os.loadavg()[0]! / cores];
@@ -135,7 +148,8 @@ export function startPhaseLoad(phase: string, serverPid?: number): { stop(): Pha
       const totalTicks = machine1.total - machine0.total;
       const machineBusyShare = (machine1.busy - machine0.busy) / totalTicks;
       // The tree's ticks are per process (all its threads), so over all cores: divide by wall time x cores.
-      const benchShare = (treeTicks(process.pid) - tree0) / (seconds * TICKS_PER_SECOND * cores);
+      const postgresqlTicksUsed = postgresqlTicks() - postgresql0;
+      const benchShare = (treeTicks(process.pid) - tree0 + postgresqlTicksUsed) / (seconds * TICKS_PER_SECOND * cores);
       const stealShare = (machine1.steal - machine0.steal) / totalTicks;
       const otherWorkShare = Math.max(0, machineBusyShare - benchShare);
       const loadPerCore = {
@@ -163,6 +177,9 @@ export function startPhaseLoad(phase: string, serverPid?: number): { stop(): Pha
         otherWorkShare: round(otherWorkShare, 3),
         stealShare: round(stealShare, 3),
         ...(serverPid !== undefined ? { serverCores: round((cpuMs(serverPid) - server0) / 1000 / seconds, 2) } : {}),
+        ...(postgresqlPid !== undefined
+          ? { postgresqlCores: round(postgresqlTicksUsed / TICKS_PER_SECOND / seconds, 2) }
+          : {}),
         warnings,
       };
     },

@@ -226,11 +226,11 @@ export function renderMarkdown(input: Record<string, unknown>): string {
     lines.push(
       '### The machine during each phase',
       '',
-      '| phase | s | load / core at start, mean, max | machine CPU busy | bench | dev server (cores) | other work | stolen | warnings |',
+      '| phase | s | load / core at start, mean, max | machine CPU busy | bench | dev server / PostgreSQL (cores) | other work | stolen | warnings |',
       '|---|---|---|---|---|---|---|---|---|',
       ...r.load.map(
         (l) =>
-          `| ${l.phase} | ${l.seconds} | ${l.loadPerCore.atStart}, ${l.loadPerCore.mean}, ${l.loadPerCore.max} | ${pct(l.machineBusyShare)} | ${pct(l.benchShare)} | ${l.serverCores ?? ''} | ${pct(l.otherWorkShare)} | ${pct(l.stealShare)} | ${l.warnings.join('; ')} |`,
+          `| ${l.phase} | ${l.seconds} | ${l.loadPerCore.atStart}, ${l.loadPerCore.mean}, ${l.loadPerCore.max} | ${pct(l.machineBusyShare)} | ${pct(l.benchShare)} | ${l.serverCores ?? ''}${l.postgresqlCores !== undefined ? `PostgreSQL ${l.postgresqlCores}` : ''} | ${pct(l.otherWorkShare)} | ${pct(l.stealShare)} | ${l.warnings.join('; ')} |`,
       ),
       '',
     );
