@@ -40,7 +40,7 @@ function notesOf(quick: boolean): string[] {
   return quick
     ? ['quick run: concurrency up to 100 at the short policy, 10 at 1 s and 5 s; two pairs (A B B A) per point']
     : [
-        'concurrency 1,000 runs one pair (A B), at 1 s only: a round there takes ~1,000 / (server ops/s) ≈ 3 minutes per system on 2 cores; see timersPerOperation for why the short policy would measure the same',
+        'concurrency 1,000 runs at 1 s only (three pairs, A B B A A B): a round there takes ~1,000 / (server ops/s) ≈ 3 minutes per system on 2 cores; see timersPerOperation for why the short policy would measure the same',
       ];
 }
 
