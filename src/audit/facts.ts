@@ -5,7 +5,8 @@
  *   copies derived from the hashed entry: recomputed and compared;
  * - the operations row: its columns against its snapshot, the snapshot against its hash (migration 3), and the
  *   snapshot's facts recomputed from the journal entries it accounts for (`version`): state, provider, job,
- *   escalation, result, the intent's fingerprint, trace, people and create deadline;
+ *   escalation, result, the intent's fingerprint, trace and people, and the deadlines and budgets as the intent set
+ *   them and each decision's entry moved them (`bound-facts.ts`);
  * - the artifacts table against the artifact entries it copies; the webhook job links against the job IDs the
  *   operation named.
  */
@@ -18,6 +19,7 @@ import {
   type StoredArtifact,
 } from '../adapters/store/operation-store';
 import { type JournalEntry } from '../core/journal';
+import { boundFacts } from './bound-facts';
 import { operationRecordSchema } from '../core/operation';
 import { opFinding, type AuditFinding } from './findings';
 
@@ -196,8 +198,8 @@ function recomputed(s: OperationSnapshot, entries: readonly JournalEntry[]): Arr
       ['record.authorisation.startedBy', i.startedBy, r.authorisation.startedBy, 1],
       ['record.authorisation.authorisedBy', i.authorisedBy, r.authorisation.authorisedBy, 1],
     );
-    out.push(['record.deadlines.createDeadlineMs', Date.parse(i.createDeadlineAt), r.deadlines.createDeadlineMs, 1]);
   }
+  out.push(...boundFacts(entries, r, s.resultDeadlineAt));
   if (r.result?.sha256 !== undefined && r.result.artifactLocation !== undefined) {
     const res = r.result;
     const artifact = entries.find(

@@ -4,7 +4,7 @@
  * `transition` once the decision has passed its evidence check (`validateDecision`). Pure.
  */
 import { type Decision } from './escalation';
-import { type LocalState } from './journal';
+import { type DecisionEffects, type LocalState } from './journal';
 import { type Approval, type OperationRecord, APPROVAL_TAIL, appendBounded } from './operation';
 
 /** The record's approvals with one more at the end (bounded tail). */
@@ -89,4 +89,24 @@ export function decisionEffects(
     ...(Object.keys(bounds).length > 0 ? { bounds } : {}),
   };
   return { ...decided, authorisation: withApproval(record, approval) };
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * The bounds a decision changed between `before` and `after` (A2, T5), each at its new value: deadlines as
+ * instants, budgets as counts; `{}` when it changed none. Journalled in the decision entry, so the audit replays
+ * the record's deadlines and budgets from the journal alone. Pure.
+ */
+export function changedBounds(before: OperationRecord, after: OperationRecord): DecisionEffects {
+  const effects: DecisionEffects = {};
+  const was = before.deadlines;
+  const now = after.deadlines;
+  if (now.createDeadlineMs !== was.createDeadlineMs) effects.createDeadlineAt = iso(now.createDeadlineMs);
+  if (now.resultDeadlineMs !== was.resultDeadlineMs) effects.resultDeadlineAt = iso(now.resultDeadlineMs);
+  if (now.cancelDeadlineMs !== undefined && now.cancelDeadlineMs !== was.cancelDeadlineMs)
+    effects.cancelDeadlineAt = iso(now.cancelDeadlineMs);
+  for (const budget of ['maxStatusRequests', 'maxTransportFailures', 'maxRateLimited'] as const)
+    if (after.budgets[budget] !== before.budgets[budget]) effects[budget] = after.budgets[budget];
+  return effects;
 }

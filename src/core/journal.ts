@@ -116,7 +116,20 @@ export const intentEntrySchema = lazySchema(() =>
     startedBy: actorSchema,
     createDeadlineAt: instantSchema,
     resultDeadlineAt: instantSchema,
+    /** The budgets the operation starts with (B1); only a decision adds to them (see the decision's `effects`). */
+    budgets: startBudgetsSchema.optional(),
   }),
+);
+
+/** The budgets an intent entry states (B1). */
+const startBudgetsSchema = lazySchema(() =>
+  z
+    .object({
+      maxStatusRequests: z.number().int().nonnegative(),
+      maxTransportFailures: z.number().int().nonnegative(),
+      maxRateLimited: z.number().int().nonnegative(),
+    })
+    .strict(),
 );
 
 /** A local state change with its cause (M3). */
@@ -193,8 +206,29 @@ export const decisionEntrySchema = lazySchema(() =>
     bounds: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).optional(),
     accepted: z.boolean(),
     rejectionReason: shortText.optional(),
+    /**
+     * What an accepted decision changed, at the new values (A2, T5): the deadlines it moved and the budgets it
+     * raised, so the audit replays the record's bounds from the journal. `{}` when it changed none of them.
+     */
+    effects: decisionEffectsSchema.optional(),
   }),
 );
+
+/** The bounds a decision may change, each at its value after the decision (see the decision entry's `effects`). */
+export const decisionEffectsSchema = lazySchema(() =>
+  z
+    .object({
+      createDeadlineAt: instantSchema.optional(),
+      resultDeadlineAt: instantSchema.optional(),
+      cancelDeadlineAt: instantSchema.optional(),
+      maxStatusRequests: z.number().int().nonnegative().optional(),
+      maxTransportFailures: z.number().int().nonnegative().optional(),
+      maxRateLimited: z.number().int().nonnegative().optional(),
+    })
+    .strict(),
+);
+/** The bounds a decision changed. */
+export type DecisionEffects = z.infer<typeof decisionEffectsSchema>;
 
 /** A collected result stored outside history (R1-R4). */
 export const artifactEntrySchema = lazySchema(() =>

@@ -352,6 +352,7 @@ export function intentEntryOf(record: OperationRecord, idempotencyTokenDigest?: 
       startedBy: record.authorisation.startedBy,
       createDeadlineAt: new Date(record.deadlines.createDeadlineMs).toISOString(),
       resultDeadlineAt: new Date(record.deadlines.resultDeadlineMs).toISOString(),
+      budgets: { ...record.budgets },
     },
   };
 }

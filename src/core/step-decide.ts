@@ -1,10 +1,25 @@
 /**
  * Decision steps (A1, A2, E2): a human decision applied or recorded as refused, and the decision deadline.
  */
+import { changedBounds } from './decision-effects';
 import { type Decision, validateDecision } from './escalation';
 import { type OperationRecord } from './operation';
 import { transition } from './transitions';
 import { type StepContext, type StepResult, type StepRefusal, Builder } from './step-draft';
+
+/**
+ * The step with its decision entry (at `sequence`) stating the bounds the decision changed (T5): the entry is
+ * appended before the decision takes effect, so what it changed is known only once the step is done.
+ */
+function withEffects(before: OperationRecord, step: StepResult, sequence: number): StepResult {
+  const effects = changedBounds(before, step.record);
+  const entries = step.entries.map((entry) =>
+    entry.sequence === sequence && entry.body.kind === 'decision'
+      ? { ...entry, body: { ...entry.body, effects } }
+      : entry,
+  );
+  return { ...step, entries };
+}
 
 /**
  * A human decision on the open escalation (A1, A2): validated against the options offered, recorded whether
@@ -20,6 +35,7 @@ export function applyDecision(record: OperationRecord, decision: Decision, ctx: 
   const check = validateDecision(record.escalation, decision, { nowMs: ctx.nowMs });
   if (check.kind === 'refused') return { kind: 'refused', code: check.code, message: check.message };
   const b = new Builder(record, record);
+  const sequence = record.journal.nextSequence;
   const bounds: Record<string, number | string | boolean> = {};
   for (const key of [
     'extendMs',
@@ -43,7 +59,7 @@ export function applyDecision(record: OperationRecord, decision: Decision, ctx: 
     ctx.nowMs,
     decision.approvedBy,
   );
-  if (decision.option === 'inspect_provider_console') return b.result();
+  if (decision.option === 'inspect_provider_console') return withEffects(record, b.result(), sequence);
   const applied = transition(
     b.record,
     { type: 'decide', actor: decision.approvedBy, cause: 'decision', decision, reason: decision.reason },
@@ -78,7 +94,7 @@ export function applyDecision(record: OperationRecord, decision: Decision, ctx: 
       schedule: { nextPollAtMs: ctx.nowMs, delaySource: 'manual_extension' },
     };
   }
-  return b.result();
+  return withEffects(record, b.result(), sequence);
 }
 
 /** A decision that was refused is still recorded (A2): who tried what, and why it was refused. */
