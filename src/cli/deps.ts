@@ -22,6 +22,7 @@ import { runDoctorCli } from '../doctor/cli';
 import { runSimulateCommand } from '../simulator/cli';
 import { runWorker } from '../worker';
 import type { Decision } from '../core/escalation';
+import type * as McpCommand from './mcp-command';
 import type { OperationRecord, StartRequest } from '../core/operation';
 import type { CancelRequest, OperationSummary } from '../workflows/messages';
 
@@ -66,6 +67,17 @@ export interface CliDeps {
   runDev(): Promise<number>;
 }
 
+/**
+ * Loads `asyncjob mcp` (and with it the MCP SDK) only when that command runs. A CommonJS `require`, not `import()`:
+ * the modules are CommonJS, and `require` resolves `./mcp-command` to the `.ts` source under `tsx/cjs`
+ * (`bin/asyncjob`) and to the `.js` file in the compiled `dist/`, where an `import()` of `./mcp-command.js` finds
+ * no such file beside the source.
+ */
+function loadMcpCommand(): typeof McpCommand {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load, typed by the import above
+  return require('./mcp-command') as typeof McpCommand;
+}
+
 /** The real process: the environment's Temporal connection, stdout/stderr, the file system and the clock. */
 export function processDeps(): CliDeps {
   return {
@@ -78,7 +90,7 @@ export function processDeps(): CliDeps {
     sleep: (ms) => sleep(ms),
     env: process.env,
     runAudit: (argv) => runAuditCommand(argv),
-    runMcp: async (argv) => (await import('./mcp-command.js')).runMcpCommand(argv),
+    runMcp: (argv) => loadMcpCommand().runMcpCommand(argv),
     runSimulate: (argv) => runSimulateCommand(argv),
     runDoctor: (argv) => runDoctorCli(argv),
     runWorker: async () => {

@@ -146,7 +146,7 @@ describe('agents over MCP (G1, G2, G3)', () => {
     await stdio.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: ['--import', 'tsx', 'src/cli.ts', 'mcp', '--policy', policyFile],
+        args: ['bin/asyncjob', 'mcp', '--policy', policyFile],
         env: { ...(process.env as Record<string, string>), ...env() },
         stderr: 'pipe',
       }),
@@ -365,7 +365,7 @@ describe('agents over MCP (G1, G2, G3)', () => {
   });
 
   it('asyncjob mcp --http serves the same tools at the URL it prints, to a known token only', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'mcp', '--policy', policyFile, '--http'], {
+    const child = spawn(process.execPath, ['bin/asyncjob', 'mcp', '--policy', policyFile, '--http'], {
       env: { ...process.env, ...env() },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
