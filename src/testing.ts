@@ -3,6 +3,7 @@
  * three dialects, scripted lifecycles, fault injection, webhooks and request accounting), and `signWebhook` to
  * sign a webhook the way the receiver verifies it.
  */
+import './supported-node';
 export {
   startSimulator,
   SimulatorOptionsError,

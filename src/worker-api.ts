@@ -4,6 +4,7 @@
  * the operation stores, artifacts, provider contracts and their registry, the webhook receiver, and the one
  * JSON-lines logger (Temporal's `Logger`) for the SDK and for asyncjob.
  */
+import './supported-node';
 export {
   createWorkers,
   runWorkers,

@@ -21,6 +21,7 @@ import { temporalConnectionSettings, type TemporalConnectionSettings } from './c
 import { DEFAULT_TASK_QUEUE } from './client/context';
 import { AsyncJobConnectionError } from './client/errors';
 import { type Config, ConfigError } from './config';
+import { assertSupportedNode } from './node-version';
 import { type PollLoopLimits } from './core/poll-loop';
 import { checkWorkerEnvironment } from './doctor/environment';
 import { EXPECTED_SDK_MESSAGES } from './doctor/sdk-logger';
@@ -289,9 +290,11 @@ async function checkWorkerStart(env: NodeJS.ProcessEnv): Promise<{ config: Confi
  * providers (credentials by reference, resolved here and nowhere else, T4), one JSON-lines logger for the SDK and
  * for us, Prometheus metrics when `ASYNCJOB_METRICS_ADDRESS` is set, the webhook receiver when
  * `ASYNCJOB_WEBHOOK_PORT` is, the workflows from a prebuilt bundle when `ASYNCJOB_WORKFLOW_BUNDLE` is, and graceful
- * shutdown on SIGINT/SIGTERM. Resolves when shut down.
+ * shutdown on SIGINT/SIGTERM. Resolves when shut down. Throws `UnsupportedNodeError` first on a Node.js outside
+ * package.json `engines` (exit 2 from `asyncjob worker`).
  */
 export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  assertSupportedNode();
   // Everything the worker is asked to serve is checked first; every problem at once, exit 2 (ConfigError).
   const { config, bundle } = await checkWorkerStart(env);
   // The audit chain key: ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY, read as every audit command reads it.

@@ -1,0 +1,6 @@
+/** Whether `version` satisfies `range` (npm range syntax: `||`, `^`, `~`, `>=`, `<=`, `>`, `<`, `=`); throws on others. */
+export function satisfies(version: string, range: string): boolean;
+/** The `engines.node` range of asyncjob's package.json. */
+export function requiredNodeRange(): string;
+/** The one line refusing `version` (default: the running Node.js) outside `range` (default: `engines.node`), or null. */
+export function unsupportedNodeMessage(version?: string, range?: string): string | null;
