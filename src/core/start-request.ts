@@ -8,10 +8,16 @@ import { actorSchema } from './journal';
 import { lazySchema } from './lazy-schema';
 import { pollPolicySchema } from './policy';
 
-/** Identifiers we accept from callers: `[A-Za-z0-9._:-]{1,200}`. */
-export const ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
+/**
+ * Identifiers we accept from callers: 1-200 of `[A-Za-z0-9._:-]`, not starting with a dot, so no identifier
+ * reads as `.`, `..` or a hidden file name. Stores never use an identifier as a path or key as written (they
+ * derive one from its digest); refusing these here is the second line of defence, at the door.
+ */
+export const ID_PATTERN = /^(?!\.)[A-Za-z0-9._:-]{1,200}$/;
+/** The identifier grammar in words, for error messages and tool descriptions. */
+export const ID_RULE = "[A-Za-z0-9._:-]{1,200}, not starting with '.'";
 /** An operation ID, provider name or client reference. */
-export const idSchema = lazySchema(() => z.string().regex(ID_PATTERN, 'must match [A-Za-z0-9._:-]{1,200}'));
+export const idSchema = lazySchema(() => z.string().regex(ID_PATTERN, `must match ${ID_RULE}`));
 
 /** The largest payload accepted, as canonical JSON in UTF-16 code units (it is carried in workflow history). */
 export const MAX_PAYLOAD_CHARS = 256 * 1024;

@@ -3,22 +3,26 @@
  * client checks every output against them). No input takes a credential: providers hold theirs in the worker (G3).
  */
 import { z } from 'zod';
-import { ID_PATTERN } from '../core/start-request';
+import { ID_PATTERN, ID_RULE } from '../core/start-request';
 import { agentOperationSchema, resultSummaryViewSchema } from './views';
 
 const operationId = z
   .string()
-  .regex(ID_PATTERN, 'must match [A-Za-z0-9._:-]{1,200}')
+  .regex(ID_PATTERN, `must match ${ID_RULE}`)
   .describe('the operation ID (yours: chosen when you started it)');
 
 /** `start_operation` input. */
 export const startInputShape = {
   operationId: operationId.describe(
-    'an ID you choose, [A-Za-z0-9._:-]{1,200}; starting again with the same ID and request joins the same operation',
+    `an ID you choose, ${ID_RULE}; starting again with the same ID and request joins the same operation`,
   ),
-  provider: z.string().regex(ID_PATTERN).describe('a provider from list_providers'),
+  provider: z.string().regex(ID_PATTERN, `must match ${ID_RULE}`).describe('a provider from list_providers'),
   payload: z.record(z.string(), z.unknown()).describe('the JSON object the provider receives as the job request'),
-  clientReference: z.string().regex(ID_PATTERN).optional().describe('your own reference, kept with the operation'),
+  clientReference: z
+    .string()
+    .regex(ID_PATTERN, `must match ${ID_RULE}`)
+    .optional()
+    .describe('your own reference, kept with the operation'),
   createDeadlineMs: z
     .number()
     .int()

@@ -182,7 +182,7 @@ async function recordAndSignal(verified: VerifiedEvent, context: ReceiverContext
 
 /** One request: the route, the size limit, the provider's signature, then {@link recordAndSignal}. */
 async function handleWebhook(req: http.IncomingMessage, context: ReceiverContext): Promise<Answer> {
-  const match = /^\/webhooks\/([A-Za-z0-9._-]{1,64})$/.exec(new URL(req.url ?? '/', 'http://receiver').pathname);
+  const match = /^\/webhooks\/((?!\.)[A-Za-z0-9._-]{1,64})$/.exec(new URL(req.url ?? '/', 'http://receiver').pathname);
   const provider = match?.[1] ?? '';
   const refuse = (status: number, reason: string): Answer => ({
     status,

@@ -3,6 +3,7 @@ import { intentEntryOf, newOperationRecord, operationRecordSchema } from '../../
 import { intentEntrySchema, instantSchema } from '../../src/core/journal';
 import { defaultPollPolicy, pollPolicySchema } from '../../src/core/policy';
 import { requestFingerprint } from '../../src/core/fingerprint';
+import { TRAVERSAL_CORPUS } from '../security/traversal-corpus';
 import { T0, TOKEN, newRecord } from './helpers';
 
 const valid = {
@@ -60,6 +61,15 @@ describe('C1, U4: the operation record', () => {
       expect(result.issues.map((i) => i.path)).toContain(path);
     }
   });
+
+  it.each(TRAVERSAL_CORPUS.flatMap((id) => ['operationId', 'provider', 'clientReference'].map((field) => [field, id])))(
+    'R6: refuses a %s that could name a path (%j), naming the field',
+    (field, id) => {
+      const result = make({ ...valid, [field]: id });
+      expect(result.kind).toBe('refused');
+      if (result.kind === 'refused') expect(result.issues.map((i) => i.path)).toContain(field);
+    },
+  );
 
   it('I4: the trace ID is never the idempotency token', () => {
     expect(make(valid, TOKEN)).toMatchObject({ kind: 'refused', issues: [{ path: 'traceId' }] });

@@ -5,7 +5,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, type ReadStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 /** A committed artifact. */
@@ -36,16 +36,31 @@ export interface ArtifactStore {
   describe(location: string): Promise<StoredArtifact | undefined>;
 }
 
-const SAFE = /[^A-Za-z0-9._-]/g;
+/** The artifact names our activities write (`14-result`, `9-result-pages.json`): a sequence number first. */
+const ARTIFACT_NAME = /^[0-9]+-[A-Za-z0-9.-]{1,100}$/;
+
+/**
+ * The folder of an operation's artifacts, relative to the store's root: the hex sha256 of its ID, never the ID
+ * as written, so no operation ID (`..`, a separator, a device name) can name a path outside the root or
+ * another operation's folder. The readable ID is kept beside the files (`operation-id`).
+ */
+export function artifactFolderOf(operationId: string): string {
+  return createHash('sha256').update(operationId, 'utf8').digest('hex');
+}
 
 /** Filesystem artifact store under `root` (default `.asyncjob/artifacts`): temp file, fsync, rename. */
 export class FileArtifactStore implements ArtifactStore {
   constructor(private readonly root: string) {}
 
   async begin(operationId: string, name: string): Promise<ArtifactWriter> {
-    const dir = path.join(this.root, operationId.replace(SAFE, '_'));
+    if (!ARTIFACT_NAME.test(name)) throw new Error(`not an artifact name: ${JSON.stringify(name)}`);
+    const dir = path.join(path.resolve(this.root), artifactFolderOf(operationId));
     await mkdir(dir, { recursive: true });
-    const final = path.join(dir, name.replace(SAFE, '_'));
+    // The readable ID for an operator browsing the folder; written once, the same bytes on every retry.
+    await writeFile(path.join(dir, 'operation-id'), operationId, { flag: 'wx' }).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    });
+    const final = path.join(dir, name);
     const temp = `${final}.partial-${process.pid}-${Date.now()}`;
     const handle = await open(temp, 'w');
     return new FileArtifactWriter(handle, temp, final);
