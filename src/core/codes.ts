@@ -24,6 +24,9 @@ export const CORE_CODES = {
   ASYNCJOB_ERR_NO_OPEN_ESCALATION: 'there is no open escalation to decide',
   /** A decision chose an option the escalation did not offer (A2). */
   ASYNCJOB_ERR_OPTION_NOT_OFFERED: 'the decision chose an option that was not offered',
+  /** A decision chose an option that cannot act on the adapter's capabilities and the record's facts (E3). */
+  ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE:
+    'the decision chose an option that cannot act here; the message names what is missing',
   /** A decision is missing who approved it or why (A2). */
   ASYNCJOB_ERR_DECISION_INCOMPLETE: 'the decision does not name who approved it and why',
   /** A decision asks for more time or checks than the offered bound allows (A2). */

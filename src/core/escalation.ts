@@ -14,6 +14,7 @@ import {
   actorSchema,
 } from './journal';
 import { lazySchema } from './lazy-schema';
+import { type OptionFacts, candidateOptions, missingForOption, missingText } from './option-executability';
 
 /** The closed set of decision options. */
 export const decisionOptionSchema = lazySchema(() =>
@@ -109,12 +110,17 @@ export const openEscalationSchema = lazySchema(() =>
 /** An open escalation. */
 export type OpenEscalation = z.infer<typeof openEscalationSchema>;
 
-/** What the adapter can do, which bounds the options offered. */
+/** What the adapter can do, which bounds the options offered (E3). */
 export interface AdapterCapabilities {
   /** The provider has a documented cancel endpoint (E2: "cancel at provider" only then). */
   cancel: boolean;
   /** Collecting the result is safe to repeat (R5). */
   repeatableCollect: boolean;
+  /**
+   * Re-sending create cannot start a second job: the create carries an idempotency token or its method is
+   * idempotent (I3, V4). Absent in facts recorded before it existed: see `withResendFact`.
+   */
+  sameTokenResend?: boolean;
 }
 
 /** Conservative capabilities: no cancel, no repeated collection. */
@@ -154,24 +160,15 @@ function minutes(ms: number): string {
 }
 
 /**
- * Builds the offered options for `reason`: filtered by adapter capabilities (no `cancel_at_provider` without a
- * cancel endpoint, no `retry_collect` unless collecting is repeatable) and bounded by the policy's extension.
+ * Builds the offered options for `reason` (E1, E3): the reason's candidates, only those that can act on `facts`
+ * (`missingForOption`: no cancel without a cancel call, no same-token re-send without a token or an idempotent
+ * create, no collecting again unless repeatable...), and bounded by the policy's extension.
  */
-export function optionsFor(
-  reason: EscalationReason,
-  capabilities: AdapterCapabilities,
-  bounds: ExtensionBounds,
-  jobIds: readonly string[],
-): OfferedOption[] {
+export function optionsFor(reason: EscalationReason, facts: OptionFacts, bounds: ExtensionBounds): OfferedOption[] {
   const out: OfferedOption[] = [];
-  for (const option of OPTIONS_BY_REASON[reason]) {
+  for (const option of candidateOptions(OPTIONS_BY_REASON[reason], reason, facts)) {
+    if (missingForOption(option, facts).length > 0) continue;
     switch (option) {
-      case 'cancel_at_provider':
-        if (capabilities.cancel) out.push({ option, label: 'cancel at provider' });
-        break;
-      case 'retry_collect':
-        if (capabilities.repeatableCollect) out.push({ option, label: 'collect the result again' });
-        break;
       case 'extend': {
         const extra: OfferedOption = {
           option,
@@ -185,27 +182,34 @@ export function optionsFor(
         break;
       }
       case 'adopt_job':
-        out.push({ option, label: `keep one job: ${jobIds.join(' or ')}`, jobIds: [...jobIds] });
-        break;
-      case 'close':
-        out.push({ option, label: 'close the operation (the provider job is left as it is)' });
-        break;
-      case 'accept_result':
-        out.push({ option, label: 'accept the result despite failed validation' });
+        out.push({ option, label: `keep one job: ${facts.jobIds.join(' or ')}`, jobIds: [...facts.jobIds] });
         break;
       case 'retry_create_same_token':
-        out.push({ option, label: 're-send create with the same idempotency token' });
+        out.push({
+          option,
+          label: facts.capabilities.sameTokenResend
+            ? 're-send create with the same idempotency token'
+            : 'send create again (no job can have been created)',
+        });
         break;
-      case 'inspect_provider_console':
-        out.push({ option, label: 'inspect provider console' });
-        break;
-      case 'keep_bounds':
-        out.push({ option, label: 'decline: go on within the current bounds' });
-        break;
+      default:
+        out.push({ option, label: LABELS[option] });
     }
   }
   return out;
 }
+
+const LABELS: Readonly<Record<DecisionOption, string>> = {
+  extend: 'extend',
+  cancel_at_provider: 'cancel at provider',
+  close: 'close the operation (the provider job is left as it is)',
+  accept_result: 'accept the result despite failed validation',
+  retry_collect: 'collect the result again',
+  retry_create_same_token: 're-send create with the same idempotency token',
+  adopt_job: 'keep one job',
+  inspect_provider_console: 'inspect provider console',
+  keep_bounds: 'decline: go on within the current bounds',
+};
 
 function hhmm(ms: number): string {
   const d = new Date(ms);
@@ -265,6 +269,7 @@ export type DecisionCheck =
       code:
         | 'ASYNCJOB_ERR_DECISION_INCOMPLETE'
         | 'ASYNCJOB_ERR_OPTION_NOT_OFFERED'
+        | 'ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE'
         | 'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS'
         | 'ASYNCJOB_ERR_DECISION_TOO_LATE'
         | 'ASYNCJOB_ERR_SELF_APPROVAL';
@@ -275,12 +280,13 @@ export type DecisionCheck =
  * A2: validates a decision against the escalation's offered options at `limits.nowMs`: it must name who and
  * why, choose an offered option, arrive before the decision deadline, and stay within the offered bounds
  * (an `extend` names its extension explicitly: `extendMs` and `extraStatusRequests`, each at most what was
- * offered). Pure; safe to repeat.
+ * offered). Given the option facts now, an option that cannot act on them is refused first, naming what is
+ * missing (E3), also when an escalation raised by older code offered it. Pure; safe to repeat.
  */
 export function validateDecision(
   escalation: OpenEscalation,
   decision: unknown,
-  limits: { nowMs: number },
+  limits: { nowMs: number; facts?: OptionFacts },
 ): DecisionCheck {
   const parsed = decisionSchema.safeParse(decision);
   if (!parsed.success) {
@@ -302,6 +308,9 @@ export function validateDecision(
       message: `decision at ${limits.nowMs} is after the decision deadline ${escalation.decisionDeadlineMs}`,
     };
   }
+  const missing = limits.facts === undefined ? [] : missingForOption(d.option, limits.facts);
+  if (missing.length > 0)
+    return { kind: 'refused', code: 'ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE', message: missingText(d.option, missing) };
   const offered = escalation.options.find((o) => o.option === d.option);
   if (!offered) {
     return {

@@ -1,10 +1,12 @@
 /**
- * Builds the open escalation for a record (E1, E2): the message facts from the record, the options the reason
- * allows filtered by the adapter's capabilities and bounded by the policy, and the decision deadline. Pure.
+ * Builds the open escalation for a record (E1, E2, E3): the message facts from the record, the options the reason
+ * allows that can act on the adapter's capabilities and the record's facts (`option-executability.ts`), bounded by
+ * the policy, and the decision deadline. Pure.
  */
 import { type AdapterCapabilities, type OpenEscalation, NO_CAPABILITIES, optionsFor } from './escalation';
 import { type EscalationReason, type LocalState } from './journal';
-import { type OperationRecord, providerJobKnown } from './operation';
+import { type OperationRecord } from './operation';
+import { optionFacts } from './option-executability';
 
 /**
  * Returns the escalation to raise for `record` at `nowMs` with `reason` and a one-sentence `detail`.
@@ -19,24 +21,14 @@ export function raiseEscalation(
   capabilities: AdapterCapabilities = NO_CAPABILITIES,
   raisedFrom: LocalState = record.localState,
 ): OpenEscalation {
-  const jobIds =
-    record.remote.jobIds.length > 0 ? record.remote.jobIds : record.jobId !== undefined ? [record.jobId] : [];
-  const cancelAlreadySent = record.cancel?.sentAtMs !== undefined;
-  const options = optionsFor(
-    reason,
-    // X3: a cancel already sent is never offered again.
-    {
-      ...capabilities,
-      cancel: capabilities.cancel && !cancelAlreadySent && (jobIds.length > 0 || providerJobKnown(record)),
-    },
-    {
-      extensionMs: record.policy.extensionMs,
-      extensionStatusRequests: record.policy.extensionStatusRequests,
-      maxTransportFailures: record.policy.maxTransportFailures,
-      maxRateLimited: record.policy.maxRateLimited,
-    },
-    jobIds,
-  );
+  const facts = optionFacts(record, capabilities, raisedFrom);
+  const jobIds = facts.jobIds;
+  const options = optionsFor(reason, facts, {
+    extensionMs: record.policy.extensionMs,
+    extensionStatusRequests: record.policy.extensionStatusRequests,
+    maxTransportFailures: record.policy.maxTransportFailures,
+    maxRateLimited: record.policy.maxRateLimited,
+  });
   const last = record.remote.lastHttp;
   return {
     reason,

@@ -50,6 +50,17 @@ export function providerErrorText(observation: Observation): string {
   return parts.length === 0 ? '' : ` (${parts.join(': ').slice(0, 500)})`;
 }
 
+/** How a refused or rejected request is named in a detail: what was missing, as the build step or provider said it. */
+export function refusalText(observation: Observation): string {
+  if (observation.transport === 'refused') {
+    const problem = observation.parseProblem !== undefined ? `: ${observation.parseProblem.slice(0, 500)}` : '';
+    return `request was refused before sending (${observation.errorCategory ?? 'refused'}${problem})`;
+  }
+  const error = [observation.providerError?.code, observation.providerError?.message].filter((p) => p !== undefined);
+  const said = error.length > 0 ? ` (${error.join(': ').slice(0, 500)})` : '';
+  return `request was rejected by the provider: HTTP ${observation.httpStatus ?? 0}${said}`;
+}
+
 /** What a verdict looks at; `requestText` names the provider's request ID for a detail line. */
 interface ReadFacts {
   record: OperationRecord;
@@ -66,7 +77,7 @@ function transportVerdict({ record, observation, used, requestText }: ReadFacts)
     return {
       kind: 'escalate',
       reason: 'provider_failure',
-      detail: `the request was refused before sending (${observation.errorCategory ?? 'refused'})`,
+      detail: `the status ${refusalText(observation)}`,
     };
   if (observation.transport === 'body_too_large')
     return { kind: 'escalate', reason: 'provider_failure', detail: 'the status answer exceeded the size limit (S2)' };

@@ -3,6 +3,7 @@
  */
 import { type Observation } from './observation';
 import { type OperationRecord } from './operation';
+import { refusalText } from './status-verdict';
 import { transition } from './transitions';
 import { type StepContext, type StepResult, type StepRefusal, Builder, is2xx } from './step-draft';
 
@@ -102,19 +103,20 @@ export function afterCancel(record: OperationRecord, observation: Observation, c
     );
   } else if (observation.transport === 'refused') {
     // Refused by us before sending (another origin, no credential): nothing reached the provider, so a human may still authorise the call.
-    draft.escalate(
-      'provider_failure',
-      `the cancel request was refused before sending (${observation.errorCategory ?? 'refused'})`,
-      ctx,
-      cause,
-    );
+    draft.escalate('provider_failure', `the cancel ${refusalText(observation)}`, ctx, cause);
   } else if (observation.transport === 'not_sent') {
-    // Nothing reached the provider: one more attempt is still "the" cancel call (X1).
+    // Nothing reached the provider: one more attempt is still "the" cancel call (X1). It counts as a transport
+    // failure (S5), so the attempts are bounded by the budget as well as by the cancel deadline.
+    const used = { ...draft.record.used, transportFailures: draft.record.used.transportFailures + 1 };
     draft.record = {
       ...draft.record,
+      used,
       schedule: { nextPollAtMs: ctx.nowMs + draft.record.policy.baseDelayMs, delaySource: 'local_backoff' },
     };
-    if (ctx.nowMs >= (draft.record.deadlines.cancelDeadlineMs ?? Number.POSITIVE_INFINITY)) {
+    if (used.transportFailures >= draft.record.budgets.maxTransportFailures) {
+      const detail = `the cancel request could not be sent ${used.transportFailures} times (${observation.errorCategory ?? 'not sent'}) (S5)`;
+      draft.escalate('provider_failure', detail, ctx, cause);
+    } else if (ctx.nowMs >= (draft.record.deadlines.cancelDeadlineMs ?? Number.POSITIVE_INFINITY)) {
       // Nothing was sent, so nothing is unconfirmed: a human may authorise the one cancel call again (A1).
       draft.escalate(
         'provider_failure',

@@ -4,7 +4,7 @@
 import { type JournalEntryBody } from './journal';
 import { type Observation } from './observation';
 import { type OperationRecord, type ResultSummary } from './operation';
-import { isTransportFailure } from './status-verdict';
+import { isTransportFailure, refusalText } from './status-verdict';
 import { effectiveDeadlineMs } from './wait-planner';
 import { planWait } from './wait-time';
 import { type StepContext, type StepResult, Builder, is2xx } from './step-draft';
@@ -44,8 +44,10 @@ export function afterCollect(
     );
   } else if (scheduleCollectRetry(draft, observation, ctx) === 'given_up') {
     const failure =
-      observation.errorCategory ??
-      (observation.httpStatus !== undefined ? `HTTP ${observation.httpStatus}` : observation.transport);
+      observation.transport === 'refused'
+        ? refusalText(observation)
+        : (observation.errorCategory ??
+          (observation.httpStatus !== undefined ? `HTTP ${observation.httpStatus}` : observation.transport));
     const detail = `the result could not be collected (${failure}) (R4)`;
     if (draft.record.localState === 'result_collecting')
       draft.apply([{ type: 'result_unavailable', ...frame, observation, reason: detail }], ctx);

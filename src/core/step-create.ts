@@ -3,9 +3,10 @@
  */
 import { locatesResult, namesJob, type Observation } from './observation';
 import { type OperationRecord } from './operation';
-import { countAnswer } from './status-verdict';
+import { countAnswer, refusalText } from './status-verdict';
 import { effectiveDeadlineMs } from './wait-planner';
 import { planWait } from './wait-time';
+import { withResendFact } from './option-executability';
 import { type StepContext, type StepResult, Builder, is2xx } from './step-draft';
 
 /** Below this much time before the create deadline, a create-phase retry is not brought forward into the window. */
@@ -197,7 +198,7 @@ export function afterCreate(record: OperationRecord, observation: Observation, c
     draft.escalate('authorization_denied', detail, ctx, cause);
   } else if (observation.transport === 'refused') {
     const reason = observation.errorCategory === 'credential_unavailable' ? 'authorization_denied' : 'provider_failure';
-    const detail = `the create request was refused before sending (${observation.errorCategory ?? 'refused'})`;
+    const detail = `the create ${refusalText(observation)}`;
     draft.escalate(reason, detail, ctx, cause);
   } else if (observation.transport === 'not_sent' || status === 429) {
     retryCreate(draft, observation, ctx, cause);
@@ -234,6 +235,13 @@ export function afterReconcile(record: OperationRecord, observation: Observation
   } else if (observation.errorCategory === 'reconcile_unsupported') {
     const detail = 'the provider offers no way to find the job: at-most-once cannot be proven (U2)';
     draft.escalate('create_unknown', detail, ctx, cause);
+  } else if (observation.transport === 'refused' || isRejected(status)) {
+    // A request that cannot be built, or that the provider rejects as ours at fault, fails the same way again:
+    // never retried like a transport failure (E3, U2).
+    draft.escalate('create_unknown', `reconciliation ${refusalText(observation)}: nothing found out (U2)`, ctx, cause);
+  } else if (status === 429 && draft.record.used.consecutiveRateLimited >= draft.record.budgets.maxRateLimited) {
+    const detail = `${draft.record.used.consecutiveRateLimited} HTTP 429 answers in a row on reconciliation (H1)`;
+    draft.escalate('rate_limited', detail, ctx, cause);
   } else if ((is2xx(observation) && observation.parseProblem === undefined) || status === 404) {
     if (ctx.nowMs >= record.deadlines.createDeadlineMs) {
       const reason = 'the provider has no job for this operation after the create deadline';
@@ -255,11 +263,22 @@ export function afterReconcile(record: OperationRecord, observation: Observation
     const failure = observation.errorCategory ?? `HTTP ${status}`;
     const detail = `reconciliation could not find out whether a job was created (${failure}) (U2)`;
     draft.escalate('create_unknown', detail, ctx, cause);
+  } else if (draft.record.reconcileBy === 'resend' && ctx.reconciliation === 'none') {
+    // No lookup exists: another re-send is safe only when it cannot start a second job (I3, E3).
+    if (withResendFact(ctx.capabilities, ctx.reconciliation).sameTokenResend !== true) {
+      const detail = 'the re-sent create got no usable answer and the create carries no idempotency token (U2, I3)';
+      draft.escalate('create_unknown', detail, ctx, cause);
+    }
   } else if (draft.record.reconcileBy === 'resend') {
     // The resend itself went unanswered: find out first whether it created the job.
     draft.record = { ...draft.record, reconcileBy: 'lookup' };
   }
   return draft.result();
+}
+
+/** A 4xx that says our request was at fault (not 404 "no job", 401/403, 409 or 429): the same request fails again. */
+function isRejected(status: number): boolean {
+  return status >= 400 && status < 500 && ![401, 403, 404, 409, 429].includes(status);
 }
 
 /** Reserves one create attempt before the create request is sent (B2, I3), or stops at the create deadline (U4). */

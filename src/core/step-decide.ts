@@ -4,6 +4,7 @@
 import { changedBounds } from './decision-effects';
 import { type Decision, validateDecision } from './escalation';
 import { type OperationRecord } from './operation';
+import { optionFacts, withResendFact } from './option-executability';
 import { transition } from './transitions';
 import { type StepContext, type StepResult, type StepRefusal, Builder } from './step-draft';
 
@@ -32,7 +33,10 @@ export function applyDecision(record: OperationRecord, decision: Decision, ctx: 
       code: 'ASYNCJOB_ERR_NO_OPEN_ESCALATION',
       message: 'there is no open escalation to decide',
     };
-  const check = validateDecision(record.escalation, decision, { nowMs: ctx.nowMs });
+  // E3: an option that cannot act on what the adapter and the record hold is refused before anything happens.
+  const capabilities = withResendFact(ctx.capabilities, ctx.reconciliation);
+  const facts = optionFacts(record, capabilities, record.escalation.raisedFrom);
+  const check = validateDecision(record.escalation, decision, { nowMs: ctx.nowMs, facts });
   if (check.kind === 'refused') return { kind: 'refused', code: check.code, message: check.message };
   const b = new Builder(record, record);
   const sequence = record.journal.nextSequence;
@@ -84,9 +88,11 @@ export function applyDecision(record: OperationRecord, decision: Decision, ctx: 
   }
   if (decision.option === 'retry_create_same_token') {
     // A human authorised a new attempt (A1): it gets a bounded create window of its own.
+    // Without a reconciliation method there is nothing to look up: the create itself is sent again (I3, E3).
     const r = b.record;
     b.record = {
       ...r,
+      ...(ctx.reconciliation === 'none' ? { reconcileBy: 'resend' as const } : {}),
       deadlines: {
         ...r.deadlines,
         createDeadlineMs: Math.max(r.deadlines.createDeadlineMs, ctx.nowMs + r.policy.extensionMs),

@@ -4,8 +4,9 @@
 import { type AdapterCapabilities, type OpenEscalation, renderEscalation } from './escalation';
 import { type EscalationReason, type JournalEntryBody } from './journal';
 import { type Observation } from './observation';
-import { type OperationRecord, providerJobKnown } from './operation';
+import { type OperationRecord } from './operation';
 import { raiseEscalation } from './raise-escalation';
+import { withResendFact } from './option-executability';
 import { recordObservation, type ControllerDecision } from './record-observation';
 import { FINAL_STATES, type OperationEvent, transition } from './transitions';
 
@@ -91,10 +92,9 @@ export class Builder {
    */
   escalate(reason: EscalationReason, detail: string, ctx: StepContext, cause = 'escalate', requestedBy?: string): void {
     if (this.record.localState === 'escalated' || FINAL_STATES.includes(this.record.localState)) return;
-    const raised = adjustForCreatePhase(
-      this.record,
-      raiseEscalation(this.record, reason, detail.slice(0, 2000), ctx.nowMs, ctx.capabilities),
-    );
+    // E3: before a job exists the options are sending create again (when that cannot start a second job), close, look.
+    const capabilities = withResendFact(ctx.capabilities, ctx.reconciliation);
+    const raised = raiseEscalation(this.record, reason, detail.slice(0, 2000), ctx.nowMs, capabilities);
     const escalation = requestedBy === undefined ? raised : { ...raised, requestedBy };
     const result = transition(
       this.record,
@@ -179,24 +179,6 @@ export class Builder {
     ].sort((a, b) => a.sequence - b.sequence);
     return { kind: 'step', record: this.record, entries };
   }
-}
-
-/**
- * Before a job exists, "extend" and "cancel at provider" mean nothing: offer re-sending create with the same
- * token (I3) instead, so a decision can never lead to polling a job we do not have. A job ID conflict (U3) keeps
- * `adopt_job` (a human picks one of the reported jobs) and is never offered another create: automation stops.
- */
-export function adjustForCreatePhase(record: OperationRecord, escalation: OpenEscalation): OpenEscalation {
-  if (providerJobKnown(record)) return escalation;
-  const kept = escalation.options.filter((o) => o.option !== 'extend' && o.option !== 'cancel_at_provider');
-  const canRetry =
-    escalation.reason !== 'authorization_denied' &&
-    escalation.reason !== 'job_id_conflict' &&
-    !kept.some((o) => o.option === 'retry_create_same_token');
-  const options = canRetry
-    ? [{ option: 'retry_create_same_token' as const, label: 're-send create with the same idempotency token' }, ...kept]
-    : kept;
-  return { ...escalation, options: options.length > 0 ? options : escalation.options };
 }
 
 export const is2xx = (o: Observation): boolean =>

@@ -79,9 +79,16 @@ export function escalation(reason: OpenEscalation['reason'] = 'deadline_exceeded
     },
     options: optionsFor(
       reason,
-      { cancel: true, repeatableCollect: false },
+      {
+        capabilities: { cancel: true, repeatableCollect: false },
+        providerJob: true,
+        jobIds: ['J-1'],
+        cancelSent: false,
+        createMayHaveArrived: false,
+        resultOnRecord: reason === 'result_validation_failed',
+        resultLocated: false,
+      },
       { extensionMs: 900_000, extensionStatusRequests: 4, maxTransportFailures: 5, maxRateLimited: 3 },
-      ['J-1'],
     ),
     raisedAtMs: T0 + 3_600_000,
     decisionDeadlineMs: T0 + 7_200_000,

@@ -429,8 +429,15 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
       ]);
       expect(r.escalation?.reason).toBe('create_unknown');
       expect(r.escalation?.message.detail).toMatch(/at-most-once/);
-      expect(optionsOf(r)).toEqual(['retry_create_same_token', 'close', 'inspect_provider_console']);
+      // E3: the create carries no token and is not idempotent: re-sending it could start a second job.
+      expect(optionsOf(r)).toEqual(['close', 'inspect_provider_console']);
       expect(nextCommand(r, T0 + 200).kind).toBe('await_decision');
+      const withToken = afterCreate(
+        r0,
+        createObs(T0 + 100, o),
+        ctx(T0 + 100, { reconciliation: 'none', capabilities: { ...CAPS, sameTokenResend: true } }),
+      );
+      expect(optionsOf(check(r0, withToken))).toEqual(['retry_create_same_token', 'close', 'inspect_provider_console']);
     },
   );
 
@@ -1536,14 +1543,18 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
       expect(optionsOf(e)).not.toContain('extend');
       expect(optionsOf(e)).not.toContain('cancel_at_provider');
       // U3: a job ID conflict stops automation: a human adopts one of the jobs or closes, never another create.
-      if (e.escalation?.reason === 'job_id_conflict') expect(optionsOf(e)).not.toContain('retry_create_same_token');
+      // E3: after an ambiguous create, re-sending a create without a token (no reconciliation here) is never offered.
+      if (e.escalation?.reason === 'job_id_conflict' || _t.includes('no reconciliation method'))
+        expect(optionsOf(e)).not.toContain('retry_create_same_token');
       else expect(optionsOf(e)).toContain('retry_create_same_token');
       const refused = applyDecision(
         e,
         { option: 'extend', extendMs: 1_000, extraStatusRequests: 1, approvedBy: 'bob@example.com', reason: 'x' },
         ctx(e.escalation!.raisedAtMs + 1),
       );
-      expect(refused).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_OPTION_NOT_OFFERED' });
+      // E3: refused naming what is missing: no job to go on reading.
+      expect(refused).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE' });
+      expect((refused as { message?: string }).message).toContain('provider_job');
     },
   );
 

@@ -44,8 +44,17 @@ function escalationOffering(decision: Decision) {
   expect(reason, `a reason offers ${decision.option}`).toBeDefined();
   const base = observingRecord();
   // The job IDs the document's adopt_job example chooses from (a U3 conflict reports two).
-  const record = { ...base, remote: { ...base.remote, jobIds: ['job_7ad2', 'job_7ad3'] } };
-  return raiseEscalation(record, reason!, 'documented example', T0 + 60_000, { cancel: true, repeatableCollect: true });
+  // E3: a result that failed validation is on record, so accept_result can act.
+  const record = {
+    ...base,
+    remote: { ...base.remote, jobIds: ['job_7ad2', 'job_7ad3'] },
+    result: { validation: 'invalid' as const, problems: ['checksum mismatch'] },
+  };
+  return raiseEscalation(record, reason!, 'documented example', T0 + 60_000, {
+    cancel: true,
+    repeatableCollect: true,
+    sameTokenResend: true,
+  });
 }
 
 const decisions = jsonBlocks('decision');

@@ -4,7 +4,7 @@
  * `UnsupportedNodeError`). The range is read from package.json, never restated here. The machine's own older
  * Node.js, when it has one (`/usr/bin/node`), runs the entries for real.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -26,13 +26,12 @@ function lowestOfEach(range: string): [number, number, number][] {
 }
 
 /** The version of the machine's older Node.js at /usr/bin/node, when it has one outside the range. */
-async function olderNode(): Promise<string | undefined> {
+function olderNode(): string | undefined {
   if (!existsSync('/usr/bin/node')) return undefined;
-  const { stdout } = await run('/usr/bin/node', ['-p', 'process.versions.node']);
-  const version = stdout.trim();
+  const version = execFileSync('/usr/bin/node', ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
   return satisfies(version, RANGE) ? undefined : version;
 }
-const older = await olderNode();
+const older = olderNode();
 
 describe('the supported Node.js versions (package.json engines)', () => {
   it.each([

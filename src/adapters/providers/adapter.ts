@@ -90,7 +90,11 @@ export function adapterFromContract(contract: ProviderContract): ProviderAdapter
       contract.cancel === undefined
         ? { supported: false as const }
         : { supported: true as const, idempotent: contract.cancel.idempotent },
-    capabilities: { cancel: contract.cancel !== undefined, repeatableCollect: contract.collectSafeToRepeat },
+    capabilities: {
+      cancel: contract.cancel !== undefined,
+      repeatableCollect: contract.collectSafeToRepeat,
+      sameTokenResend: contract.create.idempotencyToken !== undefined || contract.create.idempotent,
+    },
     reconciliationMethod: contract.reconciliation.method,
     notFoundWindowMs: contract.notFoundWindowMs ?? contract.policy?.notFoundWindowMs ?? 0,
     collectSafeToRepeat: contract.collectSafeToRepeat,

@@ -92,7 +92,12 @@ export function providerTaskQueue(name: string): string {
 export function providerFacts(adapter: ProviderAdapter): ProviderFacts {
   return {
     name: adapter.name,
-    capabilities: { cancel: adapter.capabilities.cancel, repeatableCollect: adapter.capabilities.repeatableCollect },
+    capabilities: {
+      cancel: adapter.capabilities.cancel,
+      repeatableCollect: adapter.capabilities.repeatableCollect,
+      // E3: whether re-sending create is safe; a hand-written adapter that says nothing is safe only when it reconciles by re-sending.
+      sameTokenResend: adapter.capabilities.sameTokenResend ?? adapter.reconciliationMethod === 'same_token_resend',
+    },
     reconciliation: adapter.reconciliationMethod,
     ...(adapter.policy !== undefined ? { policy: adapter.policy } : {}),
     taskQueue: providerTaskQueue(adapter.name),

@@ -71,7 +71,7 @@ describe('provider registry', () => {
       expect(registry.names()).toEqual(['operation-location', 'rest']);
       expect(registry.get('rest').facts).toEqual({
         name: 'rest',
-        capabilities: { cancel: true, repeatableCollect: true },
+        capabilities: { cancel: true, repeatableCollect: true, sameTokenResend: true },
         reconciliation: 'list_by_client_reference',
         // H3: the preset's notFoundWindowMs is the provider's default window.
         policy: { notFoundWindowMs: 5000 },
