@@ -167,17 +167,18 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     }
     const store = await openSqliteStore({ path: path.join(dataDir, 'asyncjob.db'), forbiddenValues: [token] });
     cleanups.unshift(() => store.close());
+    const taskQueue = `soak-${runId}`;
     const registry = await createProviderRegistry({
       providers: DIALECTS.map((d) => ({ name: provider(d), path: d })),
       baseUrls: Object.fromEntries(DIALECTS.map((d) => [provider(d), sims[d].url])),
       env: { ASYNCJOB_SIMULATOR_TOKEN: token, ASYNCJOB_SIMULATOR_URL: sims.rest.url },
       http: { headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000, connectTimeoutMs: 2_000 },
+      taskQueue,
     });
     cleanups.unshift(() => registry.close());
     const artifacts = new FileArtifactStore(path.join(dataDir, 'artifacts'));
     const nativeConnection = await NativeConnection.connect({ address });
     cleanups.unshift(() => nativeConnection.close());
-    const taskQueue = `soak-${runId}`;
     const workers: Worker[] = await createWorkers({
       connection: nativeConnection,
       taskQueue,

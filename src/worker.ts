@@ -319,6 +319,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       .map((name) => ({ path: name })),
     searchDirs: config.ASYNCJOB_PROVIDERS_PATH.split(path.delimiter).filter(Boolean),
     env,
+    taskQueue: config.ASYNCJOB_TASK_QUEUE,
   });
   // One reading of Temporal's connection conventions (address, namespace, TLS files, API key), shared with the client.
   const temporal = temporalConnectionSettings(config);

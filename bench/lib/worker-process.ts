@@ -222,6 +222,7 @@ async function main(): Promise<void> {
     providers: config.providers.map((p) => ({ name: p.name, path: 'rest' })),
     baseUrls: Object.fromEntries(config.providers.map((p) => [p.name, p.url])),
     env,
+    taskQueue: config.taskQueue,
   });
   // The status loop as `asyncjob worker` sets it from its environment: off when providers are rate-limited.
   const rate = config.providers.find((p) => p.maxRequestsPerSecond !== undefined)?.maxRequestsPerSecond;

@@ -145,7 +145,7 @@ async function main(): Promise<number> {
       pollsEveryQueue(
         connection,
         taskQueue,
-        DIALECTS.map((d) => providerTaskQueue(provider(d))),
+        DIALECTS.map((d) => providerTaskQueue(taskQueue, provider(d))),
         pid,
       ),
   );

@@ -65,16 +65,17 @@ export async function startAsyncjob(options: HarnessOptions): Promise<Harness> {
   try {
     const store = await openSqliteStore({ path: path.join(options.dataDir, 'asyncjob.db') });
     cleanups.unshift(() => store.close());
+    const taskQueue = `conformance-${randomBytes(4).toString('hex')}`;
     const registry = await createProviderRegistry({
       providers: options.providers,
       env: options.env,
       http: { headersTimeoutMs: 10_000, bodyTimeoutMs: 10_000, connectTimeoutMs: 5_000 },
+      taskQueue,
     });
     cleanups.unshift(() => registry.close());
     const artifacts = new FileArtifactStore(path.join(options.dataDir, 'artifacts'));
     const nativeConnection = await NativeConnection.connect({ address: options.temporalAddress });
     cleanups.unshift(() => nativeConnection.close());
-    const taskQueue = `conformance-${randomBytes(4).toString('hex')}`;
     const quiet = () => undefined;
     const workers: Worker[] = await createWorkers({
       connection: nativeConnection,

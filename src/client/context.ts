@@ -10,19 +10,7 @@ import { noWorkerAnswer, reachabilityUnknown, translateError } from './translate
 /** The workflow type name the worker registers. */
 export const WORKFLOW_TYPE = 'AsyncJobWorkflow';
 
-/**
- * The task queue asyncjob's workflows run on unless told otherwise. The same value as the worker's
- * `DEFAULT_TASK_QUEUE` (src/worker.ts, checked by a test): the client does not import the worker side.
- */
-export const DEFAULT_TASK_QUEUE = 'asyncjob';
-
-/**
- * The activity task queue of a provider's calls. The worker's rule (`providerTaskQueue` in
- * src/adapters/providers/registry.ts, checked by a test), repeated here so the client needs no worker code.
- */
-export function providerTaskQueue(provider: string): string {
-  return `asyncjob-provider-${provider}`;
-}
+export { DEFAULT_TASK_QUEUE, providerTaskQueue } from '../core/task-queues';
 
 /** The client's view of one Temporal namespace. */
 export interface ClientContext {

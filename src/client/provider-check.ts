@@ -1,6 +1,6 @@
 /**
  * Whether a worker serves a provider, asked before an operation is started: a worker that serves provider P
- * polls P's activity task queue (`asyncjob-provider-P`), and Temporal's DescribeTaskQueue lists the pollers it
+ * polls P's activity task queue (`<task queue>-provider-P`), and Temporal's DescribeTaskQueue lists the pollers it
  * saw in the last few minutes. No poller means an operation for P would fail at once (unknown provider) or wait
  * for a worker that may never come, so the client refuses it unless told to start anyway.
  */
@@ -26,7 +26,7 @@ async function pollerCount(ctx: ClientContext, provider: string): Promise<number
     const answer = await ctx.client.withDeadline(Date.now() + 5_000, () =>
       ctx.client.workflowService.describeTaskQueue({
         namespace: ctx.namespace,
-        taskQueue: { name: providerTaskQueue(provider), kind: NORMAL_KIND },
+        taskQueue: { name: providerTaskQueue(ctx.taskQueue, provider), kind: NORMAL_KIND },
         taskQueueType: ACTIVITY_TYPE,
       }),
     );
@@ -75,7 +75,11 @@ export async function assertProviderServed(
     if (Date.now() >= until) break;
     await sleep(RETRY_MS);
   }
-  throw new ProviderUnservedError(provider, providerTaskQueue(provider), await servedProviders(ctx, provider));
+  throw new ProviderUnservedError(
+    provider,
+    providerTaskQueue(ctx.taskQueue, provider),
+    await servedProviders(ctx, provider),
+  );
 }
 
 /**

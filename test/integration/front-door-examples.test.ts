@@ -84,6 +84,7 @@ describe('the examples of README.md and docs/cli.md run as written against a wor
       providers: [{ name: PROVIDER, path: 'rest' }],
       baseUrls: { [PROVIDER]: sim.url },
       env: { ASYNCJOB_SIMULATOR_TOKEN: TOKEN },
+      taskQueue,
     });
     workers = await createWorkers({
       connection: env.nativeConnection,

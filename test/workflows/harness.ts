@@ -75,7 +75,9 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
   }
   const provider = (dialect: Dialect): string => `${dialect}-${id}`.slice(0, 64);
   const store = await openSqliteStore({ path: path.join(dataDir, 'asyncjob.db'), forbiddenValues: [SIM_TOKEN] });
+  const taskQueue = `wf-${id}`;
   const registry = await createProviderRegistry({
+    taskQueue,
     providers: DIALECTS.map((d) => ({ name: provider(d), path: d })),
     baseUrls: Object.fromEntries(DIALECTS.map((d) => [provider(d), sims[d].url])),
     env: { ASYNCJOB_SIMULATOR_TOKEN: SIM_TOKEN, ASYNCJOB_SIMULATOR_URL: sims.rest.url },
@@ -87,7 +89,6 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
     ...(options.pollLoop !== undefined ? { pollLoop: options.pollLoop } : {}),
   });
-  const taskQueue = `wf-${id}`;
   const workers: Worker[] = await createWorkers({
     connection: env.nativeConnection,
     taskQueue,

@@ -11,6 +11,7 @@ import { adapterFromContract, type ProviderAdapter } from './adapter';
 import { type CredentialReference } from './contract';
 import { loadProviderContract } from './load';
 import { ProviderContractError } from './errors';
+import { DEFAULT_TASK_QUEUE, providerTaskQueue } from '../../core/task-queues';
 
 /** Stable codes of the registry. */
 export const PROVIDER_REGISTRY_CODES = {
@@ -81,15 +82,15 @@ export interface CreateProviderRegistryOptions {
   env?: NodeJS.ProcessEnv;
   /** HTTP client settings for every provider. */
   http?: ProviderHttpSettings;
+  /** The deployment's workflow task queue (`ASYNCJOB_TASK_QUEUE`), which scopes the provider queues; default `asyncjob`. */
+  taskQueue?: string;
 }
 
-/** The activity task queue of a provider's calls (rate-limited per provider). */
-export function providerTaskQueue(name: string): string {
-  return `asyncjob-provider-${name}`;
-}
-
-/** The facts of an adapter the workflow reads. Pure. */
-export function providerFacts(adapter: ProviderAdapter): ProviderFacts {
+/**
+ * The facts of an adapter the workflow reads, its calls on the provider's queue of the deployment whose workflows
+ * run on `deploymentQueue`. Pure.
+ */
+export function providerFacts(adapter: ProviderAdapter, deploymentQueue: string = DEFAULT_TASK_QUEUE): ProviderFacts {
   return {
     name: adapter.name,
     capabilities: {
@@ -100,7 +101,7 @@ export function providerFacts(adapter: ProviderAdapter): ProviderFacts {
     },
     reconciliation: adapter.reconciliationMethod,
     ...(adapter.policy !== undefined ? { policy: adapter.policy } : {}),
-    taskQueue: providerTaskQueue(adapter.name),
+    taskQueue: providerTaskQueue(deploymentQueue, adapter.name),
   };
 }
 
@@ -188,7 +189,11 @@ export async function createProviderRegistry(options: CreateProviderRegistryOpti
         );
       byName.set(
         adapter.name,
-        Object.freeze({ adapter, http: clientFor(adapter, env, options.http ?? {}), facts: providerFacts(adapter) }),
+        Object.freeze({
+          adapter,
+          http: clientFor(adapter, env, options.http ?? {}),
+          facts: providerFacts(adapter, options.taskQueue),
+        }),
       );
     }
   } catch (error) {
@@ -219,23 +224,13 @@ export async function createProviderRegistry(options: CreateProviderRegistryOpti
   };
 }
 
-/** Options of {@link loadProviderRegistry}. */
-export interface LoadProviderRegistryOptions {
-  /** Provider names: contracts searched in `searchDirs`, then the built-in presets. */
+/** Options of {@link loadProviderRegistry}: provider names (contracts searched in `searchDirs`, then the presets). */
+export type LoadProviderRegistryOptions = Omit<CreateProviderRegistryOptions, 'providers'> & {
   names: readonly string[];
-  searchDirs?: readonly string[];
-  baseUrls?: Readonly<Record<string, string>>;
-  env?: NodeJS.ProcessEnv;
-  http?: ProviderHttpSettings;
-}
+};
 
 /** Loads the named contracts (see `loadProviderContract`) into a registry. */
 export async function loadProviderRegistry(options: LoadProviderRegistryOptions): Promise<ProviderRegistry> {
-  return createProviderRegistry({
-    providers: options.names.map((name) => ({ name, path: name })),
-    ...(options.searchDirs !== undefined ? { searchDirs: options.searchDirs } : {}),
-    ...(options.baseUrls !== undefined ? { baseUrls: options.baseUrls } : {}),
-    ...(options.env !== undefined ? { env: options.env } : {}),
-    ...(options.http !== undefined ? { http: options.http } : {}),
-  });
+  const { names, ...rest } = options;
+  return createProviderRegistry({ ...rest, providers: names.map((name) => ({ name, path: name })) });
 }

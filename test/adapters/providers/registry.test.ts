@@ -12,9 +12,9 @@ import {
   createProviderRegistry,
   loadProviderRegistry,
   ProviderRegistryError,
-  providerTaskQueue,
 } from '../../../src/adapters/providers/registry';
 import { BUILT_IN_PRESETS } from '../../../src/adapters/providers/presets';
+import { DEFAULT_TASK_QUEUE, providerTaskQueue } from '../../../src/core/task-queues';
 
 const SECRET = 'registry-secret-token-5c1e0b7d';
 
@@ -61,6 +61,20 @@ describe('provider registry', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('F9: the provider queues of a deployment are scoped by its own task queue', async () => {
+    const billing = await loadProviderRegistry({
+      names: ['rest'],
+      baseUrls: { rest: provider.url },
+      env: {},
+      taskQueue: 'billing',
+    });
+    try {
+      expect(billing.get('rest').facts.taskQueue).toBe('billing-provider-rest');
+    } finally {
+      await billing.close();
+    }
+  });
+
   it('loads presets by name with the facts the workflow reads, on per-provider task queues', async () => {
     const registry = await loadProviderRegistry({
       names: ['rest', 'operation-location'],
@@ -80,7 +94,7 @@ describe('provider registry', () => {
       expect(registry.get('operation-location').facts).toMatchObject({
         reconciliation: 'same_token_resend',
         capabilities: { cancel: true },
-        taskQueue: providerTaskQueue('operation-location'),
+        taskQueue: providerTaskQueue(DEFAULT_TASK_QUEUE, 'operation-location'),
       });
       expect(registry.get('rest').adapter.baseUrl.startsWith(provider.url)).toBe(true);
     } finally {
