@@ -1,0 +1,155 @@
+/**
+ * The outside user's case on the real dev server (E3, B3): a provider whose POST create carries no idempotency
+ * token and which declares no reconciliation method, its create answer lost (the simulator drops it). The
+ * escalation offers no same-token re-send, a decision naming one is refused before anything is sent, and the
+ * workflow's history stays small. Asserted from the workflow's history, the store and the simulator's accounting.
+ */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../../src/activities';
+import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
+import { createProviderRegistry, type ProviderRegistry } from '../../src/adapters/providers/registry';
+import type { OperationStore } from '../../src/adapters/store/operation-store';
+import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
+import { AsyncJobClient } from '../../src/client';
+import type { OperationRecord } from '../../src/core/operation';
+import { startSimulator, type Simulator } from '../../src/simulator';
+import { createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
+import { connectTestEnvironment, uniqueId, workflowBundle } from '../setup/temporal';
+
+const TOKEN = `sim-secret-${Math.random().toString(36).slice(2)}`;
+/** Far above what the escalation needs (about 30 events), far below a retry loop (4,056 in the outside report). */
+const HISTORY_BOUND = 100;
+
+/** The rest preset without an idempotency token and without reconciliation: a plain tokenless POST. */
+async function tokenlessContract(dir: string, name: string): Promise<string> {
+  const preset = JSON.parse(
+    await readFile(path.join(__dirname, '../../src/adapters/providers/presets/rest.json'), 'utf8'),
+  ) as Record<string, unknown> & { create: Record<string, unknown> };
+  delete preset.create.idempotencyToken;
+  delete preset.webhook;
+  const contract = { ...preset, name, reconciliation: { method: 'none' } };
+  const file = path.join(dir, `${name}.json`);
+  await writeFile(file, JSON.stringify(contract, null, 2));
+  return file;
+}
+
+async function untilEscalated(client: AsyncJobClient, operationId: string): Promise<OperationRecord> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const record = await client.get(operationId).catch(() => undefined);
+    if (record?.localState === 'escalated') return record;
+    if (Date.now() > end) throw new Error(`${operationId}: not escalated (${record?.localState ?? 'no record'})`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('a tokenless create without reconciliation, its answer lost (E3, B3)', () => {
+  let env: TestWorkflowEnvironment;
+  let sim: Simulator;
+  let store: OperationStore;
+  let registry: ProviderRegistry;
+  let workers: Worker[];
+  let running: Promise<unknown>;
+  let client: AsyncJobClient;
+  const id = uniqueId('tokenless').toLowerCase();
+  const provider = `tokenless-${id}`.slice(0, 64);
+
+  beforeAll(async () => {
+    env = await connectTestEnvironment();
+    const dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-tokenless-'));
+    sim = await startSimulator({
+      dialect: 'rest',
+      token: TOKEN,
+      seed: 7,
+      scenario: {
+        scripts: {
+          lost: {
+            steps: [{ state: 'running' }],
+            faults: [{ on: 'create', nth: 'every', fault: { kind: 'drop' } }],
+          },
+        },
+      },
+    });
+    store = await openSqliteStore({ path: path.join(dir, 'asyncjob.db'), forbiddenValues: [TOKEN] });
+    const taskQueue = `wf-${id}`;
+    registry = await createProviderRegistry({
+      taskQueue,
+      providers: [{ name: provider, path: await tokenlessContract(dir, provider) }],
+      baseUrls: { [provider]: sim.url },
+      env: { ASYNCJOB_SIMULATOR_TOKEN: TOKEN, ASYNCJOB_SIMULATOR_URL: sim.url },
+      http: { headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, connectTimeoutMs: 1_000 },
+    });
+    workers = await createWorkers({
+      connection: env.nativeConnection,
+      taskQueue,
+      activities: createActivities({
+        store,
+        providers: registry,
+        artifacts: new FileArtifactStore(path.join(dir, 'artifacts')),
+      }),
+      providerQueues: [{ taskQueue: registry.get(provider).facts.taskQueue! }],
+      workflowBundle: await workflowBundle(),
+      shutdownGraceTime: '1 second',
+    });
+    running = runWorkers(workers);
+    client = new AsyncJobClient({ client: env.client, taskQueue });
+    await client.waitForWorkers([provider]);
+  });
+
+  afterAll(async () => {
+    shutdownWorkers(workers);
+    await running.catch(() => undefined);
+    await registry.close();
+    await store.close();
+    await sim.stop();
+    await env.teardown();
+  });
+
+  it('E3, B3: the escalation offers no same-token re-send, a decision naming one is refused, and the history stays small', async () => {
+    expect(registry.get(provider).facts.capabilities.sameTokenResend).toBe(false);
+    const operationId = uniqueId('op-tokenless');
+    await client.start({
+      operationId,
+      provider,
+      payload: { report: 'monthly-sales', scenario: 'lost' },
+      startedBy: 'service:test-suite',
+      authorisedBy: 'policy:integration-tests',
+      createDeadline: { afterMs: 20_000 },
+      resultDeadline: { afterMs: 60_000 },
+      policy: { baseDelayMs: 20, maxDelayMs: 200, cancelDeadlineMs: 5_000, maxHintMs: 60_000 },
+    });
+    const escalated = await untilEscalated(client, operationId);
+    expect(escalated.escalation?.reason).toBe('create_unknown');
+    expect(escalated.escalation?.options.map((o) => o.option)).toEqual(['close', 'inspect_provider_console']);
+
+    // A decision naming the re-send is refused before anything happens: nothing more reaches the provider.
+    const createsBefore = sim.requests({ action: 'create' }).length;
+    const refused = await client
+      .decide(operationId, { option: 'retry_create_same_token', approvedBy: 'alice@example.com', reason: 'try again' })
+      .then(
+        () => undefined,
+        (error: unknown) => error as { refusalCode?: string; detail?: string },
+      );
+    expect(refused?.refusalCode).toBe('ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE');
+    expect(refused?.detail).toContain('same_token_resend');
+    expect(createsBefore).toBe(1);
+
+    await client.decide(operationId, { option: 'close', approvedBy: 'alice@example.com', reason: 'checked by hand' });
+    const summary = await client.result(operationId);
+    expect(summary.localState).toBe('closed');
+    // One create was sent, no reconcile request was ever made, and nothing was retried.
+    expect(sim.requests({ action: 'create' })).toHaveLength(1);
+    expect(sim.requests({ action: 'reconcile' })).toHaveLength(0);
+    const history = await env.client.workflow.getHandle(operationId).fetchHistory();
+    const events = history.events ?? [];
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.length).toBeLessThan(HISTORY_BOUND);
+    const journal = (await store.entries(operationId)).map(({ entry }) => entry.body);
+    expect(journal.filter((b) => b.kind === 'observation')).toHaveLength(1);
+  });
+});
