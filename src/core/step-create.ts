@@ -189,7 +189,10 @@ export function afterCreate(record: OperationRecord, observation: Observation, c
   if (answeredWithJob(draft, observation, ctx, frame, 'create_accepted')) return draft.result();
   if (is2xx(observation)) {
     const problem = observation.parseProblem ?? 'no job ID';
-    const detail = `the provider accepted the create but the answer names no usable job: ${problem} (C2)`;
+    const detail =
+      observation.remoteJobId === undefined
+        ? `the provider accepted the create but the answer names no usable job: ${problem} (C2)`
+        : `the provider accepted the create and named job ${observation.remoteJobId}, but its answer could not be used: ${problem} (C2)`;
     draft.escalate('create_unknown', detail, ctx, cause);
   } else if (observation.transport === 'ambiguous' || observation.transport === 'body_too_large' || status >= 500) {
     enterReconciliation(draft, observation, sequence, ctx);

@@ -580,6 +580,22 @@ describe('create and idempotency (C2, I3, U1-U4, H4)', () => {
     expect(r.jobId).toBeUndefined();
   });
 
+  it('C2: a 2xx create answer that named a job but could not be used says which job, never that it named none', () => {
+    const r0 = newRecord(FAST);
+    const r = check(
+      r0,
+      afterCreate(
+        r0,
+        createObs(T0 + 100, { statusUrl: undefined, parseProblem: 'field state is not a string' }),
+        ctx(T0 + 100),
+      ),
+    );
+    expect(r.escalation?.reason).toBe('create_unknown');
+    expect(r.escalation?.message.detail).toContain('named job job_7ad2');
+    expect(r.escalation?.message.detail).toContain('field state is not a string');
+    expect(r.escalation?.message.detail).not.toContain('names no usable job');
+  });
+
   it('U3: the same token answered with a second, different job ID escalates job_id_conflict and keeps both IDs', () => {
     const r0 = newRecord(FAST);
     // The first answer named job_A but could not be used (a parse problem): it is kept as a remote fact.

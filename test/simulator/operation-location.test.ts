@@ -33,6 +33,22 @@ const analyze = (body: unknown, id: string) =>
   });
 
 describe('operation-location dialect', () => {
+  it('V5: a create-or-replace PUT answers 201 with Operation-Location and the resource without provisioningState; the monitor says when it is done', async () => {
+    const res = await call(`${sim.url}/v1/analyses/invoice-7`, { method: 'PUT', body: { doc: 'a' } });
+    expect(res.status).toBe(201);
+    const resource = obj(res.json);
+    expect(resource).toMatchObject({ id: '/v1/analyses/invoice-7', name: 'invoice-7' });
+    expect(JSON.stringify(resource)).not.toContain('provisioningState');
+    const loc = String(res.headers['operation-location']);
+    expect(loc).toMatch(new RegExp(`^${sim.url}/v1/operations/[0-9a-f-]{36}$`));
+    const final = await pollUntil(
+      () => call(loc),
+      (r) => obj(r.json)['status'] === 'Succeeded',
+    );
+    expect((await call(String(obj(final.json)['resourceLocation']))).json).toEqual({ pages: 3 });
+    expect((await call(`${sim.url}/v1/analyses/invoice-7`, { method: 'POST', body: {} })).status).toBe(404);
+  });
+
   it('H2: analyze answers 202 with Operation-Location and Retry-After; status walks NotStarted, Running, Succeeded', async () => {
     const res = await analyze({ doc: 'a' }, 'rr-1');
     expect(res.status).toBe(202);

@@ -1,6 +1,8 @@
 /**
  * The `operation-location` dialect (Azure style, docs/dialects.md): `POST /v1/analyze` with
- * `Repeatability-Request-ID`, `202` + `Operation-Location` + `Retry-After`, `GET /v1/operations/:id`,
+ * `Repeatability-Request-ID`, `202` + `Operation-Location` + `Retry-After`, or Azure's data-plane
+ * create-or-replace `PUT /v1/analyses/:name`, `201` + `Operation-Location` with the resource (no
+ * `provisioningState`: only the monitor says when it is done); `GET /v1/operations/:id`,
  * `DELETE /v1/operations/:id`, results at `resourceLocation`.
  */
 import { TERMINAL_STATES, type SimJob } from '../jobs';
@@ -9,6 +11,7 @@ import { resultResponse } from './result';
 
 const OP = /^\/v1\/operations\/([A-Za-z0-9_-]+)$/;
 const RESULT = /^\/v1\/results\/([A-Za-z0-9_-]+)$/;
+const RESOURCE = /^\/v1\/analyses\/([A-Za-z0-9_-]+)$/;
 
 const STATES: Record<string, string> = {
   queued: 'NotStarted',
@@ -39,12 +42,27 @@ function createAnswer(job: SimJob, ctx: DialectContext): SimResponse {
   };
 }
 
+/**
+ * The answer to a create-or-replace PUT: `201 Created` with the monitor in `Operation-Location` and the resource
+ * as written, without a `provisioningState` (the canonical Azure data-plane shape).
+ */
+function createOrReplaceAnswer(job: SimJob, name: string, ctx: DialectContext): SimResponse {
+  const answer = createAnswer(job, ctx);
+  return {
+    status: 201,
+    headers: answer.headers,
+    json: { id: `/v1/analyses/${name}`, name, createdDateTime: iso(job.createdAtMs) },
+  };
+}
+
 /** The operation-location dialect. */
 export const operationLocationDialect: Dialect = {
   name: 'operation-location',
   route(method, path) {
     if (path === '/v1/analyze') return method === 'POST' ? { action: 'create' } : undefined;
-    let m = OP.exec(path);
+    let m = RESOURCE.exec(path);
+    if (m && method === 'PUT') return { action: 'create', resource: m[1] };
+    m = OP.exec(path);
     if (m && method === 'GET') return { action: 'status', jobId: m[1] };
     if (m && method === 'DELETE') return { action: 'cancel', jobId: m[1] };
     m = RESULT.exec(path);
@@ -71,7 +89,9 @@ export const operationLocationDialect: Dialect = {
             { 'repeatability-result': 'rejected' },
           );
         }
-        return createAnswer(outcome.job, ctx);
+        return route.resource === undefined
+          ? createAnswer(outcome.job, ctx)
+          : createOrReplaceAnswer(outcome.job, route.resource, ctx);
       }
       case 'reconcile':
         return errorResponse(404, { error: { code: 'NotFound', message: 'no such endpoint' } });

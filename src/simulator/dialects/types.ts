@@ -22,6 +22,8 @@ export interface SimResponse {
 export interface SimRoute {
   action: SimAction;
   jobId?: string;
+  /** A create that writes a named resource (a PUT to the resource's URL), as opposed to a POST to a collection. */
+  resource?: string;
 }
 
 /** The request as a dialect sees it. */

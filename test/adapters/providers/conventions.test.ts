@@ -145,6 +145,168 @@ describe('azure-lro: the create answer (V1, V4)', () => {
   });
 });
 
+describe('a create answer naming a status monitor (V5)', () => {
+  const patch = contract('azure-lro', { method: 'PATCH', path: '/things/t1' });
+  const writes = { PUT: put, PATCH: patch };
+  const MONITOR = `${BASE}/operations/op-1`;
+  const created = (method: 'PUT' | 'PATCH', status: number, name: string, json: unknown) =>
+    valid(
+      interpretCreate(writes[method], answer(status, { json, headers: { [name]: MONITOR } }), 'create', {
+        requestUrl: PUT_URL,
+      }),
+    );
+
+  it.each([
+    ['PUT', 200, 'Operation-Location'],
+    ['PUT', 200, 'Azure-AsyncOperation'],
+    ['PUT', 201, 'Operation-Location'],
+    ['PUT', 201, 'Azure-AsyncOperation'],
+    ['PATCH', 200, 'Operation-Location'],
+    ['PATCH', 200, 'Azure-AsyncOperation'],
+    ['PATCH', 201, 'Operation-Location'],
+    ['PATCH', 201, 'Azure-AsyncOperation'],
+  ] as const)(
+    'V5: a %s answered %i with %s and a body without provisioningState is pending at the monitor, never done',
+    (method, status, name) => {
+      const o = created(method, status, name, { id: '/things/t1', name: 't1', properties: { size: 3 } });
+      expect(o).toMatchObject({ category: 'pending', statusUrl: MONITOR, pollReading: 'monitor' });
+      expect(o.resultReference).toBeUndefined();
+      expect(o.parseProblem).toBeUndefined();
+    },
+  );
+
+  it.each([
+    ['PUT', 200, 'Operation-Location'],
+    ['PUT', 200, 'Azure-AsyncOperation'],
+    ['PUT', 201, 'Operation-Location'],
+    ['PUT', 201, 'Azure-AsyncOperation'],
+    ['PATCH', 200, 'Operation-Location'],
+    ['PATCH', 200, 'Azure-AsyncOperation'],
+    ['PATCH', 201, 'Operation-Location'],
+    ['PATCH', 201, 'Azure-AsyncOperation'],
+  ] as const)(
+    'V5: a %s answered %i with %s and provisioningState Succeeded in the body is done (the only exception)',
+    (method, status, name) => {
+      const body = { id: '/things/t1', properties: { provisioningState: 'Succeeded' } };
+      const o = created(method, status, name, body);
+      expect(o).toMatchObject({ category: 'success', remoteState: 'Succeeded', resultReference: { inline: body } });
+      expect(o.parseProblem).toBeUndefined();
+    },
+  );
+
+  it.each([
+    ['PUT', 200, 'Operation-Location'],
+    ['PUT', 200, 'Azure-AsyncOperation'],
+    ['PUT', 201, 'Operation-Location'],
+    ['PUT', 201, 'Azure-AsyncOperation'],
+    ['PATCH', 200, 'Operation-Location'],
+    ['PATCH', 200, 'Azure-AsyncOperation'],
+    ['PATCH', 201, 'Operation-Location'],
+    ['PATCH', 201, 'Azure-AsyncOperation'],
+  ] as const)(
+    'V5: a %s answered %i with %s and provisioningState Failed in the body is failed, with the provider error',
+    (method, status, name) => {
+      const o = created(method, status, name, {
+        properties: { provisioningState: 'Failed' },
+        error: { code: 'Conflict', message: 'the name is taken' },
+      });
+      expect(o).toMatchObject({
+        category: 'failure',
+        remoteState: 'Failed',
+        providerError: { code: 'Conflict', message: 'the name is taken' },
+      });
+      expect(o.resultReference).toBeUndefined();
+    },
+  );
+
+  it('V5: a non-final provisioningState (Creating) beside a monitor is pending at the monitor', () => {
+    const o = created('PUT', 201, 'Operation-Location', { properties: { provisioningState: 'Creating' } });
+    expect(o).toMatchObject({ category: 'pending', remoteState: 'Creating', statusUrl: MONITOR });
+  });
+
+  it('V5: a POST answered 200 with Operation-Location and an empty body is pending at the monitor', () => {
+    const o = valid(interpretCreate(post, answer(200, { headers: { 'Operation-Location': MONITOR } })));
+    expect(o).toMatchObject({ category: 'pending', statusUrl: MONITOR, pollReading: 'monitor' });
+  });
+
+  it('V5: without a monitor the HTTP status still decides: a PUT answered 201 with a Location to the resource is done', () => {
+    const o = created('PUT', 201, 'Location', { id: '/things/t1' });
+    expect(o).toMatchObject({ category: 'success', resultReference: { inline: { id: '/things/t1' } } });
+  });
+
+  it('V5, C4: a monitor on another origin is never followed, and the answer is not taken as done either', () => {
+    const o = valid(
+      interpretCreate(
+        put,
+        answer(201, { json: { id: '/things/t1' }, headers: { 'Operation-Location': 'https://elsewhere.example/op' } }),
+        'create',
+        { requestUrl: PUT_URL },
+      ),
+    );
+    expect(o.category).toBeUndefined();
+    expect(o.errorCategory).toBe('foreign_origin');
+    expect(o.resultReference).toBeUndefined();
+  });
+
+  it('V5: the rule follows the reading, not a header name: any poll URL read with another reading than the create answer is a monitor', () => {
+    const custom = parseProviderContract(
+      {
+        name: 'p',
+        baseUrl: BASE,
+        credential: { scheme: 'none' },
+        create: {
+          method: 'PUT',
+          path: '/widgets/w1',
+          acceptedStatuses: [200, 201],
+          statusUrl: [{ from: 'body', field: 'links.operation', reading: 'operation' }],
+          readState: true,
+        },
+        status: {
+          useStatusUrl: true,
+          whenNoState: { success: [200, 201] },
+          readings: {
+            operation: {
+              stateField: 'phase',
+              stateTable: { pending: ['busy'], success: ['ready'], failure: ['broken'] },
+            },
+          },
+        },
+        result: { url: [{ from: 'inline' }] },
+        reconciliation: { method: 'none' },
+        collectSafeToRepeat: true,
+      },
+      'test',
+      {},
+    );
+    const o = valid(interpretCreate(custom, answer(201, { json: { links: { operation: '/ops/7' } } })));
+    expect(o).toMatchObject({ category: 'pending', statusUrl: `${BASE}/ops/7`, pollReading: 'operation' });
+    const done = valid(
+      interpretStatus(custom, answer(200, { json: { phase: 'ready' } }), {
+        statusUrl: `${BASE}/ops/7`,
+        pollReading: 'operation',
+      }),
+    );
+    expect(done.category).toBe('success');
+  });
+
+  it('V5: http-202-location: a create answered 201 with a Location is polled there; one without a Location is done', () => {
+    const plain = contract('http-202-location', { path: '/reports' });
+    const named = valid(interpretCreate(plain, answer(201, { json: { id: 7 }, headers: { Location: '/reports/7' } })));
+    expect(named).toMatchObject({ category: 'pending', statusUrl: `${BASE}/reports/7`, pollReading: 'monitor' });
+    expect(named.resultReference).toBeUndefined();
+    const sync = valid(interpretCreate(plain, answer(200, { json: { total: 3 } })));
+    expect(sync).toMatchObject({ category: 'success', resultReference: { inline: { total: 3 } } });
+  });
+
+  it('V5: google-lro: the create answer is the operation itself, so done: true there is the monitor saying so', () => {
+    const google = contract('google-lro', { path: '/v1/projects/p/things:export' });
+    const o = valid(
+      interpretCreate(google, answer(200, { json: { name: 'operations/9', done: true, response: { rows: 1 } } })),
+    );
+    expect(o).toMatchObject({ category: 'success', remoteJobId: 'operations/9' });
+  });
+});
+
 describe('azure-lro: status answers (V1, V2)', () => {
   const monitor = { statusUrl: `${BASE}/ops/1`, pollReading: 'monitor' };
 

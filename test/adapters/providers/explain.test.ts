@@ -45,6 +45,15 @@ describe('explainContract on azure-lro', () => {
     expect(create).toContain('read with reading "resource"');
   });
 
+  it("V5: says the monitors end the job, not the create answer's HTTP status, and that a job named without a state is polled (C2)", () => {
+    const create = text(section(put, 'create'));
+    expect(create).toContain(
+      "a poll URL from header operation-location or header azure-asyncoperation names a status monitor: the job is running until the monitor says it is done, whatever the create answer's HTTP status; only a final state word in the create answer ends it there (V5)",
+    );
+    expect(create).toContain('an answer that names the job but states no state is pending');
+    expect(text(section(preset('rest'), 'create'))).not.toContain('status monitor');
+  });
+
   it('lists the poll URL sources in priority order with the reading each uses (V1)', () => {
     const job = section(put, 'job');
     expect(job).toContain('job ID: none is read; the job is known by its poll URL alone');
@@ -129,8 +138,9 @@ describe('explainContract on google-lro and http-202-location', () => {
 
   it('http-202-location: polled at Location, 202 pending, 200/201/204 done with the body as the result', () => {
     const plain = withPreset('http-202-location', { path: '/reports' });
-    expect(section(plain, 'job')).toContain("  1. header location: read with the status section's own rules");
+    expect(section(plain, 'job')).toContain('  1. header location: read with reading "monitor"');
     const status = text(section(plain, 'status'));
+    expect(status).toContain('reading "monitor":');
     expect(status).toContain('GET the poll URL from the create answer');
     expect(status).toContain('moves polling there, same origin only');
     expect(status).toContain('HTTP 202: pending, whatever the body says');

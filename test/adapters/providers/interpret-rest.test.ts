@@ -86,6 +86,33 @@ describe('rest dialect: create', () => {
     );
   });
 
+  it('C2: a 202 naming the job without a state word is accepted and polled: its state is unknown until the first status read', () => {
+    const o = valid(interpretCreate(rest, answer(202, { json: { job_id: 'job-7' } })));
+    expect(o).toMatchObject({ remoteJobId: 'job-7', category: 'pending' });
+    expect(o.remoteState).not.toBe('succeeded');
+    expect(o.resultReference).toBeUndefined();
+    expect(o.parseProblem).toBeUndefined();
+  });
+
+  it('C2: a 201 naming the job by its Location alone, with an empty body, is accepted and polled there', () => {
+    const o = valid(interpretCreate(rest, answer(201, { headers: { location: '/v1/jobs/job-9' } })));
+    expect(o).toMatchObject({ remoteJobId: 'job-9', statusUrl: `${BASE}/v1/jobs/job-9`, category: 'pending' });
+    expect(o.parseProblem).toBeUndefined();
+  });
+
+  it('C2: a state word of the wrong type is still a problem, even beside a job ID (never read as pending)', () => {
+    const o = valid(interpretCreate(rest, answer(202, { json: { job_id: 'job-7', state: 5 } })));
+    expect(o.remoteJobId).toBe('job-7');
+    expect(o.category).toBeUndefined();
+    expect(o.parseProblem).toContain('field state is not a string');
+  });
+
+  it('C2, C3: a 200 naming the job without a state word is accepted and polled, never a synchronous success', () => {
+    const o = valid(interpretCreate(rest, answer(200, { json: { job_id: 'job-8', result: { rows: 3 } } })));
+    expect(o).toMatchObject({ remoteJobId: 'job-8', category: 'pending' });
+    expect(o.resultReference).toBeUndefined();
+  });
+
   it('F8: a mistyped job ID is named', () => {
     const o = valid(interpretCreate(rest, answer(202, { json: { job_id: { id: 1 }, state: 'queued' } })));
     expect(o.parseProblem).toContain('body field job_id is not a string');

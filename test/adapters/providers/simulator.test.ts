@@ -172,6 +172,28 @@ describe.each(DIALECTS)('the %s preset against the simulator', (dialect) => {
     expect(seen.at(-1)?.category).toBe('cancelled');
   });
 
+  it('C2: a create answer stripped of its state word but still naming the job is accepted and polled to its end', async () => {
+    const built = adapter.buildCreateRequest({
+      payload: { report: 'q3' },
+      token: 'tok-nostate-0001',
+      clientReference: 'op-nostate',
+      nowMs: Date.now(),
+    });
+    const { answer } = await send(built, { 'x-sim-fault': 'malformed:body=missing_fields' });
+    const created = valid(adapter.interpretCreate(answer));
+    if (dialect === 'lro') {
+      // The lro answer names its job only in the body, and the fault removed that too: it proves nothing.
+      expect(created.remoteJobId).toBeUndefined();
+      expect(created.parseProblem).toContain('no job ID');
+      return;
+    }
+    expect(created.parseProblem).toBeUndefined();
+    expect(created.category).toBe('pending');
+    expect(created.remoteJobId ?? created.statusUrl).toBeDefined();
+    const seen = await poll(created, (o) => o.category !== 'pending');
+    expect(seen.at(-1)?.category).toBe('success');
+  });
+
   it('P1: a state outside the table is unknown', async () => {
     const created = await create('tok-review-0001', { report: 'q3', scenario: 'review' });
     const seen = await poll(created, (o) => o.category !== 'pending');

@@ -1,5 +1,6 @@
 /** The Create and Job sections: the create request as sent, and how its answer names the provider job. Pure. */
 import { type ProviderContract } from '../contract';
+import { namesMonitor } from '../interpret/poll-url';
 import { type ExplainOptions, type ExplainSection } from './explanation';
 import {
   code,
@@ -8,12 +9,13 @@ import {
   numbered,
   placementText,
   pollSourceText,
+  pollSourceWhere,
   readingLabel,
   url,
   valueSourceText,
 } from './phrases';
 
-/** The create request: method, URL, body, idempotency token, headers, and which answers accept it (I1, C3). */
+/** The create request: method, URL, body, idempotency token, headers, and which answers accept it (I1, C3, V5). */
 export function createSection(contract: ProviderContract, options: ExplainOptions): ExplainSection {
   const create = contract.create;
   const body = create.body;
@@ -51,6 +53,14 @@ export function createSection(contract: ProviderContract, options: ExplainOption
     lines.push(
       `the create answer is read for the job's state (${readingLabel(name)}): a final state there ends the wait at once (C3), a pending one starts polling`,
     );
+    lines.push(
+      'an answer that names the job but states no state is pending: its state is unknown until the first status read (C2)',
+    );
+    const monitors = (create.statusUrl ?? []).filter((source) => namesMonitor(contract, source));
+    if (monitors.length > 0)
+      lines.push(
+        `a poll URL from ${monitors.map(pollSourceWhere).join(' or ')} names a status monitor: the job is running until the monitor says it is done, whatever the create answer's HTTP status; only a final state word in the create answer ends it there (V5)`,
+      );
   }
   return { id: 'create', title: 'Create', lines };
 }

@@ -47,15 +47,18 @@ export function readingLabel(name: string | undefined): string {
   return name === undefined ? "read with the status section's own rules" : `read with reading "${name}"`;
 }
 
+/** Where a poll URL is read from. */
+export function pollSourceWhere(source: PollUrlSource): string {
+  return source.from === 'request_url'
+    ? 'the URL the create request was sent to'
+    : source.from === 'header'
+      ? `header ${source.name}`
+      : `body field ${code(source.field)}`;
+}
+
 /** Where a poll URL is read from, and the reading its answers get. */
 export function pollSourceText(source: PollUrlSource): string {
-  const where =
-    source.from === 'request_url'
-      ? 'the URL the create request was sent to'
-      : source.from === 'header'
-        ? `header ${source.name}`
-        : `body field ${code(source.field)}`;
-  return `${where}: ${readingLabel(source.reading)}`;
+  return `${pollSourceWhere(source)}: ${readingLabel(source.reading)}`;
 }
 
 /** Where the idempotency token or the client reference is placed in the create request. */

@@ -1,11 +1,11 @@
 /**
- * Interpreting the answer to a create request (C2, C3, H2, V1, V2): the job ID and the poll URL (the job is
- * known by either), the state when the contract reads one from the create answer, and what later result
- * sources need from this exchange. Pure.
+ * Interpreting the answer to a create request (C2, C3, H2, V1, V2, V5): the job ID and the poll URL (the job is
+ * known by either), the state when the contract reads one from the create answer (never ended by its HTTP status
+ * alone when the poll URL names a status monitor), and what later result sources need from this exchange. Pure.
  */
 import { type Observation } from '../../../core/observation';
 import { type Action } from '../../../core/journal';
-import { type ProviderContract, type ResultSource } from '../contract';
+import { type ProviderContract, type Reading, type ResultSource } from '../contract';
 import { resolveOnOrigin } from '../urls';
 import {
   Problems,
@@ -22,9 +22,9 @@ import {
   type ProviderAnswer,
 } from './answer';
 import { readJobDocument } from './job-document';
-import { readPollUrl } from './poll-url';
+import { namesMonitor, readPollUrl, type FoundPollUrl } from './poll-url';
 import { createHeaderNames, type ResultContext } from './result-facts';
-import { readingFor } from './state';
+import { categoryByStatus, readingFor } from './state';
 
 /** What the create interpretation knows about the request besides the answer. */
 export interface CreateContext {
@@ -119,7 +119,6 @@ export function interpretCreate(
   if (!problems.empty) return finish(observation, problems, flags);
 
   if (rules.readState !== false) {
-    const reading = readingFor(contract, typeof rules.readState === 'string' ? rules.readState : undefined);
     const resultContext: ResultContext = {
       ...(observation.remoteJobId !== undefined ? { jobId: observation.remoteJobId } : {}),
       ...(context.requestUrl !== undefined ? { requestUrl: context.requestUrl } : {}),
@@ -129,7 +128,10 @@ export function interpretCreate(
       contract,
       observation,
       { status: answer.status, json },
-      syncSources === undefined ? reading : { ...reading, result: syncSources },
+      createReading(contract, answer.status, syncSources, {
+        monitor: pollUrl.kind !== 'absent' && namesMonitor(contract, pollUrl.source),
+        pollable: pollable(contract, observation, pollUrl.kind),
+      }),
       resultContext,
       problems,
       flags,
@@ -156,6 +158,32 @@ export function interpretCreate(
   return finish(observation, problems, flags);
 }
 
+/**
+ * The reading the create answer is read with: the contract's (with the synchronous result sources, C3), except
+ * when the answer states no state word. Then it is pending when its poll URL names a status monitor (V5: only
+ * the monitor says when the job is done, so the create answer's HTTP status alone ends nothing), and when it
+ * names a job that can be polled and its HTTP status means nothing by itself (C2: the state is unknown until
+ * the first status read). A state word, or an AIP-151 derivation, is read as always: a terminal one ends the
+ * job there.
+ */
+function createReading(
+  contract: ProviderContract,
+  status: number,
+  syncSources: ResultSource[] | undefined,
+  poll: { monitor: boolean; pollable: boolean },
+): Reading {
+  const readState = contract.create.readState;
+  const reading = readingFor(contract, typeof readState === 'string' ? readState : undefined);
+  const withResult = syncSources === undefined ? reading : { ...reading, result: syncSources };
+  const pendingWithoutState = poll.monitor || (poll.pollable && categoryByStatus(reading, status) === undefined);
+  return pendingWithoutState ? { ...withResult, whenNoState: { pending: [status] } } : withResult;
+}
+
+/** Whether the job can be found again (C2, V1): by its job ID with a status path, or by its poll URL. */
+function pollable(contract: ProviderContract, observation: Observation, pollUrl: FoundPollUrl['kind']): boolean {
+  return (observation.remoteJobId !== undefined && contract.status.path !== undefined) || pollUrl === 'found';
+}
+
 function isFinal(observation: Observation): boolean {
   return observation.category !== undefined && observation.category !== 'pending' && observation.category !== 'unknown';
 }
@@ -167,12 +195,10 @@ function isFinal(observation: Observation): boolean {
 function checkIdentified(
   contract: ProviderContract,
   observation: Observation,
-  pollUrl: 'found' | 'absent' | 'problem',
+  pollUrl: FoundPollUrl['kind'],
   problems: Problems,
 ): void {
-  if (isFinal(observation) || pollUrl === 'problem') return;
-  const byJobId = observation.remoteJobId !== undefined && contract.status.path !== undefined;
-  if (byJobId || pollUrl === 'found') return;
+  if (isFinal(observation) || pollUrl === 'problem' || pollable(contract, observation, pollUrl)) return;
   const named = [
     ...(contract.create.jobId ?? []).map(describeSource),
     ...(contract.create.statusUrl ?? []).map(describeSource),

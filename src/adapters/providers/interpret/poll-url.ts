@@ -20,7 +20,11 @@ export interface PollUrl {
   reading?: string;
 }
 
-type Found = { kind: 'found'; pollUrl: PollUrl } | { kind: 'absent' } | { kind: 'problem' };
+/** What reading a poll URL found: the URL, nothing, or a problem with the first source present (named). */
+export type FoundPollUrl =
+  | { kind: 'found'; pollUrl: PollUrl; source: PollUrlSource }
+  | { kind: 'absent' }
+  | { kind: 'problem'; source: PollUrlSource };
 
 function resolve(
   contract: ProviderContract,
@@ -52,17 +56,21 @@ function readOne(
   requestUrl: string | undefined,
   problems: Problems,
   flags: InterpretFlags,
-): Found {
+): FoundPollUrl {
   for (const source of sources) {
     const raw = source.from === 'request_url' ? requestUrl : rawSourceValue(source, answer, json);
     if (raw === undefined) continue;
     if (typeof raw !== 'string') {
       problems.add(raw.problem);
-      return { kind: 'problem' };
+      return { kind: 'problem', source };
     }
     const url = resolve(contract, raw, `the poll URL in ${describeSource(source)}`, problems, flags);
-    if (url === undefined) return { kind: 'problem' };
-    return { kind: 'found', pollUrl: { url, ...(source.reading !== undefined ? { reading: source.reading } : {}) } };
+    if (url === undefined) return { kind: 'problem', source };
+    return {
+      kind: 'found',
+      pollUrl: { url, ...(source.reading !== undefined ? { reading: source.reading } : {}) },
+      source,
+    };
   }
   return { kind: 'absent' };
 }
@@ -75,8 +83,19 @@ export function readPollUrl(
   requestUrl: string | undefined,
   problems: Problems,
   flags: InterpretFlags,
-): Found {
+): FoundPollUrl {
   return readOne(contract, contract.create.statusUrl ?? [], answer, json, requestUrl, problems, flags);
+}
+
+/**
+ * V5: whether a poll URL source names a status monitor, a document of its own whose answers say when the job is
+ * done: its answers are read with another reading than the create answer itself (`reading: monitor` beside
+ * `readState: resource`). The create answer's HTTP status alone then never ends the job; only a terminal state
+ * word in its body does.
+ */
+export function namesMonitor(contract: ProviderContract, source: PollUrlSource): boolean {
+  const createReading = typeof contract.create.readState === 'string' ? contract.create.readState : undefined;
+  return source.reading !== createReading;
 }
 
 /**

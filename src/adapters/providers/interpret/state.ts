@@ -35,7 +35,7 @@ export function readingFor(contract: ProviderContract, name: string | undefined)
 }
 
 /** The HTTP status's category when the answer states no state (V1), if the reading maps it. */
-function categoryByStatus(reading: Reading, status: number): RemoteStateCategory | undefined {
+export function categoryByStatus(reading: Reading, status: number): RemoteStateCategory | undefined {
   const map = reading.whenNoState;
   if (map === undefined) return undefined;
   for (const category of ['pending', 'success', 'failure'] as const) {

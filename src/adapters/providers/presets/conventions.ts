@@ -1,5 +1,5 @@
 /**
- * Presets for the LRO conventions real providers share (V1, V2, V4), so a provider that follows one is written
+ * Presets for the LRO conventions real providers share (V1, V2, V4, V5), so a provider that follows one is written
  * with a base URL, a credential and the create path alone (`preset: azure-lro`). Each preset is a partial
  * contract computed from the document's create method (Azure reads a PUT differently from a POST); the loader
  * merges the document over it, so any field can still be set or overridden.
@@ -50,6 +50,8 @@ const AZURE_STATES = {
  * (`provisioningState`). Where the result lives follows `final-state-via`'s defaults: a PUT or PATCH reads the
  * resource again, a POST reads the create answer's `Location` (else the monitor's `resourceLocation`, else the
  * monitor body), a DELETE has no result. PUT and DELETE are idempotent (V4): an ambiguous create is repeated.
+ * A create answer naming a monitor is running until the monitor says otherwise, whatever its HTTP status, unless
+ * its body states a final `provisioningState` (V5).
  */
 function azureLro(method: string): Partial {
   const resourceReading = {
@@ -132,22 +134,20 @@ function googleLro(): Partial {
 /**
  * The plain asynchronous-request pattern: `202 Accepted` with a `Location` to poll; the poll URL answers 202
  * while the work runs and 200 (or 201, 204) with the result when it is done; a new `Location` on a 202 moves
- * polling there.
+ * polling there. The `Location` is a status monitor (V5): a create answered 200 or 201 that names one is polled
+ * there, never taken as done by its HTTP status alone; one that names none is a synchronous answer.
  */
 function http202Location(method: string): Partial {
+  const byStatus = { pendingStatuses: [202], whenNoState: { success: [200, 201, 204] } };
   return {
     create: {
       acceptedStatuses: [200, 201, 202, 204],
       ...(method === 'DELETE' ? { body: { mode: 'none' } } : {}),
       ...(method === 'PUT' || method === 'DELETE' ? { idempotent: true } : {}),
-      statusUrl: [{ from: 'header', name: 'location' }],
+      statusUrl: [{ from: 'header', name: 'location', reading: 'monitor' }],
       readState: true,
     },
-    status: {
-      useStatusUrl: true,
-      pendingStatuses: [202],
-      whenNoState: { success: [200, 201, 204] },
-    },
+    status: { useStatusUrl: true, ...byStatus, readings: { monitor: byStatus } },
     result: { url: [{ from: 'inline' }], required: method !== 'DELETE' },
     reconciliation: { method: method === 'PUT' || method === 'DELETE' ? 'same_token_resend' : 'none' },
     collectSafeToRepeat: true,
