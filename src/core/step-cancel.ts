@@ -59,7 +59,9 @@ export function requestCancel(
 
 /**
  * After the single cancel call (X1-X3): an answer (2xx, or 409 "already final") moves to `cancelling` and the
- * status loop goes on until the provider says how it ended; a call that may have arrived is never repeated.
+ * status loop goes on until the provider says how it ended; a call that may have arrived is never repeated; a
+ * 501 or 405 (`cancel_unsupported`) is the provider saying it does not support cancel for this job: escalated
+ * as such, never retried.
  */
 export function afterCancel(record: OperationRecord, observation: Observation, ctx: StepContext): StepResult {
   const draft = new Builder(record, record);
@@ -125,6 +127,14 @@ export function afterCancel(record: OperationRecord, observation: Observation, c
         cause,
       );
     }
+  } else if (observation.errorCategory === 'cancel_unsupported') {
+    // A definite refusal (HTTP 501 or 405): the job goes on; asking again would get the same answer (X1, X3).
+    draft.escalate(
+      'cancellation_unconfirmed',
+      `the provider does not support cancel for this job: it answered HTTP ${status} to the cancel request, which is not retried; the job goes on until the provider reports its end (X1)`,
+      ctx,
+      cause,
+    );
   } else {
     // It may have arrived (or its answer is unreadable): never send it again (X3); a human decides with the request history at hand.
     draft.escalate(

@@ -1160,6 +1160,31 @@ describe('cancellation (X1-X3, M2)', () => {
     },
   );
 
+  it.each([501, 405])(
+    'X1: a cancel answered %i means the provider does not support cancel for this job: escalated saying so, never retried',
+    (status) => {
+      const r = observing();
+      const at = r.schedule.nextPollAtMs! - 1;
+      const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
+      const e = check(
+        req,
+        afterCancel(req, cancelObs(at + 5, { httpStatus: status, errorCategory: 'cancel_unsupported' }), ctx(at + 5)),
+      );
+      expect(e.localState).toBe('escalated');
+      expect(e.escalation?.reason).toBe('cancellation_unconfirmed');
+      expect(e.escalation?.message.detail).toContain('the provider does not support cancel for this job');
+      expect(e.escalation?.message.detail).toContain(`HTTP ${status}`);
+      expect(e.escalation?.message.detail).not.toContain('no usable answer');
+      // Never retried: the call is recorded as sent, never offered or accepted again.
+      expect(e.cancel?.sentAtMs).toBe(at + 5);
+      expect(nextCommand(e, at + 10).kind).toBe('await_decision');
+      expect(optionsOf(e)).not.toContain('cancel_at_provider');
+      expect(requestCancel(e, { requestedBy: 'carol@example.com', reason: 'again' }, ctx(at + 6))).toMatchObject({
+        kind: 'refused',
+      });
+    },
+  );
+
   it('X1: a cancel refused before sending (no credential) escalates; a human may still authorise the one call', () => {
     const r = observing();
     const at = r.schedule.nextPollAtMs! - 1;

@@ -174,6 +174,9 @@ describe('explainContract on the simulator rest preset', () => {
     expect(text(section(rest, 'cancel'))).toContain(
       `POST ${BASE}/v1/jobs/{jobId}/cancel, sent once (X1, X3); repeating it is harmless`,
     );
+    expect(text(section(rest, 'cancel'))).toContain(
+      'HTTP 501 or 405: the provider does not support cancel for this job; escalated as such, never sent again (X1)',
+    );
     expect(text(section(rest, 'reconciliation'))).toContain(
       `GET ${BASE}/v1/jobs?client_reference={clientReference} (by the client reference)`,
     );

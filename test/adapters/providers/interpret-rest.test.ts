@@ -310,6 +310,30 @@ describe('rest dialect: cancel, reconcile, result', () => {
     expect(o.errorCategory).toBeUndefined();
   });
 
+  it.each([501, 405])(
+    'X1: a cancel answered %i is cancel_unsupported: the provider does not support cancel for this job',
+    (status) => {
+      const o = valid(
+        interpretCancel(rest, answer(status, { json: { error: { code: 'NotSupported', message: 'no cancel' } } }), {
+          jobId: 'job-7',
+        }),
+      );
+      expect(o).toMatchObject({
+        action: 'cancel',
+        httpStatus: status,
+        errorCategory: 'cancel_unsupported',
+        remoteJobId: 'job-7',
+        providerError: { code: 'NotSupported', message: 'no cancel' },
+      });
+      expect(o.category).toBeUndefined();
+    },
+  );
+
+  it('X1: other refusals keep their HTTP category (a 500 or a 404 is not cancel_unsupported)', () => {
+    expect(valid(interpretCancel(rest, answer(500))).errorCategory).toBe('http_5xx');
+    expect(valid(interpretCancel(rest, answer(404))).errorCategory).toBe('not_found');
+  });
+
   it('X2: 409 already_terminal keeps the final state the provider reports', () => {
     const o = valid(
       interpretCancel(rest, answer(409, { json: { error: { code: 'already_terminal' }, state: 'succeeded' } })),

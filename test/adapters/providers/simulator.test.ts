@@ -172,6 +172,21 @@ describe.each(DIALECTS)('the %s preset against the simulator', (dialect) => {
     expect(seen.at(-1)?.category).toBe('cancelled');
   });
 
+  it.each([501, 405])(
+    'X1: a cancel answered %i is cancel_unsupported, and the job goes on to its own end',
+    async (status) => {
+      const token = `tok-nocancel-${status}`;
+      const created = await create(token);
+      const built = adapter.buildCancelRequest({ jobId: created.remoteJobId! });
+      const { answer } = await send(built, { 'x-sim-fault': `http_error:status=${status}` });
+      const cancel = valid(adapter.interpretCancel(answer, { jobId: created.remoteJobId }));
+      expect(cancel).toMatchObject({ httpStatus: status, errorCategory: 'cancel_unsupported' });
+      const seen = await poll(created, (o) => o.category !== 'pending');
+      expect(seen.at(-1)?.category).toBe('success');
+      expect(sim.jobsByToken(token)[0]?.cancelRequested).toBe(false);
+    },
+  );
+
   it('C2: a create answer stripped of its state word but still naming the job is accepted and polled to its end', async () => {
     const built = adapter.buildCreateRequest({
       payload: { report: 'q3' },
