@@ -14,7 +14,7 @@ import { checkAnchors, checkWitness } from './coverage';
 import { checkArtifactRows, checkJobLinks, checkJournalColumns, checkSnapshot } from './facts';
 import { fromChainBreak, opFinding, type AuditFinding } from './findings';
 import { keyNotConfigured } from './keys';
-import { type TemporalWitness } from './temporal-witness';
+import { type TemporalWitness, type WitnessedOperation, WitnessUnavailableError } from './temporal-witness';
 
 /** What to verify and against what. */
 export interface AuditOptions {
@@ -35,7 +35,8 @@ export interface AuditCounts {
   artifactFilesChecked: number;
   artifactFilesUnreachable: number;
   temporalWitnessed: number;
-  temporalNotRetained: number;
+  /** Operations whose Temporal history is no longer retained (past retention, or deleted). */
+  temporalNotRetained: string[];
 }
 
 /** The outcome of an audit. */
@@ -55,15 +56,48 @@ const emptyCounts = (): AuditCounts => ({
   artifactFilesChecked: 0,
   artifactFilesUnreachable: 0,
   temporalWitnessed: 0,
-  temporalNotRetained: 0,
+  temporalNotRetained: [],
 });
 
-async function operationIds(source: AuditSource, options: AuditOptions): Promise<string[]> {
+async function operationIds(source: AuditSource, options: AuditOptions, report: AuditReport): Promise<string[]> {
   if (options.operationId !== undefined) return [options.operationId];
   const ids = new Set(await source.operationIds());
   for (const id of options.checkpoints.anchors.keys()) ids.add(id);
-  if (options.witness) for (const id of await options.witness.operationIds()) ids.add(id);
+  if (options.witness) for (const id of await witnessedIds(options.witness, report)) ids.add(id);
   return [...ids].sort();
+}
+
+/** The witness's operation IDs; none when it cannot list them (named in the report, and the rest still checked). */
+async function witnessedIds(witness: TemporalWitness, report: AuditReport): Promise<string[]> {
+  try {
+    return await witness.operationIds();
+  } catch (err) {
+    if (!(err instanceof WitnessUnavailableError)) throw err;
+    report.unverifiable.push(err.message);
+    return [];
+  }
+}
+
+/**
+ * What the witness saw of `id`: its entries, null when the history is no longer retained (counted and listed), or
+ * undefined without a witness or when the server could not be read (named in the report; the store is still checked).
+ */
+async function readWitness(
+  id: string,
+  options: AuditOptions,
+  report: AuditReport,
+): Promise<WitnessedOperation | null | undefined> {
+  if (!options.witness) return undefined;
+  try {
+    const witnessed = await options.witness.witness(id);
+    if (witnessed === null) report.counts.temporalNotRetained.push(id);
+    else report.counts.temporalWitnessed += 1;
+    return witnessed;
+  } catch (err) {
+    if (!(err instanceof WitnessUnavailableError)) throw err;
+    report.unverifiable.push(err.message);
+    return undefined;
+  }
 }
 
 interface Outcome {
@@ -100,9 +134,7 @@ async function auditOperation(
   const id = data.operationId;
   const { counts, findings } = report;
   const anchors = options.checkpoints.anchors.get(id) ?? [];
-  const witnessed = options.witness ? await options.witness.witness(id) : undefined;
-  if (witnessed === null) counts.temporalNotRetained += 1;
-  else if (witnessed !== undefined) counts.temporalWitnessed += 1;
+  const witnessed = await readWitness(id, options, report);
   const anything = data.row !== null || data.journal.length > 0;
   if (
     !anything &&
@@ -192,7 +224,7 @@ export async function runAudit(source: AuditSource, options: AuditOptions): Prom
   };
   const lagging: string[] = [];
   const unchecked: Unchecked = new Map();
-  for (const id of await operationIds(source, options)) {
+  for (const id of await operationIds(source, options, report)) {
     const outcome = await auditOperation(await source.readOperation(id), options, report, unchecked);
     if (outcome.behind) lagging.push(id);
   }

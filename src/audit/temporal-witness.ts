@@ -1,5 +1,5 @@
 /**
- * Temporal's history as a second witness (`audit verify --with-temporal`, issue 15 item 2), while it is retained.
+ * Temporal's history as a second witness (`audit verify --with-temporal`), while it is retained.
  * Every activity the workflow completed returned the state the store held after the step (the journal reached
  * `journal.nextSequence - 1`) and the step's entries (the provider calls it made, with their transitions). So the store must still reach that sequence and hold those entries unchanged.
  * Runs are followed back through continue-as-new. Workflows in Temporal with no rows in the store are found
@@ -26,10 +26,35 @@ export interface WitnessedOperation {
   readonly entries: Map<number, WitnessedEntry>;
 }
 
-/** A witness: the operations it knows, and what it saw of each (null when its history is no longer retained). */
+/**
+ * A witness: the operations it knows, and what it saw of each (null when its history is no longer retained: past
+ * the namespace's retention, or deleted). Any other failure to read is a {@link WitnessUnavailableError}.
+ */
 export interface TemporalWitness {
   operationIds(): Promise<string[]>;
   witness(operationId: string): Promise<WitnessedOperation | null>;
+}
+
+/** The server could not be read for a reason other than a history that is gone (unreachable, denied, overloaded). */
+export class WitnessUnavailableError extends Error {
+  override readonly name = 'WitnessUnavailableError';
+  readonly code = 'ASYNCJOB_ERR_WITNESS_UNAVAILABLE';
+}
+
+/** gRPC's NOT_FOUND, which the server answers for a history it no longer holds (the SDK does not always type it). */
+const GRPC_NOT_FOUND = 5;
+
+/** Whether `error` says the history is gone: retention passed, or the execution was deleted. */
+export function historyGone(error: unknown): boolean {
+  if (error instanceof WorkflowNotFoundError) return true;
+  const e = error as { name?: unknown; code?: unknown; cause?: unknown };
+  if (e?.name === 'NotFoundError' || e?.code === GRPC_NOT_FOUND) return true;
+  return e?.cause !== undefined && e.cause !== error && historyGone(e.cause);
+}
+
+/** The one-line reason an error gives, for the report. */
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 interface TailEntry {
@@ -116,7 +141,13 @@ export function clientWitness(client: Client, taskQueue: string, maxRuns = 1000)
     async operationIds() {
       const ids = new Set<string>();
       const query = `WorkflowType = 'AsyncJobWorkflow' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;
-      for await (const execution of client.workflow.list({ query })) ids.add(execution.workflowId);
+      try {
+        for await (const execution of client.workflow.list({ query })) ids.add(execution.workflowId);
+      } catch (err) {
+        throw new WitnessUnavailableError(`cannot list the workflows of ${taskQueue}: ${reasonOf(err)}`, {
+          cause: err,
+        });
+      }
       return [...ids];
     },
     async witness(operationId) {
@@ -127,9 +158,10 @@ export function clientWitness(client: Client, taskQueue: string, maxRuns = 1000)
         try {
           history = await client.workflow.getHandle(operationId, runId).fetchHistory();
         } catch (err) {
-          if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'NotFoundError')
-            return run === 0 ? null : seen;
-          throw err;
+          if (historyGone(err)) return run === 0 ? null : seen;
+          throw new WitnessUnavailableError(`cannot read the history of ${operationId}: ${reasonOf(err)}`, {
+            cause: err,
+          });
         }
         runId = witnessFromHistory(history, operationId, seen);
         if (runId === undefined) break;

@@ -37,8 +37,16 @@ export async function runVerify(
   const source = store.auditSource();
   const checkpoints = resolveCheckpoints(given, await source.checkpoints(), await readCheckpointVerifier(io.env, key));
   let witness: (TemporalWitness & { close(): Promise<void> }) | undefined;
+  let witnessMissing: string | undefined;
   try {
-    if (args.withTemporal) witness = await connectTemporalWitness(io.env as NodeJS.ProcessEnv);
+    if (args.withTemporal) {
+      // The witness degrades, never aborts: without a server the store is still checked, and the report says why
+      // the histories were not read.
+      witness = await connectTemporalWitness(io.env as NodeJS.ProcessEnv).catch((err: unknown) => {
+        witnessMissing = `Temporal witness unavailable: ${err instanceof Error ? err.message : String(err)}`;
+        return undefined;
+      });
+    }
     const report = await runAudit(source, {
       ...(args.operationId !== undefined ? { operationId: args.operationId } : {}),
       ...(key ? { key } : {}),
@@ -46,6 +54,7 @@ export async function runVerify(
       ...(witness ? { witness } : {}),
       ...(io.settleMs !== undefined ? { settleMs: io.settleMs } : {}),
     });
+    if (witnessMissing !== undefined) report.unverifiable.push(witnessMissing);
     if (args.operationId !== undefined && report.counts.operationsChecked === 0) {
       io.stderr(`asyncjob audit: nothing is recorded for operation ${args.operationId}\n`);
       return AUDIT_EXIT.usage;

@@ -61,9 +61,10 @@ function details(c: AuditCounts): string {
       `${c.artifactFilesChecked} artifact files hashed${c.artifactFilesUnreachable > 0 ? `, ${c.artifactFilesUnreachable} not reachable from here` : ''}`,
     );
   }
-  if (c.temporalWitnessed + c.temporalNotRetained > 0)
+  const gone = c.temporalNotRetained;
+  if (c.temporalWitnessed + gone.length > 0)
     parts.push(
-      `${c.temporalWitnessed} histories read from Temporal${c.temporalNotRetained > 0 ? `, ${c.temporalNotRetained} no longer retained` : ''}`,
+      `${c.temporalWitnessed} histories read from Temporal${gone.length > 0 ? `, not retained: ${gone.length} (${gone.slice(0, 5).join(', ')}${gone.length > 5 ? ', ...' : ''})` : ''}`,
     );
   return parts.length === 0 ? '' : `\n  also checked: ${parts.join('; ')}`;
 }
