@@ -5,6 +5,7 @@
  */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { AsyncJobActivities, ProviderFacts } from '../activities/types';
+import { DESCRIBE_RETRY, PROVIDER_CALL_RETRY, STORE_CALL_RETRY } from '../core/loop-bounds';
 
 /**
  * Operations started with `storeCalls: 'local'` (as `AsyncJobClient` starts them) make their store calls and the
@@ -12,13 +13,8 @@ import type { AsyncJobActivities, ProviderFacts } from '../activities/types';
  * event instead of an activity's three events and a workflow-task round trip. Without it (runs started before),
  * regular activities, so their histories replay. Store-only calls are safe to retry (idempotent by sequence).
  */
-const storeRetry = {
-  initialInterval: '200 ms',
-  maximumInterval: '10 seconds',
-  maximumAttempts: 20,
-  nonRetryableErrorTypes: ['ASYNCJOB_ERR_FINGERPRINT_MISMATCH', 'ASYNCJOB_ERR_JOURNAL_CONFLICT'],
-};
-const describeRetry = { maximumAttempts: 5, nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'] };
+const storeRetry = { ...STORE_CALL_RETRY, nonRetryableErrorTypes: [...STORE_CALL_RETRY.nonRetryableErrorTypes] };
+const describeRetry = { ...DESCRIBE_RETRY, nonRetryableErrorTypes: [...DESCRIBE_RETRY.nonRetryableErrorTypes] };
 export const remoteStore = proxyActivities<AsyncJobActivities>({ startToCloseTimeout: '1 minute', retry: storeRetry });
 export const localStore = proxyLocalActivities<AsyncJobActivities>({
   startToCloseTimeout: '1 minute',
@@ -46,7 +42,7 @@ export function providerCallOptions(facts: ProviderFacts) {
     // a live create timed out is a create of unknown fate (reconcile, maybe a human), far costlier than a slower
     // notice; at 10 s, workers starved of CPU (load 15 on 2 cores) had live creates timed out.
     heartbeatTimeout: '30 seconds',
-    retry: { maximumAttempts: 1 },
+    retry: { ...PROVIDER_CALL_RETRY },
   } as const;
 }
 

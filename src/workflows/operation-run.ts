@@ -17,6 +17,7 @@ import {
 import type { ProviderFacts } from '../activities/types';
 import { waitSummary } from '../core/delay-sources';
 import { NO_CAPABILITIES } from '../core/escalation';
+import { DEFAULT_HISTORY_EVENT_LIMIT, continuesAsNew } from '../core/loop-bounds';
 import { newOperationRecord, type OperationRecord } from '../core/operation';
 import { loopTakesWait, storeIsAhead } from '../core/poll-loop';
 import {
@@ -46,7 +47,6 @@ import type { AsyncJobWorkflowInput, CarriedState, OperationSummary } from './me
 import { Publication } from './publication';
 import { invalidInput, refusal } from './refusals';
 
-const DEFAULT_HISTORY_EVENT_LIMIT = 5_000;
 const ACTOR = 'workflow';
 
 /** What a provider call schedules: one activity, given the provider's activities and their options. */
@@ -116,7 +116,7 @@ export class OperationRun {
       await this.processMessages();
       this.publication.publish(this.record);
       const info = workflowInfo();
-      if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
+      if (continuesAsNew(info.historyLength, info.continueAsNewSuggested, historyLimit)) {
         await this.settle();
         this.publication.publish(this.record);
         const carried: CarriedState = { record: this.record, provider: facts, pending: this.inbox.carried() };

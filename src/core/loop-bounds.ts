@@ -1,0 +1,37 @@
+/**
+ * The bounds of the loops Temporal runs for us (B3): activity retry policies and the history length at which a run
+ * continues as new. Every other loop is a pure step bounded by the record's budgets (see docs/rules.md#b3).
+ * Workflow code reads these constants; tests read the same ones.
+ */
+
+/** Store calls are idempotent by sequence: retried, at most this many attempts, then the workflow task fails loudly. */
+export const STORE_CALL_RETRY = {
+  initialInterval: '200 ms',
+  maximumInterval: '10 seconds',
+  maximumAttempts: 20,
+  nonRetryableErrorTypes: ['ASYNCJOB_ERR_FINGERPRINT_MISMATCH', 'ASYNCJOB_ERR_JOURNAL_CONFLICT'],
+} as const;
+
+/** The provider lookup: a few attempts; an unknown provider is final. */
+export const DESCRIBE_RETRY = {
+  maximumAttempts: 5,
+  nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'],
+} as const;
+
+/** Provider calls are never retried by Temporal: the workflow plans every retry, so every request is counted (B2). */
+export const PROVIDER_CALL_RETRY = { maximumAttempts: 1 } as const;
+
+/**
+ * A run continues as new once its history holds this many events (or the server suggests it), so no run's history
+ * grows without bound whatever an operation's budgets allow.
+ */
+export const DEFAULT_HISTORY_EVENT_LIMIT = 5_000;
+
+/** Whether a run with `historyLength` events continues as new now (B3). Pure. */
+export function continuesAsNew(
+  historyLength: number,
+  suggested: boolean,
+  limit = DEFAULT_HISTORY_EVENT_LIMIT,
+): boolean {
+  return suggested || historyLength >= limit;
+}
