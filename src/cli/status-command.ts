@@ -8,7 +8,15 @@ import { OperationFailedError } from '../client/errors';
 import { type Cmd, type CommandContext, emit, say } from './command-context';
 import type { CliClient } from './deps';
 import { EXIT, exitForState, type ExitCode } from './exit-codes';
-import { decideAdvice, failureText, operationView, statusText, watchLine, type OperationView } from './view';
+import {
+  decideAdvice,
+  failureText,
+  operationView,
+  providerErrorText,
+  statusText,
+  watchLine,
+  type OperationView,
+} from './view';
 
 /** `status` answers from the search attributes rather than wait longer for a worker. */
 const STATUS_QUERY_TIMEOUT_MS = 5_000;
@@ -117,8 +125,9 @@ function endText(operationId: string, end: WatchEnd): string[] {
   }
   if (view?.localState === 'escalated' && view.escalation)
     return decideAdvice(operationId, view.escalation.reason, view.escalation.options);
+  const error = view?.localState === 'failed' ? providerErrorText(view) : null;
   return [
-    `operation ${operationId} ended: ${view?.localState ?? 'unknown'}${view?.result ? ` (result ${view.result.validation})` : ''}`,
+    `operation ${operationId} ended: ${view?.localState ?? 'unknown'}${view?.result ? ` (result ${view.result.validation})` : ''}${error ? `: provider error ${error}` : ''}`,
   ];
 }
 

@@ -26,6 +26,8 @@ export interface OperationView {
   escalation: { reason: string; options: OfferedOption[]; decisionDeadlineAt: string } | null;
   cancel: { requestedBy: string; reason: string; requestedAt: string; sentAt: string | null } | null;
   result: ResultSummary | null;
+  /** The provider's last error (a failed job, a refused request): why a `failed` operation failed. */
+  providerError: { code: string | null; message: string | null } | null;
   traceId: string;
 }
 
@@ -70,8 +72,17 @@ export function operationView(record: OperationRecord): OperationView {
         }
       : null,
     result: record.result,
+    providerError: record.remote.lastError
+      ? { code: record.remote.lastError.code ?? null, message: record.remote.lastError.message ?? null }
+      : null,
     traceId: record.traceId,
   };
+}
+
+/** The provider's error in one line, `code: message` (either alone when the other is unknown), or null. */
+export function providerErrorText(view: Pick<OperationView, 'providerError'>): string | null {
+  const parts = [view.providerError?.code, view.providerError?.message].filter((p) => p !== null && p !== undefined);
+  return parts.length > 0 ? parts.join(': ') : null;
 }
 
 /** True when `watch` stops: a final state, or an escalation waiting for a human. */
@@ -111,6 +122,8 @@ export function watchLine(view: OperationView, nowMs: number, withCountdown: boo
     `checks ${view.statusRequests.used}/${view.statusRequests.allowed}`,
   ];
   if (view.escalation) parts.push(`escalated: ${view.escalation.reason}`);
+  const error = view.localState === 'failed' ? providerErrorText(view) : null;
+  if (error) parts.push(`provider error ${error}`);
   if (withCountdown) {
     const next = nextPollText(view, nowMs);
     if (next) parts.push(next);
@@ -141,6 +154,8 @@ export function statusText(view: OperationView, nowMs: number): string {
       `  options:   ${view.escalation.options.map((o) => o.option).join(', ')} (asyncjob decide ${view.operationId})`,
     );
   }
+  const error = providerErrorText(view);
+  if (error) lines.push(`  error:     ${error} (the provider's last error)`);
   if (view.result)
     lines.push(
       `  result:    ${view.result.validation}${view.result.artifactLocation ? ` at ${view.result.artifactLocation}` : ''}${view.result.sha256 ? ` sha256 ${view.result.sha256}` : ''}`,

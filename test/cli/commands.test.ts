@@ -215,6 +215,7 @@ describe('asyncjob status', () => {
         escalation: null,
         cancel: null,
         result: null,
+        providerError: null,
         traceId: '0af7651916cd43dd8448eb211c80319c',
       },
     });

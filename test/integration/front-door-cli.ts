@@ -43,6 +43,7 @@ export const operationView = z
       .object({ validation: z.enum(['valid', 'invalid', 'not_checked']) })
       .passthrough()
       .nullable(),
+    providerError: z.object({ code: z.string().nullable(), message: z.string().nullable() }).strict().nullable(),
     traceId: z.string(),
   })
   .strict();
