@@ -68,6 +68,32 @@ describe('documented commands against a Temporal server, a worker and the simula
       }
     }
 
+    // The mapping reaches every service of the server a moment later: wait until a start carrying one is taken.
+    const probe = ['--namespace', namespace, '--workflow-id', `${namespace}-probe`];
+    const end = Date.now() + 90_000;
+    for (;;) {
+      try {
+        await cli([
+          'workflow',
+          'start',
+          ...probe,
+          '--type',
+          'probe',
+          '--task-queue',
+          `${namespace}-probe`,
+          '--search-attribute',
+          'AsyncJobProvider="probe"',
+          '--search-attribute',
+          'AsyncJobResultDeadline="2030-01-01T00:00:00Z"',
+        ]);
+        break;
+      } catch (err) {
+        if (Date.now() > end) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    }
+    await cli(['workflow', 'terminate', ...probe, '--reason', 'probe of the search attributes']);
+
     const scenario = path.join(work, 'demo-scenario.json');
     await writeFile(scenario, JSON.stringify({ dialect: 'rest', token: TOKEN, ...DEMO_SCENARIO }));
     simulator = startShell(`asyncjob simulate --port 0 --scenario ${scenario}`, { cwd: work, timeoutMs: 600_000 });
