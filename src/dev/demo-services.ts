@@ -27,6 +27,8 @@ export interface DemoServices {
   store: SqliteOperationStore;
   connection: NativeConnection;
   client: AsyncJobClient;
+  /** The Temporal client under {@link client}, for what asyncjob's client does not offer (terminating a run). */
+  temporal: Client;
   receiver: WebhookReceiver;
   simulator: Simulator;
   registry: ProviderRegistry;
@@ -35,8 +37,18 @@ export interface DemoServices {
   running: Promise<void>;
 }
 
+/** Where the demo's own listeners go (127.0.0.1); a free port where absent. */
+export interface DemoPorts {
+  simulatorPort?: number;
+  webhookPort?: number;
+}
+
 /** Starts the demo's parts against `server`, keeping their files under `dataDir`; prints where each listens. */
-export async function startDemoServices(server: DevServer, dataDir: string): Promise<DemoServices> {
+export async function startDemoServices(
+  server: DevServer,
+  dataDir: string,
+  ports: DemoPorts = {},
+): Promise<DemoServices> {
   // The demo's secrets exist only in this process: the worker resolves them by reference (T4).
   const secrets = {
     ASYNCJOB_SIMULATOR_TOKEN: randomBytes(24).toString('hex'),
@@ -47,10 +59,11 @@ export async function startDemoServices(server: DevServer, dataDir: string): Pro
     forbiddenValues: Object.values(secrets),
   });
   const connection = await NativeConnection.connect({ address: server.address });
-  const client = new AsyncJobClient({
-    client: new Client({ connection: await Connection.connect({ address: server.address }) }),
-  });
+  const temporal = new Client({ connection: await Connection.connect({ address: server.address }) });
+  const client = new AsyncJobClient({ client: temporal });
   const receiver = await startWebhookReceiver({
+    host: '127.0.0.1',
+    ...(ports.webhookPort !== undefined ? { port: ports.webhookPort } : {}),
     store,
     webhookSettings: (name) =>
       name === DEMO_PROVIDER
@@ -63,6 +76,8 @@ export async function startDemoServices(server: DevServer, dataDir: string): Pro
   });
   const simulator = await startSimulator({
     dialect: 'rest',
+    host: '127.0.0.1',
+    ...(ports.simulatorPort !== undefined ? { port: ports.simulatorPort } : {}),
     token: secrets.ASYNCJOB_SIMULATOR_TOKEN,
     scenario: DEMO_SCENARIO as never,
     // A fresh seed per run: job IDs never repeat across runs that share the store and the Temporal database.
@@ -90,7 +105,7 @@ export async function startDemoServices(server: DevServer, dataDir: string): Pro
   const running = runWorkers(workers);
   // The demo's operations start once the worker polls the provider's queue (a start refuses an unserved provider).
   await client.waitForWorkers([DEMO_PROVIDER]);
-  return { store, connection, client, receiver, simulator, registry, workers, running };
+  return { store, connection, client, temporal, receiver, simulator, registry, workers, running };
 }
 
 /** Stops the demo's parts, workers first. */
@@ -103,4 +118,5 @@ export async function stopDemoServices(services: DemoServices): Promise<void> {
   await services.registry.close();
   await services.store.close();
   await services.connection.close();
+  await services.temporal.connection.close();
 }

@@ -5,24 +5,25 @@
  * finishes anyway); prints each one's audit story and Web UI link, then what to try next (the provider it serves,
  * its scripts, and copy-paste `asyncjob start`, `watch`, `decide` lines for a script that escalates); and keeps
  * serving until Ctrl-C. Job IDs (a fresh simulator seed) and operation IDs are new on every run, so runs that
- * share `.asyncjob/` never meet each other's jobs.
+ * share `.asyncjob/` never meet each other's jobs; an operation of this run still running when it ends
+ * (interrupted, or an error) is terminated and said so. Every listener is placed by a setting (demo-settings.ts).
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Runtime } from '@temporalio/worker';
 import { formatStoryText, renderStory } from '../audit/story';
+import { AsyncJobRequestRefused } from '../client/errors';
 import type { StartRequest } from '../core/operation';
 import { quietSdkLogger } from '../doctor/sdk-logger';
 import { DEFAULT_TASK_QUEUE } from '../worker';
+import { endRunningOperations } from './demo-cleanup';
 import { DEMO_SCRIPTS } from './demo-scenario';
 import { DEMO_PROVIDER, type DemoServices, startDemoServices, stopDemoServices } from './demo-services';
+import { demoSettings } from './demo-settings';
 import { projectRoot } from './temporal-cli';
 import { type DevServer, startDevServer } from './temporal-server';
 
 export { DEMO_SCRIPTS } from './demo-scenario';
-
-const TEMPORAL_PORT = Number(process.env.ASYNCJOB_TEMPORAL_PORT ?? 7233);
-const UI_PORT = Number(process.env.ASYNCJOB_UI_PORT ?? 8233);
 
 /** A shell word, quoted when needed. */
 function shellWord(text: string): string {
@@ -66,39 +67,83 @@ ${scripts}
 `;
 }
 
-/** Runs the demo; resolves with the process exit code once interrupted. */
+/**
+ * Resolves when the process is asked to stop (SIGINT, SIGTERM). Its listeners stay until `dispose`, so a signal
+ * repeated during the clean-up (a second Ctrl-C, or npm relaying the terminal's) does not end the process
+ * before the run has ended what it started.
+ */
+function interruption(): { interrupted: Promise<void>; dispose(): void } {
+  let dispose = (): void => undefined;
+  const interrupted = new Promise<void>((resolve) => {
+    const stop = (): void => resolve();
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    dispose = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    };
+  });
+  return { interrupted, dispose };
+}
+
+/** Marks a step cut short by Ctrl-C. */
+const INTERRUPTED = Symbol('interrupted');
+
+/**
+ * Runs the demo; resolves with the process exit code once interrupted: 0 when its report succeeded, 1 when it did
+ * not, 130 when interrupted before the demo's own operations ended.
+ */
 export async function runDev(options: { keepRunning?: boolean } = {}): Promise<number> {
+  const settings = demoSettings(process.env, projectRoot(), process.cwd());
   // Warnings only, without the SDK's expected ones (an activity-only worker registers no workflows by design).
   Runtime.install({ logger: quietSdkLogger('WARN') });
-  const dataDir = path.join(projectRoot(), '.asyncjob');
+  const stop = interruption();
   const server = await startDevServer({
-    port: TEMPORAL_PORT,
-    uiPort: UI_PORT,
-    dbFile: path.join(dataDir, 'temporal.db'),
-    logFile: path.join(dataDir, 'temporal.log'),
+    port: settings.temporalPort,
+    uiPort: settings.uiPort,
+    httpPort: settings.temporalHttpPort,
+    metricsPort: settings.temporalMetricsPort,
+    dbFile: path.join(settings.dataDir, 'temporal.db'),
+    logFile: path.join(settings.dataDir, 'temporal.log'),
   });
-  console.log(`Temporal ${server.serverVersion} dev server at ${server.address}; Web UI ${server.uiUrl}`);
-  const services = await startDemoServices(server, dataDir);
-  // Unique per run: the time to the second and a random suffix.
-  const suffix = randomBytes(2).toString('hex');
-  const stamp = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${suffix}`;
-  const demo: DemoRun = { server, services, stamp };
-
+  console.log(
+    `Temporal ${server.serverVersion} dev server at ${server.address}; Web UI ${server.uiUrl}; HTTP API port ${server.httpPort}; metrics http://127.0.0.1:${server.metricsPort}/metrics`,
+  );
+  const started: string[] = [];
+  let services: DemoServices | undefined;
   try {
-    const first = await runReport(demo);
-    await runLostCancelRace(demo);
-    await printWhatNext(demo, dataDir);
+    services = await startDemoServices(server, settings.dataDir, settings);
+    // Unique per run: the time to the second and a random suffix.
+    const suffix = randomBytes(2).toString('hex');
+    const stamp = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${suffix}`;
+    const demo: DemoRun = { server, services, stamp, started };
+    const steps = (async () => {
+      const first = await runReport(demo);
+      await runLostCancelRace(demo);
+      await printWhatNext(demo, settings.dataDir);
+      return first;
+    })();
+    // Interrupted, the steps are abandoned: their later failure (the services stop under them) is not an error.
+    steps.catch(() => undefined);
+    const first = await Promise.race([steps, stop.interrupted.then(() => INTERRUPTED)]);
+    if (first === INTERRUPTED) {
+      console.log('\ninterrupted: stopping the demo');
+      return 130;
+    }
     if (options.keepRunning !== false) {
       console.log('Running until Ctrl-C.');
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+      await stop.interrupted;
     }
     return first === 'succeeded' ? 0 : 1;
   } finally {
-    await stopDemoServices(services);
+    if (services !== undefined) {
+      // Before the services stop: terminating needs the server, not the workers.
+      await endRunningOperations(services.temporal, started, (line) => console.log(line));
+      await stopDemoServices(services);
+    }
     await server.stop();
+    console.log('asyncjob dev stopped: the worker, the simulator, the webhook receiver and the dev server have ended');
+    stop.dispose();
   }
 }
 
@@ -107,6 +152,8 @@ interface DemoRun {
   server: DevServer;
   services: DemoServices;
   stamp: string;
+  /** The operation IDs this run started, for its clean-up. */
+  started: string[];
 }
 
 /** The start request of the demo operation of `kind` (a script of {@link DEMO_SCRIPTS}). */
@@ -132,47 +179,69 @@ async function printStory(demo: DemoRun, operationId: string): Promise<void> {
   );
 }
 
-/** The report meets a 503 with Retry-After and succeeds; resolves with its final local state. */
+/** Starts one of the demo's operations, remembered first so the run's clean-up finds it whatever happens next. */
+async function startDemoOperation(demo: DemoRun, kind: string): Promise<StartRequest> {
+  const request = demoRequest(demo, kind);
+  demo.started.push(request.operationId);
+  await demo.services.client.start(request);
+  return request;
+}
+
+/** The report meets a 503 with Retry-After and succeeds; resolves with its local state when it ended or escalated. */
 async function runReport(demo: DemoRun): Promise<string> {
-  const { client } = demo.services;
-  const report = demoRequest(demo, 'report');
-  await client.start(report);
+  const report = await startDemoOperation(demo, 'report');
   console.log(
     `\noperation ${report.operationId} started (provider ${DEMO_PROVIDER}, task queue ${DEFAULT_TASK_QUEUE})`,
   );
-  const first = await client.result(report.operationId);
+  const first = await demo.services.client.result(report.operationId);
   console.log(`operation ${report.operationId}: ${first.localState}`);
   await printStory(demo, report.operationId);
   return first.localState;
 }
 
-/** The export is cancelled while it runs, and finishes before the cancel takes effect (X2). */
+/** The states before the operation observes its provider job: a cancel sent then would not race the job. */
+const BEFORE_OBSERVING: readonly string[] = ['starting', 'create_pending', 'creating', 'reconciliation', 'accepted'];
+
+/**
+ * The export is cancelled while it runs, and finishes before the cancel takes effect (X2). On a busy machine the
+ * job can finish before the cancel is even sent: the workflow then refuses it (the operation is collecting its
+ * result or has ended), which is the same race lost one step earlier, printed as such.
+ */
 async function runLostCancelRace(demo: DemoRun): Promise<void> {
   const { client } = demo.services;
-  const exportJob = demoRequest(demo, 'export');
-  await client.start(exportJob);
-  await waitUntilObserving(demo, exportJob.operationId);
-  const answer = await client.cancel(exportJob.operationId, {
-    requestedBy: 'alice@example.com',
-    reason: 'export no longer needed',
-    expectedEffect: 'the export stops',
-  });
-  console.log(`\ncancel of ${exportJob.operationId}: ${JSON.stringify(answer)}`);
-  const second = await client.result(exportJob.operationId);
-  console.log(
-    `operation ${exportJob.operationId}: ${second.localState} (the job finished before the cancel took effect, X2)`,
-  );
-  await printStory(demo, exportJob.operationId);
+  const { operationId } = await startDemoOperation(demo, 'export');
+  await waitUntilObserving(demo, operationId);
+  try {
+    const answer = await client.cancel(operationId, {
+      requestedBy: 'alice@example.com',
+      reason: 'export no longer needed',
+      expectedEffect: 'the export stops',
+    });
+    console.log(`\ncancel of ${operationId}: ${JSON.stringify(answer)}`);
+  } catch (err) {
+    if (!(err instanceof AsyncJobRequestRefused)) throw err;
+    console.log(
+      `\ncancel of ${operationId} refused (${err.refusalCode}): the job finished before the cancel could be sent (X2)`,
+    );
+  }
+  const second = await client.result(operationId);
+  const how =
+    second.localState === 'succeeded'
+      ? 'the job finished before the cancel took effect, X2'
+      : `the cancel met the job in state ${second.remoteState ?? 'unknown'}`;
+  console.log(`operation ${operationId}: ${second.localState} (${how})`);
+  await printStory(demo, operationId);
 }
 
-/** Waits, up to 10 s in steps of 100 ms, until the operation is observing its provider job (so a cancel can race it). */
+/** Waits, up to 30 s in steps of 100 ms, until the operation observes its provider job (so a cancel can race it). */
 async function waitUntilObserving(demo: DemoRun, operationId: string): Promise<void> {
   const localState = () =>
     demo.services.client.get(operationId).then(
       (record) => record.localState,
       () => 'starting',
     );
-  for (let attempt = 0; attempt < 100 && (await localState()) !== 'observing'; attempt++)
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && BEFORE_OBSERVING.includes(await localState()))
     await new Promise((resolve) => setTimeout(resolve, 100));
 }
 

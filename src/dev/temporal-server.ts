@@ -16,6 +16,10 @@ export interface DevServerOptions {
   port?: number;
   /** Web UI port; the UI is off (headless) when absent. */
   uiPort?: number;
+  /** Port of the server's HTTP API (`--http-port`); a free one is chosen (and reported) when absent or 0. */
+  httpPort?: number;
+  /** Port of the server's Prometheus `/metrics` endpoint (`--metrics-port`); chosen like `httpPort`. */
+  metricsPort?: number;
   /** SQLite file for persistence; in memory when absent. */
   dbFile?: string;
   namespace?: string;
@@ -32,6 +36,10 @@ export interface DevServer {
   address: string;
   namespace: string;
   uiUrl?: string;
+  /** The port of the server's HTTP API. */
+  httpPort: number;
+  /** The port of the server's `/metrics` endpoint (`http://127.0.0.1:PORT/metrics`). */
+  metricsPort: number;
   serverVersion: string;
   cli: TemporalCli;
   pid: number;
@@ -90,26 +98,45 @@ async function waitForServer(
 /** How many ports a start tries when it chooses them itself. */
 const START_ATTEMPTS = 3;
 
+/** The listeners of one start: the options' ports, and free ones where the options leave the choice to us. */
+interface DevServerPorts {
+  port: number;
+  httpPort: number;
+  metricsPort: number;
+  /** Whether any of them was chosen here (then a start that loses one to another process is retried). */
+  chosen: boolean;
+}
+
+async function choosePorts(options: DevServerOptions): Promise<DevServerPorts> {
+  const given = [options.port, options.httpPort, options.metricsPort].map((p) => (p === 0 ? undefined : p));
+  const [port, httpPort, metricsPort] = await Promise.all(given.map(async (p) => p ?? (await freePort())));
+  return { port: port!, httpPort: httpPort!, metricsPort: metricsPort!, chosen: given.includes(undefined) };
+}
+
 /**
- * Starts `temporal server start-dev` with our search attributes and waits until it answers. A port found free can
- * be taken by another process before the server binds it (a CI run's dev server exited with code 2 beside other
- * servers starting): when the port was ours to choose, an early exit is retried on another.
+ * Starts `temporal server start-dev` with our search attributes and waits until it answers. Every listener it
+ * opens on a port we can set is set (gRPC, HTTP API, metrics, and the Web UI when asked for); its internal
+ * services' ports are the CLI's own choice, on 127.0.0.1. A port found free can be taken by another process before
+ * the server binds it (a CI run's dev server exited with code 2 beside other servers starting): when a port was
+ * ours to choose, an early exit is retried on others.
  */
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   for (let attempt = 1; ; attempt++) {
+    const ports = await choosePorts(options);
     try {
-      return await startDevServerOn(options.port ?? (await freePort()), options);
+      return await startDevServerOn(ports, options);
     } catch (err) {
-      if (options.port !== undefined || attempt >= START_ATTEMPTS || !(err instanceof DevServerExited)) throw err;
+      if (!ports.chosen || attempt >= START_ATTEMPTS || !(err instanceof DevServerExited)) throw err;
     }
   }
 }
 
-async function startDevServerOn(port: number, options: DevServerOptions): Promise<DevServer> {
+async function startDevServerOn(ports: DevServerPorts, options: DevServerOptions): Promise<DevServer> {
   const cli = ensureTemporalCli();
   const namespace = options.namespace ?? 'default';
+  const { port, httpPort, metricsPort } = ports;
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--namespace', namespace];
-  args.push('--log-level', 'warn');
+  args.push('--http-port', String(httpPort), '--metrics-port', String(metricsPort), '--log-level', 'warn');
   if (options.uiPort !== undefined) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
   if (options.dbFile) {
@@ -148,6 +175,8 @@ async function startDevServerOn(port: number, options: DevServerOptions): Promis
       address,
       namespace,
       uiUrl: options.uiPort !== undefined ? `http://localhost:${options.uiPort}` : undefined,
+      httpPort,
+      metricsPort,
       serverVersion,
       cli,
       pid: child.pid ?? -1,

@@ -101,12 +101,14 @@ describe('the examples of README.md and docs/cli.md run as written against a wor
     running = runWorkers(workers);
     client = new AsyncJobClient({ client: env.client, taskQueue });
 
-    // `npm run build` into a scratch install of the package: node_modules/asyncjob/{package.json,dist}.
+    // `npm run build` into a scratch install of the package: node_modules/asyncjob/{package.json,bin,dist}.
     installDir = path.join(dataDir, 'service');
     const pkg = path.join(installDir, 'node_modules', 'asyncjob');
     await mkdir(pkg, { recursive: true });
     await writeFile(path.join(pkg, 'package.json'), await readFile(path.join(ROOT, 'package.json')));
     await symlink(path.join(ROOT, 'node_modules'), path.join(pkg, 'node_modules'), 'dir');
+    // `bin/` ships in the package (package.json `files`): the entries check the Node.js version with its module.
+    await symlink(path.join(ROOT, 'bin'), path.join(pkg, 'bin'), 'dir');
     await run(
       process.execPath,
       [

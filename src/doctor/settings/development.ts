@@ -51,6 +51,42 @@ export const DEMO_SETTINGS: readonly Setting[] = [
     example: '18233',
   },
   {
+    name: 'ASYNCJOB_TEMPORAL_HTTP_PORT',
+    usedBy: ['demo'],
+    default: 'a free port (printed)',
+    meaning: 'HTTP API port of the dev server `npm start` runs',
+    example: '17243',
+  },
+  {
+    name: 'ASYNCJOB_TEMPORAL_METRICS_PORT',
+    usedBy: ['demo'],
+    default: 'a free port (printed)',
+    meaning: 'port of the `/metrics` endpoint of the dev server `npm start` runs',
+    example: '19233',
+  },
+  {
+    name: 'ASYNCJOB_DEMO_SIMULATOR_PORT',
+    usedBy: ['demo'],
+    default: 'a free port (printed)',
+    meaning: 'port of the provider simulator `npm start` runs (on 127.0.0.1)',
+    example: '18080',
+  },
+  {
+    name: 'ASYNCJOB_DEMO_WEBHOOK_PORT',
+    usedBy: ['demo'],
+    default: 'a free port (printed)',
+    meaning: 'port of the webhook receiver `npm start` runs (on 127.0.0.1)',
+    example: '18088',
+  },
+  {
+    name: 'ASYNCJOB_DEMO_DATA_DIR',
+    usedBy: ['demo'],
+    default: '`.asyncjob` in the project',
+    meaning:
+      "where `npm start` keeps the dev server's database and log, the SQLite store and the artifacts (created if missing)",
+    example: '/tmp/asyncjob-demo',
+  },
+  {
     name: 'TEMPORAL_CLI',
     usedBy: ['demo', 'npm run temporal'],
     default: '',

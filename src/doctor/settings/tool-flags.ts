@@ -161,6 +161,20 @@ export const DEV_SERVER_FLAGS: readonly Setting[] = [
     example: '--ui-port 18233',
   },
   {
+    name: '--http-port',
+    usedBy: ['npm run temporal'],
+    default: 'a free port (printed)',
+    meaning: "`npm run temporal -- start`: the dev server's HTTP API port",
+    example: '--http-port 17243',
+  },
+  {
+    name: '--metrics-port',
+    usedBy: ['npm run temporal'],
+    default: 'a free port (printed)',
+    meaning: "`npm run temporal -- start`: the port of the dev server's Prometheus `/metrics` endpoint",
+    example: '--metrics-port 19233',
+  },
+  {
     name: '--db',
     usedBy: ['npm run temporal'],
     default: 'in memory',
