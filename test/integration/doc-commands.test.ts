@@ -292,10 +292,13 @@ describe('documented commands against a Temporal server, a worker and the simula
           'authorisedBy: policy:docs',
           'stdioIdentity: agent:report-writer',
           'agents:',
-          ...['agent:report-writer', 'agent:x'].flatMap((identity) => [
+          ...[
+            // sha256("test") and sha256("x"): the bearer tokens of the HTTP form, one per agent.
+            ['agent:report-writer', '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'],
+            ['agent:x', '2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881'],
+          ].flatMap(([identity, digest]) => [
             `  - identity: ${identity}`,
-            // sha256("test"): the bearer token of the HTTP form.
-            '    token: { sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 }',
+            `    token: { sha256: ${digest} }`,
             '    providers:',
             '      - { name: demo-reports, maxCreateDeadline: 1m, maxResultDeadline: 15m, maxStatusRequests: 10 }',
           ]),
