@@ -393,7 +393,7 @@ describe('activities without a provider answer', () => {
     const facts = await run(h.activities.describeProvider, { provider: 'rest' });
     expect(facts).toEqual({
       name: 'rest',
-      capabilities: { cancel: true, repeatableCollect: true },
+      capabilities: { cancel: true, repeatableCollect: true, sameTokenResend: true },
       reconciliation: 'list_by_client_reference',
       policy: { notFoundWindowMs: 5000 },
       taskQueue: 'asyncjob-provider-rest',

@@ -154,6 +154,7 @@ describe('building requests', () => {
     });
     expect(adapter.buildCancelRequest({ jobId: 'j' })).toMatchObject({ kind: 'refused', errorCategory: 'unsupported' });
     expect(adapter.cancel).toEqual({ supported: false });
-    expect(adapter.capabilities).toEqual({ cancel: false, repeatableCollect: true });
+    // The rest preset's create carries an idempotency token: re-sending it cannot start a second job (E3).
+    expect(adapter.capabilities).toEqual({ cancel: false, repeatableCollect: true, sameTokenResend: true });
   });
 });
