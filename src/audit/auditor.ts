@@ -171,7 +171,8 @@ async function auditOperation(
   if (column) findings.push(column);
   let behind = false;
   if (data.row !== null) {
-    const snapshot = checkSnapshot(id, data.row, entries, data.journal.at(-1)?.sequence ?? 0, options.key);
+    const journalHead = data.journal.at(-1)?.sequence ?? 0;
+    const snapshot = checkSnapshot(id, data.row, entries, journalHead, options.key, chain.verified > 0);
     findings.push(...snapshot.findings);
     behind = snapshot.behind;
     if (snapshot.hash !== 'none') counts.snapshotsChecked += 1;

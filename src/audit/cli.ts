@@ -10,13 +10,14 @@
  * Exit codes: 0 ok, 1 a change was found (or a checkpoint refused over one), 2 usage error, bad input, or
  * signatures that cannot be checked because their key is not configured.
  */
+import { verifyOperationRows, type ChainKey, type OperationChainResult } from '../adapters/store/chain';
 import { type OperationStore } from '../adapters/store/operation-store';
 import { DEFAULT_STORE_LOCATION, openStore } from '../adapters/store/open-store';
 import { isStoreError } from '../adapters/store/store-errors';
 import { runCheckpoint } from './checkpoint-command';
 import { AUDIT_EXIT, type AuditIo, type ParsedArgs } from './io';
 import { AuditKeyError, keyNotConfigured, readChainKey } from './keys';
-import { formatStoryText, renderStory, storyJson } from './story';
+import { formatStoryText, renderStory, storyJson, type Unverified } from './story';
 import { runVerify } from './verify-command';
 
 export { AUDIT_EXIT, type AuditIo, type ParsedArgs } from './io';
@@ -125,7 +126,7 @@ export async function runAuditCommand(argv: string[], io: AuditIo = processIo): 
     store = await openStore(location, { ...(key ? { hmacKey: key.secret } : {}), mustExist: true });
     if (args.command === 'verify') return await runVerify(store, args, key, io);
     if (args.command === 'checkpoint') return await runCheckpoint(store, args, key, io);
-    return await show(store, args.operationId!, args.json, io);
+    return await show(store, args.operationId!, args.json, io, key);
   } catch (err) {
     const message =
       isStoreError(err) || err instanceof AuditKeyError
@@ -138,14 +139,30 @@ export async function runAuditCommand(argv: string[], io: AuditIo = processIo): 
   }
 }
 
-async function show(store: OperationStore, operationId: string, json: boolean, io: AuditIo): Promise<number> {
-  const verification = await store.verifyChains({ operationId });
-  if (verification.operationsChecked === 0) {
+/** Which entries `audit show` must mark as unverified: from the first break, or the first unverifiable signature. */
+function unverifiedOf(chain: OperationChainResult): Unverified | null {
+  if (chain.break !== null) return { from: chain.break.sequence, why: chain.break.problem };
+  if (chain.unverifiable !== null)
+    return { from: chain.unverifiable.sequence, why: keyNotConfigured(chain.unverifiable.keyId, 'chain') };
+  return null;
+}
+
+async function show(
+  store: OperationStore,
+  operationId: string,
+  json: boolean,
+  io: AuditIo,
+  key: ChainKey | undefined,
+): Promise<number> {
+  const data = await store.auditSource().readOperation(operationId);
+  if (data.row === null && data.journal.length === 0) {
     io.stderr(`asyncjob audit: nothing is recorded for operation ${operationId}\n`);
     return AUDIT_EXIT.usage;
   }
-  const chainBreak = verification.breaks[0] ?? null;
-  const unverifiable = verification.unverifiable?.[0];
+  const head = data.row === null ? null : { lastSequence: data.row.lastSequence, lastHash: data.row.lastHash };
+  const chain = verifyOperationRows(operationId, data.journal, head, key);
+  const chainBreak = chain.break;
+  const unverified = unverifiedOf(chain);
   let stored;
   try {
     stored = await store.entries(operationId);
@@ -161,13 +178,13 @@ async function show(store: OperationStore, operationId: string, json: boolean, i
   }
   io.stdout(
     json
-      ? `${JSON.stringify(storyJson(operationId, stored, chainBreak), null, 2)}\n`
-      : formatStoryText(operationId, renderStory(stored.map((s) => s.entry)), chainBreak),
+      ? `${JSON.stringify(storyJson(operationId, stored, chainBreak, unverified), null, 2)}\n`
+      : formatStoryText(operationId, renderStory(stored.map((s) => s.entry)), chainBreak, unverified),
   );
   if (chainBreak !== null) return AUDIT_EXIT.brokenChain;
-  if (unverifiable !== undefined) {
+  if (chain.unverifiable !== null) {
     io.stderr(
-      `asyncjob audit: operation ${operationId} from sequence ${unverifiable.sequence}: ${keyNotConfigured(unverifiable.keyId, 'chain')}\n`,
+      `asyncjob audit: operation ${operationId} from sequence ${chain.unverifiable.sequence}: ${keyNotConfigured(chain.unverifiable.keyId, 'chain')}\n`,
     );
     return AUDIT_EXIT.usage;
   }

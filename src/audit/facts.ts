@@ -11,7 +11,7 @@
  *   operation named.
  */
 import { type AuditJournalRow, type AuditJobLink, type AuditOperationRow } from '../adapters/store/audit-source';
-import { isKeyed, snapshotHash, type ChainKey } from '../adapters/store/chain';
+import { type ChainKey } from '../adapters/store/chain';
 import {
   columnsOf,
   operationSnapshotSchema,
@@ -22,6 +22,7 @@ import { type JournalEntry } from '../core/journal';
 import { boundFacts } from './bound-facts';
 import { operationRecordSchema } from '../core/operation';
 import { opFinding, type AuditFinding } from './findings';
+import { snapshotHashVerdict, type SnapshotHashStatus } from './snapshot-signature';
 
 const show = (v: unknown): string =>
   v === null || v === undefined ? 'none' : typeof v === 'string' ? v : JSON.stringify(v);
@@ -61,42 +62,8 @@ export interface SnapshotVerdict {
   readonly findings: AuditFinding[];
   readonly behind: boolean;
   /** `legacy`: no snapshot hash (written before migration 3); `unverifiable`: signed by a key not configured. */
-  readonly hash: 'checked' | 'legacy' | 'unverifiable' | 'none';
+  readonly hash: SnapshotHashStatus;
   readonly keyId?: string | null;
-}
-
-function hashVerdict(
-  operationId: string,
-  row: AuditOperationRow,
-  version: number,
-  key: ChainKey | undefined,
-): { finding?: AuditFinding; hash: SnapshotVerdict['hash'] } {
-  const stored = row.snapshotHash;
-  if (stored === null) return { hash: 'legacy' };
-  if (isKeyed(stored)) {
-    if (key === undefined || (row.snapshotKeyId !== null && row.snapshotKeyId !== key.id))
-      return { hash: 'unverifiable' };
-    const expected = snapshotHash(row.snapshot!, key);
-    return expected === stored
-      ? { hash: 'checked' }
-      : { hash: 'checked', finding: opFinding(operationId, version, 'snapshot_hash_mismatch', expected, stored) };
-  }
-  if (key !== undefined || row.snapshotKeyId !== null) {
-    return {
-      hash: 'checked',
-      finding: opFinding(
-        operationId,
-        version,
-        'snapshot_unsigned',
-        `hmac-sha256 with key ${row.snapshotKeyId ?? key!.id}`,
-        stored,
-      ),
-    };
-  }
-  const expected = snapshotHash(row.snapshot!);
-  return expected === stored
-    ? { hash: 'checked' }
-    : { hash: 'checked', finding: opFinding(operationId, version, 'snapshot_hash_mismatch', expected, stored) };
 }
 
 function rowColumnsAgree(operationId: string, row: AuditOperationRow, s: OperationSnapshot): AuditFinding | null {
@@ -222,7 +189,8 @@ function recomputed(s: OperationSnapshot, entries: readonly JournalEntry[]): Arr
 
 /**
  * Checks one operations row: its columns against its snapshot, the snapshot's hash, its version against the
- * journal's length (`journalHead`), and its facts recomputed from the entries up to its version.
+ * journal's length (`journalHead`), and its facts recomputed from the entries up to its version. `chainVerified`:
+ * whether the configured key verified entries of this operation's journal.
  */
 export function checkSnapshot(
   operationId: string,
@@ -230,6 +198,7 @@ export function checkSnapshot(
   entries: readonly JournalEntry[],
   journalHead: number,
   key: ChainKey | undefined,
+  chainVerified = false,
 ): SnapshotVerdict {
   if (row.snapshot === null) return { findings: [], behind: false, hash: 'none' };
   let snapshot: OperationSnapshot;
@@ -244,7 +213,7 @@ export function checkSnapshot(
       hash: 'none',
     };
   }
-  const { finding, hash } = hashVerdict(operationId, row, snapshot.version, key);
+  const { finding, hash } = snapshotHashVerdict(operationId, row, snapshot.version, key, chainVerified);
   const findings: AuditFinding[] = finding ? [finding] : [];
   const columns = rowColumnsAgree(operationId, row, snapshot);
   if (columns) findings.push(columns);

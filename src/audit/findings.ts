@@ -40,6 +40,10 @@ export const PROBLEM_DESCRIPTIONS: Readonly<Record<AuditProblem, string>> = {
     'the chain ends before the recorded head (entries were deleted from the end) or the head record is missing',
   unsigned_entry:
     'a plain SHA-256 entry where a signed one belongs (rewritten by someone without the key, or written before the key was set)',
+  key_id_mismatch:
+    'the key ID names another key than the one whose signature the entry or snapshot carries (the key ID was edited)',
+  key_id_unknown:
+    "the entry or snapshot names a key that is not configured while the configured key verifies the operation's other records (edited, with an invented key ID)",
   column_mismatch: 'a journal column differs from the hashed entry it is copied from (the column was edited)',
   operation_row_mismatch: 'a column of the operation row differs from its snapshot (the row was edited)',
   snapshot_mismatch: 'the snapshot disagrees with the journal entries it accounts for (state or facts were edited)',

@@ -43,7 +43,18 @@ export interface AuditShowJson {
     readonly prevHash: string;
     readonly hash: string;
     readonly body: JournalEntry['body'];
+    /** False for an entry the audit could not verify (at or after a break, or signed by a key not configured). */
+    readonly verified: boolean;
   }>;
+}
+
+/**
+ * Which entries of a story the audit could not verify: every entry from `from` on, for `why` (a break's problem,
+ * or a key that is not configured). Such entries are shown as unverified, never as history.
+ */
+export interface Unverified {
+  readonly from: number;
+  readonly why: string;
 }
 
 /** `HH:MM:SS` of an instant, or `YYYY-MM-DD HH:MM:SS` when it falls on another UTC day than `reference`. */
@@ -177,16 +188,27 @@ export function renderStory(entries: readonly JournalEntry[]): StoryLine[] {
 
 /**
  * The text form: a header naming the operation and the UTC day, one line per entry (`HH:MM:SS text`, with the
- * date when an entry falls on a later day), and a last line when the chain is broken.
+ * date when an entry falls on a later day), and a last line when the chain is broken. An entry the audit could not
+ * verify (`unverified`) reads `HH:MM:SS UNVERIFIED: text`, and a line says why: it is what the database holds, not
+ * history.
  */
 export function formatStoryText(
   operationId: string,
   lines: readonly StoryLine[],
   chainBreak: ChainBreak | null,
+  unverified: Unverified | null = null,
 ): string {
   const first = lines[0]?.at;
   const out = [`operation ${operationId}${first === undefined ? '' : ` (times UTC, ${first.slice(0, 10)})`}`];
-  for (const line of lines) out.push(`${clockTime(line.at, first)} ${line.text}`);
+  for (const line of lines) {
+    const mark = unverified !== null && line.sequence >= unverified.from ? 'UNVERIFIED: ' : '';
+    out.push(`${clockTime(line.at, first)} ${mark}${line.text}`);
+  }
+  if (unverified !== null && lines.some((line) => line.sequence >= unverified.from)) {
+    out.push(
+      `UNVERIFIED: entries from sequence ${unverified.from} could not be verified (${unverified.why}); they are what the database holds, not proven history`,
+    );
+  }
   if (chainBreak !== null) {
     out.push(
       `WARNING: the audit chain is broken at sequence ${chainBreak.sequence} (${chainBreak.problem}); run asyncjob audit verify`,
@@ -200,6 +222,7 @@ export function storyJson(
   operationId: string,
   stored: readonly StoredEntry[],
   chainBreak: ChainBreak | null,
+  unverified: Unverified | null = null,
 ): AuditShowJson {
   return {
     schema: 'asyncjob.audit-show/v1',
@@ -214,6 +237,7 @@ export function storyJson(
       prevHash: s.prevHash,
       hash: s.hash,
       body: s.entry.body,
+      verified: unverified === null || s.entry.sequence < unverified.from,
     })),
   };
 }

@@ -176,8 +176,25 @@ describe('story lines (T3)', () => {
         prevHash: s.prevHash,
         hash: s.hash,
         body: s.entry.body,
+        verified: true,
       })),
     });
+    const unverified = storyJson('op-1', stored, null, { from: 2, why: 'key_id_unknown' });
+    expect(unverified.entries.map((e) => e.verified)).toEqual([true, false]);
+  });
+
+  it('T2: an entry the audit could not verify is marked UNVERIFIED, never told as history', () => {
+    const entries = storyEntries('op-1');
+    const text = formatStoryText('op-1', renderStory(entries), null, { from: 4, why: 'key_id_unknown' });
+    const lines = text.trimEnd().split('\n');
+    expect(lines[3]).toBe('10:18:02 create_pending -> accepted (job job_7ad2) by workflow');
+    expect(lines[4]).toBe(
+      '10:20:31 UNVERIFIED: received 503, Retry-After 120, next poll 10:22:31 from provider guidance, 3 of 20 status requests used',
+    );
+    expect(lines.slice(4, entries.length + 1).every((l) => l.includes('UNVERIFIED: '))).toBe(true);
+    expect(lines.at(-1)).toBe(
+      'UNVERIFIED: entries from sequence 4 could not be verified (key_id_unknown); they are what the database holds, not proven history',
+    );
   });
 
   it('clockTime shows the date only when the day changes', () => {

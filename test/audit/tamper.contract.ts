@@ -17,6 +17,9 @@ import { type AuditOperationRow } from '../../src/adapters/store/audit-source';
 import { type OperationStore, type OperationStoreOptions } from '../../src/adapters/store/operation-store';
 import { runAuditCommand } from '../../src/audit/cli';
 import { type AuditFinding } from '../../src/audit/findings';
+import { type AuditShowJson } from '../../src/audit/story';
+import { canonicalJson } from '../../src/core/canonical-json';
+import { type JournalEntry } from '../../src/core/journal';
 import { readChainKeySecret } from '../../src/audit/keys';
 import { type AuditVerifyJson } from '../../src/audit/verify';
 import { writeArtifact, writePhaseOne, writePhaseTwo } from './fixtures';
@@ -33,6 +36,8 @@ export interface TamperHarness {
 }
 
 const HMAC_KEY = 'k3y-from-the-vault-7f1e2d3c4b5a69788796a5b4';
+/** A key ID no configured key has: what an attacker without the key writes to make an edit look unverifiable. */
+const INVENTED_KEY = 'hmac:0123456789abcdef';
 const q = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
 /** Registers the suite for one engine. */
@@ -328,6 +333,93 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       expect(code).toBe(1);
       expect(about(report, 'op-a')).toEqual([
         expect.objectContaining({ sequence: 8, problem: 'artifact_file_mismatch' }),
+      ]);
+    });
+
+    it('T2: an entry edited and given an invented key ID: key_id_unknown at its sequence (exit 1), and audit show marks it unverified', async () => {
+      await h.dropGuards();
+      await h.sql(
+        `UPDATE journal SET entry = replace(entry, '"httpStatus":503', '"httpStatus":500'), http_status = 500, key_id = ${q(INVENTED_KEY)} WHERE operation_id = 'op-a' AND sequence = 5`,
+      );
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(report.unverifiable).toEqual([]);
+      expect(about(report, 'op-a')).toContainEqual(
+        expect.objectContaining({
+          sequence: 5,
+          problem: 'key_id_unknown',
+          found: expect.stringContaining(INVENTED_KEY),
+        }),
+      );
+      const show = await audit(['show', 'op-a']);
+      expect(show.code).toBe(1);
+      expect(show.out).toMatch(/^\d\d:\d\d:\d\d UNVERIFIED: received 500/m);
+      expect(show.out).not.toMatch(/^\d\d:\d\d:\d\d received 500/m);
+      expect(show.out).toMatch(/^\d\d:\d\d:\d\d create_pending -> accepted/m);
+    });
+
+    it('T2: a forged row appended under an invented key ID, the snapshot moved with it: key_id_unknown for both (exit 1)', async () => {
+      const forged: JournalEntry = {
+        operationId: 'op-a',
+        sequence: 10,
+        at: '2026-11-29T10:19:00.000Z',
+        actor: 'worker:host-a',
+        body: { kind: 'observation', action: 'status', transport: 'response', httpStatus: 500, decision: 'wait' },
+      };
+      const fakeHash = `hmac-sha256:${'ab'.repeat(32)}`;
+      await h.sql(
+        `INSERT INTO journal (operation_id, sequence, at, actor, kind, entry, prev_hash, hash, http_status, key_id)
+           VALUES ('op-a', 10, ${q(forged.at)}, ${q(forged.actor)}, 'observation', ${q(canonicalJson(forged))}, ${q(hashes.get(9)!)}, ${q(fakeHash)}, 500, ${q(INVENTED_KEY)})`,
+      );
+      await h.sql(
+        `UPDATE operations SET last_sequence = 10, last_hash = ${q(fakeHash)}, version = 10, snapshot = replace(replace(snapshot, '"version":9', '"version":10'), '"nextSequence":10', '"nextSequence":11'),
+           snapshot_hash = ${q(fakeHash)}, snapshot_key_id = ${q(INVENTED_KEY)} WHERE operation_id = 'op-a'`,
+      );
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(report.unverifiable).toEqual([]);
+      expect(about(report, 'op-a')).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            sequence: 10,
+            problem: 'key_id_unknown',
+            found: expect.stringContaining('key_id'),
+          }),
+          expect.objectContaining({
+            sequence: 10,
+            problem: 'key_id_unknown',
+            found: expect.stringContaining('snapshot_key_id'),
+          }),
+        ]),
+      );
+      const show = await audit(['show', 'op-a', '--json']);
+      expect(show.code).toBe(1);
+      const story = JSON.parse(show.out) as AuditShowJson;
+      expect(story.entries.filter((e) => !e.verified).map((e) => e.sequence)).toEqual([10]);
+    });
+
+    it('T2: snapshot counters edited under an invented snapshot key ID: key_id_unknown at its version (exit 1)', async () => {
+      await h.sql(
+        `UPDATE operations SET snapshot = replace(snapshot, '"statusRequests":2', '"statusRequests":0'), snapshot_key_id = ${q(INVENTED_KEY)} WHERE operation_id = 'op-a'`,
+      );
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(report.unverifiable).toEqual([]);
+      expect(about(report, 'op-a')).toEqual([expect.objectContaining({ sequence: 9, problem: 'key_id_unknown' })]);
+    });
+
+    it('T2: a key ID swapped on a genuine entry or snapshot: key_id_mismatch, the key whose signature it carries', async () => {
+      await h.dropGuards();
+      await h.sql(`UPDATE journal SET key_id = ${q(INVENTED_KEY)} WHERE operation_id = 'op-a' AND sequence = 3`);
+      await h.sql(`UPDATE operations SET snapshot_key_id = ${q(INVENTED_KEY)} WHERE operation_id = 'op-b'`);
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(report.unverifiable).toEqual([]);
+      expect(about(report, 'op-a')).toEqual([
+        expect.objectContaining({ sequence: 3, problem: 'key_id_mismatch', found: `key_id ${INVENTED_KEY}` }),
+      ]);
+      expect(about(report, 'op-b')).toEqual([
+        expect.objectContaining({ sequence: 9, problem: 'key_id_mismatch', found: `snapshot_key_id ${INVENTED_KEY}` }),
       ]);
     });
 

@@ -8,7 +8,9 @@
  * The hashed text holds every fact of the entry; the journal's other columns (kind, to_state, remote_job_id, ...)
  * are copies derived from it, compared by `asyncjob audit verify`. Since migration 3 a keyed row also records
  * the key's ID (`key_id`, {@link chainKeyId}: an HMAC of a fixed label, never the key), so a verifier holding
- * another key or none says so instead of calling the entry changed. Anyone can recompute a plain chain; only the
+ * another key or none says so instead of calling the entry changed. The key ID is bound by the signature, not
+ * hashed: the configured key is tried on every signed row whatever its key ID says, so an edited key ID is a
+ * change, never a way to turn a change into "cannot verify" (`verifyOperationRows`). Anyone can recompute a plain chain; only the
  * key holder can recompute (or forge) an HMAC chain. The engine-independent walk lives here so SQLite and
  * PostgreSQL report breaks identically.
  */
@@ -66,7 +68,14 @@ export function isKeyed(hash: string): boolean {
 }
 
 /** The kinds of broken link `verifyChains` reports. */
-export type ChainProblem = 'hash_mismatch' | 'prev_link_mismatch' | 'gap' | 'missing_head' | 'unsigned_entry';
+export type ChainProblem =
+  | 'hash_mismatch'
+  | 'prev_link_mismatch'
+  | 'gap'
+  | 'missing_head'
+  | 'unsigned_entry'
+  | 'key_id_mismatch'
+  | 'key_id_unknown';
 
 /**
  * The first broken link of one operation's chain. `expected` is what an intact chain would hold at `sequence`
@@ -118,12 +127,42 @@ export interface OperationChainResult {
   readonly entriesChecked: number;
   /** The first entry whose signature could not be checked, when one could not. */
   readonly unverifiable: UnverifiableEntry | null;
+  /** How many entries the configured key verified (their HMAC holds under it). */
+  readonly verified: number;
 }
 
 type RowVerdict =
-  | { kind: 'ok' }
+  | { kind: 'ok'; verified: boolean }
   | { kind: 'unverifiable'; keyId: string | null }
-  | { kind: 'break'; problem: ChainProblem; expected: string };
+  | { kind: 'break'; problem: ChainProblem; expected: string; found?: string };
+
+/**
+ * A signed row. The key ID column is not part of the hashed text; the signature binds it instead: the configured
+ * key is always tried, whatever the column says, so a row it verifies that names another key had its key ID
+ * edited (key_id_mismatch). A row it does not verify is unverifiable only when it names another key; whether that
+ * is a finding is decided over the whole operation (key_id_unknown, in `verifyOperationRows`).
+ */
+function signedVerdict(
+  row: StoredChainRow,
+  entry: JournalEntry,
+  prevHash: string,
+  key: ChainKey | undefined,
+): RowVerdict {
+  const keyId = row.keyId ?? null;
+  if (key === undefined) return { kind: 'unverifiable', keyId };
+  const expected = entryHash(entry, prevHash, key);
+  if (expected === row.hash) {
+    if (keyId === null || keyId === key.id) return { kind: 'ok', verified: true };
+    return {
+      kind: 'break',
+      problem: 'key_id_mismatch',
+      expected: `key_id ${key.id} (the key whose signature the entry carries)`,
+      found: `key_id ${keyId}`,
+    };
+  }
+  if (keyId !== null && keyId !== key.id) return { kind: 'unverifiable', keyId };
+  return { kind: 'break', problem: 'hash_mismatch', expected };
+}
 
 function rowVerdict(operationId: string, row: StoredChainRow, prevHash: string, key: ChainKey | undefined): RowVerdict {
   if (row.entry === null || row.entry.operationId !== operationId || row.entry.sequence !== row.sequence) {
@@ -134,17 +173,14 @@ function rowVerdict(operationId: string, row: StoredChainRow, prevHash: string, 
         row.entry === null ? '(stored entry no longer parses)' : `operation ${operationId} sequence ${row.sequence}`,
     };
   }
-  if (isKeyed(row.hash)) {
-    const keyId = row.keyId ?? null;
-    if (key === undefined || (keyId !== null && keyId !== key.id)) return { kind: 'unverifiable', keyId };
-    const expected = entryHash(row.entry, prevHash, key);
-    return expected === row.hash ? { kind: 'ok' } : { kind: 'break', problem: 'hash_mismatch', expected };
-  }
+  if (isKeyed(row.hash)) return signedVerdict(row, row.entry, prevHash, key);
   // A plain hash on a row that names its key, or under a configured key: signed once, rewritten without the key.
   if ((row.keyId ?? null) !== null || key !== undefined)
     return { kind: 'break', problem: 'unsigned_entry', expected: `hmac-sha256 with key ${row.keyId ?? key!.id}` };
   const expected = entryHash(row.entry, prevHash);
-  return expected === row.hash ? { kind: 'ok' } : { kind: 'break', problem: 'hash_mismatch', expected };
+  return expected === row.hash
+    ? { kind: 'ok', verified: false }
+    : { kind: 'break', problem: 'hash_mismatch', expected };
 }
 
 /**
@@ -164,11 +200,13 @@ export function verifyOperationRows(
   let expectedSequence = 1;
   let prevHash = GENESIS_HASH;
   let checked = 0;
+  let verified = 0;
   let unverifiable: UnverifiableEntry | null = null;
   const broken = (b: Omit<ChainBreak, 'operationId'>): OperationChainResult => ({
     break: { operationId, ...b },
     entriesChecked: checked,
     unverifiable,
+    verified,
   });
   for (const row of rows) {
     checked += 1;
@@ -183,11 +221,27 @@ export function verifyOperationRows(
       return broken({ sequence: row.sequence, problem: 'prev_link_mismatch', expected: prevHash, found: row.prevHash });
     const verdict = rowVerdict(operationId, row, prevHash, key);
     if (verdict.kind === 'break')
-      return broken({ sequence: row.sequence, problem: verdict.problem, expected: verdict.expected, found: row.hash });
+      return broken({
+        sequence: row.sequence,
+        problem: verdict.problem,
+        expected: verdict.expected,
+        found: verdict.found ?? row.hash,
+      });
     if (verdict.kind === 'unverifiable' && unverifiable === null)
       unverifiable = { operationId, sequence: row.sequence, keyId: verdict.keyId };
+    if (verdict.kind === 'ok' && verdict.verified) verified += 1;
     prevHash = row.hash;
     expectedSequence += 1;
+  }
+  if (unverifiable !== null && verified > 0 && key !== undefined) {
+    const foreign = unverifiable;
+    unverifiable = null;
+    return broken({
+      sequence: foreign.sequence,
+      problem: 'key_id_unknown',
+      expected: `a signature by ${key.id}, the key that verifies this operation's other entries`,
+      found: `key_id ${foreign.keyId ?? 'none'} (not configured), a signature ${key.id} does not verify`,
+    });
   }
   const lastSequence = expectedSequence - 1;
   if (head === null)
@@ -205,5 +259,5 @@ export function verifyOperationRows(
       found: `last sequence ${lastSequence} with hash ${lastSequence > 0 ? prevHash : 'none'}`,
     });
   }
-  return { break: null, entriesChecked: checked, unverifiable };
+  return { break: null, entriesChecked: checked, unverifiable, verified };
 }
