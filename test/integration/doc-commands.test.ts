@@ -51,15 +51,23 @@ describe('documented commands against a Temporal server, a worker and the simula
     dependOnThisPackage(work);
     const cli = (args: string[]) => run(temporal!.path, [...args, '--address', address], { timeout: 60_000 });
     await cli(['operator', 'namespace', 'create', '--namespace', namespace, '--retention', '24h']);
-    // The fix asyncjob doctor prints for a namespace without asyncjob's search attributes, by type.
-    for (const type of ['Keyword', 'Datetime']) {
-      const names = Object.entries(SEARCH_ATTRIBUTES).filter(([, t]) => t === type);
-      const args = ['operator', 'search-attribute', 'create', '--namespace', namespace, '--type', type];
+    // One attribute per call: the CLI maps only the first of several names given with one --type.
+    for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) {
       const end = Date.now() + 60_000;
       // A new namespace takes a moment to be known to every service of the server.
       for (;;) {
         try {
-          await cli([...args, ...names.flatMap(([name]) => ['--name', name])]);
+          await cli([
+            'operator',
+            'search-attribute',
+            'create',
+            '--namespace',
+            namespace,
+            '--name',
+            name,
+            '--type',
+            type,
+          ]);
           break;
         } catch (err) {
           if (Date.now() > end) throw err;
@@ -67,7 +75,6 @@ describe('documented commands against a Temporal server, a worker and the simula
         }
       }
     }
-
     // The mapping reaches every service of the server a moment later: wait until a start carrying one is taken.
     const probe = ['--namespace', namespace, '--workflow-id', `${namespace}-probe`];
     const end = Date.now() + 90_000;
