@@ -176,12 +176,25 @@ const ENTRIES: Entry[] = [
     `npx asyncjob start --provider demo-reports --operation-id try-review-20261201t083503-901e --payload '{"report":"quarterly-review","scenario":"review"}' --started-by you --authorised-by you --create-deadline 1m --result-deadline 30m`,
     { test: INTEGRATION, mentions: 'npx asyncjob start --provider demo-reports --operation-id try-review' },
   ],
-  [['README.md'], 'npx asyncjob watch try-review-20261201t083503-901e', { test: INTEGRATION }],
-  [['README.md'], 'npx asyncjob decide try-review-20261201t083503-901e', { test: INTEGRATION }],
+  // The walk-through's test names the operation ID once and builds each command from it.
+  [
+    ['README.md'],
+    'npx asyncjob watch try-review-20261201t083503-901e',
+    { test: INTEGRATION, mentions: 'npx asyncjob watch ${id}' },
+  ],
+  [
+    ['README.md'],
+    'npx asyncjob decide try-review-20261201t083503-901e',
+    { test: INTEGRATION, mentions: 'npx asyncjob decide ${id}`' },
+  ],
   [
     ['README.md'],
     'npx asyncjob decide try-review-20261201t083503-901e --option extend --extend 15m --checks 4 --by you --reason "reviewed by hand"',
-    { test: INTEGRATION },
+    {
+      test: INTEGRATION,
+      mentions:
+        'npx asyncjob decide ${id} --option extend --extend 15m --checks 4 --by you --reason "reviewed by hand"',
+    },
   ],
 
   // The command line's reference.
@@ -268,6 +281,7 @@ const ENTRIES: Entry[] = [
   [['docs/writing-an-adapter.md'], 'asyncjob adapter validate', { illustrative: SYNOPSIS }],
   [['docs/writing-an-adapter.md'], 'asyncjob adapter explain', { illustrative: SYNOPSIS }],
   [['docs/writing-an-adapter.md'], 'asyncjob start --provider NAME', { illustrative: SYNOPSIS }],
+  [['docs/rules.md'], 'asyncjob start', { illustrative: SYNOPSIS }],
 
   // The simulator.
   [['README.md'], 'asyncjob simulate --port 8080 --scenario examples/scenarios/rest-mixed.yaml', { test: UNIT }],
@@ -299,7 +313,7 @@ const ENTRIES: Entry[] = [
 
   // Mentions of commands by name or with placeholders.
   [
-    ['README.md'],
+    ['README.md', 'docs/cli.md'],
     'bin/asyncjob',
     { illustrative: 'the entry itself; every asyncjob command of these tests runs through it' },
   ],
