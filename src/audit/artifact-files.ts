@@ -1,11 +1,19 @@
 /**
- * Artifact files against the digest and size the journal recorded (issue 15, item 1), where the file is
- * reachable from where `audit verify` runs: a `file:` location naming a regular file. Anything else (another
- * scheme, a missing file, a device or FIFO named by an edited row) is counted as unreachable, never read.
+ * Artifact files against the digest and size the journal recorded, where the file is on this host. What counts:
+ *
+ * - hashed: a `file:` location naming a regular file; it must have the recorded digest and size;
+ * - missing: a `file:` location on this host whose file is absent while the place it belongs is here: inside the
+ *   configured artifact root (`ASYNCJOB_ARTIFACTS_DIR`) when that directory exists, or elsewhere when the file's
+ *   own directory exists. A finding (`artifact_file_missing`), unless `--allow-missing-artifacts` (deliberate
+ *   retention) turns it into a count the report states;
+ * - unreachable from here: another scheme, or a `file:` path whose directory is not on this host (another
+ *   machine's store); counted, never a finding. Something that is not a regular file (a directory, a device or
+ *   FIFO named by an edited row) is never read and counts as unreachable too.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { dirname, relative, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type JournalEntry } from '../core/journal';
 import { opFinding, type AuditFinding } from './findings';
@@ -15,22 +23,49 @@ export interface ArtifactFileResult {
   readonly findings: AuditFinding[];
   readonly checked: number;
   readonly unreachable: number;
+  /** Files missing from this host that were allowed (`allowMissing`), by location. */
+  readonly allowedMissing: string[];
 }
 
-async function regularFile(location: string): Promise<string | undefined> {
+/** Where the artifact store lives on this host, and whether missing files are allowed (deliberate retention). */
+export interface ArtifactFileOptions {
+  /** The configured artifact root (`ASYNCJOB_ARTIFACTS_DIR`), absolute or relative to the working directory. */
+  readonly root?: string;
+  readonly allowMissing?: boolean;
+}
+
+type Place = { kind: 'file'; path: string } | { kind: 'missing'; path: string } | { kind: 'elsewhere' };
+
+async function kindOf(path: string): Promise<'file' | 'other' | 'absent'> {
+  try {
+    return (await stat(path)).isFile() ? 'file' : 'other';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'absent' : 'other';
+  }
+}
+
+const isDirectory = async (path: string): Promise<boolean> =>
+  (await stat(path).catch(() => null))?.isDirectory() ?? false;
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel.length > 0 && !rel.startsWith('..') && !isAbsolute(rel);
+}
+
+async function placeOf(location: string, root: string | undefined): Promise<Place> {
   let path: string;
   try {
     const url = new URL(location);
-    if (url.protocol !== 'file:') return undefined;
+    if (url.protocol !== 'file:' || (url.hostname !== '' && url.hostname !== 'localhost')) return { kind: 'elsewhere' };
     path = fileURLToPath(url);
   } catch {
-    return undefined;
+    return { kind: 'elsewhere' };
   }
-  try {
-    return (await stat(path)).isFile() ? path : undefined;
-  } catch {
-    return undefined;
-  }
+  const kind = await kindOf(path);
+  if (kind === 'file') return { kind: 'file', path };
+  if (kind === 'other') return { kind: 'elsewhere' };
+  const home = root !== undefined && inside(resolve(root), path) && (await isDirectory(resolve(root)));
+  return home || (await isDirectory(dirname(path))) ? { kind: 'missing', path } : { kind: 'elsewhere' };
 }
 
 async function digestOf(path: string): Promise<{ sha256: string; sizeBytes: number }> {
@@ -43,34 +78,49 @@ async function digestOf(path: string): Promise<{ sha256: string; sizeBytes: numb
   return { sha256: hash.digest('hex'), sizeBytes };
 }
 
-/** Hashes every reachable artifact file of an operation and compares it with its (hashed) journal entry. */
+/** Hashes every artifact file of an operation found on this host and compares it with its (hashed) journal entry. */
 export async function checkArtifactFiles(
   operationId: string,
   entries: readonly JournalEntry[],
+  options: ArtifactFileOptions = {},
 ): Promise<ArtifactFileResult> {
-  const findings: AuditFinding[] = [];
+  const result: ArtifactFileResult = { findings: [], checked: 0, unreachable: 0, allowedMissing: [] };
   let checked = 0;
   let unreachable = 0;
   for (const e of entries) {
     if (e.body.kind !== 'artifact') continue;
-    const path = await regularFile(e.body.location);
-    if (path === undefined) {
+    const place = await placeOf(e.body.location, options.root);
+    if (place.kind === 'elsewhere') {
       unreachable += 1;
       continue;
     }
+    if (place.kind === 'missing') {
+      if (options.allowMissing === true) result.allowedMissing.push(e.body.location);
+      else
+        result.findings.push(
+          opFinding(
+            operationId,
+            e.sequence,
+            'artifact_file_missing',
+            `${e.body.sizeBytes} bytes at ${place.path}`,
+            'no file',
+          ),
+        );
+      continue;
+    }
     checked += 1;
-    const found = await digestOf(path);
+    const found = await digestOf(place.path);
     if (found.sha256 !== e.body.sha256 || found.sizeBytes !== e.body.sizeBytes) {
-      findings.push(
+      result.findings.push(
         opFinding(
           operationId,
           e.sequence,
           'artifact_file_mismatch',
           `sha256 ${e.body.sha256}, ${e.body.sizeBytes} bytes`,
-          `sha256 ${found.sha256}, ${found.sizeBytes} bytes in ${path}`,
+          `sha256 ${found.sha256}, ${found.sizeBytes} bytes in ${place.path}`,
         ),
       );
     }
   }
-  return { findings, checked, unreachable };
+  return { ...result, checked, unreachable };
 }

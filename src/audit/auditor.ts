@@ -12,7 +12,7 @@ import { checkArtifactFiles } from './artifact-files';
 import { type ResolvedCheckpoints } from './checkpoint-chain';
 import { checkAnchors, checkWitness } from './coverage';
 import { checkArtifactRows, checkJobLinks, checkJournalColumns, checkSnapshot } from './facts';
-import { fromChainBreak, opFinding, type AuditFinding } from './findings';
+import { fromChainBreak, opFinding, tableFinding, type AuditFinding } from './findings';
 import { keyNotConfigured } from './keys';
 import { type TemporalWitness, type WitnessedOperation, WitnessUnavailableError } from './temporal-witness';
 
@@ -24,6 +24,10 @@ export interface AuditOptions {
   readonly witness?: TemporalWitness;
   /** How long to wait before re-reading a snapshot that lags its journal (an append in flight). Default 1500 ms. */
   readonly settleMs?: number;
+  /** The artifact root on this host (`ASYNCJOB_ARTIFACTS_DIR`): a file missing under it is a finding. */
+  readonly artifactRoot?: string;
+  /** Deliberate retention: artifact files gone from this host are counted and named in a note, not findings. */
+  readonly allowMissingArtifacts?: boolean;
 }
 
 /** Counts beside the findings. */
@@ -34,6 +38,8 @@ export interface AuditCounts {
   snapshotsWithoutHash: number;
   artifactFilesChecked: number;
   artifactFilesUnreachable: number;
+  /** Artifact files gone from this host, allowed by `--allow-missing-artifacts` (absent otherwise: findings). */
+  artifactFilesMissingAllowed: number;
   temporalWitnessed: number;
   /** Operations whose Temporal history is no longer retained (past retention, or deleted). */
   temporalNotRetained: string[];
@@ -55,6 +61,7 @@ const emptyCounts = (): AuditCounts => ({
   snapshotsWithoutHash: 0,
   artifactFilesChecked: 0,
   artifactFilesUnreachable: 0,
+  artifactFilesMissingAllowed: 0,
   temporalWitnessed: 0,
   temporalNotRetained: [],
 });
@@ -179,10 +186,14 @@ async function auditOperation(
     if (snapshot.hash === 'legacy') counts.snapshotsWithoutHash += 1;
     if (snapshot.hash === 'unverifiable') noteUnchecked(unchecked, snapshot.keyId ?? null, id, 'snapshot');
   }
-  findings.push(...checkArtifactRows(id, entries, data.artifacts));
-  const files = await checkArtifactFiles(id, entries);
+  findings.push(...checkArtifactRows(id, entries, data.artifacts, new Set(data.journal.map((r) => r.sequence))));
+  const files = await checkArtifactFiles(id, entries, {
+    ...(options.artifactRoot !== undefined ? { root: options.artifactRoot } : {}),
+    allowMissing: options.allowMissingArtifacts === true,
+  });
   counts.artifactFilesChecked += files.checked;
   counts.artifactFilesUnreachable += files.unreachable;
+  counts.artifactFilesMissingAllowed += files.allowedMissing.length;
   findings.push(...files.findings, ...checkJobLinks(id, entries, data.row, data.jobLinks));
   return { behind };
 }
@@ -215,6 +226,27 @@ async function settleLagging(
   }
 }
 
+/** Every append-only trigger the migrations installed must still be there, enabled and refusing. */
+async function checkGuards(source: AuditSource, findings: AuditFinding[]): Promise<void> {
+  for (const g of await source.appendOnlyGuards()) {
+    if (g.state === 'ok') continue;
+    const found =
+      g.state === 'missing'
+        ? 'none'
+        : g.state === 'disabled'
+          ? 'the trigger, disabled'
+          : 'a trigger that does not refuse it';
+    findings.push(
+      tableFinding(
+        g.table,
+        'append_only_guard_missing',
+        `trigger ${g.trigger} refusing ${g.change} of ${g.table}`,
+        found,
+      ),
+    );
+  }
+}
+
 /** Runs the whole verification. */
 export async function runAudit(source: AuditSource, options: AuditOptions): Promise<AuditReport> {
   const report: AuditReport = {
@@ -225,11 +257,16 @@ export async function runAudit(source: AuditSource, options: AuditOptions): Prom
   };
   const lagging: string[] = [];
   const unchecked: Unchecked = new Map();
+  await checkGuards(source, report.findings);
   for (const id of await operationIds(source, options, report)) {
     const outcome = await auditOperation(await source.readOperation(id), options, report, unchecked);
     if (outcome.behind) lagging.push(id);
   }
   report.unverifiable.push(...uncheckedLines(unchecked));
+  if (report.counts.artifactFilesMissingAllowed > 0)
+    report.notes.push(
+      `${report.counts.artifactFilesMissingAllowed} artifact files are gone from this host, allowed by --allow-missing-artifacts (deliberate retention): their digests were not checked`,
+    );
   await settleLagging(source, lagging, options.settleMs ?? 1500, report.findings);
   const newest = options.checkpoints.newest;
   if (newest !== null)

@@ -87,14 +87,16 @@ function readRegister(
     const parsed = parseCheckpoint(row.document, where);
     if (
       parsed.ok &&
-      (parsed.checkpoint.sequence !== row.sequence || checkpointDigest(parsed.checkpoint) !== row.digest)
+      (parsed.checkpoint.sequence !== row.sequence ||
+        checkpointDigest(parsed.checkpoint) !== row.digest ||
+        parsed.checkpoint.takenAt !== row.takenAt)
     ) {
       out.findings.push(
         checkpointFinding(
           row.sequence,
           'checkpoint_register',
-          `row ${row.sequence} holding checkpoint ${row.sequence} with digest ${row.digest}`,
-          `checkpoint ${parsed.checkpoint.sequence} with digest ${checkpointDigest(parsed.checkpoint)}`,
+          `row ${row.sequence} taken at ${row.takenAt} holding checkpoint ${row.sequence} with digest ${row.digest}`,
+          `checkpoint ${parsed.checkpoint.sequence} taken at ${parsed.checkpoint.takenAt} with digest ${checkpointDigest(parsed.checkpoint)}`,
         ),
       );
       continue;

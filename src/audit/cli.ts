@@ -1,7 +1,7 @@
 /**
  * `asyncjob audit`: verify the operation record, take signed checkpoints of it, and show an operation's story.
  *
- *   asyncjob audit verify [--operation ID] [--against FILE]... [--with-temporal] [--json] [--store LOCATION]
+ *   asyncjob audit verify [--operation ID] [--against FILE]... [--with-temporal] [--allow-missing-artifacts] [--json] [--store LOCATION]
  *   asyncjob audit checkpoint [--out FILE] [--store LOCATION]
  *   asyncjob audit show ID [--json] [--store LOCATION]
  *
@@ -25,12 +25,15 @@ export { AUDIT_EXIT, type AuditIo, type ParsedArgs } from './io';
 /** The usage text. */
 export const AUDIT_USAGE = `usage:
   asyncjob audit verify [--operation ID] [--against FILE]... [--with-temporal] [--json] [--store LOCATION]
+                        [--allow-missing-artifacts]
   asyncjob audit checkpoint [--out FILE] [--store LOCATION]
   asyncjob audit show ID [--json] [--store LOCATION]
 
 LOCATION is sqlite:PATH or postgres://... (default: $ASYNCJOB_STORE, else ${DEFAULT_STORE_LOCATION}).
 --against FILE   hold the store to the checkpoints in FILE (what audit checkpoint wrote or appended)
 --with-temporal  also hold it to Temporal's history (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...)
+--allow-missing-artifacts  artifact files gone from this host (deliberate retention) are listed, not findings
+                 (the artifact root is ASYNCJOB_ARTIFACTS_DIR, default .asyncjob/artifacts)
 --out FILE       append the checkpoint to FILE (one JSON line) instead of printing it
 Keys (a file or a value each, as the worker reads them): ASYNCJOB_AUDIT_HMAC_KEY_FILE | ASYNCJOB_AUDIT_HMAC_KEY,
 ASYNCJOB_AUDIT_SIGNING_KEY_FILE | ASYNCJOB_AUDIT_SIGNING_KEY (Ed25519 private, PEM),
@@ -41,7 +44,7 @@ exit codes: 0 ok, 1 a change was found, 2 usage error, bad input, or a signature
 class UsageError extends Error {}
 
 const FLAGS: Readonly<Record<ParsedArgs['command'], readonly string[]>> = {
-  verify: ['--json', '--store', '--operation', '--against', '--with-temporal'],
+  verify: ['--json', '--store', '--operation', '--against', '--with-temporal', '--allow-missing-artifacts'],
   show: ['--json', '--store'],
   checkpoint: ['--store', '--out'],
 };
@@ -58,6 +61,7 @@ function parseArgs(argv: readonly string[]): ParsedArgs | 'help' {
     store: undefined as string | undefined,
     against: [] as string[],
     withTemporal: false,
+    allowMissingArtifacts: false,
     out: undefined as string | undefined,
   };
   const positional: string[] = [];
@@ -76,10 +80,11 @@ function parseArgs(argv: readonly string[]): ParsedArgs | 'help' {
     if (flag === '--help' || flag === '-h') return 'help';
     if (!flag.startsWith('-')) positional.push(arg);
     else if (!FLAGS[command].includes(flag)) throw new UsageError(`unknown option ${flag} for audit ${command}`);
-    else if (flag === '--json' || flag === '--with-temporal') {
+    else if (flag === '--json' || flag === '--with-temporal' || flag === '--allow-missing-artifacts') {
       if (inline !== undefined) throw new UsageError(`${flag} takes no value`);
       if (flag === '--json') parsed.json = true;
-      else parsed.withTemporal = true;
+      else if (flag === '--with-temporal') parsed.withTemporal = true;
+      else parsed.allowMissingArtifacts = true;
     } else if (flag === '--store') parsed.store = value();
     else if (flag === '--operation') parsed.operationId = value();
     else if (flag === '--against') parsed.against.push(value());

@@ -261,11 +261,15 @@ export function checkSnapshot(
   };
 }
 
-/** The artifacts table against the artifact entries it copies. */
+/**
+ * The artifacts table against the artifact entries it copies: a row per artifact entry, equal to it, and no row
+ * where the journal (`journalSequences`: every stored sequence, parsed or not) has no entry.
+ */
 export function checkArtifactRows(
   operationId: string,
   entries: readonly JournalEntry[],
   rows: readonly StoredArtifact[],
+  journalSequences: ReadonlySet<number> = new Set(entries.map((e) => e.sequence)),
 ): AuditFinding[] {
   const findings: AuditFinding[] = [];
   const bySequence = new Map(rows.map((r) => [r.sequence, r]));
@@ -307,21 +311,36 @@ export function checkArtifactRows(
   }
   const parsedSequences = new Set(entries.map((e) => e.sequence));
   for (const row of bySequence.values()) {
-    if (!parsedSequences.has(row.sequence)) continue; // an unreadable entry is the chain's finding
-    findings.push(
-      opFinding(
-        operationId,
-        row.sequence,
-        'artifact_row_mismatch',
-        'an artifact entry at this sequence',
-        `a row for ${row.location} beside a non-artifact entry`,
-      ),
-    );
+    if (parsedSequences.has(row.sequence)) {
+      findings.push(
+        opFinding(
+          operationId,
+          row.sequence,
+          'artifact_row_mismatch',
+          'an artifact entry at this sequence',
+          `a row for ${row.location} beside a non-artifact entry`,
+        ),
+      );
+    } else if (!journalSequences.has(row.sequence)) {
+      findings.push(
+        opFinding(
+          operationId,
+          row.sequence,
+          'artifact_row_orphan',
+          'a journal entry at this sequence',
+          `none, but a row for ${row.location}`,
+        ),
+      );
+    } // else: the entry no longer parses, which is the chain's finding
   }
   return findings;
 }
 
-/** The webhook lookup's links against the job IDs the operation's journal or snapshot named. */
+/**
+ * The webhook lookup's links against the job IDs the operation's journal or snapshot named: every link names such a
+ * job at the operation's provider (else job_link_unsupported), and every job a journal entry named has its link
+ * (the append writes it in the same transaction; else job_link_missing).
+ */
 export function checkJobLinks(
   operationId: string,
   entries: readonly JournalEntry[],
@@ -331,13 +350,22 @@ export function checkJobLinks(
   const intent = entries[0]?.body.kind === 'intent' ? entries[0].body.provider : undefined;
   const provider = intent ?? row?.provider ?? undefined;
   const named = new Set<string>(row?.remoteJobIds ?? []);
-  for (const e of entries)
-    if ((e.body.kind === 'transition' || e.body.kind === 'observation') && e.body.remoteJobId !== undefined)
-      named.add(e.body.remoteJobId);
+  const findings: AuditFinding[] = [];
+  const linked = new Set(links.map((l) => `${l.provider}\u0000${l.remoteJobId}`));
+  for (const e of entries) {
+    const jobId = columnsOf(e).remoteJobId;
+    if (jobId === null) continue;
+    named.add(jobId);
+    if (provider !== undefined && findings.length === 0 && !linked.has(`${provider}\u0000${jobId}`))
+      findings.push(
+        opFinding(operationId, e.sequence, 'job_link_missing', `a link ${provider}/${jobId} -> ${operationId}`, 'none'),
+      );
+  }
   const bad = links.find((l) => !named.has(l.remoteJobId) || (provider !== undefined && l.provider !== provider));
-  if (bad === undefined) return [];
+  if (bad === undefined) return findings;
   const last = entries.at(-1)?.sequence ?? 1;
   return [
+    ...findings,
     opFinding(
       operationId,
       last,

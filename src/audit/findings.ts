@@ -17,6 +17,10 @@ export type AuditProblem =
   | 'artifact_row_mismatch'
   | 'artifact_row_missing'
   | 'artifact_file_mismatch'
+  | 'artifact_file_missing'
+  | 'artifact_row_orphan'
+  | 'job_link_missing'
+  | 'append_only_guard_missing'
   | 'job_link_unsupported'
   | 'operation_missing'
   | 'truncated'
@@ -56,6 +60,13 @@ export const PROBLEM_DESCRIPTIONS: Readonly<Record<AuditProblem, string>> = {
     'the artifacts table differs from the artifact entry it copies (digest, size or location edited)',
   artifact_row_missing: 'an artifact entry has no row in the artifacts table (deleted)',
   artifact_file_mismatch: 'the artifact file no longer has the digest or size the journal recorded',
+  artifact_file_missing:
+    'the artifact file is gone from this host (its folder is here, the file is not; --allow-missing-artifacts for deliberate retention)',
+  artifact_row_orphan:
+    'an artifacts row has no journal entry at its sequence (the entry was deleted, or the row forged)',
+  job_link_missing: 'a job the journal named has no link in the webhook lookup (operation_jobs row deleted)',
+  append_only_guard_missing:
+    'a trigger refusing UPDATE or DELETE of an append-only table is gone, disabled or no longer refuses (dropped to edit rows)',
   job_link_unsupported: 'the webhook lookup links a provider job this operation never named',
   operation_missing: 'the operation is gone: a witness knows it, the store holds none of its journal',
   truncated: 'entries a witness covered are missing from the store (deleted)',
@@ -81,6 +92,8 @@ export interface AuditFinding {
   readonly sequence: number | null;
   readonly through?: number;
   readonly checkpoint?: number;
+  /** The table a finding about the store's schema names (append-only triggers). */
+  readonly table?: string;
   readonly problem: AuditProblem;
   readonly expected: string;
   readonly found: string;
@@ -123,6 +136,11 @@ export function checkpointFinding(
   };
 }
 
+/** A finding about a table of the store (not one operation's records). */
+export function tableFinding(table: string, problem: AuditProblem, expected: string, found: string): AuditFinding {
+  return { operationId: null, sequence: null, table, problem, expected, found };
+}
+
 /** A chain break as a finding. */
 export function fromChainBreak(b: ChainBreak): AuditFinding {
   return { operationId: b.operationId, sequence: b.sequence, problem: b.problem, expected: b.expected, found: b.found };
@@ -130,7 +148,7 @@ export function fromChainBreak(b: ChainBreak): AuditFinding {
 
 /** Where a finding is: `operation X at sequence 4`, `operation X, sequences 8-9`, `checkpoint 5`. */
 export function findingPlace(f: AuditFinding): string {
-  if (f.operationId === null) return `checkpoint ${f.checkpoint ?? '?'}`;
+  if (f.operationId === null) return f.table !== undefined ? `table ${f.table}` : `checkpoint ${f.checkpoint ?? '?'}`;
   const where =
     f.through !== undefined
       ? `, sequences ${f.sequence}-${f.through}`

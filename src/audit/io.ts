@@ -21,4 +21,6 @@ export interface ParsedArgs {
   readonly against: readonly string[];
   readonly withTemporal: boolean;
   readonly out: string | undefined;
+  /** `verify --allow-missing-artifacts`: artifact files gone from this host are counted and named, not findings. */
+  readonly allowMissingArtifacts?: boolean;
 }

@@ -10,6 +10,9 @@ import { readCheckpointVerifier } from './keys';
 import { connectTemporalWitness, type TemporalWitness } from './temporal-witness';
 import { formatVerifyText, verifyJson } from './verify';
 
+/** Where the worker keeps artifact files unless ASYNCJOB_ARTIFACTS_DIR says otherwise (src/config.ts). */
+const DEFAULT_ARTIFACTS_DIR = '.asyncjob/artifacts';
+
 async function readCheckpointFiles(files: readonly string[], io: AuditIo): Promise<ParsedCheckpoint[] | undefined> {
   const all: ParsedCheckpoint[] = [];
   for (const file of files) {
@@ -53,6 +56,8 @@ export async function runVerify(
       checkpoints,
       ...(witness ? { witness } : {}),
       ...(io.settleMs !== undefined ? { settleMs: io.settleMs } : {}),
+      artifactRoot: io.env.ASYNCJOB_ARTIFACTS_DIR ?? DEFAULT_ARTIFACTS_DIR,
+      allowMissingArtifacts: args.allowMissingArtifacts === true,
     });
     if (witnessMissing !== undefined) report.unverifiable.push(witnessMissing);
     if (args.operationId !== undefined && report.counts.operationsChecked === 0) {

@@ -56,9 +56,13 @@ function details(c: AuditCounts): string {
     parts.push(
       `${c.snapshotsChecked} snapshots${c.snapshotsWithoutHash > 0 ? ` (${c.snapshotsWithoutHash} without a hash: written before migration 3)` : ''}`,
     );
-  if (c.artifactFilesChecked + c.artifactFilesUnreachable > 0) {
+  if (c.artifactFilesChecked + c.artifactFilesUnreachable + c.artifactFilesMissingAllowed > 0) {
+    const missing =
+      c.artifactFilesMissingAllowed > 0
+        ? `, ${c.artifactFilesMissingAllowed} missing (allowed: --allow-missing-artifacts)`
+        : '';
     parts.push(
-      `${c.artifactFilesChecked} artifact files hashed${c.artifactFilesUnreachable > 0 ? `, ${c.artifactFilesUnreachable} not reachable from here` : ''}`,
+      `${c.artifactFilesChecked} artifact files hashed${c.artifactFilesUnreachable > 0 ? `, ${c.artifactFilesUnreachable} not reachable from here` : ''}${missing}`,
     );
   }
   const gone = c.temporalNotRetained;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { SQLITE_DIALECT } from '../../src/adapters/store/sql-dialect';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 import { chainKeyId } from '../../src/adapters/store/chain';
 import { runAuditCommand, type AuditIo } from '../../src/audit/cli';
@@ -43,6 +44,8 @@ describe('asyncjob audit', () => {
     for (const t of ['journal_no_update', 'journal_no_delete', 'artifacts_no_update', 'artifacts_no_delete'])
       raw.exec(`DROP TRIGGER IF EXISTS ${t}`);
     raw.exec(statement);
+    // Put back as the migrations made them: a dropped trigger is a finding of its own (append_only_guard_missing).
+    for (const t of ['journal', 'artifacts']) raw.exec(SQLITE_DIALECT.appendOnly(t));
     raw.close();
   }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SQLITE_MIGRATIONS } from '../../src/adapters/store/migrations/sqlite';
+import { SQLITE_DIALECT } from '../../src/adapters/store/sql-dialect';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 import { runAuditCommand } from '../../src/audit/cli';
 import { writeArtifact, writePhaseOne, writePhaseTwo } from './fixtures';
@@ -50,6 +51,7 @@ describe('a store from before migration 3', () => {
     // As written by the code before: no key ID, no snapshot hash.
     db.exec('DROP TRIGGER journal_no_update');
     db.exec('UPDATE journal SET key_id = NULL; UPDATE operations SET snapshot_hash = NULL, snapshot_key_id = NULL');
+    db.exec(SQLITE_DIALECT.appendOnly('journal').split('\n').slice(0, 2).join('\n'));
     db.close();
     const keyed = await verify(path, { ASYNCJOB_AUDIT_HMAC_KEY: KEY });
     expect(keyed.code).toBe(0);

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { describe } from 'vitest';
+import { APPEND_ONLY_TABLES } from '../../src/adapters/store/audit-source';
 import { openPostgresStore } from '../../src/adapters/store/postgres-store';
+import { POSTGRES_DIALECT } from '../../src/adapters/store/sql-dialect';
 import { tamperSuite, type TamperHarness } from './tamper.contract';
 
 const url = process.env.ASYNCJOB_TEST_PG_URL;
@@ -25,6 +27,17 @@ async function harness(): Promise<TamperHarness> {
         for (const op of ['update', 'delete', 'truncate'])
           await raw.query(`DROP TRIGGER IF EXISTS ${table}_no_${op} ON ${table}`);
       }
+    },
+    async sqlUnchecked(statement) {
+      await raw.query('SET session_replication_role = replica');
+      try {
+        await raw.query(statement);
+      } finally {
+        await raw.query('SET session_replication_role = DEFAULT');
+      }
+    },
+    async restoreGuards() {
+      for (const table of APPEND_ONLY_TABLES) await raw.query(POSTGRES_DIALECT.appendOnly(table));
     },
     async cleanup() {
       await raw.query(`DROP SCHEMA "${schema}" CASCADE`);

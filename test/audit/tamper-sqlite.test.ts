@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll } from 'vitest';
+import { APPEND_ONLY_TABLES } from '../../src/adapters/store/audit-source';
+import { SQLITE_DIALECT } from '../../src/adapters/store/sql-dialect';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 import { tamperSuite, type TamperHarness } from './tamper.contract';
 
@@ -31,6 +33,17 @@ async function harness(): Promise<TamperHarness> {
       ]) {
         raw.exec(`DROP TRIGGER IF EXISTS ${t}`);
       }
+    },
+    async sqlUnchecked(statement) {
+      raw.pragma('foreign_keys = OFF');
+      try {
+        raw.exec(statement);
+      } finally {
+        raw.pragma('foreign_keys = ON');
+      }
+    },
+    async restoreGuards() {
+      for (const table of APPEND_ONLY_TABLES) raw.exec(SQLITE_DIALECT.appendOnly(table));
     },
     async cleanup() {
       raw.close();

@@ -32,6 +32,10 @@ export interface TamperHarness {
   sql(statement: string): Promise<void>;
   /** Drops the append-only triggers of journal, artifacts and audit_checkpoints. */
   dropGuards(): Promise<void>;
+  /** Creates them again as the migrations did (an attacker covering their tracks). */
+  restoreGuards(): Promise<void>;
+  /** Runs a statement with foreign keys not enforced (SQLite: PRAGMA foreign_keys; PostgreSQL: replica role). */
+  sqlUnchecked(statement: string): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -231,8 +235,10 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       expect(about(plain.report, 'op-a')).toEqual([
         expect.objectContaining({ sequence: 8, through: 9, problem: 'truncated', checkpoint: 2 }),
       ]);
-      // The attacker cuts the register back too: the store alone now looks intact (the documented limit)...
+      // The attacker cuts the register back too and puts the triggers back: the store alone now looks intact (the
+      // documented limit)...
       await h.sql('DELETE FROM audit_checkpoints WHERE sequence = 2');
+      await h.restoreGuards();
       expect((await verifyJson()).code).toBe(0);
       // ...but the checkpoint file kept outside the database still names what was there.
       const against = await verifyJson('--against', checkpoints);
@@ -421,6 +427,70 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       expect(about(report, 'op-b')).toEqual([
         expect.objectContaining({ sequence: 9, problem: 'key_id_mismatch', found: `snapshot_key_id ${INVENTED_KEY}` }),
       ]);
+    });
+
+    it('T2: an artifact file deleted: artifact_file_missing at its entry (exit 1); --allow-missing-artifacts passes and says so', async () => {
+      rmSync(artifacts['op-b']!.path);
+      const { code, report } = await verifyJson();
+      expect(code).toBe(1);
+      expect(report.breaks).toEqual([
+        expect.objectContaining({ operationId: 'op-b', sequence: 8, problem: 'artifact_file_missing' }),
+      ]);
+      const allowed = await audit(['verify', '--allow-missing-artifacts']);
+      expect(allowed.code).toBe(0);
+      expect(allowed.out).toContain(
+        'note: 1 artifact files are gone from this host, allowed by --allow-missing-artifacts (deliberate retention)',
+      );
+      expect(allowed.out).toContain('1 artifact files hashed, 1 missing (allowed: --allow-missing-artifacts)');
+    });
+
+    it('T2: an orphan artifact row (no journal entry at its sequence, or its entry deleted): artifact_row_orphan', async () => {
+      await h.sqlUnchecked(
+        `INSERT INTO artifacts (operation_id, sequence, at, location, sha256, size_bytes, content_type, validation)
+           VALUES ('op-c', 20, '2026-11-29T10:19:00.000Z', 'file:///forged', '${'0'.repeat(64)}', 1, NULL, 'valid')`,
+      );
+      await h.dropGuards();
+      await h.sqlUnchecked("DELETE FROM journal WHERE operation_id = 'op-b' AND sequence = 8");
+      await h.restoreGuards();
+      const { code, report } = await verifyJson();
+      expect(code).toBe(1);
+      expect(about(report, 'op-c')).toEqual([
+        expect.objectContaining({ sequence: 20, problem: 'artifact_row_orphan' }),
+      ]);
+      expect(about(report, 'op-b')).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ sequence: 8, problem: 'gap' }),
+          expect.objectContaining({ sequence: 8, problem: 'artifact_row_orphan' }),
+        ]),
+      );
+    });
+
+    it('T2: a job link deleted: job_link_missing at the first entry naming the job; a link without its entry: job_link_unsupported', async () => {
+      await h.sql("DELETE FROM operation_jobs WHERE operation_id = 'op-a'");
+      await h.sql(
+        "INSERT INTO operation_jobs (provider, remote_job_id, operation_id) VALUES ('acme', 'job_forged', 'op-b')",
+      );
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(about(report, 'op-a')).toEqual([
+        expect.objectContaining({ sequence: 3, problem: 'job_link_missing', expected: 'a link acme/job_op-a -> op-a' }),
+      ]);
+      expect(about(report, 'op-b')).toEqual([
+        expect.objectContaining({ problem: 'job_link_unsupported', found: 'acme/job_forged' }),
+      ]);
+    });
+
+    it('T2: the append-only triggers dropped (nothing else touched): append_only_guard_missing naming each table (exit 1)', async () => {
+      await h.dropGuards();
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(new Set(report.breaks.map((b) => `${b.table}:${b.problem}`))).toEqual(
+        new Set(['journal', 'artifacts', 'audit_checkpoints'].map((t) => `${t}:append_only_guard_missing`)),
+      );
+      const text = await audit(['verify']);
+      expect(text.out).toContain('BROKEN table journal: append_only_guard_missing');
+      await h.restoreGuards();
+      expect((await verifyJson('--against', checkpoints)).code).toBe(0);
     });
 
     it('an edited checkpoint: checkpoint_signature, naming the checkpoint', async () => {

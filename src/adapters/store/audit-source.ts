@@ -13,6 +13,7 @@ import {
   type UnverifiableEntry,
 } from './chain';
 import { parseStoredEntry, type ExtractedColumns, type StoredArtifact } from './operation-store';
+import { type SqlDialect } from './sql-dialect';
 
 /** The query columns a journal row carries beside its entry text (copies derived from the entry). */
 export interface JournalColumns extends Omit<ExtractedColumns, 'provider'> {
@@ -85,6 +86,56 @@ export interface AuditSource {
   checkpoints(): Promise<StoredCheckpoint[]>;
   /** Records an issued checkpoint; `taken` when its sequence number is already recorded (a concurrent checkpoint). */
   recordCheckpoint(checkpoint: StoredCheckpoint): Promise<'recorded' | 'taken'>;
+  /** Every append-only trigger the migrations installed, and whether it is still there and still refusing. */
+  appendOnlyGuards(): Promise<GuardState[]>;
+}
+
+/** The tables whose rows are never updated or deleted: the migrations install triggers refusing both. */
+export const APPEND_ONLY_TABLES = ['journal', 'artifacts', 'audit_checkpoints'] as const;
+
+/** One append-only trigger: `ok`, gone, disabled, or replaced by one that fires on something else or refuses nothing. */
+export interface GuardState {
+  readonly table: string;
+  readonly trigger: string;
+  /** The change it refuses: UPDATE, DELETE or TRUNCATE. */
+  readonly change: string;
+  readonly state: 'ok' | 'missing' | 'disabled' | 'not_refusing';
+}
+
+/** A trigger as `SqlDialect.triggersSql` lists it. */
+export interface RawTriggerRow {
+  name: string;
+  table_name: string;
+  definition: string;
+  body: string;
+  enabled: string;
+}
+
+const normalise = (text: string): string => text.replace(/\s+/g, ' ').toUpperCase();
+
+/**
+ * Holds the triggers found against the ones the dialect's migrations create: each must exist on its table, be
+ * enabled, fire BEFORE its change with no WHEN condition, and raise (SQLite `RAISE(ABORT`, PostgreSQL
+ * `RAISE EXCEPTION` in its function). Pure.
+ */
+export function guardStates(dialect: SqlDialect, found: readonly RawTriggerRow[]): GuardState[] {
+  const byName = new Map(found.map((row) => [row.name, row]));
+  return APPEND_ONLY_TABLES.flatMap((table) =>
+    [...dialect.appendOnly(table).matchAll(/CREATE TRIGGER (\w+) BEFORE (\w+) ON (\w+)/g)].map(
+      ([, trigger, change]) => {
+        const row = byName.get(trigger!);
+        const base = { table, trigger: trigger!, change: change! };
+        if (row === undefined || row.table_name !== table) return { ...base, state: 'missing' as const };
+        if (row.enabled === 'D') return { ...base, state: 'disabled' as const };
+        const definition = normalise(row.definition);
+        const refuses =
+          definition.includes(`BEFORE ${change} ON`) &&
+          !definition.includes(' WHEN ') &&
+          /RAISE ?\( ?ABORT|RAISE EXCEPTION/.test(normalise(row.body));
+        return { ...base, state: refuses ? ('ok' as const) : ('not_refusing' as const) };
+      },
+    ),
+  );
 }
 
 /** A journal row as both engines select it (PostgreSQL returns BIGINT as text). */

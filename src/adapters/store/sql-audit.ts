@@ -10,11 +10,14 @@ import {
   OPERATION_IDS_SQL,
   toAuditJournalRow,
   toAuditOperationRow,
+  guardStates,
   type AuditSource,
+  type GuardState,
   type JournalHead,
   type OperationAuditData,
   type RawJournalRow,
   type RawOperationRow,
+  type RawTriggerRow,
   type StoredCheckpoint,
 } from './audit-source';
 import { toStoredArtifact, type ArtifactRow } from './rows';
@@ -100,5 +103,12 @@ export class SqlAuditSource implements AuditSource {
       [checkpoint.sequence, checkpoint.takenAt, checkpoint.digest, checkpoint.document],
     );
     return written.changes === 1 ? 'recorded' : 'taken';
+  }
+
+  /** @inheritdoc */
+  async appendOnlyGuards(): Promise<GuardState[]> {
+    this.ensureOpen();
+    const rows = await this.driver.query<RawTriggerRow>(this.driver.dialect.triggersSql);
+    return guardStates(this.driver.dialect, rows.rows);
   }
 }

@@ -32,6 +32,12 @@ export interface SqlDialect {
   readonly refuseChangeFunction: string;
   /** The triggers refusing UPDATE and DELETE (and TRUNCATE where the engine has it) of `table`. */
   appendOnly(table: string): string;
+  /**
+   * Lists the triggers of the store's schema as rows `{ name, table_name, definition, body, enabled }`:
+   * `definition` says when the trigger fires, `body` what it does (SQLite: both its CREATE statement;
+   * PostgreSQL: `pg_get_triggerdef` and its function's source); `enabled` is `D` when disabled.
+   */
+  readonly triggersSql: string;
 }
 
 /** SQLite (better-sqlite3). */
@@ -54,6 +60,8 @@ export const SQLITE_DIALECT: SqlDialect = {
           `BEGIN SELECT RAISE(ABORT, 'ASYNCJOB_ERR_APPEND_ONLY: ${table} is append-only; ${change} refused'); END;\n`,
       )
       .join(''),
+  triggersSql:
+    "SELECT name, tbl_name AS table_name, sql AS definition, sql AS body, 'O' AS enabled FROM sqlite_master WHERE type = 'trigger'",
 };
 
 /** PostgreSQL (pg). */
@@ -84,4 +92,7 @@ $fn$;
           `CREATE TRIGGER ${table}_no_${name} BEFORE ${change} ON ${table} FOR EACH ${scope} EXECUTE FUNCTION asyncjob_refuse_change();\n`,
       )
       .join(''),
+  triggersSql: `SELECT t.tgname AS name, c.relname AS table_name, pg_get_triggerdef(t.oid) AS definition, p.prosrc AS body, t.tgenabled AS enabled
+  FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_proc p ON p.oid = t.tgfoid
+  WHERE n.nspname = current_schema() AND NOT t.tgisinternal`,
 };

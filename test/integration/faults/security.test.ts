@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SQLITE_DIALECT } from '../../../src/adapters/store/sql-dialect';
 import { runAuditCommand } from '../../../src/audit/cli';
 import { AsyncJobInputError, OperationNotFoundError } from '../../../src/client';
 import { DIALECTS, SIM_TOKEN, startFaultWorld, type FaultWorld, type WorkerProcess } from './fault-harness';
@@ -216,21 +217,21 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
 
   describe('T2: a store edited behind the product is found by audit verify', () => {
     let copies = 0;
-    /** A consistent copy of the live store (the worker still has it open), with the guard triggers dropped. */
+    /** A consistent copy of the live store (the worker still has it open). */
     function tamperableCopy(): string {
       const file = path.join(world.dataDir, `tampered-${++copies}.db`);
       const live = new Database(world.storeFile, { readonly: true });
       live.exec(`VACUUM INTO '${file}'`);
       live.close();
-      const db = new Database(file);
-      db.exec('DROP TRIGGER IF EXISTS journal_no_update; DROP TRIGGER IF EXISTS journal_no_delete;');
-      db.close();
       return file;
     }
+    /** Edits the copy with the guard triggers dropped, then puts them back (a dropped trigger is a finding itself). */
     function mutate(file: string, fn: (db: Database.Database) => void): void {
       const db = new Database(file);
       try {
+        db.exec('DROP TRIGGER IF EXISTS journal_no_update; DROP TRIGGER IF EXISTS journal_no_delete;');
         fn(db);
+        db.exec(SQLITE_DIALECT.appendOnly('journal'));
       } finally {
         db.close();
       }
