@@ -4,9 +4,16 @@ import { describe } from 'vitest';
 import { APPEND_ONLY_TABLES } from '../../src/adapters/store/audit-source';
 import { openPostgresStore } from '../../src/adapters/store/postgres-store';
 import { POSTGRES_DIALECT } from '../../src/adapters/store/sql-dialect';
+import { generativeTamper } from './tamper-generative.contract';
 import { tamperSuite, type TamperHarness } from './tamper.contract';
 
 const url = process.env.ASYNCJOB_TEST_PG_URL;
+
+/** `?` placeholders as PostgreSQL's `$1, $2, ...`. */
+const numbered = (statement: string): string => {
+  let n = 0;
+  return statement.replace(/\?/g, () => `$${++n}`);
+};
 
 /** Every test gets its own schema (the CLI reaches it through the connection string's search_path), dropped afterwards. */
 async function harness(): Promise<TamperHarness> {
@@ -28,13 +35,16 @@ async function harness(): Promise<TamperHarness> {
           await raw.query(`DROP TRIGGER IF EXISTS ${table}_no_${op} ON ${table}`);
       }
     },
-    async sqlUnchecked(statement) {
+    async sqlUnchecked(statement, params = []) {
       await raw.query('SET session_replication_role = replica');
       try {
-        await raw.query(statement);
+        await raw.query(numbered(statement), [...params]);
       } finally {
         await raw.query('SET session_replication_role = DEFAULT');
       }
+    },
+    async rows(statement, params = []) {
+      return (await raw.query(numbered(statement), [...params])).rows as Record<string, unknown>[];
     },
     async restoreGuards() {
       for (const table of APPEND_ONLY_TABLES) await raw.query(POSTGRES_DIALECT.appendOnly(table));
@@ -52,4 +62,5 @@ const title = url
 
 describe.skipIf(!url)(title, () => {
   tamperSuite('PostgreSQL', harness);
+  generativeTamper('PostgreSQL', harness);
 });

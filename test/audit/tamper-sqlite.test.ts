@@ -6,6 +6,7 @@ import { afterAll } from 'vitest';
 import { APPEND_ONLY_TABLES } from '../../src/adapters/store/audit-source';
 import { SQLITE_DIALECT } from '../../src/adapters/store/sql-dialect';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
+import { generativeTamper } from './tamper-generative.contract';
 import { tamperSuite, type TamperHarness } from './tamper.contract';
 
 const root = mkdtempSync(join(tmpdir(), 'asyncjob-tamper-sqlite-'));
@@ -34,13 +35,17 @@ async function harness(): Promise<TamperHarness> {
         raw.exec(`DROP TRIGGER IF EXISTS ${t}`);
       }
     },
-    async sqlUnchecked(statement) {
+    async sqlUnchecked(statement, params = []) {
       raw.pragma('foreign_keys = OFF');
       try {
-        raw.exec(statement);
+        if (params.length === 0) raw.exec(statement);
+        else raw.prepare(statement).run(...params);
       } finally {
         raw.pragma('foreign_keys = ON');
       }
+    },
+    async rows(statement, params = []) {
+      return raw.prepare(statement).all(...params) as Record<string, unknown>[];
     },
     async restoreGuards() {
       for (const table of APPEND_ONLY_TABLES) raw.exec(SQLITE_DIALECT.appendOnly(table));
@@ -52,3 +57,4 @@ async function harness(): Promise<TamperHarness> {
 }
 
 tamperSuite('SQLite', harness);
+generativeTamper('SQLite', harness);

@@ -35,7 +35,9 @@ export interface TamperHarness {
   /** Creates them again as the migrations did (an attacker covering their tracks). */
   restoreGuards(): Promise<void>;
   /** Runs a statement with foreign keys not enforced (SQLite: PRAGMA foreign_keys; PostgreSQL: replica role). */
-  sqlUnchecked(statement: string): Promise<void>;
+  sqlUnchecked(statement: string, params?: readonly unknown[]): Promise<void>;
+  /** The rows a query returns (`?` placeholders). */
+  rows(statement: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
   cleanup(): Promise<void>;
 }
 
