@@ -18,6 +18,10 @@ export const CORE_CODES = {
   ASYNCJOB_ERR_MISSING_EVIDENCE: 'the transition needs evidence that was not supplied',
   /** The provider reported a job ID different from one already recorded for this operation (U3). */
   ASYNCJOB_ERR_JOB_ID_CONFLICT: 'the provider reported a second, different job ID for this operation',
+  /** A different journal entry is already recorded under this operation ID and sequence (M3); never retried. */
+  ASYNCJOB_ERR_JOURNAL_CONFLICT: 'a different entry is already recorded under this operation ID and sequence',
+  /** The operation names a provider no worker of this deployment registers; never retried. */
+  ASYNCJOB_ERR_PROVIDER_UNKNOWN: 'no provider with that name is registered in this worker',
   /** The operation is in a final state; nothing more can happen to it. */
   ASYNCJOB_ERR_OPERATION_FINAL: 'the operation is in a final state',
   /** A decision was given while no escalation is open. */

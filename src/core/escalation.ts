@@ -308,15 +308,23 @@ export function validateDecision(
       message: `decision at ${limits.nowMs} is after the decision deadline ${escalation.decisionDeadlineMs}`,
     };
   }
-  const missing = limits.facts === undefined ? [] : missingForOption(d.option, limits.facts);
-  if (missing.length > 0)
-    return { kind: 'refused', code: 'ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE', message: missingText(d.option, missing) };
+  // E3: an option the reason would offer but the facts keep from acting is refused naming what is missing, also
+  // when an escalation raised on older facts offered it; an option the reason never offers is simply not offered.
+  const facts = limits.facts;
+  const missing = facts === undefined ? [] : missingForOption(d.option, facts);
   const offered = escalation.options.find((o) => o.option === d.option);
+  const candidate =
+    facts !== undefined &&
+    candidateOptions(OPTIONS_BY_REASON[escalation.reason], escalation.reason, facts).includes(d.option);
+  if (missing.length > 0 && (offered !== undefined || candidate))
+    return { kind: 'refused', code: 'ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE', message: missingText(d.option, missing) };
   if (!offered) {
+    const alsoMissing =
+      missing.length > 0 ? `; it ${missingText(d.option, missing).replace(/^option: "[^"]+" /, '')}` : '';
     return {
       kind: 'refused',
       code: 'ASYNCJOB_ERR_OPTION_NOT_OFFERED',
-      message: `option: "${d.option}" was not offered for ${escalation.reason}; offered: ${escalation.options.map((o) => o.option).join(', ')}`,
+      message: `option: "${d.option}" was not offered for ${escalation.reason}; offered: ${escalation.options.map((o) => o.option).join(', ')}${alsoMissing}`,
     };
   }
   const out = (message: string): DecisionCheck => ({

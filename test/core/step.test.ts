@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Decision } from '../../src/core/escalation';
+import { type Decision, OPTIONS_BY_REASON } from '../../src/core/escalation';
 import { journalEntryBodySchema } from '../../src/core/journal';
 import { type Observation } from '../../src/core/observation';
 import { operationRecordSchema, type OperationRecord } from '../../src/core/operation';
@@ -1593,8 +1593,13 @@ describe('escalations and decisions (E1, E2, A1, A2)', () => {
         { option: 'extend', extendMs: 1_000, extraStatusRequests: 1, approvedBy: 'bob@example.com', reason: 'x' },
         ctx(e.escalation!.raisedAtMs + 1),
       );
-      // E3: refused naming what is missing: no job to go on reading.
-      expect(refused).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE' });
+      // E3: refused naming what is missing: no job to go on reading. A reason that would offer extend with a job
+      // says it cannot act; one that never offers it says so, and what is missing too.
+      const offersExtend = OPTIONS_BY_REASON[e.escalation!.reason].includes('extend');
+      expect(refused).toMatchObject({
+        kind: 'refused',
+        code: offersExtend ? 'ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE' : 'ASYNCJOB_ERR_OPTION_NOT_OFFERED',
+      });
       expect((refused as { message?: string }).message).toContain('provider_job');
     },
   );

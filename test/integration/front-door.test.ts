@@ -57,7 +57,7 @@ describe('the front door: asyncjob start, and every command on a failed operatio
     const doc = errorDoc.parse(refused.docs[0]);
     expect(doc.code).toBe('ASYNCJOB_ERR_PROVIDER_UNSERVED');
     expect(doc.message).toContain(
-      'no worker serves provider rest (nobody polled task queue asyncjob-provider-rest recently)',
+      `no worker serves provider rest (nobody polled task queue ${h.taskQueue}-provider-rest recently)`,
     );
     expect(doc.message).toContain(h.provider('rest'));
     expect(doc.message).toContain('--allow-unserved-provider');
