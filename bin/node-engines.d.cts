@@ -1,4 +1,4 @@
-/** Whether `version` satisfies `range` (npm range syntax: `||`, `^`, `~`, `>=`, `<=`, `>`, `<`, `=`); throws on others. */
+/** Whether `version` satisfies `range` in npm's range syntax (the semver package); throws on one it cannot read. */
 export function satisfies(version: string, range: string): boolean;
 /** The `engines.node` range of asyncjob's package.json. */
 export function requiredNodeRange(): string;
