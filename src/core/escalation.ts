@@ -14,7 +14,7 @@ import {
   actorSchema,
 } from './journal';
 import { lazySchema } from './lazy-schema';
-import { type OptionFacts, candidateOptions, missingForOption, missingText } from './option-executability';
+import { type OptionFacts, candidateOptions, missingForOption, optionRefusal } from './option-executability';
 
 /** The closed set of decision options. */
 export const decisionOptionSchema = lazySchema(() =>
@@ -280,8 +280,8 @@ export type DecisionCheck =
  * A2: validates a decision against the escalation's offered options at `limits.nowMs`: it must name who and
  * why, choose an offered option, arrive before the decision deadline, and stay within the offered bounds
  * (an `extend` names its extension explicitly: `extendMs` and `extraStatusRequests`, each at most what was
- * offered). Given the option facts now, an option that cannot act on them is refused first, naming what is
- * missing (E3), also when an escalation raised by older code offered it. Pure; safe to repeat.
+ * offered). Given the option facts now, an option that cannot act on them is refused naming what is missing
+ * (E3, `optionRefusal`). Pure; safe to repeat.
  */
 export function validateDecision(
   escalation: OpenEscalation,
@@ -308,25 +308,9 @@ export function validateDecision(
       message: `decision at ${limits.nowMs} is after the decision deadline ${escalation.decisionDeadlineMs}`,
     };
   }
-  // E3: an option the reason would offer but the facts keep from acting is refused naming what is missing, also
-  // when an escalation raised on older facts offered it; an option the reason never offers is simply not offered.
-  const facts = limits.facts;
-  const missing = facts === undefined ? [] : missingForOption(d.option, facts);
-  const offered = escalation.options.find((o) => o.option === d.option);
-  const candidate =
-    facts !== undefined &&
-    candidateOptions(OPTIONS_BY_REASON[escalation.reason], escalation.reason, facts).includes(d.option);
-  if (missing.length > 0 && (offered !== undefined || candidate))
-    return { kind: 'refused', code: 'ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE', message: missingText(d.option, missing) };
-  if (!offered) {
-    const alsoMissing =
-      missing.length > 0 ? `; it ${missingText(d.option, missing).replace(/^option: "[^"]+" /, '')}` : '';
-    return {
-      kind: 'refused',
-      code: 'ASYNCJOB_ERR_OPTION_NOT_OFFERED',
-      message: `option: "${d.option}" was not offered for ${escalation.reason}; offered: ${escalation.options.map((o) => o.option).join(', ')}${alsoMissing}`,
-    };
-  }
+  const refusal = optionRefusal(escalation, OPTIONS_BY_REASON[escalation.reason], d.option, limits.facts);
+  if (refusal !== undefined) return { kind: 'refused', ...refusal };
+  const offered = escalation.options.find((o) => o.option === d.option)!;
   const out = (message: string): DecisionCheck => ({
     kind: 'refused',
     code: 'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS',

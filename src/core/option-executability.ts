@@ -150,3 +150,28 @@ export function candidateOptions(
 export function missingText(option: DecisionOption, missing: readonly MissingFact[]): string {
   return `option: "${option}" cannot act here: missing ${missing.map((m) => `${m} (${MISSING_FACT_TEXT[m]})`).join('; ')} (E3)`;
 }
+
+/**
+ * Why `option` cannot be decided on an escalation for `reason` that offered `offered` (E3, A2), or undefined when
+ * it is offered and can act. An option the reason would offer (`byReason`) but the facts keep from acting is not
+ * executable, naming what is missing, also when an escalation raised on older facts offered it; an option the
+ * reason never offers is not offered. Pure.
+ */
+export function optionRefusal(
+  escalation: { reason: EscalationReason; options: readonly { option: DecisionOption }[] },
+  byReason: readonly DecisionOption[],
+  option: DecisionOption,
+  facts: OptionFacts | undefined,
+): { code: 'ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE' | 'ASYNCJOB_ERR_OPTION_NOT_OFFERED'; message: string } | undefined {
+  const missing = facts === undefined ? [] : missingForOption(option, facts);
+  const offered = escalation.options.some((o) => o.option === option);
+  const candidate = facts !== undefined && candidateOptions(byReason, escalation.reason, facts).includes(option);
+  if (missing.length > 0 && (offered || candidate))
+    return { code: 'ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE', message: missingText(option, missing) };
+  if (offered) return undefined;
+  const alsoMissing = missing.length > 0 ? `; it ${missingText(option, missing).replace(/^option: "[^"]+" /, '')}` : '';
+  return {
+    code: 'ASYNCJOB_ERR_OPTION_NOT_OFFERED',
+    message: `option: "${option}" was not offered for ${escalation.reason}; offered: ${escalation.options.map((o) => o.option).join(', ')}${alsoMissing}`,
+  };
+}
