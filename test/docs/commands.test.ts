@@ -13,7 +13,7 @@ import path from 'node:path';
 import { request } from 'undici';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/temporal-server';
-import { docCommand, extractAll, REGISTRY, substitute, type Substitution } from './doc-commands';
+import { docCommand, extractAll, REGISTRY, substitute } from './doc-commands';
 import { commandKey, extractCommands } from './markdown-commands';
 import { runPromptedBlock } from './prompted-block';
 import { ROOT, runShell, startShell, stoppedCleanly } from './shell';
@@ -265,31 +265,6 @@ describe('documented commands that need no Temporal server, run as written', { t
       // asyncjob simulate is no npm script: it exits 0 on SIGINT itself.
       expect(stopped.code, server.output()).toBe(0);
       expect(stoppedCleanly(stopped, 'SIGINT')).toBe(true);
-    }
-  });
-
-  it('README.md: ASYNCJOB_TEMPORAL_PORT=17233 ASYNCJOB_UI_PORT=18233 npm start runs the demo until SIGINT; export TEMPORAL_ADDRESS=127.0.0.1:17233 points the CLI at it', async () => {
-    const [port, uiPort] = [await freePort(), await freePort()];
-    const moved: Substitution[] = [
-      ['17233', String(port), 'port'],
-      ['18233', String(uiPort), 'port'],
-    ];
-    const demo = startShell(
-      substitute(docCommand('README.md', 'ASYNCJOB_TEMPORAL_PORT=17233 ASYNCJOB_UI_PORT=18233 npm start').text, moved),
-      {
-        timeoutMs: 280_000,
-      },
-    );
-    try {
-      await demo.waitFor(/Running until Ctrl-C\./, 240_000);
-      expect(demo.output()).toContain('What to try next');
-      const exported = substitute(docCommand('README.md', 'export TEMPORAL_ADDRESS=127.0.0.1:17233').text, moved);
-      const list = await runShell(`${exported}\nnpx asyncjob list --provider demo-reports`, { timeoutMs: RUN_MS });
-      expect(list.code).toBe(0);
-      expect(list.stdout).toMatch(/ succeeded +- +demo-reports /);
-    } finally {
-      const stopped = await demo.stop('SIGINT', 60_000);
-      expect(stoppedCleanly(stopped, 'SIGINT'), demo.output().slice(-3000)).toBe(true);
     }
   });
 

@@ -1,5 +1,6 @@
 /**
- * `npm start` exactly as a user runs it, in the project directory, beside a CPU busy loop (a loaded machine is
+ * `npm start` exactly as a user runs it (README.md's line that moves its ports), in the project directory, beside a
+ * CPU busy loop (a loaded machine is
  * where the demo's cancel race used to be lost into a crash): only its ports and its data directory are moved,
  * through the documented settings (docs/configuration.md), so it runs beside other tests. It must reach "What to
  * try next" with both operations reported, stop cleanly on Ctrl-C (SIGINT to its process group, as a terminal
@@ -12,6 +13,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/temporal-server';
+import { docCommand, substitute, type Substitution } from '../docs/doc-commands';
+import { runShell } from '../docs/shell';
+
+/** README.md's commands this test runs (registered in test/docs/doc-commands.ts). */
+const NPM_START = 'ASYNCJOB_TEMPORAL_PORT=17233 ASYNCJOB_UI_PORT=18233 npm start';
+const EXPORT_ADDRESS = 'export TEMPORAL_ADDRESS=127.0.0.1:17233';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -71,8 +78,15 @@ describe('npm start', () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'npm-start-'));
     const env = { ...process.env, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
     delete env.TEMPORAL_ADDRESS;
-    // Its own process group, so the SIGINT below reaches npm, the demo and the dev server, as a terminal's does.
-    const demo = spawn('npm', ['start'], {
+    // README.md's command as written, its two ports moved; the other listeners and the data directory through their
+    // documented settings. Its own process group, so the SIGINT below reaches npm, the demo and the dev server, as a
+    // terminal's does.
+    const moved: Substitution[] = [
+      ['17233', String(ports.ASYNCJOB_TEMPORAL_PORT), 'port'],
+      ['18233', String(ports.ASYNCJOB_UI_PORT), 'port'],
+    ];
+    const command = substitute(docCommand('README.md', NPM_START).text, moved);
+    const demo = spawn('bash', ['-c', command], {
       cwd: ROOT,
       env: { ...env, ASYNCJOB_DEMO_DATA_DIR: dataDir },
       detached: true,
@@ -104,6 +118,11 @@ describe('npm start', () => {
       /operation demo-export-\S+: succeeded \(the job finished before the cancel took effect, X2\)/,
     );
     expect(output).toMatch(/audit chains: intact/);
+    // README.md: then `export TEMPORAL_ADDRESS=127.0.0.1:17233` for the commands below.
+    const exported = substitute(docCommand('README.md', EXPORT_ADDRESS).text, moved.slice(0, 1));
+    const list = await runShell(`${exported}\nnpx asyncjob list --provider demo-reports`, { timeoutMs: 120_000 });
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/ succeeded +- +demo-reports /);
 
     process.kill(-demo.pid!, 'SIGINT');
     const end = await Promise.race([
