@@ -9,7 +9,7 @@ import { onLocalWebhook } from '../../src/webhooks/local-wake';
 import { startWebhookReceiver, type WebhookReceiver, type WebhookSettings } from '../../src/webhooks/receiver';
 import { signWebhook } from '../../src/webhooks/signature';
 import type { WebhookHint } from '../../src/workflows/messages';
-
+import { TRAVERSAL_CORPUS } from '../security/traversal-corpus';
 const SECRET = 'whsec_receiver_test';
 const settings: WebhookSettings = {
   signatureHeader: 'X-Signature',
@@ -125,6 +125,19 @@ describe('webhook receiver (W1, F4)', () => {
     expect(await post({ job_id: 'job_42' })).toEqual({ status: 400, body: { error: 'missing_or_invalid_event_id' } });
     expect((await post({ event_id: 'e', job_id: 'job_42' }, { provider: 'lro' })).status).toBe(404);
   });
+
+  it.each(TRAVERSAL_CORPUS.map((id) => [JSON.stringify(id).slice(0, 30), id]))(
+    'R6: a provider segment that could name a path (%s) is answered 404, and nothing is signalled',
+    async (_label, provider) => {
+      const before = signals.length;
+      const answer = await post(
+        { event_id: 'e-traversal', job_id: 'job_42' },
+        { provider: encodeURIComponent(provider) },
+      );
+      expect(answer.status).toBe(404);
+      expect(signals.length).toBe(before);
+    },
+  );
 
   it('F4: an event for a job no operation follows is recorded (202) without a signal', async () => {
     const before = signals.length;
