@@ -10,6 +10,7 @@ import { startWebhookReceiver, type WebhookReceiver, type WebhookSettings } from
 import { signWebhook } from '../../src/webhooks/signature';
 import type { WebhookHint } from '../../src/workflows/messages';
 import { TRAVERSAL_CORPUS } from '../security/traversal-corpus';
+
 const SECRET = 'whsec_receiver_test';
 const settings: WebhookSettings = {
   signatureHeader: 'X-Signature',
