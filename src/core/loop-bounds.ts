@@ -22,6 +22,13 @@ export const DESCRIBE_RETRY = {
 export const PROVIDER_CALL_RETRY = { maximumAttempts: 1 } as const;
 
 /**
+ * The most create requests one operation sends, first and re-sends together (B3, I3): a re-send after a lookup
+ * that found no job, or after a lost answer, is safe with the same token, but a provider that keeps answering
+ * neither with a job nor with a failure is an incident for a human, not a loop until the create deadline.
+ */
+export const MAX_CREATE_ATTEMPTS = 20;
+
+/**
  * A run continues as new once its history holds this many events (or the server suggests it), so no run's history
  * grows without bound whatever an operation's budgets allow.
  */

@@ -3,6 +3,7 @@
  */
 import { locatesResult, namesJob, type Observation } from './observation';
 import { type OperationRecord } from './operation';
+import { MAX_CREATE_ATTEMPTS } from './loop-bounds';
 import { countAnswer, refusalText } from './status-verdict';
 import { effectiveDeadlineMs } from './wait-planner';
 import { planWait } from './wait-time';
@@ -284,7 +285,10 @@ function isRejected(status: number): boolean {
   return status >= 400 && status < 500 && ![401, 403, 404, 409, 429].includes(status);
 }
 
-/** Reserves one create attempt before the create request is sent (B2, I3), or stops at the create deadline (U4). */
+/**
+ * Reserves one create attempt before the create request is sent (B2, I3), or stops at the create deadline (U4) or
+ * after {@link MAX_CREATE_ATTEMPTS} (B3).
+ */
 export function reserveCreateAttempt(
   record: OperationRecord,
   ctx: StepContext,
@@ -304,6 +308,13 @@ export function reserveCreateAttempt(
       ctx,
       'create_deadline',
     );
+    return { kind: 'stopped', step: draft.result() };
+  }
+  if (record.used.createAttempts >= MAX_CREATE_ATTEMPTS) {
+    const draft = new Builder(record, record);
+    const reason = record.localState === 'create_pending' ? 'provider_failure' : 'create_unknown';
+    const detail = `${record.used.createAttempts} create requests were sent without learning of a job (B3, I3)`;
+    draft.escalate(reason, detail, ctx, 'create_attempts');
     return { kind: 'stopped', step: draft.result() };
   }
   return {

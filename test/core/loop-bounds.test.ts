@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_HISTORY_EVENT_LIMIT,
   DESCRIBE_RETRY,
+  MAX_CREATE_ATTEMPTS,
   PROVIDER_CALL_RETRY,
   STORE_CALL_RETRY,
   continuesAsNew,
@@ -18,6 +19,7 @@ import {
   afterStatus,
   onWake,
   requestCancel,
+  reserveCreateAttempt,
   type StepContext,
   type StepResult,
 } from '../../src/core/step';
@@ -102,6 +104,20 @@ describe('every retry loop is bounded in attempts and in history (B3)', () => {
     expect(record.escalation?.reason).toBe('create_unknown');
     expect(record.escalation?.message.detail).toContain('offers no way to find a job');
     expect(record.used.transportFailures).toBe(1);
+  });
+
+  it('B3, I3: re-sends that keep finding no job stop at the create-attempt bound, before the create deadline', () => {
+    const far = { ...reconciling(), deadlines: { ...reconciling().deadlines, createDeadlineMs: T0 + 86_400_000 } };
+    const { record, attempts, entries } = drive(far, (r, at) => {
+      const reserved = reserveCreateAttempt(r, ctx(at));
+      if (reserved.kind === 'stopped') return reserved.step;
+      const noJob = lost('reconcile', at, { transport: 'response', httpStatus: 404, errorCategory: 'http_4xx' });
+      return afterReconcile(reserved.record, noJob, ctx(at));
+    });
+    expect(record.escalation?.reason).toBe('create_unknown');
+    expect(record.escalation?.message.detail).toContain(`${MAX_CREATE_ATTEMPTS} create requests`);
+    expect(attempts).toBeLessThanOrEqual(MAX_CREATE_ATTEMPTS + 1);
+    expect(entries).toBeLessThanOrEqual((MAX_CREATE_ATTEMPTS + 1) * ENTRIES_PER_ATTEMPT);
   });
 
   it('B3: a reconciliation request the provider rejects as malformed (4xx) escalates on the first attempt', () => {
