@@ -53,6 +53,13 @@ export const AUDIT_FLAGS: readonly Setting[] = [
     example: '--with-temporal',
   },
   {
+    name: '--allow-missing-artifacts',
+    usedBy: ['audit'],
+    default: 'off',
+    meaning: '`audit verify`: pass with artifact files deliberately removed (retention); says so in the report',
+    example: '--allow-missing-artifacts',
+  },
+  {
     name: '--out',
     usedBy: ['audit'],
     default: 'stdout',
