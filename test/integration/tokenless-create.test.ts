@@ -7,19 +7,12 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActivities } from '../../src/activities';
-import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
-import { createProviderRegistry, type ProviderRegistry } from '../../src/adapters/providers/registry';
-import type { OperationStore } from '../../src/adapters/store/operation-store';
-import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
-import { AsyncJobClient } from '../../src/client';
+import type { AsyncJobClient } from '../../src/client';
 import type { OperationRecord } from '../../src/core/operation';
 import { startSimulator, type Simulator } from '../../src/simulator';
-import { createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
-import { connectTestEnvironment, uniqueId, workflowBundle } from '../setup/temporal';
+import { uniqueId } from '../setup/temporal';
+import { startDocumentWorker, type DocumentWorker } from '../workflows/document-worker';
 
 const TOKEN = `sim-secret-${Math.random().toString(36).slice(2)}`;
 /** Far above what the escalation needs (about 30 events), far below a retry loop (4,056 in the outside report). */
@@ -49,18 +42,13 @@ async function untilEscalated(client: AsyncJobClient, operationId: string): Prom
 }
 
 describe('a tokenless create without reconciliation, its answer lost (E3, B3)', () => {
-  let env: TestWorkflowEnvironment;
   let sim: Simulator;
-  let store: OperationStore;
-  let registry: ProviderRegistry;
-  let workers: Worker[];
-  let running: Promise<unknown>;
+  let worker: DocumentWorker;
   let client: AsyncJobClient;
   const id = uniqueId('tokenless').toLowerCase();
   const provider = `tokenless-${id}`.slice(0, 64);
 
   beforeAll(async () => {
-    env = await connectTestEnvironment();
     const dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-tokenless-'));
     sim = await startSimulator({
       dialect: 'rest',
@@ -75,43 +63,24 @@ describe('a tokenless create without reconciliation, its answer lost (E3, B3)', 
         },
       },
     });
-    store = await openSqliteStore({ path: path.join(dir, 'asyncjob.db'), forbiddenValues: [TOKEN] });
-    const taskQueue = `wf-${id}`;
-    registry = await createProviderRegistry({
-      taskQueue,
+    worker = await startDocumentWorker({
+      taskQueue: `wf-${id}`,
+      dataDir: dir,
       providers: [{ name: provider, path: await tokenlessContract(dir, provider) }],
       baseUrls: { [provider]: sim.url },
       env: { ASYNCJOB_SIMULATOR_TOKEN: TOKEN, ASYNCJOB_SIMULATOR_URL: sim.url },
-      http: { headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, connectTimeoutMs: 1_000 },
+      forbiddenValues: [TOKEN],
     });
-    workers = await createWorkers({
-      connection: env.nativeConnection,
-      taskQueue,
-      activities: createActivities({
-        store,
-        providers: registry,
-        artifacts: new FileArtifactStore(path.join(dir, 'artifacts')),
-      }),
-      providerQueues: [{ taskQueue: registry.get(provider).facts.taskQueue! }],
-      workflowBundle: await workflowBundle(),
-      shutdownGraceTime: '1 second',
-    });
-    running = runWorkers(workers);
-    client = new AsyncJobClient({ client: env.client, taskQueue });
-    await client.waitForWorkers([provider]);
+    client = worker.client;
   });
 
   afterAll(async () => {
-    shutdownWorkers(workers);
-    await running.catch(() => undefined);
-    await registry.close();
-    await store.close();
-    await sim.stop();
-    await env.teardown();
+    await worker?.stop();
+    await sim?.stop();
   });
 
   it('E3, B3: the escalation offers no same-token re-send, a decision naming one is refused, and the history stays small', async () => {
-    expect(registry.get(provider).facts.capabilities.sameTokenResend).toBe(false);
+    expect(worker.registry.get(provider).facts.capabilities.sameTokenResend).toBe(false);
     const operationId = uniqueId('op-tokenless');
     await client.start({
       operationId,
@@ -145,11 +114,11 @@ describe('a tokenless create without reconciliation, its answer lost (E3, B3)', 
     // One create was sent, no reconcile request was ever made, and nothing was retried.
     expect(sim.requests({ action: 'create' })).toHaveLength(1);
     expect(sim.requests({ action: 'reconcile' })).toHaveLength(0);
-    const history = await env.client.workflow.getHandle(operationId).fetchHistory();
+    const history = await worker.env.client.workflow.getHandle(operationId).fetchHistory();
     const events = history.events ?? [];
     expect(events.length).toBeGreaterThan(0);
     expect(events.length).toBeLessThan(HISTORY_BOUND);
-    const journal = (await store.entries(operationId)).map(({ entry }) => entry.body);
+    const journal = (await worker.store.entries(operationId)).map(({ entry }) => entry.body);
     expect(journal.filter((b) => b.kind === 'observation')).toHaveLength(1);
   });
 });

@@ -8,19 +8,12 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActivities } from '../../src/activities';
-import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
-import { createProviderRegistry, type ProviderRegistry } from '../../src/adapters/providers/registry';
-import type { OperationStore } from '../../src/adapters/store/operation-store';
-import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
-import { AsyncJobClient } from '../../src/client';
+import type { AsyncJobClient } from '../../src/client';
 import type { StartRequest } from '../../src/core/operation';
 import { startSimulator, type Simulator } from '../../src/simulator';
-import { createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
-import { connectTestEnvironment, uniqueId, workflowBundle } from '../setup/temporal';
+import { uniqueId } from '../setup/temporal';
+import { startDocumentWorker, type DocumentWorker } from './document-worker';
 import { SIM_TOKEN } from './harness';
 
 /** The provider document a user writes for a create-or-replace PUT (the preset does the rest). */
@@ -34,12 +27,8 @@ create:
 `;
 
 describe('a create answered 201 with a status monitor ends as the monitor says (V5)', () => {
-  let env: TestWorkflowEnvironment;
   let sim: Simulator;
-  let store: OperationStore;
-  let registry: ProviderRegistry;
-  let workers: Worker[];
-  let running: Promise<void>;
+  let worker: DocumentWorker;
   let client: AsyncJobClient;
   let provider: string;
 
@@ -48,7 +37,6 @@ describe('a create answered 201 with a status monitor ends as the monitor says (
       .toLowerCase()
       .replace(/[^a-z0-9-]/g, '-');
     provider = `azure-put-${id}`.slice(0, 60);
-    env = await connectTestEnvironment();
     const dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-v5-'));
     sim = await startSimulator({
       dialect: 'operation-location',
@@ -69,38 +57,19 @@ describe('a create answered 201 with a status monitor ends as the monitor says (
     });
     const documentPath = path.join(dataDir, `${provider}.yaml`);
     await writeFile(documentPath, DOCUMENT(provider));
-    store = await openSqliteStore({ path: path.join(dataDir, 'asyncjob.db'), forbiddenValues: [SIM_TOKEN] });
-    const taskQueue = `wf-${id}`;
-    registry = await createProviderRegistry({
-      taskQueue,
+    worker = await startDocumentWorker({
+      taskQueue: `wf-${id}`,
+      dataDir,
       providers: [{ path: documentPath }],
       env: { ASYNCJOB_SIMULATOR_TOKEN: SIM_TOKEN, ASYNCJOB_SIMULATOR_URL: sim.url },
-      http: { headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, connectTimeoutMs: 1_000 },
+      forbiddenValues: [SIM_TOKEN],
     });
-    workers = await createWorkers({
-      connection: env.nativeConnection,
-      taskQueue,
-      activities: createActivities({
-        store,
-        providers: registry,
-        artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
-      }),
-      providerQueues: [{ taskQueue: registry.get(provider).facts.taskQueue! }],
-      workflowBundle: await workflowBundle(),
-      shutdownGraceTime: '1 second',
-    });
-    running = runWorkers(workers);
-    client = new AsyncJobClient({ client: env.client, taskQueue });
-    await client.waitForWorkers([provider]);
+    client = worker.client;
   });
 
   afterAll(async () => {
-    if (workers !== undefined) shutdownWorkers(workers);
-    await running?.catch(() => undefined);
-    await registry?.close();
-    await store?.close();
+    await worker?.stop();
     await sim?.stop();
-    await env?.teardown();
   });
 
   const request = (script: string): StartRequest => ({

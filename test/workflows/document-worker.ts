@@ -1,0 +1,87 @@
+/**
+ * A worker on the run's dev server that serves provider documents of a test's own (a preset varied, a document
+ * written by the test), with a SQLite store, its artifacts, a client on its task queue, and one call to end it all.
+ * For tests that need one or two providers of their own rather than the harness's three dialects.
+ */
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createActivities } from '../../src/activities';
+import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
+import {
+  createProviderRegistry,
+  type CreateProviderRegistryOptions,
+  type ProviderRegistry,
+} from '../../src/adapters/providers/registry';
+import type { OperationStore } from '../../src/adapters/store/operation-store';
+import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
+import { AsyncJobClient } from '../../src/client';
+import { createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
+import { connectTestEnvironment, workflowBundle } from '../setup/temporal';
+
+/** What {@link startDocumentWorker} started. */
+export interface DocumentWorker {
+  env: TestWorkflowEnvironment;
+  store: OperationStore;
+  registry: ProviderRegistry;
+  client: AsyncJobClient;
+  taskQueue: string;
+  /** Stops the workers, then closes the registry, the store and the connection. Safe to call once. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a worker on task queue `taskQueue` for `providers` (as `createProviderRegistry` takes them), its store and
+ * artifacts under `dataDir`; resolves once the server sees it polling every provider's queue.
+ */
+export async function startDocumentWorker(options: {
+  taskQueue: string;
+  dataDir: string;
+  providers: CreateProviderRegistryOptions['providers'];
+  env: Record<string, string>;
+  baseUrls?: Record<string, string>;
+  /** Values the store refuses to hold (the test's provider token). */
+  forbiddenValues: string[];
+}): Promise<DocumentWorker> {
+  const { taskQueue, dataDir } = options;
+  const env = await connectTestEnvironment();
+  const store = await openSqliteStore({
+    path: path.join(dataDir, 'asyncjob.db'),
+    forbiddenValues: options.forbiddenValues,
+  });
+  const registry = await createProviderRegistry({
+    taskQueue,
+    providers: options.providers,
+    env: options.env,
+    ...(options.baseUrls !== undefined ? { baseUrls: options.baseUrls } : {}),
+    http: { headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, connectTimeoutMs: 1_000 },
+  });
+  const workers = await createWorkers({
+    connection: env.nativeConnection,
+    taskQueue,
+    activities: createActivities({
+      store,
+      providers: registry,
+      artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
+    }),
+    providerQueues: registry.names().map((name) => ({ taskQueue: registry.get(name).facts.taskQueue! })),
+    workflowBundle: await workflowBundle(),
+    shutdownGraceTime: '1 second',
+  });
+  const running = runWorkers(workers);
+  const client = new AsyncJobClient({ client: env.client, taskQueue });
+  await client.waitForWorkers(registry.names());
+  return {
+    env,
+    store,
+    registry,
+    client,
+    taskQueue,
+    async stop() {
+      shutdownWorkers(workers);
+      await running.catch(() => undefined);
+      await registry.close();
+      await store.close();
+      await env.teardown();
+    },
+  };
+}
