@@ -1,5 +1,5 @@
 /**
- * Checkpoints (issue 15): signed statements of what the store held, kept outside the database, so truncation and
+ * Checkpoints: signed statements of what the store held, kept outside the database, so truncation and
  * whole-operation removal are found later. Modelled on RFC 9162's signed tree heads, adapted to a verifier that
  * reads the whole store anyway (so it needs no inclusion proofs, only the anchors):
  *

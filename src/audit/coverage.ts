@@ -1,5 +1,5 @@
 /**
- * Holds an operation's stored journal to what witnesses saw (issue 15, item 2): the anchors of the checkpoints
+ * Holds an operation's stored journal to what witnesses saw: the anchors of the checkpoints
  * (every sequence up to each anchored head must still be there, with the anchored hash at the head) and the
  * entries Temporal's history shows were recorded. Reports the first missing range or the first anchor the chain
  * no longer reaches. Pure.

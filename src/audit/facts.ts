@@ -1,5 +1,5 @@
 /**
- * Everything besides the chain that states a fact, checked against the hashed journal (issue 15, item 1). Pure.
+ * Everything besides the chain that states a fact, checked against the hashed journal. Pure.
  *
  * - journal columns (at, actor, kind, to_state, remote_job_id, http_status, delay_source, escalation_reason) are
  *   copies derived from the hashed entry: recomputed and compared;

@@ -1,6 +1,6 @@
 /**
  * The audit key settings, read one way by the worker, `audit show`, `audit verify` and `audit checkpoint`
- * (issue 15: one configuration). Each key is given as a file (`..._FILE`, preferred: kept out of the process
+ * (one configuration). Each key is given as a file (`..._FILE`, preferred: kept out of the process
  * environment and shell history) or as a value; setting both is refused. Keys are never printed or logged: only
  * their public IDs are.
  *

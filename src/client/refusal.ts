@@ -15,7 +15,7 @@ export interface Refusal {
 
 /**
  * The refusal an update failed with. The workflow refuses with an `ApplicationFailure` whose `type` is our code
- * (its message leads with the code too, for the Web UI, and is stripped of it here); the type is read first. Workflows still running the code from before issue 19 refuse
+ * (its message leads with the code too, for the Web UI, and is stripped of it here); the type is read first. Workflows still running older code refuse
  * with a plain `Error('CODE: text')` (its failure's type is then `Error`): for them, and for a failure of anyone
  * else, the code is parsed from the message's prefix (`ASYNCJOB_ERR_REFUSED` when it has none). Pure.
  */

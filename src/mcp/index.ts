@@ -1,5 +1,5 @@
 /**
- * The agent-facing MCP server (issue 17, rules G1-G3): {@link agentServerFactory} assembles, per agent identity,
+ * The agent-facing MCP server (rules G1-G3): {@link agentServerFactory} assembles, per agent identity,
  * the tools over one shared `AsyncJobClient`, the artifact store (result bodies) and the audit store (stories).
  * `src/cli/mcp-command.ts` runs it over stdio or Streamable HTTP.
  */

@@ -1,5 +1,5 @@
 /**
- * The tamper suite (issue 15), run against every engine: a store written as the README configures it (the chain
+ * The tamper suite, run against every engine: a store written as the README configures it (the chain
  * key in ASYNCJOB_AUDIT_HMAC_KEY_FILE, read by the worker's own reader; checkpoints signed with an Ed25519 key
  * and appended to a file outside the database), then edited behind the product's back as an attacker with
  * database access would, and `asyncjob audit verify` run on it. Each edit must be reported with the operation

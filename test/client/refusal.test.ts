@@ -1,5 +1,5 @@
 /**
- * Issue 19: the client reads a refusal's code from the failure's `type` (the workflow refuses with an
+ * The client reads a refusal's code from the failure's `type` (the workflow refuses with an
  * ApplicationFailure whose type is our code and whose message is the text alone), and from a `CODE: text` message
  * only for workflows still running the code from before. Both shapes arrive through the real SDK: the update's
  * outcome is the failure proto the worker would send, encoded by the SDK's own failure converter.
@@ -42,7 +42,7 @@ async function refusalOf(outcome: object, call: 'cancel' | 'decide'): Promise<As
   return err as AsyncJobRequestRefused;
 }
 
-describe('a refusal of a cancel or a decision (issue 19)', () => {
+describe('a refusal of a cancel or a decision', () => {
   it.each([
     ['ASYNCJOB_ERR_INVALID_INPUT', 'reason: Too small: expected string to have >=1 characters', 'cancel'],
     ['ASYNCJOB_ERR_CANCEL_NOT_ALLOWED', 'no job exists yet to cancel', 'cancel'],

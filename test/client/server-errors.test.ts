@@ -1,5 +1,5 @@
 /**
- * Issue 19: every answer of the Temporal server reaches a caller of AsyncJobClient as one of our typed errors.
+ * Every answer of the Temporal server reaches a caller of AsyncJobClient as one of our typed errors.
  * Each answer the server can give is injected under the real @temporalio/client (`fake-temporal.ts`), which wraps
  * it as it does in production; so the outcome is proven for every answer, whichever one a real server sends first.
  */
@@ -81,7 +81,7 @@ function namespaceNotFound(): Error {
   return callErrorFromStatus({ code: status.NOT_FOUND, details: 'namespace nope not found', metadata }, '');
 }
 
-describe('issue 19: the server answers a query no worker takes (any of them may come first)', () => {
+describe('the server answers a query no worker takes (any of them may come first)', () => {
   it.each([
     [
       'our deadline, after the call reached the server',
@@ -133,7 +133,7 @@ describe('issue 19: the server answers a query no worker takes (any of them may 
   });
 });
 
-describe('issue 19: the server answers an update no worker accepts in time', () => {
+describe('the server answers an update no worker accepts in time', () => {
   it.each([
     [
       'our deadline, after the call reached the server',
@@ -162,7 +162,7 @@ describe('issue 19: the server answers an update no worker accepts in time', () 
   });
 });
 
-describe('issue 19: a server that cannot be reached, or goes away mid-call, is AsyncJobConnectionError for every call', () => {
+describe('a server that cannot be reached, or goes away mid-call, is AsyncJobConnectionError for every call', () => {
   it.each([
     [
       'connection refused',
@@ -203,7 +203,7 @@ describe('issue 19: a server that cannot be reached, or goes away mid-call, is A
   });
 });
 
-describe('issue 19: an unknown operation (NOT_FOUND) is OperationNotFoundError for every call about one', () => {
+describe('an unknown operation (NOT_FOUND) is OperationNotFoundError for every call about one', () => {
   it.each(OPERATION_CALLS)('%s', async (name) => {
     const client = clientOn({
       otherwise: fail(grpcError(status.NOT_FOUND, `workflow not found for ID: ${OPERATION}`)),
@@ -214,7 +214,7 @@ describe('issue 19: an unknown operation (NOT_FOUND) is OperationNotFoundError f
   });
 });
 
-describe('issue 19: a deadline of a plain call that reached the server, and any other status', () => {
+describe('a deadline of a plain call that reached the server, and any other status', () => {
   it.each([
     [
       'a deadline after the call reached the server',
@@ -237,7 +237,7 @@ describe('issue 19: a deadline of a plain call that reached the server, and any 
   );
 });
 
-describe('issue 19: no SDK error passes through, whatever the status', () => {
+describe('no SDK error passes through, whatever the status', () => {
   const codes = Object.values(status).filter((code): code is number => typeof code === 'number' && code !== 0);
   it.each(codes)('gRPC status %i, the server up or down, from every call', async (code) => {
     for (const serverUp of [true, false]) {

@@ -1,6 +1,6 @@
 /**
  * The client checks a start request with the workflow's own rules (`validateStartRequest`), every bad field at
- * once, before anything is started (issue 14). A server is not needed: the check comes first.
+ * once, before anything is started. A server is not needed: the check comes first.
  */
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Issue 19: every error a call to Temporal can end with reaches the caller as one of the client's typed errors,
+ * Every error a call to Temporal can end with reaches the caller as one of the client's typed errors,
  * whichever of the server's answers comes first. The SDK's and gRPC's errors are built here as they arrive.
  */
 import { status as grpcStatus, Metadata } from '@grpc/grpc-js';

@@ -183,7 +183,7 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     await expect(client.describeOperation(operationId)).rejects.toBeInstanceOf(OperationNotFoundError);
   });
 
-  it('issue 19: an unknown operation is OperationNotFoundError (ASYNCJOB_ERR_NOT_FOUND) from every call about one', async () => {
+  it('an unknown operation is OperationNotFoundError (ASYNCJOB_ERR_NOT_FOUND) from every call about one', async () => {
     const missing = uniqueId('missing');
     const calls: Record<string, Promise<unknown>> = {
       describeOperation: failureOf(client.describeOperation(missing)),
@@ -267,7 +267,7 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     }
   });
 
-  it('issue 19: a query no worker answers ends with AsyncJobQueryTimeout (ASYNCJOB_ERR_QUERY_TIMEOUT) after timeoutMs, never an SDK error', async () => {
+  it('a query no worker answers ends with AsyncJobQueryTimeout (ASYNCJOB_ERR_QUERY_TIMEOUT) after timeoutMs, never an SDK error', async () => {
     const operationId = uniqueId('op');
     await start(request(operationId));
     try {
@@ -288,7 +288,7 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     }
   });
 
-  it('issue 19: a cancel or a decision no worker accepts in time is AsyncJobUpdateTimeout; nothing is claimed', async () => {
+  it('a cancel or a decision no worker accepts in time is AsyncJobUpdateTimeout; nothing is claimed', async () => {
     const operationId = uniqueId('op');
     await start(request(operationId));
     try {
@@ -393,7 +393,7 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     }
   });
 
-  it("issue 19: a query no worker answers is AsyncJobQueryTimeout whichever answer comes first (our deadline, a cancelled call, the server's own timeout)", async () => {
+  it("a query no worker answers is AsyncJobQueryTimeout whichever answer comes first (our deadline, a cancelled call, the server's own timeout)", async () => {
     const operationId = uniqueId('op');
     await start(request(operationId));
     try {
@@ -411,7 +411,7 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     }
   }, 60_000);
 
-  it('issue 19: a query on a queue whose worker has gone is AsyncJobQueryTimeout, before and after the server stops waiting for one', async () => {
+  it('a query on a queue whose worker has gone is AsyncJobQueryTimeout, before and after the server stops waiting for one', async () => {
     // A worker polls the queue for a moment and goes; the operation is started after it went, so nobody runs it.
     const queue = uniqueId('gone-worker');
     const worker = await Worker.create({
@@ -443,7 +443,7 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     }
   }, 90_000);
 
-  it('issue 19: an unreachable server (connection refused) is AsyncJobConnectionError for every kind of call', async () => {
+  it('an unreachable server (connection refused) is AsyncJobConnectionError for every kind of call', async () => {
     const connection = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 300 });
     const offline = new AsyncJobClient({ client: new Client({ connection }), taskQueue });
     try {
@@ -472,7 +472,7 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
     }
   }, 60_000);
 
-  it('issue 19: a server that goes away mid-call is AsyncJobConnectionError, for a query and an update alike', async () => {
+  it('a server that goes away mid-call is AsyncJobConnectionError, for a query and an update alike', async () => {
     const operationId = uniqueId('op');
     await start(request(operationId));
     const proxy = await tcpProxy(inject('temporalAddress'));

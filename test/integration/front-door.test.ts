@@ -1,5 +1,5 @@
 /**
- * Issue 14, "the front door", end to end with the CLI on a real dev server, worker and simulator: a bad request
+ * "The front door", end to end with the CLI on a real dev server, worker and simulator: a bad request
  * or a provider no worker serves is refused before any workflow exists; a failed start never burns its
  * operation ID; every command on a failed operation says why it failed; `start --wait` returns on an escalation
  * (exit 7) within a second of it; a join with other settings is refused naming the fields; `list` filters by
