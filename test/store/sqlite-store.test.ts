@@ -47,7 +47,7 @@ describe('SQLite engine', () => {
     expect(raw.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([
       { version: 1, name: 'operation record, hash-chained journal, artifacts, webhook events' },
       { version: 2, name: 'provider sessions (V3): one serialised cookie jar per operation' },
-      { version: 3, name: 'audit (issue 15): signing key IDs, snapshot hashes, the checkpoint register' },
+      { version: 3, name: 'audit: signing key IDs, snapshot hashes, the checkpoint register' },
     ]);
     raw.close();
     await store.close();

@@ -102,7 +102,7 @@ CREATE TABLE provider_sessions (
   },
   {
     version: 3,
-    name: 'audit (issue 15): signing key IDs, snapshot hashes, the checkpoint register',
+    name: 'audit: signing key IDs, snapshot hashes, the checkpoint register',
     sql: (d) => `
 ALTER TABLE journal ADD COLUMN key_id TEXT;
 ALTER TABLE operations ADD COLUMN snapshot_hash TEXT;
