@@ -13,6 +13,7 @@
  *   log line or anything returned to the workflow (the exchange carries `cookie`/`set-cookie` redacted).
  */
 import { hostname } from 'node:os';
+import { type Logger } from '@temporalio/common';
 import {
   ProviderSession,
   type HttpClient,
@@ -38,11 +39,8 @@ import { type StepContext } from '../core/step';
 import { whileHeartbeating } from './heartbeat';
 import { withRequestSlot } from './request-pacer';
 
-/** A structured logger; `fields` never hold a secret (URLs and headers come redacted from the HTTP layer). */
-export interface ActivityLogger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-}
+/** Temporal's `Logger`, narrowed to what activities call; `meta` never holds a secret (URLs and headers come redacted). */
+export type ActivityLogger = Pick<Logger, 'info' | 'warn'>;
 
 /** The dependencies of the activities. */
 export interface ActivityDependencies {
