@@ -120,13 +120,8 @@ const ENTRIES: Entry[] = [
   ],
   [
     ['README.md'],
-    'bash scripts/postgres-for-tests.sh start',
-    { ci: '\neval "$(bash scripts/postgres-for-tests.sh start)"\n' },
-  ],
-  [
-    ['README.md'],
     'npm run bench',
-    { illustrative: 'about two hours on 2 cores; test/bench checks its code-version record' },
+    { illustrative: 'about 100 minutes on 2 cores; test/bench checks its code-version record' },
   ],
   [['README.md'], 'eval "$(bash scripts/cluster.sh start)"', { ci: '\nnpm run --silent test:cluster' }],
   [['docs/operating.md'], 'eval "$(bash scripts/cluster.sh start)"', { ci: '\nnpm run --silent test:cluster' }],
