@@ -29,7 +29,7 @@ function log(line: string): void {
   process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 }
 
-/** Issue 16's targets this run measured, each `met` computed from the figures (never written by hand). */
+/** The targets this run measured, each `met` computed from the figures (never written by hand). */
 function benchTargets(results: Record<string, unknown>): Target[] {
   const targets: Target[] = throughputTargets(
     results.throughput as Parameters<typeof throughputTargets>[0],

@@ -1,5 +1,5 @@
 /**
- * Load with faults (issue 9): N operations (default 1,000) started within a few seconds against three simulators
+ * Load with faults: N operations (default 1,000) started within a few seconds against three simulators
  * (one per dialect) with about 5% of provider calls faulted at random (seeded: 503, 429, dropped connection,
  * reset), an in-process worker, its own Temporal dev server (or `--temporal ADDRESS`) and a SQLite store.
  *

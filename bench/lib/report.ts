@@ -155,7 +155,7 @@ export function renderMarkdown(input: Record<string, unknown>): string {
       ]);
       if (e.inCommitCheckpoints)
         rows.push([
-          `${e.engine}, same run, SQLite's own checkpoints inside commits (before issue 16): p50 / p99 / max`,
+          `${e.engine}, same run, SQLite's own checkpoints inside commits (the engine's default): p50 / p99 / max`,
           `${e.inCommitCheckpoints.stepP50Ms} / ${e.inCommitCheckpoints.stepP99Ms} / ${e.inCommitCheckpoints.stepMaxMs}`,
           'ms',
         ]);
@@ -197,7 +197,7 @@ export function renderMarkdown(input: Record<string, unknown>): string {
       : []),
     ...(targets.length > 0
       ? [
-          '### Targets (issue 16)',
+          '### Targets',
           '',
           '| target | measured | unit | target | | measured conditions |',
           '|---|---|---|---|---|---|',

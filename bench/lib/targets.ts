@@ -1,4 +1,4 @@
-/** The shape of `results.json`'s `targets`: issue 16's targets with their measured figures and conditions. */
+/** The shape of `results.json`'s `targets`: the targets with their measured figures and conditions. */
 import type { BenchTarget } from '../phases/throughput';
 
 /** A target with, where a condition bounds it, what was measured about that condition. */

@@ -111,7 +111,7 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       rmSync(dir, { recursive: true, force: true });
     });
 
-    /** The attack of the issue: the last two entries (artifact, -> succeeded) deleted, the head row rewritten. */
+    /** A truncation that hides the result: the last two entries (artifact, -> succeeded) deleted, head row rewritten. */
     async function truncateOpA(putBackOldSnapshot: boolean): Promise<void> {
       await h.dropGuards();
       await h.sql("DELETE FROM artifacts WHERE operation_id = 'op-a'");

@@ -1,4 +1,4 @@
-/** Issue 16's target that figure 4 measures, `met` computed from the figure and its condition. */
+/** The target that figure 4 measures, `met` computed from the figure and its condition. */
 import type { Target } from '../../lib/targets';
 import type { FleetResult } from './result';
 

@@ -57,8 +57,8 @@ export interface StoreEngineResult {
   /**
    * SQLite, for comparison: the same kind of steps, one at a time, on other filled operations, on a store opened
    * with `checkpointIntervalMs: 0`: SQLite's automatic checkpoint then runs inside the commit that takes the WAL
-   * past 1,000 pages (the engine's default, and asyncjob's before issue 16). `checkpointingSteps`: the steps
-   * whose commit ran it.
+   * past 1,000 pages (the engine's default, which the store's own checkpointer replaces). `checkpointingSteps`: the
+   * steps whose commit ran it.
    */
   inCommitCheckpoints?: {
     timedSteps: number;

@@ -1,7 +1,7 @@
-/** Issue 16's targets that figures 1 and 2 measure, each `met` computed from the figures. */
+/** The targets that figures 1 and 2 measure, each `met` computed from the figures. */
 import type { PerPollResult, ThroughputResult } from './result';
 
-/** A target of issue 16 with its measured figure; `met` is computed here, never written by hand. */
+/** A target with its measured figure; `met` is computed here, never written by hand. */
 export interface BenchTarget {
   name: string;
   target: string;

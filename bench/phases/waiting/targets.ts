@@ -1,4 +1,4 @@
-/** Issue 16's targets that figure 3 measures, each `met` computed from the figures. */
+/** The targets that figure 3 measures, each `met` computed from the figures. */
 import type { BenchTarget } from '../throughput';
 import type { WaitingResult } from './result';
 import { TARGET_GROWTH_RATIO, TARGET_RSS_MIB } from './scale';
