@@ -298,11 +298,11 @@ const ENTRIES: Entry[] = [
   [['docs/operating.md'], 'asyncjob audit verify --with-temporal', { test: INTEGRATION }],
   [['docs/operating.md'], 'asyncjob audit show', { illustrative: SYNOPSIS }],
   [['README.md'], 'asyncjob audit', { illustrative: SYNOPSIS }],
-  [['docs/cli.md'], 'asyncjob audit verify|show ...', { illustrative: SYNOPSIS }],
+  [['docs/cli.md'], 'asyncjob audit verify|checkpoint|show ...', { illustrative: SYNOPSIS }],
 
   // Agents.
   [['README.md'], 'asyncjob mcp --policy FILE', { illustrative: SYNOPSIS }],
-  [['README.md', 'docs/agents.md', 'docs/rules.md'], 'asyncjob mcp', { illustrative: SYNOPSIS }],
+  [['README.md', 'docs/agents.md', 'docs/cli.md', 'docs/rules.md'], 'asyncjob mcp', { illustrative: SYNOPSIS }],
   [['docs/agents.md'], 'asyncjob mcp --policy agents.yaml', { test: INTEGRATION }],
   [['docs/agents.md'], 'asyncjob mcp --policy agents.yaml --identity agent:x', { test: INTEGRATION }],
   [['docs/agents.md'], 'asyncjob mcp --policy agents.yaml --http --port 8765', { test: INTEGRATION }],

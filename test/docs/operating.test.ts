@@ -64,6 +64,7 @@ describe('docs/operating.md: the decision JSON an operator pastes into the Web U
     const options = decisions.map((b) => (JSON.parse(b.text) as { option: DecisionOption }).option);
     for (const option of [
       'extend',
+      'keep_bounds',
       'close',
       'cancel_at_provider',
       'accept_result',
