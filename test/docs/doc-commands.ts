@@ -317,7 +317,7 @@ const ENTRIES: Entry[] = [
   [['README.md'], 'npx asyncjob …', { illustrative: SYNOPSIS }],
   [
     ['README.md'],
-    'asyncjob start | status | watch | cancel | decide | list | audit show | audit verify | audit checkpoint | adapter validate | adapter explain | doctor | mcp | simulate | worker | dev',
+    'asyncjob start | status | watch | cancel | decide | list | audit show | audit verify | audit checkpoint | adapter validate | adapter explain | doctor | mcp | simulate | worker | bundle | replay-check | dev',
     { illustrative: 'the list of commands' },
   ],
   [['README.md', 'docs/operating.md'], 'asyncjob decide', { illustrative: SYNOPSIS }],
