@@ -4,6 +4,7 @@
  * are stored as one JSON array that is then validated like any result. Every page is a request of the collect
  * step (B2: `requestsSent` counts them); a page that fails ends the step with that page's observation.
  */
+import { answerSignal, httpErrorCategory } from '../adapters/providers/answer-signal';
 import { type HttpClient } from '../adapters/http';
 import { readField, type ProviderAdapter } from '../adapters/providers';
 import { type StoredArtifact } from '../adapters/artifacts/artifact-store';
@@ -63,24 +64,25 @@ export async function followPages(
     seen.add(page.next);
     const built = adapter.buildResultRequest({ resultUrl: page.next });
     const { observation } = await sendOnce(ctx, http, adapter, 'collect', built, record, (answer) => {
-      const ok =
-        answer.status >= 200 &&
-        answer.status < 300 &&
-        answer.bodyJson !== undefined &&
-        answer.bodyParseError === undefined;
-      page = ok ? pageOf(answer.bodyJson, paging.itemsField, paging.nextLinkField) : {};
+      const json = answer.bodyJson !== undefined && answer.bodyParseError === undefined;
+      const facts = {
+        transport: 'response' as const,
+        httpStatus: answer.status,
+        ...(json ? {} : { parseProblem: 'the page is not JSON' }),
+      };
+      const signal = answerSignal(facts);
+      page = signal === 'ok' ? pageOf(answer.bodyJson, paging.itemsField, paging.nextLinkField) : {};
+      const errorCategory = signal === 'unreadable' ? 'unreadable_page' : httpErrorCategory(answer.status);
       return {
         action: 'collect',
-        transport: 'response',
+        ...facts,
+        signal,
         receivedAtMs: answer.receivedAtMs,
-        httpStatus: answer.status,
-        ...(ok
-          ? {}
-          : { errorCategory: answer.status >= 300 ? `http_${Math.floor(answer.status / 100)}xx` : 'unreadable_page' }),
+        ...(signal === 'ok' ? {} : { errorCategory }),
       };
     });
     pagesFetched += observation.transport === 'refused' ? 0 : 1;
-    if (observation.errorCategory !== undefined || observation.transport !== 'response') {
+    if (observation.signal !== 'ok') {
       return { kind: 'failed', observation: { ...observation, requestsSent: pagesFetched }, pagesFetched };
     }
     if (page.items === undefined) problems.push(`page ${pagesFetched + 1} has no ${paging.itemsField} list`);

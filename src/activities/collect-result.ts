@@ -6,6 +6,7 @@
  */
 import { type HttpClient, type HttpDownload } from '../adapters/http';
 import { type ProviderAdapter, type ProviderRequest } from '../adapters/providers';
+import { answerSignal, httpErrorCategory } from '../adapters/providers/answer-signal';
 import { type ArtifactWriter, type StoredArtifact } from '../adapters/artifacts/artifact-store';
 import { type Observation } from '../core/observation';
 import { type OperationRecord } from '../core/operation';
@@ -42,26 +43,27 @@ function arrivalOf(exchange: HttpDownload): ArrivalFacts {
 /** The observation of a result download that got a response (2xx streamed, or an error status read bounded). */
 function collectObservation(adapter: ProviderAdapter, exchange: HttpDownload, truncated: boolean): Observation {
   const status = exchange.status ?? 0;
+  const errorCategory = truncated ? 'truncated' : answeredOk(exchange) ? undefined : httpErrorCategory(status);
   const o: Observation = {
     action: 'collect',
     transport: 'response',
+    signal: answerSignal({ transport: 'response', httpStatus: status }),
     receivedAtMs: exchange.receivedAtMs,
     durationMs: exchange.durationMs,
     requestsSent: 1,
     httpStatus: status,
+    ...(errorCategory !== undefined ? { errorCategory } : {}),
   };
   const requestId = exchange.providerRequestId ?? exchange.headers[adapter.requestIdHeader.toLowerCase()];
   if (requestId !== undefined) o.providerRequestId = requestId.slice(0, 500);
   const retryAfter = exchange.headers['retry-after'];
   if (retryAfter !== undefined) o.retryAfter = retryAfter.slice(0, 200);
-  if (truncated) o.errorCategory = 'truncated';
-  else if (status >= 500) o.errorCategory = 'http_5xx';
-  else if (status === 401 || status === 403) o.errorCategory = 'auth_denied';
-  else if (status === 404) o.errorCategory = 'not_found';
-  else if (status === 429) o.errorCategory = 'rate_limited';
-  else if (status >= 400) o.errorCategory = 'http_4xx';
-  else if (status < 200 || status >= 300) o.errorCategory = 'http_unexpected';
   return o;
+}
+
+/** Whether the download's status is one whose body is the result (a 2xx, by the one classification). */
+function answeredOk(exchange: HttpDownload): boolean {
+  return answerSignal({ transport: 'response', httpStatus: exchange.status ?? 0 }) === 'ok';
 }
 
 /**
@@ -156,8 +158,7 @@ export function collectResult(ctx: ActivityContext) {
         );
       }
       const exchange = await streamResult(ctx, { adapter, http }, record, built.request, writer);
-      const status = exchange.status ?? 0;
-      const streamed = exchange.download !== undefined && status >= 200 && status < 300;
+      const streamed = exchange.download !== undefined && answeredOk(exchange);
       // A 2xx whose body was cut off is still a result that arrived: it is stored and judged invalid (R4).
       const truncated = streamed && exchange.outcome === 'ambiguous' && exchange.download?.complete === false;
       if (!streamed || (exchange.outcome !== 'response' && !truncated)) {

@@ -4,6 +4,7 @@
  * operation whose provider convention has no result (`result.required: false`, a DELETE) ends with an empty,
  * valid summary. Either way collection stays its own recorded step, and no request is sent.
  */
+import { answerSignal } from '../adapters/providers/answer-signal';
 import { type HttpClient } from '../adapters/http';
 import { type ProviderAdapter } from '../adapters/providers';
 import { followPages } from './collect-pages';
@@ -19,14 +20,16 @@ export const STAGED_CONTENT_TYPE = 'application/json';
 
 function localObservation(record: OperationRecord, nowMs: number, note: string): Observation {
   const status = record.remote.lastHttp?.httpStatus;
+  const carried = status !== undefined && answerSignal({ transport: 'response', httpStatus: status }) === 'ok';
   return {
     action: 'collect',
     transport: 'response',
+    signal: 'ok',
     receivedAtMs: nowMs,
     durationMs: 0,
     requestsSent: 0,
     // The answer that carried (or stood for) the result; no new exchange took place.
-    httpStatus: status !== undefined && status >= 200 && status < 300 ? status : 200,
+    httpStatus: carried ? status : 200,
     note,
   };
 }

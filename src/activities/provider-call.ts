@@ -27,6 +27,7 @@ import {
   type ProviderRequest,
   type BuildResult,
 } from '../adapters/providers';
+import { answerSignal } from '../adapters/providers/answer-signal';
 import { decorateBuilt, type OperationFacts } from '../adapters/providers/decorate';
 import { type ProviderRegistry, type RegisteredProvider } from '../adapters/providers/registry';
 import { type ArtifactStore } from '../adapters/artifacts/artifact-store';
@@ -206,6 +207,7 @@ export function transportObservation(action: Action, exchange: HttpExchange): Ob
   return {
     action,
     transport: exchange.outcome,
+    signal: answerSignal({ transport: exchange.outcome, errorCategory: exchange.errorCategory }),
     receivedAtMs: exchange.receivedAtMs,
     durationMs: exchange.durationMs,
     requestsSent: exchange.outcome === 'refused' ? 0 : 1,

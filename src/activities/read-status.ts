@@ -42,6 +42,7 @@ export async function sendStatusRead(
     const notSent: Observation = {
       action: 'status',
       transport: 'refused',
+      signal: 'refused',
       errorCategory: 'deadline_passed',
       receivedAtMs: nowMs,
       requestsSent: 0,

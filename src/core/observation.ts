@@ -6,6 +6,7 @@
  * one was rejected.
  */
 import { z } from 'zod';
+import { answerSignalSchema } from './answer-policy';
 import { actionSchema, transportOutcomeSchema } from './journal';
 import { lazySchema } from './lazy-schema';
 
@@ -79,6 +80,8 @@ export const observationSchema = lazySchema(() =>
   z.object({
     action: actionSchema,
     transport: transportOutcomeSchema,
+    /** What the exchange produced, classified once by the adapters; the core reacts to it (`answer-policy.ts`). */
+    signal: answerSignalSchema,
     /** When the answer (or the failure) arrived, epoch ms, read by the activity. */
     receivedAtMs: z.number().int().nonnegative(),
     durationMs: z.number().nonnegative().optional(),

@@ -3,6 +3,7 @@
  * next sequence number, and the provider's facts (`record.remote`) are updated from what it said. Nothing
  * here judges the observation; the wait planner and the transition rules do. Pure.
  */
+import { reactionTo } from './answer-policy';
 import { type OperationRecord, type RemoteFacts, OBSERVATION_TAIL, MAX_JOB_IDS, appendBounded } from './operation';
 import { type Observation } from './observation';
 import { type DelaySource } from './journal';
@@ -49,11 +50,8 @@ export function applyRemoteFacts(current: RemoteFacts, observation: Observation)
       ...(observation.providerRequestId !== undefined ? { providerRequestId: observation.providerRequestId } : {}),
     };
   }
-  const finalConflict = observation.action === 'cancel' && observation.httpStatus === 409;
   const answered =
-    observation.transport === 'response' &&
-    observation.httpStatus !== undefined &&
-    (observation.httpStatus < 300 || finalConflict);
+    observation.action !== 'webhook' && reactionTo(observation.action, observation.signal).kind === 'read';
   // A cancel answer that states the job's view (a 409 with its final state) is the provider's word too (M2).
   if (
     answered &&

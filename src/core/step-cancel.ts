@@ -3,9 +3,19 @@
  */
 import { type Observation } from './observation';
 import { type OperationRecord } from './operation';
+import {
+  answerText,
+  countAnswer,
+  rateLimitedInARow,
+  reactionTo,
+  retryBudgetSpent,
+  type Reaction,
+} from './answer-policy';
 import { refusalText } from './status-verdict';
+import { effectiveDeadlineMs } from './wait-planner';
+import { planWait } from './wait-time';
 import { transition } from './transitions';
-import { type StepContext, type StepResult, type StepRefusal, Builder, is2xx } from './step-draft';
+import { type StepContext, type StepResult, type StepRefusal, Builder } from './step-draft';
 
 /**
  * A cancel request from a caller (X1): refused when the adapter has no cancel endpoint, when a cancel was
@@ -57,21 +67,102 @@ export function requestCancel(
   return draft.result();
 }
 
+/** The detail of a cancel answer that stops automation (X1, X3, H4). */
+function cancelStopDetail(observation: Observation): string {
+  const what = answerText(observation);
+  switch (observation.signal) {
+    case 'auth_denied':
+      return `${what} on cancel; no retry with the same credential (H4)`;
+    case 'refused':
+    case 'no_credential':
+      return `the cancel ${refusalText(observation)}`;
+    case 'unsupported':
+      // A definite refusal: the job goes on; asking again would get the same answer (X1, X3).
+      return `the provider does not support cancel for this job: it answered ${what} to the cancel request, which is not retried; the job goes on until the provider reports its end (X1)`;
+    default:
+      // It may have arrived (or its answer is unreadable): never send it again (X3); a human decides with the
+      // request history at hand.
+      return `the cancel request got no usable answer (${observation.errorCategory ?? what}); it is not repeated (X3)`;
+  }
+}
+
+/** The provider accepted the one cancel call, or said the job is already final (409): poll until it says how it ended (X2). */
+function cancelAnswered(draft: Builder, observation: Observation, ctx: StepContext, sequence: number): void {
+  const cause = `cancel_response:${sequence}`;
+  draft.apply([{ type: 'cancel_sent', actor: ctx.actor, cause, evidenceSequence: sequence, observation }], ctx);
+  if (draft.record.localState !== 'cancelling') return;
+  const { policy, used } = draft.record;
+  // A 409 that states the job's final view is confirmed by a status read at once (M1: the cancel answer is not one).
+  const finalView =
+    observation.signal === 'conflict' &&
+    observation.category !== undefined &&
+    observation.category !== 'pending' &&
+    observation.category !== 'unknown';
+  const delayMs = finalView ? 0 : Math.min(policy.baseDelayMs, 1000);
+  draft.record = {
+    ...draft.record,
+    used: { ...used, backoffAttempt: 0 },
+    schedule: { nextPollAtMs: ctx.nowMs + delayMs, delaySource: 'local_backoff' },
+  };
+}
+
 /**
- * After the single cancel call (X1-X3): an answer (2xx, or 409 "already final") moves to `cancelling` and the
- * status loop goes on until the provider says how it ended; a call that may have arrived is never repeated; a
- * 501 or 405 (`cancel_unsupported`) is the provider saying it does not support cancel for this job: escalated
- * as such, never retried.
+ * A cancel call that certainly did not take effect (never sent, 429, 503): the intent stays unsent and the one
+ * cancel call is made again after a backoff (Retry-After a minimum, H1), inside its budget and the cancel deadline
+ * (X1, X3, S5). Nothing is unconfirmed, so when it stops a human may still authorise the call (A1).
+ */
+function retryCancel(
+  draft: Builder,
+  observation: Observation,
+  reaction: Extract<Reaction, { kind: 'retry' }>,
+  ctx: StepContext,
+  cause: string,
+): void {
+  const what = observation.errorCategory ?? answerText(observation);
+  const spent = retryBudgetSpent(reaction, draft.record.used, draft.record.budgets);
+  if (spent !== undefined) {
+    draft.escalate(spent.reason, `the cancel request could not be made (${what}): ${spent.detail}`, ctx, cause);
+    return;
+  }
+  const { record } = draft;
+  const plan = planWait(
+    {
+      observation,
+      policy: record.policy,
+      deadlineMs: record.deadlines.cancelDeadlineMs ?? effectiveDeadlineMs(record),
+      backoffAttempt: record.used.backoffAttempt,
+      rateLimitedInARow: rateLimitedInARow(record.used, observation.signal),
+    },
+    ctx,
+  );
+  if (plan.kind !== 'poll') {
+    const detail = `the cancel request could not be made before the cancel deadline (${what}) (X3)`;
+    draft.escalate('provider_failure', detail, ctx, cause);
+    return;
+  }
+  draft.record = {
+    ...record,
+    used: { ...record.used, backoffAttempt: record.used.backoffAttempt + 1 },
+    schedule: { nextPollAtMs: plan.atMs, delaySource: plan.source },
+  };
+}
+
+/**
+ * After the single cancel call (X1-X3), as the answer policy's cancel row says: an acceptance (or 409 "already
+ * final") moves to `cancelling` and the status loop goes on until the provider says how it ended; a call that
+ * certainly did not take effect is made again; any other answer marks the call sent (it is never repeated) and
+ * stops for a human.
  */
 export function afterCancel(record: OperationRecord, observation: Observation, ctx: StepContext): StepResult {
   const draft = new Builder(record, record);
+  draft.record = { ...draft.record, used: countAnswer(draft.record.used, 'cancel', observation.signal) };
   const sequence = draft.observe(observation, ctx, {});
   draft.callSequence = sequence;
   const cause = `cancel_response:${sequence}`;
-  const status = observation.httpStatus ?? 0;
+  const reaction = reactionTo('cancel', observation.signal);
   const cancel = draft.record.cancel;
   if (
-    observation.transport !== 'not_sent' &&
+    reaction.kind !== 'retry' &&
     observation.transport !== 'refused' &&
     cancel !== null &&
     cancel.sentAtMs === undefined
@@ -79,70 +170,11 @@ export function afterCancel(record: OperationRecord, observation: Observation, c
     // X3: the one cancel call reached the provider, whatever it answered: it is never offered or sent again.
     draft.record = { ...draft.record, cancel: { ...cancel, sentAtMs: ctx.nowMs } };
   }
-  if ((is2xx(observation) && observation.parseProblem === undefined) || status === 409) {
-    draft.apply([{ type: 'cancel_sent', actor: ctx.actor, cause, evidenceSequence: sequence, observation }], ctx);
-    if (draft.record.localState === 'cancelling') {
-      const { policy, used } = draft.record;
-      // A 409 that states the job's final view is confirmed by a status read at once (M1: the cancel answer is not one).
-      const finalView =
-        status === 409 &&
-        observation.category !== undefined &&
-        observation.category !== 'pending' &&
-        observation.category !== 'unknown';
-      const delayMs = finalView ? 0 : Math.min(policy.baseDelayMs, 1000);
-      draft.record = {
-        ...draft.record,
-        used: { ...used, backoffAttempt: 0 },
-        schedule: { nextPollAtMs: ctx.nowMs + delayMs, delaySource: 'local_backoff' },
-      };
-    }
-  } else if (status === 401 || status === 403) {
-    draft.escalate(
-      'authorization_denied',
-      `HTTP ${status} on cancel; no retry with the same credential (H4)`,
-      ctx,
-      cause,
-    );
-  } else if (observation.transport === 'refused') {
-    // Refused by us before sending (another origin, no credential): nothing reached the provider, so a human may still authorise the call.
-    draft.escalate('provider_failure', `the cancel ${refusalText(observation)}`, ctx, cause);
-  } else if (observation.transport === 'not_sent') {
-    // Nothing reached the provider: one more attempt is still "the" cancel call (X1). It counts as a transport
-    // failure (S5), so the attempts are bounded by the budget as well as by the cancel deadline.
-    const used = { ...draft.record.used, transportFailures: draft.record.used.transportFailures + 1 };
-    draft.record = {
-      ...draft.record,
-      used,
-      schedule: { nextPollAtMs: ctx.nowMs + draft.record.policy.baseDelayMs, delaySource: 'local_backoff' },
-    };
-    if (used.transportFailures >= draft.record.budgets.maxTransportFailures) {
-      const detail = `the cancel request could not be sent ${used.transportFailures} times (${observation.errorCategory ?? 'not sent'}) (S5)`;
-      draft.escalate('provider_failure', detail, ctx, cause);
-    } else if (ctx.nowMs >= (draft.record.deadlines.cancelDeadlineMs ?? Number.POSITIVE_INFINITY)) {
-      // Nothing was sent, so nothing is unconfirmed: a human may authorise the one cancel call again (A1).
-      draft.escalate(
-        'provider_failure',
-        `the cancel request could not be sent before the cancel deadline (${observation.errorCategory ?? 'not sent'}) (X3)`,
-        ctx,
-        cause,
-      );
-    }
-  } else if (observation.errorCategory === 'cancel_unsupported') {
-    // A definite refusal (HTTP 501 or 405): the job goes on; asking again would get the same answer (X1, X3).
-    draft.escalate(
-      'cancellation_unconfirmed',
-      `the provider does not support cancel for this job: it answered HTTP ${status} to the cancel request, which is not retried; the job goes on until the provider reports its end (X1)`,
-      ctx,
-      cause,
-    );
-  } else {
-    // It may have arrived (or its answer is unreadable): never send it again (X3); a human decides with the request history at hand.
-    draft.escalate(
-      'cancellation_unconfirmed',
-      `the cancel request got no usable answer (${observation.errorCategory ?? `HTTP ${status}`}); it is not repeated (X3)`,
-      ctx,
-      cause,
-    );
+  if (reaction.kind === 'read') cancelAnswered(draft, observation, ctx, sequence);
+  else if (reaction.kind === 'retry') retryCancel(draft, observation, reaction, ctx, cause);
+  else {
+    const reason = reaction.kind === 'escalate' ? reaction.reason : 'cancellation_unconfirmed';
+    draft.escalate(reason, cancelStopDetail(observation), ctx, cause);
   }
   return draft.result();
 }

@@ -1,13 +1,21 @@
 /**
  * The collect step (R1-R5, S1): a validated result ends the operation; anything else is kept with its reason.
  */
-import { type JournalEntryBody } from './journal';
+import { type EscalationReason, type JournalEntryBody } from './journal';
 import { type Observation } from './observation';
 import { type OperationRecord, type ResultSummary } from './operation';
-import { isTransportFailure, refusalText } from './status-verdict';
+import {
+  answerText,
+  countAnswer,
+  rateLimitedInARow,
+  reactionTo,
+  retryBudgetSpent,
+  type Reaction,
+} from './answer-policy';
+import { refusalText } from './status-verdict';
 import { effectiveDeadlineMs } from './wait-planner';
 import { planWait } from './wait-time';
-import { type StepContext, type StepResult, Builder, is2xx } from './step-draft';
+import { type StepContext, type StepResult, Builder } from './step-draft';
 
 /** What a collect activity found, beside its observation (R1-R4). */
 export interface CollectOutcome {
@@ -25,14 +33,16 @@ export function afterCollect(
   ctx: StepContext,
 ): StepResult {
   const draft = new Builder(record, record);
+  draft.record = { ...draft.record, used: countAnswer(draft.record.used, 'collect', observation.signal) };
   const sequence = draft.observe(observation, ctx, {});
   draft.callSequence = sequence;
   const frame = { actor: ctx.actor, cause: `collect_response:${sequence}`, evidenceSequence: sequence };
   if (outcome.artifact) draft.appendExtra(outcome.artifact, ctx.nowMs, ctx.actor);
+  const reaction = reactionTo('collect', observation.signal);
   const result = outcome.result;
-  if (is2xx(observation) && result?.validation === 'valid') {
+  if (reaction.kind === 'read' && result?.validation === 'valid') {
     draft.apply([{ type: 'result_validated', ...frame, result }], ctx);
-  } else if (is2xx(observation) && result?.validation === 'invalid') {
+  } else if (reaction.kind === 'read' && result?.validation === 'invalid') {
     if (draft.record.localState === 'result_collecting')
       draft.apply([{ type: 'result_invalid', ...frame, result }], ctx);
     else draft.record = { ...draft.record, result };
@@ -42,55 +52,50 @@ export function afterCollect(
       ctx,
       frame.cause,
     );
-  } else if (scheduleCollectRetry(draft, observation, ctx) === 'given_up') {
+  } else {
+    const stop = reaction.kind === 'retry' ? scheduleCollectRetry(draft, observation, reaction, ctx) : undefined;
+    if (stop === 'scheduled') return draft.result();
     const failure =
       observation.transport === 'refused'
         ? refusalText(observation)
-        : (observation.errorCategory ??
-          (observation.httpStatus !== undefined ? `HTTP ${observation.httpStatus}` : observation.transport));
+        : (observation.errorCategory ?? answerText(observation));
     const detail = `the result could not be collected (${failure}) (R4)`;
     if (draft.record.localState === 'result_collecting')
       draft.apply([{ type: 'result_unavailable', ...frame, observation, reason: detail }], ctx);
-    const rateLimited = observation.transport === 'response' && observation.httpStatus === 429;
-    draft.escalate(rateLimited ? 'rate_limited' : 'provider_failure', detail, ctx, frame.cause);
+    const reason = stop?.reason ?? (reaction.kind === 'escalate' ? reaction.reason : 'provider_failure');
+    draft.escalate(reason, detail, ctx, frame.cause);
   }
   return draft.result();
 }
 
 /**
- * A collect that served nothing: counted, and planned again when that is safe and inside the budgets and the
- * deadline (H1, R5, S5), else given up.
+ * A collect that served nothing, planned again when the answer policy allows it, within the budgets and the
+ * deadline (H1, R5, S5); else the reason it stops.
  */
-function scheduleCollectRetry(draft: Builder, observation: Observation, ctx: StepContext): 'scheduled' | 'given_up' {
-  const transient = isTransportFailure(observation);
-  // H1: a 429 is "not now": the provider served nothing, so asking again later is safe whatever R5 says.
-  const rateLimited = observation.transport === 'response' && observation.httpStatus === 429;
-  const counted = draft.record.used;
-  const used = {
-    ...counted,
-    transportFailures: counted.transportFailures + (transient ? 1 : 0),
-    rateLimited: counted.rateLimited + (rateLimited ? 1 : 0),
-    consecutiveRateLimited: rateLimited ? counted.consecutiveRateLimited + 1 : 0,
-  };
-  draft.record = { ...draft.record, used };
-  const { budgets } = draft.record;
-  const retryable =
-    (transient &&
-      (ctx.capabilities.repeatableCollect || observation.transport === 'not_sent') &&
-      used.transportFailures < budgets.maxTransportFailures) ||
-    (rateLimited && used.consecutiveRateLimited < budgets.maxRateLimited);
-  if (!retryable || ctx.nowMs >= draft.record.deadlines.resultDeadlineMs) return 'given_up';
+function scheduleCollectRetry(
+  draft: Builder,
+  observation: Observation,
+  reaction: Extract<Reaction, { kind: 'retry' }>,
+  ctx: StepContext,
+): 'scheduled' | { reason: EscalationReason } {
+  const { used, budgets } = draft.record;
+  const spent = retryBudgetSpent(reaction, used, budgets);
+  if (spent !== undefined) return { reason: spent.reason };
+  const stop = { reason: reaction.budget === 'rate_limit' ? 'rate_limited' : 'provider_failure' } as const;
+  // R5: a download that may have been served is repeated only when the provider says that is safe.
+  if (reaction.onlyIfRepeatable === true && !ctx.capabilities.repeatableCollect) return stop;
+  if (ctx.nowMs >= draft.record.deadlines.resultDeadlineMs) return stop;
   const plan = planWait(
     {
       observation,
       policy: draft.record.policy,
       deadlineMs: effectiveDeadlineMs(draft.record),
       backoffAttempt: used.backoffAttempt,
-      rateLimitedInARow: rateLimited ? used.consecutiveRateLimited : 0,
+      rateLimitedInARow: rateLimitedInARow(used, observation.signal),
     },
     ctx,
   );
-  if (plan.kind !== 'poll') return 'given_up';
+  if (plan.kind !== 'poll') return stop;
   draft.record = {
     ...draft.record,
     used: { ...used, backoffAttempt: used.backoffAttempt + 1 },

@@ -4,11 +4,19 @@
 import { locatesResult, namesJob, type Observation } from './observation';
 import { type OperationRecord } from './operation';
 import { MAX_CREATE_ATTEMPTS } from './loop-bounds';
-import { countAnswer, refusalText } from './status-verdict';
+import {
+  answerText,
+  countAnswer,
+  rateLimitedInARow,
+  reactionTo,
+  retryBudgetSpent,
+  type Reaction,
+} from './answer-policy';
+import { refusalText } from './status-verdict';
 import { effectiveDeadlineMs } from './wait-planner';
 import { planWait } from './wait-time';
 import { withResendFact } from './option-executability';
-import { type StepContext, type StepResult, Builder, is2xx } from './step-draft';
+import { type StepContext, type StepResult, Builder } from './step-draft';
 
 /** Below this much time before the create deadline, a create-phase retry is not brought forward into the window. */
 const MIN_CREATE_RETRY_WINDOW_MS = 1_000;
@@ -27,7 +35,7 @@ export function scheduleRetry(
       // U4, I3: a create-phase call is never planned at or after the create deadline.
       deadlineMs: deadlines.createDeadlineMs,
       backoffAttempt: used.backoffAttempt,
-      rateLimitedInARow: observation.httpStatus === 429 ? used.consecutiveRateLimited : 0,
+      rateLimitedInARow: rateLimitedInARow(used, observation.signal),
     },
     ctx,
   );
@@ -73,8 +81,8 @@ export function scheduleFirstPoll(draft: Builder, observation: Observation, ctx:
 }
 
 /** Counts a create or reconcile answer against the budgets: transport failures (S5) and 429s (H1). */
-export function countCreateAnswer(draft: Builder, observation: Observation): void {
-  draft.record = { ...draft.record, used: countAnswer(draft.record.used, observation) };
+function countCreateAnswer(draft: Builder, call: 'create' | 'reconcile', observation: Observation): void {
+  draft.record = { ...draft.record, used: countAnswer(draft.record.used, call, observation.signal) };
 }
 
 /** Notes the provider job IDs of a conflicting answer (U3) and escalates. */
@@ -147,7 +155,7 @@ function answeredWithJob(
   frame: AnswerFrame,
   found: 'create_accepted' | 'reconciliation_matched',
 ): boolean {
-  if (!is2xx(observation) || observation.parseProblem !== undefined) return false;
+  if (observation.signal !== 'ok') return false;
   if (observation.category === 'success' && locatesResult(observation.resultReference)) {
     draft.apply([{ type: 'create_succeeded_sync', ...frame, observation }], ctx);
     return true;
@@ -161,110 +169,114 @@ function answeredWithJob(
 }
 
 /** A create that was never sent, or answered 429: sent again with the same token inside the budgets and the create deadline (H1, S5, U4). */
-function retryCreate(draft: Builder, observation: Observation, ctx: StepContext, cause: string): void {
-  const { used, budgets } = draft.record;
-  if (observation.httpStatus === 429 && used.consecutiveRateLimited >= budgets.maxRateLimited) {
-    const detail = `${used.consecutiveRateLimited} HTTP 429 answers in a row on create (H1)`;
-    draft.escalate('rate_limited', detail, ctx, cause);
-  } else if (observation.transport === 'not_sent' && used.transportFailures >= budgets.maxTransportFailures) {
-    const detail = `create could not be sent ${used.transportFailures} times (${observation.errorCategory ?? 'network'}) (S5)`;
-    draft.escalate('provider_failure', detail, ctx, cause);
+function retryCreate(
+  draft: Builder,
+  observation: Observation,
+  reaction: Extract<Reaction, { kind: 'retry' }>,
+  ctx: StepContext,
+  cause: string,
+): void {
+  const spent = retryBudgetSpent(reaction, draft.record.used, draft.record.budgets);
+  if (spent !== undefined) {
+    draft.escalate(spent.reason, `create: ${answerText(observation)}: ${spent.detail}`, ctx, cause);
   } else if (scheduleRetry(draft, observation, ctx) === 'past_create_deadline') {
     draft.escalate('provider_failure', 'no job was created before the create deadline (U4)', ctx, cause);
   }
 }
 
+/** The detail of a create answer that stops automation. */
+function createStopDetail(observation: Observation): string {
+  const what = answerText(observation);
+  switch (observation.signal) {
+    case 'ok':
+    case 'unreadable': {
+      const problem = observation.parseProblem ?? 'no job ID';
+      return observation.remoteJobId === undefined
+        ? `the provider accepted the create but the answer names no usable job: ${problem} (C2)`
+        : `the provider accepted the create and named job ${observation.remoteJobId}, but its answer could not be used: ${problem} (C2)`;
+    }
+    case 'auth_denied':
+      return `${what} on create; no retry with the same credential (H4)`;
+    case 'refused':
+    case 'no_credential':
+      return `the create ${refusalText(observation)}`;
+    default: {
+      const error = [observation.providerError?.code, observation.providerError?.message]
+        .filter((part) => part !== undefined)
+        .join(': ');
+      const said = error !== '' ? error : (observation.errorCategory ?? what);
+      return `the provider refused the create: ${what} (${said.slice(0, 500)})`;
+    }
+  }
+}
+
 /**
- * After the create request (C2, C3, I3, U1, U3, H1, H4): accepted with a job ID, a synchronous success, an
- * ambiguous answer (reconcile), a refusal that proves nothing was created (retry with the same token inside the
- * create deadline), or a stop.
+ * After the create request (C2, C3, I3, U1, U3, H1, H4), as the answer policy's create row says: accepted with a
+ * job ID, a synchronous success, an ambiguous answer (reconcile), a refusal that proves nothing was created (retry
+ * with the same token inside the create deadline), or a stop.
  */
 export function afterCreate(record: OperationRecord, observation: Observation, ctx: StepContext): StepResult {
   const draft = new Builder(record, record);
-  countCreateAnswer(draft, observation);
+  countCreateAnswer(draft, 'create', observation);
   const sequence = draft.observe(observation, ctx, {});
   draft.callSequence = sequence;
   const frame = { actor: ctx.actor, cause: `create_response:${sequence}`, evidenceSequence: sequence };
-  const { cause } = frame;
-  const status = observation.httpStatus ?? 0;
-  if (answeredWithJob(draft, observation, ctx, frame, 'create_accepted')) return draft.result();
-  if (is2xx(observation)) {
-    const problem = observation.parseProblem ?? 'no job ID';
-    const detail =
-      observation.remoteJobId === undefined
-        ? `the provider accepted the create but the answer names no usable job: ${problem} (C2)`
-        : `the provider accepted the create and named job ${observation.remoteJobId}, but its answer could not be used: ${problem} (C2)`;
-    draft.escalate('create_unknown', detail, ctx, cause);
-  } else if (observation.transport === 'ambiguous' || observation.transport === 'body_too_large' || status >= 500) {
-    enterReconciliation(draft, observation, sequence, ctx);
-  } else if (status === 401 || status === 403) {
-    const detail = `HTTP ${status} on create; no retry with the same credential (H4)`;
-    draft.escalate('authorization_denied', detail, ctx, cause);
-  } else if (observation.transport === 'refused') {
-    const reason = observation.errorCategory === 'credential_unavailable' ? 'authorization_denied' : 'provider_failure';
-    const detail = `the create ${refusalText(observation)}`;
-    draft.escalate(reason, detail, ctx, cause);
-  } else if (observation.transport === 'not_sent' || status === 429) {
-    retryCreate(draft, observation, ctx, cause);
-  } else {
-    const error = [observation.providerError?.code, observation.providerError?.message]
-      .filter((part) => part !== undefined)
-      .join(': ');
-    const what = error !== '' ? error : (observation.errorCategory ?? `HTTP ${status}`);
-    const reason = status >= 400 && status < 500 ? 'request_rejected' : 'provider_failure';
-    draft.escalate(reason, `the provider refused the create: HTTP ${status} (${what.slice(0, 500)})`, ctx, cause);
+  const reaction = reactionTo('create', observation.signal);
+  if (reaction.kind === 'read' && answeredWithJob(draft, observation, ctx, frame, 'create_accepted'))
+    return draft.result();
+  if (reaction.kind === 'reconcile') enterReconciliation(draft, observation, sequence, ctx);
+  else if (reaction.kind === 'retry') retryCreate(draft, observation, reaction, ctx, frame.cause);
+  else {
+    const reason = reaction.kind === 'escalate' ? reaction.reason : 'create_unknown';
+    draft.escalate(reason, createStopDetail(observation), ctx, frame.cause);
   }
   return draft.result();
 }
 
-/**
- * After a reconciliation call (U2, U3): a match means the provider has our job (accepted); no match after the
- * create deadline means no job was created (failed, a remote fact); before it, look again later.
- */
-export function afterReconcile(record: OperationRecord, observation: Observation, ctx: StepContext): StepResult {
-  const draft = new Builder(record, record);
-  countCreateAnswer(draft, observation);
-  const sequence = draft.observe(observation, ctx, {});
-  draft.callSequence = sequence;
-  const frame = { actor: ctx.actor, cause: `reconcile_response:${sequence}`, evidenceSequence: sequence };
-  const { cause } = frame;
-  const status = observation.httpStatus ?? 0;
-  if (answeredWithJob(draft, observation, ctx, frame, 'reconciliation_matched')) return draft.result();
-  if (status === 401 || status === 403) {
-    draft.escalate('authorization_denied', `HTTP ${status} on reconciliation (H4)`, ctx, cause);
-  } else if (observation.errorCategory === 'multiple_matches') {
-    // U3: several provider jobs answer to this operation: an incident, never "no job".
-    const detail = `several provider jobs match this operation (reconcile answer ${sequence}) (U3)`;
-    draft.escalate('job_id_conflict', detail, ctx, cause);
-  } else if (observation.errorCategory === 'reconcile_unsupported') {
-    const detail = 'the provider offers no way to find the job: at-most-once cannot be proven (U2)';
-    draft.escalate('create_unknown', detail, ctx, cause);
-  } else if (observation.transport === 'refused' || isRejected(status)) {
-    // A request that cannot be built, or that the provider rejects as ours at fault, fails the same way again:
-    // never retried like a transport failure (E3, U2).
-    draft.escalate('create_unknown', `reconciliation ${refusalText(observation)}: nothing found out (U2)`, ctx, cause);
-  } else if (status === 429 && draft.record.used.consecutiveRateLimited >= draft.record.budgets.maxRateLimited) {
-    const detail = `${draft.record.used.consecutiveRateLimited} HTTP 429 answers in a row on reconciliation (H1)`;
-    draft.escalate('rate_limited', detail, ctx, cause);
-  } else if ((is2xx(observation) && observation.parseProblem === undefined) || status === 404) {
-    if (ctx.nowMs >= record.deadlines.createDeadlineMs) {
-      const reason = 'the provider has no job for this operation after the create deadline';
-      draft.apply([{ type: 'reconciliation_no_job', ...frame, observation, reason }], ctx);
-    } else if (scheduleRetry(draft, observation, ctx) === 'past_create_deadline') {
-      draft.record = {
-        ...draft.record,
-        schedule: { nextPollAtMs: record.deadlines.createDeadlineMs, delaySource: 'deadline' },
-      };
-    } else {
-      // I3: no job is known, and the create deadline has not passed: send the create again with the same token
-      // (the provider deduplicates it if the first one did arrive after all).
-      draft.record = { ...draft.record, reconcileBy: 'resend' };
-    }
-  } else if (
-    draft.record.used.transportFailures >= draft.record.budgets.maxTransportFailures ||
-    scheduleRetry(draft, observation, ctx) === 'past_create_deadline'
-  ) {
-    const failure = observation.errorCategory ?? `HTTP ${status}`;
+/** The detail of a reconciliation answer that stops automation (U2, U3, H4). */
+function reconcileStopDetail(observation: Observation, sequence: number): string {
+  switch (observation.signal) {
+    case 'auth_denied':
+      return `${answerText(observation)} on reconciliation (H4)`;
+    case 'several_jobs':
+      return `several provider jobs match this operation (reconcile answer ${sequence}) (U3)`;
+    case 'unsupported':
+      return 'the provider offers no way to find the job: at-most-once cannot be proven (U2)';
+    default:
+      // A request that cannot be built, or that the provider rejects as ours at fault, fails the same way again:
+      // never retried like a transport failure (E3, U2).
+      return `reconciliation ${refusalText(observation)}: nothing found out (U2)`;
+  }
+}
+
+/** No job answers to this operation: final after the create deadline (U2), else the create again later (I3). */
+function noJobFound(draft: Builder, observation: Observation, ctx: StepContext, frame: AnswerFrame): void {
+  const { createDeadlineMs } = draft.before.deadlines;
+  if (ctx.nowMs >= createDeadlineMs) {
+    const reason = 'the provider has no job for this operation after the create deadline';
+    draft.apply([{ type: 'reconciliation_no_job', ...frame, observation, reason }], ctx);
+  } else if (scheduleRetry(draft, observation, ctx) === 'past_create_deadline') {
+    draft.record = { ...draft.record, schedule: { nextPollAtMs: createDeadlineMs, delaySource: 'deadline' } };
+  } else {
+    // I3: no job is known, and the create deadline has not passed: send the create again with the same token
+    // (the provider deduplicates it if the first one did arrive after all).
+    draft.record = { ...draft.record, reconcileBy: 'resend' };
+  }
+}
+
+/** A reconciliation call that found nothing out: asked again inside the budgets and the create deadline (U2, I3). */
+function retryReconcile(
+  draft: Builder,
+  observation: Observation,
+  reaction: Extract<Reaction, { kind: 'retry' }>,
+  ctx: StepContext,
+  cause: string,
+): void {
+  const spent = retryBudgetSpent(reaction, draft.record.used, draft.record.budgets);
+  if (spent?.reason === 'rate_limited') {
+    draft.escalate('rate_limited', `reconciliation: ${spent.detail}`, ctx, cause);
+  } else if (spent !== undefined || scheduleRetry(draft, observation, ctx) === 'past_create_deadline') {
+    const failure = observation.errorCategory ?? answerText(observation);
     const detail = `reconciliation could not find out whether a job was created (${failure}) (U2)`;
     draft.escalate('create_unknown', detail, ctx, cause);
   } else if (draft.record.reconcileBy === 'resend' && ctx.reconciliation === 'none') {
@@ -277,12 +289,29 @@ export function afterReconcile(record: OperationRecord, observation: Observation
     // The resend itself went unanswered: find out first whether it created the job.
     draft.record = { ...draft.record, reconcileBy: 'lookup' };
   }
-  return draft.result();
 }
 
-/** A 4xx that says our request was at fault (not 404 "no job", 401/403, 409 or 429): the same request fails again. */
-function isRejected(status: number): boolean {
-  return status >= 400 && status < 500 && ![401, 403, 404, 409, 429].includes(status);
+/**
+ * After a reconciliation call (U2, U3), as the answer policy's reconcile row says: a match means the provider has
+ * our job (accepted); no match after the create deadline means no job was created (failed, a remote fact);
+ * before it, look again later.
+ */
+export function afterReconcile(record: OperationRecord, observation: Observation, ctx: StepContext): StepResult {
+  const draft = new Builder(record, record);
+  countCreateAnswer(draft, 'reconcile', observation);
+  const sequence = draft.observe(observation, ctx, {});
+  draft.callSequence = sequence;
+  const frame = { actor: ctx.actor, cause: `reconcile_response:${sequence}`, evidenceSequence: sequence };
+  const reaction = reactionTo('reconcile', observation.signal);
+  if (reaction.kind === 'read' && answeredWithJob(draft, observation, ctx, frame, 'reconciliation_matched'))
+    return draft.result();
+  if (reaction.kind === 'read' || reaction.kind === 'no_job') noJobFound(draft, observation, ctx, frame);
+  else if (reaction.kind === 'retry') retryReconcile(draft, observation, reaction, ctx, frame.cause);
+  else {
+    const reason = reaction.kind === 'escalate' ? reaction.reason : 'create_unknown';
+    draft.escalate(reason, reconcileStopDetail(observation, sequence), ctx, frame.cause);
+  }
+  return draft.result();
 }
 
 /**

@@ -180,6 +180,3 @@ export class Builder {
     return { kind: 'step', record: this.record, entries };
   }
 }
-
-export const is2xx = (o: Observation): boolean =>
-  o.transport === 'response' && o.httpStatus !== undefined && o.httpStatus >= 200 && o.httpStatus < 300;

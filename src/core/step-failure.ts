@@ -25,6 +25,7 @@ function noteFailedCall(
   const observation: Observation = {
     action: known.data,
     transport: 'ambiguous',
+    signal: 'ambiguous',
     receivedAtMs: ctx.nowMs,
     errorCategory: 'activity_failed',
   };

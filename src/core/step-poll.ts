@@ -55,6 +55,7 @@ export function applyWebhookHint(
   const observation: Observation = {
     action: 'webhook',
     transport: 'response',
+    signal: 'ok',
     receivedAtMs: hint.receivedAtMs,
     ...(hint.remoteJobId !== undefined ? { remoteJobId: hint.remoteJobId } : {}),
     ...(hint.state !== undefined ? { remoteState: hint.state } : {}),

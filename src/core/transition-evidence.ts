@@ -5,6 +5,7 @@
  * provider answered (observations), what a person or caller wrote (cancel intent, decision, resume), what a
  * validation found (result summaries), the bounds of an escalation's text, and the time. Pure.
  */
+import { reactionTo, type ProviderCall, type Reaction } from './answer-policy';
 import { type Decision, openEscalationSchema, validateDecision, decisionTarget } from './escalation';
 import { type LocalState, actorSchema } from './journal';
 import { locatesResult, namesJob, type Observation } from './observation';
@@ -27,13 +28,12 @@ interface EvidenceFacts {
 /** Evidence the compiler checks in full: a typed field of its event with nothing outside data could get wrong. */
 type TypedEvidence = 'reconcile_method';
 
-const is2xx = (observation: Observation | undefined): observation is Observation =>
-  observation !== undefined &&
-  observation.transport === 'response' &&
-  observation.httpStatus !== undefined &&
-  observation.httpStatus >= 200 &&
-  observation.httpStatus < 300 &&
-  observation.parseProblem === undefined;
+/** A readable 2xx answer (the signal `ok`). */
+const is2xx = (observation: Observation | undefined): observation is Observation => observation?.signal === 'ok';
+
+/** Whether the answer policy reacts to this call's answer with `kind`. */
+const reacts = (observation: Observation | undefined, call: ProviderCall, kind: Reaction['kind']): boolean =>
+  observation?.action === call && reactionTo(call, observation.signal).kind === kind;
 
 /** A person or caller named, and a reason that says something (A2, X1). */
 const signed = (actor: string, reason: string): boolean =>
@@ -66,17 +66,12 @@ const CHECKS: Record<Exclude<EvidenceKind, TypedEvidence>, (facts: EvidenceFacts
     (observation.action === 'create' || observation.action === 'reconcile') &&
     observation.category === 'success' &&
     locatesResult(observation.resultReference),
-  ambiguous_create: ({ observation }) =>
-    observation?.action === 'create' &&
-    (observation.transport === 'ambiguous' ||
-      observation.transport === 'body_too_large' ||
-      (observation.transport === 'response' && observation.httpStatus !== undefined && observation.httpStatus >= 500)),
+  ambiguous_create: ({ observation }) => reacts(observation, 'create', 'reconcile'),
   reconciliation_match: ({ observation }) =>
     is2xx(observation) && observation.action === 'reconcile' && namesJob(observation),
   reconciliation_no_job: ({ observation, record, nowMs }) =>
     observation?.action === 'reconcile' &&
-    observation.transport === 'response' &&
-    (observation.httpStatus === 404 || (is2xx(observation) && !namesJob(observation))) &&
+    (reacts(observation, 'reconcile', 'no_job') || (is2xx(observation) && !namesJob(observation))) &&
     nowMs >= record.deadlines.createDeadlineMs,
   status_answer: ({ observation }) =>
     is2xx(observation) && observation.action === 'status' && observation.category !== undefined,
@@ -98,10 +93,7 @@ const CHECKS: Record<Exclude<EvidenceKind, TypedEvidence>, (facts: EvidenceFacts
     signed(event.cancelIntent.requestedBy, event.cancelIntent.reason) &&
     event.cancelIntent.expectedEffect.trim().length > 0,
   // The provider answered the one cancel call: accepted (2xx) or already final (409); polling tells how it ended (X2).
-  cancel_answer: ({ observation }) =>
-    observation?.action === 'cancel' &&
-    observation.transport === 'response' &&
-    (observation.httpStatus === 409 || is2xx(observation)),
+  cancel_answer: ({ observation }) => reacts(observation, 'cancel', 'read'),
   result_deadline_passed: ({ record, nowMs }) => nowMs >= record.deadlines.resultDeadlineMs,
   cancel_deadline_passed: ({ record, nowMs }) =>
     record.deadlines.cancelDeadlineMs !== undefined && nowMs >= record.deadlines.cancelDeadlineMs,

@@ -19,7 +19,8 @@ import { type OperationEvent } from './operation-event';
 import { type OperationRecord } from './operation';
 import { raiseEscalation } from './raise-escalation';
 import { type ControllerDecision, recordObservation } from './record-observation';
-import { classify, countAnswer } from './status-verdict';
+import { countAnswer, rateLimitedInARow } from './answer-policy';
+import { classify } from './status-verdict';
 import { type StepContext } from './step-draft';
 import { planWait } from './wait-time';
 
@@ -210,20 +211,17 @@ function planNextRead(answer: StatusAnswer, note: string | undefined): PlanResul
     return { kind: 'stop', outcome: 'escalated', escalationReason: 'request_budget_exhausted', detail, record, events };
   }
   const stateChanged =
-    observation.transport === 'response' &&
-    observation.httpStatus !== undefined &&
-    observation.httpStatus < 300 &&
+    observation.signal === 'ok' &&
     observation.remoteState !== undefined &&
     observation.remoteState !== before.remote.state;
   const attempt = stateChanged ? 0 : used.backoffAttempt;
-  const rateLimited = observation.transport === 'response' && observation.httpStatus === 429;
   const plan = planWait(
     {
       observation,
       policy: before.policy,
       deadlineMs: effectiveDeadlineMs(before),
       backoffAttempt: attempt,
-      rateLimitedInARow: rateLimited ? used.consecutiveRateLimited : 0,
+      rateLimitedInARow: rateLimitedInARow(used, observation.signal),
     },
     ctx,
   );
@@ -255,15 +253,14 @@ export function planAfterObservation(
 ): PlanResult {
   const sequence = record.journal.nextSequence;
   const frame = { actor: ctx.actor, cause: `status_response:${sequence}`, evidenceSequence: sequence };
-  const readable =
-    observation.transport === 'response' &&
-    observation.httpStatus !== undefined &&
-    observation.httpStatus < 300 &&
-    observation.category !== undefined &&
-    observation.parseProblem === undefined;
+  const readable = observation.signal === 'ok' && observation.category !== undefined;
   // B2: retries below the workflow (`requestsSent` > 1) were status requests too.
   const retried = Math.max(0, (observation.requestsSent ?? 1) - 1);
-  const used = countAnswer({ ...record.used, statusRequests: record.used.statusRequests + retried }, observation);
+  const used = countAnswer(
+    { ...record.used, statusRequests: record.used.statusRequests + retried },
+    'status',
+    observation.signal,
+  );
   const answer: StatusAnswer = {
     before: record,
     counted: { ...record, used, schedule: {} },

@@ -184,7 +184,11 @@ class Operation {
       }
       case 'cancel':
         this.commit(
-          afterCancel(r, { action: 'cancel', transport: 'response', httpStatus: 202, receivedAtMs: this.now }, at()),
+          afterCancel(
+            r,
+            { action: 'cancel', transport: 'response', signal: 'ok', httpStatus: 202, receivedAtMs: this.now },
+            at(),
+          ),
         );
         return 'ran';
       case 'collect': {
@@ -230,10 +234,11 @@ class Operation {
 }
 
 function createAnswer(kind: number, at: number): Observation {
-  if (kind === 3) return { action: 'create', transport: 'ambiguous', receivedAtMs: at };
+  if (kind === 3) return { action: 'create', transport: 'ambiguous', signal: 'ambiguous', receivedAtMs: at };
   return {
     action: 'create',
     transport: 'response',
+    signal: 'ok',
     httpStatus: 202,
     receivedAtMs: at,
     remoteJobId: JOB,
@@ -243,10 +248,12 @@ function createAnswer(kind: number, at: number): Observation {
 }
 
 function reconcileAnswer(kind: number, at: number): Observation {
-  if (kind === 3) return { action: 'reconcile', transport: 'response', httpStatus: 404, receivedAtMs: at };
+  if (kind === 3)
+    return { action: 'reconcile', transport: 'response', signal: 'not_found', httpStatus: 404, receivedAtMs: at };
   return {
     action: 'reconcile',
     transport: 'response',
+    signal: 'ok',
     httpStatus: 200,
     receivedAtMs: at,
     remoteJobId: JOB,
@@ -257,11 +264,12 @@ function reconcileAnswer(kind: number, at: number): Observation {
 
 function statusAnswer(kind: number, at: number): Observation {
   const base = { action: 'status' as const, transport: 'response' as const, receivedAtMs: at, remoteJobId: JOB };
-  if (kind === 1) return { ...base, httpStatus: 200, remoteState: 'running', category: 'pending' };
-  if (kind === 2) return { ...base, httpStatus: 429 };
-  if (kind === 3) return { ...base, httpStatus: 200, remoteState: 'manual_review', category: 'unknown' };
+  if (kind === 1) return { ...base, signal: 'ok', httpStatus: 200, remoteState: 'running', category: 'pending' };
+  if (kind === 2) return { ...base, signal: 'rate_limited', httpStatus: 429 };
+  if (kind === 3) return { ...base, signal: 'ok', httpStatus: 200, remoteState: 'manual_review', category: 'unknown' };
   return {
     ...base,
+    signal: 'ok',
     httpStatus: 200,
     remoteState: 'succeeded',
     category: 'success',
@@ -270,7 +278,7 @@ function statusAnswer(kind: number, at: number): Observation {
 }
 
 function collectAnswer(at: number): Observation {
-  return { action: 'collect', transport: 'response', httpStatus: 200, receivedAtMs: at };
+  return { action: 'collect', transport: 'response', signal: 'ok', httpStatus: 200, receivedAtMs: at };
 }
 
 function collected(valid: boolean): CollectOutcome {

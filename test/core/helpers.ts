@@ -1,3 +1,4 @@
+import { answerSignal } from '../../src/adapters/providers/answer-signal';
 import { type Observation } from '../../src/core/observation';
 import { newOperationRecord, type OperationRecord } from '../../src/core/operation';
 import { type PollPolicyInput } from '../../src/core/policy';
@@ -30,7 +31,7 @@ export function newRecord(policy: PollPolicyInput = {}, overrides: Record<string
 
 /** An observation with defaults: a 200 status answer at `receivedAtMs`. */
 export function obs(partial: Partial<Observation> = {}): Observation {
-  return { action: 'status', transport: 'response', httpStatus: 200, receivedAtMs: T0 + 1000, ...partial };
+  return observed({ action: 'status', transport: 'response', httpStatus: 200, receivedAtMs: T0 + 1000, ...partial });
 }
 
 /** A record in `observing` with job `job_7ad2`, accepted at T0 + 1 s. */
@@ -45,4 +46,9 @@ export function observingRecord(policy: PollPolicyInput = {}): OperationRecord {
     schedule: { reservedAtMs: T0 + 1000 },
     used: { ...r.used, statusRequests: 1 },
   };
+}
+
+/** An observation with the signal the adapters would classify it into (`answerSignal`), unless one is given. */
+export function observed(o: Omit<Observation, 'signal'> & { signal?: Observation['signal'] }): Observation {
+  return { ...o, signal: o.signal ?? answerSignal(o) };
 }

@@ -23,7 +23,7 @@ import {
   type StepContext,
   type StepResult,
 } from '../../src/core/step';
-import { T0, newRecord, obs, observingRecord } from './helpers';
+import { T0, newRecord, obs, observingRecord, observed } from './helpers';
 
 const CAPS = { cancel: true, repeatableCollect: true };
 const BUDGET = { baseDelayMs: 10, maxDelayMs: 50, maxTransportFailures: 4, maxRateLimited: 3, maxStatusRequests: 6 };
@@ -61,13 +61,14 @@ function drive(start: OperationRecord, step: (r: OperationRecord, at: number) =>
   return { record, attempts, entries };
 }
 
-const lost = (action: Observation['action'], at: number, over: Partial<Observation> = {}): Observation => ({
-  action,
-  transport: 'not_sent',
-  receivedAtMs: at,
-  errorCategory: 'connect_refused',
-  ...over,
-});
+const lost = (action: Observation['action'], at: number, over: Partial<Observation> = {}): Observation =>
+  observed({
+    action,
+    transport: 'not_sent',
+    receivedAtMs: at,
+    errorCategory: 'connect_refused',
+    ...over,
+  });
 
 describe('every retry loop is bounded in attempts and in history (B3)', () => {
   it('B3: create requests that never leave stop at the transport-failure budget', () => {

@@ -5,7 +5,7 @@ import { type OperationRecord } from '../../src/core/operation';
 import { missingForOption, optionFacts, withResendFact } from '../../src/core/option-executability';
 import { raiseEscalation } from '../../src/core/raise-escalation';
 import { afterCreate, applyDecision, nextCommand, type StepContext } from '../../src/core/step';
-import { T0, newRecord, observingRecord } from './helpers';
+import { T0, newRecord, observingRecord, observed } from './helpers';
 
 const ALL: AdapterCapabilities = { cancel: true, repeatableCollect: true, sameTokenResend: true };
 const NONE: AdapterCapabilities = { cancel: false, repeatableCollect: false, sameTokenResend: false };
@@ -18,7 +18,7 @@ function ctx(nowMs: number, over: Partial<StepContext> = {}): StepContext {
 /** A tokenless POST create with `reconciliation: none` whose answer was lost: the outside user's case. */
 function lostTokenlessCreate(capabilities: AdapterCapabilities = NONE): OperationRecord {
   const r = newRecord({ baseDelayMs: 100, maxDelayMs: 1_000 });
-  const lost = { action: 'create' as const, transport: 'ambiguous' as const, receivedAtMs: T0 + 100 };
+  const lost = observed({ action: 'create', transport: 'ambiguous', receivedAtMs: T0 + 100 });
   return afterCreate(r, lost, ctx(T0 + 100, { capabilities })).record;
 }
 

@@ -13,7 +13,7 @@ import {
   type StepContext,
 } from '../../src/core/step';
 import { TRANSITIONS } from '../../src/core/transitions';
-import { T0, newRecord } from './helpers';
+import { T0, newRecord, observed } from './helpers';
 
 const POLICY: PollPolicyInput = { baseDelayMs: 1_000, maxDelayMs: 1_000, maxStatusRequests: 25 };
 const ctx = (nowMs: number): StepContext => ({
@@ -23,29 +23,30 @@ const ctx = (nowMs: number): StepContext => ({
   capabilities: { cancel: true, repeatableCollect: true },
   reconciliation: 'same_token_resend',
 });
-const answer = (at: number, p: Partial<Observation>): Observation => ({
-  action: 'status',
-  transport: 'response',
-  httpStatus: 200,
-  receivedAtMs: at,
-  remoteJobId: 'job_7ad2',
-  remoteState: 'running',
-  category: 'pending',
-  ...p,
-});
+const answer = (at: number, p: Partial<Observation>): Observation =>
+  observed({
+    action: 'status',
+    transport: 'response',
+    httpStatus: 200,
+    receivedAtMs: at,
+    remoteJobId: 'job_7ad2',
+    remoteState: 'running',
+    category: 'pending',
+    ...p,
+  });
 
 /** A record accepted with job `job_7ad2` through the create step. */
 function accepted(): OperationRecord {
   const reserved = reserveCreateAttempt(newRecord(POLICY), ctx(T0 + 500));
   if (reserved.kind !== 'reserved') throw new Error('create not reserved');
-  const created: Observation = {
+  const created: Observation = observed({
     action: 'create',
     transport: 'response',
     httpStatus: 202,
     receivedAtMs: T0 + 1_000,
     remoteJobId: 'job_7ad2',
     statusUrl: 'https://api.example.test/jobs/job_7ad2',
-  };
+  });
   return afterCreate(reserved.record, created, ctx(T0 + 1_000)).record;
 }
 

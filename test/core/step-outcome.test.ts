@@ -7,7 +7,7 @@ import {
   operationRecordSchema,
   type OperationRecord,
 } from '../../src/core/operation';
-import { foldOutcome, outcomeOf, readOutcome, tailEntries, withoutTails } from '../../src/core/step-outcome';
+import { foldOutcome, outcomeOf, outcomeOfRecord, tailEntries, withoutTails } from '../../src/core/step-outcome';
 import {
   afterCreate,
   afterStatus,
@@ -30,6 +30,7 @@ const POLICY = { baseDelayMs: 1_000, maxDelayMs: 4_000, maxStatusRequests: 1_000
 const accepted = (at: number): Observation => ({
   action: 'create',
   transport: 'response',
+  signal: 'ok',
   httpStatus: 202,
   receivedAtMs: at,
   remoteJobId: 'job_1',
@@ -37,6 +38,7 @@ const accepted = (at: number): Observation => ({
 const status = (at: number, state: string): Observation => ({
   action: 'status',
   transport: 'response',
+  signal: state === 'flaky' ? 'unavailable' : 'ok',
   httpStatus: state === 'flaky' ? 503 : 200,
   receivedAtMs: at,
   remoteJobId: 'job_1',
@@ -109,11 +111,14 @@ describe('step outcomes on the activity boundary (T3: the journal keeps everythi
     expect(adopted.journal.observations.filter((o) => o.sequence === last.sequence)).toHaveLength(1);
   });
 
-  it('reads a record returned by a worker before the {state, entries} contract (whole tails) to the same record', () => {
+  it("a record's own tail entries as an outcome (a new operation's first write) fold back to the same record", () => {
+    const fresh = newRecord(POLICY);
+    const first = outcomeOfRecord(fresh);
+    expect(first.state).toEqual(withoutTails(fresh));
+    expect(first.entries.map((e) => e.body.kind)).toEqual(['transition']);
+    expect(foldOutcome(withoutTails(fresh), first)).toEqual(fresh);
     const held = run(['running'], false);
-    expect(foldOutcome(held, readOutcome(held))).toEqual(held);
-    const fresh = foldOutcome(withoutTails(held), readOutcome(held));
-    expect(fresh).toEqual(held);
+    expect(foldOutcome(withoutTails(held), outcomeOfRecord(held))).toEqual(held);
   });
 
   it('keeps the tail entries of stored journal entries, bounded, skipping kinds the tails do not keep', () => {

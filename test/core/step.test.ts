@@ -29,7 +29,7 @@ import {
   type StepRefusal,
   type StepResult,
 } from '../../src/core/step';
-import { T0, newRecord } from './helpers';
+import { T0, newRecord, observed } from './helpers';
 
 // ---------------------------------------------------------------------------------------------------------
 // Harness: synthetic observations, a context, and the checks every step result must pass.
@@ -53,30 +53,33 @@ function ctx(nowMs: number, over: Partial<StepContext> = {}): StepContext {
   return { nowMs, random: 0.5, actor: 'workflow', capabilities: CAPS, reconciliation: 'same_token_resend', ...over };
 }
 
-const createObs = (at: number, p: Partial<Observation> = {}): Observation => ({
-  action: 'create',
-  transport: 'response',
-  httpStatus: 202,
-  receivedAtMs: at,
-  remoteJobId: 'job_7ad2',
-  statusUrl: 'https://api.example.test/jobs/job_7ad2',
-  ...p,
-});
-const reconcileObs = (at: number, p: Partial<Observation> = {}): Observation => ({
-  action: 'reconcile',
-  transport: 'response',
-  httpStatus: 200,
-  receivedAtMs: at,
-  ...p,
-});
-const statusObs = (at: number, p: Partial<Observation> = {}): Observation => ({
-  action: 'status',
-  transport: 'response',
-  httpStatus: 200,
-  receivedAtMs: at,
-  remoteJobId: 'job_7ad2',
-  ...p,
-});
+const createObs = (at: number, p: Partial<Observation> = {}): Observation =>
+  observed({
+    action: 'create',
+    transport: 'response',
+    httpStatus: 202,
+    receivedAtMs: at,
+    remoteJobId: 'job_7ad2',
+    statusUrl: 'https://api.example.test/jobs/job_7ad2',
+    ...p,
+  });
+const reconcileObs = (at: number, p: Partial<Observation> = {}): Observation =>
+  observed({
+    action: 'reconcile',
+    transport: 'response',
+    httpStatus: 200,
+    receivedAtMs: at,
+    ...p,
+  });
+const statusObs = (at: number, p: Partial<Observation> = {}): Observation =>
+  observed({
+    action: 'status',
+    transport: 'response',
+    httpStatus: 200,
+    receivedAtMs: at,
+    remoteJobId: 'job_7ad2',
+    ...p,
+  });
 const running = (at: number, p: Partial<Observation> = {}) =>
   statusObs(at, { remoteState: 'running', category: 'pending', ...p });
 const done = (at: number, p: Partial<Observation> = {}) =>
@@ -86,20 +89,22 @@ const done = (at: number, p: Partial<Observation> = {}) =>
     resultReference: { url: 'https://api.example.test/jobs/job_7ad2/result', sha256: SHA },
     ...p,
   });
-const cancelObs = (at: number, p: Partial<Observation> = {}): Observation => ({
-  action: 'cancel',
-  transport: 'response',
-  httpStatus: 202,
-  receivedAtMs: at,
-  ...p,
-});
-const collectObs = (at: number, p: Partial<Observation> = {}): Observation => ({
-  action: 'collect',
-  transport: 'response',
-  httpStatus: 200,
-  receivedAtMs: at,
-  ...p,
-});
+const cancelObs = (at: number, p: Partial<Observation> = {}): Observation =>
+  observed({
+    action: 'cancel',
+    transport: 'response',
+    httpStatus: 202,
+    receivedAtMs: at,
+    ...p,
+  });
+const collectObs = (at: number, p: Partial<Observation> = {}): Observation =>
+  observed({
+    action: 'collect',
+    transport: 'response',
+    httpStatus: 200,
+    receivedAtMs: at,
+    ...p,
+  });
 const VALID: CollectOutcome = {
   result: {
     artifactLocation: 'file:///artifacts/op-1',
@@ -1111,7 +1116,8 @@ describe('cancellation (X1-X3, M2)', () => {
 
   it.each([
     ['a lost answer', { transport: 'ambiguous', httpStatus: undefined, errorCategory: 'timeout_after_send' }],
-    ['a 503', { httpStatus: 503 }],
+    ['a 500', { httpStatus: 500 }],
+    ['a 502 from a gateway', { httpStatus: 502 }],
   ] as const)('X3: a cancel that may have arrived (%s) is never re-sent', (_t, o) => {
     const r = observing();
     const at = r.schedule.nextPollAtMs! - 1;
@@ -1160,16 +1166,49 @@ describe('cancellation (X1-X3, M2)', () => {
     },
   );
 
+  it.each([
+    ['HTTP 429', { httpStatus: 429, retryAfter: '7' }],
+    ['HTTP 503', { httpStatus: 503, retryAfter: '7' }],
+  ] as const)(
+    'H1, X3: a cancel answered %s did not take effect: the intent stays unsent and the one call is made again after Retry-After',
+    (_t, o) => {
+      const r = observing();
+      const at = r.schedule.nextPollAtMs! - 1;
+      const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
+      const e = check(req, afterCancel(req, cancelObs(at + 5, o), ctx(at + 5)));
+      expect(e.localState).toBe('cancel_requested');
+      expect(e.escalation).toBeNull();
+      expect(e.cancel?.sentAtMs).toBeUndefined();
+      expect(e.schedule.nextPollAtMs).toBeGreaterThanOrEqual(at + 5 + 7_000);
+      expect(nextCommand(e, e.schedule.nextPollAtMs!)).toEqual({ kind: 'cancel' });
+      const accepted = check(
+        e,
+        afterCancel(e, cancelObs(e.schedule.nextPollAtMs! + 5), ctx(e.schedule.nextPollAtMs! + 5)),
+      );
+      expect(accepted.localState).toBe('cancelling');
+    },
+  );
+
+  it('H1: a cancel answered 429 again and again stops at the 429 budget, still unsent', () => {
+    let e = observing({ ...FAST, cancelDeadlineMs: 3_600_000 });
+    let at = e.schedule.nextPollAtMs! - 1;
+    e = check(e, notRefused(requestCancel(e, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
+    for (let i = 0; i < 100 && e.localState === 'cancel_requested'; i++) {
+      at = Math.max(at + 1, e.schedule.nextPollAtMs ?? at + 1);
+      e = check(e, afterCancel(e, cancelObs(at, { httpStatus: 429 }), ctx(at)));
+    }
+    expect(e.escalation?.reason).toBe('rate_limited');
+    expect(e.used.consecutiveRateLimited).toBe(e.budgets.maxRateLimited);
+    expect(e.cancel?.sentAtMs).toBeUndefined();
+  });
+
   it.each([501, 405])(
     'X1: a cancel answered %i means the provider does not support cancel for this job: escalated saying so, never retried',
     (status) => {
       const r = observing();
       const at = r.schedule.nextPollAtMs! - 1;
       const req = check(r, notRefused(requestCancel(r, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
-      const e = check(
-        req,
-        afterCancel(req, cancelObs(at + 5, { httpStatus: status, errorCategory: 'cancel_unsupported' }), ctx(at + 5)),
-      );
+      const e = check(req, afterCancel(req, cancelObs(at + 5, { httpStatus: status }), ctx(at + 5)));
       expect(e.localState).toBe('escalated');
       expect(e.escalation?.reason).toBe('cancellation_unconfirmed');
       expect(e.escalation?.message.detail).toContain('the provider does not support cancel for this job');
@@ -1902,7 +1941,7 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
 
   function observationFor(action: Observation['action'], a: Answer, at: number): Observation {
     const response = a.transport === 'response' || a.transport === 'body_too_large';
-    return {
+    return observed({
       action,
       transport: a.transport,
       receivedAtMs: at,
@@ -1912,7 +1951,7 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
       ...(a.withResult ? { resultReference: { url: 'https://api.example.test/r', sha256: SHA } } : {}),
       ...(a.retryAfter !== undefined ? { retryAfter: a.retryAfter } : {}),
       ...(a.parseProblem !== undefined ? { parseProblem: a.parseProblem } : {}),
-    };
+    });
   }
 
   it('M3, S1, S4, X3: entries are contiguous and schema-valid, the status budget is never exceeded, succeeded needs a valid result, a cancel is delivered at most once', () => {

@@ -4,6 +4,7 @@
  * last moment, for the contract's origin only. A request that cannot be built (a foreign status URL, a missing
  * job ID, an unsupported action) is a `refused` result, never a request.
  */
+import { answerSignal } from './answer-signal';
 import { type Observation } from '../../core/observation';
 import { type Action } from '../../core/journal';
 import { type HeaderValueSource, type ProviderContract } from './contract';
@@ -243,6 +244,7 @@ export function refusedObservation(
   return {
     action,
     transport: 'refused',
+    signal: answerSignal({ transport: 'refused', errorCategory: result.errorCategory }),
     receivedAtMs: atMs,
     errorCategory: result.errorCategory,
     parseProblem: result.problem.slice(0, 2000),

@@ -311,7 +311,7 @@ describe('rest dialect: cancel, reconcile, result', () => {
   });
 
   it.each([501, 405])(
-    'X1: a cancel answered %i is cancel_unsupported: the provider does not support cancel for this job',
+    'X1: a cancel answered %i is the signal unsupported: the provider does not support cancel for this job',
     (status) => {
       const o = valid(
         interpretCancel(rest, answer(status, { json: { error: { code: 'NotSupported', message: 'no cancel' } } }), {
@@ -321,7 +321,8 @@ describe('rest dialect: cancel, reconcile, result', () => {
       expect(o).toMatchObject({
         action: 'cancel',
         httpStatus: status,
-        errorCategory: 'cancel_unsupported',
+        signal: 'unsupported',
+        errorCategory: 'unsupported',
         remoteJobId: 'job-7',
         providerError: { code: 'NotSupported', message: 'no cancel' },
       });
@@ -329,7 +330,7 @@ describe('rest dialect: cancel, reconcile, result', () => {
     },
   );
 
-  it('X1: other refusals keep their HTTP category (a 500 or a 404 is not cancel_unsupported)', () => {
+  it('X1: other refusals keep their HTTP category (a 500 or a 404 is not unsupported)', () => {
     expect(valid(interpretCancel(rest, answer(500))).errorCategory).toBe('http_5xx');
     expect(valid(interpretCancel(rest, answer(404))).errorCategory).toBe('not_found');
   });

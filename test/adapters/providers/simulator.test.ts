@@ -173,14 +173,14 @@ describe.each(DIALECTS)('the %s preset against the simulator', (dialect) => {
   });
 
   it.each([501, 405])(
-    'X1: a cancel answered %i is cancel_unsupported, and the job goes on to its own end',
+    'X1: a cancel answered %i is the signal unsupported, and the job goes on to its own end',
     async (status) => {
       const token = `tok-nocancel-${status}`;
       const created = await create(token);
       const built = adapter.buildCancelRequest({ jobId: created.remoteJobId! });
       const { answer } = await send(built, { 'x-sim-fault': `http_error:status=${status}` });
       const cancel = valid(adapter.interpretCancel(answer, { jobId: created.remoteJobId }));
-      expect(cancel).toMatchObject({ httpStatus: status, errorCategory: 'cancel_unsupported' });
+      expect(cancel).toMatchObject({ httpStatus: status, signal: 'unsupported', errorCategory: 'unsupported' });
       const seen = await poll(created, (o) => o.category !== 'pending');
       expect(seen.at(-1)?.category).toBe('success');
       expect(sim.jobsByToken(token)[0]?.cancelRequested).toBe(false);

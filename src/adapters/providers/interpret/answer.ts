@@ -7,6 +7,7 @@ export { MAX_URL_CHARS } from '../../../core/observation';
 import { type Action } from '../../../core/journal';
 import { type ProviderContract, type ValueSource } from '../contract';
 import { readField } from '../field-path';
+import { answerSignal, httpErrorCategory } from '../answer-signal';
 
 /** An HTTP answer as the HTTP layer hands it over (headers lower-cased; body already parsed or not). */
 export interface ProviderAnswer {
@@ -73,6 +74,7 @@ export function baseObservation(contract: ProviderContract, action: Action, answ
   const observation: Observation = {
     action,
     transport: 'response',
+    signal: answerSignal({ transport: 'response', httpStatus: answer.status }),
     receivedAtMs: answer.receivedAtMs,
     httpStatus: answer.status,
   };
@@ -82,16 +84,6 @@ export function baseObservation(contract: ProviderContract, action: Action, answ
   const retryAfter = header(answer, 'retry-after');
   if (retryAfter !== undefined) observation.retryAfter = cut(retryAfter, 200);
   return observation;
-}
-
-/** The error category of a non-2xx status. */
-export function httpErrorCategory(status: number): string {
-  if (status === 401 || status === 403) return 'auth_denied';
-  if (status === 404) return 'not_found';
-  if (status === 429) return 'rate_limited';
-  if (status >= 400 && status < 500) return 'http_4xx';
-  if (status >= 500) return 'http_5xx';
-  return 'http_unexpected';
 }
 
 /** The JSON body of an answer, or why there is none usable. An empty body is `{ ok: true, json: undefined }`. */
@@ -178,16 +170,18 @@ export function errorAnswer(
 ): Observation {
   const observation = baseObservation(contract, action, answer);
   observation.errorCategory = category;
+  observation.signal = answerSignal(observation);
   const providerError = errorAnswerProviderError(contract, answer);
   if (providerError !== undefined) observation.providerError = providerError;
   return observation;
 }
 
-/** Closes an observation: the rendered problems and the foreign-origin mark. */
+/** Closes an observation: the rendered problems, the foreign-origin mark, and its signal. */
 export function finish(observation: Observation, problems: Problems, flags: InterpretFlags): Observation {
   const parseProblem = problems.render();
   if (parseProblem !== undefined) observation.parseProblem = parseProblem;
   if (flags.foreign) observation.errorCategory = 'foreign_origin';
+  observation.signal = answerSignal(observation);
   return observation;
 }
 

@@ -14,8 +14,6 @@ import {
   errorAnswer,
   finish,
   header,
-  httpErrorCategory,
-  isSuccessStatus,
   readBody,
   readSources,
   type InterpretFlags,
@@ -91,12 +89,7 @@ export function interpretCreate(
   const rules = contract.create;
   const syncSources = synchronousResultSources(contract, answer.status);
   if (!rules.acceptedStatuses.includes(answer.status) && syncSources === undefined) {
-    return errorAnswer(
-      contract,
-      action,
-      answer,
-      isSuccessStatus(answer.status) ? 'http_unexpected' : httpErrorCategory(answer.status),
-    );
+    return errorAnswer(contract, action, answer);
   }
   const observation = baseObservation(contract, action, answer);
   const problems = new Problems();

@@ -3,6 +3,7 @@
  * `same_token_resend` (which also repeats an idempotent PUT/DELETE), the create answer to the repeated request.
  * Pure.
  */
+import { answerSignal } from '../answer-signal';
 import { type Observation, type RemoteStateCategory } from '../../../core/observation';
 import { type ProviderContract, type Reconciliation } from '../contract';
 import { readField } from '../field-path';
@@ -63,6 +64,7 @@ export function interpretReconcile(
   if (method.method === 'none') {
     const observation = baseObservation(contract, 'reconcile', answer);
     observation.errorCategory = 'reconcile_unsupported';
+    observation.signal = answerSignal(observation);
     return { observation, matches: [] };
   }
   if (method.method === 'same_token_resend') return interpretRepeatedCreate(contract, answer, context);

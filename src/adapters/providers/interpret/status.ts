@@ -10,7 +10,6 @@ import {
   cut,
   errorAnswer,
   finish,
-  httpErrorCategory,
   isPlainJsonObject,
   isSuccessStatus,
   readBody,
@@ -74,21 +73,9 @@ export function interpretStatus(
 }
 
 /**
- * The statuses that refuse a cancel for good (X1): `501 Not Implemented` and `405 Method Not Allowed` say the
- * provider does not support cancel here, a definite answer, not a failure to answer.
- */
-const CANCEL_UNSUPPORTED_STATUSES: readonly number[] = [405, 501];
-
-/** The error category of a cancel answer outside `cancel.acceptedStatuses`. */
-function cancelErrorCategory(status: number): string {
-  if (CANCEL_UNSUPPORTED_STATUSES.includes(status)) return 'cancel_unsupported';
-  return isSuccessStatus(status) ? 'http_unexpected' : httpErrorCategory(status);
-}
-
-/**
  * Interprets a cancel answer (X1): the HTTP outcome and, when the answer states one, the job's state (a `409`
  * with the job's final view, a `202 cancelling`). A 2xx outside `cancel.acceptedStatuses` is `http_unexpected`;
- * a `501` or `405` is `cancel_unsupported` (the provider does not support cancel for this job). The answer never
+ * a `501` or `405` is the signal `unsupported` (the provider does not support cancel for this job). The answer never
  * proves the job is cancelled (M1): only a later status read does.
  */
 export function interpretCancel(
@@ -97,9 +84,7 @@ export function interpretCancel(
   context: { jobId?: string } = {},
 ): Observation {
   const accepted = contract.cancel?.acceptedStatuses.includes(answer.status) ?? false;
-  const observation = accepted
-    ? baseObservation(contract, 'cancel', answer)
-    : errorAnswer(contract, 'cancel', answer, cancelErrorCategory(answer.status));
+  const observation = accepted ? baseObservation(contract, 'cancel', answer) : errorAnswer(contract, 'cancel', answer);
   if (context.jobId !== undefined) observation.remoteJobId = cut(context.jobId, 500);
   const body = readBody(answer);
   if (body.ok && isPlainJsonObject(body.json)) {
