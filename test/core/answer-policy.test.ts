@@ -211,7 +211,7 @@ describe('counting is the same on every call (H1, S5)', () => {
       expect(countAnswer(used, call, signal).consecutiveRateLimited).toBe(0);
   });
 
-  it.each(calls)('S5: on %s, a transport failure counts against its budget', (call) => {
+  it.each(calls)('H5, S5: on %s, a transport failure counts against its budget', (call) => {
     for (const signal of ['not_sent', 'ambiguous', 'server_error', 'unavailable'] as const)
       expect(countAnswer(used, call, signal).transportFailures).toBe(used.transportFailures + 1);
   });
