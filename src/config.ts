@@ -1,69 +1,60 @@
 /**
- * Process configuration from the environment, validated at once with every problem listed (never one at a
- * time). Temporal connection settings follow Temporal's environment conventions (TEMPORAL_ADDRESS,
- * TEMPORAL_NAMESPACE, TEMPORAL_TLS_*, TEMPORAL_API_KEY). Secrets are referenced by file where possible.
+ * The configuration, described once: every environment variable asyncjob reads is a field of
+ * {@link environmentSchema}, with its type, its default and its description (group, who reads it, whether it is a
+ * secret) as metadata (`src/config/setting.ts`). docs/configuration.md, `asyncjob worker --help` and `asyncjob
+ * doctor` are rendered from it (src/doctor/settings.ts). The processes' part, {@link configSchema}, is validated
+ * at once with every problem listed (never one at a time). Temporal connection settings follow Temporal's
+ * environment conventions (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS_*, TEMPORAL_API_KEY). Secrets are
+ * referenced by file where possible.
  */
 import { z } from 'zod';
+import { settingRegistry, type SettingMeta } from './config/setting';
+import { temporalSettings } from './config/temporal';
+import { checkpointKeySettings, demoSettings, mcpSettings, simulatorSettings } from './config/tools';
+import { chainKeySettings, receiverSettings, workerSettings } from './config/worker';
 
-const port = z.coerce.number().int().min(0).max(65535);
-const nonEmpty = z.string().trim().min(1);
+export { SETTING_GROUPS, type SettingGroup, type SettingMeta, type SettingUser } from './config/setting';
 
-/** The configuration schema (environment variable names as keys). */
+/**
+ * What `loadConfig` reads: the Temporal connection, the worker, the webhook receiver and the audit chain key
+ * (environment variable names as keys).
+ */
 export const configSchema = z.object({
-  TEMPORAL_ADDRESS: nonEmpty.default('127.0.0.1:7233'),
-  TEMPORAL_NAMESPACE: nonEmpty.default('default'),
-  TEMPORAL_TLS_CERT: nonEmpty.optional(),
-  TEMPORAL_TLS_KEY: nonEmpty.optional(),
-  TEMPORAL_TLS_CA: nonEmpty.optional(),
-  TEMPORAL_TLS_SERVER_NAME: nonEmpty.optional(),
-  TEMPORAL_API_KEY: nonEmpty.optional(),
-  ASYNCJOB_TASK_QUEUE: nonEmpty.default('asyncjob'),
-  /** `sqlite:<path>` or a `postgres://` connection string. */
-  ASYNCJOB_STORE: z
-    .string()
-    .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:<path> or postgres://...')
-    .default('sqlite:.asyncjob/asyncjob.db'),
-  ASYNCJOB_ARTIFACTS_DIR: nonEmpty.default('.asyncjob/artifacts'),
-  /** The providers this worker serves: comma-separated contract names or files (searched in ASYNCJOB_PROVIDERS_PATH, then the presets). */
-  ASYNCJOB_PROVIDERS: z.string().default(''),
-  /** Requests per second per provider across the fleet (`maxTaskQueueActivitiesPerSecond`); unlimited when absent. */
-  ASYNCJOB_PROVIDER_RATE_LIMIT: z.coerce.number().positive().optional(),
-  /** Status reads planned at most this far apart stay in one activity (0: one activity per read). */
-  ASYNCJOB_POLL_LOOP_MAX_WAIT_MS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(10 * 60_000)
-    .default(30_000),
-  /** How long one status-polling activity keeps an operation before handing it back to its workflow. */
-  ASYNCJOB_POLL_LOOP_MAX_MS: z.coerce
-    .number()
-    .int()
-    .min(1_000)
-    .max(9 * 60_000)
-    .default(120_000),
-  /** Workflows a worker keeps in memory (each about 2 MiB); evicted ones replay from history when they wake. */
-  ASYNCJOB_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
-  /**
-   * A workflow bundle written by `asyncjob bundle --out FILE`, so the worker starts without bundling (seconds of
-   * CPU); its file is checked at start (`checkWorkflowBundle`, src/worker.ts). Bundled from source when absent.
-   */
-  ASYNCJOB_WORKFLOW_BUNDLE: nonEmpty.optional(),
-  /** Extra directories (path-delimited) searched for provider contract documents, before the presets. */
-  ASYNCJOB_PROVIDERS_PATH: z.string().default(''),
-  /** `host:port` for Prometheus metrics, or empty to disable. */
-  ASYNCJOB_METRICS_ADDRESS: z.string().default(''),
-  ASYNCJOB_WEBHOOK_PORT: port.optional(),
-  /**
-   * The HMAC key that signs the audit chain (kept outside the database): a file holding it, or the value. One of
-   * the two; read by the worker and every `asyncjob audit` command through `src/audit/keys.ts`.
-   */
-  ASYNCJOB_AUDIT_HMAC_KEY_FILE: nonEmpty.optional(),
-  ASYNCJOB_AUDIT_HMAC_KEY: nonEmpty.optional(),
-  ASYNCJOB_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  ...temporalSettings,
+  ...workerSettings,
+  ...receiverSettings,
+  ...chainKeySettings,
 });
 /** The validated configuration. */
 export type Config = z.infer<typeof configSchema>;
+
+/**
+ * Every environment variable asyncjob reads: {@link configSchema}, and those the tools read where they are used
+ * (audit checkpoint keys, the presets' simulator variables, the demo, `asyncjob mcp`).
+ */
+export const environmentSchema = configSchema.extend({
+  ...checkpointKeySettings,
+  ...simulatorSettings,
+  ...demoSettings,
+  ...mcpSettings,
+});
+
+/** One variable of {@link environmentSchema}: its name, description and default. */
+export interface SettingDescription extends SettingMeta {
+  readonly name: string;
+  /** The value in effect when it is unset (the schema's default); undefined when there is none. */
+  readonly defaultValue: unknown;
+}
+
+/** Every variable of {@link environmentSchema} with its description, in the schema's order. Pure. */
+export function describeSettings(): SettingDescription[] {
+  return Object.entries(environmentSchema.shape).map(([name, schema]) => {
+    const meta = settingRegistry.get(schema);
+    if (meta === undefined) throw new Error(`${name} has no description in the configuration schema`);
+    const unset = schema.safeParse(undefined);
+    return { name, ...meta, defaultValue: unset.success ? unset.data : undefined };
+  });
+}
 
 /** Our fault: the environment is misconfigured. Lists every problem. */
 export class ConfigError extends Error {

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { type Logger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { HEARTBEAT_INTERVAL_MS } from './activities/heartbeat';
 import { assertRequestRate, pacingInterceptor, RequestPacer } from './activities/request-pacer';
@@ -20,13 +20,14 @@ import { readChainKeySecret } from './audit/keys';
 import { temporalConnectionSettings, type TemporalConnectionSettings } from './client/connection';
 import { DEFAULT_TASK_QUEUE } from './client/context';
 import { AsyncJobConnectionError } from './client/errors';
-import { type Config, ConfigError } from './config';
+import { type Config, ConfigError, describeSettings } from './config';
+import { DEFAULT_MAX_CACHED_WORKFLOWS } from './config/worker';
 import { assertSupportedNode } from './node-version';
 import { type PollLoopLimits } from './core/poll-loop';
 import { checkWorkerEnvironment } from './doctor/environment';
 import { EXPECTED_SDK_MESSAGES } from './doctor/sdk-logger';
 import { checkWorkflowBundle, workflowsPath, type WorkflowBundleStamp } from './workflow-bundle';
-import { createJsonLogger, sdkLogLevel, type JsonLogger } from './logging';
+import { createJsonLogger, sdkLogLevel } from './logging';
 import { webhookOutcomeReporter } from './webhooks/outcome-reporter';
 import { startWebhookReceiver, type WebhookSettings } from './webhooks/receiver';
 import { webhookSignal } from './workflows/messages';
@@ -36,14 +37,7 @@ export { DEFAULT_TASK_QUEUE };
 
 export { workflowsPath };
 
-/**
- * Workflows kept in memory by default. Each cached workflow holds its own instance of the workflow's modules,
- * ~1 MiB of live heap (schemas are built on first use, `core/lazy-schema.ts`), and V8 lets garbage grow to 2-4x
- * the live heap between collections, so this number, not the number of waiting operations, sets the worker's
- * memory (bench/README.md). 128 keeps 10,000 waiting operations well under 1 GiB with no loss of throughput at 100
- * operations in flight; raise it for more operations in flight at once.
- */
-export const DEFAULT_MAX_CACHED_WORKFLOWS = 128;
+export { DEFAULT_MAX_CACHED_WORKFLOWS };
 
 /** Provider-call activities a worker runs at once per provider queue (mostly status loops waiting). */
 export const DEFAULT_PROVIDER_CALL_SLOTS = 1_000;
@@ -165,12 +159,18 @@ export function shutdownWorkers(workers: Worker[]): void {
   for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
 }
 
-/** Values of environment variables that look like secrets (names with TOKEN, SECRET, KEY or PASSWORD). */
+/**
+ * Values of environment variables that are secrets: those the configuration schema marks secret, and any that look
+ * like one (names with TOKEN, SECRET, PASSWORD, API_KEY or PRIVATE_KEY).
+ */
 function secretValuesIn(env: NodeJS.ProcessEnv): string[] {
+  const described = new Set(describeSettings().flatMap((s) => (s.secret ? [s.name] : [])));
   return Object.entries(env)
     .filter(
       ([name, value]) =>
-        /TOKEN|SECRET|PASSWORD|API_KEY|PRIVATE_KEY/i.test(name) && typeof value === 'string' && value.length >= 8,
+        (described.has(name) || /TOKEN|SECRET|PASSWORD|API_KEY|PRIVATE_KEY/i.test(name)) &&
+        typeof value === 'string' &&
+        value.length >= 8,
     )
     .map(([, value]) => value as string);
 }
@@ -179,7 +179,7 @@ function secretValuesIn(env: NodeJS.ProcessEnv): string[] {
  * Installs the Temporal runtime (once per process) with the worker's logger, so the SDK's own lines and its native
  * core's (forwarded) are the same JSON lines as ours; Prometheus metrics when `ASYNCJOB_METRICS_ADDRESS` is set.
  */
-function installRuntime(config: Config, logger: JsonLogger): void {
+function installRuntime(config: Config, logger: Logger): void {
   const level = config.ASYNCJOB_LOG_LEVEL;
   // The native core says much at info (each worker's start and shutdown): its warnings only, unless debugging.
   const core = sdkLogLevel(level === 'info' ? 'warn' : level);
@@ -209,20 +209,22 @@ interface ReceiverContext {
   temporal: TemporalConnectionSettings;
   store: OperationStore;
   registry: ProviderRegistry;
-  logger: JsonLogger;
+  logger: Logger;
 }
 
 /**
  * Starts the webhook receiver beside the worker (it needs the same store and contracts), with its own client
  * connection for the signals. Resolves to the function that stops both.
  */
-async function startReceiverBeside(context: ReceiverContext, port: number): Promise<() => Promise<void>> {
+async function startReceiverBeside(
+  context: ReceiverContext,
+  listen: { port: number; host: string },
+): Promise<() => Promise<void>> {
   const { env, registry, logger } = context;
   const connection = await Connection.connect(connectOptionsOf(context.temporal));
   const client = new Client({ connection, namespace: context.temporal.namespace });
   const receiver = await startWebhookReceiver({
-    port,
-    host: env.ASYNCJOB_WEBHOOK_HOST ?? '0.0.0.0',
+    ...listen,
     store: context.store,
     webhookSettings: webhookSettingsOf(registry),
     signal: (operationId, hint) => client.workflow.getHandle(operationId).signal(webhookSignal, hint),
@@ -329,9 +331,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     namespace: temporal.namespace,
     taskQueue: config.ASYNCJOB_TASK_QUEUE,
     ...(bundle ? { workflowBundle: { codePath: bundle.codePath } } : {}),
-    ...(config.ASYNCJOB_MAX_CACHED_WORKFLOWS !== undefined
-      ? { maxCachedWorkflows: config.ASYNCJOB_MAX_CACHED_WORKFLOWS }
-      : {}),
+    maxCachedWorkflows: config.ASYNCJOB_MAX_CACHED_WORKFLOWS,
     activities: createActivities({
       store,
       providers: registry,
@@ -348,7 +348,10 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   });
   const stopReceiver =
     config.ASYNCJOB_WEBHOOK_PORT !== undefined
-      ? await startReceiverBeside({ env, temporal, store, registry, logger }, config.ASYNCJOB_WEBHOOK_PORT)
+      ? await startReceiverBeside(
+          { env, temporal, store, registry, logger },
+          { port: config.ASYNCJOB_WEBHOOK_PORT, host: config.ASYNCJOB_WEBHOOK_HOST },
+        )
       : undefined;
   const storeShown = config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@');
   const workflowsShown = bundle

@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { type ChainKey } from '../adapters/store/chain';
 import { type OperationStore } from '../adapters/store/operation-store';
+import { configSchema } from '../config';
 import { runAudit } from './auditor';
 import { parseCheckpointFile, type ParsedCheckpoint } from './checkpoint';
 import { resolveCheckpoints } from './checkpoint-chain';
@@ -10,8 +11,8 @@ import { readCheckpointVerifier } from './keys';
 import { connectTemporalWitness, type TemporalWitness } from './temporal-witness';
 import { formatVerifyText, verifyJson } from './verify';
 
-/** Where the worker keeps artifact files unless ASYNCJOB_ARTIFACTS_DIR says otherwise (src/config.ts). */
-const DEFAULT_ARTIFACTS_DIR = '.asyncjob/artifacts';
+/** Where the worker keeps artifact files unless ASYNCJOB_ARTIFACTS_DIR says otherwise: the schema's default. */
+const DEFAULT_ARTIFACTS_DIR = configSchema.shape.ASYNCJOB_ARTIFACTS_DIR.parse(undefined);
 
 async function readCheckpointFiles(files: readonly string[], io: AuditIo): Promise<ParsedCheckpoint[] | undefined> {
   const all: ParsedCheckpoint[] = [];

@@ -1,25 +1,24 @@
 /**
  * The settings of `asyncjob dev` (= `npm start`), from the environment, validated at once with every problem
- * named by its variable (docs/configuration.md, `DEMO_SETTINGS` in src/doctor/settings/development.ts). Every
- * listener the demo opens on a port we can set has one: a port left unset (or 0) is a free one, printed.
+ * named by its variable. Each variable's type, default and description are the configuration schema's
+ * (`demoSettings` in src/config/tools.ts, docs/configuration.md). Every listener the demo opens on a port we can
+ * set has one: a port left unset, empty or 0 is a free one, printed.
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError } from '../config';
+import { ConfigError, environmentSchema } from '../config';
 
-const port = z.coerce.number().int().min(0).max(65535);
-/** Unset, empty and 0 all mean "a free port": undefined. */
-const optionalPort = port.optional().transform((value) => (value === 0 ? undefined : value));
+const variables = environmentSchema.shape;
 
 /** The demo's settings schema, by field; {@link DEMO_VARIABLES} names each field's variable. */
 export const demoSettingsSchema = z.object({
-  temporalPort: port.default(7233),
-  uiPort: port.default(8233),
-  temporalHttpPort: optionalPort,
-  temporalMetricsPort: optionalPort,
-  simulatorPort: optionalPort,
-  webhookPort: optionalPort,
-  dataDir: z.string().trim().min(1).optional(),
+  temporalPort: variables.ASYNCJOB_TEMPORAL_PORT,
+  uiPort: variables.ASYNCJOB_UI_PORT,
+  temporalHttpPort: variables.ASYNCJOB_TEMPORAL_HTTP_PORT,
+  temporalMetricsPort: variables.ASYNCJOB_TEMPORAL_METRICS_PORT,
+  simulatorPort: variables.ASYNCJOB_DEMO_SIMULATOR_PORT,
+  webhookPort: variables.ASYNCJOB_DEMO_WEBHOOK_PORT,
+  dataDir: variables.ASYNCJOB_DEMO_DATA_DIR,
 });
 /** The validated demo settings: ports (undefined: a free one), and the data directory (absolute). */
 export type DemoSettings = Omit<z.infer<typeof demoSettingsSchema>, 'dataDir'> & { dataDir: string };

@@ -70,7 +70,7 @@ export async function runDoctor(
       ? await checkPort(
           'webhook-port',
           'ASYNCJOB_WEBHOOK_PORT',
-          env.ASYNCJOB_WEBHOOK_HOST || '0.0.0.0',
+          config.ASYNCJOB_WEBHOOK_HOST,
           config.ASYNCJOB_WEBHOOK_PORT,
           'webhook receiver',
         )

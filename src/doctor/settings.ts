@@ -1,16 +1,15 @@
 /**
- * The configuration reference: every environment variable and flag of the worker, the webhook receiver, the
- * client, the command line, `asyncjob doctor` and the demo, in one list assembled from its families
- * (`settings/*.ts`). `docs/configuration.md` holds the table rendered from it ({@link renderSettingsTable}; a unit
- * test keeps the two equal and checks the list against the variables the code reads), and `asyncjob worker
- * --help` shows the worker's part ({@link workerHelpText}).
+ * The configuration reference: every environment variable, described once by the configuration schema
+ * (src/config.ts, with its default and description), and every flag of the commands (`settings/*.ts`; flags are
+ * not environment configuration). `docs/configuration.md` holds the tables rendered from them
+ * ({@link renderSettingsTables}; a unit test keeps the two equal), and `asyncjob worker --help` shows the worker's
+ * variables ({@link workerHelpText}).
  */
+import { describeSettings, SETTING_GROUPS, type SettingDescription, type SettingGroup } from '../config';
 import { EVERY_COMMAND_FLAGS } from './settings/common-flags';
-import { DEMO_SETTINGS, SIMULATOR_PRESET_SETTINGS } from './settings/development';
+import { type Flag } from './settings/flag';
+import { MCP_FLAGS } from './settings/mcp';
 import { CANCEL_AND_DECIDE_FLAGS, LIST_FLAGS, START_FLAGS, WATCH_FLAGS } from './settings/operation-flags';
-import { MCP_SETTINGS } from './settings/mcp';
-import { type Setting } from './settings/setting';
-import { TEMPORAL_SETTINGS } from './settings/temporal';
 import {
   ADAPTER_FLAGS,
   AUDIT_FLAGS,
@@ -19,20 +18,11 @@ import {
   REPLAY_FLAGS,
   SIMULATE_FLAGS,
 } from './settings/tool-flags';
-import { WEBHOOK_RECEIVER_SETTINGS, WORKER_SETTINGS } from './settings/worker';
 
-export type { Setting, SettingUser } from './settings/setting';
+export type { Flag } from './settings/flag';
 
-/**
- * Every setting, environment variables first, then flags by command. The order is the order of the table in
- * docs/configuration.md.
- */
-export const SETTINGS: readonly Setting[] = [
-  ...TEMPORAL_SETTINGS,
-  ...WORKER_SETTINGS,
-  ...WEBHOOK_RECEIVER_SETTINGS,
-  ...SIMULATOR_PRESET_SETTINGS,
-  ...DEMO_SETTINGS,
+/** Every flag, by command. The order is the order of the flags' table in docs/configuration.md. */
+export const FLAGS: readonly Flag[] = [
   ...EVERY_COMMAND_FLAGS,
   ...START_FLAGS,
   ...WATCH_FLAGS,
@@ -42,14 +32,26 @@ export const SETTINGS: readonly Setting[] = [
   ...BUNDLE_FLAGS,
   ...REPLAY_FLAGS,
   ...AUDIT_FLAGS,
-  ...MCP_SETTINGS,
+  ...MCP_FLAGS,
   ...SIMULATE_FLAGS,
   ...DEV_SERVER_FLAGS,
 ];
 
-/** The environment variables of {@link SETTINGS}, in order. */
+/** The described environment variables, by group in the reference's order, in the schema's order within one. */
+export function environmentSettings(): SettingDescription[] {
+  const order = Object.keys(SETTING_GROUPS) as SettingGroup[];
+  return describeSettings().sort((a, b) => order.indexOf(a.group) - order.indexOf(b.group));
+}
+
+/** The names of {@link environmentSettings}, in order. */
 export function environmentVariables(): string[] {
-  return [...new Set(SETTINGS.filter((s) => !s.name.startsWith('-')).map((s) => s.name))];
+  return environmentSettings().map((s) => s.name);
+}
+
+/** The value in effect when a variable is unset (markdown): the schema's default, else what its description says. */
+export function defaultText(s: SettingDescription): string {
+  if (s.defaultValue === undefined || s.defaultValue === '') return s.whenUnset ?? '';
+  return `\`${String(s.defaultValue)}\``;
 }
 
 function cell(text: string): string {
@@ -60,13 +62,28 @@ function code(text: string): string {
   return text === '' ? '' : `\`${text}\``;
 }
 
-/** The markdown table of docs/configuration.md, exactly (between its markers). */
-export function renderSettingsTable(): string {
-  const rows = SETTINGS.map(
-    (s) =>
-      `| ${code(s.name)} | ${s.usedBy.join(', ')} | ${cell(s.default)} | ${cell(s.meaning)} | ${cell(code(s.example))} |`,
+const HEADER = (first: string) => [`| ${first} | used by | default | meaning | example |`, '|---|---|---|---|---|'];
+
+/**
+ * The tables of docs/configuration.md, exactly (between its markers): one per group of variables, then the flags.
+ * A secret is marked as one.
+ */
+export function renderSettingsTables(): string {
+  const settings = environmentSettings();
+  const groups = (Object.entries(SETTING_GROUPS) as [SettingGroup, string][]).map(([group, title]) => {
+    const rows = settings
+      .filter((s) => s.group === group)
+      .map(
+        (s) =>
+          `| ${code(s.name)}${s.secret ? ' (secret)' : ''} | ${s.usedBy.join(', ')} | ${cell(defaultText(s))} | ${cell(s.description)} | ${cell(code(s.example))} |`,
+      );
+    return [`### ${title}`, '', ...HEADER('variable'), ...rows].join('\n');
+  });
+  const flags = FLAGS.map(
+    (f) =>
+      `| ${code(f.name)} | ${f.usedBy.join(', ')} | ${cell(f.default)} | ${cell(f.meaning)} | ${cell(code(f.example))} |`,
   );
-  return ['| setting | used by | default | meaning | example |', '|---|---|---|---|---|', ...rows].join('\n');
+  return [...groups, ['### Flags', '', ...HEADER('flag'), ...flags].join('\n')].join('\n\n');
 }
 
 /** Wraps `text` to `width` columns, continuation lines indented by `indent`. */
@@ -84,15 +101,19 @@ function wrap(text: string, width: number, indent: string): string {
   return lines.join(`\n${indent}`);
 }
 
+/** The variables the worker process reads, its webhook receiver's included. */
+export function workerSettings(): SettingDescription[] {
+  return environmentSettings().filter((s) => s.usedBy.includes('worker') || s.usedBy.includes('receiver'));
+}
+
 /** The help of `asyncjob worker` (for `asyncjob worker --help`): what it does, its environment, its exit codes. */
 export function workerHelpText(): string {
   const width = 35;
   const indent = ' '.repeat(width + 2);
-  const variables = SETTINGS.filter(
-    (s) => !s.name.startsWith('-') && (s.usedBy.includes('worker') || s.usedBy.includes('receiver')),
-  ).map((s) => {
-    const meaning = `${s.meaning}${s.default !== '' ? ` (default ${s.default})` : ''}`.replace(/`/g, '');
-    return `  ${s.name.padEnd(width)}${wrap(meaning, 112 - width, indent)}`;
+  const variables = workerSettings().map((s) => {
+    const unset = defaultText(s);
+    const meaning = `${s.description}${s.secret ? '; a secret, never printed' : ''}${unset !== '' ? ` (default ${unset})` : ''}`;
+    return `  ${s.name.padEnd(width)}${wrap(meaning.replace(/`/g, ''), 112 - width, indent)}`;
   });
   return `usage: asyncjob worker
   Runs a worker for asyncjob's workflows and activities until SIGINT/SIGTERM, configured from the environment.

@@ -1,8 +1,8 @@
 /** The flags every `asyncjob` command takes. */
-import { type Setting } from './setting';
+import { type Flag } from './flag';
 
 /** Flags every `asyncjob` command takes. */
-export const EVERY_COMMAND_FLAGS: readonly Setting[] = [
+export const EVERY_COMMAND_FLAGS: readonly Flag[] = [
   {
     name: '--json',
     usedBy: ['every command', 'doctor'],

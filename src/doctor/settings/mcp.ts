@@ -1,14 +1,8 @@
-/** `asyncjob mcp`: the agent tools over MCP (docs/agents.md). */
-import { type Setting } from './setting';
+/** The flags of `asyncjob mcp`: the agent tools over MCP (docs/agents.md). */
+import { type Flag } from './flag';
 
-export const MCP_SETTINGS: readonly Setting[] = [
-  {
-    name: 'ASYNCJOB_MCP_POLICY',
-    usedBy: ['mcp'],
-    default: '',
-    meaning: 'the agent policy file (YAML or JSON) when `--policy` is not given: each agent, its providers and bounds',
-    example: 'ASYNCJOB_MCP_POLICY=/etc/asyncjob/agents.yaml',
-  },
+/** `asyncjob mcp`. */
+export const MCP_FLAGS: readonly Flag[] = [
   {
     name: '--policy',
     usedBy: ['mcp'],

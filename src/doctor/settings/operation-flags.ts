@@ -1,8 +1,8 @@
 /** The flags of the commands that drive operations: `start`, `watch`, `cancel`, `decide`, `list`. */
-import { type Setting } from './setting';
+import { type Flag } from './flag';
 
 /** `asyncjob start`. */
-export const START_FLAGS: readonly Setting[] = [
+export const START_FLAGS: readonly Flag[] = [
   {
     name: '--provider',
     usedBy: ['start'],
@@ -90,7 +90,7 @@ export const START_FLAGS: readonly Setting[] = [
 ];
 
 /** `asyncjob watch`. */
-export const WATCH_FLAGS: readonly Setting[] = [
+export const WATCH_FLAGS: readonly Flag[] = [
   {
     name: '--interval',
     usedBy: ['watch'],
@@ -101,7 +101,7 @@ export const WATCH_FLAGS: readonly Setting[] = [
 ];
 
 /** `asyncjob cancel` and `asyncjob decide`. */
-export const CANCEL_AND_DECIDE_FLAGS: readonly Setting[] = [
+export const CANCEL_AND_DECIDE_FLAGS: readonly Flag[] = [
   {
     name: '--by',
     usedBy: ['cancel', 'decide'],
@@ -168,7 +168,7 @@ export const CANCEL_AND_DECIDE_FLAGS: readonly Setting[] = [
 ];
 
 /** `asyncjob list`. */
-export const LIST_FLAGS: readonly Setting[] = [
+export const LIST_FLAGS: readonly Flag[] = [
   {
     name: '--escalated',
     usedBy: ['list'],

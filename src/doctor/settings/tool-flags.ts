@@ -2,10 +2,10 @@
  * The flags of the tool commands: `adapter`, `audit`, `bundle`, `replay-check`, `simulate` and
  * `npm run temporal -- start`.
  */
-import { type Setting } from './setting';
+import { type Flag } from './flag';
 
 /** `asyncjob adapter`. */
-export const ADAPTER_FLAGS: readonly Setting[] = [
+export const ADAPTER_FLAGS: readonly Flag[] = [
   {
     name: '--base-url',
     usedBy: ['adapter'],
@@ -23,7 +23,7 @@ export const ADAPTER_FLAGS: readonly Setting[] = [
 ];
 
 /** `asyncjob audit`. */
-export const AUDIT_FLAGS: readonly Setting[] = [
+export const AUDIT_FLAGS: readonly Flag[] = [
   {
     name: '--store',
     usedBy: ['audit'],
@@ -69,7 +69,7 @@ export const AUDIT_FLAGS: readonly Setting[] = [
 ];
 
 /** `asyncjob bundle`. */
-export const BUNDLE_FLAGS: readonly Setting[] = [
+export const BUNDLE_FLAGS: readonly Flag[] = [
   {
     name: '--out',
     usedBy: ['bundle'],
@@ -80,7 +80,7 @@ export const BUNDLE_FLAGS: readonly Setting[] = [
 ];
 
 /** `asyncjob replay-check`. */
-export const REPLAY_FLAGS: readonly Setting[] = [
+export const REPLAY_FLAGS: readonly Flag[] = [
   {
     name: '--bundle',
     usedBy: ['replay-check'],
@@ -113,7 +113,7 @@ export const REPLAY_FLAGS: readonly Setting[] = [
 ];
 
 /** `asyncjob simulate`. */
-export const SIMULATE_FLAGS: readonly Setting[] = [
+export const SIMULATE_FLAGS: readonly Flag[] = [
   {
     name: '--port',
     usedBy: ['simulate'],
@@ -152,7 +152,7 @@ export const SIMULATE_FLAGS: readonly Setting[] = [
 ];
 
 /** `npm run temporal -- start`. */
-export const DEV_SERVER_FLAGS: readonly Setting[] = [
+export const DEV_SERVER_FLAGS: readonly Flag[] = [
   {
     name: '--port',
     usedBy: ['npm run temporal'],

@@ -1,0 +1,156 @@
+/** The settings of the worker process, of the webhook receiver it runs, and the audit chain's key it writes with. */
+import { z } from 'zod';
+import { nonEmpty, port, setting } from './setting';
+
+/**
+ * Workflows kept in memory by default. Each cached workflow holds its own instance of the workflow's modules,
+ * ~1 MiB of live heap (schemas are built on first use, `core/lazy-schema.ts`), and V8 lets garbage grow to 2-4x
+ * the live heap between collections, so this number, not the number of waiting operations, sets the worker's
+ * memory (bench/README.md). 128 keeps 10,000 waiting operations well under 1 GiB with no loss of throughput at 100
+ * operations in flight; raise it for more operations in flight at once.
+ */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 128;
+
+/** The providers served, store, artifacts, rate, cache, workflow bundle, metrics and logs. */
+export const workerSettings = {
+  ASYNCJOB_PROVIDERS: setting(z.string().default(''), {
+    group: 'worker',
+    usedBy: ['worker', 'doctor', 'mcp'],
+    description:
+      'required: the providers served, comma-separated contract files or names (searched in ASYNCJOB_PROVIDERS_PATH, then the presets); each is served under its name:, which must agree with its file name',
+    example: './providers/reports.yaml,vm-images',
+  }),
+  ASYNCJOB_PROVIDERS_PATH: setting(z.string().default(''), {
+    group: 'worker',
+    usedBy: ['worker', 'doctor', 'adapter'],
+    description: 'directories (separated by `:`) searched for a contract given by name, before the built-in presets',
+    example: './providers:/etc/asyncjob/providers',
+  }),
+  ASYNCJOB_STORE: setting(
+    z
+      .string()
+      .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:<path> or postgres://...')
+      .default('sqlite:.asyncjob/asyncjob.db'),
+    {
+      group: 'worker',
+      usedBy: ['worker', 'receiver', 'doctor', 'audit', 'mcp'],
+      description:
+        'the operation store: `sqlite:PATH` or `postgres://...`; migrations are applied when a worker starts',
+      example: 'postgres://asyncjob@db:5432/asyncjob',
+    },
+  ),
+  ASYNCJOB_ARTIFACTS_DIR: setting(nonEmpty().default('.asyncjob/artifacts'), {
+    group: 'worker',
+    usedBy: ['worker', 'doctor', 'audit', 'mcp'],
+    description: 'directory where collected results are stored (created if missing)',
+    example: '/var/lib/asyncjob/artifacts',
+  }),
+  ASYNCJOB_PROVIDER_RATE_LIMIT: setting(z.coerce.number().positive().optional(), {
+    group: 'worker',
+    usedBy: ['worker'],
+    description:
+      'provider calls per second per provider (`maxTaskQueueActivitiesPerSecond`): strict per worker process, an average across the fleet',
+    example: '20',
+    whenUnset: 'unlimited',
+  }),
+  ASYNCJOB_POLL_LOOP_MAX_WAIT_MS: setting(
+    z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(10 * 60_000)
+      .default(30_000),
+    {
+      group: 'worker',
+      usedBy: ['worker'],
+      description:
+        'status reads planned at most this many ms apart are made in one heartbeating activity (no workflow task, timer or activity per read); longer waits are durable timers; `0` turns the loop off. Off when `ASYNCJOB_PROVIDER_RATE_LIMIT` is set (the server bounds the fleet only per activity)',
+      example: '10000',
+    },
+  ),
+  ASYNCJOB_POLL_LOOP_MAX_MS: setting(
+    z.coerce
+      .number()
+      .int()
+      .min(1_000)
+      .max(9 * 60_000)
+      .default(120_000),
+    {
+      group: 'worker',
+      usedBy: ['worker'],
+      description:
+        'the longest one status-polling activity keeps an operation (it holds an activity slot meanwhile) before handing it back to its workflow',
+      example: '60000',
+    },
+  ),
+  ASYNCJOB_MAX_CACHED_WORKFLOWS: setting(
+    z.coerce.number().int().min(0).max(100_000).default(DEFAULT_MAX_CACHED_WORKFLOWS),
+    {
+      group: 'worker',
+      usedBy: ['worker'],
+      description:
+        "workflows kept in memory (about 1 MiB each; evicted ones replay from history when they wake); sets the worker's memory, not the number of waiting operations",
+      example: '512',
+    },
+  ),
+  ASYNCJOB_WORKFLOW_BUNDLE: setting(nonEmpty().optional(), {
+    group: 'worker',
+    usedBy: ['worker'],
+    description:
+      "workflow bundle written by `asyncjob bundle --out FILE`: the worker starts without bundling its workflows (seconds of CPU); refused at start unless written by this asyncjob version from this install's workflow sources",
+    example: '/app/workflow-bundle.js',
+    whenUnset: 'bundled at start',
+  }),
+  ASYNCJOB_METRICS_ADDRESS: setting(z.string().default(''), {
+    group: 'worker',
+    usedBy: ['worker', 'receiver', 'doctor'],
+    description:
+      "host:port of the Prometheus endpoint (`/metrics`): Temporal's runtime metrics, `asyncjob_provider_requests`, `asyncjob_escalations`, `asyncjob_webhook_requests`",
+    example: '0.0.0.0:9464',
+    whenUnset: 'off',
+  }),
+  ASYNCJOB_LOG_LEVEL: setting(z.enum(['debug', 'info', 'warn', 'error']).default('info'), {
+    group: 'worker',
+    usedBy: ['worker', 'receiver'],
+    description: '`debug`, `info`, `warn` or `error`; JSON lines on stderr',
+    example: 'warn',
+  }),
+};
+
+/** The webhook receiver, run inside the worker process when a port is set. */
+export const receiverSettings = {
+  ASYNCJOB_WEBHOOK_PORT: setting(port().optional(), {
+    group: 'receiver',
+    usedBy: ['worker', 'receiver', 'doctor'],
+    description: 'port of the webhook receiver run beside the worker (`POST /webhooks/<provider>`)',
+    example: '8088',
+    whenUnset: 'no receiver',
+  }),
+  ASYNCJOB_WEBHOOK_HOST: setting(nonEmpty().default('0.0.0.0'), {
+    group: 'receiver',
+    usedBy: ['receiver', 'doctor'],
+    description: 'interface the webhook receiver listens on',
+    example: '127.0.0.1',
+  }),
+};
+
+/**
+ * The HMAC key that signs the audit chain, kept outside the database: a file holding it, or the value, not both;
+ * read by the worker and every `asyncjob audit` command through `src/audit/keys.ts`.
+ */
+export const chainKeySettings = {
+  ASYNCJOB_AUDIT_HMAC_KEY_FILE: setting(nonEmpty().optional(), {
+    group: 'audit',
+    usedBy: ['worker', 'audit', 'doctor'],
+    description:
+      'file holding the HMAC key that signs the audit chain, kept outside the database (preferred over ASYNCJOB_AUDIT_HMAC_KEY; not both)',
+    example: '/run/secrets/asyncjob-audit-hmac',
+  }),
+  ASYNCJOB_AUDIT_HMAC_KEY: setting(nonEmpty().optional(), {
+    group: 'audit',
+    usedBy: ['worker', 'audit', 'doctor'],
+    description: 'the same HMAC key given as a value (the `_FILE` form keeps it out of the environment)',
+    example: '(from your secret store)',
+    secret: true,
+  }),
+};
