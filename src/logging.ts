@@ -34,9 +34,6 @@ export interface JsonLoggerOptions {
   clock?: () => number;
 }
 
-/** A JSON-lines logger: Temporal's `Logger`, and so also the activities' and the webhook receiver's logger. */
-export type JsonLogger = Logger;
-
 /** A thrown value as JSON can show it (an `Error`'s fields are not enumerable). */
 function errorFields(error: Error): Record<string, unknown> {
   const code = (error as { code?: unknown }).code;
@@ -55,10 +52,11 @@ function timeOf(meta: LogMetadata, clock: () => number): string {
 }
 
 /**
- * Creates the logger. Never throws: a record whose fields cannot be serialised (a cycle) is written without them,
- * saying so. Safe to share between workers, activities and the SDK.
+ * Creates the logger: Temporal's `Logger`, asyncjob's one logger interface (the activities and the webhook receiver
+ * take it narrowed to the levels they write). Never throws: a record whose fields cannot be serialised (a cycle) is
+ * written without them, saying so. Safe to share between workers, activities and the SDK.
  */
-export function createJsonLogger(options: JsonLoggerOptions = {}): JsonLogger {
+export function createJsonLogger(options: JsonLoggerOptions = {}): Logger {
   const least = LEVELS[options.level ?? 'info'];
   const write = options.write ?? ((line: string) => void process.stderr.write(line));
   const clock = options.clock ?? Date.now;

@@ -49,4 +49,4 @@ export {
 } from './webhooks/receiver';
 export { webhookOutcomeReporter, type WebhookOutcomeReporterOptions } from './webhooks/outcome-reporter';
 export { verifyWebhookSignature, type SignatureCheck } from './webhooks/signature';
-export { createJsonLogger, type JsonLogger, type JsonLoggerOptions, type LogLevel } from './logging';
+export { createJsonLogger, type JsonLoggerOptions, type LogLevel } from './logging';

@@ -1,9 +1,11 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Logger } from '@temporalio/common';
 import type { RuntimeOptions } from '@temporalio/worker';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { ActivityLogger } from '../src/activities/provider-call';
 import { createJsonLogger, sdkLogLevel, type JsonLoggerOptions } from '../src/logging';
-import type { WebhookLogger } from '../src/webhooks/outcome-reporter';
+import type { WebhookOutcomeReporterOptions } from '../src/webhooks/outcome-reporter';
 
 /** A logger writing into an array, at time 0 unless the record carries the SDK's own timestamp. */
 function capture(options: JsonLoggerOptions = {}) {
@@ -55,7 +57,22 @@ describe('one logger for the SDK and for us', () => {
     expectTypeOf(logger).toEqualTypeOf<Logger>();
     expectTypeOf(logger).toExtend<NonNullable<RuntimeOptions['logger']>>();
     expectTypeOf(logger).toExtend<ActivityLogger>();
-    expectTypeOf(logger).toExtend<WebhookLogger>();
+    expectTypeOf(logger).toExtend<NonNullable<WebhookOutcomeReporterOptions['logger']>>();
+  });
+
+  it("src/ declares no logger interface of its own: a logger type is Temporal's Logger, or a Pick of it", () => {
+    const src = path.join(__dirname, '..', 'src');
+    const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    const declared = files.flatMap((file) =>
+      [
+        ...readFileSync(path.join(src, file), 'utf8').matchAll(
+          /^(?:export )?(?:interface|type) (\w*Logger)\b[^=\n{]*(=[^;\n]*)?/gm,
+        ),
+      ]
+        .filter((match) => !/^=\s*Pick<Logger,/.test(match[2] ?? ''))
+        .map((match) => `${file}: ${match[1]}`),
+    );
+    expect(declared).toEqual([]);
   });
 
   it("writes the SDK's levels in lower case and takes the SDK's own timestamp (epoch nanoseconds)", () => {

@@ -5,19 +5,13 @@
  * metric meter, i.e. on the worker's own metrics endpoint (ASYNCJOB_METRICS_ADDRESS) beside
  * `asyncjob_provider_requests`. Never the body, never the signature header: only the outcome's fields.
  */
-import type { MetricMeter } from '@temporalio/common';
+import type { Logger, MetricMeter } from '@temporalio/common';
 import type { WebhookOutcome } from './receiver';
-
-/** The logger the worker uses (`createJsonLogger`). */
-export interface WebhookLogger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error?(message: string, fields?: Record<string, unknown>): void;
-}
 
 /** Options of {@link webhookOutcomeReporter}. */
 export interface WebhookOutcomeReporterOptions {
-  logger?: WebhookLogger;
+  /** The worker's logger (`createJsonLogger`), at the levels the reporter writes; no log lines when absent. */
+  logger?: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** The runtime's meter (`Runtime.instance().metricMeter`); no metrics when absent. */
   meter?: MetricMeter;
   /**
@@ -49,8 +43,7 @@ export function webhookOutcomeReporter(options: WebhookOutcomeReporterOptions): 
         ...(outcome.signalled !== undefined ? { signalled: outcome.signalled } : {}),
       };
       if (outcome.result === 'refused') options.logger?.warn('webhook refused', fields);
-      else if (outcome.result === 'error')
-        (options.logger?.error ?? options.logger?.warn)?.call(options.logger, 'webhook failed', fields);
+      else if (outcome.result === 'error') options.logger?.error('webhook failed', fields);
       else options.logger?.info('webhook received', fields);
       const known = outcome.provider !== '' && (options.isKnownProvider?.(outcome.provider) ?? true);
       counter?.add(1, {

@@ -176,6 +176,9 @@ describe('webhook outcome reporter', () => {
         warn: () => {
           throw new Error('x');
         },
+        error: () => {
+          throw new Error('x');
+        },
       },
     });
     expect(() => report({ provider: 'p', status: 200, result: 'recorded' })).not.toThrow();
