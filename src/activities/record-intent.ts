@@ -8,7 +8,7 @@ import { tokenDigest } from '../core/fingerprint';
 import { intentEntryOf, type OperationRecord } from '../core/operation';
 import { type StepEntry } from '../core/step';
 import { ActivityError } from './errors';
-import { readOutcome, type StepOutcome } from '../core/step-outcome';
+import { type StepOutcome } from '../core/step-outcome';
 import { commitStep, parseInputRecord, storedOutcome } from './journal-writer';
 import { type ActivityContext } from './provider-call';
 import { stateOfInput } from './types';
@@ -25,10 +25,8 @@ export async function recordedIntent(ctx: ActivityContext, operationId: string) 
 
 /** Makes the activity. */
 export function recordIntent(ctx: ActivityContext) {
-  return async (input: { state: OperationRecord; entries?: StepEntry[] }): Promise<StepOutcome> => {
+  return async (input: { state: OperationRecord; entries: StepEntry[] }): Promise<StepOutcome> => {
     const record = parseInputRecord(stateOfInput(input));
-    // A workflow before the `{state, entries}` contract sent the first entries in the record's tails.
-    const firstEntries = input.entries ?? readOutcome(record).entries;
     ctx.providers.get(record.provider);
     const existing = await recordedIntent(ctx, record.operationId);
     if (existing !== undefined) {
@@ -46,7 +44,7 @@ export function recordIntent(ctx: ActivityContext) {
     }
     const entries: StepEntry[] = [
       intentEntryOf(record, tokenDigest(record.idempotencyToken)),
-      ...firstEntries.filter((entry) => entry.sequence > 1 && entry.sequence < record.journal.nextSequence),
+      ...input.entries.filter((entry) => entry.sequence > 1 && entry.sequence < record.journal.nextSequence),
     ].sort((a, b) => a.sequence - b.sequence);
     const stored = await commitStep(ctx.store, record, entries, ctx.clock());
     ctx.logger.info('intent recorded', { operationId: record.operationId, provider: record.provider });

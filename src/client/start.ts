@@ -89,7 +89,6 @@ function workflowInput(req: StartRequest, traceId: string, options: StartOptions
     idempotencyToken: token.token,
     traceId,
     ...(options.historyEventLimit !== undefined ? { historyEventLimit: options.historyEventLimit } : {}),
-    storeCalls: 'local',
   };
 }
 

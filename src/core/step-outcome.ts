@@ -77,12 +77,9 @@ export function foldOutcome(held: OperationRecord, outcome: StepOutcome): Operat
 }
 
 /**
- * Reads what a writing activity returned. Histories recorded before the `{state, entries}` contract hold a record
- * carrying its step's entries (or, older still, whole tails) in its journal tails: read the same way.
+ * A record's own tail entries as an outcome: what the first write of a new operation carries (the record is made
+ * in the workflow with its first transition in its tails).
  */
-export function readOutcome(returned: StepOutcome | OperationRecord): StepOutcome {
-  if ('state' in returned) return returned;
-  const below = (entry: StepEntry) => entry.sequence < returned.journal.nextSequence;
-  const entries = [...returned.journal.transitions, ...returned.journal.observations].filter(below);
-  return { state: withoutTails(returned), entries: entries.sort((a, b) => a.sequence - b.sequence) };
+export function outcomeOfRecord(record: OperationRecord): StepOutcome {
+  return outcomeOf({ record, entries: [...record.journal.transitions, ...record.journal.observations] });
 }

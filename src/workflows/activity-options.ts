@@ -1,29 +1,25 @@
 /**
- * The activity options of the workflow, written once: store calls (local activities for runs started with
- * `storeCalls: 'local'`, regular ones for older runs), the provider lookup, and provider calls (never retried by
- * Temporal: the workflow decides every retry, so every request is counted, B2).
+ * The activity options of the workflow, written once: store calls and the provider lookup (local activities), and
+ * provider calls (never retried by Temporal: the workflow decides every retry, so every request is counted, B2).
  */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { AsyncJobActivities, ProviderFacts } from '../activities/types';
 import { DESCRIBE_RETRY, PROVIDER_CALL_RETRY, STORE_CALL_RETRY } from '../core/loop-bounds';
 
-/**
- * Operations started with `storeCalls: 'local'` (as `AsyncJobClient` starts them) make their store calls and the
- * provider lookup as local activities: they run in the workflow task that needs them, so a step costs one marker
- * event instead of an activity's three events and a workflow-task round trip. Without it (runs started before),
- * regular activities, so their histories replay. Store-only calls are safe to retry (idempotent by sequence).
- */
 const storeRetry = { ...STORE_CALL_RETRY, nonRetryableErrorTypes: [...STORE_CALL_RETRY.nonRetryableErrorTypes] };
 const describeRetry = { ...DESCRIBE_RETRY, nonRetryableErrorTypes: [...DESCRIBE_RETRY.nonRetryableErrorTypes] };
-export const remoteStore = proxyActivities<AsyncJobActivities>({ startToCloseTimeout: '1 minute', retry: storeRetry });
+
+/**
+ * The store calls (`recordIntent`, `appendJournal`, `readStoredState`) as local activities: they run in the workflow
+ * task that needs them, so a step costs one marker event instead of an activity's three events and a workflow-task
+ * round trip. Safe to retry: a write is idempotent by sequence, a read changes nothing.
+ */
 export const localStore = proxyLocalActivities<AsyncJobActivities>({
   startToCloseTimeout: '1 minute',
   retry: storeRetry,
 });
-export const remoteDescribe = proxyActivities<AsyncJobActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: describeRetry,
-}).describeProvider;
+
+/** The provider lookup (`describeProvider`) as a local activity, for the same reason as {@link localStore}. */
 export const localDescribe = proxyLocalActivities<AsyncJobActivities>({
   startToCloseTimeout: '30 seconds',
   retry: describeRetry,

@@ -58,12 +58,6 @@ export const asyncJobWorkflowInputSchema = lazySchema(() =>
       traceId: z.string().regex(/^[0-9a-f]{32}$/, 'must be 32 lowercase hex characters (a W3C trace ID)'),
       /** Continue as new past this many history events even if the server does not suggest it. */
       historyEventLimit: z.number().int().min(100).max(50_000).optional(),
-      /**
-       * How the workflow reaches the store and the provider lookup: `local` activities (set by `AsyncJobClient`), or
-       * regular activities when absent (how runs started before local store calls existed replay). An input field
-       * rather than `patched()`: a patch adds a marker and a search-attribute upsert (a visibility write) to every run.
-       */
-      storeCalls: z.literal('local').optional(),
     })
     .strict(),
 );

@@ -31,15 +31,8 @@ import {
   type StepContext,
   type StepResult,
 } from '../core/step';
-import { foldOutcome, readOutcome, withoutTails, type StepOutcome } from '../core/step-outcome';
-import {
-  localDescribe,
-  localStore,
-  providerActivities,
-  providerCallOptions,
-  remoteDescribe,
-  remoteStore,
-} from './activity-options';
+import { foldOutcome, outcomeOfRecord, withoutTails, type StepOutcome } from '../core/step-outcome';
+import { localDescribe, localStore, providerActivities, providerCallOptions } from './activity-options';
 import type { AsyncJobWorkflow } from './async-job-workflow';
 import { handleMessage } from './message-steps';
 import { MessageInbox } from './message-inbox';
@@ -53,7 +46,7 @@ const ACTOR = 'workflow';
 type ProviderCall = (
   provider: ReturnType<typeof providerActivities>,
   options: ReturnType<typeof providerCallOptions>,
-) => Promise<StepOutcome | OperationRecord>;
+) => Promise<StepOutcome>;
 
 /** The state of one run and its main loop. */
 export class OperationRun {
@@ -61,8 +54,6 @@ export class OperationRun {
   facts: ProviderFacts | undefined;
   readonly inbox: MessageInbox;
   private readonly startedAtMs = Date.now();
-  private readonly store: typeof localStore;
-  private readonly describeProvider: typeof localDescribe;
   private readonly publication: Publication;
 
   /** The record exists before the first await, so queries and messages work from the first workflow task. */
@@ -73,9 +64,6 @@ export class OperationRun {
     this.record = carried?.record ?? this.newRecord();
     this.facts = carried?.provider;
     this.inbox = new MessageInbox(carried?.pending);
-    const local = input.storeCalls === 'local';
-    this.store = local ? localStore : remoteStore;
-    this.describeProvider = local ? localDescribe : remoteDescribe;
     this.publication = new Publication(this.record);
   }
 
@@ -104,8 +92,8 @@ export class OperationRun {
       this.record = step.record;
       return;
     }
-    const returned = await this.store.appendJournal({ state: withoutTails(step.record), entries: step.entries });
-    this.record = foldOutcome(step.record, readOutcome(returned));
+    const returned = await localStore.appendJournal({ state: withoutTails(step.record), entries: step.entries });
+    this.record = foldOutcome(step.record, returned);
   }
 
   /** Runs the operation to its end (or to continue-as-new). */
@@ -131,13 +119,12 @@ export class OperationRun {
   /** Reads the provider's facts and records the intent (C1), once per operation. */
   private async prepare(): Promise<ProviderFacts> {
     if (!this.facts) {
-      this.facts = await this.describeProvider({ provider: this.input.request.provider });
+      this.facts = await localDescribe({ provider: this.input.request.provider });
       // The provider's tuning goes under the caller's overrides; nothing was recorded yet, so the record is remade.
       if (this.facts.policy && !this.carried) this.record = this.newRecord(this.facts.policy);
     }
     if (!this.carried) {
-      const { state, entries } = readOutcome(this.record);
-      this.record = foldOutcome(this.record, readOutcome(await this.store.recordIntent({ state, entries })));
+      this.record = foldOutcome(this.record, await localStore.recordIntent(outcomeOfRecord(this.record)));
     }
     return this.facts;
   }
@@ -229,8 +216,8 @@ export class OperationRun {
     this.record = woke.record;
     const { statusRequests } = woke.record.used;
     const summary = `status ${label} (${statusRequests} of ${woke.record.budgets.maxStatusRequests})`;
-    // The facts decide (recorded in history by describeProvider, carried across continue-as-new): runs whose facts
-    // have no poll loop, all those started before it existed among them, replay their one-read activities.
+    // The facts decide (recorded in history by describeProvider, carried across continue-as-new): a worker with the
+    // loop off (ASYNCJOB_POLL_LOOP_MAX_WAIT_MS=0, or a provider rate limit) gives no poll loop, one activity per read.
     if (facts.pollLoop !== undefined && facts.pollLoop.maxWaitMs > 0) return this.pollInActivity(facts, summary);
     await this.callProvider('status', facts, (provider, options) =>
       provider.readStatus.executeWithOptions({ ...options, summary }, [this.callInput()]),
@@ -262,7 +249,7 @@ export class OperationRun {
     await condition(() => ended || this.inbox.hasPending());
     if (!ended) scope.cancel();
     try {
-      this.record = foldOutcome(this.record, readOutcome(await polling));
+      this.record = foldOutcome(this.record, await polling);
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       if (err.cause instanceof ApplicationFailure && err.cause.nonRetryable) throw err.cause;
@@ -272,9 +259,7 @@ export class OperationRun {
 
   /** After a status loop ended without an outcome: the store's state, and a reserved read journalled as failed. */
   private async adoptStoredState(fromSequence: number, message: string): Promise<void> {
-    const stored = readOutcome(
-      await this.store.readStoredState({ operationId: this.record.operationId, fromSequence }),
-    );
+    const stored = await localStore.readStoredState({ operationId: this.record.operationId, fromSequence });
     if (storeIsAhead(this.record, stored.state)) this.record = foldOutcome(this.record, stored);
     if (this.record.schedule.reservedAtMs === undefined) return;
     log.warn('status loop ended without an outcome; planned again', { error: message });
@@ -290,8 +275,7 @@ export class OperationRun {
   private async callProvider(action: string, facts: ProviderFacts, call: ProviderCall): Promise<void> {
     const options = providerCallOptions(facts);
     try {
-      const returned = await call(providerActivities(options), options);
-      this.record = foldOutcome(this.record, readOutcome(returned));
+      this.record = foldOutcome(this.record, await call(providerActivities(options), options));
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type StepEntry } from '../../src/core/step';
-import { foldOutcome, readOutcome, type StepOutcome } from '../../src/core/step-outcome';
+import { foldOutcome, outcomeOfRecord, type StepOutcome } from '../../src/core/step-outcome';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
 import { createProviderRegistry, type ProviderRegistry } from '../../src/adapters/providers/registry';
@@ -205,9 +205,9 @@ export async function step<Input extends { state: OperationRecord }>(
   input: Omit<Input, 'state' | 'entries'> & { record: OperationRecord; entries?: StepEntry[] },
 ): Promise<OperationRecord> {
   const { record, ...rest } = input;
-  const { state, entries } = readOutcome(record);
+  const { state, entries } = outcomeOfRecord(record);
   const outcome = await run(activity, { state, entries, ...rest } as unknown as Input);
-  return foldOutcome(record, readOutcome(outcome));
+  return foldOutcome(record, outcome);
 }
 
 /** The workflow's part between polls: wait until the record is due and reserve one status request (B2). */

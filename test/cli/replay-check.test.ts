@@ -37,11 +37,11 @@ function renamedActivity(): string {
 }
 
 /**
- * v2-happy-lro.json (one activity and one timer per status read) without its first TimerStarted event: the code
- * starts a timer the history does not have.
+ * escalate-extend.json without its first TimerStarted event (the decision deadline): the code starts a timer the
+ * history does not have.
  */
 function droppedTimer(): string {
-  const history = recorded('v2-happy-lro.json');
+  const history = recorded('escalate-extend.json');
   history.events.splice(
     history.events.findIndex((e) => e.eventType === 'EVENT_TYPE_TIMER_STARTED'),
     1,
@@ -104,7 +104,7 @@ describe('asyncjob replay-check --history', () => {
   it('counts a history that cannot be replayed at all (an event dropped) as failed: exit 1', async () => {
     const run = await cli(['replay-check', '--bundle', bundle, '--history', 'dropped-timer.json']);
     expect(run.code).toBe(EXIT.operationEndedBadly);
-    expect(run.stdout).toMatch(/^dropped-timer\.json: op-lro-\S+ run \S+: (failure|nondeterminism): \S/);
+    expect(run.stdout).toMatch(/^dropped-timer\.json: op-rest-\S+ run \S+: (failure|nondeterminism): \S/);
     expect(run.stdout).toMatch(/\nreplay-check: 1 histories replayed, 1 failed\n$/);
   }, 60_000);
 

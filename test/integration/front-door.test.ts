@@ -127,7 +127,6 @@ describe('the front door: asyncjob start, and every command on a failed operatio
       request: { ...corrected, createDeadline: { afterMs: 60_000 }, resultDeadline: { afterMs: 1_000 } },
       idempotencyToken: randomBytes(32).toString('base64url'),
       traceId: randomBytes(16).toString('hex'),
-      storeCalls: 'local',
     };
     await h.env.client.workflow.start(WORKFLOW_TYPE, {
       workflowId: corrected.operationId,

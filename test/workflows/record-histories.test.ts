@@ -1,7 +1,9 @@
 /**
- * Records the histories the replay test checks (`test/histories/*.json`). Runs only when asked:
- * `ASYNCJOB_RECORD_HISTORIES=1 npx vitest run test/workflows/record-histories.test.ts`. Re-record after an
- * intended change of the workflow's commands, and keep the old files when running operations must still replay.
+ * Records the histories the replay test checks (`test/histories/*.json`) from the current code, on the dev server the
+ * integration project starts. Runs only when asked:
+ * `ASYNCJOB_RECORD_HISTORIES=1 npx vitest run --project integration test/workflows/record-histories.test.ts`.
+ * Re-record after every change of the workflow's commands: before 1.0 there is one generation, so the files are
+ * replaced; from 1.0 on a release's files are kept too (`src/workflows/README.md`, Changing workflow code).
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -20,7 +20,7 @@ import {
   type StepContext,
   type StepEntry,
 } from '../../../src/core/step';
-import { readOutcome, withoutTails } from '../../../src/core/step-outcome';
+import { outcomeOfRecord, withoutTails } from '../../../src/core/step-outcome';
 import { ENTRIES_PER_OPERATION } from './scale';
 
 export const PROVIDER = 'acme';
@@ -147,7 +147,7 @@ export function templateOperation(provider: RegisteredProvider): Template {
   const steps: StepEntry[][] = [
     [
       intentEntryOf(record, tokenDigest(record.idempotencyToken)),
-      ...readOutcome(record).entries.filter((e) => e.sequence > 1 && e.sequence < record.journal.nextSequence),
+      ...outcomeOfRecord(record).entries.filter((e) => e.sequence > 1 && e.sequence < record.journal.nextSequence),
     ],
   ];
   record = withoutTails(record);
