@@ -4,7 +4,7 @@
  * activity interface as types. The run's state and loop are in {@link OperationRun}, its handlers in
  * `handlers.ts` (see README.md beside it).
  */
-import { CancellationScope, patched, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, workflowInfo } from '@temporalio/workflow';
 import { issueText } from '../core/issues';
 import { setMessageHandlers } from './handlers';
 import { TEMPORAL_CANCEL_REQUEST } from './message-steps';
@@ -16,9 +16,6 @@ import {
 } from './messages';
 import { OperationRun } from './operation-run';
 import { invalidInput } from './refusals';
-
-/** The patch that makes a Temporal cancellation request a recorded cancel intent. */
-const CANCEL_REQUEST_AS_INTENT = 'asyncjob-temporal-cancel-as-intent';
 
 /**
  * Runs one operation and returns its summary (state, job, result summary, escalation): never the result body.
@@ -39,15 +36,9 @@ export async function AsyncJobWorkflow(
   setMessageHandlers(run);
 
   // X1: a Temporal "Request Cancellation" (Web UI, `temporal workflow cancel`) is an operator's cancel intent, recorded
-  // and handled by the cancel rules like any other, never a bare stop of the workflow. The loop runs shielded from
-  // it; histories recorded before this (no marker) replay the old behaviour: the loop is cancelled.
-  let loop: CancellationScope | undefined;
+  // and handled by the cancel rules like any other, never a bare stop of the workflow: the loop runs shielded from it.
   CancellationScope.current().cancelRequested.catch(() => {
-    if (patched(CANCEL_REQUEST_AS_INTENT)) run.inbox.enqueue({ kind: 'cancel', request: TEMPORAL_CANCEL_REQUEST });
-    else loop?.cancel();
+    run.inbox.enqueue({ kind: 'cancel', request: TEMPORAL_CANCEL_REQUEST });
   });
-  return CancellationScope.nonCancellable(() => {
-    loop = new CancellationScope();
-    return loop.run(() => run.run());
-  });
+  return CancellationScope.nonCancellable(() => run.run());
 }

@@ -2,7 +2,7 @@
  * What the main loop does with each queued message: a cancel or a decision is applied by the core's rules, or
  * refused and answered with a code (a refused decision is recorded too, A2); a webhook hint moves the next read.
  */
-import { log, patched } from '@temporalio/workflow';
+import { log } from '@temporalio/workflow';
 import { decisionSchema } from '../core/escalation';
 import { issueText } from '../core/issues';
 import {
@@ -15,9 +15,6 @@ import {
 } from '../core/step';
 import type { PendingMessage } from './messages';
 import type { OperationRun } from './operation-run';
-
-/** The patch that journals a Temporal cancellation request the cancel rules refused. */
-export const RECORD_REFUSED_CANCEL_REQUEST = 'asyncjob-record-refused-cancel-request';
 
 /**
  * The cancel intent of a Temporal cancellation request. The SDK does not give the workflow the requester's
@@ -47,7 +44,7 @@ async function handleCancel(run: OperationRun, message: Extract<PendingMessage, 
     run.inbox.answer(message.id, { accepted: false, code: step.code, message: step.message });
     log.warn('cancel refused', { code: step.code, message: step.message });
     // A refused Temporal cancellation request leaves no other trace: it is journalled, who asked and why not.
-    if (message.request.requestedBy === TEMPORAL_CANCEL_REQUEST.requestedBy && patched(RECORD_REFUSED_CANCEL_REQUEST)) {
+    if (message.request.requestedBy === TEMPORAL_CANCEL_REQUEST.requestedBy) {
       const attempted = { option: 'cancel', approvedBy: message.request.requestedBy, reason: message.request.reason };
       await run.commit(recordRejectedDecision(run.record, attempted, step, context));
     }
