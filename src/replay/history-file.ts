@@ -1,31 +1,12 @@
 /**
  * A workflow history saved to a file, as `temporal workflow show --output json` writes it, read for
  * `asyncjob replay-check --history FILE`: the workflow ID it is replayed under comes from its first event (the
- * server records it there; older histories have it only in the workflow's input, as the operation's ID).
+ * server records it there).
  */
-import { defaultPayloadConverter } from '@temporalio/common';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { History } from '@temporalio/worker';
 import { WORKFLOW_TYPE } from '../client/context';
 import type { ReplayHistory } from './replay-check';
-
-type StartedAttributes = NonNullable<
-  NonNullable<NonNullable<History['events']>[number]>['workflowExecutionStartedEventAttributes']
->;
-
-/** The operation ID in the workflow's input (`{ request: { operationId } }`), if it reads as one. */
-function operationIdInInput(started: StartedAttributes): string | undefined {
-  const payload = started.input?.payloads?.[0];
-  if (!payload) return undefined;
-  try {
-    const input = defaultPayloadConverter.fromPayload<{ request?: { operationId?: unknown } }>(payload);
-    const id = input?.request?.operationId;
-    return typeof id === 'string' && id.length > 0 ? id : undefined;
-  } catch {
-    // Encoded by a codec this process does not have, or not our input: the caller says so.
-    return undefined;
-  }
-}
 
 /**
  * Reads a history from `text` (the file's contents) as a replay needs it. A file that is not the history of an
@@ -51,7 +32,7 @@ export function historyFromFile(file: string, text: string): ReplayHistory | { p
   const type = started.workflowType?.name;
   if (type !== WORKFLOW_TYPE)
     return { problem: `${file}: the history of a ${type ?? 'nameless'} workflow, not ${WORKFLOW_TYPE}` };
-  const workflowId = started.workflowId || operationIdInInput(started);
-  if (!workflowId) return { problem: `${file}: names no workflow ID, and its input names no operation ID` };
+  const workflowId = started.workflowId;
+  if (!workflowId) return { problem: `${file}: its first event names no workflow ID` };
   return { workflowId, runId: started.originalExecutionRunId || null, file, history };
 }
