@@ -8,7 +8,7 @@ import { type DecisionEffects, type LocalState } from './journal';
 import { type Approval, type OperationRecord, APPROVAL_TAIL, appendBounded } from './operation';
 
 /** The record's approvals with one more at the end (bounded tail). */
-export function withApproval(record: OperationRecord, approval: Approval): OperationRecord['authorisation'] {
+function withApproval(record: OperationRecord, approval: Approval): OperationRecord['authorisation'] {
   return {
     ...record.authorisation,
     approvals: appendBounded(record.authorisation.approvals, approval, APPROVAL_TAIL),

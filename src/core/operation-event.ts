@@ -31,13 +31,6 @@ export interface CancelIntent {
   expectedEffect: string;
 }
 
-/** A resume of a failed operation, approved by a person, on a provider that supports resume (M1). */
-export interface ResumeAction {
-  approvedBy: string;
-  reason: string;
-  providerSupportsResume: boolean;
-}
-
 /** An event with its evidence; the arrows it may take are in `TRANSITIONS`. */
 export type OperationEvent =
   /** C2: the create answer names the job. */
@@ -83,9 +76,7 @@ export type OperationEvent =
   /** E1: automation stops and a person decides. */
   | (EventFrame & { type: 'escalate'; escalation: OpenEscalation })
   /** A1, A2: a person's decision on the open escalation. */
-  | (EventFrame & { type: 'decide'; decision: Decision })
-  /** M1: a recorded resume of a failed operation. */
-  | (EventFrame & { type: 'resume'; resume: ResumeAction });
+  | (EventFrame & { type: 'decide'; decision: Decision });
 
 /** Event types: one per kind of cause. */
 export type EventType = OperationEvent['type'];

@@ -2,7 +2,7 @@
  * What the evidence of an event says, checked when the event is applied (M1): what makes a create answer an
  * acceptance, a status answer a success or failure, a decision valid. That an event carries its evidence at
  * all is the compiler's check (`OperationEvent`); what is left here is data the compiler cannot see: what a
- * provider answered (observations), what a person or caller wrote (cancel intent, decision, resume), what a
+ * provider answered (observations), what a person or caller wrote (cancel intent, decision), what a
  * validation found (result summaries), the bounds of an escalation's text, and the time. Pure.
  */
 import { reactionTo, type ProviderCall, type Reaction } from './answer-policy';
@@ -107,10 +107,6 @@ const CHECKS: Record<Exclude<EvidenceKind, TypedEvidence>, (facts: EvidenceFacts
     validateDecision(record.escalation, event.decision, { nowMs }).kind === 'ok' &&
     targetOf(record, event.decision) === to &&
     (event.decision.option !== 'accept_result' || record.result !== null),
-  resume_action: ({ event }) =>
-    event.type === 'resume' &&
-    event.resume.providerSupportsResume &&
-    signed(event.resume.approvedBy, event.resume.reason),
 };
 
 /** Returns the evidence kinds `rule` needs that `event` (with `record` and `nowMs`) does not supply, in order. */

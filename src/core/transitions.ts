@@ -8,22 +8,16 @@
  * `-> cancelling` (extend while a cancel already sent awaits confirmation, X3: never cancel twice),
  * `-> result_collecting` (accept_result / retry_collect, A1) and `-> reconciliation` (retry_create_same_token, U2).
  */
-import { decisionEffects, withApproval } from './decision-effects';
+import { decisionEffects } from './decision-effects';
 import { localStateSchema, type LocalState } from './journal';
 import { type EventType, type OperationEvent, observationOf } from './operation-event';
 import { type OperationRecord, type RecordedTransition, TRANSITION_TAIL, appendBounded } from './operation';
 import { applyRemoteFacts } from './record-observation';
 import { evidenceMissing, targetOf } from './transition-evidence';
 
-export {
-  type CancelIntent,
-  type EventOf,
-  type EventType,
-  type OperationEvent,
-  type ResumeAction,
-} from './operation-event';
+export { type CancelIntent, type EventOf, type EventType, type OperationEvent } from './operation-event';
 
-/** The states nothing leaves (except `failed` by a recorded resume action, M1). */
+/** The states nothing leaves (M1). */
 export const FINAL_STATES: readonly LocalState[] = ['succeeded', 'failed', 'cancelled', 'closed'];
 
 /** The non-final states: each may escalate. */
@@ -73,9 +67,7 @@ export type EvidenceKind =
   /** A well-formed escalation (E1, E2). */
   | 'escalation'
   /** A decision valid against the open escalation, leading to this target (A2). */
-  | 'decision'
-  /** A recorded resume action, approved, on a provider that supports resume (M1). */
-  | 'resume_action';
+  | 'decision';
 
 /** One arrow of the state machine. */
 export interface TransitionRule {
@@ -151,7 +143,6 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   arrow(['escalated'], 'decide', 'cancelling', ['decision'], 'local', 'A2, X3'),
   arrow(['escalated'], 'decide', 'result_collecting', ['decision'], 'local', 'A1, R5'),
   arrow(['escalated'], 'decide', 'reconciliation', ['decision'], 'local', 'U2, I3'),
-  arrow(['failed'], 'resume', 'observing', ['resume_action'], 'local', 'M1'),
 ];
 
 /** The result of {@link transition}. */
@@ -177,7 +168,7 @@ function refusal(code: Refusal['code'], message: string, missingEvidence: Eviden
 /** The arrow `event` takes from the record's state (for `decide`, the one its option leads to), or why none. */
 function arrowFor(record: OperationRecord, event: OperationEvent): { kind: 'arrow'; rule: TransitionRule } | Refusal {
   const from = record.localState;
-  if (FINAL_STATES.includes(from) && !(from === 'failed' && event.type === 'resume'))
+  if (FINAL_STATES.includes(from))
     return refusal('ASYNCJOB_ERR_OPERATION_FINAL', `the operation is ${from}, a final state`);
   const candidates = TRANSITIONS.filter((rule) => rule.event === event.type && rule.from.includes(from));
   const target = event.type === 'decide' ? targetOf(record, event.decision) : undefined;
@@ -246,14 +237,6 @@ function applyEffects(
       return { ...next, escalation: event.escalation, schedule: {} };
     case 'decide':
       return decisionEffects(record, next, rule.to, event.decision, nowMs);
-    case 'resume': {
-      const { approvedBy, reason } = event.resume;
-      return {
-        ...next,
-        authorisation: withApproval(record, { atMs: nowMs, approvedBy, option: 'resume', reason }),
-        schedule: { nextPollAtMs: nowMs, delaySource: 'manual_extension' },
-      };
-    }
     default:
       return next;
   }

@@ -157,14 +157,6 @@ describe('M: every local state of the diagram is reachable with evidence', () =>
           decision: { option: 'close', approvedBy: 'bob@example.com', reason: 'abandon' },
         }),
     ],
-    [
-      'observing',
-      () =>
-        apply(apply(observing(), { type: 'remote_failed', observation: O.failure }), {
-          type: 'resume',
-          resume: { approvedBy: 'bob@example.com', reason: 'provider resumed job', providerSupportsResume: true },
-        }),
-    ],
   ];
   it.each(paths)('M1: reaches %s', (state, build) => {
     const record = build();
@@ -211,18 +203,6 @@ describe('M1: a transition without its evidence is refused, naming what is missi
       cancelling,
       { type: 'remote_cancelled', observation: O.cancelAnswer },
       ['cancelled_observation'],
-    ],
-    [
-      'not failed -> observing without a recorded resume action',
-      () => apply(observing(), { type: 'remote_failed', observation: O.failure }),
-      { type: 'resume', resume: { approvedBy: '', reason: ' ', providerSupportsResume: true } },
-      ['resume_action'],
-    ],
-    [
-      'not failed -> observing when the provider has no resume',
-      () => apply(observing(), { type: 'remote_failed', observation: O.failure }),
-      { type: 'resume', resume: { approvedBy: 'bob', reason: 'try', providerSupportsResume: false } },
-      ['resume_action'],
     ],
     [
       'not accepted on a 202 that names no job (C2)',
@@ -306,7 +286,6 @@ describe('M1: a transition without its evidence is refused, naming what is missi
     expectTypeOf<{ type: 'reconciliation_started'; actor: string }>().not.toExtend<OperationEvent>();
     expectTypeOf<{ type: 'escalate'; actor: string }>().not.toExtend<OperationEvent>();
     expectTypeOf<{ type: 'cancel_requested'; actor: string }>().not.toExtend<OperationEvent>();
-    expectTypeOf<{ type: 'resume'; actor: string }>().not.toExtend<OperationEvent>();
     expectTypeOf<{ type: 'decide'; actor: string }>().not.toExtend<OperationEvent>();
     expectTypeOf<{ type: 'result_invalid'; actor: string }>().not.toExtend<OperationEvent>();
     expectTypeOf<{ type: 'remote_succeeded'; actor: string }>().not.toExtend<OperationEvent>();
@@ -335,7 +314,6 @@ describe('M1: a transition without its evidence is refused, naming what is missi
       cancel_deadline_reached: true,
       escalate: true,
       decide: true,
-      resume: true,
     };
     expect(new Set(TRANSITIONS.map((rule) => rule.event))).toEqual(new Set(Object.keys(everyType)));
   });
@@ -497,7 +475,6 @@ describe('M1 properties over random event sequences', () => {
     ),
     withIntent: fc.boolean(),
     reconcile: fc.boolean(),
-    resume: fc.option(fc.boolean(), { nil: undefined }),
     escalationReason: fc.option(
       fc.constantFrom(
         'unknown_state' as const,
@@ -567,12 +544,6 @@ describe('M1 properties over random event sequences', () => {
         };
         return { ...frame, type, decision };
       }
-      case 'resume':
-        return {
-          ...frame,
-          type,
-          resume: { approvedBy: 'bob', reason: 'resume', providerSupportsResume: step.resume ?? false },
-        };
       default:
         return { ...frame, type, observation };
     }
@@ -630,8 +601,7 @@ describe('M1 properties over random event sequences', () => {
               else expect(['failure', 'expired']).toContain(answer?.category);
               break;
             case 'observing':
-              if (record.localState === 'failed')
-                expect(event.type === 'resume' && event.resume.providerSupportsResume).toBe(true);
+              expect(record.localState).not.toBe('failed');
               if (record.localState === 'escalated') expect(event.type).toBe('decide');
               break;
             case 'result_timed_out':
