@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CORE_CODES } from '../../src/core/codes';
+import { ERROR_CODES, EXIT } from '../../src/core/codes';
 
 const CORE = join(__dirname, '../../src/core');
 const files = readdirSync(CORE).filter((f) => f.endsWith('.ts'));
@@ -23,11 +23,15 @@ describe('src/core is pure (no I/O, no clock, no randomness)', () => {
 });
 
 describe('stable error codes', () => {
-  it('every ASYNCJOB_ERR_ code used in src/core is documented in codes.ts', () => {
+  it('every ASYNCJOB_ERR_ code used in src/core is in the one registry (codes.ts), each with its data', () => {
     const used = new Set(
       files.flatMap((f) => [...readFileSync(join(CORE, f), 'utf8').matchAll(/ASYNCJOB_ERR_[A-Z_]+/g)].map((m) => m[0])),
     );
-    for (const code of used) expect(Object.keys(CORE_CODES), code).toContain(code);
-    for (const [code, description] of Object.entries(CORE_CODES)) expect(description.length, code).toBeGreaterThan(10);
+    for (const code of used) expect(Object.keys(ERROR_CODES), code).toContain(code);
+    for (const [code, { exit, retryable, meaning }] of Object.entries(ERROR_CODES)) {
+      expect(Object.values(EXIT), code).toContain(exit);
+      expect(typeof retryable, code).toBe('boolean');
+      expect(meaning.length, code).toBeGreaterThan(10);
+    }
   });
 });
