@@ -20,6 +20,7 @@ import {
   AsyncJobInputError,
   AsyncJobRequestRefused,
   type InputIssue,
+  isErrorCode,
   OperationEndedError,
   OperationNotFoundError,
 } from './client/errors';
@@ -334,7 +335,10 @@ export class AsyncJobClient {
       if (err instanceof OperationNotFoundError) throw await this.endedOrMissing(operationId, err);
       throw err;
     }
-    if (!answer.accepted) throw new AsyncJobRequestRefused(operationId, answer.code, answer.message);
+    if (!answer.accepted) {
+      const code = isErrorCode(answer.code) ? answer.code : 'ASYNCJOB_ERR_REFUSED';
+      throw new AsyncJobRequestRefused(operationId, code, answer.message);
+    }
     return answer;
   }
 

@@ -8,6 +8,7 @@
  * referenced by file where possible.
  */
 import { z } from 'zod';
+import { AsyncJobError } from './core/errors';
 import { settingRegistry, type SettingMeta } from './config/setting';
 import { temporalSettings } from './config/temporal';
 import { checkpointKeySettings, demoSettings, mcpSettings, simulatorSettings } from './config/tools';
@@ -57,11 +58,9 @@ export function describeSettings(): SettingDescription[] {
 }
 
 /** Our fault: the environment is misconfigured. Lists every problem. */
-export class ConfigError extends Error {
-  readonly code = 'ASYNCJOB_ERR_CONFIG_INVALID';
+export class ConfigError extends AsyncJobError {
   constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
+    super('ASYNCJOB_ERR_CONFIG_INVALID', `invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
 }
 

@@ -4,13 +4,12 @@
  * CommonJS that `bin/asyncjob` runs before tsx, so the CLI, the worker and the library refuse with one message.
  */
 import { unsupportedNodeMessage } from '../bin/node-engines.cjs';
+import { AsyncJobError } from './core/errors';
 
 /** The running Node.js is outside package.json `engines.node`; the message names both versions. */
-export class UnsupportedNodeError extends Error {
-  readonly code = 'ASYNCJOB_ERR_NODE_UNSUPPORTED';
+export class UnsupportedNodeError extends AsyncJobError {
   constructor(message: string) {
-    super(message);
-    this.name = 'UnsupportedNodeError';
+    super('ASYNCJOB_ERR_NODE_UNSUPPORTED', message);
   }
 }
 

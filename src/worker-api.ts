@@ -1,8 +1,9 @@
 /**
  * `asyncjob/worker`: what an operator's own worker process needs: the worker wiring (`runWorker` is the
  * `asyncjob worker` command; `createWorkers` builds workers on a connection of yours), the activities' factory,
- * the operation stores, artifacts, provider contracts and their registry, the webhook receiver, and the one
- * JSON-lines logger (Temporal's `Logger`) for the SDK and for asyncjob.
+ * the operation stores, artifacts, provider contracts and their registry, the webhook receiver, the one
+ * JSON-lines logger (Temporal's `Logger`) for the SDK and for asyncjob, and the errors: the base class
+ * `AsyncJobError` and the registry of stable codes (docs/errors.md).
  */
 import './supported-node';
 export {
@@ -16,7 +17,9 @@ export {
   type AsyncJobWorkerOptions,
   type ProviderQueue,
 } from './worker';
-export { createActivities, ActivityError, ACTIVITY_CODES, type ActivityCode } from './activities';
+export { createActivities } from './activities';
+export { AsyncJobError, exitStatusOf, hasCode } from './core/errors';
+export { ERROR_CODES, isErrorCode, type ErrorCode, type ErrorCodeInfo, type ExitCode } from './core/codes';
 export type { ActivityDependencies, ActivityLogger, AsyncJobActivities, ProviderFacts } from './activities';
 export { loadConfig, ConfigError, configSchema, type Config } from './config';
 export { openStore, parseStoreLocation, type OpenStoreOptions, type StoreLocation } from './adapters/store/open-store';

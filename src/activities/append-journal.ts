@@ -3,11 +3,10 @@
  * snapshot. The same entries again are a no-op; when the store already holds DIFFERENT entries at those
  * sequences (another run of the workflow got there first), the stored state is returned for the workflow to adopt.
  */
-import { isStoreError } from '../adapters/store/store-errors';
 import { type OperationRecord } from '../core/operation';
 import { type StepOutcome } from '../core/step-outcome';
 import { type StepEntry } from '../core/step';
-import { ActivityError } from './errors';
+import { AsyncJobError, hasCode } from '../core/errors';
 import { commitStep, parseInputRecord, storedOutcome } from './journal-writer';
 import { type ActivityContext } from './provider-call';
 import { stateOfInput } from './types';
@@ -19,10 +18,9 @@ export function appendJournal(ctx: ActivityContext) {
     const entries = [...input.entries].sort((a, b) => a.sequence - b.sequence);
     for (const e of entries) {
       if (e.sequence >= record.journal.nextSequence) {
-        throw new ActivityError(
+        throw new AsyncJobError(
           'ASYNCJOB_ERR_INVALID_INPUT',
           `entries: sequence ${e.sequence} is not below the record's journal.nextSequence ${record.journal.nextSequence}`,
-          true,
         );
       }
     }
@@ -31,7 +29,7 @@ export function appendJournal(ctx: ActivityContext) {
     try {
       return await commitStep(ctx.store, record, entries, ctx.clock());
     } catch (error) {
-      if (!isStoreError(error, 'ASYNCJOB_ERR_JOURNAL_CONFLICT')) throw error;
+      if (!hasCode(error, 'ASYNCJOB_ERR_JOURNAL_CONFLICT')) throw error;
       ctx.logger.warn('different entries already recorded: adopting the stored record', {
         operationId: record.operationId,
         sequence: entries[0]?.sequence,

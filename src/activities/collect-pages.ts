@@ -10,7 +10,7 @@ import { readField, type ProviderAdapter } from '../adapters/providers';
 import { type StoredArtifact } from '../adapters/artifacts/artifact-store';
 import { type Observation } from '../core/observation';
 import { type OperationRecord } from '../core/operation';
-import { ActivityError } from './errors';
+import { AsyncJobError } from '../core/errors';
 import { sendOnce, type ActivityContext } from './provider-call';
 import { readArtifact } from './result-checks';
 
@@ -93,10 +93,9 @@ export async function followPages(
     await writer.write(Buffer.from(JSON.stringify(items), 'utf8'));
     return { kind: 'whole', stored: await writer.commit(), pagesFetched, problems };
   } catch (error) {
-    throw new ActivityError(
+    throw new AsyncJobError(
       'ASYNCJOB_ERR_ARTIFACT_FAILED',
       `cannot store the pages of ${record.operationId}: ${(error as Error).message}`,
-      false,
     );
   }
 }

@@ -13,7 +13,7 @@ import { type OperationRecord } from '../core/operation';
 import { type StepOutcome } from '../core/step-outcome';
 import { afterCollect, type CollectOutcome } from '../core/step';
 import { type ProviderCallInput } from './types';
-import { ActivityError } from './errors';
+import { AsyncJobError } from '../core/errors';
 import { inCallFrame } from './call-frame';
 import { checkResult, outcomeOf, type ArrivalFacts } from './result-checks';
 import { collectWithoutRequest } from './collect-staged';
@@ -151,10 +151,9 @@ export function collectResult(ctx: ActivityContext) {
       try {
         writer = await ctx.artifacts.begin(record.operationId, `${record.journal.nextSequence}-result`);
       } catch (error) {
-        throw new ActivityError(
+        throw new AsyncJobError(
           'ASYNCJOB_ERR_ARTIFACT_FAILED',
           `cannot start the artifact of ${record.operationId}: ${(error as Error).message}`,
-          false,
         );
       }
       const exchange = await streamResult(ctx, { adapter, http }, record, built.request, writer);
@@ -174,10 +173,9 @@ export function collectResult(ctx: ActivityContext) {
         stored = await writer.commit();
       } catch (error) {
         await writer.abort();
-        throw new ActivityError(
+        throw new AsyncJobError(
           'ASYNCJOB_ERR_ARTIFACT_FAILED',
           `cannot commit the artifact of ${record.operationId}: ${(error as Error).message}`,
-          false,
         );
       }
       const observation = collectObservation(adapter, exchange, truncated);

@@ -12,7 +12,7 @@ import { type Observation } from '../core/observation';
 import { type OperationRecord } from '../core/operation';
 import { afterCollect, type StepContext, type StepResult } from '../core/step';
 import { checkResult, outcomeOf } from './result-checks';
-import { ActivityError } from './errors';
+import { AsyncJobError } from '../core/errors';
 import { type ActivityContext } from './provider-call';
 
 /** The content type of a staged inline result: it was JSON in the answer that carried it. */
@@ -54,10 +54,9 @@ export async function collectWithoutRequest(
   if (reference?.stagedArtifact === undefined) return undefined;
   const stored = await ctx.artifacts.describe(reference.stagedArtifact);
   if (stored === undefined) {
-    throw new ActivityError(
+    throw new AsyncJobError(
       'ASYNCJOB_ERR_ARTIFACT_FAILED',
       `the staged result of ${record.operationId} is missing at ${reference.stagedArtifact}`,
-      false,
     );
   }
   // A staged first page of a paged result: the following pages are fetched here (the only requests of this path).

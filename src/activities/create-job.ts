@@ -8,7 +8,7 @@ import { type OperationRecord } from '../core/operation';
 import { type StepOutcome } from '../core/step-outcome';
 import { afterCreate } from '../core/step';
 import { type ProviderCallInput } from './types';
-import { ActivityError } from './errors';
+import { AsyncJobError } from '../core/errors';
 import { inCallFrame } from './call-frame';
 import { sendOnce, type ActivityContext } from './provider-call';
 import { recordedIntent } from './record-intent';
@@ -30,22 +30,20 @@ export async function assertIntent(
 ): Promise<void> {
   const intent = await recordedIntent(ctx, record.operationId);
   if (intent === undefined)
-    throw new ActivityError(
+    throw new AsyncJobError(
       'ASYNCJOB_ERR_INTENT_MISSING',
       `operation ${record.operationId} has no recorded intent; recordIntent runs first (C1)`,
-      true,
     );
   let fingerprint: string;
   try {
     fingerprint = requestFingerprint(payload);
   } catch (error) {
-    throw new ActivityError('ASYNCJOB_ERR_INVALID_INPUT', `payload: ${(error as Error).message}`, true);
+    throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', `payload: ${(error as Error).message}`);
   }
   if (fingerprint !== intent.requestFingerprint || fingerprint !== record.requestFingerprint) {
-    throw new ActivityError(
+    throw new AsyncJobError(
       'ASYNCJOB_ERR_FINGERPRINT_MISMATCH',
       `payload: its fingerprint ${fingerprint} is not the recorded ${intent.requestFingerprint} (record ${record.requestFingerprint}) (I2)`,
-      true,
     );
   }
 }

@@ -19,7 +19,6 @@ import { withFailures } from './to-failure';
 import { type AsyncJobActivities } from './types';
 
 export { type ActivityDependencies, type ActivityLogger } from './provider-call';
-export { ACTIVITY_CODES, ActivityError, type ActivityCode } from './errors';
 export { toFailure, UNEXPECTED_FAILURE_TYPE } from './to-failure';
 export { snapshotOf, toJournalEntry } from './journal-writer';
 export type { AsyncJobActivities, ProviderFacts, ProviderCallInput } from './types';

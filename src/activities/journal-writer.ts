@@ -10,7 +10,7 @@ import { type JournalEntry } from '../core/journal';
 import { operationRecordSchema, type OperationRecord } from '../core/operation';
 import { outcomeOf, tailEntries, withoutTails, type StepOutcome } from '../core/step-outcome';
 import { type StepEntry } from '../core/step';
-import { ActivityError } from './errors';
+import { AsyncJobError } from '../core/errors';
 
 /** A step entry as the store keeps it: with its operation ID and its ISO time. Pure. */
 export function toJournalEntry(operationId: string, entry: StepEntry): JournalEntry {
@@ -46,10 +46,9 @@ export function recordOf(snapshot: OperationSnapshot): OperationRecord {
   const parsed = operationRecordSchema.safeParse(snapshot.record);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ActivityError(
+    throw new AsyncJobError(
       'ASYNCJOB_ERR_INVALID_INPUT',
       `the stored record of ${snapshot.operationId} does not parse: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''}`,
-      true,
     );
   }
   return parsed.data;
@@ -60,7 +59,7 @@ export function parseInputRecord(value: unknown): OperationRecord {
   const parsed = operationRecordSchema.safeParse(value);
   if (!parsed.success) {
     const named = parsed.error.issues.slice(0, 5).map((i) => `record.${i.path.join('.')}: ${i.message}`);
-    throw new ActivityError('ASYNCJOB_ERR_INVALID_INPUT', named.join('; '), true);
+    throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', named.join('; '));
   }
   return parsed.data;
 }
@@ -81,10 +80,9 @@ export async function storedOutcome(
 ): Promise<StepOutcome> {
   const snapshot = await store.getOperation(operationId);
   if (snapshot === null)
-    throw new ActivityError(
+    throw new AsyncJobError(
       'ASYNCJOB_ERR_SNAPSHOT_MISSING',
       `operation ${operationId} has journal entries but no stored snapshot`,
-      true,
     );
   return outcomeFromStore(store, recordOf(snapshot), fromSequence);
 }
@@ -107,10 +105,9 @@ export async function alreadyRecorded(store: OperationStore, state: OperationRec
   if (head.lastSequence < state.journal.nextSequence) return undefined;
   const snapshot = await store.getOperation(state.operationId);
   if (snapshot === null || snapshot.version < state.journal.nextSequence) {
-    throw new ActivityError(
+    throw new AsyncJobError(
       'ASYNCJOB_ERR_SNAPSHOT_MISSING',
       `operation ${state.operationId}: the journal reaches sequence ${head.lastSequence} but the stored snapshot is at ${snapshot?.version ?? 'none'}; run audit verify`,
-      true,
     );
   }
   return outcomeFromStore(store, recordOf(snapshot), state.journal.nextSequence);

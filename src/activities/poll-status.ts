@@ -23,7 +23,7 @@ import {
 import { onWake, type StepEntry, type StepResult } from '../core/step';
 import { tailEntries, withoutTails, type StepOutcome } from '../core/step-outcome';
 import { onLocalWebhook } from '../webhooks/local-wake';
-import { ActivityError } from './errors';
+import { AsyncJobError } from '../core/errors';
 import { whileHeartbeating } from './heartbeat';
 import { alreadyRecorded, commitStep, parseInputRecord, snapshotOf } from './journal-writer';
 import { stepContext, type ActivityContext } from './provider-call';
@@ -50,7 +50,7 @@ function parseLimits(value: unknown): PollLoopLimits {
   const parsed = pollLoopLimitsSchema.safeParse(value);
   if (parsed.success) return parsed.data;
   const named = parsed.error.issues.map((issue) => `loop.${issue.path.join('.')}: ${issue.message}`);
-  throw new ActivityError('ASYNCJOB_ERR_INVALID_INPUT', named.join('; '), true);
+  throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', named.join('; '));
 }
 
 /** One loop over one operation: the state as stored, the entries recorded so far, and how to wait. */

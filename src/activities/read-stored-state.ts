@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { type StepOutcome } from '../core/step-outcome';
-import { ActivityError } from './errors';
+import { AsyncJobError } from '../core/errors';
 import { storedOutcome } from './journal-writer';
 import { type ActivityContext } from './provider-call';
 
@@ -16,10 +16,9 @@ export function readStoredState(ctx: ActivityContext) {
   return async (input: { operationId: string; fromSequence: number }): Promise<StepOutcome> => {
     const parsed = inputSchema.safeParse(input);
     if (!parsed.success)
-      throw new ActivityError(
+      throw new AsyncJobError(
         'ASYNCJOB_ERR_INVALID_INPUT',
         parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '),
-        true,
       );
     return storedOutcome(ctx.store, parsed.data.operationId, parsed.data.fromSequence);
   };

@@ -7,7 +7,7 @@ import { intentEntrySchema } from '../core/journal';
 import { tokenDigest } from '../core/fingerprint';
 import { intentEntryOf, type OperationRecord } from '../core/operation';
 import { type StepEntry } from '../core/step';
-import { ActivityError } from './errors';
+import { AsyncJobError } from '../core/errors';
 import { type StepOutcome } from '../core/step-outcome';
 import { commitStep, parseInputRecord, storedOutcome } from './journal-writer';
 import { type ActivityContext } from './provider-call';
@@ -31,10 +31,9 @@ export function recordIntent(ctx: ActivityContext) {
     const existing = await recordedIntent(ctx, record.operationId);
     if (existing !== undefined) {
       if (existing.requestFingerprint !== record.requestFingerprint) {
-        throw new ActivityError(
+        throw new AsyncJobError(
           'ASYNCJOB_ERR_FINGERPRINT_MISMATCH',
           `requestFingerprint: operation ${record.operationId} already holds the request ${existing.requestFingerprint}, now ${record.requestFingerprint}; a changed request needs a new operation ID`,
-          true,
         );
       }
       if ((await ctx.store.getOperation(record.operationId)) !== null) {

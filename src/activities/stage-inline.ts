@@ -7,7 +7,7 @@
  */
 import { type Observation } from '../core/observation';
 import { type OperationRecord } from '../core/operation';
-import { ActivityError } from './errors';
+import { AsyncJobError } from '../core/errors';
 import { type ActivityContext } from './provider-call';
 
 /** Returns `observation` with its inline result staged (`stagedArtifact` instead of `inline`); unchanged without one. */
@@ -26,10 +26,9 @@ export async function stageInlineResult(
     const stored = await writer.commit();
     return { ...observation, resultReference: { ...rest, stagedArtifact: stored.location } };
   } catch (error) {
-    throw new ActivityError(
+    throw new AsyncJobError(
       'ASYNCJOB_ERR_ARTIFACT_FAILED',
       `cannot stage the inline result of ${record.operationId}: ${(error as Error).message}`,
-      false,
     );
   }
 }

@@ -4,6 +4,7 @@
  * inputs, history, queries, logs or the store, and rotating the file or variable needs no restart.
  */
 import { readFile } from 'node:fs/promises';
+import { AsyncJobError } from '../core/errors';
 
 /** Where a credential's secret lives, as written in a provider contract. */
 export type CredentialReference =
@@ -23,12 +24,8 @@ export interface ResolvedCredential {
 export type CredentialSupplier = () => Promise<ResolvedCredential | undefined>;
 
 /** Our fault: the referenced secret is missing. The message names the reference, never a value. */
-export class MissingCredentialError extends Error {
-  readonly code = 'ASYNCJOB_ERR_CREDENTIAL_MISSING';
-  constructor(message: string) {
-    super(message);
-    this.name = 'MissingCredentialError';
-  }
+function missingCredential(message: string): AsyncJobError {
+  return new AsyncJobError('ASYNCJOB_ERR_CREDENTIAL_MISSING', message);
 }
 
 /** Builds a supplier that reads the secret from its reference on every call. */
@@ -40,18 +37,18 @@ export function credentialSupplier(ref: CredentialReference, env: NodeJS.Process
     let secret: string | undefined;
     if ('secretEnv' in ref) {
       secret = env[ref.secretEnv];
-      if (!secret) throw new MissingCredentialError(`credential environment variable ${ref.secretEnv} is not set`);
+      if (!secret) throw missingCredential(`credential environment variable ${ref.secretEnv} is not set`);
     } else {
       try {
         secret = (await readFile(ref.secretFile, 'utf8')).trim();
       } catch (err) {
-        throw new MissingCredentialError(
+        throw missingCredential(
           `credential file ${ref.secretFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
         );
       }
-      if (!secret) throw new MissingCredentialError(`credential file ${ref.secretFile} is empty`);
+      if (!secret) throw missingCredential(`credential file ${ref.secretFile} is empty`);
     }
-    if (/[\r\n]/.test(secret)) throw new MissingCredentialError('credential contains a line break');
+    if (/[\r\n]/.test(secret)) throw missingCredential('credential contains a line break');
     return { headerName, headerValue: format(secret) };
   };
 }

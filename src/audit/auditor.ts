@@ -14,7 +14,8 @@ import { checkAnchors, checkWitness } from './coverage';
 import { checkArtifactRows, checkJobLinks, checkJournalColumns, checkSnapshot } from './facts';
 import { fromChainBreak, opFinding, tableFinding, type AuditFinding } from './findings';
 import { keyNotConfigured } from './keys';
-import { type TemporalWitness, type WitnessedOperation, WitnessUnavailableError } from './temporal-witness';
+import { hasCode } from '../core/errors';
+import { type TemporalWitness, type WitnessedOperation } from './temporal-witness';
 
 /** What to verify and against what. */
 export interface AuditOptions {
@@ -79,7 +80,7 @@ async function witnessedIds(witness: TemporalWitness, report: AuditReport): Prom
   try {
     return await witness.operationIds();
   } catch (err) {
-    if (!(err instanceof WitnessUnavailableError)) throw err;
+    if (!hasCode(err, 'ASYNCJOB_ERR_WITNESS_UNAVAILABLE')) throw err;
     report.unverifiable.push(err.message);
     return [];
   }
@@ -101,7 +102,7 @@ async function readWitness(
     else report.counts.temporalWitnessed += 1;
     return witnessed;
   } catch (err) {
-    if (!(err instanceof WitnessUnavailableError)) throw err;
+    if (!hasCode(err, 'ASYNCJOB_ERR_WITNESS_UNAVAILABLE')) throw err;
     report.unverifiable.push(err.message);
     return undefined;
   }

@@ -13,10 +13,11 @@
 import { verifyOperationRows, type ChainKey, type OperationChainResult } from '../adapters/store/chain';
 import { type OperationStore } from '../adapters/store/operation-store';
 import { DEFAULT_STORE_LOCATION, openStore } from '../adapters/store/open-store';
-import { isStoreError } from '../adapters/store/store-errors';
 import { runCheckpoint } from './checkpoint-command';
 import { AUDIT_EXIT, type AuditIo, type ParsedArgs } from './io';
-import { AuditKeyError, keyNotConfigured, readChainKey } from './keys';
+import { UsageError } from '../cli/args-common';
+import { AsyncJobError, hasCode } from '../core/errors';
+import { keyNotConfigured, readChainKey } from './keys';
 import { formatStoryText, renderStory, storyJson, type Unverified } from './story';
 import { runVerify } from './verify-command';
 
@@ -40,8 +41,6 @@ ASYNCJOB_AUDIT_SIGNING_KEY_FILE | ASYNCJOB_AUDIT_SIGNING_KEY (Ed25519 private, P
 ASYNCJOB_AUDIT_VERIFY_KEY_FILE | ASYNCJOB_AUDIT_VERIFY_KEY (Ed25519 public, PEM).
 exit codes: 0 ok, 1 a change was found, 2 usage error, bad input, or a signature whose key is not configured
 `;
-
-class UsageError extends Error {}
 
 const FLAGS: Readonly<Record<ParsedArgs['command'], readonly string[]>> = {
   verify: ['--json', '--store', '--operation', '--against', '--with-temporal', '--allow-missing-artifacts'],
@@ -133,9 +132,10 @@ export async function runAuditCommand(argv: string[], io: AuditIo = processIo): 
     if (args.command === 'checkpoint') return await runCheckpoint(store, args, key, io);
     return await show(store, args.operationId!, args.json, io, key);
   } catch (err) {
+    // Whatever stops the check leaves the record unverified: exit 2, audit's own status for "cannot verify".
     const message =
-      isStoreError(err) || err instanceof AuditKeyError
-        ? err.message
+      err instanceof AsyncJobError
+        ? `${err.code}: ${err.message}`
         : `cannot read the store: ${err instanceof Error ? err.message : String(err)}`;
     io.stderr(`asyncjob audit: ${message}\n`);
     return AUDIT_EXIT.usage;
@@ -173,7 +173,7 @@ async function show(
     stored = await store.entries(operationId);
   } catch (err) {
     // A row edited into something that no longer parses cannot be told as a story; the break is the story.
-    if (chainBreak === null || !isStoreError(err, 'ASYNCJOB_ERR_INVALID_INPUT')) throw err;
+    if (chainBreak === null || !hasCode(err, 'ASYNCJOB_ERR_INVALID_INPUT')) throw err;
     io.stdout(
       json
         ? `${JSON.stringify(storyJson(operationId, [], chainBreak), null, 2)}\n`

@@ -24,6 +24,7 @@ import {
 } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { chainKeyOf, type ChainKey } from '../adapters/store/chain';
+import { AsyncJobError } from '../core/errors';
 
 /** The environment variable names of the audit keys. */
 export const AUDIT_KEY_SETTINGS = {
@@ -36,32 +37,25 @@ type Env = Readonly<Record<string, string | undefined>>;
 type Setting = (typeof AUDIT_KEY_SETTINGS)[keyof typeof AUDIT_KEY_SETTINGS];
 
 /** A key setting that cannot be used (both forms set, an unreadable or empty file, a malformed key). */
-export class AuditKeyError extends Error {
-  readonly code = 'ASYNCJOB_ERR_CONFIG_INVALID';
-  constructor(message: string) {
-    super(message);
-    this.name = 'AuditKeyError';
-  }
+function keyError(message: string): AsyncJobError {
+  return new AsyncJobError('ASYNCJOB_ERR_CONFIG_INVALID', message);
 }
 
 /** Reads a setting given as a file or a value (trimmed); undefined when neither is set. Never echoes the content. */
 export async function readKeySetting(env: Env, setting: Setting): Promise<string | undefined> {
   const file = env[setting.file] || undefined;
   const value = env[setting.value] || undefined;
-  if (file !== undefined && value !== undefined)
-    throw new AuditKeyError(`set ${setting.file} or ${setting.value}, not both`);
+  if (file !== undefined && value !== undefined) throw keyError(`set ${setting.file} or ${setting.value}, not both`);
   if (value !== undefined) return value.trim() || undefined;
   if (file === undefined) return undefined;
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new AuditKeyError(
-      `${setting.file}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`,
-    );
+    throw keyError(`${setting.file}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`);
   }
   const trimmed = text.trim();
-  if (trimmed.length === 0) throw new AuditKeyError(`${setting.file}: ${file} is empty`);
+  if (trimmed.length === 0) throw keyError(`${setting.file}: ${file} is empty`);
   return trimmed;
 }
 
@@ -116,10 +110,10 @@ function parseKey(text: string, setting: string, kind: 'private' | 'public'): Ke
   try {
     key = kind === 'private' ? createPrivateKey(text) : createPublicKey(text);
   } catch {
-    throw new AuditKeyError(`${setting}: not a PEM ${kind} key`);
+    throw keyError(`${setting}: not a PEM ${kind} key`);
   }
   if (key.asymmetricKeyType !== 'ed25519')
-    throw new AuditKeyError(`${setting}: an Ed25519 key is required, found ${key.asymmetricKeyType ?? 'another kind'}`);
+    throw keyError(`${setting}: an Ed25519 key is required, found ${key.asymmetricKeyType ?? 'another kind'}`);
   return key;
 }
 

@@ -10,6 +10,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { type History, type Payload } from '@temporalio/common/lib/proto-utils';
 import { temporalConnectionSettings } from '../client/connection';
 import { loadConfig } from '../config';
+import { AsyncJobError } from '../core/errors';
 
 /** An entry the workflow saw recorded. */
 export interface WitnessedEntry {
@@ -28,17 +29,12 @@ export interface WitnessedOperation {
 
 /**
  * A witness: the operations it knows, and what it saw of each (null when its history is no longer retained: past
- * the namespace's retention, or deleted). Any other failure to read is a {@link WitnessUnavailableError}.
+ * the namespace's retention, or deleted). Any other failure to read (unreachable, denied, overloaded) is
+ * `ASYNCJOB_ERR_WITNESS_UNAVAILABLE`.
  */
 export interface TemporalWitness {
   operationIds(): Promise<string[]>;
   witness(operationId: string): Promise<WitnessedOperation | null>;
-}
-
-/** The server could not be read for a reason other than a history that is gone (unreachable, denied, overloaded). */
-export class WitnessUnavailableError extends Error {
-  override readonly name = 'WitnessUnavailableError';
-  readonly code = 'ASYNCJOB_ERR_WITNESS_UNAVAILABLE';
 }
 
 /** gRPC's NOT_FOUND, which the server answers for a history it no longer holds (the SDK does not always type it). */
@@ -144,9 +140,13 @@ export function clientWitness(client: Client, taskQueue: string, maxRuns = 1000)
       try {
         for await (const execution of client.workflow.list({ query })) ids.add(execution.workflowId);
       } catch (err) {
-        throw new WitnessUnavailableError(`cannot list the workflows of ${taskQueue}: ${reasonOf(err)}`, {
-          cause: err,
-        });
+        throw new AsyncJobError(
+          'ASYNCJOB_ERR_WITNESS_UNAVAILABLE',
+          `cannot list the workflows of ${taskQueue}: ${reasonOf(err)}`,
+          {
+            cause: err,
+          },
+        );
       }
       return [...ids];
     },
@@ -159,9 +159,13 @@ export function clientWitness(client: Client, taskQueue: string, maxRuns = 1000)
           history = await client.workflow.getHandle(operationId, runId).fetchHistory();
         } catch (err) {
           if (historyGone(err)) return run === 0 ? null : seen;
-          throw new WitnessUnavailableError(`cannot read the history of ${operationId}: ${reasonOf(err)}`, {
-            cause: err,
-          });
+          throw new AsyncJobError(
+            'ASYNCJOB_ERR_WITNESS_UNAVAILABLE',
+            `cannot read the history of ${operationId}: ${reasonOf(err)}`,
+            {
+              cause: err,
+            },
+          );
         }
         runId = witnessFromHistory(history, operationId, seen);
         if (runId === undefined) break;

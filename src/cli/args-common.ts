@@ -3,18 +3,20 @@
  * readers (durations, deadlines, counts, JSON sources). Pure: no I/O.
  */
 import { parseArgs } from 'node:util';
+import { AsyncJobError } from '../core/errors';
 import { parseDuration } from './duration';
 
-/** A usage error: unknown command or option, a missing or malformed value. Exit code 2. */
-export class UsageError extends Error {
-  readonly code = 'ASYNCJOB_ERR_USAGE';
+/**
+ * A usage error (`ASYNCJOB_ERR_USAGE`): unknown command or option, a missing or malformed value; of `asyncjob` and
+ * of the commands that own their arguments (`audit`, `mcp`).
+ */
+export class UsageError extends AsyncJobError {
   constructor(
     message: string,
     /** The command whose usage text applies, if known. */
     readonly command?: string,
   ) {
-    super(message);
-    this.name = 'UsageError';
+    super('ASYNCJOB_ERR_USAGE', message);
   }
 }
 

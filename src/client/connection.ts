@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { type Config } from '../config';
+import { AsyncJobError } from '../core/errors';
 
 /** TLS settings as both Temporal connection kinds take them. */
 export interface TemporalTls {
@@ -23,26 +24,18 @@ export interface TemporalConnectionSettings {
   apiKey?: string;
 }
 
-/** Our fault: a TLS file named by the environment cannot be read. */
-export class TlsFileError extends Error {
-  readonly code = 'ASYNCJOB_ERR_CONFIG_INVALID';
-  constructor(variable: string, path: string, cause: unknown) {
-    super(`${variable}: cannot read ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-    this.name = 'TlsFileError';
-  }
-}
-
 function readTlsFile(variable: string, path: string, read: (path: string) => Buffer): Buffer {
   try {
     return read(path);
   } catch (err) {
-    throw new TlsFileError(variable, path, err);
+    const why = err instanceof Error ? err.message : String(err);
+    throw new AsyncJobError('ASYNCJOB_ERR_CONFIG_INVALID', `${variable}: cannot read ${path}: ${why}`, { cause: err });
   }
 }
 
 /**
  * Builds connection settings from a validated configuration, reading the TLS files (`read` is injectable for
- * tests). Throws {@link TlsFileError} naming the variable whose file cannot be read.
+ * tests). Throws `ASYNCJOB_ERR_CONFIG_INVALID` naming the variable whose file cannot be read.
  */
 export function temporalConnectionSettings(
   config: Config,

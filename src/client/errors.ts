@@ -1,42 +1,13 @@
 /**
- * The errors {@link AsyncJobClient} throws, one base class with a stable `code` (STYLE.md "Errors and outcomes").
+ * The errors {@link AsyncJobClient} throws: each an {@link AsyncJobError} with a stable `code` from the one
+ * registry (`src/core/codes.ts`, docs/errors.md), as a thin subclass that adds the typed fields of its case.
  * Callers, the CLI and agents match on `code`, never on the message text.
  */
+import { type ErrorCode } from '../core/codes';
+import { AsyncJobError } from '../core/errors';
 
-/** The stable codes of the client's own errors, each with a one-line description. */
-export const CLIENT_CODES = {
-  /** A start request (or a cancel request, decision, option) failed validation; `issues` name every field. */
-  ASYNCJOB_ERR_INVALID_INPUT: 'the input failed validation',
-  /** The operation ID is already used by a different request (I2): a changed request needs a new operation ID. */
-  ASYNCJOB_ERR_FINGERPRINT_MISMATCH: 'the operation ID is already used by a different request',
-  /** No operation (workflow) with this ID exists in the namespace. */
-  ASYNCJOB_ERR_NOT_FOUND: 'no operation with this ID',
-  /** The Temporal server could not be reached or refused the connection (address, TLS, API key). */
-  ASYNCJOB_ERR_CONNECTION: 'the Temporal server could not be reached',
-  /** No worker answered a query in time (is a worker running on the operation's task queue?). */
-  ASYNCJOB_ERR_QUERY_TIMEOUT: 'no worker answered the query in time',
-  /**
-   * No worker accepted (or refused) a cancel or a decision in time. Not refused: the server may still hand it to a
-   * worker later, so the operation is checked before asking again.
-   */
-  ASYNCJOB_ERR_UPDATE_TIMEOUT: 'no worker took the request in time; it may still be applied',
-  /** The workflow itself failed, was terminated or timed out (not an operation that ended badly: that is a summary). */
-  ASYNCJOB_ERR_WORKFLOW_FAILED: "the operation's workflow failed or was terminated",
-  /** The workflow refused a cancel or a decision; the refusal's own code is in `refusalCode`. */
-  ASYNCJOB_ERR_REFUSED: 'the workflow refused the request',
-  /** No worker serves the provider (nobody polled its activity task queue recently): nothing was started. */
-  ASYNCJOB_ERR_PROVIDER_UNSERVED: 'no worker serves this provider',
-  /** The operation exists with the same payload but a different policy, deadline, starter or authoriser. */
-  ASYNCJOB_ERR_JOIN_MISMATCH: 'the operation exists with different settings',
-  /** A wait (`result`, `watch`) reached its `timeoutMs`; the operation goes on. */
-  ASYNCJOB_ERR_WAIT_TIMEOUT: 'the wait timed out',
-  /** A wait was aborted by the caller's AbortSignal; the operation goes on. */
-  ASYNCJOB_ERR_ABORTED: 'the wait was aborted',
-  /** The Temporal server answered with an error of its own (its gRPC status is in `grpcCode`). */
-  ASYNCJOB_ERR_SERVER: 'the Temporal server refused or failed the call',
-} as const;
-/** A stable client error code. */
-export type ClientCode = keyof typeof CLIENT_CODES;
+export { ERROR_CODES, isErrorCode, type ErrorCode, type ErrorCodeInfo, type ExitCode } from '../core/codes';
+export { AsyncJobError, exitStatusOf, hasCode } from '../core/errors';
 
 /** One problem with one field of an input. */
 export interface InputIssue {
@@ -45,89 +16,78 @@ export interface InputIssue {
   message: string;
 }
 
-/** The base of every client error: a stable `code`. */
-export abstract class AsyncJobClientError extends Error {
-  abstract readonly code: string;
-}
-
-/** Bad input: nothing was started or sent. `issues` names every bad field at once. */
-export class AsyncJobInputError extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_INVALID_INPUT';
+/** Bad input (`ASYNCJOB_ERR_INVALID_INPUT`): nothing was started or sent. `issues` names every bad field at once. */
+export class AsyncJobInputError extends AsyncJobError {
   constructor(readonly issues: InputIssue[]) {
-    super(`invalid input: ${issues.map((i) => `${i.path || '(input)'}: ${i.message}`).join('; ')}`);
-    this.name = 'AsyncJobInputError';
+    super(
+      'ASYNCJOB_ERR_INVALID_INPUT',
+      `invalid input: ${issues.map((i) => `${i.path || '(input)'}: ${i.message}`).join('; ')}`,
+    );
   }
 }
 
 /**
- * I2: the operation ID already belongs to a request with a different fingerprint (or provider). The existing
- * operation is left as it is; a changed request needs a new operation ID (and so a new idempotency token).
+ * I2 (`ASYNCJOB_ERR_FINGERPRINT_MISMATCH`): the operation ID already belongs to a request with a different
+ * fingerprint (or provider). The existing operation is left as it is; a changed request needs a new operation ID.
  */
-export class FingerprintMismatchError extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_FINGERPRINT_MISMATCH';
+export class FingerprintMismatchError extends AsyncJobError {
   constructor(
     readonly operationId: string,
     readonly existing: string,
     readonly incoming: string,
   ) {
     super(
+      'ASYNCJOB_ERR_FINGERPRINT_MISMATCH',
       `operation ${operationId} already exists with a different request (${existing}, now ${incoming}); ` +
         'a changed request needs a new operation ID',
     );
-    this.name = 'FingerprintMismatchError';
   }
 }
 
-/** No operation with this ID exists. */
-export class OperationNotFoundError extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_NOT_FOUND';
+/** No operation with this ID exists (`ASYNCJOB_ERR_NOT_FOUND`). */
+export class OperationNotFoundError extends AsyncJobError {
   constructor(readonly operationId: string) {
-    super(`no operation ${operationId}`);
-    this.name = 'OperationNotFoundError';
+    super('ASYNCJOB_ERR_NOT_FOUND', `no operation ${operationId}`);
   }
 }
 
-/** The Temporal server could not be reached (or refused our credentials). `cause` holds the SDK's error. */
-export class AsyncJobConnectionError extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_CONNECTION';
+/** The Temporal server could not be reached, or refused our credentials (`ASYNCJOB_ERR_CONNECTION`). */
+export class AsyncJobConnectionError extends AsyncJobError {
   constructor(
     readonly address: string,
     options: { cause: unknown },
   ) {
     const detail = options.cause instanceof Error ? options.cause.message : String(options.cause);
-    super(`cannot reach Temporal at ${address}: ${detail}`, options);
-    this.name = 'AsyncJobConnectionError';
+    super('ASYNCJOB_ERR_CONNECTION', `cannot reach Temporal at ${address}: ${detail}`, options);
   }
 }
 
 /**
- * No worker answered a query: none within `timeoutMs`, or the server said at once that no worker polls the task
- * queue (`detail`). The workflow exists, but nothing is running it right now.
+ * No worker answered a query (`ASYNCJOB_ERR_QUERY_TIMEOUT`): none within `timeoutMs`, or the server said at once
+ * that no worker polls the task queue (`detail`). The workflow exists, but nothing is running it right now.
  */
-export class AsyncJobQueryTimeout extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_QUERY_TIMEOUT';
+export class AsyncJobQueryTimeout extends AsyncJobError {
   constructor(
     readonly operationId: string,
     readonly timeoutMs: number,
     options: { cause: unknown; detail?: string },
   ) {
     super(
+      'ASYNCJOB_ERR_QUERY_TIMEOUT',
       options.detail !== undefined
         ? `operation ${operationId}: no worker answered (the server says: ${options.detail}; is a worker running on its task queue?)`
         : `operation ${operationId}: no worker answered within ${timeoutMs} ms (is a worker running on its task queue?)`,
       { cause: options.cause },
     );
-    this.name = 'AsyncJobQueryTimeout';
   }
 }
 
 /**
  * No worker accepted (or refused) a cancel or a decision within `timeoutMs`, or the server said at once that none
- * can (`detail`). The outcome is unknown: the server may still deliver the request when a worker comes, so read the
- * operation before asking again (a second cancel is refused as already requested, never sent twice, X3).
+ * can (`detail`; `ASYNCJOB_ERR_UPDATE_TIMEOUT`). The outcome is unknown: the server may still deliver the request
+ * when a worker comes, so read the operation before asking again (a second cancel is refused, never sent twice, X3).
  */
-export class AsyncJobUpdateTimeout extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_UPDATE_TIMEOUT';
+export class AsyncJobUpdateTimeout extends AsyncJobError {
   constructor(
     readonly operationId: string,
     readonly timeoutMs: number,
@@ -135,11 +95,11 @@ export class AsyncJobUpdateTimeout extends AsyncJobClientError {
   ) {
     const why = options.detail !== undefined ? `the server says: ${options.detail}` : `none within ${timeoutMs} ms`;
     super(
+      'ASYNCJOB_ERR_UPDATE_TIMEOUT',
       `operation ${operationId}: no worker took the request (${why}; is a worker running on its task queue?); ` +
         'it was not refused and may still be applied: read the operation before asking again',
       { cause: options.cause },
     );
-    this.name = 'AsyncJobUpdateTimeout';
   }
 }
 
@@ -153,11 +113,10 @@ export interface WorkflowFailure {
 }
 
 /**
- * The workflow failed, was terminated or timed out instead of returning a summary. `failure` says how and why
- * (when known); `cause` holds the SDK's error.
+ * The workflow failed, was terminated or timed out instead of returning a summary (`ASYNCJOB_ERR_WORKFLOW_FAILED`).
+ * `failure` says how and why (when known); `cause` holds the SDK's error.
  */
-export class OperationFailedError extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_WORKFLOW_FAILED';
+export class OperationFailedError extends AsyncJobError {
   /** How the workflow ended, when known. */
   readonly failure: WorkflowFailure | null;
   constructor(
@@ -166,27 +125,26 @@ export class OperationFailedError extends AsyncJobClientError {
     options: { cause: unknown; failure?: WorkflowFailure },
   ) {
     super(
+      'ASYNCJOB_ERR_WORKFLOW_FAILED',
       `operation ${operationId}: the workflow ${options.failure ? options.failure.executionStatus : 'failed'}: ${detail}`,
       { cause: options.cause },
     );
-    this.name = 'OperationFailedError';
     this.failure = options.failure ?? null;
   }
 }
 
 /**
- * The workflow refused a cancel or a decision (an update validator, or the main loop's answer). `refusalCode` is
- * the workflow's own stable code (e.g. `ASYNCJOB_ERR_OPTION_NOT_OFFERED`, `ASYNCJOB_ERR_CANCEL_UNSUPPORTED`).
+ * The workflow refused a cancel or a decision (`ASYNCJOB_ERR_REFUSED`; an update validator, or the main loop's
+ * answer). `refusalCode` is the workflow's own stable code (e.g. `ASYNCJOB_ERR_OPTION_NOT_OFFERED`), read from the
+ * failure's type, and `detail` its text; the message is `refusalCode: detail`.
  */
-export class AsyncJobRequestRefused extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_REFUSED';
+export class AsyncJobRequestRefused extends AsyncJobError {
   constructor(
     readonly operationId: string,
-    readonly refusalCode: string,
+    readonly refusalCode: ErrorCode,
     readonly detail: string,
   ) {
-    super(`${refusalCode}: ${detail}`);
-    this.name = 'AsyncJobRequestRefused';
+    super('ASYNCJOB_ERR_REFUSED', `${refusalCode}: ${detail}`);
   }
 }
 
@@ -210,13 +168,11 @@ export class OperationEndedError extends AsyncJobRequestRefused {
       'ASYNCJOB_ERR_OPERATION_FINAL',
       `operation ${operationId} has ended (workflow ${executionStatus}${why}; state ${localState ?? 'unknown'})`,
     );
-    this.name = 'OperationEndedError';
   }
 }
 
-/** No worker has polled the provider's activity task queue recently, so nothing would run the operation. */
-export class ProviderUnservedError extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_PROVIDER_UNSERVED';
+/** No worker has polled the provider's activity task queue recently (`ASYNCJOB_ERR_PROVIDER_UNSERVED`). */
+export class ProviderUnservedError extends AsyncJobError {
   constructor(
     readonly provider: string,
     readonly taskQueue: string,
@@ -224,11 +180,11 @@ export class ProviderUnservedError extends AsyncJobClientError {
     readonly servedProviders: string[],
   ) {
     super(
+      'ASYNCJOB_ERR_PROVIDER_UNSERVED',
       `no worker serves provider ${provider} (nobody polled task queue ${taskQueue} recently); ` +
         `${servedProviders.length > 0 ? `served now: ${servedProviders.join(', ')}` : 'no served provider seen'} ` +
         '(a worker names its providers when it starts; ASYNCJOB_PROVIDERS sets them); to start anyway while the workers are down: --allow-unserved-provider (allowUnservedProvider: true)',
     );
-    this.name = 'ProviderUnservedError';
   }
 }
 
@@ -241,50 +197,52 @@ export interface JoinDifference {
 
 /**
  * The operation exists with the same request payload and provider, but the start gave other settings (policy,
- * deadlines, starter, authoriser, client reference). Nothing is changed; `differences` names each field.
+ * deadlines, starter, authoriser, client reference; `ASYNCJOB_ERR_JOIN_MISMATCH`). Nothing is changed;
+ * `differences` names each field.
  */
-export class JoinMismatchError extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_JOIN_MISMATCH';
+export class JoinMismatchError extends AsyncJobError {
   constructor(
     readonly operationId: string,
     readonly differences: JoinDifference[],
   ) {
     const show = (v: unknown): string => (v === undefined ? '(none)' : JSON.stringify(v));
     super(
+      'ASYNCJOB_ERR_JOIN_MISMATCH',
       `operation ${operationId} already exists with other settings: ${differences.map((d) => `${d.field} is ${show(d.existing)}, given ${show(d.given)}`).join('; ')} ` +
         '(nothing was changed; start it with the same settings to join it, or use a new operation ID)',
     );
-    this.name = 'JoinMismatchError';
   }
 }
 
-/** A wait (`result`, `watch`) reached its `timeoutMs` before the operation ended or escalated. The operation goes on. */
-export class AsyncJobWaitTimeout extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_WAIT_TIMEOUT';
+/** A wait (`result`, `watch`) reached its `timeoutMs` first (`ASYNCJOB_ERR_WAIT_TIMEOUT`). The operation goes on. */
+export class AsyncJobWaitTimeout extends AsyncJobError {
   constructor(
     readonly operationId: string,
     readonly timeoutMs: number,
   ) {
-    super(`operation ${operationId}: still going after ${timeoutMs} ms (the wait timed out; the operation goes on)`);
-    this.name = 'AsyncJobWaitTimeout';
+    super(
+      'ASYNCJOB_ERR_WAIT_TIMEOUT',
+      `operation ${operationId}: still going after ${timeoutMs} ms (the wait timed out; the operation goes on)`,
+    );
   }
 }
 
-/** A wait was aborted by the caller's AbortSignal (`name` is `AbortError`, as `fetch` reports it). `cause` is the signal's reason. */
-export class AsyncJobAborted extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_ABORTED';
+/**
+ * A wait was aborted by the caller's AbortSignal (`ASYNCJOB_ERR_ABORTED`; `name` is `AbortError`, as `fetch`
+ * reports it). `cause` is the signal's reason.
+ */
+export class AsyncJobAborted extends AsyncJobError {
   constructor(
     readonly operationId: string,
     options: { cause: unknown },
   ) {
-    super(`operation ${operationId}: the wait was aborted (the operation goes on)`, options);
+    super('ASYNCJOB_ERR_ABORTED', `operation ${operationId}: the wait was aborted (the operation goes on)`, options);
     this.name = 'AbortError';
   }
 }
 
-/** The Temporal server answered a call with an error we have no better name for; `grpcCode` is its gRPC status. */
-export class AsyncJobServerError extends AsyncJobClientError {
-  readonly code = 'ASYNCJOB_ERR_SERVER';
+/** The Temporal server answered with an error we have no better name for (`ASYNCJOB_ERR_SERVER`; gRPC `grpcCode`). */
+export class AsyncJobServerError extends AsyncJobError {
   constructor(
     readonly operationId: string,
     readonly grpcCode: number | null,
@@ -292,17 +250,19 @@ export class AsyncJobServerError extends AsyncJobClientError {
     options: { cause: unknown },
   ) {
     super(
+      'ASYNCJOB_ERR_SERVER',
       `operation ${operationId}: the Temporal server answered with an error${grpcCode !== null ? ` (gRPC ${grpcCode})` : ''}: ${detail}`,
       options,
     );
-    this.name = 'AsyncJobServerError';
   }
 }
 
-const PREFIXED = /^(ASYNCJOB_ERR_[A-Z0-9_]+):\s*([\s\S]*)$/;
-
-/** Splits `ASYNCJOB_ERR_X: text` into code and text; a message without that prefix is `ASYNCJOB_ERR_REFUSED`. */
-export function parseRefusal(message: string): { code: string; message: string } {
-  const m = PREFIXED.exec(message);
-  return m ? { code: m[1]!, message: m[2]! } : { code: 'ASYNCJOB_ERR_REFUSED', message };
+/**
+ * The code and text a person or an agent is shown for one of our errors: a refusal shows the workflow's own code
+ * and its text; any other error its code and message.
+ */
+export function shownError(err: AsyncJobError): { code: ErrorCode; text: string } {
+  return err instanceof AsyncJobRequestRefused
+    ? { code: err.refusalCode, text: err.detail }
+    : { code: err.code, text: err.message };
 }

@@ -26,8 +26,8 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
 import {
-  AsyncJobClientError,
   AsyncJobConnectionError,
+  AsyncJobError,
   AsyncJobQueryTimeout,
   AsyncJobRequestRefused,
   AsyncJobServerError,
@@ -111,7 +111,7 @@ function brokenStream(status: GrpcStatus): boolean {
 }
 
 /** The error of a query or an update that no worker took in time; `detail` is the server's own reason. */
-export function noWorkerAnswer(err: unknown, ctx: CallContext, detail?: string): AsyncJobClientError {
+export function noWorkerAnswer(err: unknown, ctx: CallContext, detail?: string): AsyncJobError {
   const options = { cause: err, ...(detail !== undefined && detail.length > 0 ? { detail } : {}) };
   return ctx.kind === 'update'
     ? new AsyncJobUpdateTimeout(ctx.operationId, ctx.timeoutMs ?? 0, options)
@@ -163,7 +163,7 @@ function unanswered(status: GrpcStatus, ctx: CallContext): boolean {
 }
 
 /** The typed error of a gRPC status (the SDK's wrapper is kept as the cause). */
-function fromStatus(err: unknown, status: GrpcStatus, ctx: CallContext): AsyncJobClientError {
+function fromStatus(err: unknown, status: GrpcStatus, ctx: CallContext): AsyncJobError {
   const connection = (): AsyncJobConnectionError => new AsyncJobConnectionError(ctx.address, { cause: err });
   if (status.code === GRPC.NOT_FOUND) return new OperationNotFoundError(ctx.operationId);
   if (status.code === GRPC.UNAUTHENTICATED || status.code === GRPC.PERMISSION_DENIED) return connection();
@@ -192,7 +192,7 @@ function fromStatus(err: unknown, status: GrpcStatus, ctx: CallContext): AsyncJo
  * | any other status, QueryRejectedError, ServiceError | AsyncJobServerError with the gRPC code |
  */
 export function translateError(err: unknown, ctx: CallContext): unknown {
-  if (err instanceof AsyncJobClientError) return err;
+  if (err instanceof AsyncJobError) return err;
   if (err instanceof WorkflowUpdateFailedError) {
     const refusal = updateRefusal(err);
     return new AsyncJobRequestRefused(ctx.operationId, refusal.code, refusal.message);

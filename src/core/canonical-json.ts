@@ -11,16 +11,15 @@
  *   BigInt, class instances), so two machines can never disagree about a value's form.
  * Pure and deterministic: safe in workflow code.
  */
+import { AsyncJobError } from './errors';
 
 /** Thrown for a value canonical JSON cannot represent; `path` names where (`$.items[2].at`). */
-export class CanonicalJsonError extends Error {
-  readonly code = 'ASYNCJOB_ERR_NOT_CANONICALIZABLE';
+export class CanonicalJsonError extends AsyncJobError {
   constructor(
     message: string,
     readonly path: string,
   ) {
-    super(`${message} at ${path}`);
-    this.name = 'CanonicalJsonError';
+    super('ASYNCJOB_ERR_NOT_CANONICALIZABLE', `${message} at ${path}`);
   }
 }
 

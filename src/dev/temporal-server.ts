@@ -7,6 +7,7 @@ import { mkdirSync, openSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { AsyncJobError, hasCode } from '../core/errors';
 import { SEARCH_ATTRIBUTES } from '../core/search-attribute-names';
 import { ensureTemporalCli, type TemporalCli } from './temporal-cli';
 
@@ -62,10 +63,11 @@ export async function freePort(): Promise<number> {
 }
 
 /** The dev server process ended before it answered (a port taken, a bad flag). */
-class DevServerExited extends Error {
-  constructor(readonly exitCode: number) {
-    super(`temporal dev server exited with code ${exitCode} before answering`);
-  }
+function devServerExited(exitCode: number): AsyncJobError {
+  return new AsyncJobError(
+    'ASYNCJOB_ERR_DEV_SERVER_EXITED',
+    `temporal dev server exited with code ${exitCode} before answering`,
+  );
 }
 
 async function waitForServer(
@@ -77,7 +79,7 @@ async function waitForServer(
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new DevServerExited(child.exitCode);
+    if (child.exitCode !== null) throw devServerExited(child.exitCode);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
@@ -126,7 +128,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     try {
       return await startDevServerOn(ports, options);
     } catch (err) {
-      if (!ports.chosen || attempt >= START_ATTEMPTS || !(err instanceof DevServerExited)) throw err;
+      if (!ports.chosen || attempt >= START_ATTEMPTS || !hasCode(err, 'ASYNCJOB_ERR_DEV_SERVER_EXITED')) throw err;
     }
   }
 }

@@ -11,7 +11,7 @@ import type { AgentGrant } from './policy';
 import { createAgentServer } from './server';
 
 export { AgentTools, type AgentClient } from './agent-tools';
-export { AGENT_CODES, AgentToolError } from './errors';
+export { AgentToolError } from './errors';
 export { startHttpServer, MCP_PATH, type RunningHttpServer } from './http';
 export {
   AgentPolicyError,

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from '../cli/duration';
+import { AsyncJobError } from '../core/errors';
 import { actorSchema } from '../core/journal';
 import { pollPolicySchema } from '../core/policy';
 import { idSchema } from '../core/start-request';
@@ -156,14 +157,15 @@ export interface PolicyIssue {
 }
 
 /** The policy file cannot be used; `issues` names every problem at once (never a token's value). */
-export class AgentPolicyError extends Error {
-  readonly code = 'ASYNCJOB_ERR_POLICY_INVALID';
+export class AgentPolicyError extends AsyncJobError {
   constructor(
     readonly source: string,
     readonly issues: PolicyIssue[],
   ) {
-    super(`agent policy ${source} is invalid: ${issues.map((i) => `${i.path || '(file)'}: ${i.message}`).join('; ')}`);
-    this.name = 'AgentPolicyError';
+    super(
+      'ASYNCJOB_ERR_POLICY_INVALID',
+      `agent policy ${source} is invalid: ${issues.map((i) => `${i.path || '(file)'}: ${i.message}`).join('; ')}`,
+    );
   }
 }
 

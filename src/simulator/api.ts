@@ -3,6 +3,7 @@
  * summaries it reports, and the error thrown for invalid options.
  */
 import type { RequestFilter, RequestRecord } from './accounting';
+import { AsyncJobError } from '../core/errors';
 import type { DialectName, ScenarioInput } from './scenario';
 import type { WebhookDeliveryRecord, WebhookTarget } from './webhooks';
 
@@ -92,10 +93,8 @@ export interface Simulator {
 }
 
 /** Thrown for invalid simulator options. */
-export class SimulatorOptionsError extends Error {
-  readonly code = 'ASYNCJOB_ERR_SIM_OPTIONS';
+export class SimulatorOptionsError extends AsyncJobError {
   constructor(message: string) {
-    super(message);
-    this.name = 'SimulatorOptionsError';
+    super('ASYNCJOB_ERR_SIM_OPTIONS', message);
   }
 }

@@ -2,14 +2,12 @@
  * Reading request bodies and writing answers on node:http, for the simulator's handlers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AsyncJobError } from '../core/errors';
 import type { SimResponse } from './dialects/types';
 
-/** Thrown by {@link readJsonBody} when the body exceeds the configured limit (answered 413). */
-export class BodyTooLarge extends Error {}
-
 /**
- * Reads and parses a JSON request body. Undefined for an empty body; throws {@link BodyTooLarge} past
- * `maxBodyBytes`, and a SyntaxError for a body that is not JSON.
+ * Reads and parses a JSON request body. Undefined for an empty body; throws `ASYNCJOB_ERR_BODY_TOO_LARGE` past
+ * `maxBodyBytes` (answered 413), and a SyntaxError for a body that is not JSON.
  */
 export async function readJsonBody(req: IncomingMessage, maxBodyBytes: number): Promise<unknown> {
   const length = req.headers['content-length'];
@@ -23,7 +21,7 @@ export async function readJsonBody(req: IncomingMessage, maxBodyBytes: number): 
     size += chunk.length;
     if (size > maxBodyBytes) {
       req.resume();
-      throw new BodyTooLarge();
+      throw new AsyncJobError('ASYNCJOB_ERR_BODY_TOO_LARGE', `over ${maxBodyBytes} bytes`);
     }
     chunks.push(chunk);
   }

@@ -8,7 +8,8 @@ import type { Dialect, SimRequest, SimResponse, SimRoute } from './dialects/type
 import { dialectContext } from './dialect-context';
 import type { Exchange } from './exchange';
 import { FAULT_HEADER, faultLabel, parseFaultHeader, type Fault, type FaultHeaderResult } from './faults';
-import { BodyTooLarge, readJsonBody } from './http-io';
+import { hasCode } from '../core/errors';
+import { readJsonBody } from './http-io';
 import type { SimJob } from './jobs';
 import { faultForRequest } from './request-fault';
 import { selectScriptName } from './scenario';
@@ -88,7 +89,8 @@ async function readBody(state: SimulatorState, exchange: Exchange): Promise<{ bo
   try {
     return { body: await readJsonBody(exchange.req, state.maxBodyBytes) };
   } catch (err) {
-    if (err instanceof BodyTooLarge) exchange.answer({ status: 413, json: { error: { code: 'payload_too_large' } } });
+    if (hasCode(err, 'ASYNCJOB_ERR_BODY_TOO_LARGE'))
+      exchange.answer({ status: 413, json: { error: { code: 'payload_too_large' } } });
     else
       exchange.answer({
         status: 400,

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { faultRuleSchema } from './faults';
+import { AsyncJobError } from '../core/errors';
 
 /** The three wire dialects documented in docs/dialects.md. */
 export const dialectNameSchema = z.enum(['rest', 'lro', 'operation-location']);
@@ -191,14 +192,12 @@ export type ScenarioInput = z.input<typeof scenarioSchema>;
 export const DEFAULT_SCRIPT: JobScript = jobScriptSchema.parse({});
 
 /** A scenario that failed validation; `issues` name each field (`scripts.slow.steps.0.state: ...`). */
-export class ScenarioError extends Error {
-  readonly code = 'ASYNCJOB_ERR_SIM_SCENARIO_INVALID';
+export class ScenarioError extends AsyncJobError {
   constructor(
     readonly source: string,
     readonly issues: readonly string[],
   ) {
-    super(`invalid scenario ${source}:\n  ${issues.join('\n  ')}`);
-    this.name = 'ScenarioError';
+    super('ASYNCJOB_ERR_SIM_SCENARIO_INVALID', `invalid scenario ${source}:\n  ${issues.join('\n  ')}`);
   }
 }
 

@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readField } from '../adapters/providers/field-path';
+import { AsyncJobError, hasCode } from '../core/errors';
 import type { OperationStore } from '../adapters/store/operation-store';
 import type { WebhookHint } from '../workflows/messages';
 import { wakeLocalPolling } from './local-wake';
@@ -61,16 +62,14 @@ export interface WebhookReceiver {
   stop(): Promise<void>;
 }
 
-class BodyTooLarge extends Error {}
-
 async function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? '0');
-  if (declared > maxBytes) throw new BodyTooLarge();
+  if (declared > maxBytes) throw new AsyncJobError('ASYNCJOB_ERR_BODY_TOO_LARGE', `over ${maxBytes} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > maxBytes) throw new BodyTooLarge();
+    if (size > maxBytes) throw new AsyncJobError('ASYNCJOB_ERR_BODY_TOO_LARGE', `over ${maxBytes} bytes`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
@@ -197,7 +196,7 @@ async function handleWebhook(req: http.IncomingMessage, context: ReceiverContext
   try {
     raw = await readBody(req, context.maxBodyBytes);
   } catch (err) {
-    if (err instanceof BodyTooLarge) return refuse(413, 'body_too_large');
+    if (hasCode(err, 'ASYNCJOB_ERR_BODY_TOO_LARGE')) return refuse(413, 'body_too_large');
     throw err;
   }
   const secret = await resolveSecret(settings, context.env);

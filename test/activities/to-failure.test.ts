@@ -1,18 +1,20 @@
-/** How our errors reach Temporal: `type` = our stable code, `nonRetryable` where a retry cannot help. */
+/** How our errors reach Temporal: `type` = our stable code, `nonRetryable` as the registry says a retry cannot help. */
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { InvalidHttpRequestError } from '../../src/adapters/http';
 import { ProviderContractError } from '../../src/adapters/providers';
 import { ProviderRegistryError } from '../../src/adapters/providers/registry';
 import { StoreError } from '../../src/adapters/store/store-errors';
-import { ActivityError, toFailure, UNEXPECTED_FAILURE_TYPE } from '../../src/activities';
+import { toFailure, UNEXPECTED_FAILURE_TYPE } from '../../src/activities';
+import { ERROR_CODES } from '../../src/core/codes';
+import { AsyncJobError } from '../../src/core/errors';
 import { snapshotOf, toJournalEntry } from '../../src/activities/journal-writer';
 import { newRecord } from './harness';
 
 describe('toFailure', () => {
   it.each([
-    [new ActivityError('ASYNCJOB_ERR_INTENT_MISSING', 'no intent', true), 'ASYNCJOB_ERR_INTENT_MISSING', true],
-    [new ActivityError('ASYNCJOB_ERR_ARTIFACT_FAILED', 'disk full', false), 'ASYNCJOB_ERR_ARTIFACT_FAILED', false],
+    [new AsyncJobError('ASYNCJOB_ERR_INTENT_MISSING', 'no intent'), 'ASYNCJOB_ERR_INTENT_MISSING', true],
+    [new AsyncJobError('ASYNCJOB_ERR_ARTIFACT_FAILED', 'disk full'), 'ASYNCJOB_ERR_ARTIFACT_FAILED', false],
     [
       new ProviderRegistryError('ASYNCJOB_ERR_PROVIDER_UNKNOWN', 'acme', 'unknown'),
       'ASYNCJOB_ERR_PROVIDER_UNKNOWN',
@@ -33,6 +35,16 @@ describe('toFailure', () => {
     expect(failure.type).toBe(type);
     expect(failure.nonRetryable).toBe(nonRetryable);
     expect(failure.cause).toBe(error);
+    expect(failure.message).toBe(`${type}: ${error.message}`);
+    expect(failure.details).toEqual([error.message]);
+  });
+
+  it('derives nonRetryable from the registry for every code', () => {
+    for (const [code, { retryable }] of Object.entries(ERROR_CODES)) {
+      const failure = toFailure(new AsyncJobError(code as keyof typeof ERROR_CODES, 'x'));
+      expect(failure.type, code).toBe(code);
+      expect(failure.nonRetryable, code).toBe(!retryable);
+    }
   });
 
   it('passes an ApplicationFailure through unchanged', () => {

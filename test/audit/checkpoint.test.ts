@@ -16,7 +16,6 @@ import {
 } from '../../src/audit/checkpoint';
 import { resolveCheckpoints } from '../../src/audit/checkpoint-chain';
 import {
-  AuditKeyError,
   readChainKey,
   readCheckpointSigner,
   readCheckpointVerifier,
@@ -219,7 +218,7 @@ describe('audit key settings (one reader for the worker and every audit command)
       { ASYNCJOB_AUDIT_HMAC_KEY_FILE: join(root, 'nope') },
       AUDIT_KEY_SETTINGS.hmac,
     ).catch((e: unknown) => e);
-    expect(missing).toBeInstanceOf(AuditKeyError);
+    expect(missing).toMatchObject({ code: 'ASYNCJOB_ERR_CONFIG_INVALID' });
     expect(String(missing)).toContain('ENOENT');
   });
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { AsyncJobClient, temporalConnectionSettings } from '../../src/client';
-import { TlsFileError } from '../../src/client/connection';
 import { ConfigError, loadConfig } from '../../src/config';
 
 const files: Record<string, string> = { '/tls/client.pem': 'CERT', '/tls/client.key': 'KEY', '/tls/ca.pem': 'CA' };
@@ -50,7 +49,9 @@ describe('temporalConnectionSettings (Temporal environment conventions)', () => 
 
   it('names the variable whose TLS file cannot be read, without the file contents', () => {
     const config = loadConfig({ TEMPORAL_TLS_CERT: '/tls/client.pem', TEMPORAL_TLS_KEY: '/tls/missing.key' });
-    expect(() => temporalConnectionSettings(config, read)).toThrow(TlsFileError);
+    expect(() => temporalConnectionSettings(config, read)).toThrow(
+      expect.objectContaining({ code: 'ASYNCJOB_ERR_CONFIG_INVALID' }),
+    );
     expect(() => temporalConnectionSettings(config, read)).toThrow(
       /^TEMPORAL_TLS_KEY: cannot read \/tls\/missing.key: ENOENT/,
     );

@@ -1,41 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import {
   AsyncJobAborted,
-  AsyncJobClientError,
+  AsyncJobConnectionError,
+  AsyncJobError,
+  AsyncJobQueryTimeout,
   AsyncJobServerError,
+  AsyncJobUpdateTimeout,
   AsyncJobWaitTimeout,
+  ERROR_CODES,
   JoinMismatchError,
   OperationEndedError,
+  OperationFailedError,
   ProviderUnservedError,
   AsyncJobInputError,
   AsyncJobRequestRefused,
-  CLIENT_CODES,
   FingerprintMismatchError,
   OperationNotFoundError,
-  parseRefusal,
+  shownError,
 } from '../../src/client';
 
 describe('client errors', () => {
-  it.each([
-    [
-      'ASYNCJOB_ERR_OPTION_NOT_OFFERED: option: "x" was not offered',
-      { code: 'ASYNCJOB_ERR_OPTION_NOT_OFFERED', message: 'option: "x" was not offered' },
-    ],
-    [
-      'ASYNCJOB_ERR_CANCEL_UNSUPPORTED:provider has no cancel',
-      { code: 'ASYNCJOB_ERR_CANCEL_UNSUPPORTED', message: 'provider has no cancel' },
-    ],
-    [
-      'ASYNCJOB_ERR_INVALID_INPUT: reason: too short\nsecond line',
-      { code: 'ASYNCJOB_ERR_INVALID_INPUT', message: 'reason: too short\nsecond line' },
-    ],
-    ['Unknown update handler', { code: 'ASYNCJOB_ERR_REFUSED', message: 'Unknown update handler' }],
-    ['asyncjob_err_lower: no', { code: 'ASYNCJOB_ERR_REFUSED', message: 'asyncjob_err_lower: no' }],
-  ])('parseRefusal reads the code prefix of %j', (message, expected) => {
-    expect(parseRefusal(message)).toEqual(expected);
-  });
-
-  it('every error carries a documented stable code and is an AsyncJobClientError', () => {
+  it('every error carries a stable code of the one registry, is an AsyncJobError and is named by its class', () => {
     const errors = [
       new AsyncJobInputError([{ path: 'a', message: 'b' }]),
       new FingerprintMismatchError('op', 'sha256:1', 'sha256:2'),
@@ -51,11 +36,26 @@ describe('client errors', () => {
         type: 'ASYNCJOB_ERR_INVALID_INPUT',
         message: 'resultDeadline: bad',
       }),
+      new AsyncJobConnectionError('127.0.0.1:7233', { cause: new Error('refused') }),
+      new AsyncJobQueryTimeout('op', 100, { cause: new Error('x') }),
+      new AsyncJobUpdateTimeout('op', 100, { cause: new Error('x') }),
+      new OperationFailedError('op', 'terminated', { cause: new Error('x') }),
     ];
     for (const e of errors) {
-      expect(e).toBeInstanceOf(AsyncJobClientError);
-      expect(Object.keys(CLIENT_CODES)).toContain(e.code);
+      expect(e).toBeInstanceOf(AsyncJobError);
+      expect(Object.keys(ERROR_CODES)).toContain(e.code);
+      expect(e.message.startsWith(e.code), 'the message is the text; the code is apart').toBe(false);
+      expect(e.name).toBe(e instanceof AsyncJobAborted ? 'AbortError' : e.constructor.name);
     }
+  });
+
+  it('a refusal is shown with its own code and text; any other error with its code and message', () => {
+    const refused = new AsyncJobRequestRefused('op', 'ASYNCJOB_ERR_CANCEL_UNSUPPORTED', 'no cancel endpoint');
+    expect(shownError(refused)).toEqual({ code: 'ASYNCJOB_ERR_CANCEL_UNSUPPORTED', text: 'no cancel endpoint' });
+    expect(shownError(new OperationNotFoundError('op'))).toEqual({
+      code: 'ASYNCJOB_ERR_NOT_FOUND',
+      text: 'no operation op',
+    });
   });
 
   it('AsyncJobInputError names every field in its message', () => {

@@ -1,14 +1,15 @@
 /**
- * The client reads a refusal's code from the failure's `type` (the workflow refuses with an
- * ApplicationFailure whose type is our code and whose message is the text alone), and from a `CODE: text` message
- * only for workflows still running the code from before. Both shapes arrive through the real SDK: the update's
- * outcome is the failure proto the worker would send, encoded by the SDK's own failure converter.
+ * The client reads a refusal as data: its code from the failure's `type`, its text from the first detail (the
+ * workflow refuses with the ApplicationFailure `failureFields` makes, whose message `CODE: text` is for the Web UI),
+ * never from the message. The failures arrive through the real SDK: the update's outcome is the failure proto the
+ * worker would send, encoded by the SDK's own failure converter.
  */
 import { ApplicationFailure, DefaultFailureConverter, defaultPayloadConverter } from '@temporalio/common';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { AsyncJobRequestRefused } from '../../src/client';
 import { updateRefusal } from '../../src/client/refusal';
+import { failureFields } from '../../src/core/errors';
 import { clientOn } from './fake-temporal';
 
 const OPERATION = 'op-1';
@@ -58,32 +59,26 @@ describe('a refusal of a cancel or a decision', () => {
   });
 
   it.each([
-    [
-      'ASYNCJOB_ERR_OPTION_NOT_OFFERED: option "extend" was not offered',
-      'ASYNCJOB_ERR_OPTION_NOT_OFFERED',
-      'option "extend" was not offered',
-    ],
-    [
-      'ASYNCJOB_ERR_CANCEL_UNSUPPORTED: provider has no cancel',
-      'ASYNCJOB_ERR_CANCEL_UNSUPPORTED',
-      'provider has no cancel',
-    ],
-    ['Unknown update handler', 'ASYNCJOB_ERR_REFUSED', 'Unknown update handler'],
-  ])(
-    'a workflow on the old code refuses with a plain Error %j: the code is read from its prefix',
-    async (message, code, text) => {
-      const refused = await refusalOf(refusedWith(new Error(message)), 'decide');
+    ['ASYNCJOB_ERR_OPTION_NOT_OFFERED', 'option "extend" was not offered'],
+    ['ASYNCJOB_ERR_DECISION_TOO_LATE', 'after the deadline'],
+  ] as const)(
+    "the workflow's refusal %s: the code from its type, the text from its detail, shown once",
+    async (code, text) => {
+      const failure = ApplicationFailure.create(failureFields(code, text));
+      expect(failure.message).toBe(`${code}: ${text}`);
+      const refused = await refusalOf(refusedWith(failure), 'decide');
       expect(refused).toMatchObject({ refusalCode: code, detail: text });
+      expect(refused.message).toBe(`${code}: ${text}`);
     },
   );
 
-  it('a code in the type and again in the message (a workflow between the two shapes) is shown once', () => {
-    const failure = byType('ASYNCJOB_ERR_DECISION_TOO_LATE', 'ASYNCJOB_ERR_DECISION_TOO_LATE: after the deadline');
-    expect(updateRefusal(new WorkflowUpdateFailedError('Workflow Update failed', failure))).toEqual({
-      code: 'ASYNCJOB_ERR_DECISION_TOO_LATE',
-      message: 'after the deadline',
-    });
-  });
+  it.each(['ASYNCJOB_ERR_OPTION_NOT_OFFERED: option "extend" was not offered', 'Unknown update handler'])(
+    'a plain Error %j is ASYNCJOB_ERR_REFUSED with its message as it is (no code read from text)',
+    async (message) => {
+      const refused = await refusalOf(refusedWith(new Error(message)), 'decide');
+      expect(refused).toMatchObject({ refusalCode: 'ASYNCJOB_ERR_REFUSED', detail: message });
+    },
+  );
 
   it("a failure type that is not one of our codes (the SDK's `Error`) never becomes the code", () => {
     const failure = byType('TypeError', 'x is undefined');

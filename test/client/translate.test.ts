@@ -17,7 +17,7 @@ import {
 import { RetryState } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import {
-  AsyncJobClientError,
+  AsyncJobError,
   AsyncJobConnectionError,
   AsyncJobInputError,
   AsyncJobQueryTimeout,
@@ -126,6 +126,6 @@ describe('translateError', () => {
     expect(translateError(ours, call)).toBe(ours);
     const bug = new TypeError('x is undefined');
     expect(translateError(bug, call)).toBe(bug);
-    expect(ours).toBeInstanceOf(AsyncJobClientError);
+    expect(ours).toBeInstanceOf(AsyncJobError);
   });
 });

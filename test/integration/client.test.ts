@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   AsyncJobAborted,
   AsyncJobClient,
-  AsyncJobClientError,
+  AsyncJobError,
   AsyncJobConnectionError,
   AsyncJobInputError,
   AsyncJobQueryTimeout,
@@ -404,7 +404,7 @@ describe('AsyncJobClient on a real Temporal dev server (no worker)', () => {
       );
       for (const err of errors) {
         expect(err).toBeInstanceOf(AsyncJobQueryTimeout);
-        expect(err).toBeInstanceOf(AsyncJobClientError);
+        expect(err).toBeInstanceOf(AsyncJobError);
       }
     } finally {
       await terminate(operationId);

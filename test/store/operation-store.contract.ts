@@ -6,7 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chainKeyId, entryHash, GENESIS_HASH } from '../../src/adapters/store/chain';
 import { type OperationStore, type OperationStoreOptions } from '../../src/adapters/store/operation-store';
-import { isStoreError, type StoreCode } from '../../src/adapters/store/store-errors';
+import { type ErrorCode } from '../../src/core/codes';
+import { hasCode } from '../../src/core/errors';
 import { type JournalEntry } from '../../src/core/journal';
 import { snapshot, storyEntries } from './fixtures';
 
@@ -27,12 +28,12 @@ export interface StoreHarness {
 /** Creates a harness on a fresh database. */
 export type HarnessFactory = () => Promise<StoreHarness>;
 
-async function expectCode(promise: Promise<unknown>, code: StoreCode): Promise<Error> {
+async function expectCode(promise: Promise<unknown>, code: ErrorCode): Promise<Error> {
   const err = await promise.then(
     () => null,
     (e: unknown) => e,
   );
-  expect(isStoreError(err, code), `expected ${code}, got ${String(err)}`).toBe(true);
+  expect(hasCode(err, code), `expected ${code}, got ${String(err)}`).toBe(true);
   return err as Error;
 }
 

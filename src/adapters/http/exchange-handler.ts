@@ -17,7 +17,8 @@ import { createHash } from 'node:crypto';
 import { channel } from 'node:diagnostics_channel';
 import { type IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher } from 'undici';
-import { AsyncJobHttpError, InvalidHttpRequestError } from './errors';
+import { AsyncJobError } from '../../core/errors';
+import { InvalidHttpRequestError } from './errors';
 import {
   classifyTransportFailure,
   type DownloadedBody,
@@ -61,14 +62,6 @@ export interface ExchangeSettings {
 }
 
 const PHASES: readonly ExchangePhase[] = ['connecting', 'writing_request', 'awaiting_headers', 'reading_body'];
-
-class BodyTooLargeAbort extends Error {
-  readonly code = 'ASYNCJOB_BODY_TOO_LARGE';
-}
-
-class SinkFailedAbort extends Error {
-  readonly code = 'ASYNCJOB_SINK_FAILED';
-}
 
 function statusCategory(status: number): HttpErrorCategory | undefined {
   return status >= 500 ? 'http_5xx' : status >= 400 ? 'http_4xx' : undefined;
@@ -142,7 +135,7 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.streaming = this.settings.mode.kind === 'sink' && statusCode >= 200 && statusCode < 300;
     if (this.expectedBytes !== undefined && this.expectedBytes > this.settings.limitBytes) {
       // Why: refuse before reading a byte when the provider announces a body over the limit.
-      this.stop('too_large', new BodyTooLargeAbort('announced body over the limit'));
+      this.stop('too_large', new AsyncJobError('ASYNCJOB_ERR_BODY_TOO_LARGE', 'announced body over the limit'));
     }
   }
 
@@ -152,7 +145,7 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
     // Why: undici may hand over empty chunks (e.g. while a paused parser drains on close); pausing on them loops.
     if (chunk.length === 0) return;
     if (this.receivedBytes + chunk.length > this.settings.limitBytes) {
-      this.stop('too_large', new BodyTooLargeAbort('body over the limit'));
+      this.stop('too_large', new AsyncJobError('ASYNCJOB_ERR_BODY_TOO_LARGE', 'body over the limit'));
       return;
     }
     this.receivedBytes += chunk.length;
@@ -171,7 +164,7 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
       },
       (err: unknown) => {
         this.sinkError ??= err;
-        this.stop('sink', new SinkFailedAbort('sink failed'));
+        this.stop('sink', new AsyncJobError('ASYNCJOB_ERR_HTTP_SINK_FAILED', 'sink failed'));
       },
     );
     // Why: hold the socket while the sink is busy, so a slow sink never makes us buffer the body.
@@ -214,8 +207,8 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.controller?.abort(error);
   }
 
-  private sinkFailure(): AsyncJobHttpError {
-    return new AsyncJobHttpError('ASYNCJOB_ERR_HTTP_SINK_FAILED', 'the download sink failed', {
+  private sinkFailure(): AsyncJobError {
+    return new AsyncJobError('ASYNCJOB_ERR_HTTP_SINK_FAILED', 'the download sink failed', {
       cause: this.sinkError,
     });
   }

@@ -8,7 +8,7 @@
  * seen the request: a failure before undici starts writing it is `not_sent`, any failure after is `ambiguous`.
  */
 import { Pool, type Dispatcher } from 'undici';
-import { AsyncJobHttpError } from './errors';
+import { AsyncJobError } from '../../core/errors';
 import { type HttpDownload, type HttpExchange } from './exchange';
 import { ExchangeHandler, type ExchangeResult } from './exchange-handler';
 import { resolveCredential, scrub, secretsOf } from './credential';
@@ -180,7 +180,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const calls = new ProviderCalls(opts, pool);
   let closed = false;
   const call = (request: HttpRequest, mode: BodyMode): Promise<HttpDownload> => {
-    if (closed) throw new AsyncJobHttpError('ASYNCJOB_ERR_HTTP_CLIENT_CLOSED', 'send() or download() after close()');
+    if (closed) throw new AsyncJobError('ASYNCJOB_ERR_HTTP_CLIENT_CLOSED', 'send() or download() after close()');
     return calls.call(request, mode);
   };
   return {

@@ -22,13 +22,7 @@ export {
 } from './exchange';
 export { REQUEST_WRITTEN_CHANNEL, type RequestWrittenMessage } from './exchange-handler';
 export { type HttpClientOptions, type Credential, type CredentialHeader, type CredentialSupplier } from './options';
-export {
-  AsyncJobHttpError,
-  HTTP_ERROR_CODES,
-  InvalidHttpOptionsError,
-  InvalidHttpRequestError,
-  type HttpErrorCode,
-} from './errors';
+export { InvalidHttpOptionsError, InvalidHttpRequestError } from './errors';
 export {
   REDACTED,
   DEFAULT_REDACTED_HEADERS,

@@ -1,17 +1,12 @@
 /**
- * The stable error codes of the provider adapters, with a typed error that carries every problem found.
+ * The error of a provider contract that does not load, carrying every problem found; its codes are in the one
+ * registry (`core/codes.ts`).
  */
+import { ERROR_CODES } from '../../core/codes';
+import { AsyncJobError } from '../../core/errors';
 
-/** Stable codes of this module, each with its meaning. Never renamed once published. */
-export const PROVIDER_ADAPTER_CODES = {
-  /** A provider contract document failed validation; `issues` names every bad field. */
-  ASYNCJOB_ERR_ADAPTER_INVALID: 'the provider contract document is invalid',
-  /** No provider contract with that name or path was found. */
-  ASYNCJOB_ERR_ADAPTER_NOT_FOUND: 'no provider contract with that name or path was found',
-} as const;
-
-/** A stable provider adapter error code. */
-export type ProviderAdapterCode = keyof typeof PROVIDER_ADAPTER_CODES;
+/** The codes of a contract that does not load: invalid, or not found. */
+export type ProviderAdapterCode = 'ASYNCJOB_ERR_ADAPTER_INVALID' | 'ASYNCJOB_ERR_ADAPTER_NOT_FOUND';
 
 /** One problem in a contract document: the field path (`status.stateTable.success[0]`) and what is wrong. */
 export interface ContractIssue {
@@ -20,23 +15,20 @@ export interface ContractIssue {
 }
 
 /** A provider contract could not be loaded. `issues` lists every problem at once; the message has one per line. */
-export class ProviderContractError extends Error {
-  /** The stable code. */
-  readonly code: ProviderAdapterCode;
-  /** Every problem found, each naming its field. */
-  readonly issues: readonly ContractIssue[];
-  /** The contract name or path that was being loaded. */
-  readonly source: string;
+export class ProviderContractError extends AsyncJobError {
+  declare readonly code: ProviderAdapterCode;
 
-  constructor(code: ProviderAdapterCode, source: string, issues: readonly ContractIssue[]) {
+  constructor(
+    code: ProviderAdapterCode,
+    /** The contract name or path that was being loaded. */
+    readonly source: string,
+    /** Every problem found, each naming its field. */
+    readonly issues: readonly ContractIssue[],
+  ) {
     const lines = issues.map(
       (issue) => `provider contract "${source}": ${issue.path === '' ? '(document)' : issue.path}: ${issue.message}`,
     );
-    super(`${PROVIDER_ADAPTER_CODES[code]}\n${lines.join('\n')}`);
-    this.name = 'ProviderContractError';
-    this.code = code;
-    this.source = source;
-    this.issues = issues;
+    super(code, `${ERROR_CODES[code].meaning}\n${lines.join('\n')}`);
   }
 }
 

@@ -11,28 +11,17 @@ import { adapterFromContract, type ProviderAdapter } from './adapter';
 import { type CredentialReference } from './contract';
 import { loadProviderContract } from './load';
 import { ProviderContractError } from './errors';
+import { AsyncJobError } from '../../core/errors';
 import { DEFAULT_TASK_QUEUE, providerTaskQueue } from '../../core/task-queues';
 
-/** Stable codes of the registry. */
-export const PROVIDER_REGISTRY_CODES = {
-  /** No provider with that name is registered in this worker. */
-  ASYNCJOB_ERR_PROVIDER_UNKNOWN: 'no provider with that name is registered in this worker',
-  /** Two providers were registered under one name. */
-  ASYNCJOB_ERR_PROVIDER_DUPLICATE: 'two providers were registered under the same name',
-} as const;
-
-/** A stable registry error code. */
-export type ProviderRegistryCode = keyof typeof PROVIDER_REGISTRY_CODES;
-
-/** The registry's refusal: `code` is stable, `provider` names the provider concerned. */
-export class ProviderRegistryError extends Error {
+/** The registry's refusal (`ASYNCJOB_ERR_PROVIDER_UNKNOWN`, `ASYNCJOB_ERR_PROVIDER_DUPLICATE`); `provider` names it. */
+export class ProviderRegistryError extends AsyncJobError {
   constructor(
-    readonly code: ProviderRegistryCode,
+    code: 'ASYNCJOB_ERR_PROVIDER_UNKNOWN' | 'ASYNCJOB_ERR_PROVIDER_DUPLICATE',
     readonly provider: string,
     message: string,
   ) {
-    super(`${code}: ${message}`);
-    this.name = 'ProviderRegistryError';
+    super(code, message);
   }
 }
 

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { transportOutcomeSchema } from '../../../src/core/journal';
+import { AsyncJobError } from '../../../src/core/errors';
 import {
-  AsyncJobHttpError,
   InvalidHttpOptionsError,
   InvalidHttpRequestError,
   createHttpClient,
@@ -537,7 +537,7 @@ describe('createHttpClient: our own faults are thrown with stable codes', () => 
     expect(s.seen).toHaveLength(0);
     await c.close();
     await c.close();
-    await expect(c.send({ method: 'GET', url: '/', traceId: 't' })).rejects.toBeInstanceOf(AsyncJobHttpError);
+    await expect(c.send({ method: 'GET', url: '/', traceId: 't' })).rejects.toBeInstanceOf(AsyncJobError);
     await expect(c.send({ method: 'GET', url: '/', traceId: 't' })).rejects.toMatchObject({
       code: 'ASYNCJOB_ERR_HTTP_CLIENT_CLOSED',
     });

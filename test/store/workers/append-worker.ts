@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { openSqliteStore } from '../../../src/adapters/store/sqlite-store';
-import { isStoreError } from '../../../src/adapters/store/store-errors';
+import { hasCode } from '../../../src/core/errors';
 
 async function main(): Promise<void> {
   const [path, goFile, writer, countText] = process.argv.slice(2);
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
       });
       appended += 1;
     } catch (err) {
-      if (!isStoreError(err, 'ASYNCJOB_ERR_JOURNAL_CONFLICT')) throw err;
+      if (!hasCode(err, 'ASYNCJOB_ERR_JOURNAL_CONFLICT')) throw err;
       conflicts += 1;
     }
   }
