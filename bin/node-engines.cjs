@@ -26,6 +26,12 @@ function satisfies(version, range) {
   return parsedRange.test(parsed);
 }
 
+/**
+ * The exit status of an unsupported Node.js: `ASYNCJOB_ERR_NODE_UNSUPPORTED`'s in the registry (src/core/codes.ts),
+ * which this file, run before tsx, cannot read; test/package/node-engines.test.ts holds the two equal.
+ */
+const UNSUPPORTED_NODE_EXIT_STATUS = 2;
+
 /** The `engines.node` range of asyncjob's package.json. */
 function requiredNodeRange() {
   return require(path.join(__dirname, '..', 'package.json')).engines.node;
@@ -40,4 +46,4 @@ function unsupportedNodeMessage(version = process.versions.node, range = require
   return `Node.js ${version.replace(/^v/, '')} is not supported: asyncjob requires Node.js ${range} (package.json engines)`;
 }
 
-module.exports = { satisfies, requiredNodeRange, unsupportedNodeMessage };
+module.exports = { satisfies, requiredNodeRange, unsupportedNodeMessage, UNSUPPORTED_NODE_EXIT_STATUS };

@@ -21,7 +21,8 @@ import { describeContract, renderExplanation } from '../adapters/providers/expla
 import { fileNameOf } from '../adapters/providers/registry';
 import { type CliCommand } from './args';
 import { type CommandContext } from './commands';
-import { EXIT, type ExitCode } from './exit-codes';
+import { type ProviderAdapterCode } from '../adapters/providers/errors';
+import { EXIT, type ExitCode, exitStatusOf } from './exit-codes';
 
 type Cmd = Extract<CliCommand, { command: 'adapter' }>;
 type Env = Readonly<Record<string, string | undefined>>;
@@ -34,7 +35,7 @@ export interface CheckedContract {
   file: string;
   valid: boolean;
   /** `ASYNCJOB_ERR_ADAPTER_INVALID`, `ASYNCJOB_ERR_ADAPTER_NOT_FOUND`, or null when valid. */
-  code: string | null;
+  code: ProviderAdapterCode | null;
   name: string | null;
   preset: string | null;
   create: { method: string; path: string } | null;
@@ -205,7 +206,13 @@ async function validate(ctx: CommandContext, cmd: Cmd, env: Env): Promise<ExitCo
     if (checked.length > 1)
       write(ctx, [`${checked.filter((c) => c.valid).length} of ${checked.length} contracts valid`]);
   }
-  return valid ? EXIT.ok : EXIT.usage;
+  return exitOf(checked);
+}
+
+/** 0 when every contract is valid, else the exit status of the first invalid one's code (2, the registry says). */
+function exitOf(checked: readonly Checked[]): ExitCode {
+  const invalid = checked.find((c) => !c.valid);
+  return invalid === undefined ? EXIT.ok : exitStatusOf(invalid.code ?? 'ASYNCJOB_ERR_ADAPTER_INVALID');
 }
 
 async function explain(ctx: CommandContext, cmd: Cmd, env: Env): Promise<ExitCode> {
@@ -236,7 +243,7 @@ async function explain(ctx: CommandContext, cmd: Cmd, env: Env): Promise<ExitCod
       'stderr',
     );
   }
-  return checked.valid ? EXIT.ok : EXIT.usage;
+  return exitOf([checked]);
 }
 
 /** `asyncjob adapter validate|explain`: exit 0 when every contract is valid, 2 otherwise. No Temporal needed. */

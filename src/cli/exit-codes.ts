@@ -1,27 +1,13 @@
 /**
- * The exit codes of `asyncjob`, stable for scripts (documented in docs/cli.md). `audit` and `simulate` keep
- * their own documented codes.
+ * The exit statuses of `asyncjob` (documented in docs/cli.md), defined with the error codes in `core/codes.ts`: an
+ * error exits with its code's status ({@link exitStatusOf}); a command that reports an operation exits by its state.
  */
-export const EXIT = {
-  /** Done; for commands that report an operation: it succeeded or has not ended. */
-  ok: 0,
-  /** The operation ended badly: failed, cancelled or closed, or its workflow failed or was terminated. */
-  operationEndedBadly: 1,
-  /** Usage error or bad input: unknown command or option, bad duration, invalid JSON, invalid request. */
-  usage: 2,
-  /** The workflow refused the request: option not offered, cancel unsupported, fingerprint mismatch (I2), ... */
-  refused: 3,
-  /** No operation with this ID. */
-  notFound: 4,
-  /** The Temporal server could not be reached (address, TLS, API key), or no worker answered a query in time. */
-  connection: 5,
-  /** An unexpected error of ours; the message (and --verbose) says what. */
-  internal: 6,
-  /** The operation needs a decision: it is escalated (`asyncjob decide ID` shows the options). */
-  needsDecision: 7,
-} as const;
-/** An exit code. */
-export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+import { shownError } from '../client/errors';
+import { EXIT, type ErrorCode, type ExitCode } from '../core/codes';
+import { AsyncJobError, exitStatusOf } from '../core/errors';
+
+export { EXIT, type ExitCode } from '../core/codes';
+export { exitStatusOf } from '../core/errors';
 
 /** The local states that end badly (exit 1 where an operation is reported). */
 export const BAD_END_STATES: readonly string[] = ['failed', 'cancelled', 'closed'];
@@ -32,4 +18,32 @@ export function exitForState(localState: string | null | undefined): ExitCode {
   return localState !== null && localState !== undefined && BAD_END_STATES.includes(localState)
     ? EXIT.operationEndedBadly
     : EXIT.ok;
+}
+
+/** An error as the CLI reports it. */
+export interface ClassifiedError {
+  exitCode: ExitCode;
+  /** A stable code: the error's own `ASYNCJOB_ERR_...`, or the workflow's refusal code. */
+  code: ErrorCode;
+  message: string;
+}
+
+/** One line: newlines and runs of spaces folded. */
+function oneLine(text: string): string {
+  return text
+    .replace(/:\s*\n\s*-?\s*/g, ': ')
+    .replace(/\s*\n\s*-?\s*/g, '; ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/**
+ * Maps an error to its exit status (its code's, from the registry), the code shown (a refusal's own code) and its
+ * one-line message.
+ */
+export function classifyError(err: unknown): ClassifiedError {
+  const ours = err instanceof AsyncJobError ? err : undefined;
+  const message = oneLine(err instanceof Error ? err.message : String(err));
+  const code = ours?.code ?? 'ASYNCJOB_ERR_INTERNAL';
+  return { exitCode: exitStatusOf(code), code: ours ? shownError(ours).code : code, message };
 }

@@ -9,6 +9,8 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { AsyncJobClient } from '../client';
 import { loadConfig } from '../config';
 import { agentNamed, agentServerFactory, loadAgentPolicy, startHttpServer, type AgentPolicy } from '../mcp';
+import { UsageError } from './args-common';
+import { classifyError, EXIT } from './exit-codes';
 import { MCP_USAGE } from './usage';
 
 /** Where the command writes, what it reads, and how it ends. Defaults: the process's. */
@@ -39,32 +41,38 @@ interface McpArgs {
   port?: number;
 }
 
+const MCP_OPTIONS = {
+  policy: { type: 'string' },
+  identity: { type: 'string' },
+  http: { type: 'boolean' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** node:util's parse, its errors (an unknown option, a missing value) as usage errors. */
+function parseMcpOptions(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, strict: true, allowPositionals: true, options: MCP_OPTIONS });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err), 'mcp');
+  }
+}
+
 function parseMcpArgs(argv: string[], env: McpIo['env']): McpArgs | 'help' {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      policy: { type: 'string' },
-      identity: { type: 'string' },
-      http: { type: 'boolean' },
-      host: { type: 'string' },
-      port: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values, positionals } = parseMcpOptions(argv);
   if (values.help) return 'help';
-  if (positionals.length > 0) throw new Error(`unexpected argument "${positionals[0]}"`);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, 'mcp');
   const policyFile = values.policy ?? env.ASYNCJOB_MCP_POLICY;
   if (policyFile === undefined || policyFile === '')
-    throw new Error('--policy FILE (or ASYNCJOB_MCP_POLICY) is required');
+    throw new UsageError('--policy FILE (or ASYNCJOB_MCP_POLICY) is required', 'mcp');
   if (!values.http && (values.host !== undefined || values.port !== undefined))
-    throw new Error('--host and --port go with --http');
+    throw new UsageError('--host and --port go with --http', 'mcp');
   if (values.http && values.identity !== undefined)
-    throw new Error('--identity is for stdio; over HTTP the token names the agent');
+    throw new UsageError('--identity is for stdio; over HTTP the token names the agent', 'mcp');
   const port = values.port === undefined ? undefined : Number(values.port);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
-    throw new Error(`--port: "${values.port}" is not a port`);
+    throw new UsageError(`--port: "${values.port}" is not a port`, 'mcp');
   return {
     policyFile,
     http: values.http === true,
@@ -80,9 +88,10 @@ async function serve(args: McpArgs, policy: AgentPolicy, io: McpIo): Promise<num
   if (!args.http) {
     const identity = args.identity ?? policy.stdioIdentity;
     if (identity === undefined)
-      throw new Error("--identity agent:NAME (or the policy's stdioIdentity) is required over stdio");
+      throw new UsageError("--identity agent:NAME (or the policy's stdioIdentity) is required over stdio", 'mcp');
     stdioAgent = agentNamed(policy, identity);
-    if (stdioAgent === undefined) throw new Error(`--identity: ${identity} is not an agent of ${policy.source}`);
+    if (stdioAgent === undefined)
+      throw new UsageError(`--identity: ${identity} is not an agent of ${policy.source}`, 'mcp');
   }
   const config = loadConfig(io.env as NodeJS.ProcessEnv);
   const client = await AsyncJobClient.connect({ env: io.env as NodeJS.ProcessEnv });
@@ -100,7 +109,7 @@ async function serve(args: McpArgs, policy: AgentPolicy, io: McpIo): Promise<num
       await serverFor(stdioAgent).connect(transport);
       log(`asyncjob mcp: serving ${stdioAgent.identity} over stdio`);
       await Promise.race([closed, io.stopped(), new Promise<void>((resolve) => process.stdin.once('end', resolve))]);
-      return 0;
+      return EXIT.ok;
     }
     const running = await startHttpServer({
       policy,
@@ -112,7 +121,7 @@ async function serve(args: McpArgs, policy: AgentPolicy, io: McpIo): Promise<num
     log(`asyncjob mcp: listening on ${running.url} (${policy.agents.length} agents in ${policy.source})`);
     await io.stopped();
     await running.close();
-    return 0;
+    return EXIT.ok;
   } finally {
     await client.close();
   }
@@ -120,7 +129,8 @@ async function serve(args: McpArgs, policy: AgentPolicy, io: McpIo): Promise<num
 
 /**
  * Runs `asyncjob mcp ...` (`argv`: the arguments after `mcp`) until stdin closes (stdio) or the process is asked
- * to stop (HTTP). Resolves with the exit code: 0, or 2 for a bad command line, environment or policy file.
+ * to stop (HTTP). Resolves with the exit code: 0, or the status of the error's code (2 for a bad command line,
+ * environment or policy file, 5 when Temporal cannot be reached), as every `asyncjob` command exits.
  */
 export async function runMcpCommand(argv: string[], io: McpIo = processIo): Promise<number> {
   let args: McpArgs | 'help';
@@ -129,18 +139,19 @@ export async function runMcpCommand(argv: string[], io: McpIo = processIo): Prom
     args = parseMcpArgs(argv, io.env);
     if (args === 'help') {
       io.stdout(`${MCP_USAGE}\n`);
-      return 0;
+      return EXIT.ok;
     }
     policy = loadAgentPolicy(args.policyFile, io.env);
   } catch (err) {
-    io.stderr(`asyncjob mcp: ${(err as Error).message}\n${MCP_USAGE}\n`);
-    return 2;
+    const refused = classifyError(err);
+    io.stderr(`asyncjob mcp: ${refused.message}\n${MCP_USAGE}\n`);
+    return refused.exitCode;
   }
   try {
     return await serve(args, policy, io);
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    io.stderr(`asyncjob mcp: ${(err as Error).message}\n`);
-    return code === 'ASYNCJOB_ERR_CONNECTION' ? 5 : 2;
+    const failed = classifyError(err);
+    io.stderr(`asyncjob mcp: ${failed.message}\n`);
+    return failed.exitCode;
   }
 }

@@ -1,8 +1,10 @@
 /**
  * Runs one `asyncjob` command line: parse, dispatch, and turn any error into ONE line on stderr (details with
- * `--verbose`, a JSON error document on stdout with `--json`) and a stable exit code (see exit-codes.ts).
+ * `--verbose`, a JSON error document on stdout with `--json`) and the exit status its code has in the registry
+ * (`core/codes.ts`, docs/errors.md); anything not ours is `ASYNCJOB_ERR_INTERNAL`.
  */
 import { adapterCommand } from './adapter';
+import { AsyncJobError } from '../core/errors';
 import { type CliCommand, parseCommandLine, UsageError } from './args';
 import { bundleCommand } from './bundle-command';
 import {
@@ -15,61 +17,11 @@ import {
   watchCommand,
 } from './commands';
 import type { CliClient, CliDeps } from './deps';
-import { EXIT, type ExitCode } from './exit-codes';
+import { classifyError, EXIT, type ExitCode } from './exit-codes';
 import { replayCheckCommand } from './replay-command';
 import { COMMAND_USAGE, USAGE } from './usage';
 
-/** An error as the CLI reports it. */
-export interface ClassifiedError {
-  exitCode: ExitCode;
-  /** A stable code: the error's own `ASYNCJOB_ERR_...`, or the workflow's refusal code. */
-  code: string;
-  message: string;
-}
-
-const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
-  ASYNCJOB_ERR_USAGE: EXIT.usage,
-  ASYNCJOB_ERR_INVALID_INPUT: EXIT.usage,
-  ASYNCJOB_ERR_CONFIG_INVALID: EXIT.usage,
-  ASYNCJOB_ERR_NODE_UNSUPPORTED: EXIT.usage,
-  ASYNCJOB_ERR_FINGERPRINT_MISMATCH: EXIT.refused,
-  ASYNCJOB_ERR_REFUSED: EXIT.refused,
-  ASYNCJOB_ERR_NOT_FOUND: EXIT.notFound,
-  ASYNCJOB_ERR_CONNECTION: EXIT.connection,
-  ASYNCJOB_ERR_QUERY_TIMEOUT: EXIT.connection,
-  ASYNCJOB_ERR_UPDATE_TIMEOUT: EXIT.connection,
-  ASYNCJOB_ERR_WORKFLOW_FAILED: EXIT.operationEndedBadly,
-  ASYNCJOB_ERR_PROVIDER_UNSERVED: EXIT.usage,
-  ASYNCJOB_ERR_JOIN_MISMATCH: EXIT.refused,
-  ASYNCJOB_ERR_SERVER: EXIT.connection,
-};
-
-/** One line: newlines and runs of spaces folded. */
-function oneLine(text: string): string {
-  return text
-    .replace(/:\s*\n\s*-?\s*/g, ': ')
-    .replace(/\s*\n\s*-?\s*/g, '; ')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
-
-/** Maps an error to its exit code, stable code and one-line message. */
-export function classifyError(err: unknown): ClassifiedError {
-  const e = (typeof err === 'object' && err !== null ? err : {}) as {
-    code?: unknown;
-    refusalCode?: unknown;
-    message?: unknown;
-  };
-  const code = typeof e.code === 'string' ? e.code : undefined;
-  const message = oneLine(typeof e.message === 'string' ? e.message : String(err));
-  const exitCode = code !== undefined ? EXIT_BY_CODE[code] : undefined;
-  if (exitCode === undefined) return { exitCode: EXIT.internal, code: code ?? 'ASYNCJOB_ERR_INTERNAL', message };
-  return {
-    exitCode,
-    code: code === 'ASYNCJOB_ERR_REFUSED' && typeof e.refusalCode === 'string' ? e.refusalCode : code!,
-    message,
-  };
-}
+export { classifyError, type ClassifiedError } from './exit-codes';
 
 function verboseDetails(err: unknown): string {
   const lines: string[] = [];
@@ -91,9 +43,8 @@ function verboseDetails(err: unknown): string {
 
 function report(err: unknown, flags: { json: boolean; verbose: boolean; command?: string }, deps: CliDeps): ExitCode {
   const c = classifyError(err);
-  deps.stderr(
-    `asyncjob: ${c.message}${c.exitCode === EXIT.usage && err instanceof UsageError ? ` (asyncjob help${err.command ? ` ${err.command}` : ''})` : ''}\n`,
-  );
+  const help = err instanceof UsageError ? ` (asyncjob help${err.command ? ` ${err.command}` : ''})` : '';
+  deps.stderr(`asyncjob: ${c.message}${help}\n`);
   if (flags.verbose) deps.stderr(verboseDetails(err));
   if (flags.json) {
     const issues = (err as { issues?: unknown }).issues;
@@ -110,10 +61,7 @@ function help(topic: string | undefined, deps: CliDeps): ExitCode {
     return EXIT.ok;
   }
   const text = COMMAND_USAGE[topic];
-  if (text === undefined) {
-    deps.stderr(`asyncjob: no command "${topic}" (asyncjob help)\n`);
-    return EXIT.usage;
-  }
+  if (text === undefined) throw new UsageError(`no command "${topic}"`);
   deps.stdout(`${text}\n`);
   return EXIT.ok;
 }
@@ -143,7 +91,9 @@ async function dispatch(cmd: CliCommand, ctx: CommandContext): Promise<number> {
     case 'simulate':
       return ctx.deps.runSimulate(cmd.argv);
     case 'doctor':
-      return ctx.deps.runDoctor ? ctx.deps.runDoctor(cmd.argv) : EXIT.internal;
+      if (!ctx.deps.runDoctor)
+        throw new AsyncJobError('ASYNCJOB_ERR_INTERNAL', 'asyncjob doctor is not available here');
+      return ctx.deps.runDoctor(cmd.argv);
     case 'bundle':
       return bundleCommand(ctx, cmd);
     case 'replay-check':

@@ -5,6 +5,7 @@
  * decision (`--until-final`: until it ends).
  */
 import { OperationFailedError } from '../client/errors';
+import { hasCode } from '../core/errors';
 import { type Cmd, type CommandContext, emit, say } from './command-context';
 import type { CliClient } from './deps';
 import { EXIT, exitForState, type ExitCode } from './exit-codes';
@@ -34,8 +35,7 @@ async function readView(
       recordError: null,
     };
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (code === 'ASYNCJOB_ERR_NOT_FOUND' || code === 'ASYNCJOB_ERR_CONNECTION') throw err;
+    if (hasCode(err, 'ASYNCJOB_ERR_NOT_FOUND') || hasCode(err, 'ASYNCJOB_ERR_CONNECTION')) throw err;
     return { view: null, recordError: err instanceof Error ? err.message : String(err) };
   }
 }

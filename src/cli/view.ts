@@ -2,6 +2,7 @@
  * What the CLI shows of an operation: the stable JSON view (documented in docs/cli.md) and its text renderings,
  * including the `watch` line with its progress bar. Pure: the time is an argument.
  */
+import { isErrorCode } from '../core/codes';
 import type { OfferedOption } from '../core/escalation';
 import type { OperationRecord, ResultSummary } from '../core/operation';
 import { FINAL_STATES } from '../core/transitions';
@@ -175,11 +176,12 @@ export function optionText(option: OfferedOption): string {
   return `  ${option.option.padEnd(26)} ${option.label}\n  ${' '.repeat(26)} ${flags.join(' ')} --by WHO --reason TEXT`;
 }
 
-/** A workflow's failure in one line: `TYPE: message` (the type once, when the message does not start with it). */
+/**
+ * A workflow's failure in one line: `TYPE: message`. The message of a failure of ours (its type one of our codes)
+ * already leads with its code (`core/errors.ts` `failureFields`); a termination has no type.
+ */
 export function failureText(failure: { type: string | null; message: string }): string {
-  return failure.type && !failure.message.startsWith(failure.type)
-    ? `${failure.type}: ${failure.message}`
-    : failure.message;
+  return failure.type && !isErrorCode(failure.type) ? `${failure.type}: ${failure.message}` : failure.message;
 }
 
 /**

@@ -1,13 +1,15 @@
 /**
- * How the workflow refuses: an `ApplicationFailure` whose `type` is our error code, so the client reads the code from
- * the failure, never from the message. The message starts with the code too: the Web UI shows an operator only the
- * message of a refused update or a failed run.
+ * How the workflow refuses: an `ApplicationFailure` made from our error code (`core/errors.ts` `failureFields`):
+ * its `type` is the code and its first detail the text, so a client reads both as data, never from the message.
+ * The message is `CODE: text`: the Web UI shows an operator only the message of a refused update or a failed run.
  */
 import { ApplicationFailure } from '@temporalio/workflow';
+import { type ErrorCode } from '../core/codes';
+import { failureFields } from '../core/errors';
 
-/** A refusal with a stable code (an update validator's, or the workflow's own). */
+/** A refusal with a stable code (an update validator's, or the workflow's own); core's codes are all registered. */
 export function refusal(code: string, message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: code, message: `${code}: ${message}`, nonRetryable: true });
+  return ApplicationFailure.create(failureFields(code as ErrorCode, message));
 }
 
 /** The workflow's input (or a message) does not hold what it must. */

@@ -8,8 +8,14 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { requiredNodeRange, satisfies, unsupportedNodeMessage } from '../../bin/node-engines.cjs';
+import {
+  requiredNodeRange,
+  satisfies,
+  UNSUPPORTED_NODE_EXIT_STATUS,
+  unsupportedNodeMessage,
+} from '../../bin/node-engines.cjs';
 import { classifyError } from '../../src/cli/run-cli';
+import { ERROR_CODES } from '../../src/core/codes';
 import { assertSupportedNode, UnsupportedNodeError } from '../../src/node-version';
 import { packageJson, ROOT } from './entries';
 
@@ -90,6 +96,8 @@ describe('the supported Node.js versions (package.json engines)', () => {
     expect(thrown).toBeInstanceOf(UnsupportedNodeError);
     expect(thrown).toMatchObject({ code: 'ASYNCJOB_ERR_NODE_UNSUPPORTED', message });
     expect(classifyError(thrown)).toEqual({ exitCode: 2, code: 'ASYNCJOB_ERR_NODE_UNSUPPORTED', message });
+    // bin/asyncjob runs before tsx and cannot read the registry: its status is held to the registry's here.
+    expect(UNSUPPORTED_NODE_EXIT_STATUS).toBe(ERROR_CODES.ASYNCJOB_ERR_NODE_UNSUPPORTED.exit);
   });
 
   describe.skipIf(older === undefined)(`on this machine's Node.js ${older ?? '(none older)'} at /usr/bin/node`, () => {
