@@ -3,14 +3,8 @@
  */
 import { type Observation } from './observation';
 import { type OperationRecord } from './operation';
-import {
-  answerText,
-  countAnswer,
-  rateLimitedInARow,
-  reactionTo,
-  retryBudgetSpent,
-  type Reaction,
-} from './answer-policy';
+import { answerText, rateLimitedInARow } from './answer-policy';
+import { openAnswerStep, type AnswerStep } from './step-answer';
 import { refusalText } from './status-verdict';
 import { effectiveDeadlineMs } from './wait-planner';
 import { planWait } from './wait-time';
@@ -111,15 +105,9 @@ function cancelAnswered(draft: Builder, observation: Observation, ctx: StepConte
  * cancel call is made again after a backoff (Retry-After a minimum, H1), inside its budget and the cancel deadline
  * (X1, X3, S5). Nothing is unconfirmed, so when it stops a human may still authorise the call (A1).
  */
-function retryCancel(
-  draft: Builder,
-  observation: Observation,
-  reaction: Extract<Reaction, { kind: 'retry' }>,
-  ctx: StepContext,
-  cause: string,
-): void {
+function retryCancel({ draft, spent, frame }: AnswerStep, observation: Observation, ctx: StepContext): void {
+  const { cause } = frame;
   const what = observation.errorCategory ?? answerText(observation);
-  const spent = retryBudgetSpent(reaction, draft.record.used, draft.record.budgets);
   if (spent !== undefined) {
     draft.escalate(spent.reason, `the cancel request could not be made (${what}): ${spent.detail}`, ctx, cause);
     return;
@@ -154,12 +142,9 @@ function retryCancel(
  * stops for a human.
  */
 export function afterCancel(record: OperationRecord, observation: Observation, ctx: StepContext): StepResult {
-  const draft = new Builder(record, record);
-  draft.record = { ...draft.record, used: countAnswer(draft.record.used, 'cancel', observation.signal) };
-  const sequence = draft.observe(observation, ctx, {});
-  draft.callSequence = sequence;
-  const cause = `cancel_response:${sequence}`;
-  const reaction = reactionTo('cancel', observation.signal);
+  const step = openAnswerStep(record, 'cancel', observation, ctx);
+  const { draft, sequence, frame, reaction } = step;
+  const { cause } = frame;
   const cancel = draft.record.cancel;
   if (
     reaction.kind !== 'retry' &&
@@ -171,7 +156,7 @@ export function afterCancel(record: OperationRecord, observation: Observation, c
     draft.record = { ...draft.record, cancel: { ...cancel, sentAtMs: ctx.nowMs } };
   }
   if (reaction.kind === 'read') cancelAnswered(draft, observation, ctx, sequence);
-  else if (reaction.kind === 'retry') retryCancel(draft, observation, reaction, ctx, cause);
+  else if (reaction.kind === 'retry') retryCancel(step, observation, ctx);
   else {
     const reason = reaction.kind === 'escalate' ? reaction.reason : 'cancellation_unconfirmed';
     draft.escalate(reason, cancelStopDetail(observation), ctx, cause);

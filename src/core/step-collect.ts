@@ -4,18 +4,12 @@
 import { type EscalationReason, type JournalEntryBody } from './journal';
 import { type Observation } from './observation';
 import { type OperationRecord, type ResultSummary } from './operation';
-import {
-  answerText,
-  countAnswer,
-  rateLimitedInARow,
-  reactionTo,
-  retryBudgetSpent,
-  type Reaction,
-} from './answer-policy';
+import { answerText, rateLimitedInARow, type Reaction } from './answer-policy';
+import { openAnswerStep, type AnswerStep } from './step-answer';
 import { refusalText } from './status-verdict';
 import { effectiveDeadlineMs } from './wait-planner';
 import { planWait } from './wait-time';
-import { type StepContext, type StepResult, Builder } from './step-draft';
+import { type StepContext, type StepResult, type Builder } from './step-draft';
 
 /** What a collect activity found, beside its observation (R1-R4). */
 export interface CollectOutcome {
@@ -32,13 +26,9 @@ export function afterCollect(
   outcome: CollectOutcome,
   ctx: StepContext,
 ): StepResult {
-  const draft = new Builder(record, record);
-  draft.record = { ...draft.record, used: countAnswer(draft.record.used, 'collect', observation.signal) };
-  const sequence = draft.observe(observation, ctx, {});
-  draft.callSequence = sequence;
-  const frame = { actor: ctx.actor, cause: `collect_response:${sequence}`, evidenceSequence: sequence };
+  const step = openAnswerStep(record, 'collect', observation, ctx);
+  const { draft, frame, reaction } = step;
   if (outcome.artifact) draft.appendExtra(outcome.artifact, ctx.nowMs, ctx.actor);
-  const reaction = reactionTo('collect', observation.signal);
   const result = outcome.result;
   if (reaction.kind === 'read' && result?.validation === 'valid') {
     draft.apply([{ type: 'result_validated', ...frame, result }], ctx);
@@ -53,7 +43,7 @@ export function afterCollect(
       frame.cause,
     );
   } else {
-    const stop = reaction.kind === 'retry' ? scheduleCollectRetry(draft, observation, reaction, ctx) : undefined;
+    const stop = reaction.kind === 'retry' ? scheduleCollectRetry(step, reaction, observation, ctx) : undefined;
     if (stop === 'scheduled') return draft.result();
     const failure =
       observation.transport === 'refused'
@@ -73,13 +63,12 @@ export function afterCollect(
  * deadline (H1, R5, S5); else the reason it stops.
  */
 function scheduleCollectRetry(
-  draft: Builder,
-  observation: Observation,
+  { draft, spent }: AnswerStep,
   reaction: Extract<Reaction, { kind: 'retry' }>,
+  observation: Observation,
   ctx: StepContext,
 ): 'scheduled' | { reason: EscalationReason } {
-  const { used, budgets } = draft.record;
-  const spent = retryBudgetSpent(reaction, used, budgets);
+  const { used } = draft.record;
   if (spent !== undefined) return { reason: spent.reason };
   const stop = { reason: reaction.budget === 'rate_limit' ? 'rate_limited' : 'provider_failure' } as const;
   // R5: a download that may have been served is repeated only when the provider says that is safe.

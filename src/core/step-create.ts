@@ -4,14 +4,8 @@
 import { locatesResult, namesJob, type Observation } from './observation';
 import { type OperationRecord } from './operation';
 import { MAX_CREATE_ATTEMPTS } from './loop-bounds';
-import {
-  answerText,
-  countAnswer,
-  rateLimitedInARow,
-  reactionTo,
-  retryBudgetSpent,
-  type Reaction,
-} from './answer-policy';
+import { answerText, rateLimitedInARow } from './answer-policy';
+import { openAnswerStep, type AnswerStep } from './step-answer';
 import { refusalText } from './status-verdict';
 import { effectiveDeadlineMs } from './wait-planner';
 import { planWait } from './wait-time';
@@ -78,11 +72,6 @@ export function scheduleFirstPoll(draft: Builder, observation: Observation, ctx:
       ...(plan.hintRejected !== undefined ? { hintRejected: plan.hintRejected } : {}),
     },
   };
-}
-
-/** Counts a create or reconcile answer against the budgets: transport failures (S5) and 429s (H1). */
-function countCreateAnswer(draft: Builder, call: 'create' | 'reconcile', observation: Observation): void {
-  draft.record = { ...draft.record, used: countAnswer(draft.record.used, call, observation.signal) };
 }
 
 /** Notes the provider job IDs of a conflicting answer (U3) and escalates. */
@@ -169,14 +158,8 @@ function answeredWithJob(
 }
 
 /** A create that was never sent, or answered 429: sent again with the same token inside the budgets and the create deadline (H1, S5, U4). */
-function retryCreate(
-  draft: Builder,
-  observation: Observation,
-  reaction: Extract<Reaction, { kind: 'retry' }>,
-  ctx: StepContext,
-  cause: string,
-): void {
-  const spent = retryBudgetSpent(reaction, draft.record.used, draft.record.budgets);
+function retryCreate({ draft, spent, frame }: AnswerStep, observation: Observation, ctx: StepContext): void {
+  const { cause } = frame;
   if (spent !== undefined) {
     draft.escalate(spent.reason, `create: ${answerText(observation)}: ${spent.detail}`, ctx, cause);
   } else if (scheduleRetry(draft, observation, ctx) === 'past_create_deadline') {
@@ -216,16 +199,12 @@ function createStopDetail(observation: Observation): string {
  * with the same token inside the create deadline), or a stop.
  */
 export function afterCreate(record: OperationRecord, observation: Observation, ctx: StepContext): StepResult {
-  const draft = new Builder(record, record);
-  countCreateAnswer(draft, 'create', observation);
-  const sequence = draft.observe(observation, ctx, {});
-  draft.callSequence = sequence;
-  const frame = { actor: ctx.actor, cause: `create_response:${sequence}`, evidenceSequence: sequence };
-  const reaction = reactionTo('create', observation.signal);
+  const step = openAnswerStep(record, 'create', observation, ctx);
+  const { draft, sequence, frame, reaction } = step;
   if (reaction.kind === 'read' && answeredWithJob(draft, observation, ctx, frame, 'create_accepted'))
     return draft.result();
   if (reaction.kind === 'reconcile') enterReconciliation(draft, observation, sequence, ctx);
-  else if (reaction.kind === 'retry') retryCreate(draft, observation, reaction, ctx, frame.cause);
+  else if (reaction.kind === 'retry') retryCreate(step, observation, ctx);
   else {
     const reason = reaction.kind === 'escalate' ? reaction.reason : 'create_unknown';
     draft.escalate(reason, createStopDetail(observation), ctx, frame.cause);
@@ -265,14 +244,8 @@ function noJobFound(draft: Builder, observation: Observation, ctx: StepContext, 
 }
 
 /** A reconciliation call that found nothing out: asked again inside the budgets and the create deadline (U2, I3). */
-function retryReconcile(
-  draft: Builder,
-  observation: Observation,
-  reaction: Extract<Reaction, { kind: 'retry' }>,
-  ctx: StepContext,
-  cause: string,
-): void {
-  const spent = retryBudgetSpent(reaction, draft.record.used, draft.record.budgets);
+function retryReconcile({ draft, spent, frame }: AnswerStep, observation: Observation, ctx: StepContext): void {
+  const { cause } = frame;
   if (spent?.reason === 'rate_limited') {
     draft.escalate('rate_limited', `reconciliation: ${spent.detail}`, ctx, cause);
   } else if (spent !== undefined || scheduleRetry(draft, observation, ctx) === 'past_create_deadline') {
@@ -297,16 +270,12 @@ function retryReconcile(
  * before it, look again later.
  */
 export function afterReconcile(record: OperationRecord, observation: Observation, ctx: StepContext): StepResult {
-  const draft = new Builder(record, record);
-  countCreateAnswer(draft, 'reconcile', observation);
-  const sequence = draft.observe(observation, ctx, {});
-  draft.callSequence = sequence;
-  const frame = { actor: ctx.actor, cause: `reconcile_response:${sequence}`, evidenceSequence: sequence };
-  const reaction = reactionTo('reconcile', observation.signal);
+  const step = openAnswerStep(record, 'reconcile', observation, ctx);
+  const { draft, sequence, frame, reaction } = step;
   if (reaction.kind === 'read' && answeredWithJob(draft, observation, ctx, frame, 'reconciliation_matched'))
     return draft.result();
   if (reaction.kind === 'read' || reaction.kind === 'no_job') noJobFound(draft, observation, ctx, frame);
-  else if (reaction.kind === 'retry') retryReconcile(draft, observation, reaction, ctx, frame.cause);
+  else if (reaction.kind === 'retry') retryReconcile(step, observation, ctx);
   else {
     const reason = reaction.kind === 'escalate' ? reaction.reason : 'create_unknown';
     draft.escalate(reason, reconcileStopDetail(observation, sequence), ctx, frame.cause);
