@@ -9,7 +9,7 @@ import { openAnswerStep, type AnswerStep } from './step-answer';
 import { refusalText } from './status-verdict';
 import { effectiveDeadlineMs } from './wait-planner';
 import { planWait } from './wait-time';
-import { type StepContext, type StepResult, type Builder } from './step-draft';
+import { type StepContext, type StepResult } from './step-draft';
 
 /** What a collect activity found, beside its observation (R1-R4). */
 export interface CollectOutcome {
