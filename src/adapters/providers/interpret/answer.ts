@@ -185,6 +185,33 @@ export function finish(observation: Observation, problems: Problems, flags: Inte
   return observation;
 }
 
+/**
+ * An answer opened for reading: a 2xx with a JSON body, with the observation and problem list to fill; or, for an
+ * error status or a body that is not JSON, the observation already finished.
+ */
+export type OpenedAnswer =
+  | { kind: 'finished'; observation: Observation }
+  | { kind: 'body'; observation: Observation; json: unknown; problems: Problems; flags: InterpretFlags };
+
+/** Opens `answer` to `action` for reading (see {@link OpenedAnswer}); `jobId` names the job the call was about. */
+export function openAnswer(
+  contract: ProviderContract,
+  action: Action,
+  answer: ProviderAnswer,
+  jobId?: string,
+): OpenedAnswer {
+  const success = isSuccessStatus(answer.status);
+  const observation = success ? baseObservation(contract, action, answer) : errorAnswer(contract, action, answer);
+  if (jobId !== undefined) observation.remoteJobId = cut(jobId, 500);
+  if (!success) return { kind: 'finished', observation };
+  const problems = new Problems();
+  const flags: InterpretFlags = { foreign: false };
+  const body = readBody(answer);
+  if (body.ok) return { kind: 'body', observation, json: body.json, problems, flags };
+  problems.add(body.problem);
+  return { kind: 'finished', observation: finish(observation, problems, flags) };
+}
+
 /** Cuts a URL down to its last path segment and strips a prefix, as a value source says. */
 export function applyExtract(
   value: string,

@@ -104,7 +104,7 @@ export function interpretCreate(
   // A poll URL's problems matter only if the job must be polled: a final answer needs none (V1).
   const pollProblems = new Problems();
   const pollFlags: InterpretFlags = { foreign: false };
-  const pollUrl = readPollUrl(contract, answer, json, context.requestUrl, pollProblems, pollFlags);
+  const pollUrl = readPollUrl({ contract, answer, json, problems: pollProblems, flags: pollFlags }, context.requestUrl);
   if (pollUrl.kind === 'found') {
     observation.statusUrl = pollUrl.pollUrl.url;
     if (pollUrl.pollUrl.reading !== undefined) observation.pollReading = pollUrl.pollUrl.reading;

@@ -14,6 +14,15 @@ import {
   type Problems,
 } from './answer';
 
+/** An answer being read for a poll URL: where problems and the foreign-origin mark are collected. */
+export interface PollUrlRead {
+  contract: ProviderContract;
+  answer: ProviderAnswer;
+  json: unknown;
+  problems: Problems;
+  flags: InterpretFlags;
+}
+
 /** A poll URL found, with the reading its answers are read with. */
 export interface PollUrl {
   url: string;
@@ -49,13 +58,9 @@ function resolve(
 }
 
 function readOne(
-  contract: ProviderContract,
+  { contract, answer, json, problems, flags }: PollUrlRead,
   sources: readonly PollUrlSource[],
-  answer: ProviderAnswer,
-  json: unknown,
   requestUrl: string | undefined,
-  problems: Problems,
-  flags: InterpretFlags,
 ): FoundPollUrl {
   for (const source of sources) {
     const raw = source.from === 'request_url' ? requestUrl : rawSourceValue(source, answer, json);
@@ -76,15 +81,8 @@ function readOne(
 }
 
 /** The poll URL of a create answer, first source found (V1). */
-export function readPollUrl(
-  contract: ProviderContract,
-  answer: ProviderAnswer,
-  json: unknown,
-  requestUrl: string | undefined,
-  problems: Problems,
-  flags: InterpretFlags,
-): FoundPollUrl {
-  return readOne(contract, contract.create.statusUrl ?? [], answer, json, requestUrl, problems, flags);
+export function readPollUrl(read: PollUrlRead, requestUrl: string | undefined): FoundPollUrl {
+  return readOne(read, read.contract.create.statusUrl ?? [], requestUrl);
 }
 
 /**
@@ -103,18 +101,12 @@ export function namesMonitor(contract: ProviderContract, source: PollUrlSource):
  * current reading (a Location answered at a Location, an operation URL at an operation URL); `undefined` when the
  * answer names none, the same one, or the contract does not follow.
  */
-export function followedPollUrl(
-  contract: ProviderContract,
-  answer: ProviderAnswer,
-  json: unknown,
-  current: PollUrl | undefined,
-  problems: Problems,
-  flags: InterpretFlags,
-): string | undefined {
+export function followedPollUrl(read: PollUrlRead, current: PollUrl | undefined): string | undefined {
+  const { contract } = read;
   if (!contract.status.followPollUrl || current === undefined) return undefined;
   const sources = (contract.create.statusUrl ?? []).filter(
     (s) => s.from !== 'request_url' && s.reading === current.reading,
   );
-  const found = readOne(contract, sources, answer, json, undefined, problems, flags);
+  const found = readOne(read, sources, undefined);
   return found.kind === 'found' && found.pollUrl.url !== current.url ? found.pollUrl.url : undefined;
 }

@@ -12,12 +12,10 @@ import {
   applyExtract,
   baseObservation,
   cut,
-  errorAnswer,
   finish,
   isPlainJsonObject,
-  isSuccessStatus,
-  readBody,
   type ProviderAnswer,
+  openAnswer,
 } from './answer';
 import { interpretCreate, type CreateContext } from './create';
 import { readStateIfStated, readingFor } from './state';
@@ -98,15 +96,10 @@ function interpretJobList(
   answer: ProviderAnswer,
   context: ReconcileContext,
 ): ReconcileInterpretation {
-  if (!isSuccessStatus(answer.status)) return { observation: errorAnswer(contract, 'reconcile', answer), matches: [] };
-  const observation = baseObservation(contract, 'reconcile', answer);
-  const problems = new Problems();
-  const body = readBody(answer);
-  if (!body.ok) {
-    problems.add(body.problem);
-    return { observation: finish(observation, problems, { foreign: false }), matches: [] };
-  }
-  const list = readField(body.json, method.listField);
+  const opened = openAnswer(contract, 'reconcile', answer);
+  if (opened.kind === 'finished') return { observation: opened.observation, matches: [] };
+  const { observation, json, problems } = opened;
+  const list = readField(json, method.listField);
   if (!list.found || !Array.isArray(list.value)) {
     problems.add(`field ${method.listField} is ${list.found ? 'not an array' : 'missing'}`);
     return { observation: finish(observation, problems, { foreign: false }), matches: [] };

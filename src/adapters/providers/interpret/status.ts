@@ -11,10 +11,9 @@ import {
   errorAnswer,
   finish,
   isPlainJsonObject,
-  isSuccessStatus,
   readBody,
-  type InterpretFlags,
   type ProviderAnswer,
+  openAnswer,
 } from './answer';
 import { readJobDocument } from './job-document';
 import { followedPollUrl } from './poll-url';
@@ -39,23 +38,14 @@ export function interpretStatus(
   answer: ProviderAnswer,
   context: StatusContext = {},
 ): Observation {
-  const observation = isSuccessStatus(answer.status)
-    ? baseObservation(contract, 'status', answer)
-    : errorAnswer(contract, 'status', answer);
-  if (context.jobId !== undefined) observation.remoteJobId = cut(context.jobId, 500);
-  if (!isSuccessStatus(answer.status)) return observation;
-  const problems = new Problems();
-  const flags: InterpretFlags = { foreign: false };
-  const body = readBody(answer);
-  if (!body.ok) {
-    problems.add(body.problem);
-    return finish(observation, problems, flags);
-  }
+  const opened = openAnswer(contract, 'status', answer, context.jobId);
+  if (opened.kind === 'finished') return opened.observation;
+  const { observation, json, problems, flags } = opened;
   const reading = readingFor(contract, context.pollReading);
   const state = readJobDocument(
     contract,
     observation,
-    { status: answer.status, json: body.json },
+    { status: answer.status, json },
     reading,
     context,
     problems,
@@ -66,7 +56,7 @@ export function interpretStatus(
       context.statusUrl === undefined
         ? undefined
         : { url: context.statusUrl, ...(context.pollReading !== undefined ? { reading: context.pollReading } : {}) };
-    const next = followedPollUrl(contract, answer, body.json, current, problems, flags);
+    const next = followedPollUrl({ contract, answer, json, problems, flags }, current);
     if (next !== undefined) observation.statusUrl = next;
   }
   return finish(observation, problems, flags);
