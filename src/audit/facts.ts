@@ -213,7 +213,7 @@ export function checkSnapshot(
       hash: 'none',
     };
   }
-  const { finding, hash } = snapshotHashVerdict(operationId, row, snapshot.version, key, chainVerified);
+  const { finding, hash } = snapshotHashVerdict({ operationId, row, version: snapshot.version, key, chainVerified });
   const findings: AuditFinding[] = finding ? [finding] : [];
   const columns = rowColumnsAgree(operationId, row, snapshot);
   if (columns) findings.push(columns);

@@ -17,13 +17,20 @@ export interface SnapshotHashVerdict {
   readonly hash: SnapshotHashStatus;
 }
 
-function signedVerdict(
-  operationId: string,
-  row: AuditOperationRow,
-  version: number,
-  key: ChainKey | undefined,
-  chainVerified: boolean,
-): SnapshotHashVerdict {
+/**
+ * One operations row's snapshot to check: `version` is its snapshot's; `chainVerified`, whether the configured key
+ * verified entries of the same operation's journal (then a snapshot naming an unknown key is a change, not "cannot
+ * verify").
+ */
+export interface SnapshotCheck {
+  operationId: string;
+  row: AuditOperationRow;
+  version: number;
+  key: ChainKey | undefined;
+  chainVerified: boolean;
+}
+
+function signedVerdict({ operationId, row, version, key, chainVerified }: SnapshotCheck): SnapshotHashVerdict {
   const stored = row.snapshotHash!;
   const keyId = row.snapshotKeyId;
   if (key === undefined) return { hash: 'unverifiable' };
@@ -53,20 +60,12 @@ function signedVerdict(
   return { hash: 'checked', finding };
 }
 
-/**
- * Checks an operations row's snapshot hash. `chainVerified`: whether the configured key verified entries of the
- * same operation's journal (then a snapshot naming an unknown key is a change, not "cannot verify").
- */
-export function snapshotHashVerdict(
-  operationId: string,
-  row: AuditOperationRow,
-  version: number,
-  key: ChainKey | undefined,
-  chainVerified: boolean,
-): SnapshotHashVerdict {
+/** Checks an operations row's snapshot hash (see {@link SnapshotCheck}). */
+export function snapshotHashVerdict(check: SnapshotCheck): SnapshotHashVerdict {
+  const { operationId, row, version, key } = check;
   const stored = row.snapshotHash;
   if (stored === null) return { hash: 'legacy' };
-  if (isKeyed(stored)) return signedVerdict(operationId, row, version, key, chainVerified);
+  if (isKeyed(stored)) return signedVerdict(check);
   if (key !== undefined || row.snapshotKeyId !== null) {
     return {
       hash: 'checked',

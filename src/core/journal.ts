@@ -83,20 +83,14 @@ export const actorSchema = lazySchema(() => z.string().min(1).max(200));
 
 const shortText = z.string().max(2000);
 
-/** How an HTTP exchange ended, as data (never a thrown string). */
+/**
+ * How an HTTP exchange ended, as data (never a thrown string): a `response` with a status code arrived; the
+ * request was `not_sent` (connect refused, DNS, TLS: the provider cannot have acted on it); it was sent and the
+ * connection broke or timed out before a full answer, `ambiguous` (the provider may have acted, U1); the answer was
+ * `body_too_large` and cut off; or it was `refused` by us before sending (another origin, missing credential).
+ */
 export const transportOutcomeSchema = lazySchema(() =>
-  z.enum([
-    /** A response with a status code arrived. */
-    'response',
-    /** The request never left (connect refused, DNS, TLS): the provider cannot have acted on it. */
-    'not_sent',
-    /** Sent, then the connection broke or timed out before a full answer: the provider may have acted (U1). */
-    'ambiguous',
-    /** The answer exceeded the configured maximum body size and was cut off. */
-    'body_too_large',
-    /** Refused by us before sending (another origin, missing credential). */
-    'refused',
-  ]),
+  z.enum(['response', 'not_sent', 'ambiguous', 'body_too_large', 'refused']),
 );
 /** A transport outcome. */
 export type TransportOutcome = z.infer<typeof transportOutcomeSchema>;

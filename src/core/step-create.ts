@@ -89,6 +89,13 @@ export function jobIdConflict(draft: Builder, observation: Observation, ctx: Ste
   return true;
 }
 
+/** How the journal names each reconciliation method an adapter may declare (U2). */
+const RECONCILE_METHODS = {
+  list_by_client_reference: 'client_reference_lookup',
+  lookup_by_token: 'operation_id_lookup',
+  same_token_resend: 'same_token_resend',
+} as const;
+
 /** Ambiguous create: `create_unknown`, then reconciliation by the adapter's method, or an escalation when it has none (U1, U2). */
 export function enterReconciliation(draft: Builder, evidence: Observation, sequence: number, ctx: StepContext): void {
   const frame = { actor: ctx.actor, cause: `create_response:${sequence}` };
@@ -103,12 +110,7 @@ export function enterReconciliation(draft: Builder, evidence: Observation, seque
     );
     return;
   }
-  const reconcileMethod =
-    ctx.reconciliation === 'list_by_client_reference'
-      ? 'client_reference_lookup'
-      : ctx.reconciliation === 'lookup_by_token'
-        ? 'operation_id_lookup'
-        : 'same_token_resend';
+  const reconcileMethod = RECONCILE_METHODS[ctx.reconciliation];
   draft.apply([{ type: 'reconciliation_started', ...frame, reconcileMethod }], ctx);
   if (draft.state() !== 'reconciliation' || scheduleRetry(draft, evidence, ctx) === 'scheduled') return;
   if (ctx.reconciliation === 'same_token_resend') {
