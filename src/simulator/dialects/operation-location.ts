@@ -13,14 +13,8 @@ const OP = /^\/v1\/operations\/([A-Za-z0-9_-]+)$/;
 const RESULT = /^\/v1\/results\/([A-Za-z0-9_-]+)$/;
 const RESOURCE = /^\/v1\/analyses\/([A-Za-z0-9_-]+)$/;
 
-const STATES: Record<string, string> = {
-  queued: 'NotStarted',
-  running: 'Running',
-  succeeded: 'Succeeded',
-  failed: 'Failed',
-  cancelled: 'Canceled',
-  expired: 'Failed',
-};
+/** The state words that are not the simulator's own in Pascal case (Azure's spelling). */
+const STATES: Record<string, string> = { queued: 'NotStarted', cancelled: 'Canceled', expired: 'Failed' };
 
 function publicState(state: string): string {
   return STATES[state] ?? pascalCase(state);
