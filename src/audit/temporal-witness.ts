@@ -85,26 +85,20 @@ function witnessEntry(entry: TailEntry): WitnessedEntry {
   return { sequence: entry.sequence, at: new Date(entry.atMs).toISOString(), actor: entry.actor, body: entry.body };
 }
 
-/**
- * What one activity result shows: `{state, entries}` (the state the store held after the step and the step's
- * entries), or, in histories recorded before that contract, the record with the step's entries in its tails.
- */
+/** What one activity result shows: `{state, entries}`, the state the store held after the step and the step's entries. */
 function collectOutcome(value: unknown, operationId: string, into: WitnessedOperation): void {
-  const outcome = value as { state?: unknown; entries?: unknown };
-  if (typeof outcome !== 'object' || outcome === null) return;
-  const state = (outcome.state ?? outcome) as {
-    operationId?: unknown;
-    journal?: { nextSequence?: unknown; transitions?: unknown; observations?: unknown };
+  const outcome = value as {
+    state?: { operationId?: unknown; journal?: { nextSequence?: unknown } };
+    entries?: unknown;
   };
-  if (state.operationId !== operationId || typeof state.journal?.nextSequence !== 'number') return;
+  if (typeof outcome !== 'object' || outcome === null) return;
+  const { state, entries } = outcome;
+  if (state?.operationId !== operationId || typeof state.journal?.nextSequence !== 'number') return;
   const nextSequence = state.journal.nextSequence;
   into.reached = Math.max(into.reached, nextSequence - 1);
-  const lists = 'state' in outcome ? [outcome.entries] : [state.journal.transitions, state.journal.observations];
-  for (const list of lists) {
-    if (!Array.isArray(list)) continue;
-    for (const entry of list)
-      if (isTailEntry(entry) && entry.sequence < nextSequence) into.entries.set(entry.sequence, witnessEntry(entry));
-  }
+  if (!Array.isArray(entries)) return;
+  for (const entry of entries)
+    if (isTailEntry(entry) && entry.sequence < nextSequence) into.entries.set(entry.sequence, witnessEntry(entry));
 }
 
 /** Adds what one run's history shows to `into`; returns the run it continued from, if any. Pure. */
