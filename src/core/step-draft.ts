@@ -1,6 +1,7 @@
 /**
  * The step draft every step builds on (see `step.ts`): the step context and result types, and `Builder`, which collects the journal entries a step appends (transitions applied with their evidence, escalations raised one way).
  */
+import { type ErrorCode } from './codes';
 import { type AdapterCapabilities, type OpenEscalation, renderEscalation } from './escalation';
 import { type EscalationReason, type JournalEntryBody } from './journal';
 import { type Observation } from './observation';
@@ -43,7 +44,7 @@ export interface StepResult {
 /** A refusal of a caller's message, with a stable code (A2, X1). */
 export interface StepRefusal {
   kind: 'refused';
-  code: string;
+  code: ErrorCode;
   message: string;
 }
 

@@ -33,7 +33,7 @@ export type ExtensionRequest = z.infer<typeof extensionRequestSchema>;
 /** States in which a provider job runs and more time or checks can mean something. */
 const EXTENDABLE = ['accepted', 'observing', 'cancelling'] as const;
 
-function refusal(code: string, message: string): StepRefusal {
+function refusal(code: StepRefusal['code'], message: string): StepRefusal {
   return { kind: 'refused', code, message };
 }
 

@@ -3,6 +3,7 @@
  * the client, the CLI and the tests. Inputs are validated with zod inside the workflow (signals) or in the
  * update validators (so a caller learns at once whether it was accepted).
  */
+import { type ErrorCode } from '../core/codes';
 import { z } from 'zod';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { decisionSchema, type Decision, type OpenEscalation } from '../core/escalation';
@@ -83,7 +84,8 @@ export type PendingMessage =
 export { extensionRequestSchema, type ExtensionRequest };
 
 /** The answer of the cancel, decide and extension updates. */
-export type MessageAnswer = { accepted: true; localState: string } | { accepted: false; code: string; message: string };
+export type MessageAnswer =
+  { accepted: true; localState: string } | { accepted: false; code: ErrorCode; message: string };
 
 /** The operation's final (or current) summary: never the result body. */
 export type OperationSummary = ReturnType<typeof operationSummary>;

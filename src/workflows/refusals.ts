@@ -7,9 +7,9 @@ import { ApplicationFailure } from '@temporalio/workflow';
 import { type ErrorCode } from '../core/codes';
 import { failureFields } from '../core/errors';
 
-/** A refusal with a stable code (an update validator's, or the workflow's own); core's codes are all registered. */
-export function refusal(code: string, message: string): ApplicationFailure {
-  return ApplicationFailure.create(failureFields(code as ErrorCode, message));
+/** A refusal with a stable code (an update validator's, or the workflow's own). */
+export function refusal(code: ErrorCode, message: string): ApplicationFailure {
+  return ApplicationFailure.create(failureFields(code, message));
 }
 
 /** The workflow's input (or a message) does not hold what it must. */
