@@ -25,9 +25,6 @@ function files(dir: string, pattern: RegExp): string[] {
   });
 }
 
-/** String literals that look like variables but are not read from the environment (stable error codes). */
-const NOT_VARIABLES = new Set(['ASYNCJOB_BODY_TOO_LARGE', 'ASYNCJOB_SINK_FAILED']);
-
 /**
  * The ASYNCJOB_* / TEMPORAL_* variables `text` reads or names: a property read (`env.NAME`, `process.env.NAME`,
  * `config.NAME`), `env['NAME']`, a quoted name (`'NAME'`: a table of variable names, a preset's `secretEnv`); in
@@ -41,7 +38,7 @@ function variablesIn(text: string, json: boolean): string[] {
     : new RegExp(`\\??\\.${name}\\b|['"\`]${name}['"\`]|\\[['"]${name}['"]\\]`, 'g');
   return [...text.matchAll(pattern)]
     .map((match) => match.slice(1).find((group) => group !== undefined)!)
-    .filter((found) => !found.startsWith('ASYNCJOB_ERR_') && !NOT_VARIABLES.has(found));
+    .filter((found) => !found.startsWith('ASYNCJOB_ERR_'));
 }
 
 /** Every variable src/ reads or names, the schema's own families (src/config/) aside: they describe, not read. */
