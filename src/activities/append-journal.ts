@@ -9,12 +9,11 @@ import { type StepEntry } from '../core/step';
 import { AsyncJobError, hasCode } from '../core/errors';
 import { commitStep, parseInputRecord, storedOutcome } from './journal-writer';
 import { type ActivityContext } from './provider-call';
-import { stateOfInput } from './types';
 
 /** Makes the activity. */
 export function appendJournal(ctx: ActivityContext) {
   return async (input: { state: OperationRecord; entries: StepEntry[] }): Promise<StepOutcome> => {
-    const record = parseInputRecord(stateOfInput(input));
+    const record = parseInputRecord(input.state);
     const entries = [...input.entries].sort((a, b) => a.sequence - b.sequence);
     for (const e of entries) {
       if (e.sequence >= record.journal.nextSequence) {

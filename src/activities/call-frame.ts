@@ -10,7 +10,7 @@ import { type StepContext, type StepResult } from '../core/step';
 import { type StepOutcome } from '../core/step-outcome';
 import { alreadyRecorded, commitStep, parseInputRecord } from './journal-writer';
 import { stepContext, type ActivityContext } from './provider-call';
-import { stateOfInput, type ProviderCallInput } from './types';
+import type { ProviderCallInput } from './types';
 
 /** Runs `call` inside the frame; `action` names the call in the log line of a skipped repeat. */
 export async function inCallFrame(
@@ -19,7 +19,7 @@ export async function inCallFrame(
   action: string,
   call: (state: OperationRecord, provider: RegisteredProvider, step: StepContext) => Promise<StepResult>,
 ): Promise<StepOutcome> {
-  const state = parseInputRecord(stateOfInput(input));
+  const state = parseInputRecord(input.state);
   const provider = ctx.providers.get(state.provider);
   const recorded = await alreadyRecorded(ctx.store, state);
   if (recorded !== undefined) {

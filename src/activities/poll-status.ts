@@ -28,7 +28,7 @@ import { whileHeartbeating } from './heartbeat';
 import { alreadyRecorded, commitStep, parseInputRecord, snapshotOf } from './journal-writer';
 import { stepContext, type ActivityContext } from './provider-call';
 import { sendStatusRead } from './read-status';
-import { stateOfInput, type ProviderCallInput } from './types';
+import type { ProviderCallInput } from './types';
 
 /** Input of `pollStatus`: a provider call with the loop's limits. */
 export interface PollStatusInput extends ProviderCallInput {
@@ -148,7 +148,7 @@ class StatusLoop {
 export function pollStatus(ctx: ActivityContext) {
   return async (input: PollStatusInput): Promise<StepOutcome> => {
     const limits = parseLimits(input.loop);
-    const state = parseInputRecord(stateOfInput(input));
+    const state = parseInputRecord(input.state);
     const provider = ctx.providers.get(state.provider);
     const recorded = await alreadyRecorded(ctx.store, state);
     if (recorded !== undefined) {

@@ -11,7 +11,6 @@ import { AsyncJobError } from '../core/errors';
 import { type StepOutcome } from '../core/step-outcome';
 import { commitStep, parseInputRecord, storedOutcome } from './journal-writer';
 import { type ActivityContext } from './provider-call';
-import { stateOfInput } from './types';
 
 /** Reads the recorded intent of an operation, or undefined when none is recorded. */
 export async function recordedIntent(ctx: ActivityContext, operationId: string) {
@@ -26,7 +25,7 @@ export async function recordedIntent(ctx: ActivityContext, operationId: string) 
 /** Makes the activity. */
 export function recordIntent(ctx: ActivityContext) {
   return async (input: { state: OperationRecord; entries: StepEntry[] }): Promise<StepOutcome> => {
-    const record = parseInputRecord(stateOfInput(input));
+    const record = parseInputRecord(input.state);
     ctx.providers.get(record.provider);
     const existing = await recordedIntent(ctx, record.operationId);
     if (existing !== undefined) {

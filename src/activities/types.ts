@@ -32,14 +32,6 @@ export interface ProviderCallInput {
   random: number;
 }
 
-/**
- * The operation state an activity was given. Activities scheduled by workflows running the code before the
- * `{state, entries}` contract name it `record`: still accepted, so operations in flight across an upgrade go on.
- */
-export function stateOfInput(input: { state?: unknown } | { record?: unknown }): unknown {
-  return 'state' in input && input.state !== undefined ? input.state : (input as { record?: unknown }).record;
-}
-
 /** The activities of asyncjob. */
 export interface AsyncJobActivities {
   /** Facts about a provider (capabilities, reconciliation method); throws a non-retryable failure for an unknown provider. */
