@@ -10,7 +10,7 @@
  *   sequence per operation across all kinds: a single primary key makes duplicates impossible and gaps
  *   detectable, and one ordered scan verifies a chain. The typed columns operators filter on (kind, to_state,
  *   remote_job_id, http_status, delay_source, escalation_reason) are extracted at append time and indexed.
- * - `operations`: the current record, an upserted JSON snapshot with indexed columns, guarded by a
+ * - `operations`: the current record, an upserted JSON snapshot with columns copied out of it, guarded by a
  *   monotonically increasing `version`; it also keeps the chain head (`last_sequence`, `last_hash`) so a
  *   deleted tail is detected.
  * - `operation_jobs`: (provider, remote_job_id) -> operation, for the webhook receiver.
@@ -30,9 +30,7 @@ import {
   instantSchema,
   journalEntrySchema,
   localStateSchema,
-  type EscalationReason,
   type JournalEntry,
-  type LocalState,
 } from '../../core/journal';
 import { type AuditSource } from './audit-source';
 import { entryHash, GENESIS_HASH, type ChainKey, type ChainVerification } from './chain';
@@ -41,7 +39,7 @@ import { invalidInput, StoreError } from './store-errors';
 
 /**
  * The current record of an operation as upserted by `putOperation`. `record` is the caller's full JSON
- * snapshot; the other fields are copied into indexed columns. `version` must grow with every write.
+ * snapshot; the other fields are copied into columns of their own. `version` must grow with every write.
  */
 export const operationSnapshotSchema = z.object({
   operationId: z.string().min(1).max(200),
@@ -160,17 +158,11 @@ export interface OperationStore {
   chainHead(operationId: string): Promise<{ lastSequence: number; lastHash: string | null }>;
   /** An operation's entries in sequence order, from `fromSequence` (default 1). */
   entries(operationId: string, options?: { fromSequence?: number }): Promise<StoredEntry[]>;
-  /** Operations whose current local state is `state`, oldest update first. */
-  findByState(state: LocalState, options?: { limit?: number }): Promise<OperationSnapshot[]>;
-  /** Operations whose current record names this escalation reason. */
-  findByEscalationReason(reason: EscalationReason, options?: { limit?: number }): Promise<OperationSnapshot[]>;
   /**
    * The IDs of the operation(s) linked to a provider job ID, by a snapshot's `remoteJobIds` or by a transition or
    * observation naming it (the provider then comes from the intent entry). Usually one; more is a U3 incident.
    */
   findByProviderJobId(provider: string, remoteJobId: string): Promise<string[]>;
-  /** Operations whose result deadline is in [fromMs, toMs) (epoch ms), earliest first. */
-  findByDeadlineWindow(fromMs: number, toMs: number, options?: { limit?: number }): Promise<OperationSnapshot[]>;
   /** Records a webhook delivery; `duplicate` when (provider, eventId) was already recorded. */
   recordWebhookEvent(event: WebhookEvent): Promise<'recorded' | 'duplicate'>;
   /** The artifacts recorded for an operation, in sequence order. */
@@ -301,26 +293,6 @@ export function parseStoredEntry(text: string): JournalEntry | null {
   } catch {
     return null;
   }
-}
-
-/** Validates a query limit (1..10000, default 1000). */
-export function queryLimit(limit: number | undefined): number {
-  const parsed = z.number().int().min(1).max(10_000).default(1000).safeParse(limit);
-  if (!parsed.success)
-    throw invalidInput(
-      'query limit',
-      parsed.error.issues.map((i) => ({ ...i, path: ['limit'] })),
-    );
-  return parsed.data;
-}
-
-/** Validates an epoch-ms deadline window. */
-export function deadlineWindow(fromMs: number, toMs: number): void {
-  const parsed = z
-    .object({ fromMs: z.number().int(), toMs: z.number().int() })
-    .refine((w) => w.fromMs <= w.toMs, { message: 'fromMs must not be after toMs', path: ['toMs'] })
-    .safeParse({ fromMs, toMs });
-  if (!parsed.success) throw invalidInput('deadline window', parsed.error.issues);
 }
 
 /** What the engine must do with an entry, decided from the chain head and any row already at its sequence. */

@@ -6,16 +6,14 @@
  * operation, in one process or two, take turns: never a duplicate, never a gap, and the (operation_id,
  * sequence) primary key backs that up.
  */
-import { type EscalationReason, type JournalEntry, type LocalState } from '../../core/journal';
+import { type JournalEntry } from '../../core/journal';
 import { verifyChainsOf, type AuditSource } from './audit-source';
 import { chainKeyOf, snapshotHash, type ChainKey, type ChainVerification } from './chain';
 import {
-  deadlineWindow,
   prepareEntry,
   prepareProviderSession,
   prepareSnapshot,
   prepareWebhookEvent,
-  queryLimit,
   type AppendResult,
   type OperationSnapshot,
   type OperationStore,
@@ -144,45 +142,12 @@ export class SqlOperationStore implements OperationStore {
   }
 
   /** @inheritdoc */
-  async findByState(state: LocalState, options: { limit?: number } = {}): Promise<OperationSnapshot[]> {
-    return this.snapshots(
-      'SELECT snapshot FROM operations WHERE local_state = ? AND snapshot IS NOT NULL ORDER BY updated_at, operation_id LIMIT ?',
-      [state, queryLimit(options.limit)],
-    );
-  }
-
-  /** @inheritdoc */
-  async findByEscalationReason(
-    reason: EscalationReason,
-    options: { limit?: number } = {},
-  ): Promise<OperationSnapshot[]> {
-    return this.snapshots(
-      'SELECT snapshot FROM operations WHERE escalation_reason = ? AND snapshot IS NOT NULL ORDER BY updated_at, operation_id LIMIT ?',
-      [reason, queryLimit(options.limit)],
-    );
-  }
-
-  /** @inheritdoc */
   async findByProviderJobId(provider: string, remoteJobId: string): Promise<string[]> {
     const rows = await this.rows<{ operation_id: string }>(
       'SELECT operation_id FROM operation_jobs WHERE provider = ? AND remote_job_id = ? ORDER BY operation_id',
       [provider, remoteJobId],
     );
     return rows.map((row) => row.operation_id);
-  }
-
-  /** @inheritdoc */
-  async findByDeadlineWindow(
-    fromMs: number,
-    toMs: number,
-    options: { limit?: number } = {},
-  ): Promise<OperationSnapshot[]> {
-    deadlineWindow(fromMs, toMs);
-    return this.snapshots(
-      `SELECT snapshot FROM operations WHERE result_deadline_at_ms >= ? AND result_deadline_at_ms < ? AND snapshot IS NOT NULL
-       ORDER BY result_deadline_at_ms, operation_id LIMIT ?`,
-      [fromMs, toMs, queryLimit(options.limit)],
-    );
   }
 
   /** @inheritdoc */
@@ -254,11 +219,6 @@ export class SqlOperationStore implements OperationStore {
   private async rows<Row extends object>(sql: string, params: readonly SqlValue[]): Promise<Row[]> {
     this.ensureOpen();
     return (await this.driver.query<Row>(sql, params)).rows;
-  }
-
-  private async snapshots(sql: string, params: readonly SqlValue[]): Promise<OperationSnapshot[]> {
-    const rows = await this.rows<{ snapshot: string }>(sql, params);
-    return rows.map((row) => JSON.parse(row.snapshot) as OperationSnapshot);
   }
 
   private ensureOpen(): void {

@@ -32,9 +32,6 @@ CREATE TABLE operations (
   last_sequence ${d.bigint} NOT NULL DEFAULT 0,
   last_hash TEXT
 )${d.tableOptions};
-CREATE INDEX operations_by_state ON operations (local_state, updated_at);
-CREATE INDEX operations_by_escalation ON operations (escalation_reason) WHERE escalation_reason IS NOT NULL;
-CREATE INDEX operations_by_deadline ON operations (result_deadline_at_ms) WHERE result_deadline_at_ms IS NOT NULL;
 
 CREATE TABLE journal (
   operation_id TEXT NOT NULL REFERENCES operations (operation_id),
