@@ -2,8 +2,9 @@
  * `asyncjob simulate`: starts the provider simulator from the command line and runs it until SIGINT/SIGTERM.
  */
 import { parseArgs } from 'node:util';
-import { dialectNameSchema, loadScenarioFile, ScenarioError, type ScenarioInput } from './scenario';
-import { startSimulator, SimulatorOptionsError } from './server';
+import { AsyncJobError, exitStatusOf, hasCode } from '../core/errors';
+import { dialectNameSchema, loadScenarioFile } from './scenario';
+import { startSimulator } from './server';
 
 const USAGE = `usage: asyncjob simulate [--port N] [--host H] [--scenario FILE] [--dialect rest|lro|operation-location] [--token T]
 
@@ -14,11 +15,8 @@ const USAGE = `usage: asyncjob simulate [--port N] [--host H] [--scenario FILE] 
   --token     bearer token the simulator requires (default: the scenario's, else $ASYNCJOB_SIM_TOKEN)
 `;
 
-/**
- * Parses `argv` (the arguments after `simulate`), starts the simulator, prints its base URL and resolves with
- * the exit code once SIGINT or SIGTERM stopped it (2 for bad arguments, 1 for a bad scenario).
- */
-export async function runSimulateCommand(argv: string[]): Promise<number> {
+/** The options the command was given, or a usage error naming the bad one. */
+function parseOptions(argv: string[]): SimulateOptions | 'help' {
   let values: { port?: string; host?: string; scenario?: string; dialect?: string; token?: string; help?: boolean };
   try {
     values = parseArgs({
@@ -34,45 +32,43 @@ export async function runSimulateCommand(argv: string[]): Promise<number> {
       strict: true,
     }).values;
   } catch (err) {
-    process.stderr.write(`asyncjob simulate: ${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
-    return 2;
+    throw new AsyncJobError('ASYNCJOB_ERR_USAGE', err instanceof Error ? err.message : String(err));
   }
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  if (values.help) return 'help';
   const port = values.port === undefined ? 8080 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`asyncjob simulate: --port: "${values.port}" is not a port number\n`);
-    return 2;
-  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new AsyncJobError('ASYNCJOB_ERR_USAGE', `--port: "${values.port}" is not a port number`);
   const dialect = values.dialect === undefined ? undefined : dialectNameSchema.safeParse(values.dialect);
-  if (dialect && !dialect.success) {
-    process.stderr.write(
-      `asyncjob simulate: --dialect: "${values.dialect}" is not one of rest, lro, operation-location\n`,
+  if (dialect && !dialect.success)
+    throw new AsyncJobError(
+      'ASYNCJOB_ERR_USAGE',
+      `--dialect: "${values.dialect}" is not one of rest, lro, operation-location`,
     );
-    return 2;
-  }
-  let scenario: ScenarioInput | undefined;
-  try {
-    scenario = values.scenario === undefined ? undefined : loadScenarioFile(values.scenario);
-  } catch (err) {
-    if (err instanceof ScenarioError) {
-      process.stderr.write(`asyncjob simulate: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
-  }
+  const scenario = values.scenario === undefined ? undefined : loadScenarioFile(values.scenario);
   const token = values.token ?? scenario?.token ?? process.env['ASYNCJOB_SIM_TOKEN'];
+  return { port, host: values.host ?? '127.0.0.1', dialect: dialect?.data, token, scenario };
+}
+
+type SimulateOptions = Parameters<typeof startSimulator>[0];
+
+/**
+ * Parses `argv` (the arguments after `simulate`), starts the simulator, prints its base URL and resolves with
+ * the exit code once SIGINT or SIGTERM stopped it; a bad argument, scenario or option exits with its code's
+ * status (docs/errors.md).
+ */
+export async function runSimulateCommand(argv: string[]): Promise<number> {
   let sim;
   try {
-    sim = await startSimulator({ port, host: values.host ?? '127.0.0.1', dialect: dialect?.data, token, scenario });
-  } catch (err) {
-    if (err instanceof SimulatorOptionsError) {
-      process.stderr.write(`asyncjob simulate: ${err.message}\n`);
-      return 2;
+    const options = parseOptions(argv);
+    if (options === 'help') {
+      process.stdout.write(USAGE);
+      return 0;
     }
-    throw err;
+    sim = await startSimulator(options);
+  } catch (err) {
+    if (!hasCode(err)) throw err;
+    process.stderr.write(`asyncjob simulate: ${err.message}\n${err.code === 'ASYNCJOB_ERR_USAGE' ? USAGE : ''}`);
+    return exitStatusOf(err.code);
   }
   process.stdout.write(`${sim.url}\n`);
   process.stderr.write(

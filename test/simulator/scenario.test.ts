@@ -150,7 +150,7 @@ describe('scenario files', () => {
     }
   });
 
-  it('the simulate command refuses bad arguments with exit code 2 and a bad scenario with 1', async () => {
+  it('the simulate command refuses bad arguments and a bad scenario with exit code 2', async () => {
     const errors: string[] = [];
     const write = process.stderr.write.bind(process.stderr);
     process.stderr.write = ((chunk: string) => {
@@ -161,7 +161,7 @@ describe('scenario files', () => {
       expect(await runSimulateCommand(['--port', 'abc'])).toBe(2);
       expect(await runSimulateCommand(['--dialect', 'soap'])).toBe(2);
       expect(await runSimulateCommand(['--bogus'])).toBe(2);
-      expect(await runSimulateCommand(['--port', '0', '--scenario', '/nonexistent/scenario.yaml'])).toBe(1);
+      expect(await runSimulateCommand(['--port', '0', '--scenario', '/nonexistent/scenario.yaml'])).toBe(2);
     } finally {
       process.stderr.write = write;
     }
