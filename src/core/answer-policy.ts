@@ -62,7 +62,7 @@ export const SIGNAL_MEANING: Record<AnswerSignal, string> = {
 export type ProviderCall = 'create' | 'reconcile' | 'status' | 'cancel' | 'collect';
 
 /** Which budget bounds a retried call: transport failures (S5) or HTTP 429s in a row (H1). */
-export type RetryBudget = 'transport' | 'rate_limit';
+type RetryBudget = 'transport' | 'rate_limit';
 
 /** How the core reacts to one (call, signal). */
 export type Reaction =

@@ -14,7 +14,7 @@
 import { AsyncJobError } from './errors';
 
 /** Thrown for a value canonical JSON cannot represent; `path` names where (`$.items[2].at`). */
-export class CanonicalJsonError extends AsyncJobError {
+class CanonicalJsonError extends AsyncJobError {
   constructor(
     message: string,
     readonly path: string,

@@ -18,7 +18,7 @@ export function wholeDuration(ms: number): string {
 }
 
 /** The CLI flags that choose `option` with the bounds it offers. */
-export function optionFlags(option: OfferedOption): string[] {
+function optionFlags(option: OfferedOption): string[] {
   const flags = [`--option ${option.option}`];
   if (option.extendMs !== undefined) flags.push(`--extend ${wholeDuration(option.extendMs)}`);
   if (option.extraStatusRequests !== undefined) flags.push(`--checks ${option.extraStatusRequests}`);

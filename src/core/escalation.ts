@@ -43,7 +43,7 @@ export const decisionOptionSchema = lazySchema(() =>
 export type DecisionOption = z.infer<typeof decisionOptionSchema>;
 
 /** One option as offered, with its bounds. */
-export const offeredOptionSchema = lazySchema(() =>
+const offeredOptionSchema = lazySchema(() =>
   z.object({
     option: decisionOptionSchema,
     /** Human-readable label, e.g. "extend by 15 min with 4 more checks". */
@@ -64,7 +64,7 @@ export const offeredOptionSchema = lazySchema(() =>
 export type OfferedOption = z.infer<typeof offeredOptionSchema>;
 
 /** The facts an escalation message shows (E2). No secrets: IDs, states, counts and times only. */
-export const escalationMessageSchema = lazySchema(() =>
+const escalationMessageSchema = lazySchema(() =>
   z.object({
     operationId: z.string().min(1).max(200),
     provider: z.string().min(1).max(200),
@@ -89,8 +89,6 @@ export const escalationMessageSchema = lazySchema(() =>
     detail: z.string().max(2000),
   }),
 );
-/** An escalation message. */
-export type EscalationMessage = z.infer<typeof escalationMessageSchema>;
 
 /** The open escalation carried in the operation record. */
 export const openEscalationSchema = lazySchema(() =>

@@ -8,7 +8,7 @@ import { canonicalJson } from './canonical-json';
 import { sha256HexOfText } from './sha256';
 
 /** Minimum random bytes in an idempotency token: 16 bytes = 128 bits (I1). */
-export const MIN_TOKEN_BYTES = 16;
+const MIN_TOKEN_BYTES = 16;
 
 /** Returns the request fingerprint `sha256:<64 hex>`; throws `CanonicalJsonError` for a value canonical JSON refuses. */
 export function requestFingerprint(request: unknown): string {

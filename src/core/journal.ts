@@ -9,8 +9,6 @@ import { lazySchema } from './lazy-schema';
 
 /** An ISO-8601 instant in UTC with milliseconds (`2026-11-29T10:20:31.000Z`). */
 export const instantSchema = lazySchema(() => z.iso.datetime({ offset: false }));
-/** An ISO-8601 instant, as stored. */
-export type Instant = z.infer<typeof instantSchema>;
 
 /** The local states of the state machine in docs/rules.md (M). Ours, not the provider's (M2). */
 export const localStateSchema = lazySchema(() =>
@@ -180,7 +178,7 @@ export const observationEntrySchema = lazySchema(() =>
 );
 
 /** An escalation raised (E1, E2). */
-export const escalationEntrySchema = lazySchema(() =>
+const escalationEntrySchema = lazySchema(() =>
   z.object({
     kind: z.literal('escalation'),
     reason: escalationReasonSchema,
@@ -190,7 +188,7 @@ export const escalationEntrySchema = lazySchema(() =>
 );
 
 /** A human decision answering an escalation (A2). */
-export const decisionEntrySchema = lazySchema(() =>
+const decisionEntrySchema = lazySchema(() =>
   z.object({
     kind: z.literal('decision'),
     decision: z.string().min(1).max(100),
@@ -209,7 +207,7 @@ export const decisionEntrySchema = lazySchema(() =>
 );
 
 /** The bounds a decision may change, each at its value after the decision (see the decision entry's `effects`). */
-export const decisionEffectsSchema = lazySchema(() =>
+const decisionEffectsSchema = lazySchema(() =>
   z
     .object({
       createDeadlineAt: instantSchema.optional(),
@@ -225,7 +223,7 @@ export const decisionEffectsSchema = lazySchema(() =>
 export type DecisionEffects = z.infer<typeof decisionEffectsSchema>;
 
 /** A collected result stored outside history (R1-R4). */
-export const artifactEntrySchema = lazySchema(() =>
+const artifactEntrySchema = lazySchema(() =>
   z.object({
     kind: z.literal('artifact'),
     location: z.string().max(4000),

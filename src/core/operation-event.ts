@@ -25,7 +25,7 @@ interface EventFrame {
 type AnsweredEvent<Type extends string> = EventFrame & { type: Type; observation: Observation };
 
 /** Who asks to cancel, why, and what they expect to happen (X1). */
-export interface CancelIntent {
+interface CancelIntent {
   requestedBy: string;
   reason: string;
   expectedEffect: string;

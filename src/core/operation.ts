@@ -43,16 +43,16 @@ const tailEntry = <T extends z.ZodTypeAny>(body: T) =>
   z.object({ sequence: z.number().int().positive(), atMs: z.number().int().nonnegative(), actor: actorSchema, body });
 
 /** A transition kept in the record (M3). */
-export const recordedTransitionSchema = lazySchema(() => tailEntry(transitionEntrySchema));
+const recordedTransitionSchema = lazySchema(() => tailEntry(transitionEntrySchema));
 /** A recorded transition. */
 export type RecordedTransition = z.infer<typeof recordedTransitionSchema>;
 /** An observation kept in the record (T3). */
-export const recordedObservationSchema = lazySchema(() => tailEntry(observationEntrySchema));
+const recordedObservationSchema = lazySchema(() => tailEntry(observationEntrySchema));
 /** A recorded observation. */
 export type RecordedObservation = z.infer<typeof recordedObservationSchema>;
 
 /** The provider's facts, as last reported (M2). Never written from our own intentions. */
-export const remoteFactsSchema = lazySchema(() =>
+const remoteFactsSchema = lazySchema(() =>
   z.object({
     /** Every job ID the provider ever reported for this operation, first first (U3). */
     jobIds: z.array(z.string().min(1).max(500)).max(MAX_JOB_IDS),
@@ -92,18 +92,16 @@ export const remoteFactsSchema = lazySchema(() =>
 export type RemoteFacts = z.infer<typeof remoteFactsSchema>;
 
 /** The budgets (B1): persisted, never reset; only a decision adds to them. */
-export const budgetsSchema = lazySchema(() =>
+const budgetsSchema = lazySchema(() =>
   z.object({
     maxStatusRequests: z.number().int().nonnegative(),
     maxTransportFailures: z.number().int().nonnegative(),
     maxRateLimited: z.number().int().nonnegative(),
   }),
 );
-/** Budgets. */
-export type Budgets = z.infer<typeof budgetsSchema>;
 
 /** The used counters (B1, B2, H1, H5, U1). Only ever incremented (consecutive counters reset on a non-429). */
-export const usedCountersSchema = lazySchema(() =>
+const usedCountersSchema = lazySchema(() =>
   z.object({
     /** Status requests reserved (incremented BEFORE sending, B2) plus retries reported below the workflow. */
     statusRequests: z.number().int().nonnegative(),
@@ -119,11 +117,9 @@ export const usedCountersSchema = lazySchema(() =>
     backoffAttempt: z.number().int().nonnegative(),
   }),
 );
-/** Used counters. */
-export type UsedCounters = z.infer<typeof usedCountersSchema>;
 
 /** The poll schedule (P4): a restarted worker resumes from it. */
-export const scheduleSchema = lazySchema(() =>
+const scheduleSchema = lazySchema(() =>
   z.object({
     nextPollAtMs: z.number().int().nonnegative().optional(),
     delaySource: delaySourceSchema.optional(),
@@ -133,11 +129,9 @@ export const scheduleSchema = lazySchema(() =>
     reservedAtMs: z.number().int().nonnegative().optional(),
   }),
 );
-/** A poll schedule. */
-export type Schedule = z.infer<typeof scheduleSchema>;
 
 /** An approval recorded against the operation (A2, T2). */
-export const approvalSchema = lazySchema(() =>
+const approvalSchema = lazySchema(() =>
   z.object({
     atMs: z.number().int().nonnegative(),
     approvedBy: actorSchema,
@@ -150,7 +144,7 @@ export const approvalSchema = lazySchema(() =>
 export type Approval = z.infer<typeof approvalSchema>;
 
 /** Who started the operation, who authorised it, and every later approval (T2). */
-export const authorisationSchema = lazySchema(() =>
+const authorisationSchema = lazySchema(() =>
   z.object({
     startedBy: actorSchema,
     authorisedBy: actorSchema,
@@ -159,7 +153,7 @@ export const authorisationSchema = lazySchema(() =>
 );
 
 /** The cancel intent, a local fact (X1, M2): recorded before the cancel request is sent. */
-export const cancelIntentSchema = lazySchema(() =>
+const cancelIntentSchema = lazySchema(() =>
   z.object({
     requestedBy: actorSchema,
     reason: z.string().min(1).max(2000),
@@ -169,11 +163,9 @@ export const cancelIntentSchema = lazySchema(() =>
     sentAtMs: z.number().int().nonnegative().optional(),
   }),
 );
-/** A cancel intent. */
-export type CancelIntent = z.infer<typeof cancelIntentSchema>;
 
 /** The collected result, summarised (R1-R4); content is in artifact storage, never here. */
-export const resultSummarySchema = lazySchema(() =>
+const resultSummarySchema = lazySchema(() =>
   z.object({
     artifactLocation: z.string().max(4000).optional(),
     sha256: z

@@ -28,7 +28,7 @@ export type MissingFact =
   | 'job_ids';
 
 /** What each missing fact means, for refusals and docs. */
-export const MISSING_FACT_TEXT: Readonly<Record<MissingFact, string>> = {
+const MISSING_FACT_TEXT: Readonly<Record<MissingFact, string>> = {
   cancel_endpoint: 'the provider document declares no cancel call',
   cancel_not_sent: 'the one cancel request was already sent (X3)',
   provider_job: 'no provider job is known (no job ID, never accepted)',
@@ -147,7 +147,7 @@ export function candidateOptions(
 }
 
 /** The refusal text for an option that cannot act: each missing fact with what it means. */
-export function missingText(option: DecisionOption, missing: readonly MissingFact[]): string {
+function missingText(option: DecisionOption, missing: readonly MissingFact[]): string {
   return `option: "${option}" cannot act here: missing ${missing.map((m) => `${m} (${MISSING_FACT_TEXT[m]})`).join('; ')} (E3)`;
 }
 

@@ -49,7 +49,7 @@ export function parseHttpDate(text: string, referenceMs: number): number | undef
 }
 
 /** Why a Retry-After value or a provider hint was not used. */
-export type HintRejection = 'unparseable' | 'negative' | 'absurd' | 'past_deadline';
+type HintRejection = 'unparseable' | 'negative' | 'absurd' | 'past_deadline';
 
 /** A validated wait instruction from the provider, as an absolute time. */
 export type ParsedHint = { kind: 'ok'; atMs: number } | { kind: 'rejected'; reason: HintRejection; detail: string };

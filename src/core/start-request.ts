@@ -25,7 +25,7 @@ export const MAX_PAYLOAD_CHARS = 256 * 1024;
 const MAX_DURATION_MS = 366 * 24 * 3600 * 1000;
 
 /** A deadline given as a duration from the start (`afterMs`) or as an absolute instant (`atMs`, epoch ms). */
-export const deadlineInputSchema = lazySchema(() =>
+const deadlineInputSchema = lazySchema(() =>
   z.union([
     z.object({ afterMs: z.number().int().min(1).max(MAX_DURATION_MS) }).strict(),
     z.object({ atMs: z.number().int().min(0) }).strict(),

@@ -19,7 +19,7 @@ export type Verdict =
   | { kind: 'escalate'; reason: EscalationReason; detail: string };
 
 /** The provider's error code and message for a detail line, e.g. ` (quota_exceeded: the monthly quota is spent)`. */
-export function providerErrorText(observation: Observation): string {
+function providerErrorText(observation: Observation): string {
   const error = observation.providerError;
   if (error === undefined) return '';
   const parts = [error.code, error.message].filter((part): part is string => part !== undefined);

@@ -16,7 +16,7 @@ import { type StepContext, type StepResult, Builder } from './step-draft';
 const MIN_CREATE_RETRY_WINDOW_MS = 1_000;
 
 /** Schedules the next attempt of a create-phase call (create or reconcile) with backoff and Retry-After (P2, P3, I3). */
-export function scheduleRetry(
+function scheduleRetry(
   draft: Builder,
   observation: Observation,
   ctx: StepContext,
@@ -57,7 +57,7 @@ export function scheduleRetry(
 }
 
 /** Sets the first poll after acceptance: Retry-After or a hint from the create answer, else the base backoff (P2, P3). */
-export function scheduleFirstPoll(draft: Builder, observation: Observation, ctx: StepContext): void {
+function scheduleFirstPoll(draft: Builder, observation: Observation, ctx: StepContext): void {
   const { used, policy } = draft.record;
   const plan = planWait(
     { observation, policy, deadlineMs: effectiveDeadlineMs(draft.record), backoffAttempt: 0, rateLimitedInARow: 0 },
@@ -75,7 +75,7 @@ export function scheduleFirstPoll(draft: Builder, observation: Observation, ctx:
 }
 
 /** Notes the provider job IDs of a conflicting answer (U3) and escalates. */
-export function jobIdConflict(draft: Builder, observation: Observation, ctx: StepContext): boolean {
+function jobIdConflict(draft: Builder, observation: Observation, ctx: StepContext): boolean {
   const jobId = observation.remoteJobId;
   if (jobId === undefined) return false;
   const others = draft.before.remote.jobIds.filter((known) => known !== jobId);

@@ -18,11 +18,10 @@ export {
   isRefusal,
 } from './step-draft';
 export { afterCreate, afterReconcile, reserveCreateAttempt } from './step-create';
-export { type WakeResult, onWake, afterStatus, applyWebhookHint } from './step-poll';
+export { onWake, afterStatus, applyWebhookHint } from './step-poll';
 export { requestCancel, afterCancel } from './step-cancel';
 export { type CollectOutcome, afterCollect } from './step-collect';
 export { applyDecision, recordRejectedDecision, decisionDeadlinePassed } from './step-decide';
 export { afterActivityFailure } from './step-failure';
-export { type ExtensionRequest, extensionRequestSchema, requestExtension } from './step-extension';
+export { extensionRequestSchema, requestExtension } from './step-extension';
 export { type Command, nextCommand, operationSummary } from './step-next';
-export { appendBounded, OBSERVATION_TAIL } from './operation';

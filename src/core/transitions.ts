@@ -15,7 +15,7 @@ import { type OperationRecord, type RecordedTransition, TRANSITION_TAIL, appendB
 import { applyRemoteFacts } from './record-observation';
 import { evidenceMissing, targetOf } from './transition-evidence';
 
-export { type CancelIntent, type EventOf, type EventType, type OperationEvent } from './operation-event';
+export { type EventOf, type EventType, type OperationEvent } from './operation-event';
 
 /** The states nothing leaves (M1). */
 export const FINAL_STATES: readonly LocalState[] = ['succeeded', 'failed', 'cancelled', 'closed'];
@@ -304,5 +304,3 @@ export function transition(record: OperationRecord, event: OperationEvent, nowMs
     },
   };
 }
-
-export { evidenceMissing };

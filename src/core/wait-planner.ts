@@ -28,7 +28,7 @@ import { planWait } from './wait-time';
 export type PlannerContext = Pick<StepContext, 'nowMs' | 'random' | 'actor' | 'capabilities'>;
 
 /** Why automation stopped, as the workflow reports it. */
-export type StopOutcome = 'failed' | 'cancelled' | 'result_timed_out' | 'cancellation_unconfirmed' | 'escalated';
+type StopOutcome = 'failed' | 'cancelled' | 'result_timed_out' | 'cancellation_unconfirmed' | 'escalated';
 
 /** A stop with the transition events that record it. */
 interface Stop {
