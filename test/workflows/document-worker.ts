@@ -1,7 +1,7 @@
 /**
  * A worker on the run's dev server that serves provider documents of a test's own (a preset varied, a document
  * written by the test), with a SQLite store, its artifacts, a client on its task queue, and one call to end it all.
- * For tests that need one or two providers of their own rather than the harness's three dialects.
+ * The harness (three simulator dialects) runs on it too.
  */
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -15,6 +15,7 @@ import {
 import type { OperationStore } from '../../src/adapters/store/operation-store';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 import { AsyncJobClient } from '../../src/client';
+import type { PollLoopLimits } from '../../src/core/poll-loop';
 import { createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
 import { connectTestEnvironment, workflowBundle } from '../setup/temporal';
 
@@ -41,6 +42,10 @@ export async function startDocumentWorker(options: {
   baseUrls?: Record<string, string>;
   /** Values the store refuses to hold (the test's provider token). */
   forbiddenValues: string[];
+  /** The worker's status loop (`core/poll-loop.ts`); `false`: one activity per status read. Default: on. */
+  pollLoop?: PollLoopLimits | false;
+  /** Rate limit per provider queue (requests per second). */
+  maxRequestsPerSecond?: number;
 }): Promise<DocumentWorker> {
   const { taskQueue, dataDir } = options;
   const env = await connectTestEnvironment();
@@ -62,8 +67,12 @@ export async function startDocumentWorker(options: {
       store,
       providers: registry,
       artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
+      ...(options.pollLoop !== undefined ? { pollLoop: options.pollLoop } : {}),
     }),
-    providerQueues: registry.names().map((name) => ({ taskQueue: registry.get(name).facts.taskQueue! })),
+    providerQueues: registry.names().map((name) => ({
+      taskQueue: registry.get(name).facts.taskQueue!,
+      ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),
+    })),
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: '1 second',
   });

@@ -1,6 +1,6 @@
 /**
  * The integration harness: a real Temporal dev server (shared by the run), real workers, three real provider
- * simulators (one per dialect), a SQLite store and an artifact directory in a temp folder. Providers are
+ * simulators (one per dialect), a SQLite store and an artifact directory in a temp folder (`startDocumentWorker`). Providers are
  * registered under names unique to the test file, so files running side by side never share a task queue.
  */
 import { randomBytes } from 'node:crypto';
@@ -8,20 +8,16 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
-import { createActivities } from '../../src/activities';
-import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
-import { createProviderRegistry, type ProviderRegistry } from '../../src/adapters/providers/registry';
+import type { ProviderRegistry } from '../../src/adapters/providers/registry';
 import type { OperationStore } from '../../src/adapters/store/operation-store';
-import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
-import { AsyncJobClient } from '../../src/client';
+import { type AsyncJobClient } from '../../src/client';
 import type { StartRequest } from '../../src/core/operation';
 import type { PollLoopLimits } from '../../src/core/poll-loop';
 import type { RequestRecord } from '../../src/simulator/accounting';
 import type { ScenarioInput } from '../../src/simulator/scenario';
 import { startSimulator, type Simulator } from '../../src/simulator';
-import { createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
-import { connectTestEnvironment, uniqueId, workflowBundle } from '../setup/temporal';
+import { uniqueId } from '../setup/temporal';
+import { startDocumentWorker } from './document-worker';
 
 /** The simulators' bearer token: the secret that must never leak. */
 export const SIM_TOKEN = `sim-secret-${randomBytes(12).toString('hex')}`;
@@ -62,7 +58,6 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
   const id = uniqueId(label)
     .toLowerCase()
     .replace(/[^a-z0-9-]/g, '-');
-  const env = await connectTestEnvironment();
   const dataDir = await mkdtemp(path.join(tmpdir(), `asyncjob-${label}-`));
   const sims = {} as Record<Dialect, Simulator>;
   for (const dialect of DIALECTS) {
@@ -74,36 +69,18 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     });
   }
   const provider = (dialect: Dialect): string => `${dialect}-${id}`.slice(0, 64);
-  const store = await openSqliteStore({ path: path.join(dataDir, 'asyncjob.db'), forbiddenValues: [SIM_TOKEN] });
-  const taskQueue = `wf-${id}`;
-  const registry = await createProviderRegistry({
-    taskQueue,
+  // Operations start only once every provider's queue has a poller: a start refuses an unserved provider.
+  const worker = await startDocumentWorker({
+    taskQueue: `wf-${id}`,
+    dataDir,
     providers: DIALECTS.map((d) => ({ name: provider(d), path: d })),
     baseUrls: Object.fromEntries(DIALECTS.map((d) => [provider(d), sims[d].url])),
     env: { ASYNCJOB_SIMULATOR_TOKEN: SIM_TOKEN, ASYNCJOB_SIMULATOR_URL: sims.rest.url },
-    http: { headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, connectTimeoutMs: 1_000 },
-  });
-  const activities = createActivities({
-    store,
-    providers: registry,
-    artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
+    forbiddenValues: [SIM_TOKEN],
     ...(options.pollLoop !== undefined ? { pollLoop: options.pollLoop } : {}),
+    ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),
   });
-  const workers: Worker[] = await createWorkers({
-    connection: env.nativeConnection,
-    taskQueue,
-    activities,
-    providerQueues: registry.names().map((name) => ({
-      taskQueue: registry.get(name).facts.taskQueue!,
-      ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),
-    })),
-    workflowBundle: await workflowBundle(),
-    shutdownGraceTime: '1 second',
-  });
-  const running = runWorkers(workers);
-  const client = new AsyncJobClient({ client: env.client, taskQueue });
-  // Operations start only once every provider's queue has a poller: a start refuses an unserved provider.
-  await client.waitForWorkers(registry.names());
+  const { env, client, store, registry, taskQueue } = worker;
   return {
     env,
     client,
@@ -140,12 +117,8 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
         .filter((r) => r.jobId !== undefined && (r.jobId === jobId || r.jobId.endsWith(`/${jobId}`)));
     },
     async stop() {
-      shutdownWorkers(workers);
-      await running.catch(() => undefined);
-      await registry.close();
-      await store.close();
+      await worker.stop();
       await Promise.all(Object.values(sims).map((s) => s.stop()));
-      await env.teardown();
     },
   };
 }
