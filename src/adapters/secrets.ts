@@ -15,7 +15,7 @@ export type CredentialReference =
   | { scheme: 'header'; headerName: string; secretFile: string };
 
 /** A credential ready to be added to one request, at the last moment. */
-export interface ResolvedCredential {
+interface ResolvedCredential {
   headerName: string;
   headerValue: string;
 }

@@ -32,7 +32,7 @@ export interface HttpSession {
 /** Cookies kept per operation (RFC 6265 6.1 asks for at least 50 per domain). */
 export const MAX_SESSION_COOKIES = 50;
 /** A `Set-Cookie` longer than this is ignored (RFC 6265 6.1 asks for at least 4096 bytes per cookie). */
-export const MAX_SET_COOKIE_CHARS = 8192;
+const MAX_SET_COOKIE_CHARS = 8192;
 
 const FORMAT_VERSION = 1;
 

@@ -7,49 +7,45 @@
  */
 import { type TransportOutcome } from '../../core/journal';
 
-/** Stable failure categories carried in `HttpExchange.errorCategory`. */
-export const HTTP_ERROR_CATEGORIES = {
+/** The stable failure categories carried in `HttpExchange.errorCategory`. */
+export type HttpErrorCategory =
   /** not_sent: the TCP connection was refused. */
-  connect_refused: 'connect_refused',
+  | 'connect_refused'
   /** not_sent: the host name did not resolve. */
-  dns: 'dns',
+  | 'dns'
   /** not_sent: no connection within `connectTimeoutMs`. */
-  connect_timeout: 'connect_timeout',
+  | 'connect_timeout'
   /** not_sent: the TLS handshake failed (certificate, protocol). */
-  tls: 'tls',
+  | 'tls'
   /** not_sent: the connection broke while it was being set up. */
-  connect_reset: 'connect_reset',
+  | 'connect_reset'
   /** not_sent: any other failure before the request was written. */
-  connect_failed: 'connect_failed',
+  | 'connect_failed'
   /** ambiguous: no response headers within `headersTimeoutMs` after the request was written. */
-  timeout_after_send: 'timeout_after_send',
+  | 'timeout_after_send'
   /** ambiguous: the connection broke after the request was (being) written and before any response. */
-  reset_after_send: 'reset_after_send',
+  | 'reset_after_send'
   /** ambiguous: the response body stalled for `bodyTimeoutMs`. */
-  body_timeout: 'body_timeout',
+  | 'body_timeout'
   /** ambiguous: the response body ended early (premature close, fewer bytes than Content-Length). */
-  truncated: 'truncated',
+  | 'truncated'
   /** ambiguous: another transport failure after the request was (being) written. */
-  transport_error_after_send: 'transport_error_after_send',
+  | 'transport_error_after_send'
   /** body_too_large: the body exceeded the configured maximum and was cut off. */
-  body_too_large: 'body_too_large',
+  | 'body_too_large'
   /** refused: the URL is not on the provider's origin; nothing was sent (C4). */
-  foreign_origin: 'foreign_origin',
+  | 'foreign_origin'
   /** refused: the URL does not parse, is not http(s), or carries user information. */
-  invalid_url: 'invalid_url',
+  | 'invalid_url'
   /** refused: the credential supplier failed or returned an unusable header; nothing was sent. */
-  credential_unavailable: 'credential_unavailable',
+  | 'credential_unavailable'
   /** response: a 4xx status. */
-  http_4xx: 'http_4xx',
+  | 'http_4xx'
   /** response: a 5xx status. */
-  http_5xx: 'http_5xx',
-} as const;
-
-/** A failure category. */
-export type HttpErrorCategory = keyof typeof HTTP_ERROR_CATEGORIES;
+  | 'http_5xx';
 
 /** The request as recorded: method, URL without secrets, headers redacted (the credential header shows `[redacted]`). */
-export interface RecordedRequest {
+interface RecordedRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;

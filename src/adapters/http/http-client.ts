@@ -26,9 +26,8 @@ import { createRedactionRules, redactHeaders, redactUrl, type RedactionRules } f
 import { sinkWriter, type BodyMode, type DownloadSink } from './response-body';
 import { traceHeaders } from './trace-headers';
 
-export { type HttpMethod, type HttpRequest } from './http-request';
-export { type DownloadSink } from './response-body';
-export { type DownloadedBody, type HttpDownload } from './exchange';
+export { type HttpMethod } from './http-request';
+export { type HttpDownload } from './exchange';
 
 /** The provider HTTP client. */
 export interface HttpClient {

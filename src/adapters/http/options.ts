@@ -15,10 +15,10 @@ export interface CredentialHeader {
 }
 
 /** A function that resolves the credential header; called once per request, just before sending. */
-export type CredentialSupplier = () => Promise<CredentialHeader>;
+type CredentialSupplier = () => Promise<CredentialHeader>;
 
 /** An object form of `CredentialSupplier`. */
-export interface Credential {
+interface Credential {
   /** Resolves the credential header; called once per request, just before sending. */
   header(): Promise<CredentialHeader>;
 }

@@ -8,7 +8,7 @@
 export const REDACTED = '[redacted]';
 
 /** Headers whose values are always redacted (lower-case). */
-export const DEFAULT_REDACTED_HEADERS: readonly string[] = [
+const DEFAULT_REDACTED_HEADERS: readonly string[] = [
   'authorization',
   'proxy-authorization',
   'cookie',
@@ -20,7 +20,7 @@ export const DEFAULT_REDACTED_HEADERS: readonly string[] = [
 ];
 
 /** JSON field names (anywhere in a body) whose values are always redacted, compared case-insensitively. */
-export const DEFAULT_REDACTED_FIELDS: readonly string[] = [
+const DEFAULT_REDACTED_FIELDS: readonly string[] = [
   'password',
   'secret',
   'token',
@@ -35,7 +35,7 @@ export const DEFAULT_REDACTED_FIELDS: readonly string[] = [
 ];
 
 /** URL query parameter names whose values are always redacted, compared case-insensitively. */
-export const DEFAULT_REDACTED_QUERY_PARAMS: readonly string[] = [
+const DEFAULT_REDACTED_QUERY_PARAMS: readonly string[] = [
   'token',
   'key',
   'secret',
@@ -131,7 +131,7 @@ export function createRedactionRules(config: RedactionConfig = {}): RedactionRul
 }
 
 /** The rule set with only the defaults. */
-export const DEFAULT_REDACTION_RULES: RedactionRules = createRedactionRules();
+const DEFAULT_REDACTION_RULES: RedactionRules = createRedactionRules();
 
 /** A header value as undici or node:http give it. */
 export type RawHeaderValue = string | readonly string[] | number | undefined | null;

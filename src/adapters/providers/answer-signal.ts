@@ -73,8 +73,3 @@ const HTTP_ERROR_CATEGORIES: Readonly<Record<AnswerSignal, string>> = {
 export function httpErrorCategory(status: number): string {
   return HTTP_ERROR_CATEGORIES[statusSignal(status, undefined)];
 }
-
-/** The observation with its signal set from its own facts. */
-export function classified<T extends SignalFacts>(observation: T): T & { signal: AnswerSignal } {
-  return { ...observation, signal: answerSignal(observation) };
-}

@@ -22,14 +22,14 @@ export interface ProviderRequest {
 }
 
 /** Why no request was built. */
-export type RefusalCategory = 'foreign_origin' | 'invalid_url' | 'missing_input' | 'invalid_input' | 'unsupported';
+type RefusalCategory = 'foreign_origin' | 'invalid_url' | 'missing_input' | 'invalid_input' | 'unsupported';
 
 /** A built request, or a refusal with its category and a problem naming the cause. */
 export type BuildResult =
   { kind: 'request'; request: ProviderRequest } | { kind: 'refused'; errorCategory: RefusalCategory; problem: string };
 
 /** The facts of an operation a request may carry in a header (`headers: { name: { from: ... } }`); never a secret. */
-export interface RequestFacts {
+interface RequestFacts {
   /** The idempotency token (I1); never the trace ID (I4). */
   token?: string;
   /** Our operation ID, sent where the contract says (used by reconciliation). */
@@ -61,7 +61,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The value of a header source for these facts, `undefined` when the fact is not known. Pure. */
-export function headerValue(source: HeaderValueSource, facts: RequestFacts): string | undefined {
+function headerValue(source: HeaderValueSource, facts: RequestFacts): string | undefined {
   if ('value' in source) return source.value;
   switch (source.from) {
     case 'now_http_date':

@@ -27,7 +27,7 @@ export * from './contract/result';
 export * from './contract/status';
 
 /** How the worker authenticates to the provider; resolved inside the worker, sent only to `baseUrl`'s origin. */
-export const credentialSchema = z.discriminatedUnion('scheme', [
+const credentialSchema = z.discriminatedUnion('scheme', [
   z.strictObject({ scheme: z.literal('bearer'), ...secretReference }).superRefine(exactlyOneSecret),
   z
     .strictObject({ scheme: z.literal('header'), headerName: headerNameSchema, ...secretReference })
@@ -38,7 +38,7 @@ export const credentialSchema = z.discriminatedUnion('scheme', [
 export type CredentialReference = z.infer<typeof credentialSchema>;
 
 /** How to cancel a job (X1); absent when the provider offers no cancel. */
-export const cancelSchema = z.strictObject({
+const cancelSchema = z.strictObject({
   method: z.enum(['POST', 'DELETE', 'PUT', 'PATCH']),
   /** The cancel endpoint; without `{jobId}` when jobs are known only by their poll URL. */
   path: pathTemplateSchema(['jobId']),
@@ -65,7 +65,7 @@ const listReconcile = {
 };
 
 /** How an ambiguous create is resolved (U2, V4). `same_token_resend` also covers repeating an idempotent PUT/DELETE. */
-export const reconciliationSchema = z.discriminatedUnion('method', [
+const reconciliationSchema = z.discriminatedUnion('method', [
   z.strictObject({ method: z.literal('same_token_resend') }),
   z.strictObject({
     method: z.literal('list_by_client_reference'),
@@ -79,7 +79,7 @@ export const reconciliationSchema = z.discriminatedUnion('method', [
 export type Reconciliation = z.infer<typeof reconciliationSchema>;
 
 /** Webhook verification (W1). */
-export const webhookSchema = z.strictObject({
+const webhookSchema = z.strictObject({
   signatureHeader: headerNameSchema,
   scheme: z.literal('hmac-sha256-timestamped'),
   secret: z.strictObject(secretReference).superRefine(exactlyOneSecret),
@@ -219,5 +219,3 @@ export const providerContractSchema = z
 
 /** A validated provider contract (defaults applied, header names lower-cased). */
 export type ProviderContract = z.infer<typeof providerContractSchema>;
-/** A provider contract as written in a document. */
-export type ProviderContractInput = z.input<typeof providerContractSchema>;

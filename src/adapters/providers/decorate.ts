@@ -19,7 +19,7 @@ import { RESERVED_HEADERS, type HeaderValueSource, type ProviderContract } from 
 import { type BuildResult, type ProviderRequest } from './build';
 
 /** Headers the builders set as generic defaults; a contract-wide header of the same name replaces them. */
-export const BUILDER_DEFAULT_HEADERS: ReadonlySet<string> = new Set(['accept']);
+const BUILDER_DEFAULT_HEADERS: ReadonlySet<string> = new Set(['accept']);
 
 /** The facts of an operation a contract-wide header may carry. */
 export interface OperationFacts {

@@ -15,7 +15,7 @@ import { resultSection } from './explain/result-section';
 import { statusSection } from './explain/status-section';
 import { webhookSection } from './explain/webhook-section';
 
-export type { ContractExplanation, ExplainOptions, ExplainSection } from './explain/explanation';
+export type { ContractExplanation, ExplainOptions } from './explain/explanation';
 
 /** The structured explanation of a validated contract, its sections in the order a job meets them. Pure. */
 export function describeContract(contract: ProviderContract, options: ExplainOptions = {}): ContractExplanation {

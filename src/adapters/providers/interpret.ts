@@ -15,22 +15,8 @@
  * The parts live in `interpret/`, by concern: the answer, the state, the poll URL, result facts, one module per
  * kind of call.
  */
-export { type ProviderAnswer, MAX_URL_CHARS } from './interpret/answer';
+export { type ProviderAnswer } from './interpret/answer';
 export { interpretCreate, type CreateContext } from './interpret/create';
 export { interpretStatus, interpretCancel, type StatusContext } from './interpret/status';
-export {
-  interpretReconcile,
-  type ReconcileContext,
-  type ReconcileInterpretation,
-  type ReconcileMatch,
-} from './interpret/reconcile';
-export {
-  countBatchItems,
-  normaliseSha256,
-  readResultIntegrity,
-  createHeaderNames,
-  type BatchCount,
-  type ResultContext,
-  type ResultIntegrity,
-} from './interpret/result-facts';
-export { readingFor, type StateRead } from './interpret/state';
+export { interpretReconcile, type ReconcileContext, type ReconcileInterpretation } from './interpret/reconcile';
+export { countBatchItems, readResultIntegrity, type BatchCount, type ResultIntegrity } from './interpret/result-facts';

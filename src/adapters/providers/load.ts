@@ -32,7 +32,7 @@ const BEARER_VALUE = /^\s*(bearer|basic)\s+\S+/i;
  * Finds fields that look like a secret written inline (a `token`/`password`/`apiKey` string, a literal
  * `Authorization` header, a `Bearer ...` value). The values are never echoed. Pure.
  */
-export function findInlineSecrets(document: unknown): ContractIssue[] {
+function findInlineSecrets(document: unknown): ContractIssue[] {
   const issues: ContractIssue[] = [];
   const walk = (value: unknown, at: PropertyKey[], depth: number): void => {
     if (depth > 64) return;

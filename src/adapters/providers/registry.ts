@@ -45,7 +45,7 @@ export interface ProviderRegistry {
 }
 
 /** HTTP settings applied to every provider's client. */
-export interface ProviderHttpSettings {
+interface ProviderHttpSettings {
   connectTimeoutMs?: number;
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
@@ -79,7 +79,7 @@ export interface CreateProviderRegistryOptions {
  * The facts of an adapter the workflow reads, its calls on the provider's queue of the deployment whose workflows
  * run on `deploymentQueue`. Pure.
  */
-export function providerFacts(adapter: ProviderAdapter, deploymentQueue: string = DEFAULT_TASK_QUEUE): ProviderFacts {
+function providerFacts(adapter: ProviderAdapter, deploymentQueue: string = DEFAULT_TASK_QUEUE): ProviderFacts {
   return {
     name: adapter.name,
     capabilities: {

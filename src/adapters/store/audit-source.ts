@@ -16,7 +16,7 @@ import { parseStoredEntry, type ExtractedColumns, type StoredArtifact } from './
 import { type SqlDialect } from './sql-dialect';
 
 /** The query columns a journal row carries beside its entry text (copies derived from the entry). */
-export interface JournalColumns extends Omit<ExtractedColumns, 'provider'> {
+interface JournalColumns extends Omit<ExtractedColumns, 'provider'> {
   readonly at: string;
   readonly actor: string;
 }

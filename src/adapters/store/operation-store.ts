@@ -58,7 +58,7 @@ export const operationSnapshotSchema = z.object({
 export type OperationSnapshot = z.infer<typeof operationSnapshotSchema>;
 
 /** A webhook delivery as recorded for dedupe (W1); never the raw body, only its digest. */
-export const webhookEventSchema = z.object({
+const webhookEventSchema = z.object({
   provider: z.string().min(1).max(200),
   eventId: z.string().min(1).max(500),
   receivedAt: instantSchema,
@@ -102,7 +102,7 @@ export type PutOperationResult =
   | { readonly kind: 'stale'; readonly storedVersion: number };
 
 /** V3: the largest serialised provider session the store keeps (64 KiB of UTF-8). */
-export const MAX_PROVIDER_SESSION_BYTES = 64 * 1024;
+const MAX_PROVIDER_SESSION_BYTES = 64 * 1024;
 
 /** An operation's provider session as stored. */
 export interface StoredProviderSession {
@@ -331,5 +331,3 @@ export function decideAppend(
   const prevHash = sequence === 1 ? GENESIS_HASH : (head.lastHash ?? GENESIS_HASH);
   return { kind: 'write', prevHash, hash: entryHash(prepared.entry, prevHash, hmacKey) };
 }
-
-export { type ChainBreak, type ChainVerification } from './chain';

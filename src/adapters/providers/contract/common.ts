@@ -16,7 +16,7 @@ export const fieldPathsSchema = z
   .union([fieldPathSchema, z.array(fieldPathSchema).min(1).max(5)])
   .transform((value) => (Array.isArray(value) ? value : [value]));
 
-export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** An HTTP header name (RFC 9110 token); stored lower-cased because answers arrive with lower-cased headers. */
 export const headerNameSchema = z
   .string()
@@ -93,7 +93,7 @@ export function exactlyOneSecret(value: { secretEnv?: string; secretFile?: strin
  * Where a request header's value comes from when a request is built: a fixed value, or a fact of the
  * operation (never a secret: credentials are the HTTP layer's, by reference).
  */
-export const headerValueSourceSchema = z.union([
+const headerValueSourceSchema = z.union([
   z.strictObject({
     value: z
       .string()

@@ -100,5 +100,3 @@ export const createSchema = z
       });
     }
   });
-/** The create section, as validated. */
-export type CreateRules = z.infer<typeof createSchema>;

@@ -25,7 +25,7 @@ export const resultSourceSchema = z.union([
 export type ResultSource = z.infer<typeof resultSourceSchema>;
 
 /** A list of result sources, first found wins. */
-export const resultSourcesSchema = z.array(resultSourceSchema).min(1).max(5);
+const resultSourcesSchema = z.array(resultSourceSchema).min(1).max(5);
 
 /** A source of an integrity value: a field of the status answer or a header of the result answer. */
 const integritySourceSchema = z.union([

@@ -39,7 +39,7 @@ const whenNoStateSchema = z.strictObject({
 });
 
 /** The rules that turn one answer into a state (P1, V1). */
-export const readingShape = {
+const readingShape = {
   /** The field(s) holding the provider's word for the state, first present wins (`status`, `properties.provisioningState`). */
   stateField: fieldPathsSchema.optional(),
   /**
@@ -79,12 +79,9 @@ function needsAWayToRead(
 }
 
 /** A named reading (`status.readings.<name>`). */
-export const readingSchema = z.strictObject(readingShape).superRefine(needsAWayToRead);
+const readingSchema = z.strictObject(readingShape).superRefine(needsAWayToRead);
 /** A reading, as validated. */
 export type Reading = z.infer<typeof readingSchema>;
-
-/** Kept for documents and code that name the state rules alone. */
-export const stateReadingSchema = z.strictObject({ stateField: readingShape.stateField, derive: readingShape.derive });
 
 /** The state rules, the informative fields of a status answer, and the named readings. */
 export const statusSchema = z
@@ -119,5 +116,3 @@ export const statusSchema = z
     }
     needsAWayToRead(status, ctx);
   });
-/** The status section, as validated. */
-export type StatusRules = z.infer<typeof statusSchema>;

@@ -65,7 +65,7 @@ export function header(answer: { headers: Readonly<Record<string, string>> }, na
 }
 
 /** True for a 2xx status. */
-export function isSuccessStatus(status: number): boolean {
+function isSuccessStatus(status: number): boolean {
   return status >= 200 && status < 300;
 }
 

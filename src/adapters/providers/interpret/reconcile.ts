@@ -21,7 +21,7 @@ import { interpretCreate, type CreateContext } from './create';
 import { readStateIfStated, readingFor } from './state';
 
 /** One job found by reconciliation (U2). */
-export interface ReconcileMatch {
+interface ReconcileMatch {
   remoteJobId: string;
   remoteState?: string;
   category?: RemoteStateCategory;

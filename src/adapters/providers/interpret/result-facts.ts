@@ -44,14 +44,14 @@ export interface BatchCount {
 const MAX_FAILED_IDS = 10_000;
 
 /** A non-negative integer from a number or a decimal string. */
-export function toNonNegativeInteger(value: unknown): number | undefined {
+function toNonNegativeInteger(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
   if (typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
   return undefined;
 }
 
 /** Normalises a SHA-256 given as hex or base64 to lower-case hex, or undefined when it is not 32 bytes. */
-export function normaliseSha256(value: string, encoding: 'hex' | 'base64'): string | undefined {
+function normaliseSha256(value: string, encoding: 'hex' | 'base64'): string | undefined {
   if (encoding === 'hex') return /^[0-9a-fA-F]{64}$/.test(value) ? value.toLowerCase() : undefined;
   if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(value)) return undefined;
   const bytes = Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
@@ -71,7 +71,7 @@ export function createHeaderNames(contract: ProviderContract): string[] {
 }
 
 /** Checks an inline result against `maxInlineBytes`; returns it, or undefined with a problem. */
-export function inlineResult(contract: ProviderContract, value: unknown, what: string, problems: Problems): unknown {
+function inlineResult(contract: ProviderContract, value: unknown, what: string, problems: Problems): unknown {
   const bytes = Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
   if (bytes > contract.result.maxInlineBytes) {
     problems.add(

@@ -13,7 +13,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Merges `over` onto `base` (see the module comment). */
-export function mergeDocuments(base: unknown, over: unknown): unknown {
+function mergeDocuments(base: unknown, over: unknown): unknown {
   if (!isObject(base) || !isObject(over)) return over;
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) {

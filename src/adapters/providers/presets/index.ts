@@ -9,8 +9,6 @@ import rest from './rest.json';
 
 /** The names of the built-in presets. */
 export const PRESET_NAMES = ['rest', 'lro', 'operation-location'] as const;
-/** A built-in preset name. */
-export type PresetName = (typeof PRESET_NAMES)[number];
 
 /** The built-in preset documents, unvalidated (the loader validates them like any user document). */
 export const BUILT_IN_PRESETS: Readonly<Record<string, unknown>> = Object.freeze({
