@@ -16,7 +16,7 @@ import { AsyncJobError } from '../core/errors';
 import { type ActivityContext } from './provider-call';
 
 /** The content type of a staged inline result: it was JSON in the answer that carried it. */
-export const STAGED_CONTENT_TYPE = 'application/json';
+const STAGED_CONTENT_TYPE = 'application/json';
 
 function localObservation(record: OperationRecord, nowMs: number, note: string): Observation {
   const status = record.remote.lastHttp?.httpStatus;

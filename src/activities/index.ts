@@ -20,8 +20,7 @@ import { type AsyncJobActivities } from './types';
 
 export { type ActivityDependencies, type ActivityLogger } from './provider-call';
 export { toFailure, UNEXPECTED_FAILURE_TYPE } from './to-failure';
-export { snapshotOf, toJournalEntry } from './journal-writer';
-export type { AsyncJobActivities, ProviderFacts, ProviderCallInput } from './types';
+export type { AsyncJobActivities, ProviderFacts } from './types';
 
 /** Makes the activities over their dependencies. Register the result with a worker: `activities: createActivities(deps)`. */
 export function createActivities(deps: ActivityDependencies): AsyncJobActivities {

@@ -42,7 +42,7 @@ export function snapshotOf(record: OperationRecord, nowMs: number): OperationSna
 }
 
 /** Parses a stored snapshot's record; a record that no longer parses is reported with the field. */
-export function recordOf(snapshot: OperationSnapshot): OperationRecord {
+function recordOf(snapshot: OperationSnapshot): OperationRecord {
   const parsed = operationRecordSchema.safeParse(snapshot.record);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -65,7 +65,7 @@ export function parseInputRecord(value: unknown): OperationRecord {
 }
 
 /** A stored journal entry as a step entry (epoch-ms time). Pure. */
-export function toStepEntry(entry: JournalEntry): StepEntry {
+function toStepEntry(entry: JournalEntry): StepEntry {
   return { sequence: entry.sequence, atMs: Date.parse(entry.at), actor: entry.actor, body: entry.body };
 }
 

@@ -124,7 +124,7 @@ export function httpRequestOf(
 }
 
 /** The facts of an operation a contract-wide header may carry (`providers/decorate.ts`). */
-export function operationFacts(record: OperationRecord, nowMs: number): OperationFacts {
+function operationFacts(record: OperationRecord, nowMs: number): OperationFacts {
   return {
     operationId: record.operationId,
     traceId: record.traceId,
@@ -188,7 +188,7 @@ export async function withProviderSession<T>(
 }
 
 /** The adapter's view of an exchange that ended with a response. */
-export function answerOf(exchange: HttpExchange): ProviderAnswer {
+function answerOf(exchange: HttpExchange): ProviderAnswer {
   const answer: ProviderAnswer = {
     status: exchange.status ?? 0,
     headers: exchange.headers,

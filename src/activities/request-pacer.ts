@@ -179,7 +179,7 @@ export class RequestPacer {
  * timeout is a few heartbeat intervals, and a long queue can take longer than that), and throws the activity's
  * `CancelledFailure` when the activity is cancelled first.
  */
-export async function awaitRequestSlot(pacer: RequestPacer, context: Context): Promise<RequestSlot> {
+async function awaitRequestSlot(pacer: RequestPacer, context: Context): Promise<RequestSlot> {
   return whileHeartbeating(() => pacer.acquire(context.cancellationSignal), { context });
 }
 
