@@ -20,7 +20,7 @@ import { canonicalJson } from '../core/canonical-json';
 import { type CheckpointSigner, type CheckpointVerifier } from './keys';
 
 /** The schema name of a checkpoint document. */
-export const CHECKPOINT_SCHEMA = 'asyncjob.audit-checkpoint/v1';
+const CHECKPOINT_SCHEMA = 'asyncjob.audit-checkpoint/v1';
 
 const digestPattern = /^sha256:[0-9a-f]{64}$/;
 const headSchema = z.tuple([
@@ -30,7 +30,7 @@ const headSchema = z.tuple([
 ]);
 
 /** A checkpoint document. */
-export const checkpointSchema = z
+const checkpointSchema = z
   .object({
     schema: z.literal(CHECKPOINT_SCHEMA),
     sequence: z.number().int().positive(),
@@ -48,7 +48,7 @@ export const checkpointSchema = z
 /** A checkpoint. */
 export type Checkpoint = z.infer<typeof checkpointSchema>;
 /** One anchored head: operation, last sequence, the hash of that entry. */
-export type CheckpointHead = z.infer<typeof headSchema>;
+type CheckpointHead = z.infer<typeof headSchema>;
 /** Every operation's head as of a checkpoint: operation ID -> [sequence, hash]. */
 export type HeadSet = Map<string, readonly [number, string]>;
 

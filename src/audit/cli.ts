@@ -21,7 +21,7 @@ import { keyNotConfigured, readChainKey } from './keys';
 import { formatStoryText, renderStory, storyJson, type Unverified } from './story';
 import { runVerify } from './verify-command';
 
-export { AUDIT_EXIT, type AuditIo, type ParsedArgs } from './io';
+export { type AuditIo } from './io';
 
 /** The usage text. */
 export const AUDIT_USAGE = `usage:

@@ -12,10 +12,7 @@ import { opFinding, type AuditFinding } from './findings';
 import { type WitnessedOperation } from './temporal-witness';
 
 /** The first run of sequences in 1..`through` that `present` lacks, or undefined. */
-export function firstMissingRange(
-  present: ReadonlySet<number>,
-  through: number,
-): { from: number; to: number } | undefined {
+function firstMissingRange(present: ReadonlySet<number>, through: number): { from: number; to: number } | undefined {
   for (let s = 1; s <= through; s++) {
     if (present.has(s)) continue;
     let to = s;

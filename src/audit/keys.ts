@@ -79,7 +79,7 @@ export function keyNotConfigured(keyId: string | null, what: 'chain' | 'checkpoi
 }
 
 /** How checkpoints are signed. */
-export type SignatureAlg = 'ed25519' | 'hmac-sha256';
+type SignatureAlg = 'ed25519' | 'hmac-sha256';
 
 /** Signs checkpoint payloads. */
 export interface CheckpointSigner {
@@ -98,7 +98,7 @@ export interface CheckpointVerifier {
 }
 
 /** The public ID of an Ed25519 key: `ed25519:` + 16 hex digits of SHA-256 over its SPKI DER form. */
-export function ed25519KeyId(publicKey: KeyObject): string {
+function ed25519KeyId(publicKey: KeyObject): string {
   return `ed25519:${createHash('sha256')
     .update(publicKey.export({ type: 'spki', format: 'der' }))
     .digest('hex')

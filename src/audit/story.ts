@@ -12,9 +12,6 @@ import { type StoredEntry } from '../adapters/store/operation-store';
 import { DELAY_SOURCE_PHRASES } from '../core/delay-sources';
 import { type JournalEntry } from '../core/journal';
 
-/** How each delay source reads in a story line (the same words as the Web UI's timer summaries). */
-export { DELAY_SOURCE_PHRASES };
-
 /** One rendered line: the entry's identity plus its text (without the time). */
 export interface StoryLine {
   readonly sequence: number;

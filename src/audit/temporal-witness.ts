@@ -13,7 +13,7 @@ import { loadConfig } from '../config';
 import { AsyncJobError } from '../core/errors';
 
 /** An entry the workflow saw recorded. */
-export interface WitnessedEntry {
+interface WitnessedEntry {
   readonly sequence: number;
   readonly at: string;
   readonly actor: string;
@@ -126,7 +126,7 @@ export function emptyWitness(): WitnessedOperation {
 }
 
 /** The witness over a Temporal client (every run of each workflow, newest first) for the workflows of one task queue. */
-export function clientWitness(client: Client, taskQueue: string, maxRuns = 1000): TemporalWitness {
+function clientWitness(client: Client, taskQueue: string, maxRuns = 1000): TemporalWitness {
   return {
     async operationIds() {
       const ids = new Set<string>();

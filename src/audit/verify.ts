@@ -6,9 +6,6 @@
 import { type AuditCounts, type AuditReport } from './auditor';
 import { findingPlace, PROBLEM_DESCRIPTIONS, type AuditFinding } from './findings';
 
-/** What each problem means (kept under its first name). */
-export const CHAIN_PROBLEM_DESCRIPTIONS = PROBLEM_DESCRIPTIONS;
-
 /**
  * The stable JSON shape of `asyncjob audit verify --json` (schema `asyncjob.audit-verify/v1`). Fields are only
  * ever added, never renamed or removed; `breaks` holds every finding (chain breaks and the kinds added since).
