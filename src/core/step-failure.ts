@@ -1,6 +1,7 @@
 /**
  * The step after an activity of ours failed (B2, S5, U1, R5, X3): planned again or escalated, never retried blindly.
  */
+import { reactionTo } from './answer-policy';
 import { actionSchema } from './journal';
 import { type Observation } from './observation';
 import { type OperationRecord } from './operation';
@@ -43,9 +44,9 @@ function noteFailedCall(
  * An outside-call activity failed for a reason of ours (worker lost, timeout, bug), so nothing was observed:
  * the reservation stays counted (B2: an unused reservation beats an invisible request), the failure counts
  * against the transport-failure budget, is journalled as an observation with `errorCategory: 'activity_failed'`
- * (T3), and the call is planned again after a backoff, or automation stops when the budget is spent (S5). A
- * call that may have reached the provider and must not be repeated blindly is not planned again: a create goes
- * to reconciliation (U1, U2), a cancel escalates `cancellation_unconfirmed` (X3), a collect that is not safe to
+ * (T3), and the call is planned again after a backoff, or automation stops when the budget is spent (S5). What
+ * a call that may have reached the provider does next is the answer policy's `ambiguous` row: a create goes to
+ * reconciliation (U1, U2), a cancel escalates `cancellation_unconfirmed` (X3), a collect that is not safe to
  * repeat escalates (R5).
  */
 export function afterActivityFailure(
@@ -64,14 +65,18 @@ export function afterActivityFailure(
   const detail = `the ${action.slice(0, 60)} activity failed (${used.transportFailures} transport failures of ${record.budgets.maxTransportFailures}); last: ${message.slice(0, 500)}`;
   const note = (decision: string, nextPollAtMs?: number) =>
     noteFailedCall(draft, action, detail, ctx, decision, nextPollAtMs);
-  if (action === 'create' && record.localState === 'create_pending') {
+  // The activity's outside call may or may not have happened: the answer policy's row for an ambiguous exchange.
+  const call = actionSchema.safeParse(action);
+  const reaction = call.success && call.data !== 'webhook' ? reactionTo(call.data, 'ambiguous') : undefined;
+  if (reaction?.kind === 'reconcile' && record.localState === 'create_pending') {
     // U1: the create may have been sent before the activity failed: the same ambiguity as a lost answer.
     const noted = note('reconcile');
     if (noted !== undefined) enterReconciliation(draft, noted.observation, noted.sequence, ctx);
     return draft.result();
   }
   if (
-    action === 'collect' &&
+    reaction?.kind === 'retry' &&
+    reaction.onlyIfRepeatable === true &&
     !ctx.capabilities.repeatableCollect &&
     (record.localState === 'result_collecting' || record.localState === 'cancelling')
   ) {
@@ -86,12 +91,12 @@ export function afterActivityFailure(
     draft.escalate('provider_failure', `${detail}; collecting is not safe to repeat (R5)`, ctx, cause);
     return draft.result();
   }
-  if (action === 'cancel' && record.localState === 'cancel_requested' && record.cancel !== null) {
+  if (reaction?.kind === 'escalate' && record.localState === 'cancel_requested' && record.cancel !== null) {
     // X3: the one cancel call may have arrived; it is never sent again. A human decides with the history at hand.
     note('escalate');
     draft.record = { ...draft.record, cancel: { ...record.cancel, sentAtMs: ctx.nowMs } };
     const detailSent = `${detail}; the cancel request may have arrived and is not repeated (X3)`;
-    draft.escalate('cancellation_unconfirmed', detailSent, ctx, cause);
+    draft.escalate(reaction.reason, detailSent, ctx, cause);
     return draft.result();
   }
   if (used.transportFailures >= record.budgets.maxTransportFailures) {
