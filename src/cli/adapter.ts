@@ -28,10 +28,10 @@ type Cmd = Extract<CliCommand, { command: 'adapter' }>;
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** The stand-in for an unset `${VAR}` that starts the base URL (elsewhere in it: `unset`). */
-export const UNSET_BASE_URL = 'https://unset.invalid';
+const UNSET_BASE_URL = 'https://unset.invalid';
 
 /** One contract as `validate` reports it (`contracts[]` of `asyncjob.adapter-validate/v1`). */
-export interface CheckedContract {
+interface CheckedContract {
   file: string;
   valid: boolean;
   /** `ASYNCJOB_ERR_ADAPTER_INVALID`, `ASYNCJOB_ERR_ADAPTER_NOT_FOUND`, or null when valid. */
@@ -109,7 +109,7 @@ function planBaseUrl(raw: unknown, env: Env, cmd: Cmd): BaseUrlPlan {
 }
 
 /** Loads one contract as the worker does and reports it. Never throws for a bad document. */
-export async function checkContract(reference: string, cmd: Cmd, env: Env): Promise<Checked> {
+async function checkContract(reference: string, cmd: Cmd, env: Env): Promise<Checked> {
   const searchDirs = (env.ASYNCJOB_PROVIDERS_PATH ?? '').split(path.delimiter).filter(Boolean);
   const raw = await rawDocument(reference, searchDirs);
   const preset = isObject(raw) && typeof raw.preset === 'string' ? raw.preset : null;
@@ -174,7 +174,7 @@ function issueLines(checked: Checked): string[] {
 }
 
 /** The text report of one contract: `FILE: ok (name, preset, create METHOD path)` or every problem. */
-export function validateText(checked: Checked): string[] {
+function validateText(checked: Checked): string[] {
   if (checked.valid) {
     const create = checked.create!;
     return [

@@ -25,15 +25,8 @@ import {
   type WatchCommand,
 } from './args-operations';
 
-export {
-  UsageError,
-  durationOption,
-  deadlineOption,
-  type CommonFlags,
-  type JsonSource,
-  type DeadlineArg,
-} from './args-common';
-export type { DecideAnswer, DecideCommand, ListCommand, StartCommand, WatchCommand } from './args-operations';
+export { UsageError, type JsonSource } from './args-common';
+export type { DecideAnswer } from './args-operations';
 
 /** A parsed command line. */
 export type CliCommand =
@@ -61,7 +54,7 @@ export type CliCommand =
   | { command: 'dev' };
 
 /** `asyncjob replay-check`: the running operations' histories (or history files) against this install's workflows. */
-export interface ReplayCheckCommand extends CommonFlags {
+interface ReplayCheckCommand extends CommonFlags {
   command: 'replay-check';
   /** A bundle written by `asyncjob bundle`, replayed against instead of bundling this install's workflows. */
   bundle?: string;

@@ -10,7 +10,7 @@ export { EXIT, type ExitCode } from '../core/codes';
 export { exitStatusOf } from '../core/errors';
 
 /** The local states that end badly (exit 1 where an operation is reported). */
-export const BAD_END_STATES: readonly string[] = ['failed', 'cancelled', 'closed'];
+const BAD_END_STATES: readonly string[] = ['failed', 'cancelled', 'closed'];
 
 /** The exit code that reports an operation in `localState`: 1 for a bad end, 7 for an escalation, else 0. */
 export function exitForState(localState: string | null | undefined): ExitCode {

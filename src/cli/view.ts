@@ -86,13 +86,8 @@ export function providerErrorText(view: Pick<OperationView, 'providerError'>): s
   return parts.length > 0 ? parts.join(': ') : null;
 }
 
-/** True when `watch` stops: a final state, or an escalation waiting for a human. */
-export function watchEnds(view: Pick<OperationView, 'final' | 'localState'>): boolean {
-  return view.final || view.localState === 'escalated';
-}
-
 /** A fixed-width progress bar: `[########------------]  40%`, or `[....................]   ?%` when unknown. */
-export function progressBar(progress: number | null, width = 20): string {
+function progressBar(progress: number | null, width = 20): string {
   if (progress === null) return `[${'.'.repeat(width)}]   ?%`;
   const clamped = Math.min(1, Math.max(0, progress));
   const filled = Math.round(clamped * width);

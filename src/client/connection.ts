@@ -9,7 +9,7 @@ import { type Config } from '../config';
 import { AsyncJobError } from '../core/errors';
 
 /** TLS settings as both Temporal connection kinds take them. */
-export interface TemporalTls {
+interface TemporalTls {
   serverNameOverride?: string;
   serverRootCACertificate?: Buffer;
   clientCertPair?: { crt: Buffer; key: Buffer };

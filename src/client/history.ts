@@ -11,7 +11,7 @@ import { withLinkedSignal } from './wait-scope';
 
 type HistoryResponse = Awaited<ReturnType<WorkflowService['getWorkflowExecutionHistory']>>;
 /** One history event as the server sends it. */
-export type HistoryEvent = NonNullable<NonNullable<HistoryResponse['history']>['events']>[number];
+type HistoryEvent = NonNullable<NonNullable<HistoryResponse['history']>['events']>[number];
 
 /** What one long poll brought. */
 export interface HistoryBatch {
@@ -27,7 +27,7 @@ export interface HistoryBatch {
  * The least time between two reads of a busy history: events that arrive meanwhile come in one batch, so a
  * follower of an operation polling every millisecond costs the server a few calls a second, not one per event.
  */
-export const MIN_READ_INTERVAL_MS = 250;
+const MIN_READ_INTERVAL_MS = 250;
 
 /** Follows the history of an operation's workflow from its first event, through continue-as-new. */
 export class HistoryFollower {

@@ -40,7 +40,7 @@ async function pollerCount(ctx: ClientContext, provider: string): Promise<number
  * The providers a worker serves now, as far as the client can see: those of recent operations whose task queue
  * has pollers (Temporal has no list of task queues). Best effort: empty when visibility cannot answer.
  */
-export async function servedProviders(ctx: ClientContext, except: string): Promise<string[]> {
+async function servedProviders(ctx: ClientContext, except: string): Promise<string[]> {
   const candidates = new Set<string>();
   try {
     let seen = 0;

@@ -39,7 +39,7 @@ import {
 import { updateRefusal } from './refusal';
 
 /** The gRPC status codes the client tells apart (grpc-js `status`). */
-export const GRPC = {
+const GRPC = {
   CANCELLED: 1,
   INVALID_ARGUMENT: 3,
   DEADLINE_EXCEEDED: 4,
@@ -52,7 +52,7 @@ export const GRPC = {
 } as const;
 
 /** What the failed call was. A query is answered by a worker, and so is an update until it is accepted. */
-export type CallKind = 'call' | 'query' | 'update';
+type CallKind = 'call' | 'query' | 'update';
 
 /** The call that failed, for the error it becomes. */
 export interface CallContext {
@@ -81,11 +81,6 @@ function grpcStatusOf(err: unknown): GrpcStatus | null {
     if (e instanceof QueryNotRegisteredError) return { code: Number(e.code), details: e.message };
   }
   return null;
-}
-
-/** The first gRPC status code in the error or its causes, or null. */
-export function grpcCodeOf(err: unknown): number | null {
-  return grpcStatusOf(err)?.code ?? null;
 }
 
 function messageOf(err: unknown, status: GrpcStatus | null): string {
