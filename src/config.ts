@@ -14,7 +14,7 @@ import { temporalSettings } from './config/temporal';
 import { checkpointKeySettings, demoSettings, mcpSettings, simulatorSettings } from './config/tools';
 import { chainKeySettings, receiverSettings, workerSettings } from './config/worker';
 
-export { SETTING_GROUPS, type SettingGroup, type SettingMeta, type SettingUser } from './config/setting';
+export { SETTING_GROUPS, type SettingGroup, type SettingUser } from './config/setting';
 
 /**
  * What `loadConfig` reads: the Temporal connection, the worker, the webhook receiver and the audit chain key

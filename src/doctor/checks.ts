@@ -346,7 +346,7 @@ export async function checkArtifacts(dir: string): Promise<Finding> {
 }
 
 /** Whether a TCP port can be listened on (then released at once). */
-export async function portFree(host: string, port: number): Promise<{ free: true } | { free: false; code: string }> {
+async function portFree(host: string, port: number): Promise<{ free: true } | { free: false; code: string }> {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.once('error', (err: NodeJS.ErrnoException) => resolve({ free: false, code: err.code ?? err.message }));

@@ -52,7 +52,7 @@ const processIo: DoctorIo = {
 };
 
 /** Runs every check; never throws for a problem of the setup (each is a finding). */
-export async function runDoctor(
+async function runDoctor(
   env: Readonly<Record<string, string | undefined>>,
   options: { timeoutMs?: number } = {},
 ): Promise<Finding[]> {
@@ -88,7 +88,7 @@ export async function runDoctor(
 }
 
 /** One line per finding: `ok       temporal: ...` or `PROBLEM  provider reports: ... (fix: ...)`. */
-export function formatFindings(findings: readonly Finding[]): string {
+function formatFindings(findings: readonly Finding[]): string {
   const label = { ok: 'ok', warn: 'warn', problem: 'PROBLEM', skipped: 'skipped' } as const;
   const lines = findings.map((f) => {
     const check = f.check === 'provider' && f.subject !== undefined ? `provider ${f.subject}` : f.check;
@@ -112,7 +112,7 @@ export function formatFindings(findings: readonly Finding[]): string {
 }
 
 /** The `--json` document. */
-export function doctorReport(findings: readonly Finding[]): DoctorReport {
+function doctorReport(findings: readonly Finding[]): DoctorReport {
   const exitCode = exitCodeOf(findings);
   return {
     schema: 'asyncjob.doctor/v1',

@@ -4,7 +4,7 @@
  */
 
 /** How a check came out. `warn` does not fail the check; `skipped` means a check it depends on failed. */
-export type FindingStatus = 'ok' | 'warn' | 'problem' | 'skipped';
+type FindingStatus = 'ok' | 'warn' | 'problem' | 'skipped';
 
 /**
  * What kind of problem: `environment` (a setting is invalid or names something missing: exit 2, as the worker

@@ -49,7 +49,7 @@ export function environmentVariables(): string[] {
 }
 
 /** The value in effect when a variable is unset (markdown): the schema's default, else what its description says. */
-export function defaultText(s: SettingDescription): string {
+function defaultText(s: SettingDescription): string {
   if (s.defaultValue === undefined || s.defaultValue === '') return s.whenUnset ?? '';
   return `\`${String(s.defaultValue)}\``;
 }
@@ -102,7 +102,7 @@ function wrap(text: string, width: number, indent: string): string {
 }
 
 /** The variables the worker process reads, its webhook receiver's included. */
-export function workerSettings(): SettingDescription[] {
+function workerSettings(): SettingDescription[] {
   return environmentSettings().filter((s) => s.usedBy.includes('worker') || s.usedBy.includes('receiver'));
 }
 
