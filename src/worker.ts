@@ -40,7 +40,7 @@ export { workflowsPath };
 export { DEFAULT_MAX_CACHED_WORKFLOWS };
 
 /** Provider-call activities a worker runs at once per provider queue (mostly status loops waiting). */
-export const DEFAULT_PROVIDER_CALL_SLOTS = 1_000;
+const DEFAULT_PROVIDER_CALL_SLOTS = 1_000;
 
 /** A provider's activity queue and its rate. */
 export interface ProviderQueue {

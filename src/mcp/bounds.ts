@@ -27,7 +27,7 @@ export interface AgentExtensionInput {
 }
 
 /** The provider grant of `provider`, or a refusal naming the providers the agent may use. */
-export function grantFor(agent: AgentGrant, provider: string): ProviderGrant {
+function grantFor(agent: AgentGrant, provider: string): ProviderGrant {
   const grant = agent.providers.find((p) => p.name === provider);
   if (grant === undefined)
     throw new AgentToolError(

@@ -30,7 +30,7 @@ function oneLine(text: string): string {
  * The code and message an agent is shown for an error, or null when the error is not one of ours. A refusal by the
  * workflow shows the workflow's own code and its text (both data of the error, never parsed from its message).
  */
-export function agentFacingError(err: unknown): { code: ErrorCode; message: string } | null {
+function agentFacingError(err: unknown): { code: ErrorCode; message: string } | null {
   if (!(err instanceof AsyncJobError)) return null;
   const shown = shownError(err);
   return { code: shown.code, message: oneLine(shown.text) };

@@ -13,7 +13,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { agentForToken, type AgentGrant, type AgentPolicy } from './policy';
 
 /** The path the MCP endpoint is served at. */
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 
 /** The most bytes one request body may carry (a payload is at most 256 K characters). */
 const MAX_BODY_BYTES = 2 * 1024 * 1024;

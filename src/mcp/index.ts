@@ -10,9 +10,7 @@ import { readAuditStory } from './audit-story';
 import type { AgentGrant } from './policy';
 import { createAgentServer } from './server';
 
-export { AgentTools, type AgentClient } from './agent-tools';
-export { AgentToolError } from './errors';
-export { startHttpServer, MCP_PATH, type RunningHttpServer } from './http';
+export { startHttpServer, type RunningHttpServer } from './http';
 export {
   AgentPolicyError,
   agentForToken,
@@ -23,7 +21,6 @@ export {
   type AgentGrant,
   type AgentPolicy,
 } from './policy';
-export { createAgentServer, MCP_SERVER_VERSION } from './server';
 
 /** What every agent's server shares. */
 export interface AgentServerDeps {

@@ -16,13 +16,13 @@ import { pollPolicySchema } from '../core/policy';
 import { idSchema } from '../core/start-request';
 
 /** An agent identity as recorded in the journal: `agent:<name>`, so a story never mistakes an agent for a person. */
-export const AGENT_IDENTITY = /^agent:[A-Za-z0-9._-]{1,100}$/;
+const AGENT_IDENTITY = /^agent:[A-Za-z0-9._-]{1,100}$/;
 
 /** The most a `wait_for_change` may be allowed to wait (MCP clients time requests out after about a minute). */
-export const MAX_WAIT_BOUND_MS = 55_000;
+const MAX_WAIT_BOUND_MS = 55_000;
 
 /** The largest result body an operator may let an agent read in one call. */
-export const MAX_BODY_BYTES_BOUND = 4 * 1024 * 1024;
+const MAX_BODY_BYTES_BOUND = 4 * 1024 * 1024;
 
 const durationText = z.string().transform((text, ctx) => {
   const parsed = parseDuration(text);
@@ -32,7 +32,7 @@ const durationText = z.string().transform((text, ctx) => {
 });
 
 /** One provider an agent may use, with the bounds of what it may ask for there. */
-export const providerGrantSchema = z
+const providerGrantSchema = z
   .object({
     name: idSchema,
     /** The longest create deadline the agent may ask for, as a duration (`5m`). */
@@ -65,7 +65,7 @@ export type ProviderGrant = Omit<z.infer<typeof providerGrantSchema>, 'maxCreate
 };
 
 /** How an HTTP agent is recognised: the SHA-256 of its token, or a reference to where the token is kept. */
-export const tokenReferenceSchema = z.union([
+const tokenReferenceSchema = z.union([
   z.object({ sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters') }).strict(),
   z
     .object({ secretEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name') })
@@ -102,7 +102,7 @@ const agentSchema = z
   .strict();
 
 /** The policy file. */
-export const agentPolicyFileSchema = z
+const agentPolicyFileSchema = z
   .object({
     version: z.literal(1),
     /** Who authorised the agents' starts (the operator or the policy's name), e.g. `policy:agents@ops`. */

@@ -24,7 +24,7 @@ import {
 } from './tool-schemas';
 
 /** The server's version as MCP clients see it. */
-export const MCP_SERVER_VERSION = '0.1.0';
+const MCP_SERVER_VERSION = '0.1.0';
 
 const INSTRUCTIONS = `asyncjob runs long jobs at external HTTP APIs durably for you: start_operation once, then
 wait_for_change (bounded) until the operation is final, then get_result. You never hold credentials: providers

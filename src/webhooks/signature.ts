@@ -6,7 +6,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** Why a webhook was refused; stable strings for logs, metrics and the HTTP answer. */
-export type SignatureRefusal = 'missing_signature' | 'malformed_signature' | 'stale_timestamp' | 'bad_signature';
+type SignatureRefusal = 'missing_signature' | 'malformed_signature' | 'stale_timestamp' | 'bad_signature';
 
 /** The result of a verification. */
 export type SignatureCheck = { kind: 'valid'; timestampMs: number } | { kind: 'refused'; reason: SignatureRefusal };

@@ -6,7 +6,7 @@
 import { type ErrorCode } from '../core/codes';
 import { z } from 'zod';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { decisionSchema, type Decision, type OpenEscalation } from '../core/escalation';
+import { type Decision, type OpenEscalation } from '../core/escalation';
 import { actorSchema } from '../core/journal';
 import { startRequestSchema, type OperationRecord, type RecordedTransition } from '../core/operation';
 import type { ProviderFacts } from '../activities/types';
@@ -43,7 +43,7 @@ export const webhookHintSchema = lazySchema(() =>
 /** A webhook hint. */
 export type WebhookHint = z.infer<typeof webhookHintSchema>;
 
-export { decisionSchema, type Decision };
+export { type Decision };
 
 /**
  * The workflow's input: the caller's start request (validated again inside the workflow), the idempotency token
