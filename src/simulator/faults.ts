@@ -5,7 +5,7 @@
 import { z } from 'zod';
 
 /** The provider actions a fault rule can target. */
-export const simActionSchema = z.enum(['create', 'status', 'cancel', 'result', 'reconcile']);
+const simActionSchema = z.enum(['create', 'status', 'cancel', 'result', 'reconcile']);
 /** A provider action as the simulator routes and records it. */
 export type SimAction = z.infer<typeof simActionSchema>;
 

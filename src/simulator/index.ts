@@ -4,23 +4,10 @@
  */
 export { startSimulator, SimulatorOptionsError } from './server';
 export type { Simulator, SimulatorOptions, JobSummary, DeliverWebhookOptions } from './server';
-export {
-  scenarioSchema,
-  jobScriptSchema,
-  stepSchema,
-  resultPayloadSchema,
-  dialectNameSchema,
-  sessionSchema,
-  parseScenario,
-  parseScenarioText,
-  loadScenarioFile,
-  ScenarioError,
-} from './scenario';
-export type { Scenario, ScenarioInput, JobScript, Step, ResultPayload, DialectName, SessionSettings } from './scenario';
+export { scenarioSchema, parseScenario, parseScenarioText, loadScenarioFile, ScenarioError } from './scenario';
+export type { Scenario, ScenarioInput, JobScript, Step, ResultPayload, DialectName } from './scenario';
 export { faultSchema, faultRuleSchema, parseFaultHeader, FAULT_HEADER } from './faults';
-export type { Fault, FaultRule, SimAction } from './faults';
-export type { RequestRecord, RequestFilter, AuthorizationSeen, SessionSeen } from './accounting';
+export type { Fault, FaultRule } from './faults';
+export type { RequestRecord, RequestFilter } from './accounting';
 export { signWebhook } from './webhooks';
-export type { WebhookTarget, WebhookEvent, WebhookDeliveryRecord } from './webhooks';
 export { renderPayload } from './payloads';
-export type { RenderedPayload } from './payloads';

@@ -15,14 +15,12 @@ export const dialectNameSchema = z.enum(['rest', 'lro', 'operation-location']);
 export type DialectName = z.infer<typeof dialectNameSchema>;
 
 /** A duration in milliseconds: fixed, or drawn from `[min, max]` with the scenario's seeded random. */
-export const durationMsSchema = z.union([
+const durationMsSchema = z.union([
   z.number().int().min(0),
   z
     .object({ min: z.number().int().min(0), max: z.number().int().min(0) })
     .refine((r) => r.max >= r.min, { message: 'max must be >= min' }),
 ]);
-/** A duration in milliseconds (see {@link durationMsSchema}). */
-export type DurationMs = z.infer<typeof durationMsSchema>;
 
 /**
  * One step of a job's life. The job stays in `state` for `durationMs` (time-based) or for `polls` status reads
@@ -30,7 +28,7 @@ export type DurationMs = z.infer<typeof durationMsSchema>;
  * has neither and lasts forever. `state` is the simulator's neutral name: queued, running, succeeded, failed,
  * cancelled, expired, or anything else (an unknown state such as `manual_review`).
  */
-export const stepSchema = z
+const stepSchema = z
   .object({
     state: z.string().min(1).max(100),
     durationMs: durationMsSchema.optional(),
@@ -50,7 +48,7 @@ export const stepSchema = z
 export type Step = z.infer<typeof stepSchema>;
 
 /** The payload served by the result endpoint. */
-export const resultPayloadSchema = z.discriminatedUnion('kind', [
+const resultPayloadSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('json'), body: z.unknown() }),
   z.object({ kind: z.literal('ndjson'), records: z.array(z.unknown()) }),
   z.object({
@@ -71,7 +69,7 @@ export const resultPayloadSchema = z.discriminatedUnion('kind', [
 export type ResultPayload = z.infer<typeof resultPayloadSchema>;
 
 /** How webhook events of a job are delivered. */
-export const webhookDeliverySchema = z.object({
+const webhookDeliverySchema = z.object({
   mode: z.enum(['once', 'twice', 'out_of_order', 'bad_signature', 'none']).default('once'),
   /** Extra delay before each delivery (late delivery). */
   delayMs: z.number().int().min(0).default(0),
@@ -80,7 +78,7 @@ export const webhookDeliverySchema = z.object({
 export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
 
 /** A job script: what one job does from create to its end. */
-export const jobScriptSchema = z.object({
+const jobScriptSchema = z.object({
   steps: z
     .array(stepSchema)
     .min(1)
@@ -112,7 +110,7 @@ export type JobScript = z.infer<typeof jobScriptSchema>;
  * without that cookie are answered `400 {"error":{"code":"session_required"}}` (not counted as status reads).
  * `rotate` sets a new value on every accepted answer of those actions; the previous value stops working.
  */
-export const sessionSchema = z.strictObject({
+const sessionSchema = z.strictObject({
   cookie: z.boolean(),
   /** The cookie's name. */
   name: z
@@ -133,13 +131,11 @@ const RECORDABLE_HEADER = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 const NEVER_RECORDED = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
 /** Chooses a script when the create payload's field at `field` (dot path) equals `equals`. */
-export const matcherSchema = z.object({
+const matcherSchema = z.object({
   field: z.string().min(1),
   equals: z.union([z.string(), z.number(), z.boolean()]),
   script: z.string().min(1),
 });
-/** A script matcher (see {@link matcherSchema}). */
-export type Matcher = z.infer<typeof matcherSchema>;
 
 /**
  * A scenario. A create picks its script by the first matching `match` rule, else by the payload field
@@ -189,7 +185,7 @@ export type Scenario = z.infer<typeof scenarioSchema>;
 export type ScenarioInput = z.input<typeof scenarioSchema>;
 
 /** The script used when a scenario has none named `default`. */
-export const DEFAULT_SCRIPT: JobScript = jobScriptSchema.parse({});
+const DEFAULT_SCRIPT: JobScript = jobScriptSchema.parse({});
 
 /** A scenario that failed validation; `issues` name each field (`scripts.slow.steps.0.state: ...`). */
 export class ScenarioError extends AsyncJobError {
@@ -239,7 +235,7 @@ export function loadScenarioFile(path: string): Scenario {
 }
 
 /** Reads a dot path (`a.b.0.c`) from a JSON value; undefined when absent. */
-export function readPath(value: unknown, path: string): unknown {
+function readPath(value: unknown, path: string): unknown {
   let cur: unknown = value;
   for (const part of path.split('.')) {
     if (cur === null || typeof cur !== 'object') return undefined;
