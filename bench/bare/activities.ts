@@ -6,7 +6,7 @@
 import { plainCalls, type PlainProvider, type VerifiedResult } from '../lib/provider-calls';
 
 /** A provider call's answer and the epoch ms at which the call started (asyncjob's step time). */
-export interface BareAnswer<T> {
+interface BareAnswer<T> {
   value: T;
   startedAtMs: number;
 }

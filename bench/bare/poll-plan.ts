@@ -19,7 +19,7 @@ export interface PollDelays {
 }
 
 /** The 0-based backoff attempt of the delay before status read `read` (1-based). */
-export function backoffAttemptBefore(read: number): number {
+function backoffAttemptBefore(read: number): number {
   return Math.max(0, read - 2);
 }
 

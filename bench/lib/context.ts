@@ -77,7 +77,7 @@ export async function createContext(root: string, quick: boolean): Promise<Bench
 }
 
 /** A job that finishes after exactly `reads` status reads (the `reads`-th read sees `succeeded`). */
-export function pollsScript(reads: number): Record<string, unknown> {
+function pollsScript(reads: number): Record<string, unknown> {
   return {
     steps: [{ state: 'running', polls: reads - 1 }, { state: 'succeeded' }],
     result: { kind: 'json', body: { rows: 3, report: 'bench' } },

@@ -47,7 +47,7 @@ export async function timedEvents(ctx: BenchContext, workflowId: string): Promis
 }
 
 /** Schedule-to-start of every task of one kind in `events` scheduled after event `afterId`, ms. */
-export function scheduleToStartMs(
+function scheduleToStartMs(
   events: readonly TimedEvent[],
   kind: 'WORKFLOW_TASK' | 'ACTIVITY_TASK',
   afterId = 0,

@@ -23,7 +23,7 @@ export interface MachineInfo {
 }
 
 /** When a phase's figures are flagged (bench/README.md, "The machine and its load"). */
-export const BUSY_LIMITS = {
+const BUSY_LIMITS = {
   /** Processes outside the bench's tree used more than this share of all cores on average. */
   otherWorkShare: 0.1,
   /** The 1-minute load average exceeded this many runnable threads per core on average over the phase. */

@@ -9,7 +9,7 @@ import type { JobSummary, RequestRecord, SimulatorOptions } from '../../src/simu
 import type { WorkerMemory, WorkerProcessConfig, WorkerReady } from './worker-process';
 
 /** A started child. */
-export interface Child {
+interface Child {
   pid: number;
   stop(): Promise<void>;
 }

@@ -20,7 +20,7 @@ export interface VerifiedResult {
 }
 
 /** The provider answered something the loop cannot go on with. */
-export class PlainCallError extends Error {
+class PlainCallError extends Error {
   constructor(
     readonly code:
       | 'ASYNCJOB_BENCH_ERR_CREATE'

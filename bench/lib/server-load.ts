@@ -13,7 +13,7 @@ import { machineTicks } from './machine';
 import { cpuMs, nowMs, percentile, round } from './stats';
 
 /** When the server counts as saturated (bench/README.md, "Saturation"). */
-export const SATURATION_LIMITS = {
+const SATURATION_LIMITS = {
   /** The machine's CPU was busier than this share of all cores over the window. */
   machineBusyShare: 0.85,
 } as const;

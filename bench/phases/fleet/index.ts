@@ -35,7 +35,7 @@ const SCALE = {
 const ORDER = ['asyncjob', 'naive', 'naive', 'asyncjob'] as const;
 
 /** Queueing of a quarter of the 1-second bucket moves a request into the next bucket often enough to count. */
-export const QUEUE_LIMIT_MS = 250;
+const QUEUE_LIMIT_MS = 250;
 
 async function limitedRun(
   dep: Awaited<ReturnType<typeof deploy>>,

@@ -3,7 +3,7 @@ import type { Target } from '../../lib/targets';
 import type { FleetResult } from './result';
 
 /** The issue's target: status reads' peak / mean of a herd, with the server not saturated. */
-export const TARGET_PEAK_OVER_MEAN = 1.5;
+const TARGET_PEAK_OVER_MEAN = 1.5;
 
 /**
  * The fleet target: the median over asyncjob's herds of the smallest size. A saturated server smears a herd and

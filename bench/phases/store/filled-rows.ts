@@ -10,7 +10,7 @@ import { canonicalJson } from '../../../src/core/canonical-json';
 import type { OperationRecord } from '../../../src/core/operation';
 import { PROVIDER, TEMPLATE_JOB, TEMPLATE_OPERATION, type FilledOperation, type Template } from './template';
 
-export type Cell = string | number | null;
+type Cell = string | number | null;
 
 /** One filled operation's rows, in the column order of the INSERTs below. */
 export interface FilledRows {

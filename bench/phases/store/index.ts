@@ -32,7 +32,7 @@ import { SCALES, TARGET_P99_MS, type Scale } from './scale';
 import { filledOperations, PROVIDER, PROVIDER_URL, templateOperation } from './template';
 import { checkFill } from './validity';
 
-export type { SqliteStoreResult, StoreEngineResult, StoreResult } from './result';
+export type { StoreEngineResult, StoreResult } from './result';
 
 /** PostgreSQL's figure, in a schema of its own that is dropped afterwards. */
 async function postgresql(

@@ -9,16 +9,6 @@
  */
 export { measureThroughput } from './measure-throughput';
 export { measurePerPoll } from './per-poll';
-export { POLICIES, type BenchPolicy, type PolicyName, type SystemName } from './policies';
-export type {
-  MarginalRead,
-  PairedRatio,
-  PerPollOperation,
-  PerPollPolicy,
-  PerPollResult,
-  PolicyThroughput,
-  SystemRounds,
-  ThroughputPoint,
-  ThroughputResult,
-} from './result';
+
+export type { PerPollResult, ThroughputResult } from './result';
 export { throughputTargets, type BenchTarget } from './targets';

@@ -20,7 +20,7 @@ export interface SystemRounds {
 }
 
 /** asyncjob / bare at one point: the ratio of the median ops/s, and the spread of the per-pair ratios. */
-export interface PairedRatio {
+interface PairedRatio {
   ofMedians: number;
   pairMin: number;
   pairMax: number;

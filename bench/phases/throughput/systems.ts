@@ -18,7 +18,7 @@ export interface Job {
 }
 
 /** A finished operation: the ID of its workflow (naive: the job's) and the status reads it took. */
-export interface Done {
+interface Done {
   id: string;
   statusReads: number;
 }

@@ -17,8 +17,7 @@ import type { WaitingLevel, WaitingResult } from './result';
 import { SLEEPER_DELAY_MS, WAITING_SCALES } from './scale';
 import { holdLevel } from './window';
 
-export { workflowHeapUsedMiB } from './memory';
-export type { WaitingLevel, WaitingResult } from './result';
+export type { WaitingResult } from './result';
 export { waitingTargets } from './targets';
 
 /** Measures figure 3. */

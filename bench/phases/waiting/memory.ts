@@ -5,7 +5,7 @@ import type { WorkerMemory } from '../../lib/worker-process';
 import type { WorkerMemoryPair } from './result';
 
 /** Used heap of the SDK's workflow threads (where cached workflows live), MiB. */
-export function workflowHeapUsedMiB(m: WorkerMemory): number {
+function workflowHeapUsedMiB(m: WorkerMemory): number {
   return m.workflowThreads.reduce((sum, t) => sum + t.usedMiB, 0);
 }
 
