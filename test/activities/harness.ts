@@ -25,13 +25,13 @@ export const DIALECTS = ['rest', 'lro', 'operation-location'] as const;
 export type Dialect = (typeof DIALECTS)[number];
 
 /** Requests that reached the foreign origin: there must never be any. */
-export interface ForeignOrigin {
+interface ForeignOrigin {
   url: string;
   seen: { method: string; url: string; headers: IncomingHttpHeaders }[];
   server: Server;
 }
 
-export async function startForeignOrigin(): Promise<ForeignOrigin> {
+async function startForeignOrigin(): Promise<ForeignOrigin> {
   const seen: ForeignOrigin['seen'] = [];
   const server = createServer((req, res) => {
     seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
@@ -44,7 +44,7 @@ export async function startForeignOrigin(): Promise<ForeignOrigin> {
 }
 
 /** Scripts every dialect's tests pick with the payload field `scenario`. */
-export function scenarioFor(dialect: Dialect): ScenarioInput {
+function scenarioFor(dialect: Dialect): ScenarioInput {
   const steps = [{ state: 'queued', polls: 1 }, { state: 'running', polls: 1, progress: 50 }, { state: 'succeeded' }];
   const json = { kind: 'json' as const, body: { rows: [1, 2, 3] } };
   return {
@@ -92,7 +92,7 @@ export function scenarioFor(dialect: Dialect): ScenarioInput {
 }
 
 /** Captured log lines, as JSON text. */
-export class CapturedLogger {
+class CapturedLogger {
   readonly lines: string[] = [];
   info(message: string, fields?: Record<string, unknown>): void {
     this.lines.push(JSON.stringify({ level: 'info', message, ...fields }));

@@ -15,7 +15,7 @@ const T0 = Date.parse('2026-11-29T10:18:00.000Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
 
 /** The base record of an operation, as the workflow makes it. */
-export function baseRecord(operationId: string): OperationRecord {
+function baseRecord(operationId: string): OperationRecord {
   const made = newOperationRecord({
     request: {
       operationId,
@@ -39,7 +39,7 @@ function entry(operationId: string, sequence: number, actor: string, body: Journ
 }
 
 /** The journal of a succeeded operation: sequences 1-7 (phase one), 8-9 (the artifact and -> succeeded). */
-export function succeededJournal(
+function succeededJournal(
   operationId: string,
   artifact: { location: string; sha256: string; sizeBytes: number },
 ): JournalEntry[] {
@@ -118,7 +118,7 @@ export function succeededJournal(
 }
 
 /** The snapshot the worker puts after the entry `version` of {@link succeededJournal}. */
-export function snapshotAt(
+function snapshotAt(
   operationId: string,
   version: number,
   artifact: { location: string; sha256: string; sizeBytes: number },

@@ -61,7 +61,7 @@ export function observing(progress: number | undefined, patch: Partial<Operation
 }
 
 /** An open escalation for `reason` with cancel supported (extend: 15 min, 4 checks). */
-export function escalation(reason: OpenEscalation['reason'] = 'deadline_exceeded'): OpenEscalation {
+function escalation(reason: OpenEscalation['reason'] = 'deadline_exceeded'): OpenEscalation {
   return {
     reason,
     message: {
@@ -102,7 +102,7 @@ export function escalated(reason: OpenEscalation['reason'] = 'deadline_exceeded'
 }
 
 /** A summary of a record. */
-export function summaryOf(r: OperationRecord): OperationSummary {
+function summaryOf(r: OperationRecord): OperationSummary {
   return {
     operationId: r.operationId,
     provider: r.provider,

@@ -28,7 +28,7 @@ const NPM_START = 'test/integration/npm-start.test.ts';
 const SYNOPSIS = 'a synopsis or mention with placeholders; the documented examples of the same command run';
 
 /** The documents read, relative to the root: README.md, docs/*.md, examples/**\/README.md. */
-export function documents(): string[] {
+function documents(): string[] {
   const docs = readdirSync(path.join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`);
@@ -72,7 +72,7 @@ export function promptedBlock(file: string, text: string): DocCommand[] {
  * What may differ between a documented command and the command a test runs: the kinds of substitution, each
  * with what it replaces. A test names the kind of every substitution it makes (see {@link substitute}).
  */
-export const SUBSTITUTIONS = {
+const SUBSTITUTIONS = {
   port: 'a documented port (8080, 8765, N) becomes a free port of the test machine',
   dataDir: 'a documented directory (/app, /srv/asyncjob) or data file becomes one in a temporary directory',
   placeholder: 'a placeholder word (FILE, ID, YOU, WHY) becomes a value of the run',

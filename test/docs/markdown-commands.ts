@@ -39,7 +39,7 @@ export interface DocCommand {
 }
 
 /** A fenced shell block the document marks illustrative, with the reason it gives. */
-export interface IllustrativeBlock {
+interface IllustrativeBlock {
   file: string;
   line: number;
   reason: string;
@@ -57,12 +57,12 @@ export function commandKey(file: string, text: string): string {
 }
 
 /** Collapses runs of whitespace to one space and trims. */
-export function normalise(text: string): string {
+function normalise(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
 /** Splits a line into its command and its trailing `# comment`; a `#` inside quotes or a word is not a comment. */
-export function splitComment(line: string): { code: string; comment: string } {
+function splitComment(line: string): { code: string; comment: string } {
   let quote: string | null = null;
   for (let i = 0; i < line.length; i++) {
     const c = line[i]!;
@@ -139,7 +139,7 @@ function blockCommands(file: string, block: Fence): DocCommand[] {
 }
 
 /** The code spans of the prose (fenced blocks and HTML comments left out), each with the line it starts on. */
-export function codeSpans(prose: (string | null)[]): { line: number; text: string }[] {
+function codeSpans(prose: (string | null)[]): { line: number; text: string }[] {
   const spans: { line: number; text: string }[] = [];
   // Paragraphs: runs of non-blank prose lines; a span may cross the line breaks of one paragraph.
   let start = 0;

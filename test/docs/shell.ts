@@ -27,7 +27,7 @@ export interface ShellRun {
 
 let shimDir: string | undefined;
 /** A directory holding `asyncjob` as a link to this package's `bin/asyncjob`, as a global install or npx gives it. */
-export function asyncjobOnPath(): string {
+function asyncjobOnPath(): string {
   if (shimDir) return shimDir;
   const dir = path.join(os.tmpdir(), `asyncjob-doc-bin-${process.pid}`);
   mkdirSync(dir, { recursive: true });

@@ -10,9 +10,9 @@ import { EXIT } from '../../src/cli/exit-codes';
 import { runCli } from '../../src/cli/run-cli';
 import type { StartRequest } from '../../src/core/operation';
 
-export const iso = z.string().datetime();
-export const offeredOption = z.object({ option: z.string(), label: z.string() }).passthrough();
-export const operationView = z
+const iso = z.string().datetime();
+const offeredOption = z.object({ option: z.string(), label: z.string() }).passthrough();
+const operationView = z
   .object({
     operationId: z.string(),
     provider: z.string(),
@@ -47,7 +47,7 @@ export const operationView = z
     traceId: z.string(),
   })
   .strict();
-export const summary = z
+const summary = z
   .object({
     operationId: z.string(),
     provider: z.string(),
@@ -62,7 +62,7 @@ export const summary = z
     statusRequestsAllowed: z.number().int(),
   })
   .strict();
-export const failure = z.object({ type: z.string().nullable(), message: z.string() }).strict();
+const failure = z.object({ type: z.string().nullable(), message: z.string() }).strict();
 export const startDoc = z
   .object({
     schema: z.literal('asyncjob.start/v1'),
@@ -77,7 +77,7 @@ export const startDoc = z
     summary: summary.nullable(),
   })
   .strict();
-export const execution = z
+const execution = z
   .object({
     operationId: z.string(),
     runId: z.string(),

@@ -29,7 +29,7 @@ export function packageJson(): PackageJson {
 }
 
 /** The import specifier of an `exports` key: `.` is `asyncjob`, `./client` is `asyncjob/client`. */
-export function specifierOf(key: string): string {
+function specifierOf(key: string): string {
   return key === '.' ? 'asyncjob' : `asyncjob/${key.slice(2)}`;
 }
 
