@@ -36,7 +36,6 @@ export interface AuditCounts {
   operationsChecked: number;
   entriesChecked: number;
   snapshotsChecked: number;
-  snapshotsWithoutHash: number;
   artifactFilesChecked: number;
   artifactFilesUnreachable: number;
   /** Artifact files gone from this host, allowed by `--allow-missing-artifacts` (absent otherwise: findings). */
@@ -59,7 +58,6 @@ const emptyCounts = (): AuditCounts => ({
   operationsChecked: 0,
   entriesChecked: 0,
   snapshotsChecked: 0,
-  snapshotsWithoutHash: 0,
   artifactFilesChecked: 0,
   artifactFilesUnreachable: 0,
   artifactFilesMissingAllowed: 0,
@@ -184,7 +182,6 @@ async function auditOperation(
     findings.push(...snapshot.findings);
     behind = snapshot.behind;
     if (snapshot.hash !== 'none') counts.snapshotsChecked += 1;
-    if (snapshot.hash === 'legacy') counts.snapshotsWithoutHash += 1;
     if (snapshot.hash === 'unverifiable') noteUnchecked(unchecked, snapshot.keyId ?? null, id, 'snapshot');
   }
   findings.push(...checkArtifactRows(id, entries, data.artifacts, new Set(data.journal.map((r) => r.sequence))));

@@ -3,7 +3,7 @@
  *
  * - journal columns (at, actor, kind, to_state, remote_job_id, http_status, delay_source, escalation_reason) are
  *   copies derived from the hashed entry: recomputed and compared;
- * - the operations row: its columns against its snapshot, the snapshot against its hash (migration 3), and the
+ * - the operations row: its columns against its snapshot, the snapshot against its hash, and the
  *   snapshot's facts recomputed from the journal entries it accounts for (`version`): state, provider, job,
  *   escalation, result, the intent's fingerprint, trace and people, and the deadlines and budgets as the intent set
  *   them and each decision's entry moved them (`bound-facts.ts`);
@@ -61,7 +61,7 @@ export function checkJournalColumns(operationId: string, rows: readonly AuditJou
 export interface SnapshotVerdict {
   readonly findings: AuditFinding[];
   readonly behind: boolean;
-  /** `legacy`: no snapshot hash (written before migration 3); `unverifiable`: signed by a key not configured. */
+  /** `unverifiable`: signed by a key not configured; `none`: no snapshot to check. */
   readonly hash: SnapshotHashStatus;
   readonly keyId?: string | null;
 }

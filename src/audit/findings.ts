@@ -12,6 +12,7 @@ export type AuditProblem =
   | 'snapshot_mismatch'
   | 'snapshot_hash_mismatch'
   | 'snapshot_unsigned'
+  | 'snapshot_hash_missing'
   | 'snapshot_ahead'
   | 'snapshot_behind'
   | 'artifact_row_mismatch'
@@ -53,6 +54,7 @@ export const PROBLEM_DESCRIPTIONS: Readonly<Record<AuditProblem, string>> = {
   snapshot_mismatch: 'the snapshot disagrees with the journal entries it accounts for (state or facts were edited)',
   snapshot_hash_mismatch: 'the snapshot was changed after it was written (its hash no longer matches)',
   snapshot_unsigned: 'a plain snapshot hash where the chain key is configured (rewritten without the key)',
+  snapshot_hash_missing: 'the snapshot has no hash: every snapshot is written with one, so it was removed',
   snapshot_ahead: 'the snapshot accounts for entries the journal no longer holds (entries were deleted from the end)',
   snapshot_behind:
     'the snapshot lags the journal (an older snapshot was put back, or a worker died between the two writes)',

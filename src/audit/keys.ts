@@ -75,7 +75,7 @@ export function keyNotConfigured(keyId: string | null, what: 'chain' | 'checkpoi
     what === 'chain'
       ? `${AUDIT_KEY_SETTINGS.hmac.file} or ${AUDIT_KEY_SETTINGS.hmac.value}`
       : `${AUDIT_KEY_SETTINGS.verify.file} (an Ed25519 public key), ${AUDIT_KEY_SETTINGS.signing.file}, or the HMAC key that signed it`;
-  return `cannot verify signatures: key ${keyId ?? '(unnamed: written before key IDs)'} not configured (set ${settings})`;
+  return `cannot verify signatures: key ${keyId ?? '(the row names none)'} not configured (set ${settings})`;
 }
 
 /** How checkpoints are signed. */

@@ -1,5 +1,5 @@
 /**
- * The snapshot's hash (migration 3) against its text, keyed like the chain. As for journal rows, the key ID column
+ * The snapshot's hash against its text, keyed like the chain. As for journal rows, the key ID column
  * (`snapshot_key_id`) is bound by the signature rather than hashed: the configured key is tried whatever the
  * column names, so an edited key ID is a change (key_id_mismatch), and a snapshot naming a key that is not
  * configured, beside journal entries the configured key verifies, is one too (key_id_unknown). Pure.
@@ -8,8 +8,8 @@ import { type AuditOperationRow } from '../adapters/store/audit-source';
 import { isKeyed, snapshotHash, type ChainKey } from '../adapters/store/chain';
 import { opFinding, type AuditFinding } from './findings';
 
-/** `legacy`: no snapshot hash (written before migration 3); `unverifiable`: signed by a key not configured. */
-export type SnapshotHashStatus = 'checked' | 'legacy' | 'unverifiable' | 'none';
+/** `unverifiable`: signed by a key not configured; `none`: no snapshot to check. */
+export type SnapshotHashStatus = 'checked' | 'unverifiable' | 'none';
 
 /** What checking the snapshot's hash found. */
 export interface SnapshotHashVerdict {
@@ -37,13 +37,13 @@ function signedVerdict({ operationId, row, version, key, chainVerified }: Snapsh
   const expected = snapshotHash(row.snapshot!, key);
   const foreign = keyId !== null && keyId !== key.id;
   if (expected === stored) {
-    if (!foreign) return { hash: 'checked' };
+    if (keyId === key.id) return { hash: 'checked' };
     const finding = opFinding(
       operationId,
       version,
       'key_id_mismatch',
       `snapshot_key_id ${key.id} (the key whose signature the snapshot carries)`,
-      `snapshot_key_id ${keyId}`,
+      keyId === null ? 'no snapshot_key_id' : `snapshot_key_id ${keyId}`,
     );
     return { hash: 'checked', finding };
   }
@@ -64,7 +64,12 @@ function signedVerdict({ operationId, row, version, key, chainVerified }: Snapsh
 export function snapshotHashVerdict(check: SnapshotCheck): SnapshotHashVerdict {
   const { operationId, row, version, key } = check;
   const stored = row.snapshotHash;
-  if (stored === null) return { hash: 'legacy' };
+  // Every snapshot is written with its hash: one without was stripped of it.
+  if (stored === null)
+    return {
+      hash: 'checked',
+      finding: opFinding(operationId, version, 'snapshot_hash_missing', 'the hash written with the snapshot', 'none'),
+    };
   if (isKeyed(stored)) return signedVerdict(check);
   if (key !== undefined || row.snapshotKeyId !== null) {
     return {

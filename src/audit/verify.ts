@@ -49,10 +49,7 @@ export function formatBreak(f: AuditFinding): string {
 
 function details(c: AuditCounts): string {
   const parts: string[] = [];
-  if (c.snapshotsChecked > 0)
-    parts.push(
-      `${c.snapshotsChecked} snapshots${c.snapshotsWithoutHash > 0 ? ` (${c.snapshotsWithoutHash} without a hash: written before migration 3)` : ''}`,
-    );
+  if (c.snapshotsChecked > 0) parts.push(`${c.snapshotsChecked} snapshots`);
   if (c.artifactFilesChecked + c.artifactFilesUnreachable + c.artifactFilesMissingAllowed > 0) {
     const missing =
       c.artifactFilesMissingAllowed > 0

@@ -5,6 +5,7 @@
  * snapshot the store would hold is checked by `checkSnapshot`, the function `asyncjob audit verify` runs: it must
  * find nothing. A bound edited by hand in that snapshot must still be a finding.
  */
+import { snapshotHash } from '../../src/adapters/store/chain';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { snapshotOf, toJournalEntry } from '../../src/activities/journal-writer';
@@ -220,7 +221,7 @@ class Operation {
       updatedAt: snapshot.updatedAt,
       version: snapshot.version,
       snapshot: canonicalJson(snapshot),
-      snapshotHash: null,
+      snapshotHash: snapshotHash(canonicalJson(snapshot)),
       snapshotKeyId: null,
       lastSequence: this.journal.length,
       lastHash: null,

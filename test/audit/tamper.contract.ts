@@ -300,7 +300,7 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       ]);
     });
 
-    it('the snapshot changed (and its hash dropped): snapshot_hash_mismatch, then snapshot_mismatch against the journal', async () => {
+    it('the snapshot changed (and its hash dropped): snapshot_hash_mismatch, then snapshot_hash_missing and snapshot_mismatch against the journal', async () => {
       await h.sql(
         `UPDATE operations SET snapshot = replace(snapshot, '"localState":"succeeded"', '"localState":"failed"'), local_state = 'failed' WHERE operation_id = 'op-a'`,
       );
@@ -316,11 +316,12 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
           expected: 'localState = succeeded (from the journal)',
         }),
       );
-      // Dropping the hash (as if written before migration 3) leaves the recomputation from the journal.
+      // Dropping the hash too is a finding of its own, and the recomputation from the journal still holds.
       await h.sql("UPDATE operations SET snapshot_hash = NULL, snapshot_key_id = NULL WHERE operation_id = 'op-a'");
-      const legacy = await verifyJson();
-      expect(legacy.code).toBe(1);
-      expect(about(legacy.report, 'op-a')).toEqual([
+      const stripped = await verifyJson();
+      expect(stripped.code).toBe(1);
+      expect(about(stripped.report, 'op-a')).toEqual([
+        expect.objectContaining({ sequence: 9, problem: 'snapshot_hash_missing' }),
         expect.objectContaining({ sequence: 9, problem: 'snapshot_mismatch' }),
       ]);
     });
@@ -428,6 +429,30 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       ]);
       expect(about(report, 'op-b')).toEqual([
         expect.objectContaining({ sequence: 9, problem: 'key_id_mismatch', found: `snapshot_key_id ${INVENTED_KEY}` }),
+      ]);
+    });
+
+    it('T2: a key ID removed from a genuine entry or snapshot: key_id_mismatch, the key whose signature it carries', async () => {
+      await h.dropGuards();
+      await h.sql("UPDATE journal SET key_id = NULL WHERE operation_id = 'op-a' AND sequence = 3");
+      await h.sql("UPDATE operations SET snapshot_key_id = NULL WHERE operation_id = 'op-b'");
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(report.unverifiable).toEqual([]);
+      expect(about(report, 'op-a')).toEqual([
+        expect.objectContaining({ sequence: 3, problem: 'key_id_mismatch', found: 'no key_id' }),
+      ]);
+      expect(about(report, 'op-b')).toEqual([
+        expect.objectContaining({ sequence: 9, problem: 'key_id_mismatch', found: 'no snapshot_key_id' }),
+      ]);
+    });
+
+    it('T2: a snapshot stripped of its hash: snapshot_hash_missing (exit 1)', async () => {
+      await h.sql("UPDATE operations SET snapshot_hash = NULL, snapshot_key_id = NULL WHERE operation_id = 'op-b'");
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(about(report, 'op-b')).toEqual([
+        expect.objectContaining({ sequence: 9, problem: 'snapshot_hash_missing' }),
       ]);
     });
 

@@ -45,9 +45,10 @@ describe('SQLite engine', () => {
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(raw.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([
-      { version: 1, name: 'operation record, hash-chained journal, artifacts, webhook events' },
-      { version: 2, name: 'provider sessions (V3): one serialised cookie jar per operation' },
-      { version: 3, name: 'audit: signing key IDs, snapshot hashes, the checkpoint register' },
+      {
+        version: 1,
+        name: 'operation record, signed hash-chained journal, artifacts, webhook events, provider sessions, audit checkpoints',
+      },
     ]);
     raw.close();
     await store.close();

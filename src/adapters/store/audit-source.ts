@@ -1,7 +1,7 @@
 /**
  * What `asyncjob audit` reads from a store, engine-independently: every column of an operation's rows (journal,
  * operations, artifacts, job links) from one consistent read, the journal's own heads (not the operations
- * table's copy) and the checkpoint register (migration 3). Implemented once for both engines by `SqlAuditSource`
+ * table's copy) and the checkpoint register. Implemented once for both engines by `SqlAuditSource`
  * (`sql-audit.ts`); the checks themselves live in `src/audit`.
  */
 import {

@@ -6,7 +6,7 @@
  *   or, with a key kept outside the database, "hmac-sha256:" + hex(HMAC-SHA256(key, same text)).
  *
  * The hashed text holds every fact of the entry; the journal's other columns (kind, to_state, remote_job_id, ...)
- * are copies derived from it, compared by `asyncjob audit verify`. Since migration 3 a keyed row also records
+ * are copies derived from it, compared by `asyncjob audit verify`. A keyed row also records
  * the key's ID (`key_id`, {@link chainKeyId}: an HMAC of a fixed label, never the key), so a verifier holding
  * another key or none says so instead of calling the entry changed. The key ID is bound by the signature, not
  * hashed: the configured key is tried on every signed row whatever its key ID says, so an edited key ID is a
@@ -57,7 +57,7 @@ export function entryHash(entry: JournalEntry, prevHash: string, hmacKey?: Chain
   return digestOf(text, hmacKey);
 }
 
-/** The hash kept beside an operation's snapshot (migration 3): over its canonical text, keyed like the chain. */
+/** The hash kept beside an operation's snapshot: over its canonical text, keyed like the chain. */
 export function snapshotHash(canonicalSnapshot: string, key?: ChainKey): string {
   return digestOf(`asyncjob.snapshot/v1\n${canonicalSnapshot}`, key);
 }
@@ -89,7 +89,7 @@ export interface ChainBreak {
   readonly found: string;
 }
 
-/** A signed entry the verifier cannot check: its key (`keyId`, null for rows written before key IDs) is not configured. */
+/** A signed entry the verifier cannot check: its key (`keyId`, null when the row names none) is not configured. */
 export interface UnverifiableEntry {
   readonly operationId: string;
   readonly sequence: number;
@@ -111,7 +111,7 @@ export interface StoredChainRow {
   readonly entry: JournalEntry | null;
   readonly prevHash: string;
   readonly hash: string;
-  /** The signing key's ID (migration 3); null for plain rows and rows written before. */
+  /** The signing key's ID; null for plain rows. */
   readonly keyId?: string | null;
 }
 
@@ -152,12 +152,12 @@ function signedVerdict(
   if (key === undefined) return { kind: 'unverifiable', keyId };
   const expected = entryHash(entry, prevHash, key);
   if (expected === row.hash) {
-    if (keyId === null || keyId === key.id) return { kind: 'ok', verified: true };
+    if (keyId === key.id) return { kind: 'ok', verified: true };
     return {
       kind: 'break',
       problem: 'key_id_mismatch',
       expected: `key_id ${key.id} (the key whose signature the entry carries)`,
-      found: `key_id ${keyId}`,
+      found: keyId === null ? 'no key_id' : `key_id ${keyId}`,
     };
   }
   if (keyId !== null && keyId !== key.id) return { kind: 'unverifiable', keyId };

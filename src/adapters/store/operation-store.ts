@@ -16,7 +16,7 @@
  * - `operation_jobs`: (provider, remote_job_id) -> operation, for the webhook receiver.
  * - `artifacts`: queryable copy of artifact entries (location, sha256, size, validation), append-only.
  * - `webhook_events`: unique by (provider, event_id), for dedupe.
- * - `audit_checkpoints` (migration 3): the register of signed checkpoints `asyncjob audit checkpoint` issued,
+ * - `audit_checkpoints`: the register of signed checkpoints `asyncjob audit checkpoint` issued,
  *   append-only; `journal.key_id` and `operations.snapshot_hash`/`snapshot_key_id` say which key signed what.
  * - `provider_sessions`: V3, an operation's provider session (its cookie jar, serialised), one row per operation,
  *   replaced on every save. Session state, not history: never journalled, never hashed, never in a snapshot, and

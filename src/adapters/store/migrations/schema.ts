@@ -2,8 +2,9 @@
  * asyncjob's schema migrations, one list for both engines. Each migration is written once; only the fragments
  * that truly differ (column types, table options, triggers) come from the engine's {@link SqlDialect}, so both
  * engines' tables have the same columns under the same version numbers. Applied by `migrateSchema`
- * (`../sql-migrate.ts`) inside one write transaction, recorded in `schema_migrations`. Published migrations are
- * never edited (stores they created must keep opening): add a new one.
+ * (`../sql-migrate.ts`) inside one write transaction, recorded in `schema_migrations`. Before the first release
+ * there is one migration, the current schema (one generation); once released, a migration is never edited (stores
+ * it created must keep opening): a change is a new one.
  */
 import { type SqlDialect } from '../sql-dialect';
 import { type SchemaMigration } from './migration';
@@ -17,7 +18,7 @@ export function migrationLedgerSql(d: SqlDialect): string {
 export const SCHEMA_MIGRATIONS: readonly SchemaMigration[] = [
   {
     version: 1,
-    name: 'operation record, hash-chained journal, artifacts, webhook events',
+    name: 'operation record, signed hash-chained journal, artifacts, webhook events, provider sessions, audit checkpoints',
     sql: (d) => `
 CREATE TABLE operations (
   operation_id TEXT PRIMARY KEY,
@@ -29,6 +30,8 @@ CREATE TABLE operations (
   updated_at TEXT,
   version ${d.bigint} NOT NULL DEFAULT 0,
   snapshot TEXT,
+  snapshot_hash TEXT,
+  snapshot_key_id TEXT,
   last_sequence ${d.bigint} NOT NULL DEFAULT 0,
   last_hash TEXT
 )${d.tableOptions};
@@ -47,6 +50,7 @@ CREATE TABLE journal (
   http_status INTEGER,
   delay_source TEXT,
   escalation_reason TEXT,
+  key_id TEXT,
   PRIMARY KEY (operation_id, sequence)
 )${d.keyedTableOptions};
 CREATE INDEX journal_by_kind ON journal (kind, at);
@@ -84,26 +88,11 @@ CREATE TABLE webhook_events (
   PRIMARY KEY (provider, event_id)
 )${d.tableOptions};
 
-${d.refuseChangeFunction}${d.appendOnly('journal')}${d.appendOnly('artifacts')}`,
-  },
-  {
-    version: 2,
-    name: 'provider sessions (V3): one serialised cookie jar per operation',
-    sql: (d) => `
 CREATE TABLE provider_sessions (
   operation_id TEXT PRIMARY KEY,
   jar TEXT NOT NULL CHECK (${d.byteLength('jar')} <= 65536),
   updated_at TEXT NOT NULL
 )${d.tableOptions};
-`,
-  },
-  {
-    version: 3,
-    name: 'audit: signing key IDs, snapshot hashes, the checkpoint register',
-    sql: (d) => `
-ALTER TABLE journal ADD COLUMN key_id TEXT;
-ALTER TABLE operations ADD COLUMN snapshot_hash TEXT;
-ALTER TABLE operations ADD COLUMN snapshot_key_id TEXT;
 
 CREATE TABLE audit_checkpoints (
   sequence ${d.bigint} PRIMARY KEY CHECK (sequence > 0),
@@ -111,6 +100,6 @@ CREATE TABLE audit_checkpoints (
   digest TEXT NOT NULL,
   document TEXT NOT NULL
 )${d.tableOptions};
-${d.appendOnly('audit_checkpoints')}`,
+${d.refuseChangeFunction}${d.appendOnly('journal')}${d.appendOnly('artifacts')}${d.appendOnly('audit_checkpoints')}`,
   },
 ];
