@@ -1,5 +1,5 @@
 /**
- * Parsing the commands that drive operations (`start`, `watch`, `decide`, `list`) into typed commands, or a
+ * Parsing the commands that drive operations (`start`, `status`, `watch`, `cancel`, `decide`, `list`) into typed commands, or a
  * {@link UsageError} naming the option. Pure: a `--payload @file` is returned as a file reference.
  */
 import { escalationReasonSchema, localStateSchema } from '../core/journal';
@@ -37,6 +37,18 @@ export type StartCommand = {
   untilFinal: boolean;
   /** Start even when no worker serves the provider now. */
   allowUnservedProvider: boolean;
+} & CommonFlags;
+
+/** `asyncjob status`. */
+export type StatusCommand = { command: 'status'; operationId: string } & CommonFlags;
+
+/** `asyncjob cancel`. */
+export type CancelCommand = {
+  command: 'cancel';
+  operationId: string;
+  by: string;
+  reason: string;
+  expectedEffect?: string;
 } & CommonFlags;
 
 /** `asyncjob watch`. */
@@ -125,6 +137,35 @@ export function parseStart(rest: string[]): StartCommand | Help {
     wait: values.wait === true,
     untilFinal: values['until-final'] === true,
     allowUnservedProvider: values['allow-unserved-provider'] === true,
+    ...flags(values),
+  };
+}
+
+/** Parses `status`. */
+export function parseStatus(rest: string[]): StatusCommand | Help {
+  const command = 'status';
+  const { values, positionals } = parse(command, rest, {});
+  if (values.help) return { command: 'help', topic: command };
+  return { command, operationId: onePositional(command, positionals), ...flags(values) };
+}
+
+/** Parses `cancel`: who asks and why are required (X1). */
+export function parseCancel(rest: string[]): CancelCommand | Help {
+  const command = 'cancel';
+  const { values, positionals } = parse(command, rest, {
+    by: { type: 'string' },
+    reason: { type: 'string' },
+    'expected-effect': { type: 'string' },
+  });
+  if (values.help) return { command: 'help', topic: command };
+  const operationId = onePositional(command, positionals);
+  const expectedEffect = optional(values, 'expected-effect');
+  return {
+    command,
+    operationId,
+    by: required(command, values, 'by'),
+    reason: required(command, values, 'reason'),
+    ...(expectedEffect !== undefined ? { expectedEffect } : {}),
     ...flags(values),
   };
 }

@@ -3,25 +3,20 @@
  * option. Pure: no I/O (a `--payload @file` is returned as a file reference for the command to read). The
  * commands that drive operations are parsed in `args-operations.ts`.
  */
+import type { CommonFlags } from './args-common';
+import { countOption, flags, noPositionals, optional, parse, required, UsageError } from './args-common';
 import {
-  type CommonFlags,
-  countOption,
-  flags,
-  onePositional,
-  noPositionals,
-  optional,
-  parse,
-  required,
-  UsageError,
-} from './args-common';
-import {
+  type CancelCommand,
   type DecideCommand,
   type ListCommand,
+  parseCancel,
   parseDecide,
   parseList,
   parseStart,
+  parseStatus,
   parseWatch,
   type StartCommand,
+  type StatusCommand,
   type WatchCommand,
 } from './args-operations';
 
@@ -32,9 +27,9 @@ export type { DecideAnswer } from './args-operations';
 export type CliCommand =
   | { command: 'help'; topic?: string }
   | StartCommand
-  | ({ command: 'status'; operationId: string } & CommonFlags)
+  | StatusCommand
   | WatchCommand
-  | ({ command: 'cancel'; operationId: string; by: string; reason: string; expectedEffect?: string } & CommonFlags)
+  | CancelCommand
   | DecideCommand
   | ListCommand
   | ({
@@ -184,31 +179,12 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
       return parseReplayCheck(rest);
     case 'start':
       return parseStart(rest);
-    case 'status': {
-      const { values, positionals } = parse(command, rest, {});
-      if (values.help) return { command: 'help', topic: command };
-      return { command, operationId: onePositional(command, positionals), ...flags(values) };
-    }
+    case 'status':
+      return parseStatus(rest);
     case 'watch':
       return parseWatch(rest);
-    case 'cancel': {
-      const { values, positionals } = parse(command, rest, {
-        by: { type: 'string' },
-        reason: { type: 'string' },
-        'expected-effect': { type: 'string' },
-      });
-      if (values.help) return { command: 'help', topic: command };
-      const operationId = onePositional(command, positionals);
-      const expectedEffect = optional(values, 'expected-effect');
-      return {
-        command,
-        operationId,
-        by: required(command, values, 'by'),
-        reason: required(command, values, 'reason'),
-        ...(expectedEffect !== undefined ? { expectedEffect } : {}),
-        ...flags(values),
-      };
-    }
+    case 'cancel':
+      return parseCancel(rest);
     case 'decide':
       return parseDecide(rest);
     case 'list':

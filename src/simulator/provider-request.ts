@@ -4,7 +4,7 @@
  * not-found window), refuse a job action without its session, let the dialect answer, then apply the faults
  * that act on the answer (drop, malformed, truncated).
  */
-import type { Dialect, SimRequest, SimResponse, SimRoute } from './dialects/types';
+import type { Dialect, DialectContext, SimRequest, SimResponse, SimRoute } from './dialects/types';
 import { dialectContext } from './dialect-context';
 import type { Exchange } from './exchange';
 import { FAULT_HEADER, faultLabel, parseFaultHeader, type Fault, type FaultHeaderResult } from './faults';
@@ -159,6 +159,13 @@ function refusedWithoutSession(state: SimulatorState, exchange: Exchange, job: S
   return true;
 }
 
+/** The dialect's answer: a create is made (or found again for its token) here, the same for every dialect. */
+function answerOf(dialect: Dialect, route: SimRoute, request: SimRequest, ctx: DialectContext): SimResponse {
+  if (route.action !== 'create') return dialect.handle({ ...route, action: route.action }, request, ctx);
+  const outcome = ctx.createOrRepeat(dialect.tokenOf(route, request), request.body);
+  return outcome.kind === 'conflict' ? dialect.reusedToken : dialect.created(outcome.job, route, ctx);
+}
+
 /** Advances the job to now and lets the dialect answer; adds the session cookie the answer opens or rotates. */
 function dialectAnswer(
   state: SimulatorState,
@@ -170,7 +177,7 @@ function dialectAnswer(
   const nowMs = state.clock();
   if (job) state.jobs.advance(job, nowMs, route.action === 'status');
   const ctx = dialectContext(state, nowMs, fault, job, scriptName ?? state.scenario.defaultScript);
-  const answered = dialect.handle(route, request, ctx);
+  const answered = answerOf(dialect, route, request, ctx);
   if (ctx.job && !exchange.record.jobId) exchange.record.jobId = dialect.publicJobId(ctx.job.id);
   return state.sessions.withCookie(route.action, needsSession, ctx.job, answered);
 }

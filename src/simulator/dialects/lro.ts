@@ -72,17 +72,12 @@ export const lroDialect: Dialect = {
   newJobId: (hex) => hex,
   publicJobId: (raw) => `operations/${raw}`,
   publicState,
+  reusedToken: errorResponse(409, {
+    error: { code: 409, status: 'ABORTED', message: 'request_id was used with a different request' },
+  }),
+  created: (job, _route, ctx) => ({ status: 200, json: operation(job, ctx) }),
   handle(route, req, ctx) {
     switch (route.action) {
-      case 'create': {
-        const outcome = ctx.createOrRepeat(this.tokenOf(route, req), req.body);
-        if (outcome.kind === 'conflict') {
-          return errorResponse(409, {
-            error: { code: 409, status: 'ABORTED', message: 'request_id was used with a different request' },
-          });
-        }
-        return { status: 200, json: operation(outcome.job, ctx) };
-      }
       case 'reconcile': {
         const token = req.query.get('request_id');
         if (token === null || token === '')

@@ -72,21 +72,15 @@ export const operationLocationDialect: Dialect = {
     `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`,
   publicJobId: (raw) => raw,
   publicState,
+  reusedToken: errorResponse(
+    409,
+    { error: { code: 'Conflict', message: 'Repeatability-Request-ID was used with a different request' } },
+    { 'repeatability-result': 'rejected' },
+  ),
+  created: (job, route, ctx) =>
+    route.resource === undefined ? createAnswer(job, ctx) : createOrReplaceAnswer(job, route.resource, ctx),
   handle(route, req, ctx) {
     switch (route.action) {
-      case 'create': {
-        const outcome = ctx.createOrRepeat(this.tokenOf(route, req), req.body);
-        if (outcome.kind === 'conflict') {
-          return errorResponse(
-            409,
-            { error: { code: 'Conflict', message: 'Repeatability-Request-ID was used with a different request' } },
-            { 'repeatability-result': 'rejected' },
-          );
-        }
-        return route.resource === undefined
-          ? createAnswer(outcome.job, ctx)
-          : createOrReplaceAnswer(outcome.job, route.resource, ctx);
-      }
       case 'reconcile':
         return errorResponse(404, { error: { code: 'NotFound', message: 'no such endpoint' } });
       case 'status': {

@@ -71,20 +71,12 @@ export const restDialect: Dialect = {
   newJobId: (hex) => `job_${hex}`,
   publicJobId: (raw) => raw,
   publicState: (state) => state,
+  reusedToken: errorResponse(422, {
+    error: { code: 'idempotency_key_reused', message: 'this Idempotency-Key was used with a different request body' },
+  }),
+  created: (job, _route, ctx) => createAnswer(job, ctx),
   handle(route, req, ctx) {
     switch (route.action) {
-      case 'create': {
-        const outcome = ctx.createOrRepeat(this.tokenOf(route, req), req.body);
-        if (outcome.kind === 'conflict') {
-          return errorResponse(422, {
-            error: {
-              code: 'idempotency_key_reused',
-              message: 'this Idempotency-Key was used with a different request body',
-            },
-          });
-        }
-        return createAnswer(outcome.job, ctx);
-      }
       case 'reconcile': {
         const ref = req.query.get('client_reference');
         if (ref === null || ref === '')

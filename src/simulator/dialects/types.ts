@@ -76,8 +76,12 @@ export interface Dialect {
   publicJobId(rawId: string): string;
   /** The dialect's state word for a neutral state. */
   publicState(state: string): string;
-  /** Computes the answer. */
-  handle(route: SimRoute, req: SimRequest, ctx: DialectContext): SimResponse;
+  /** The answer to a create whose token was used before with another body. */
+  reusedToken: SimResponse;
+  /** The answer to a create that made `job`, or found it again for a repeat of the same request. */
+  created(job: SimJob, route: SimRoute, ctx: DialectContext): SimResponse;
+  /** The answer to any other action. */
+  handle(route: SimRoute & { action: Exclude<SimAction, 'create'> }, req: SimRequest, ctx: DialectContext): SimResponse;
 }
 
 /** A JSON error answer. */
