@@ -13,7 +13,7 @@ import {
   type StepContext,
 } from '../../src/core/step';
 import { TRANSITIONS } from '../../src/core/transitions';
-import { T0, newRecord, observed } from './helpers';
+import { T0, newRecord, obs, observed } from './helpers';
 
 const POLICY: PollPolicyInput = { baseDelayMs: 1_000, maxDelayMs: 1_000, maxStatusRequests: 25 };
 const ctx = (nowMs: number): StepContext => ({
@@ -24,16 +24,7 @@ const ctx = (nowMs: number): StepContext => ({
   reconciliation: 'same_token_resend',
 });
 const answer = (at: number, p: Partial<Observation>): Observation =>
-  observed({
-    action: 'status',
-    transport: 'response',
-    httpStatus: 200,
-    receivedAtMs: at,
-    remoteJobId: 'job_7ad2',
-    remoteState: 'running',
-    category: 'pending',
-    ...p,
-  });
+  obs({ receivedAtMs: at, remoteJobId: 'job_7ad2', remoteState: 'running', category: 'pending', ...p });
 
 /** A record accepted with job `job_7ad2` through the create step. */
 function accepted(): OperationRecord {
