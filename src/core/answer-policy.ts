@@ -82,26 +82,34 @@ export type Reaction =
 const read: Reaction = { kind: 'read' };
 const retryTransport: Reaction = { kind: 'retry', budget: 'transport' };
 const retryRateLimit: Reaction = { kind: 'retry', budget: 'rate_limit' };
+const retryIfRepeatable: Reaction = { kind: 'retry', budget: 'transport', onlyIfRepeatable: true };
 const reconcile: Reaction = { kind: 'reconcile' };
 const escalate = (reason: EscalationReason): Reaction => ({ kind: 'escalate', reason });
 
 /** Reactions every call shares: 429 is "not now" (H1), 401/403 never retried with the same credential (H4). */
-const SHARED = {
+const SHARED: Partial<Record<AnswerSignal, Reaction>> = {
   rate_limited: retryRateLimit,
   auth_denied: escalate('authorization_denied'),
   // Nothing was sent: once the credential is back, a human may authorise the call again.
   no_credential: escalate('provider_failure'),
   refused: escalate('provider_failure'),
   several_jobs: escalate('job_id_conflict'),
-} as const;
+};
+
+/** A call's row: the reactions it names, else the shared ones, else `otherwise`. */
+function row(otherwise: Reaction, named: Partial<Record<AnswerSignal, Reaction>>): Record<AnswerSignal, Reaction> {
+  const cells = answerSignalSchema.options.map((signal) => [signal, named[signal] ?? SHARED[signal] ?? otherwise]);
+  return Object.fromEntries(cells) as Record<AnswerSignal, Reaction>;
+}
 
 /**
  * The answer policy: `ANSWER_POLICY[call][signal]`. Why each row is as it is:
  * - create: an answer that may have created a job (5xx, no answer, a cut-off or redirecting one) is reconciled,
  *   never re-sent blindly (U1); one that proves nothing was created (never sent, 429) is sent again with the
- *   same token (I3); a 4xx is the provider refusing our request.
+ *   same token (I3); any other refusal is the provider refusing our request.
  * - reconcile: a lookup is a read: failures are retried inside the create deadline; a 404 is "no such job"; a 409
- *   to a create re-sent with the same token is the provider still working on the first one.
+ *   to a create re-sent with the same token is the provider still working on the first one. Whatever stops it
+ *   leaves the create's fate unknown (`create_unknown`).
  * - status: transport failures and 503 are retried within their budget (H5, S5); 404 waits out the consistency
  *   window (H3); any other refusal escalates.
  * - cancel: the one cancel call (X3) is sent again only while it certainly did not take effect (never sent, 429,
@@ -109,85 +117,49 @@ const SHARED = {
  * - collect: a download is repeated after a failure only when the provider says that is safe (R5).
  */
 export const ANSWER_POLICY: Record<ProviderCall, Record<AnswerSignal, Reaction>> = {
-  create: {
-    ...SHARED,
-    no_credential: escalate('authorization_denied'),
+  create: row(escalate('request_rejected'), {
     ok: read,
     unreadable: escalate('create_unknown'),
-    conflict: escalate('request_rejected'),
+    no_credential: escalate('authorization_denied'),
     unavailable: reconcile,
-    not_found: escalate('request_rejected'),
-    unsupported: escalate('request_rejected'),
-    client_error: escalate('request_rejected'),
     server_error: reconcile,
     unexpected: reconcile,
     too_large: reconcile,
-    not_sent: retryTransport,
     ambiguous: reconcile,
-  },
-  reconcile: {
-    ...SHARED,
-    // The create's fate is still unknown: whatever stops the lookup leaves a `create_unknown` to decide.
-    refused: escalate('create_unknown'),
-    no_credential: escalate('create_unknown'),
+    not_sent: retryTransport,
+  }),
+  reconcile: row(retryTransport, {
     ok: read,
-    unreadable: retryTransport,
-    conflict: retryTransport,
-    unavailable: retryTransport,
     not_found: { kind: 'no_job' },
     unsupported: escalate('create_unknown'),
     client_error: escalate('create_unknown'),
-    server_error: retryTransport,
-    unexpected: retryTransport,
-    too_large: retryTransport,
-    not_sent: retryTransport,
-    ambiguous: retryTransport,
-  },
-  status: {
-    ...SHARED,
+    refused: escalate('create_unknown'),
+    no_credential: escalate('create_unknown'),
+  }),
+  status: row(escalate('request_rejected'), {
     ok: read,
-    unreadable: escalate('provider_failure'),
-    conflict: escalate('request_rejected'),
-    unavailable: retryTransport,
     not_found: { kind: 'not_found_window' },
-    unsupported: escalate('request_rejected'),
-    client_error: escalate('request_rejected'),
-    server_error: retryTransport,
+    unreadable: escalate('provider_failure'),
     unexpected: escalate('provider_failure'),
     too_large: escalate('provider_failure'),
+    unavailable: retryTransport,
+    server_error: retryTransport,
     not_sent: retryTransport,
     ambiguous: retryTransport,
-  },
-  cancel: {
-    ...SHARED,
+  }),
+  cancel: row(escalate('cancellation_unconfirmed'), {
     ok: read,
-    unreadable: escalate('cancellation_unconfirmed'),
     conflict: read,
     unavailable: retryTransport,
-    not_found: escalate('cancellation_unconfirmed'),
-    unsupported: escalate('cancellation_unconfirmed'),
-    client_error: escalate('cancellation_unconfirmed'),
-    server_error: escalate('cancellation_unconfirmed'),
-    unexpected: escalate('cancellation_unconfirmed'),
-    too_large: escalate('cancellation_unconfirmed'),
     not_sent: retryTransport,
-    ambiguous: escalate('cancellation_unconfirmed'),
-  },
-  collect: {
-    ...SHARED,
+  }),
+  collect: row(escalate('provider_failure'), {
     ok: read,
-    unreadable: escalate('provider_failure'),
-    conflict: escalate('provider_failure'),
-    unavailable: { kind: 'retry', budget: 'transport', onlyIfRepeatable: true },
-    not_found: escalate('provider_failure'),
-    unsupported: escalate('provider_failure'),
-    client_error: escalate('provider_failure'),
-    server_error: { kind: 'retry', budget: 'transport', onlyIfRepeatable: true },
-    unexpected: escalate('provider_failure'),
-    too_large: escalate('provider_failure'),
+    unavailable: retryIfRepeatable,
+    server_error: retryIfRepeatable,
+    ambiguous: retryIfRepeatable,
     not_sent: retryTransport,
-    ambiguous: { kind: 'retry', budget: 'transport', onlyIfRepeatable: true },
-  },
+  }),
 };
 
 /** The reaction to `signal` on `call`. */
