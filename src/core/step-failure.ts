@@ -2,7 +2,7 @@
  * The step after an activity of ours failed (B2, S5, U1, R5, X3): planned again or escalated, never retried blindly.
  */
 import { reactionTo } from './answer-policy';
-import { actionSchema } from './journal';
+import { actionSchema, type Action } from './journal';
 import { type Observation } from './observation';
 import { type OperationRecord } from './operation';
 import { type StepContext, type StepResult, Builder } from './step-draft';
@@ -15,16 +15,15 @@ import { enterReconciliation } from './step-create';
  */
 function noteFailedCall(
   draft: Builder,
-  action: string,
+  action: Action | undefined,
   detail: string,
   ctx: StepContext,
   decision: string,
   nextPollAtMs?: number,
 ): { observation: Observation; sequence: number } | undefined {
-  const known = actionSchema.safeParse(action);
-  if (!known.success) return undefined;
+  if (action === undefined) return undefined;
   const observation: Observation = {
-    action: known.data,
+    action,
     transport: 'ambiguous',
     signal: 'ambiguous',
     receivedAtMs: ctx.nowMs,
@@ -63,11 +62,12 @@ export function afterActivityFailure(
   const draft = new Builder(record, { ...record, used, schedule: {} });
   const cause = `${action.slice(0, 60)}_activity_failed`;
   const detail = `the ${action.slice(0, 60)} activity failed (${used.transportFailures} transport failures of ${record.budgets.maxTransportFailures}); last: ${message.slice(0, 500)}`;
+  const known = actionSchema.safeParse(action);
+  const call = known.success ? known.data : undefined;
   const note = (decision: string, nextPollAtMs?: number) =>
-    noteFailedCall(draft, action, detail, ctx, decision, nextPollAtMs);
+    noteFailedCall(draft, call, detail, ctx, decision, nextPollAtMs);
   // The activity's outside call may or may not have happened: the answer policy's row for an ambiguous exchange.
-  const call = actionSchema.safeParse(action);
-  const reaction = call.success && call.data !== 'webhook' ? reactionTo(call.data, 'ambiguous') : undefined;
+  const reaction = call !== undefined && call !== 'webhook' ? reactionTo(call, 'ambiguous') : undefined;
   if (reaction?.kind === 'reconcile' && record.localState === 'create_pending') {
     // U1: the create may have been sent before the activity failed: the same ambiguity as a lost answer.
     const noted = note('reconcile');
