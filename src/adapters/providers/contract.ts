@@ -12,71 +12,23 @@ import {
   fieldPathSchema,
   fieldPathsSchema,
   headerNameSchema,
-  httpStatusListSchema,
-  pathTemplateSchema,
   requestHeadersSchema,
   secretReference,
 } from './contract/common';
+import { cancelSchema } from './contract/cancel';
 import { createSchema, IDEMPOTENT_METHODS } from './contract/create';
+import { credentialSchema } from './contract/credential';
+import { reconciliationSchema } from './contract/reconciliation';
 import { resultSchema } from './contract/result';
 import { statusSchema } from './contract/status';
 
+export * from './contract/cancel';
 export * from './contract/common';
+export * from './contract/credential';
 export * from './contract/create';
+export * from './contract/reconciliation';
 export * from './contract/result';
 export * from './contract/status';
-
-/** How the worker authenticates to the provider; resolved inside the worker, sent only to `baseUrl`'s origin. */
-const credentialSchema = z.discriminatedUnion('scheme', [
-  z.strictObject({ scheme: z.literal('bearer'), ...secretReference }).superRefine(exactlyOneSecret),
-  z
-    .strictObject({ scheme: z.literal('header'), headerName: headerNameSchema, ...secretReference })
-    .superRefine(exactlyOneSecret),
-  z.strictObject({ scheme: z.literal('none') }),
-]);
-/** A credential reference. */
-export type CredentialReference = z.infer<typeof credentialSchema>;
-
-/** How to cancel a job (X1); absent when the provider offers no cancel. */
-const cancelSchema = z.strictObject({
-  method: z.enum(['POST', 'DELETE', 'PUT', 'PATCH']),
-  /** The cancel endpoint; without `{jobId}` when jobs are known only by their poll URL. */
-  path: pathTemplateSchema(['jobId']),
-  /** Whether repeating the cancel call is harmless (X3 still sends it once). */
-  idempotent: z.boolean(),
-  acceptedStatuses: httpStatusListSchema.default([200, 202, 204]),
-});
-
-const listReconcile = {
-  listField: fieldPathSchema,
-  jobId: z
-    .array(
-      z.strictObject({
-        field: fieldPathSchema,
-        stripPrefix: z.string().min(1).max(200).optional(),
-        extract: z.enum(['whole', 'last_path_segment']).default('whole'),
-      }),
-    )
-    .min(1)
-    .max(3),
-  /** Only items whose field equals the client reference / token match (when the list may hold others). */
-  matchField: fieldPathSchema.optional(),
-  createdAtField: fieldPathSchema.optional(),
-};
-
-/** How an ambiguous create is resolved (U2, V4). `same_token_resend` also covers repeating an idempotent PUT/DELETE. */
-const reconciliationSchema = z.discriminatedUnion('method', [
-  z.strictObject({ method: z.literal('same_token_resend') }),
-  z.strictObject({
-    method: z.literal('list_by_client_reference'),
-    path: pathTemplateSchema(['clientReference']),
-    ...listReconcile,
-  }),
-  z.strictObject({ method: z.literal('lookup_by_token'), path: pathTemplateSchema(['token']), ...listReconcile }),
-  z.strictObject({ method: z.literal('none') }),
-]);
-/** A reconciliation method. */
-export type Reconciliation = z.infer<typeof reconciliationSchema>;
 
 /** Webhook verification (W1). */
 const webhookSchema = z.strictObject({
