@@ -492,6 +492,18 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       );
     });
 
+    it('T2: an artifact row deleted, its journal entry kept: artifact_row_missing at the entry (exit 1)', async () => {
+      await h.dropGuards();
+      await h.sql("DELETE FROM artifacts WHERE operation_id = 'op-b'");
+      await h.restoreGuards();
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(report.unverifiable).toEqual([]);
+      expect(report.breaks).toEqual([
+        expect.objectContaining({ operationId: 'op-b', sequence: 8, problem: 'artifact_row_missing' }),
+      ]);
+    });
+
     it('T2: a job link deleted: job_link_missing at the first entry naming the job; a link without its entry: job_link_unsupported', async () => {
       await h.sql("DELETE FROM operation_jobs WHERE operation_id = 'op-a'");
       await h.sql(
