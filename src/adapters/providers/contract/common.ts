@@ -16,7 +16,8 @@ export const fieldPathsSchema = z
   .union([fieldPathSchema, z.array(fieldPathSchema).min(1).max(5)])
   .transform((value) => (Array.isArray(value) ? value : [value]));
 
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** An HTTP header name (RFC 9110 token). */
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** An HTTP header name (RFC 9110 token); stored lower-cased because answers arrive with lower-cased headers. */
 export const headerNameSchema = z
   .string()
@@ -93,7 +94,7 @@ export function exactlyOneSecret(value: { secretEnv?: string; secretFile?: strin
  * Where a request header's value comes from when a request is built: a fixed value, or a fact of the
  * operation (never a secret: credentials are the HTTP layer's, by reference).
  */
-const headerValueSourceSchema = z.union([
+export const headerValueSourceSchema = z.union([
   z.strictObject({
     value: z
       .string()
@@ -110,20 +111,31 @@ const headerValueSourceSchema = z.union([
 /** A header value source. */
 export type HeaderValueSource = z.infer<typeof headerValueSourceSchema>;
 
-/** Request headers a contract sets: valid names, none of the reserved ones. */
+/** Refuses the headers no contract sets: the HTTP layer's, and the content type (declared with the body). */
+export function refuseOwnedHeaders(headers: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  for (const name of Object.keys(headers)) {
+    const lower = name.toLowerCase();
+    if (RESERVED_HEADERS.has(lower)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `the header ${lower} is set by the HTTP layer, never by a contract`,
+      });
+    } else if (lower === 'content-type') {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message:
+          "declare the body's content type as body.contentType (create.body.contentType for the create): the builder sets content-type from it, and a header would silently lose",
+      });
+    }
+  }
+}
+
+/** Contract-wide request headers: valid names, none the HTTP layer owns, no content type. */
 export const requestHeadersSchema = z
   .record(z.string().regex(HEADER_NAME, 'not a valid HTTP header name'), headerValueSourceSchema)
-  .superRefine((headers, ctx) => {
-    for (const name of Object.keys(headers)) {
-      if (RESERVED_HEADERS.has(name.toLowerCase())) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [name],
-          message: `the header ${name.toLowerCase()} is set by the HTTP layer, never by a contract`,
-        });
-      }
-    }
-  });
+  .superRefine(refuseOwnedHeaders);
 
 const extractShape = {
   stripPrefix: z.string().min(1).max(200).optional(),
