@@ -1,8 +1,12 @@
 /** How an ambiguous create is resolved (U2, V4): the methods a provider offers to find a job again. */
 import { z } from 'zod';
 import { fieldPathSchema, pathTemplateSchema } from './common';
+import { requestTemplateFields } from './request';
 
 const listReconcile = {
+  /** The HTTP method of the list or lookup request (an RPC-style API lists with a POST and a body). */
+  httpMethod: z.enum(['GET', 'POST']).default('GET'),
+  ...requestTemplateFields,
   listField: fieldPathSchema,
   jobId: z
     .array(
