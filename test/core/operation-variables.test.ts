@@ -44,13 +44,13 @@ describe('variable declarations', () => {
     });
   });
 
-  it.each([
+  it.each<[string, string, string]>([
     ['an upper-case first letter', 'Region', 'not a variable name'],
     ['a leading underscore', '_x', 'not a variable name'],
     ['a hyphen', 'a-b', 'not a variable name'],
     ['41 characters', `a${'b'.repeat(40)}`, 'not a variable name'],
     ['__proto__', '__proto__', 'not a variable name'],
-    ...BUILT_IN_VARIABLE_NAMES.map((name) => [`the built-in ${name}`, name, 'built-in name'] as const),
+    ...BUILT_IN_VARIABLE_NAMES.map((name): [string, string, string] => [`the built-in ${name}`, name, 'built-in name']),
   ])('refuses a name with %s', (_what, name, phrase) => {
     const block = JSON.parse(`{${JSON.stringify(name)}: {}}`) as unknown;
     const lines = refusals(block, variableDeclarationsSchema);
