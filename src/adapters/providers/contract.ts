@@ -18,10 +18,12 @@ import {
 import { cancelSchema } from './contract/cancel';
 import { createSchema, IDEMPOTENT_METHODS } from './contract/create';
 import { credentialSchema } from './contract/credential';
+import { jsonContentTypesSchema } from './contract/answer-format';
 import { reconciliationSchema } from './contract/reconciliation';
 import { resultSchema } from './contract/result';
 import { statusSchema } from './contract/status';
 
+export * from './contract/answer-format';
 export * from './contract/cancel';
 export * from './contract/common';
 export * from './contract/credential';
@@ -92,6 +94,8 @@ export const providerContractSchema = z
     query: z.record(z.string().regex(QUERY_NAME, 'a query parameter name'), z.string().max(1000)).optional(),
     /** V3: keep the provider's cookies per operation (in the store, sent only to this origin, never in history or logs). */
     cookies: z.boolean().default(false),
+    /** V6: media types read as JSON besides none, `application/json`, `*+json` and `text/json`. */
+    jsonContentTypes: jsonContentTypesSchema.optional(),
     create: createSchema,
     status: statusSchema,
     /** Where the provider's error code and message are in an error or failed-job answer, first present wins. */

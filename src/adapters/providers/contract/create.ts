@@ -3,6 +3,7 @@
  * client reference go, which answers mean "accepted", and where the job ID and the poll URL are read.
  */
 import { z } from 'zod';
+import { answerFormatSchema, checkBodilessCreate } from './answer-format';
 import {
   fieldPathSchema,
   headerNameSchema,
@@ -49,6 +50,8 @@ export const createSchema = z
     headers: requestHeadersSchema.optional(),
     /** Status codes that mean "accepted" (C2, H2, V1); anything else is a refusal or an error. */
     acceptedStatuses: httpStatusListSchema.default([202, 201]),
+    /** V6: how the create answer's body is read (`json`, `text`, `binary`); absent: JSON when its content type says so. */
+    format: answerFormatSchema.optional(),
     /** Where the job ID is read, first found wins; absent when the provider names jobs only by their poll URL. */
     jobId: z.array(valueSourceSchema).min(1).max(5).optional(),
     /** Where the poll URL is read, first found wins (V1): `Operation-Location`, `Azure-AsyncOperation`, `Location`, the request URL. */
@@ -63,6 +66,7 @@ export const createSchema = z
     synchronousSuccess: z.strictObject({ statuses: httpStatusListSchema, resultField: fieldPathSchema }).optional(),
   })
   .superRefine((create, ctx) => {
+    checkBodilessCreate(create, ctx);
     const headerPlacements: [PropertyKey[], string | undefined][] = [
       [
         ['idempotencyToken', 'name'],

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { providerStateTableSchema } from '../../../core/provider-states';
+import { answerFormatSchema, checkBodilessReading, type AnswerFormat } from './answer-format';
 import {
   fieldPathSchema,
   fieldPathsSchema,
@@ -40,6 +41,8 @@ const whenNoStateSchema = z.strictObject({
 
 /** The rules that turn one answer into a state (P1, V1). */
 const readingShape = {
+  /** V6: how the answer's body is read (`json`, `text`, `binary`); absent: JSON when its content type says so. */
+  format: answerFormatSchema.optional(),
   /** The field(s) holding the provider's word for the state, first present wins (`status`, `properties.provisioningState`). */
   stateField: fieldPathsSchema.optional(),
   /**
@@ -59,9 +62,16 @@ const readingShape = {
 };
 
 function needsAWayToRead(
-  reading: { stateField?: unknown; derive?: unknown; whenNoState?: unknown; stateTable?: unknown },
+  reading: {
+    format?: AnswerFormat;
+    stateField?: unknown;
+    derive?: unknown;
+    whenNoState?: unknown;
+    stateTable?: unknown;
+  },
   ctx: z.RefinementCtx,
 ): void {
+  checkBodilessReading(reading, ctx);
   if (reading.stateField === undefined && reading.derive === undefined && reading.whenNoState === undefined) {
     ctx.addIssue({
       code: 'custom',

@@ -5,7 +5,7 @@
 import { type Observation } from '../../../core/observation';
 export { MAX_URL_CHARS } from '../../../core/observation';
 import { type Action } from '../../../core/journal';
-import { type ProviderContract, type ValueSource } from '../contract';
+import { readsBody, type AnswerFormat, type ProviderContract, type ValueSource } from '../contract';
 import { readField } from '../field-path';
 import { answerSignal, httpErrorCategory } from '../answer-signal';
 
@@ -89,8 +89,13 @@ export function baseObservation(contract: ProviderContract, action: Action, answ
 /** The JSON body of an answer, or why there is none usable. An empty body is `{ ok: true, json: undefined }`. */
 export type Body = { ok: true; json: unknown } | { ok: false; problem: string };
 
-/** Reads the answer's body as JSON (see {@link Body}). */
-export function readBody(answer: ProviderAnswer): Body {
+/**
+ * Reads the answer's body as JSON (see {@link Body}) as the reading's `format` says (V6): a `text` or `binary` body
+ * is never read (`{ ok: true, json: undefined }`: the HTTP status and headers decide); otherwise the HTTP layer's
+ * JSON, or why there is none.
+ */
+export function readBody(answer: ProviderAnswer, format?: AnswerFormat): Body {
+  if (!readsBody(format)) return { ok: true, json: undefined };
   const contentType = (header(answer, 'content-type') ?? '').toLowerCase();
   if (answer.bodyJson !== undefined && answer.bodyParseError === undefined) return { ok: true, json: answer.bodyJson };
   const text = answer.bodyText ?? '';
@@ -193,12 +198,16 @@ export type OpenedAnswer =
   | { kind: 'finished'; observation: Observation }
   | { kind: 'body'; observation: Observation; json: unknown; problems: Problems; flags: InterpretFlags };
 
-/** Opens `answer` to `action` for reading (see {@link OpenedAnswer}); `jobId` names the job the call was about. */
+/**
+ * Opens `answer` to `action` for reading (see {@link OpenedAnswer}); `jobId` names the job the call was about,
+ * `format` how the reading takes the body (V6).
+ */
 export function openAnswer(
   contract: ProviderContract,
   action: Action,
   answer: ProviderAnswer,
   jobId?: string,
+  format?: AnswerFormat,
 ): OpenedAnswer {
   const success = isSuccessStatus(answer.status);
   const observation = success ? baseObservation(contract, action, answer) : errorAnswer(contract, action, answer);
@@ -206,7 +215,7 @@ export function openAnswer(
   if (!success) return { kind: 'finished', observation };
   const problems = new Problems();
   const flags: InterpretFlags = { foreign: false };
-  const body = readBody(answer);
+  const body = readBody(answer, format);
   if (body.ok) return { kind: 'body', observation, json: body.json, problems, flags };
   problems.add(body.problem);
   return { kind: 'finished', observation: finish(observation, problems, flags) };

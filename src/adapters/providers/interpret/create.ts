@@ -94,7 +94,7 @@ export function interpretCreate(
   const observation = baseObservation(contract, action, answer);
   const problems = new Problems();
   const flags: InterpretFlags = { foreign: false };
-  const body = readBody(answer);
+  const body = readBody(answer, rules.format);
   if (!body.ok) problems.add(body.problem);
   const json = body.ok ? body.json : undefined;
   const createUrls = createUrlsOf(contract, answer, context.requestUrl);

@@ -30,8 +30,8 @@ export function readingFor(contract: ProviderContract, name: string | undefined)
     const named = contract.status.readings?.[name];
     if (named !== undefined) return named;
   }
-  const { stateField, derive, stateTable, pendingStatuses, whenNoState, result } = contract.status;
-  return { stateField, derive, stateTable, pendingStatuses, whenNoState, result };
+  const { format, stateField, derive, stateTable, pendingStatuses, whenNoState, result } = contract.status;
+  return { format, stateField, derive, stateTable, pendingStatuses, whenNoState, result };
 }
 
 /** The HTTP status's category when the answer states no state (V1), if the reading maps it. */

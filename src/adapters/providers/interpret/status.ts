@@ -38,10 +38,10 @@ export function interpretStatus(
   answer: ProviderAnswer,
   context: StatusContext = {},
 ): Observation {
-  const opened = openAnswer(contract, 'status', answer, context.jobId);
+  const reading = readingFor(contract, context.pollReading);
+  const opened = openAnswer(contract, 'status', answer, context.jobId, reading.format);
   if (opened.kind === 'finished') return opened.observation;
   const { observation, json, problems, flags } = opened;
-  const reading = readingFor(contract, context.pollReading);
   const state = readJobDocument(
     contract,
     observation,
