@@ -2,7 +2,9 @@
  * Every decision leaves a verifiable store (T5), end to end: for each escalation reason the simulator reaches and
  * each option the running workflow offers for it (read from the open escalation, so from the real escalation code),
  * the decision goes through the client (the path `asyncjob decide` takes), the operation is let finish, and
- * `asyncjob audit verify --with-temporal` on the SQLite store must find nothing.
+ * `asyncjob audit verify --with-temporal` on the SQLite store must find nothing. Every reason but `job_id_conflict`
+ * (a second job reported for one request) is reached here; the pure property test (test/audit/bound-replay.test.ts)
+ * raises all of them.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -18,8 +20,11 @@ const POLICY = { baseDelayMs: 20, maxDelayMs: 100, extensionMs: 20_000, extensio
 
 const scripts = {
   slow: { steps: [{ state: 'running', durationMs: 2_000 }, { state: 'succeeded' }] },
-  /** Long enough to be still running when the agent asks, under a loaded machine. */
-  long: { steps: [{ state: 'running', durationMs: 5_000 }, { state: 'succeeded' }] },
+  /**
+   * Still running when the agent asks, however loaded the machine: at least 5 s, then 40 more status reads (a slow
+   * machine reads more slowly too).
+   */
+  long: { steps: [{ state: 'running', durationMs: 5_000 }, { state: 'running', polls: 40 }, { state: 'succeeded' }] },
   many_polls: { steps: [{ state: 'running', polls: 4 }, { state: 'succeeded' }] },
   flaky: {
     steps: [{ state: 'running', polls: 1 }, { state: 'succeeded' }],
@@ -29,7 +34,27 @@ const scripts = {
     ],
   },
   review: { steps: [{ state: 'running', polls: 1 }, { state: 'manual_review', polls: 1 }, { state: 'succeeded' }] },
+  throttled: {
+    steps: [{ state: 'running', polls: 1 }, { state: 'succeeded' }],
+    faults: [1, 2, 3].map((nth) => ({ on: 'status', nth, fault: { kind: 'http_error', status: 429 } })),
+  },
+  denied: {
+    steps: [{ state: 'running', polls: 1 }, { state: 'succeeded' }],
+    faults: [{ on: 'status', nth: 1, fault: { kind: 'http_error', status: 401 } }],
+  },
+  mismatched: {
+    steps: [{ state: 'running', polls: 1 }, { state: 'succeeded' }],
+    faults: [{ on: 'result', nth: 1, fault: { kind: 'result_mismatch', field: 'checksum' } }],
+  },
+  /** Still running when the cancel is asked (as `long`); every cancel is answered 501 (the provider cannot cancel it). */
+  uncancellable: {
+    steps: [{ state: 'running', durationMs: 5_000 }, { state: 'running', polls: 40 }, { state: 'succeeded' }],
+    faults: [{ on: 'cancel', nth: 'every', fault: { kind: 'http_error', status: 501 } }],
+  },
 };
+
+/** The operation-location simulator refuses each operation's first create as malformed (400); a re-send is taken. */
+const rejectedCreate = { faults: [{ on: 'create', nth: 1, fault: { kind: 'http_error', status: 400 } }] };
 
 /**
  * The lro simulator answers every create with 503 and every reconciliation with 500 (scenario-wide: no job exists
@@ -76,6 +101,24 @@ const CASES: Case[] = [
     // The create's 503 and the reconciliation's 500 spend the transport budget: whether a job exists is unknown;
     // a re-sent create meets the same answers and escalates again (then closed).
     request: (h) => h.request('lro', { script: 'lost_create', policy: { ...POLICY, maxTransportFailures: 2 } }),
+  },
+  {
+    reason: 'rate_limited',
+    request: (h) => h.request('rest', { script: 'throttled', policy: { ...POLICY, maxRateLimited: 2 } }),
+  },
+  { reason: 'authorization_denied', request: (h) => h.request('rest', { script: 'denied', policy: POLICY }) },
+  {
+    reason: 'result_validation_failed',
+    request: (h) => h.request('rest', { script: 'mismatched', policy: POLICY }),
+  },
+  { reason: 'request_rejected', request: (h) => h.request('operation-location', { policy: POLICY }) },
+  {
+    reason: 'cancellation_unconfirmed',
+    request: (h) => h.request('rest', { script: 'uncancellable', policy: POLICY }),
+    ask: async (h, operationId) => {
+      await waitFor(h, operationId, (s) => s === 'observing');
+      await h.client.cancel(operationId, { requestedBy: APPROVER, reason: 'no longer needed' });
+    },
   },
   {
     reason: 'extension_requested',
@@ -128,7 +171,9 @@ describe('T5: every decision leaves a store that audit verify --with-temporal fi
   let h: Harness;
 
   beforeAll(async () => {
-    h = await startHarness('decision-audit', { scenarios: { rest: { scripts }, lro: lostCreate } as never });
+    h = await startHarness('decision-audit', {
+      scenarios: { rest: { scripts }, lro: lostCreate, 'operation-location': rejectedCreate } as never,
+    });
   });
   afterAll(async () => h?.stop());
 
