@@ -42,7 +42,7 @@ export type OperationEvent =
   /** U2: reconciliation starts, by the adapter's method. */
   | (EventFrame & {
       type: 'reconciliation_started';
-      reconcileMethod: 'same_token_resend' | 'client_reference_lookup' | 'operation_id_lookup';
+      reconcileMethod: 'same_token_resend' | 'client_reference_lookup' | 'operation_id_lookup' | 'job_lookup';
     })
   /** U2: a reconciliation answer names our job. */
   | AnsweredEvent<'reconciliation_matched'>

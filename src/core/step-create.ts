@@ -93,6 +93,7 @@ function jobIdConflict(draft: Builder, observation: Observation, ctx: StepContex
 const RECONCILE_METHODS = {
   list_by_client_reference: 'client_reference_lookup',
   lookup_by_token: 'operation_id_lookup',
+  lookup: 'job_lookup',
   same_token_resend: 'same_token_resend',
 } as const;
 

@@ -12,7 +12,12 @@ import { recordObservation, type ControllerDecision } from './record-observation
 import { FINAL_STATES, type OperationEvent, transition } from './transitions';
 
 /** How the adapter reconciles an ambiguous create (U2). */
-export type ReconciliationMethod = 'same_token_resend' | 'list_by_client_reference' | 'lookup_by_token' | 'none';
+export type ReconciliationMethod =
+  | 'same_token_resend'
+  | 'list_by_client_reference'
+  | 'lookup_by_token'
+  | 'lookup'
+  | 'none';
 
 /** What a step needs besides the record. */
 export interface StepContext {

@@ -9,11 +9,16 @@ import { type Observation } from '../../core/observation';
 /** The fields of an observation its signal depends on. */
 export type SignalFacts = Pick<Observation, 'transport' | 'httpStatus' | 'errorCategory' | 'parseProblem'>;
 
-/** Interpretations that stand for a signal whatever the status: the adapter has no such call, several jobs match. */
+/**
+ * Interpretations that stand for a signal whatever the status: the adapter has no such call, several jobs match, a
+ * lookup's answer that the contract declares "no such job" (U2), or a lookup's 404 it does not.
+ */
 const CATEGORY_SIGNALS: Readonly<Record<string, AnswerSignal>> = {
   reconcile_unsupported: 'unsupported',
   multiple_matches: 'several_jobs',
   credential_unavailable: 'no_credential',
+  job_absent: 'not_found',
+  undeclared_not_found: 'client_error',
 };
 
 /** The signal of an answer that arrived, by its HTTP status (RFC 9110 classes, with the statuses our rules name). */

@@ -224,7 +224,8 @@ export function buildReconcileRequest(
         return refused('missing_input', 'same_token_resend needs the original payload and token');
       return buildCreateRequest(contract, { ...input, token: input.token, payload: input.payload, nowMs: input.nowMs });
     case 'list_by_client_reference':
-    case 'lookup_by_token': {
+    case 'lookup_by_token':
+    case 'lookup': {
       const url = expandTemplate(contract.baseUrl, method.path, {
         clientReference: input.clientReference,
         token: input.token,

@@ -19,7 +19,7 @@ import { cancelSchema } from './contract/cancel';
 import { createSchema, IDEMPOTENT_METHODS } from './contract/create';
 import { credentialSchema } from './contract/credential';
 import { jsonContentTypesSchema } from './contract/answer-format';
-import { reconciliationSchema } from './contract/reconciliation';
+import { checkLookup, reconciliationSchema } from './contract/reconciliation';
 import { resultSchema } from './contract/result';
 import { statusSchema } from './contract/status';
 
@@ -152,6 +152,7 @@ export const providerContractSchema = z
         message: `same_token_resend needs create.idempotencyToken, or create.idempotent: true for ${IDEMPOTENT_METHODS.join(' or ')} (V4); otherwise use none`,
       });
     }
+    checkLookup(contract, ctx);
     const readings = new Set(Object.keys(status.readings ?? {}));
     const named: [PropertyKey[], string | undefined][] = [
       ...(create.statusUrl ?? []).map((source, index): [PropertyKey[], string | undefined] => [

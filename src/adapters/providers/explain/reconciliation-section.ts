@@ -1,7 +1,7 @@
 /** The Reconciliation section: what happens after an ambiguous create. Pure. */
 import { type ProviderContract } from '../contract';
 import { type ExplainOptions, type ExplainSection } from './explanation';
-import { code, list, placementText, url } from './phrases';
+import { code, list, placementText, url, valueSourceText } from './phrases';
 
 /** How an ambiguous create is resolved: repeated, looked up, or escalated (U2, U3, I3, V4). */
 export function reconciliationSection(contract: ProviderContract, options: ExplainOptions): ExplainSection {
@@ -26,6 +26,17 @@ export function reconciliationSection(contract: ProviderContract, options: Expla
         lines.push(`  only items whose ${code(reconciliation.matchField)} equals the ${key} match`);
       lines.push(
         '  one match adopts that job; several escalate for a human to choose (U3); none means no job was created',
+      );
+      break;
+    }
+    case 'lookup': {
+      const absent = reconciliation.absent;
+      const codes = absent.errorCodes === undefined ? '' : `, or a 4xx with the error code ${list(absent.errorCodes)}`;
+      const statuses = absent.statuses.length === 0 ? '' : `HTTP ${list(absent.statuses)}`;
+      lines.push(
+        `${reconciliation.httpMethod} ${url(contract, options, reconciliation.path)} (one lookup); a 2xx names the job: job ID from ${list(reconciliation.jobId.map(valueSourceText))}`,
+        `  no such job: ${[statuses, 'a 2xx with an empty body'].filter((part) => part !== '').join(', ')}${codes}; then no job was created: the create is sent again within the create deadline (U2, I3)`,
+        '  any other answer is retried within the budgets, or escalates, as the answer policy says',
       );
       break;
     }

@@ -1,19 +1,24 @@
 /**
- * Interpreting a reconciliation answer (U2, U3, V4): the jobs a list or lookup names for our operation, or, for
- * `same_token_resend` (which also repeats an idempotent PUT/DELETE), the create answer to the repeated request.
- * Pure.
+ * Interpreting a reconciliation answer (U2, U3, V4): the jobs a list names for our operation, the job a lookup
+ * names (or that there is none), or, for `same_token_resend` (which also repeats an idempotent PUT/DELETE), the
+ * create answer to the repeated request. Pure.
  */
 import { answerSignal } from '../answer-signal';
 import { type Observation, type RemoteStateCategory } from '../../../core/observation';
-import { type ProviderContract, type Reconciliation } from '../contract';
+import { mayMeanAbsent, type LookupReconciliation, type ProviderContract, type Reconciliation } from '../contract';
 import { readField } from '../field-path';
 import {
   Problems,
   applyExtract,
   baseObservation,
   cut,
+  describeSource,
+  errorAnswer,
   finish,
   isPlainJsonObject,
+  readBody,
+  readProviderError,
+  readSources,
   type ProviderAnswer,
   openAnswer,
 } from './answer';
@@ -46,7 +51,8 @@ const MAX_MATCHES = 1000;
 type ListReconciliation = Extract<Reconciliation, { method: 'list_by_client_reference' | 'lookup_by_token' }>;
 
 /**
- * Interprets a reconciliation answer (U2). For `list_by_client_reference` and `lookup_by_token`, every listed
+ * Interprets a reconciliation answer (U2). For `lookup`, the job its answer names, or that there is none (see
+ * `interpretLookup`). For `list_by_client_reference` and `lookup_by_token`, every listed
  * job that matches (when the contract names a `matchField`, it must equal the client reference, or the token for
  * `lookup_by_token`; without that value nothing matches) with its state; the observation names the job when
  * exactly one matched, and has `errorCategory: 'multiple_matches'` when several did (U3: a human decides). For
@@ -66,7 +72,80 @@ export function interpretReconcile(
     return { observation, matches: [] };
   }
   if (method.method === 'same_token_resend') return interpretRepeatedCreate(contract, answer, context);
+  if (method.method === 'lookup') return interpretLookup(contract, method, answer);
   return interpretJobList(contract, method, answer, context);
+}
+
+/**
+ * A provider error code as the lookup's `absent.errorCodes` may name it: as given, or the part after the last `#`
+ * (AWS's `__type` is `namespace#ResourceNotFoundException`).
+ */
+function errorCodeNames(code: string | undefined): string[] {
+  if (code === undefined) return [];
+  const hash = code.lastIndexOf('#');
+  return hash === -1 ? [code] : [code, code.slice(hash + 1)];
+}
+
+/** Whether a non-2xx lookup answer says "no such job": a declared status, or a 4xx with a declared error code. */
+function isAbsentAnswer(contract: ProviderContract, method: LookupReconciliation, answer: ProviderAnswer): boolean {
+  if (method.absent.statuses.includes(answer.status)) return true;
+  const codes = method.absent.errorCodes;
+  if (codes === undefined || !mayMeanAbsent(answer.status)) return false;
+  const body = readBody(answer);
+  const code = body.ok ? readProviderError(contract, body.json)?.code : undefined;
+  return errorCodeNames(code).some((name) => codes.includes(name));
+}
+
+/** True for a 2xx body that names nothing: no bytes, or JSON `null`, `{}` or `[]`. */
+function isEmptyBody(answer: ProviderAnswer, json: unknown): boolean {
+  if (json === undefined) return (answer.bodyText ?? '').trim() === '';
+  if (json === null) return true;
+  return typeof json === 'object' && Object.keys(json).length === 0;
+}
+
+/**
+ * A lookup answer (U2): a 2xx naming a job is our job, with its state when the answer states one; an answer the
+ * contract's `absent` names, or a 2xx with an empty body, is "no such job" (`job_absent`: the signal `not_found`);
+ * a 404 it does not name is a refusal like any other 4xx; anything else is read by its status. A 2xx with a body
+ * but no job ID is unreadable.
+ */
+function interpretLookup(
+  contract: ProviderContract,
+  method: LookupReconciliation,
+  answer: ProviderAnswer,
+): ReconcileInterpretation {
+  const success = answer.status >= 200 && answer.status < 300;
+  if (!success) {
+    const observation = errorAnswer(contract, 'reconcile', answer);
+    if (isAbsentAnswer(contract, method, answer)) observation.errorCategory = 'job_absent';
+    else if (observation.signal === 'not_found') observation.errorCategory = 'undeclared_not_found';
+    observation.signal = answerSignal(observation);
+    return { observation, matches: [] };
+  }
+  const opened = openAnswer(contract, 'reconcile', answer);
+  if (opened.kind === 'finished') return { observation: opened.observation, matches: [] };
+  const { observation, json, problems, flags } = opened;
+  const jobId = readSources(method.jobId, answer, json, contract);
+  if (jobId.kind === 'mistyped') problems.add(jobId.problem);
+  else if (jobId.kind === 'found' && jobId.value.length > 500)
+    problems.add(`the job ID from ${describeSource(jobId.source)} is longer than 500 characters`);
+  else if (jobId.kind === 'found') {
+    observation.remoteJobId = jobId.value;
+    const state = readStateIfStated(readingFor(contract, undefined), answer.status, json, problems);
+    if (state.remoteState !== undefined) observation.remoteState = state.remoteState;
+    if (state.category !== undefined) observation.category = state.category;
+  } else if (isEmptyBody(answer, json)) observation.errorCategory = 'job_absent';
+  else problems.add(`the lookup answer names no job (${method.jobId.map(describeSource).join(', ')} missing)`);
+  const match = observation.remoteJobId === undefined ? [] : [lookupMatch(observation)];
+  return { observation: finish(observation, problems, flags), matches: problems.empty ? match : [] };
+}
+
+/** The job a lookup found, as a match. */
+function lookupMatch(observation: Observation): ReconcileMatch {
+  const match: ReconcileMatch = { remoteJobId: observation.remoteJobId! };
+  if (observation.remoteState !== undefined) match.remoteState = observation.remoteState;
+  if (observation.category !== undefined) match.category = observation.category;
+  return match;
 }
 
 /** The answer to a repeated create (same token, or an idempotent PUT/DELETE) read as a create answer (U2, V4). */
