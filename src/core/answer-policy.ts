@@ -46,7 +46,7 @@ export const SIGNAL_MEANING: Record<AnswerSignal, string> = {
   rate_limited: 'HTTP 429',
   unavailable: 'HTTP 503',
   auth_denied: 'HTTP 401 or 403',
-  not_found: 'HTTP 404',
+  not_found: 'HTTP 404, or a lookup answer the adapter declares "no such job" (U2)',
   unsupported: 'HTTP 405 or 501, or an adapter with no such call',
   client_error: 'any other 4xx',
   server_error: 'HTTP 500, 502, 504 and any other 5xx',

@@ -202,6 +202,9 @@ async function checkCredential(
 ): Promise<string> {
   const credential = contract.credential;
   if (credential.scheme === 'none') return 'no credential';
+  // AWS credentials come from the standard chain (variables, profile files, instance roles): found only when signing.
+  if (credential.scheme === 'aws-sigv4')
+    return `AWS SigV4 (${credential.region}, ${credential.service}) with credentials from ${credential.profile === undefined ? 'the standard AWS chain' : `profile ${credential.profile}`}`;
   const missing = await secretProblem(credential, env);
   if (missing !== undefined) {
     findings.push(

@@ -84,6 +84,23 @@ export interface HttpExchange {
   readonly receivedAtMs: number;
   /** The request as sent (or as it would have been sent, for `refused`), redacted. */
   readonly request: RecordedRequest;
+  /**
+   * Set when the request was sent twice (T4): the provider answered this first attempt 401, the authoriser renewed
+   * the credential, and the request, safe to resend, was resent once; everything else here is the second attempt.
+   */
+  readonly rejectedAttempt?: RejectedAttempt;
+}
+
+/** The first attempt of a request resent once after its credential was renewed: what the provider answered. */
+export interface RejectedAttempt {
+  /** Always 401: only a refused credential is renewed and resent. */
+  readonly status: number;
+  /** Its response headers, lower-case names, redacted (`www-authenticate` says why). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly providerRequestId?: string;
+  /** When it started, epoch ms, and how long it took, ms. */
+  readonly startedAtMs: number;
+  readonly durationMs: number;
 }
 
 /** Integrity data of a body streamed to a sink. */

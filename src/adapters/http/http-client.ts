@@ -3,15 +3,17 @@
  * other host is even reachable through it). `send` and `download` always resolve to an `HttpExchange` for
  * anything the network or the provider did; they throw only for our own faults (`errors.ts`).
  *
- * A call is prepared here (request checks, target on the origin, credential, session cookies, in that order) and
- * carried by one `ExchangeHandler` (`exchange-handler.ts`), whose phase decides whether the provider can have
- * seen the request: a failure before undici starts writing it is `not_sent`, any failure after is `ambiguous`.
+ * A call is prepared here (request checks, target on the origin, session cookies, then the authoriser, which sees
+ * the request as sent, in that order) and carried by one `ExchangeHandler` (`exchange-handler.ts`), whose phase
+ * decides whether the provider can have seen the request: a failure before undici starts writing it is
+ * `not_sent`, any failure after is `ambiguous`. A 401 answer to a request that is safe to resend lets the
+ * authoriser renew the credential, and the request is resent once (T4).
  */
 import { Pool, type Dispatcher } from 'undici';
 import { AsyncJobError } from '../../core/errors';
-import { type HttpDownload, type HttpExchange } from './exchange';
+import { type HttpDownload, type HttpExchange, type RejectedAttempt } from './exchange';
 import { ExchangeHandler, type ExchangeResult } from './exchange-handler';
-import { resolveCredential, scrub, secretsOf } from './credential';
+import { authorisedHeaders, authorisedUrl, authoriseRequest, scrub, secretsOf, type Authorisation } from './authoriser';
 import {
   cookieReceiver,
   encodeBody,
@@ -22,7 +24,7 @@ import {
   type HttpRequest,
 } from './http-request';
 import { type HttpClientOptions, type ResolvedHttpClientOptions, resolveHttpClientOptions } from './options';
-import { createRedactionRules, redactHeaders, redactUrl, type RedactionRules } from './redact';
+import { createRedactionRules, redactHeaders, redactUrl, type RedactionConfig, type RedactionRules } from './redact';
 import { sinkWriter, type BodyMode, type DownloadSink } from './response-body';
 import { traceHeaders } from './trace-headers';
 
@@ -56,6 +58,11 @@ interface CallStart {
   readonly perfMs: number;
 }
 
+/** One attempt of a call: refused before sending, or sent with this authorisation. */
+type Attempt =
+  | { readonly kind: 'refused'; readonly exchange: HttpDownload }
+  | { readonly kind: 'sent'; readonly exchange: HttpDownload; readonly authorisation: Authorisation | undefined };
+
 function prepare(request: HttpRequest, userAgent: string): PreparedRequest {
   const method = validateMethod(request.method);
   const trace = traceHeaders(request.traceId, request.spanId);
@@ -66,6 +73,22 @@ function prepare(request: HttpRequest, userAgent: string): PreparedRequest {
   headers['x-trace-id'] = trace['x-trace-id'];
   headers.traceparent = trace.traceparent;
   return { method, headers, payload };
+}
+
+/** The redaction rules of a client, plus every name an authorisation added: its headers and its query parameter. */
+function rulesWith(redact: RedactionConfig, authorisation: Authorisation | undefined): RedactionRules {
+  return createRedactionRules({
+    ...redact,
+    // The host an authoriser pins (a signature covers it) is no secret.
+    headerNames: [
+      ...(redact.headerNames ?? []),
+      ...Object.keys(authorisation?.headers ?? {}).filter((name) => name.toLowerCase() !== 'host'),
+    ],
+    queryParamNames: [
+      ...(redact.queryParamNames ?? []),
+      ...(authorisation?.query === undefined ? [] : [authorisation.query.name]),
+    ],
+  });
 }
 
 /** Runs one call from prepared request to exchange; one per client. */
@@ -80,48 +103,91 @@ class ProviderCalls {
   }
 
   async call(request: HttpRequest, mode: BodyMode): Promise<HttpDownload> {
-    const start: CallStart = { atMs: this.opts.nowMs(), perfMs: performance.now() };
     const prepared = prepare(request, this.opts.userAgent);
     const target = resolveTarget(request.url, this.opts.resolvedBaseUrl, this.opts.origin);
-    const recordedUrl = redactUrl(target.kind === 'ok' ? target.url.toString() : request.url, this.baseRules);
-    // The exchange as returned: timed, its request redacted with `rules`, every `secrets` scrubbed.
-    const recordWith =
-      (rules: RedactionRules, secrets: readonly string[], headers: Record<string, string>) =>
-      (result: ExchangeResult): HttpDownload =>
-        scrub<HttpDownload>(
-          {
-            ...result,
-            durationMs: Math.max(0, performance.now() - start.perfMs),
-            startedAtMs: start.atMs,
-            receivedAtMs: this.opts.nowMs(),
-            request: { method: prepared.method, url: recordedUrl, headers: redactHeaders(headers, rules) },
-          },
-          secrets,
-        );
-    const refused = recordWith(this.baseRules, [], prepared.headers);
     if (target.kind !== 'ok') {
       // C4: nothing is resolved or sent for a URL off the provider's origin, not even the credential.
       const { category, message } = target;
-      return refused({ outcome: 'refused', headers: {}, bodyBytes: 0, errorCategory: category, errorMessage: message });
+      const recorded = { method: prepared.method, url: redactUrl(request.url, this.baseRules), headers: {} };
+      return this.timed(
+        this.start(),
+        { outcome: 'refused', headers: {}, bodyBytes: 0, errorCategory: category, errorMessage: message },
+        recorded,
+        [],
+      );
     }
-    const credential = await resolveCredential(this.opts.credential);
-    if (!credential.ok) {
-      const errorMessage = credential.message;
-      return refused({
+    const first = await this.attempt(request, prepared, target.url, mode);
+    if (first.kind === 'refused' || first.exchange.status !== 401 || request.safeToResend !== true)
+      return first.exchange;
+    // T4: a refused credential is renewed and a request that is safe to resend is resent, once only.
+    const renew = this.opts.authoriser?.renew;
+    if (renew === undefined || !(await renewed(() => renew.call(this.opts.authoriser, first.authorisation!))))
+      return first.exchange;
+    const second = await this.attempt(request, prepared, target.url, mode);
+    if (second.kind === 'refused') return first.exchange;
+    const { status, headers, providerRequestId, startedAtMs, durationMs } = first.exchange;
+    const rejectedAttempt: RejectedAttempt = {
+      status: status ?? 401,
+      headers,
+      startedAtMs,
+      durationMs,
+      ...(providerRequestId !== undefined ? { providerRequestId } : {}),
+    };
+    return { ...second.exchange, rejectedAttempt };
+  }
+
+  private start(): CallStart {
+    return { atMs: this.opts.nowMs(), perfMs: performance.now() };
+  }
+
+  /** The exchange as returned: timed, its request as recorded, every `secrets` scrubbed. */
+  private timed(
+    start: CallStart,
+    result: ExchangeResult,
+    request: HttpDownload['request'],
+    secrets: readonly string[],
+  ): HttpDownload {
+    return scrub<HttpDownload>(
+      {
+        ...result,
+        durationMs: Math.max(0, performance.now() - start.perfMs),
+        startedAtMs: start.atMs,
+        receivedAtMs: this.opts.nowMs(),
+        request,
+      },
+      secrets,
+    );
+  }
+
+  /** Authorises the request for `url` as it will go on the wire, and sends it once. */
+  private async attempt(request: HttpRequest, prepared: PreparedRequest, url: URL, mode: BodyMode): Promise<Attempt> {
+    const start = this.start();
+    const headers = wireHeadersFor(prepared.headers, url, request.session);
+    const result = await authoriseRequest(this.opts.authoriser, {
+      method: prepared.method,
+      url,
+      headers: { host: url.host, ...headers },
+      body: prepared.payload,
+    });
+    if (!result.ok) {
+      const recorded = {
+        method: prepared.method,
+        url: redactUrl(url.toString(), this.baseRules),
+        headers: redactHeaders(headers, this.baseRules),
+      };
+      const refused: ExchangeResult = {
         outcome: 'refused',
         headers: {},
         bodyBytes: 0,
         errorCategory: 'credential_unavailable',
-        errorMessage,
-      });
+        errorMessage: result.message,
+      };
+      return { kind: 'refused', exchange: this.timed(start, refused, recorded, []) };
     }
-    const rules = credential.header
-      ? createRedactionRules({
-          ...this.opts.redact,
-          headerNames: [...(this.opts.redact.headerNames ?? []), credential.header.headerName],
-        })
-      : this.baseRules;
-    const wireHeaders = wireHeadersFor(prepared.headers, target.url, request.session, credential.header);
+    const { authorisation } = result;
+    const rules = authorisation === undefined ? this.baseRules : rulesWith(this.opts.redact, authorisation);
+    const wireUrl = authorisedUrl(url, authorisation);
+    const wireHeaders = authorisedHeaders(headers, authorisation);
     const handler = new ExchangeHandler({
       origin: this.opts.origin,
       method: prepared.method,
@@ -129,11 +195,20 @@ class ProviderCalls {
       limitBytes: mode.kind === 'sink' ? this.opts.maxDownloadBytes : this.opts.maxBodyBytes,
       rules,
       requestIdHeaders: this.opts.requestIdHeaders,
-      onSetCookies: cookieReceiver(request.session, target.url),
+      onSetCookies: cookieReceiver(request.session, url),
       onWritten: request.onWritten,
     });
-    this.dispatch(`${target.url.pathname}${target.url.search}`, prepared, wireHeaders, handler);
-    return recordWith(rules, secretsOf(credential.header), wireHeaders)(await handler.result);
+    this.dispatch(`${wireUrl.pathname}${wireUrl.search}`, prepared, wireHeaders, handler);
+    const recorded = {
+      method: prepared.method,
+      url: redactUrl(wireUrl.toString(), rules),
+      headers: redactHeaders(wireHeaders, rules),
+    };
+    return {
+      kind: 'sent',
+      exchange: this.timed(start, await handler.result, recorded, secretsOf(authorisation)),
+      authorisation,
+    };
   }
 
   private dispatch(
@@ -159,6 +234,15 @@ class ProviderCalls {
     } catch (err) {
       handler.onResponseError(undefined, err as Error);
     }
+  }
+}
+
+/** Whether the authoriser renewed the credential; a renewal that throws renewed nothing. */
+async function renewed(renew: () => Promise<boolean>): Promise<boolean> {
+  try {
+    return (await renew()) === true;
+  } catch {
+    return false;
   }
 }
 

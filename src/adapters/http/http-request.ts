@@ -1,11 +1,12 @@
 /**
  * One request as the caller gives it, and the checks and encoding that turn it into what goes on the wire: the
  * method, the caller's headers (validated), the body (JSON or raw), the target URL (on the provider's origin only,
- * C4), and, at the last moment, the session's cookies and the credential. Pure apart from the session's jar.
+ * C4), and, at the last moment, the session's cookies (the authoriser then sees them, `authoriser.ts`). Pure apart
+ * from the session's jar.
  */
 import { InvalidHttpRequestError } from './errors';
 import { type HttpErrorCategory } from './exchange';
-import { type CredentialHeader, isHeaderName, isHeaderValue } from './options';
+import { isHeaderName, isHeaderValue } from './options';
 import { type HttpSession } from './cookie-jar';
 
 /** The HTTP methods the client sends. */
@@ -17,7 +18,7 @@ const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PAT
 export interface HttpRequest {
   readonly method: HttpMethod;
   readonly url: string;
-  /** Extra headers. The trace headers, `User-Agent` and the credential header are set by the client and win. */
+  /** Extra headers. The trace headers, `User-Agent` and the authoriser's headers are set by the client and win. */
   readonly headers?: Readonly<Record<string, string>>;
   /** A JSON body (sent with `Content-Type: application/json`). Mutually exclusive with `body`. */
   readonly json?: unknown;
@@ -39,6 +40,12 @@ export interface HttpRequest {
    * never called it is `not_sent`. The request pacer spaces requests by it. An exception it throws is ignored.
    */
   readonly onWritten?: (writtenAtMs: number) => void;
+  /**
+   * True when sending this request twice cannot act twice at the provider (a status read, a result download, a
+   * lookup, a create carrying an idempotency token). Only then does a 401 answer let the authoriser renew the
+   * credential and the request be resent, once (T4); the exchange then says so (`rejectedAttempt`).
+   */
+  readonly safeToResend?: boolean;
 }
 
 /** Where a request goes: a URL on the provider's origin, or why nothing may be sent. */
@@ -123,27 +130,19 @@ export function resolveTarget(url: string, baseUrl: string, origin: string): Req
 }
 
 /**
- * The headers as sent: `headers` plus, for a target already known to be on the provider's origin, the session's
- * cookies (V3) and the credential. A contract never sets `cookie` (reserved); with a session, the jar is its only
- * source, and a credential carried as a cookie is sent together with the session's cookies, never instead.
+ * The headers as sent before the authoriser: `headers` plus, for a target already known to be on the provider's
+ * origin, the session's cookies (V3). A contract never sets `cookie` (reserved); with a session, the jar is its only
+ * source.
  */
 export function wireHeadersFor(
   headers: Readonly<Record<string, string>>,
   target: URL,
   session: HttpSession | undefined,
-  credential: CredentialHeader | undefined,
 ): Record<string, string> {
   const wire = { ...headers };
   const sessionCookie = session === undefined ? undefined : session.cookieHeader(target);
   if (session !== undefined) delete wire.cookie;
   if (sessionCookie !== undefined && isHeaderValue(sessionCookie)) wire.cookie = sessionCookie;
-  if (credential) {
-    const name = credential.headerName.toLowerCase();
-    wire[name] =
-      name === 'cookie' && wire.cookie !== undefined
-        ? `${credential.headerValue}; ${wire.cookie}`
-        : credential.headerValue;
-  }
   return wire;
 }
 

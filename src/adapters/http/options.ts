@@ -4,24 +4,8 @@
  */
 import { z } from 'zod';
 import { InvalidHttpOptionsError } from './errors';
+import { type RequestAuthoriser } from './authoriser';
 import { type RedactionConfig } from './redact';
-
-/** The header that carries a credential, as resolved by the worker at the moment of sending. */
-export interface CredentialHeader {
-  /** Header name, e.g. `Authorization` or `X-Api-Key`. */
-  readonly headerName: string;
-  /** Header value, e.g. `Bearer <token>`. Never recorded. */
-  readonly headerValue: string;
-}
-
-/** A function that resolves the credential header; called once per request, just before sending. */
-type CredentialSupplier = () => Promise<CredentialHeader>;
-
-/** An object form of `CredentialSupplier`. */
-interface Credential {
-  /** Resolves the credential header; called once per request, just before sending. */
-  header(): Promise<CredentialHeader>;
-}
 
 /** The caller-facing options of `createHttpClient`. */
 export interface HttpClientOptions {
@@ -29,8 +13,11 @@ export interface HttpClientOptions {
   readonly allowedOrigin: string;
   /** Base for relative request URLs (RFC 3986 resolution; a trailing `/` is added). Defaults to `allowedOrigin`. Must be on that origin. */
   readonly baseUrl?: string;
-  /** Resolves the credential header at the last moment; never stored on any returned object. */
-  readonly credential?: CredentialSupplier | Credential;
+  /**
+   * Authorises each request at the last moment, once it is known to be on `allowedOrigin` (T4, C4): it sees the
+   * request as sent and adds headers or a query parameter. What it adds is never stored on any returned object.
+   */
+  readonly authoriser?: RequestAuthoriser;
   /** TCP + TLS connect timeout, ms. Default 10 000. */
   readonly connectTimeoutMs?: number;
   /** Time to wait for response headers after the request was written, ms. Default 30 000. */
@@ -82,12 +69,10 @@ const optionsSchema = z
   .object({
     allowedOrigin: httpUrl,
     baseUrl: httpUrl.optional(),
-    credential: z
-      .custom<CredentialSupplier | Credential>(
-        (v) =>
-          typeof v === 'function' ||
-          (typeof v === 'object' && v !== null && typeof (v as Credential).header === 'function'),
-        'must be a function returning { headerName, headerValue } or an object with header()',
+    authoriser: z
+      .custom<RequestAuthoriser>(
+        (v) => typeof v === 'object' && v !== null && typeof (v as RequestAuthoriser).authorise === 'function',
+        'must be an object with authorise(request)',
       )
       .optional(),
     connectTimeoutMs: positiveMs.default(10_000),

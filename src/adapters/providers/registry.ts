@@ -1,14 +1,13 @@
 /**
  * The provider registry of a worker: for each provider name, its adapter, one pooled HTTP client bound to the
- * adapter's origin (the credential resolved by reference at the moment of each request, T4) and the facts the
+ * adapter's origin (its credential's authoriser, secrets read by reference at the moment of each request, T4) and the facts the
  * workflow reads (no secrets). Activities look providers up here; an unknown name is a typed, stable error.
  */
 import path from 'node:path';
-import { createHttpClient, type CredentialHeader, type HttpClient } from '../http';
-import { credentialSupplier, type CredentialReference as SecretReference } from '../secrets';
+import { createHttpClient, type HttpClient } from '../http';
+import { authoriserFor, type AuthoriserOptions } from '../auth';
 import { type ProviderFacts } from '../../activities/types';
 import { adapterFromContract, type ProviderAdapter } from './adapter';
-import { type CredentialReference } from './contract';
 import { loadProviderContract } from './load';
 import { ProviderContractError } from './errors';
 import { AsyncJobError } from '../../core/errors';
@@ -71,6 +70,8 @@ export interface CreateProviderRegistryOptions {
   env?: NodeJS.ProcessEnv;
   /** HTTP client settings for every provider. */
   http?: ProviderHttpSettings;
+  /** Where AWS credentials come from for `aws-sigv4` providers; the standard AWS chain by default (tests give another). */
+  awsChain?: AuthoriserOptions['awsChain'];
   /** The deployment's workflow task queue (`ASYNCJOB_TASK_QUEUE`), which scopes the provider queues; default `asyncjob`. */
   taskQueue?: string;
 }
@@ -98,39 +99,18 @@ function isAdapter(p: ProviderAdapter | { name?: string; path: string }): p is P
   return typeof (p as ProviderAdapter).buildCreateRequest === 'function';
 }
 
-/** The secret reference of a contract credential, in the form `credentialSupplier` takes; undefined for `none`. */
-function secretReferenceOf(credential: CredentialReference): SecretReference | undefined {
-  if (credential.scheme === 'none') return undefined;
-  const where =
-    credential.secretEnv !== undefined
-      ? { secretEnv: credential.secretEnv }
-      : { secretFile: credential.secretFile ?? '' };
-  return credential.scheme === 'bearer'
-    ? { scheme: 'bearer', ...where }
-    : { scheme: 'header', headerName: credential.headerName, ...where };
-}
-
 /** The name a contract reference is found by: the file name without its extension, or the bare name. */
 export function fileNameOf(reference: string): string {
   return path.basename(reference).replace(/\.(json|ya?ml)$/i, '');
 }
 
-/** Makes the HTTP client of one adapter: its origin only, its credential by reference, resolved per request. */
-function clientFor(adapter: ProviderAdapter, env: NodeJS.ProcessEnv, http: ProviderHttpSettings): HttpClient {
-  const reference = secretReferenceOf(adapter.credential);
-  const supplier = reference === undefined ? undefined : credentialSupplier(reference, env);
+/** Makes the HTTP client of one adapter: its origin only, its credential by reference, authorised per request. */
+function clientFor(adapter: ProviderAdapter, auth: AuthoriserOptions, http: ProviderHttpSettings): HttpClient {
+  const authoriser = authoriserFor(adapter.credential, auth);
   return createHttpClient({
     allowedOrigin: new URL(adapter.baseUrl).origin,
     baseUrl: adapter.baseUrl,
-    ...(supplier === undefined
-      ? {}
-      : {
-          credential: async (): Promise<CredentialHeader> => {
-            const resolved = await supplier();
-            if (resolved === undefined) throw new Error('the credential supplier returned no credential');
-            return resolved;
-          },
-        }),
+    ...(authoriser === undefined ? {} : { authoriser }),
     requestIdHeaders: [
       ...new Set([adapter.requestIdHeader.toLowerCase(), 'x-request-id', 'x-ms-request-id', 'request-id']),
     ],
@@ -180,7 +160,15 @@ export async function createProviderRegistry(options: CreateProviderRegistryOpti
         adapter.name,
         Object.freeze({
           adapter,
-          http: clientFor(adapter, env, options.http ?? {}),
+          http: clientFor(
+            adapter,
+            {
+              env,
+              tokenTimeoutMs: options.http?.connectTimeoutMs ?? 10_000,
+              ...(options.awsChain === undefined ? {} : { awsChain: options.awsChain }),
+            },
+            options.http ?? {},
+          ),
           facts: providerFacts(adapter, options.taskQueue),
         }),
       );

@@ -10,6 +10,7 @@ import {
   w3cTraceIdFor,
   type HttpClient,
   type HttpClientOptions,
+  type RequestAuthoriser,
 } from '../../../src/adapters/http';
 import { closedPort, readRequestHead, startHttpServer, startNetServer, type Loopback } from './loopback';
 
@@ -33,12 +34,17 @@ async function netServer(...args: Parameters<typeof startNetServer>): Promise<Lo
   return s;
 }
 
+/** An authoriser adding one header whose value is the secret. */
+function headerAuthoriser(name: string, value: string, secrets: string[] = [value]): RequestAuthoriser {
+  return { authorise: async () => ({ headers: { [name]: value }, secrets }) };
+}
+
 function client(options: Partial<HttpClientOptions> & { allowedOrigin: string }): HttpClient {
   const c = createHttpClient({
     connectTimeoutMs: 300,
     headersTimeoutMs: 2_000,
     bodyTimeoutMs: 2_000,
-    credential: async () => ({ headerName: 'Authorization', headerValue: `Bearer ${SECRET}` }),
+    authoriser: headerAuthoriser('Authorization', `Bearer ${SECRET}`, [`Bearer ${SECRET}`, SECRET]),
     ...options,
   });
   cleanups.push(() => c.close());
@@ -148,9 +154,11 @@ describe('createHttpClient: credentials and origin (C4, T4)', () => {
     let credentialCalls = 0;
     const c = client({
       allowedOrigin: provider.origin,
-      credential: async () => {
-        credentialCalls += 1;
-        return { headerName: 'Authorization', headerValue: `Bearer ${SECRET}` };
+      authoriser: {
+        authorise: async () => {
+          credentialCalls += 1;
+          return { headers: { Authorization: `Bearer ${SECRET}` }, secrets: [SECRET] };
+        },
       },
     });
     for (const url of [
@@ -207,7 +215,7 @@ describe('createHttpClient: credentials and origin (C4, T4)', () => {
     });
     const c = client({
       allowedOrigin: s.origin,
-      credential: { header: async () => ({ headerName: 'X-Provider-Key', headerValue: SECRET }) },
+      authoriser: headerAuthoriser('X-Provider-Key', SECRET),
     });
     const ex = await c.send({
       method: 'GET',
@@ -227,12 +235,14 @@ describe('createHttpClient: credentials and origin (C4, T4)', () => {
     expect(s.seen[0]!.url).toBe(`/jobs?access_token=${SECRET}&page=2`);
   });
 
-  it('T4: a failing credential supplier means refused, nothing sent, and its message (which may hold a secret) is not kept', async () => {
+  it('T4: a failing authoriser means refused, nothing sent, and its message (which may hold a secret) is not kept', async () => {
     const s = await server((_req, res) => res.end());
     const c = client({
       allowedOrigin: s.origin,
-      credential: async () => {
-        throw new Error(`cannot read /run/secrets: ${SECRET}`);
+      authoriser: {
+        authorise: async () => {
+          throw new Error(`cannot read /run/secrets: ${SECRET}`);
+        },
       },
     });
     const ex = await c.send({ method: 'POST', url: '/jobs', json: {}, traceId: 't' });
@@ -241,7 +251,7 @@ describe('createHttpClient: credentials and origin (C4, T4)', () => {
     expect(s.seen).toHaveLength(0);
     const bad = client({
       allowedOrigin: s.origin,
-      credential: async () => ({ headerName: 'Authorization', headerValue: 'Bearer x\r\nX-Evil: 1' }),
+      authoriser: headerAuthoriser('Authorization', 'Bearer x\r\nX-Evil: 1'),
     });
     expect(await bad.send({ method: 'GET', url: '/', traceId: 't' })).toMatchObject({
       outcome: 'refused',
@@ -503,7 +513,7 @@ describe('createHttpClient: our own faults are thrown with stable codes', () => 
         allowedOrigin: 'ftp://x',
         connectTimeoutMs: -1,
         maxBodyBytes: 1.5,
-        credential: 'secret' as never,
+        authoriser: 'secret' as never,
       });
     } catch (err) {
       error = err;
@@ -512,7 +522,7 @@ describe('createHttpClient: our own faults are thrown with stable codes', () => 
     const e = error as InvalidHttpOptionsError;
     expect(e.code).toBe('ASYNCJOB_ERR_HTTP_INVALID_OPTIONS');
     expect(e.issues.map((i) => i.split(':')[0])).toEqual(
-      expect.arrayContaining(['allowedOrigin', 'connectTimeoutMs', 'maxBodyBytes', 'credential']),
+      expect.arrayContaining(['allowedOrigin', 'connectTimeoutMs', 'maxBodyBytes', 'authoriser']),
     );
     expect(() => createHttpClient({ allowedOrigin: 'https://a.example', baseUrl: 'https://b.example/v1' })).toThrow(
       /baseUrl: must be on allowedOrigin/,

@@ -142,7 +142,9 @@ describe("the simulator's session mode, driven through the client and a session"
     cleanups.push(() => s.stop());
     const c = createHttpClient({
       allowedOrigin: s.url,
-      credential: async () => ({ headerName: 'Authorization', headerValue: `Bearer ${TOKEN}` }),
+      authoriser: {
+        authorise: async () => ({ headers: { authorization: `Bearer ${TOKEN}` }, secrets: [TOKEN] }),
+      },
     });
     cleanups.push(() => c.close());
     return { s, c };

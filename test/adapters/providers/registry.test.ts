@@ -134,6 +134,38 @@ describe('provider registry', () => {
     }
   });
 
+  it('T4: every scheme is wired from the document: basic, query and aws-sigv4 reach the provider, nothing recorded', async () => {
+    const contract = await loadProviderContract('rest', { baseUrl: provider.url });
+    const schemes = [
+      { scheme: 'basic', username: 'reports', secretEnv: 'REPORTS_PASSWORD' },
+      { scheme: 'query', parameter: 'key', secretEnv: 'REPORTS_PASSWORD' },
+      { scheme: 'aws-sigv4', region: 'us-east-1', service: 'execute-api' },
+    ] as const;
+    const registry = await createProviderRegistry({
+      providers: schemes.map((credential) => adapterFromContract({ ...contract, name: credential.scheme, credential })),
+      env: { REPORTS_PASSWORD: SECRET },
+      awsChain: () => async () => ({ accessKeyId: 'AKIDREGISTRY', secretAccessKey: SECRET }),
+    });
+    try {
+      const sent = [];
+      for (const credential of schemes) {
+        const exchange = await registry
+          .get(credential.scheme)
+          .http.send({ method: 'GET', url: `${provider.url}/v1/jobs/z`, traceId: 'trace-registry-3' });
+        expect(exchange.status).toBe(200);
+        expect(JSON.stringify(exchange)).not.toContain(SECRET);
+        sent.push(provider.seen.at(-1)!);
+      }
+      expect(sent[0]!.authorization).toBe(`Basic ${Buffer.from(`reports:${SECRET}`).toString('base64')}`);
+      expect(sent[1]!.authorization).toBeUndefined();
+      expect(String(sent[2]!.authorization)).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=AKIDREGISTRY\/\d{8}\/us-east-1\/execute-api\//,
+      );
+    } finally {
+      await registry.close();
+    }
+  });
+
   it('T4: a missing secret refuses the request (credential_unavailable) and nothing is sent', async () => {
     const registry = await loadProviderRegistry({ names: ['rest'], baseUrls: { rest: provider.url }, env: {} });
     try {

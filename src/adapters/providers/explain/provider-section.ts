@@ -1,4 +1,5 @@
 /** The Provider section: where every request goes, the credential, headers and cookies sent with each. Pure. */
+import { describeCredential } from '../../auth/describe';
 import { type ProviderContract } from '../contract';
 import { type ExplainOptions, type ExplainSection } from './explanation';
 import { headerValueText } from './phrases';
@@ -8,19 +9,7 @@ export function providerSection(contract: ProviderContract, options: ExplainOpti
   const lines = [
     `every request goes to ${options.baseUrlLabel ?? contract.baseUrl} (its origin only: a URL read from an answer that points elsewhere is refused, C4)`,
   ];
-  const credential = contract.credential;
-  if (credential.scheme === 'none') lines.push('no credential is sent');
-  else {
-    const secret =
-      credential.secretEnv !== undefined
-        ? `environment variable ${credential.secretEnv}`
-        : `the file ${credential.secretFile}`;
-    const how =
-      credential.scheme === 'bearer' ? 'Authorization: Bearer <secret>' : `header ${credential.headerName}: <secret>`;
-    lines.push(
-      `credential: ${how}, the secret read by the worker from ${secret} at each request, sent to this origin only (T4)`,
-    );
-  }
+  lines.push(...describeCredential(contract.credential));
   const headers = Object.entries(contract.headers ?? {});
   if (headers.length > 0) {
     lines.push('headers sent on every request (create, status, cancel, result, reconciliation):');
