@@ -49,7 +49,7 @@ function signable(request: OutgoingRequest) {
 }
 
 /** Options of {@link sigV4Authoriser}. */
-export interface SigV4Options {
+interface SigV4Options {
   /** Epoch-ms clock: the signing date. */
   readonly nowMs: () => number;
   /** Where credentials come from; {@link standardAwsChain} unless a test gives another. */

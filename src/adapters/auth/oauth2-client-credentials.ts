@@ -71,7 +71,7 @@ class TokenCache {
 const PROCESS_TOKENS = new TokenCache();
 
 /** Options of {@link oauth2Authoriser}. */
-export interface OAuth2Options {
+interface OAuth2Options {
   readonly env: Environment;
   /** Epoch-ms clock. */
   readonly nowMs: () => number;

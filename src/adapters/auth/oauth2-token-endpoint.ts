@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { CredentialUnavailableError } from '../http';
 
 /** What one token request needs; the secret is read by the caller just before. */
-export interface TokenRequest {
+interface TokenRequest {
   readonly tokenUrl: string;
   readonly clientId: string;
   readonly clientSecret: string;

@@ -54,7 +54,7 @@ export class CredentialUnavailableError extends Error {
 }
 
 /** The authorisation for one request, checked, or why it is unusable. */
-export type AuthorisationResult =
+type AuthorisationResult =
   | { readonly ok: true; readonly authorisation: Authorisation | undefined }
   | { readonly ok: false; readonly message: string };
 

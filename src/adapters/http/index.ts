@@ -4,7 +4,7 @@
  * returned as data.
  */
 export { createHttpClient, type HttpClient, type HttpMethod, type HttpDownload } from './http-client';
-export { classifyTransportFailure, type HttpExchange, type ExchangePhase, type RejectedAttempt } from './exchange';
+export { classifyTransportFailure, type HttpExchange, type ExchangePhase } from './exchange';
 export { REQUEST_WRITTEN_CHANNEL, type RequestWrittenMessage } from './exchange-handler';
 export { type HttpClientOptions } from './options';
 export {

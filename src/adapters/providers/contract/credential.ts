@@ -122,5 +122,3 @@ export const credentialSchema = z.discriminatedUnion('scheme', [
 ]);
 /** A credential reference. */
 export type CredentialReference = z.infer<typeof credentialSchema>;
-/** The credential schemes. */
-export type CredentialScheme = CredentialReference['scheme'];
