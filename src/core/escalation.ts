@@ -31,6 +31,11 @@ export const decisionOptionSchema = lazySchema(() =>
     'retry_collect',
     /** Re-send create with the SAME idempotency token to reconcile (U2, I3). */
     'retry_create_same_token',
+    /**
+     * Look the job up at the provider by the adapter's list or lookup (U2), in a new create window; create is sent
+     * again only if the provider has no job (I3). Offered only when the adapter declares a list or a lookup.
+     */
+    'look_up_job',
     /** Keep one of the conflicting job IDs (U3); the decision names it in `jobId`. */
     'adopt_job',
     /** Look at the provider's console; recorded, changes no state. */
@@ -119,6 +124,11 @@ export interface AdapterCapabilities {
    * idempotent (I3, V4). Absent in facts recorded before it existed: see `withResendFact`.
    */
   sameTokenResend?: boolean;
+  /**
+   * The adapter finds a job after a lost create answer by a list or a lookup (U2). Derived from its reconciliation
+   * method by `withReconciliationFacts`, never declared apart from it.
+   */
+  lookup?: boolean;
 }
 
 /** Conservative capabilities: no cancel, no repeated collection. */
@@ -133,7 +143,7 @@ export const OPTIONS_BY_REASON: Readonly<Record<EscalationReason, readonly Decis
   // No retry with the same credential (H4): only closing or looking.
   authorization_denied: ['close', 'inspect_provider_console'],
   provider_failure: ['extend', 'cancel_at_provider', 'close', 'inspect_provider_console'],
-  create_unknown: ['retry_create_same_token', 'close', 'inspect_provider_console'],
+  create_unknown: ['retry_create_same_token', 'look_up_job', 'close', 'inspect_provider_console'],
   job_id_conflict: ['adopt_job', 'cancel_at_provider', 'close', 'inspect_provider_console'],
   cancellation_unconfirmed: ['extend', 'close', 'inspect_provider_console'],
   result_validation_failed: ['accept_result', 'retry_collect', 'close', 'inspect_provider_console'],
@@ -204,6 +214,7 @@ const LABELS: Readonly<Record<DecisionOption, string>> = {
   accept_result: 'accept the result despite failed validation',
   retry_collect: 'collect the result again',
   retry_create_same_token: 're-send create with the same idempotency token',
+  look_up_job: 'look the job up at the provider (create is sent again only if it has none)',
   adopt_job: 'keep one job',
   inspect_provider_console: 'inspect provider console',
   keep_bounds: 'decline: go on within the current bounds',
@@ -368,6 +379,7 @@ export function decisionTarget(option: DecisionOption, cancelAlreadySent: boolea
     case 'retry_collect':
       return 'result_collecting';
     case 'retry_create_same_token':
+    case 'look_up_job':
       return 'reconciliation';
     case 'inspect_provider_console':
       return null;

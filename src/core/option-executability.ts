@@ -25,7 +25,9 @@ export type MissingFact =
   /** No result on record to accept (A1). */
   | 'result_on_record'
   /** No provider job IDs reported to choose from (U3). */
-  | 'job_ids';
+  | 'job_ids'
+  /** The provider document declares no list or lookup to find the job by (U2). */
+  | 'job_lookup';
 
 /** What each missing fact means, for refusals and docs. */
 const MISSING_FACT_TEXT: Readonly<Record<MissingFact, string>> = {
@@ -38,6 +40,7 @@ const MISSING_FACT_TEXT: Readonly<Record<MissingFact, string>> = {
   result_location: 'there is no result reference nor a provider job to collect the result by',
   result_on_record: 'there is no result on record to accept',
   job_ids: 'the provider reported no job IDs to choose from',
+  job_lookup: 'the provider document declares no list or lookup to find the job by (U2)',
 };
 
 /** The facts the options are decided on: the adapter's capabilities and what the record holds. */
@@ -59,13 +62,23 @@ export interface OptionFacts {
 
 const AMBIGUOUS_CREATE_STATES: readonly LocalState[] = ['create_unknown', 'reconciliation'];
 
+/** The reconciliation methods that ask the provider whether it has the job, by a list or a lookup (U2). */
+const LOOKUP_RECONCILIATIONS: readonly string[] = ['list_by_client_reference', 'lookup_by_token', 'lookup'];
+
 /**
- * The capabilities with `sameTokenResend` known: facts recorded before it existed lack it, and a provider that
- * reconciles by `same_token_resend` has a token or an idempotent create by its contract's validation (V4).
+ * The capabilities with what the reconciliation method says: `sameTokenResend` when unknown (facts recorded before
+ * it existed lack it, and a provider that reconciles by `same_token_resend` has a token or an idempotent create by
+ * its contract's validation, V4), and `lookup`, whether it finds a job by a list or a lookup (U2).
  */
-export function withResendFact(capabilities: AdapterCapabilities, reconciliation: string): AdapterCapabilities {
-  if (capabilities.sameTokenResend !== undefined) return capabilities;
-  return { ...capabilities, sameTokenResend: reconciliation === 'same_token_resend' };
+export function withReconciliationFacts(
+  capabilities: AdapterCapabilities,
+  reconciliation: string,
+): AdapterCapabilities {
+  return {
+    ...capabilities,
+    sameTokenResend: capabilities.sameTokenResend ?? reconciliation === 'same_token_resend',
+    lookup: LOOKUP_RECONCILIATIONS.includes(reconciliation),
+  };
 }
 
 /** The option facts of `record`, for an escalation raised from (or open since) `raisedFrom`. Pure. */
@@ -92,7 +105,8 @@ export function optionFacts(
  * What `option` needs that `facts` lack; empty when it can act (E3). `extend` and `keep_bounds` go on reading the
  * job's status, so they need a provider job; `cancel_at_provider` needs a cancel call, a job, and no cancel sent;
  * `retry_create_same_token` needs a create that cannot start a second job (a token or an idempotent method) unless
- * nothing can have been created; `retry_collect` needs a repeatable collect and somewhere to collect from;
+ * nothing can have been created; `look_up_job` a list or a lookup to find the job by (U2); `retry_collect` needs a
+ * repeatable collect and somewhere to collect from;
  * `accept_result` a result on record; `adopt_job` reported job IDs. `close` and `inspect_provider_console` always act.
  */
 export function missingForOption(option: DecisionOption, facts: OptionFacts): MissingFact[] {
@@ -110,6 +124,9 @@ export function missingForOption(option: DecisionOption, facts: OptionFacts): Mi
       break;
     case 'retry_create_same_token':
       need('same_token_resend', facts.capabilities.sameTokenResend === true || !facts.createMayHaveArrived);
+      break;
+    case 'look_up_job':
+      need('job_lookup', facts.capabilities.lookup === true);
       break;
     case 'retry_collect':
       need('repeatable_collect', facts.capabilities.repeatableCollect);
@@ -130,20 +147,23 @@ export function missingForOption(option: DecisionOption, facts: OptionFacts): Mi
 
 /**
  * The options a reason may offer before executability filters them (E1): its own, and, before any provider job
- * is known, sending create again in place of the options that need a job. Never for `authorization_denied` (H4:
- * no retry with the same credential) nor `job_id_conflict` (U3: a human picks one of the reported jobs).
+ * is known, sending create again in place of the options that need a job, and, when the create may have arrived,
+ * looking the job up (U2). Never for `authorization_denied` (H4: no retry with the same credential) nor
+ * `job_id_conflict` (U3: a human picks one of the reported jobs).
  */
 export function candidateOptions(
   byReason: readonly DecisionOption[],
   reason: EscalationReason,
   facts: OptionFacts,
 ): DecisionOption[] {
-  const retryCreate =
-    !facts.providerJob &&
-    reason !== 'authorization_denied' &&
-    reason !== 'job_id_conflict' &&
-    !byReason.includes('retry_create_same_token');
-  return retryCreate ? ['retry_create_same_token', ...byReason] : [...byReason];
+  const beforeJob = !facts.providerJob && reason !== 'authorization_denied' && reason !== 'job_id_conflict';
+  const lookUp = beforeJob && facts.createMayHaveArrived && !byReason.includes('look_up_job');
+  const retryCreate = beforeJob && !byReason.includes('retry_create_same_token');
+  return [
+    ...(retryCreate ? (['retry_create_same_token'] as const) : []),
+    ...(lookUp ? (['look_up_job'] as const) : []),
+    ...byReason,
+  ];
 }
 
 /** The refusal text for an option that cannot act: each missing fact with what it means. */

@@ -9,7 +9,7 @@ import { openAnswerStep, type AnswerStep } from './step-answer';
 import { refusalText } from './status-verdict';
 import { effectiveDeadlineMs } from './wait-planner';
 import { planWait } from './wait-time';
-import { withResendFact } from './option-executability';
+import { withReconciliationFacts } from './option-executability';
 import { type StepContext, type StepResult, Builder } from './step-draft';
 
 /** Below this much time before the create deadline, a create-phase retry is not brought forward into the window. */
@@ -257,7 +257,7 @@ function retryReconcile({ draft, spent, frame }: AnswerStep, observation: Observ
     draft.escalate('create_unknown', detail, ctx, cause);
   } else if (draft.record.reconcileBy === 'resend' && ctx.reconciliation === 'none') {
     // No lookup exists: another re-send is safe only when it cannot start a second job (I3, E3).
-    if (withResendFact(ctx.capabilities, ctx.reconciliation).sameTokenResend !== true) {
+    if (withReconciliationFacts(ctx.capabilities, ctx.reconciliation).sameTokenResend !== true) {
       const detail = 'the re-sent create got no usable answer and the create carries no idempotency token (U2, I3)';
       draft.escalate('create_unknown', detail, ctx, cause);
     }

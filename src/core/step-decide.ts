@@ -4,7 +4,7 @@
 import { changedBounds } from './decision-effects';
 import { type Decision, validateDecision } from './escalation';
 import { type OperationRecord } from './operation';
-import { optionFacts, withResendFact } from './option-executability';
+import { optionFacts, withReconciliationFacts } from './option-executability';
 import { transition } from './transitions';
 import { type StepContext, type StepResult, type StepRefusal, Builder } from './step-draft';
 
@@ -34,7 +34,7 @@ export function applyDecision(record: OperationRecord, decision: Decision, ctx: 
       message: 'there is no open escalation to decide',
     };
   // E3: an option that cannot act on what the adapter and the record hold is refused before anything happens.
-  const capabilities = withResendFact(ctx.capabilities, ctx.reconciliation);
+  const capabilities = withReconciliationFacts(ctx.capabilities, ctx.reconciliation);
   const facts = optionFacts(record, capabilities, record.escalation.raisedFrom);
   const check = validateDecision(record.escalation, decision, { nowMs: ctx.nowMs, facts });
   if (check.kind === 'refused') return { kind: 'refused', code: check.code, message: check.message };
@@ -86,13 +86,16 @@ export function applyDecision(record: OperationRecord, decision: Decision, ctx: 
       ctx,
     );
   }
-  if (decision.option === 'retry_create_same_token') {
+  if (decision.option === 'retry_create_same_token' || decision.option === 'look_up_job') {
     // A human authorised a new attempt (A1): it gets a bounded create window of its own.
-    // Without a reconciliation method there is nothing to look up: the create itself is sent again (I3, E3).
+    // Without a reconciliation method there is nothing to look up: the create itself is sent again (I3, E3);
+    // looking the job up asks the provider first, whatever was tried before (U2).
     const r = b.record;
+    const reconcileBy =
+      decision.option === 'look_up_job' ? 'lookup' : ctx.reconciliation === 'none' ? 'resend' : undefined;
     b.record = {
       ...r,
-      ...(ctx.reconciliation === 'none' ? { reconcileBy: 'resend' as const } : {}),
+      ...(reconcileBy !== undefined ? { reconcileBy } : {}),
       deadlines: {
         ...r.deadlines,
         createDeadlineMs: Math.max(r.deadlines.createDeadlineMs, ctx.nowMs + r.policy.extensionMs),

@@ -7,17 +7,13 @@ import { type EscalationReason, type JournalEntryBody } from './journal';
 import { type Observation } from './observation';
 import { type OperationRecord } from './operation';
 import { raiseEscalation } from './raise-escalation';
-import { withResendFact } from './option-executability';
+import { withReconciliationFacts } from './option-executability';
 import { recordObservation, type ControllerDecision } from './record-observation';
 import { FINAL_STATES, type OperationEvent, transition } from './transitions';
 
 /** How the adapter reconciles an ambiguous create (U2). */
 export type ReconciliationMethod =
-  | 'same_token_resend'
-  | 'list_by_client_reference'
-  | 'lookup_by_token'
-  | 'lookup'
-  | 'none';
+  'same_token_resend' | 'list_by_client_reference' | 'lookup_by_token' | 'lookup' | 'none';
 
 /** What a step needs besides the record. */
 export interface StepContext {
@@ -99,7 +95,7 @@ export class Builder {
   escalate(reason: EscalationReason, detail: string, ctx: StepContext, cause = 'escalate', requestedBy?: string): void {
     if (this.record.localState === 'escalated' || FINAL_STATES.includes(this.record.localState)) return;
     // E3: before a job exists the options are sending create again (when that cannot start a second job), close, look.
-    const capabilities = withResendFact(ctx.capabilities, ctx.reconciliation);
+    const capabilities = withReconciliationFacts(ctx.capabilities, ctx.reconciliation);
     const raised = raiseEscalation(this.record, reason, detail.slice(0, 2000), ctx.nowMs, capabilities);
     const escalation = requestedBy === undefined ? raised : { ...raised, requestedBy };
     const result = transition(

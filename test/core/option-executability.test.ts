@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { type AdapterCapabilities, OPTIONS_BY_REASON, decisionOptionSchema } from '../../src/core/escalation';
 import { escalationReasonSchema } from '../../src/core/journal';
 import { type OperationRecord } from '../../src/core/operation';
-import { missingForOption, optionFacts, withResendFact } from '../../src/core/option-executability';
+import { missingForOption, optionFacts, withReconciliationFacts } from '../../src/core/option-executability';
 import { raiseEscalation } from '../../src/core/raise-escalation';
-import { afterCreate, applyDecision, nextCommand, type StepContext } from '../../src/core/step';
+import { afterCreate, afterReconcile, applyDecision, nextCommand, type StepContext } from '../../src/core/step';
 import { T0, newRecord, observingRecord, observed } from './helpers';
 
 const ALL: AdapterCapabilities = { cancel: true, repeatableCollect: true, sameTokenResend: true };
@@ -46,6 +46,7 @@ describe('options that can act (E3)', () => {
       keep_bounds: ['provider_job'],
       cancel_at_provider: ['cancel_endpoint', 'provider_job'],
       retry_create_same_token: ['same_token_resend'],
+      look_up_job: ['job_lookup'],
       retry_collect: ['repeatable_collect', 'result_location'],
       accept_result: ['result_on_record'],
       adopt_job: ['job_ids'],
@@ -97,9 +98,22 @@ describe('options that can act (E3)', () => {
   });
 
   it('E3: facts recorded before the re-send fact existed take it from the reconciliation method', () => {
-    expect(withResendFact({ cancel: true, repeatableCollect: true }, 'same_token_resend').sameTokenResend).toBe(true);
-    expect(withResendFact({ cancel: true, repeatableCollect: true }, 'none').sameTokenResend).toBe(false);
-    expect(withResendFact({ ...NONE, sameTokenResend: true }, 'none').sameTokenResend).toBe(true);
+    const old = { cancel: true, repeatableCollect: true };
+    expect(withReconciliationFacts(old, 'same_token_resend').sameTokenResend).toBe(true);
+    expect(withReconciliationFacts(old, 'none').sameTokenResend).toBe(false);
+    expect(withReconciliationFacts({ ...NONE, sameTokenResend: true }, 'none').sameTokenResend).toBe(true);
+  });
+
+  it.each([
+    ['lookup', true],
+    ['list_by_client_reference', true],
+    ['lookup_by_token', true],
+    ['same_token_resend', false],
+    ['none', false],
+  ] as const)('E3, U2: reconciliation %s: the adapter can look a job up: %s', (reconciliation, lookup) => {
+    expect(withReconciliationFacts(NONE, reconciliation).lookup).toBe(lookup);
+    // Never declared apart from the method: a capability saying otherwise is overruled.
+    expect(withReconciliationFacts({ ...NONE, lookup: !lookup }, reconciliation).lookup).toBe(lookup);
   });
 
   it('E3: every reason keeps close and inspect, so an escalation always has an option that acts', () => {
@@ -107,5 +121,53 @@ describe('options that can act (E3)', () => {
       expect(OPTIONS_BY_REASON[reason]).toContain('close');
       expect(OPTIONS_BY_REASON[reason]).toContain('inspect_provider_console');
     }
+  });
+});
+
+/** A tokenless create whose answer was lost, reconciled by `reconciliation`, the lookup refused (a 400 it does not declare absent). */
+function lookupRefused(reconciliation: StepContext['reconciliation']): OperationRecord {
+  const r = newRecord({ baseDelayMs: 100, maxDelayMs: 1_000 });
+  const lost = observed({ action: 'create', transport: 'ambiguous', receivedAtMs: T0 + 100 });
+  const reconciling = afterCreate(r, lost, ctx(T0 + 100, { reconciliation })).record;
+  const refused = observed({
+    action: 'reconcile',
+    transport: 'response',
+    httpStatus: 400,
+    errorCategory: 'http_4xx',
+    receivedAtMs: T0 + 200,
+  });
+  return afterReconcile(reconciling, refused, ctx(T0 + 200, { reconciliation })).record;
+}
+
+describe('looking the job up after a lost tokenless create (E3, U2)', () => {
+  it('E3, U2: with a lookup declared, the escalation offers looking the job up, never a same-token re-send', () => {
+    const r = lookupRefused('lookup');
+    expect(r.escalation).toMatchObject({ reason: 'create_unknown', raisedFrom: 'reconciliation' });
+    expect(r.escalation?.options.map((o) => o.option)).toEqual(['look_up_job', 'close', 'inspect_provider_console']);
+    expect(r.escalation?.options[0]?.label).toBe(
+      'look the job up at the provider (create is sent again only if it has none)',
+    );
+    expect(lookupRefused('list_by_client_reference').escalation?.options.map((o) => o.option)).toContain('look_up_job');
+  });
+
+  it('E3, U2, A1: the decision looks the job up in a new create window: reconciliation, never a blind re-send', () => {
+    const r = lookupRefused('lookup');
+    const decided = applyDecision(r, { option: 'look_up_job', ...who }, ctx(T0 + 2_000, { reconciliation: 'lookup' }));
+    expect(decided.kind).toBe('step');
+    if (decided.kind !== 'step') return;
+    expect(decided.record).toMatchObject({ localState: 'reconciliation', reconcileBy: 'lookup' });
+    expect(decided.record.deadlines.createDeadlineMs).toBe(T0 + 2_000 + r.policy.extensionMs);
+    expect(nextCommand(decided.record, T0 + 2_000, 'lookup')).toEqual({
+      kind: 'reconcile',
+      reservesCreateAttempt: false,
+    });
+  });
+
+  it('E3: without a list or a lookup, looking the job up is never offered, and a decision naming it is refused', () => {
+    const r = lostTokenlessCreate();
+    expect(r.escalation?.options.map((o) => o.option)).not.toContain('look_up_job');
+    const refused = applyDecision(r, { option: 'look_up_job', ...who }, ctx(T0 + 2_000));
+    expect(refused).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE' });
+    expect(refused.kind === 'refused' && refused.message).toMatch(/job_lookup .*no list or lookup/);
   });
 });

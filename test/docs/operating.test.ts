@@ -54,6 +54,7 @@ function escalationOffering(decision: Decision) {
     cancel: true,
     repeatableCollect: true,
     sameTokenResend: true,
+    lookup: true,
   });
 }
 
@@ -71,6 +72,7 @@ describe('docs/operating.md: the decision JSON an operator pastes into the Web U
       'adopt_job',
       'retry_collect',
       'retry_create_same_token',
+      'look_up_job',
       'inspect_provider_console',
     ]) {
       expect(options, option).toContain(option);
