@@ -3,11 +3,12 @@
  * request's fingerprint; sends the create request once with the record's idempotency token where the contract
  * puts it; records the observation and the step's decision (`afterCreate`) in the same activity.
  */
-import { requestFingerprint } from '../core/fingerprint';
+import { startFingerprint } from '../core/fingerprint';
 import { type OperationRecord } from '../core/operation';
+import { type OperationVariables } from '../core/operation-variables';
 import { type StepOutcome } from '../core/step-outcome';
 import { afterCreate } from '../core/step';
-import { type ProviderCallInput } from './types';
+import { type StartedCallInput } from './types';
 import { AsyncJobError } from '../core/errors';
 import { inCallFrame } from './call-frame';
 import { sendOnce, type ActivityContext } from './provider-call';
@@ -20,13 +21,15 @@ export function clientReferenceOf(record: OperationRecord): string {
 }
 
 /**
- * C1, I2: the intent must be recorded and the payload must be the request it recorded. Throws non-retryable
- * `ASYNCJOB_ERR_INTENT_MISSING` / `ASYNCJOB_ERR_FINGERPRINT_MISMATCH`; sends nothing.
+ * C1, I2: the intent must be recorded and the payload, with the variables as given (C5), must be the request it
+ * recorded. Throws non-retryable `ASYNCJOB_ERR_INTENT_MISSING` / `ASYNCJOB_ERR_FINGERPRINT_MISMATCH`; sends
+ * nothing.
  */
 export async function assertIntent(
   ctx: ActivityContext,
   record: OperationRecord,
   payload: Record<string, unknown>,
+  variables?: OperationVariables,
 ): Promise<void> {
   const intent = await recordedIntent(ctx, record.operationId);
   if (intent === undefined)
@@ -36,7 +39,7 @@ export async function assertIntent(
     );
   let fingerprint: string;
   try {
-    fingerprint = requestFingerprint(payload);
+    fingerprint = startFingerprint(payload, variables);
   } catch (error) {
     throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', `payload: ${(error as Error).message}`);
   }
@@ -50,9 +53,9 @@ export async function assertIntent(
 
 /** Makes the activity. */
 export function createJob(ctx: ActivityContext) {
-  return async (input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<StepOutcome> => {
+  return async (input: StartedCallInput): Promise<StepOutcome> => {
     return inCallFrame(ctx, input, 'create', async (record, { adapter, http }, step) => {
-      await assertIntent(ctx, record, input.payload);
+      await assertIntent(ctx, record, input.payload, input.variables);
       const built = adapter.buildCreateRequest({
         payload: input.payload,
         token: record.idempotencyToken,

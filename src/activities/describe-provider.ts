@@ -1,11 +1,28 @@
 /** The `describeProvider` activity: the facts of a registered provider (no secrets, no outside call). */
+import type { VariableDeclarations } from '../core/operation-variables';
+import type { ProviderAdapter } from '../adapters/providers/adapter';
 import { type ProviderFacts } from './types';
 import { type ActivityContext } from './provider-call';
 
-/** Returns the provider's facts with this worker's poll loop limits, if it loops; an unknown provider throws `ASYNCJOB_ERR_PROVIDER_UNKNOWN` (non-retryable). */
+/** The operation variables the adapter's contract declares (C5), or undefined when it declares none. */
+function declaredVariables(adapter: ProviderAdapter): VariableDeclarations | undefined {
+  const declared = (adapter.contract as { variables?: VariableDeclarations } | undefined)?.variables;
+  return declared !== undefined && Object.keys(declared).length > 0 ? declared : undefined;
+}
+
+/**
+ * Returns the provider's facts with the operation variables its adapter declares and this worker's poll loop
+ * limits, if it loops; an unknown provider throws `ASYNCJOB_ERR_PROVIDER_UNKNOWN` (non-retryable).
+ */
 export function describeProvider(ctx: ActivityContext) {
   return async (input: { provider: string }): Promise<ProviderFacts> => {
-    const facts = structuredClone(ctx.providers.get(input.provider).facts);
-    return ctx.pollLoop === undefined ? facts : { ...facts, pollLoop: { ...ctx.pollLoop } };
+    const provider = ctx.providers.get(input.provider);
+    const facts = structuredClone(provider.facts);
+    const variables = declaredVariables(provider.adapter);
+    return {
+      ...facts,
+      ...(variables !== undefined ? { variables: structuredClone(variables) } : {}),
+      ...(ctx.pollLoop !== undefined ? { pollLoop: { ...ctx.pollLoop } } : {}),
+    };
   };
 }

@@ -5,7 +5,7 @@
  */
 import { type StepOutcome } from '../core/step-outcome';
 import { afterReconcile } from '../core/step';
-import { type ProviderCallInput } from './types';
+import { type StartedCallInput } from './types';
 import { assertIntent, clientReferenceOf } from './create-job';
 import { inCallFrame } from './call-frame';
 import { sendOnce, type ActivityContext } from './provider-call';
@@ -13,10 +13,10 @@ import { stageInlineResult } from './stage-inline';
 
 /** Makes the activity. */
 export function reconcileJob(ctx: ActivityContext) {
-  return async (input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<StepOutcome> => {
+  return async (input: StartedCallInput): Promise<StepOutcome> => {
     return inCallFrame(ctx, input, 'reconcile', async (record, { adapter, http }, step) => {
       // A same-token resend sends the payload again: the same C1/I2 guard as create.
-      await assertIntent(ctx, record, input.payload);
+      await assertIntent(ctx, record, input.payload, input.variables);
       const clientReference = clientReferenceOf(record);
       if (record.reconcileBy === 'resend' && adapter.reconciliationMethod !== 'same_token_resend') {
         // A lookup found no job before the create deadline: the create again, with the same token (I3).

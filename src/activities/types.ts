@@ -6,6 +6,7 @@
  */
 import type { AdapterCapabilities } from '../core/escalation';
 import type { OperationRecord } from '../core/operation';
+import type { OperationVariables, VariableDeclarations } from '../core/operation-variables';
 import type { PollPolicyInput } from '../core/policy';
 import type { PollLoopLimits } from '../core/poll-loop';
 import type { ReconciliationMethod, StepEntry } from '../core/step';
@@ -22,6 +23,8 @@ export interface ProviderFacts {
   taskQueue?: string;
   /** Status reads a short wait apart stay in one activity (`pollStatus`); absent: one activity per read. */
   pollLoop?: PollLoopLimits;
+  /** The operation variables the adapter declares (C5); absent: it declares none. */
+  variables?: VariableDeclarations;
 }
 
 /** Input of the activities that make one provider call. */
@@ -31,6 +34,13 @@ export interface ProviderCallInput {
   /** Uniform in [0, 1) from the workflow, so jitter is decided once and replayed (P2). */
   random: number;
 }
+
+/** Input of the calls that send the start request (create, reconcile): the payload and the variables as given. */
+export type StartedCallInput = ProviderCallInput & {
+  payload: Record<string, unknown>;
+  /** The variables as the caller gave them (before defaults): with the payload, what the fingerprint covers (I2). */
+  variables?: OperationVariables;
+};
 
 /** The activities of asyncjob. */
 export interface AsyncJobActivities {
@@ -50,9 +60,9 @@ export interface AsyncJobActivities {
    */
   appendJournal(input: { state: OperationRecord; entries: StepEntry[] }): Promise<StepOutcome>;
   /** Sends the create request (same token on every attempt, I3) and applies `afterCreate`. */
-  createJob(input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<StepOutcome>;
+  createJob(input: StartedCallInput): Promise<StepOutcome>;
   /** Reconciles an ambiguous create by the adapter's method (U2) and applies `afterReconcile`. */
-  reconcileJob(input: ProviderCallInput & { payload: Record<string, unknown> }): Promise<StepOutcome>;
+  reconcileJob(input: StartedCallInput): Promise<StepOutcome>;
   /** Sends one status request and applies `afterStatus` (P1-P8, T3). */
   readStatus(input: ProviderCallInput): Promise<StepOutcome>;
   /**

@@ -59,6 +59,11 @@ export const ERROR_CODES = {
   ASYNCJOB_ERR_INTERNAL: row(EXIT.internal, RETRYABLE, 'an unexpected error; the server logged it, --verbose shows it'),
   // The client: starting, reading and answering operations.
   ASYNCJOB_ERR_INVALID_INPUT: row(EXIT.usage, FINAL, 'the input failed validation; the issues name every field'),
+  ASYNCJOB_ERR_INVALID_VARIABLE: row(
+    EXIT.usage,
+    FINAL,
+    "an operation variable does not fit the adapter's declarations; each variable named, nothing sent",
+  ),
   ASYNCJOB_ERR_PROVIDER_UNSERVED: row(EXIT.usage, RETRYABLE, 'no worker serves this provider; nothing was started'),
   ASYNCJOB_ERR_FINGERPRINT_MISMATCH: row(
     EXIT.refused,

@@ -15,6 +15,18 @@ export function requestFingerprint(request: unknown): string {
   return `sha256:${sha256HexOfText(canonicalJson(request))}`;
 }
 
+/**
+ * The fingerprint of a start request (I2): of its payload alone when it gives no operation variables, else of the
+ * pair `[payload, variables]`. A payload is always a JSON object, so the pair (an array) never fingerprints like
+ * any payload, and a start without variables keeps the fingerprint it always had. The variables are taken as
+ * given, before the adapter's defaults: giving a default's value and leaving it out are different requests.
+ */
+export function startFingerprint(payload: Record<string, unknown>, variables?: Record<string, string>): string {
+  return variables === undefined || Object.keys(variables).length === 0
+    ? requestFingerprint(payload)
+    : requestFingerprint([payload, variables]);
+}
+
 /** The result of {@link newIdempotencyToken}. */
 export type TokenResult =
   { kind: 'ok'; token: string } | { kind: 'refused'; code: 'ASYNCJOB_ERR_INSUFFICIENT_ENTROPY'; message: string };

@@ -7,6 +7,7 @@
  */
 import { type Decision, type OpenEscalation } from './escalation';
 import { type Observation } from './observation';
+import { type VariableIssue } from './operation-variables';
 import { type ResultSummary } from './operation';
 
 /** What every event carries besides its evidence. */
@@ -73,6 +74,8 @@ export type OperationEvent =
   | AnsweredEvent<'remote_cancelled'>
   /** X3: the cancel deadline has passed (the time is the evidence). */
   | (EventFrame & { type: 'cancel_deadline_reached' })
+  /** C5: the operation variables do not fit the adapter's declarations; nothing was sent. */
+  | (EventFrame & { type: 'variables_refused'; issues: readonly VariableIssue[] })
   /** E1: automation stops and a person decides. */
   | (EventFrame & { type: 'escalate'; escalation: OpenEscalation })
   /** A1, A2: a person's decision on the open escalation. */

@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import { openEscalationSchema } from './escalation';
-import { requestFingerprint } from './fingerprint';
+import { startFingerprint } from './fingerprint';
 import {
   actorSchema,
   localStateSchema,
@@ -25,6 +25,7 @@ import {
 import { MAX_URL_CHARS, createUrlsSchema, remoteStateCategorySchema, resultReferenceSchema } from './observation';
 import { pollPolicySchema } from './policy';
 import { lazySchema } from './lazy-schema';
+import { MAX_VARIABLE_VALUE_CHARS, MAX_VARIABLES } from './operation-variables';
 import { idSchema, validateStartRequest, type StartRequestIssue } from './start-request';
 
 export * from './start-request';
@@ -194,6 +195,21 @@ export const operationRecordSchema = lazySchema(() =>
     provider: idSchema,
     clientReference: idSchema.optional(),
     requestFingerprint: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+    /**
+     * The operation variables (C5): as given until the adapter's declarations are read, then with its defaults
+     * applied. In history and the store, so never a secret. Absent when there are none.
+     */
+    variables: z.record(z.string(), z.string().max(MAX_VARIABLE_VALUE_CHARS)).optional(),
+    /** Why the operation was refused before any request was sent (C5): the stable code and every issue. */
+    refusal: z
+      .object({
+        code: z.literal('ASYNCJOB_ERR_INVALID_VARIABLE'),
+        issues: z
+          .array(z.object({ path: z.string().max(100), message: z.string().max(2000) }))
+          .min(1)
+          .max(2 * MAX_VARIABLES),
+      })
+      .optional(),
     /** The idempotency token (I1): not a secret, but never the trace ID (I4). */
     idempotencyToken: z.string().min(22).max(200),
     traceId: z.string().min(1).max(200),
@@ -286,7 +302,8 @@ export function newOperationRecord(input: {
     operationId: req.operationId,
     provider: req.provider,
     ...(req.clientReference !== undefined ? { clientReference: req.clientReference } : {}),
-    requestFingerprint: requestFingerprint(req.payload),
+    requestFingerprint: startFingerprint(req.payload, req.variables),
+    ...(req.variables !== undefined && Object.keys(req.variables).length > 0 ? { variables: req.variables } : {}),
     idempotencyToken: input.idempotencyToken,
     traceId: input.traceId,
     createdAtMs: input.nowMs,

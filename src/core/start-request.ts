@@ -1,11 +1,12 @@
 /**
  * What a caller gives to start an operation, and the check the client and the workflow both run on it (C1, U4):
- * identifier grammar, payload size, actors, policy bounds, and the deadlines' order. Pure.
+ * identifier grammar, payload size, variables' grammar, actors, policy bounds, and the deadlines' order. Pure.
  */
 import { z } from 'zod';
 import { canonicalJson } from './canonical-json';
 import { actorSchema } from './journal';
 import { lazySchema } from './lazy-schema';
+import { startVariablesSchema } from './operation-variables';
 import { pollPolicySchema } from './policy';
 
 /**
@@ -53,6 +54,12 @@ export const startRequestSchema = lazySchema(() =>
           ctx.addIssue({ code: 'custom', message: `larger than ${MAX_PAYLOAD_CHARS} characters as canonical JSON` });
       }),
       clientReference: idSchema.optional(),
+      /**
+       * Operation variables for the adapter's request templates: name to value, checked here for their grammar
+       * and against the adapter's declarations once those are known. Recorded in history and the store: never a
+       * secret.
+       */
+      variables: startVariablesSchema.optional(),
       startedBy: actorSchema,
       authorisedBy: actorSchema,
       createDeadline: deadlineInputSchema,
@@ -108,7 +115,7 @@ function deadlineIssues(
 
 /**
  * Checks a start request as the workflow will (C1, U4): the schema (operation ID and provider grammar, payload
- * size, actors, policy bounds, no unknown field), then the deadlines: both in the future (a duration counts from
+ * size, the variables' grammar, actors, policy bounds, no unknown field), then the deadlines: both in the future (a duration counts from
  * `nowMs`) and the result deadline not before the create deadline. Names every bad field at once. The client
  * runs it before starting anything; {@link newOperationRecord} runs it again inside the workflow. Pure.
  */

@@ -79,6 +79,8 @@ export function operationSummary(record: OperationRecord): {
   remoteState?: string;
   /** The provider's last error code and message (a failed job, a refused request). */
   providerError?: { code?: string; message?: string };
+  /** Why the operation was refused before anything was sent (C5): its code and every issue. */
+  refusal?: NonNullable<OperationRecord['refusal']>;
   result: ResultSummary | null;
   escalation: { reason: EscalationReason; text: string } | null;
   statusRequestsUsed: number;
@@ -92,6 +94,7 @@ export function operationSummary(record: OperationRecord): {
     ...(record.remote.statusUrl !== undefined ? { pollUrl: record.remote.statusUrl } : {}),
     ...(record.remote.state !== undefined ? { remoteState: record.remote.state } : {}),
     ...(record.remote.lastError !== undefined ? { providerError: record.remote.lastError } : {}),
+    ...(record.refusal !== undefined ? { refusal: record.refusal } : {}),
     result: record.result,
     escalation: record.escalation
       ? { reason: record.escalation.reason, text: renderEscalation(record.escalation) }

@@ -99,6 +99,9 @@ const CHECKS: Record<Exclude<EvidenceKind, TypedEvidence>, (facts: EvidenceFacts
     record.deadlines.cancelDeadlineMs !== undefined && nowMs >= record.deadlines.cancelDeadlineMs,
   collect_failure: ({ observation }) => observation?.action === 'collect' && !is2xx(observation),
   invalid_result: ({ event }) => event.type === 'result_invalid' && event.result.validation === 'invalid',
+  // Refused before anything reached the provider: no create request was ever reserved.
+  variable_issues: ({ event, record }) =>
+    event.type === 'variables_refused' && event.issues.length > 0 && record.used.createAttempts === 0,
   // The escalation's text carries provider words (state, error) whose bounds its type does not state.
   escalation: ({ event }) => event.type === 'escalate' && openEscalationSchema.safeParse(event.escalation).success,
   decision: ({ event, record, nowMs, to }) =>

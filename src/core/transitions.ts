@@ -6,7 +6,8 @@
  * Some arrows exist only because a rule needs them, each documented in {@link TRANSITIONS}:
  * `create_pending -> result_collecting` (C3, a synchronous success), and from `escalated` the decisions
  * `-> cancelling` (extend while a cancel already sent awaits confirmation, X3: never cancel twice),
- * `-> result_collecting` (accept_result / retry_collect, A1) and `-> reconciliation` (retry_create_same_token, U2).
+ * `-> result_collecting` (accept_result / retry_collect, A1) and `-> reconciliation` (retry_create_same_token, U2),
+ * and `create_pending -> failed` on operation variables the adapter refuses, before anything is sent (C5).
  */
 import { decisionEffects } from './decision-effects';
 import { localStateSchema, type LocalState } from './journal';
@@ -64,6 +65,8 @@ export type EvidenceKind =
   | 'collect_failure'
   /** A result summary with validation `invalid` (R4). */
   | 'invalid_result'
+  /** Problems with the operation variables, found before any create request was reserved (C5). */
+  | 'variable_issues'
   /** A well-formed escalation (E1, E2). */
   | 'escalation'
   /** A decision valid against the open escalation, leading to this target (A2). */
@@ -100,6 +103,7 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   arrow(['create_pending'], 'create_accepted', 'accepted', ['create_answer_with_job_id'], 'remote', 'C2'),
   arrow(['create_pending'], 'create_succeeded_sync', 'result_collecting', ['sync_success'], 'remote', 'C3'),
   arrow(['create_pending'], 'create_ambiguous', 'create_unknown', ['ambiguous_create'], 'local', 'U1'),
+  arrow(['create_pending'], 'variables_refused', 'failed', ['variable_issues'], 'local', 'C5'),
   arrow(['create_unknown'], 'reconciliation_started', 'reconciliation', ['reconcile_method'], 'local', 'U2'),
   arrow(['reconciliation'], 'reconciliation_matched', 'accepted', ['reconciliation_match'], 'remote', 'U2'),
   arrow(['reconciliation'], 'reconciliation_no_job', 'failed', ['reconciliation_no_job'], 'remote', 'U2'),
@@ -233,6 +237,8 @@ function applyEffects(
       };
     case 'cancel_sent':
       return record.cancel === null ? next : { ...next, cancel: { ...record.cancel, sentAtMs: nowMs } };
+    case 'variables_refused':
+      return { ...next, refusal: { code: 'ASYNCJOB_ERR_INVALID_VARIABLE', issues: [...event.issues] }, schedule: {} };
     case 'escalate':
       return { ...next, escalation: event.escalation, schedule: {} };
     case 'decide':

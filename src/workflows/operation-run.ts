@@ -32,6 +32,7 @@ import {
   type StepResult,
 } from '../core/step';
 import { foldOutcome, outcomeOfRecord, withoutTails, type StepOutcome } from '../core/step-outcome';
+import { refuseVariables, settleVariables } from '../core/step-variables';
 import { localDescribe, localStore, providerActivities, providerCallOptions } from './activity-options';
 import type { AsyncJobWorkflow } from './async-job-workflow';
 import { handleMessage } from './message-steps';
@@ -116,7 +117,11 @@ export class OperationRun {
     }
   }
 
-  /** Reads the provider's facts and records the intent (C1), once per operation. */
+  /**
+   * Reads the provider's facts and records the intent (C1), once per operation. The variables are checked against
+   * the adapter's declarations before the intent (C5): the intent records them with defaults applied, or records
+   * the operation and its refusal, and nothing is sent.
+   */
   private async prepare(): Promise<ProviderFacts> {
     if (!this.facts) {
       this.facts = await localDescribe({ provider: this.input.request.provider });
@@ -124,7 +129,11 @@ export class OperationRun {
       if (this.facts.policy && !this.carried) this.record = this.newRecord(this.facts.policy);
     }
     if (!this.carried) {
+      const settled = settleVariables(this.record, this.facts.variables, this.input.request.variables);
+      if (settled.kind === 'ok') this.record = settled.record;
       this.record = foldOutcome(this.record, await localStore.recordIntent(outcomeOfRecord(this.record)));
+      if (settled.kind === 'refused')
+        await this.commit(refuseVariables(this.record, settled.issues, this.stepContext()));
     }
     return this.facts;
   }
@@ -183,7 +192,7 @@ export class OperationRun {
     const attempt = this.record.used.createAttempts;
     await this.callProvider('create', facts, (provider, options) =>
       provider.createJob.executeWithOptions({ ...options, summary: `create (attempt ${attempt})` }, [
-        { ...this.callInput(), payload: this.input.request.payload },
+        this.startedCallInput(),
       ]),
     );
   }
@@ -192,9 +201,7 @@ export class OperationRun {
     if (reservesCreateAttempt && !(await this.reserveCreateAttempt())) return;
     const summary = `reconcile ${this.record.operationId}`;
     await this.callProvider('reconcile', facts, (provider, options) =>
-      provider.reconcileJob.executeWithOptions({ ...options, summary }, [
-        { ...this.callInput(), payload: this.input.request.payload },
-      ]),
+      provider.reconcileJob.executeWithOptions({ ...options, summary }, [this.startedCallInput()]),
     );
   }
 
@@ -264,6 +271,12 @@ export class OperationRun {
     if (this.record.schedule.reservedAtMs === undefined) return;
     log.warn('status loop ended without an outcome; planned again', { error: message });
     await this.commit(afterActivityFailure(this.record, 'status', message, this.stepContext()));
+  }
+
+  /** What the calls that send the start request receive: the payload and the variables as given (I2). */
+  private startedCallInput() {
+    const { payload, variables } = this.input.request;
+    return { ...this.callInput(), payload, ...(variables !== undefined ? { variables } : {}) };
   }
 
   /** What a provider call receives: the operation state without its journal tails, and a random draw. */

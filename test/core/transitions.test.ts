@@ -312,6 +312,7 @@ describe('M1: a transition without its evidence is refused, naming what is missi
       cancel_sent: true,
       remote_cancelled: true,
       cancel_deadline_reached: true,
+      variables_refused: true,
       escalate: true,
       decide: true,
     };
@@ -528,6 +529,8 @@ describe('M1 properties over random event sequences', () => {
         return { ...frame, type };
       case 'cancel_requested':
         return { ...frame, type, cancelIntent: step.withIntent ? INTENT : { ...INTENT, reason: ' ' } };
+      case 'variables_refused':
+        return { ...frame, type, issues: step.withIntent ? [{ path: 'variables.x', message: 'not declared' }] : [] };
       case 'escalate': {
         const escalation = raiseEscalation(record, step.escalationReason ?? 'unknown_state', 'random', nowMs, CAPS);
         return { ...frame, type, escalation };
@@ -596,6 +599,13 @@ describe('M1 properties over random event sequences', () => {
             case 'failed':
               if (event.type === 'reconciliation_no_job')
                 expect(now).toBeGreaterThanOrEqual(record.deadlines.createDeadlineMs);
+              else if (event.type === 'variables_refused')
+                // C5: refused before any create was reserved, naming at least one variable.
+                expect([record.localState, record.used.createAttempts, event.issues.length > 0]).toEqual([
+                  'create_pending',
+                  0,
+                  true,
+                ]);
               else if (answer?.category === 'cancelled')
                 expect(record.cancel).toBeNull(); // provider_cancelled: no cancel of ours
               else expect(['failure', 'expired']).toContain(answer?.category);
