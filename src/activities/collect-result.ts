@@ -23,6 +23,7 @@ import { withRequestSlot } from './request-pacer';
 import {
   decorateForOperation,
   httpRequestOf,
+  renewalOf,
   transportObservation,
   withProviderSession,
   type ActivityContext,
@@ -51,6 +52,7 @@ function collectObservation(adapter: ProviderAdapter, exchange: HttpDownload, tr
     receivedAtMs: exchange.receivedAtMs,
     durationMs: exchange.durationMs,
     requestsSent: 1,
+    ...renewalOf(exchange),
     httpStatus: status,
     ...(errorCategory !== undefined ? { errorCategory } : {}),
   };
@@ -83,7 +85,8 @@ function downloadInto(
       (beat) =>
         withProviderSession(ctx, adapter, record, (session) =>
           http.download(
-            { ...httpRequestOf(request, record.traceId, session), onWritten: slot.written },
+            // A result download is a read: after a 401 it may be resent once with a renewed credential (T4).
+            { ...httpRequestOf(request, record.traceId, session), onWritten: slot.written, safeToResend: true },
             async (chunk) => {
               await writer.write(chunk);
               if (writer.bytesWritten >= nextBeatBytes) {
@@ -180,7 +183,8 @@ export function collectResult(ctx: ActivityContext) {
       }
       const observation = collectObservation(adapter, exchange, truncated);
       const pages = truncated ? undefined : await followPages(ctx, adapter, http, record, stored);
-      if (pages?.kind === 'failed') return finish({ ...pages.observation, requestsSent: 1 + pages.pagesFetched }, {});
+      if (pages?.kind === 'failed')
+        return finish({ ...pages.observation, requestsSent: (observation.requestsSent ?? 1) + pages.pagesFetched }, {});
       if (pages !== undefined && pages.pagesFetched > 0) {
         // The pages' items, stored as one JSON array, are the result (R1); every page was a request (B2).
         const checked = await checkResult(
@@ -192,7 +196,7 @@ export function collectResult(ctx: ActivityContext) {
         );
         checked.problems.push(...pages.problems);
         return finish(
-          { ...observation, requestsSent: 1 + pages.pagesFetched },
+          { ...observation, requestsSent: (observation.requestsSent ?? 1) + pages.pagesFetched },
           outcomeOf(pages.stored, 'application/json', checked),
         );
       }

@@ -202,6 +202,34 @@ function answerOf(exchange: HttpExchange): ProviderAnswer {
   return answer;
 }
 
+/**
+ * T4, B2: what a request resent once after its credential was renewed adds to its observation: both requests
+ * counted, and the first answer (the provider's refusal of the credential) kept. Nothing for a request sent once.
+ */
+export function renewalOf(exchange: HttpExchange): Pick<Observation, 'requestsSent' | 'credentialRenewed'> {
+  const first = exchange.rejectedAttempt;
+  if (first === undefined) return {};
+  const requestId = first.providerRequestId?.slice(0, 500);
+  return {
+    requestsSent: 2,
+    credentialRenewed: {
+      httpStatus: first.status,
+      ...(requestId !== undefined ? { providerRequestId: requestId } : {}),
+    },
+  };
+}
+
+/**
+ * T4: whether sending this call twice cannot act twice at the provider, so a 401 may renew the credential and
+ * resend it once: reads and lookups, a create the provider recognises by its token (or an idempotent method), an
+ * idempotent cancel.
+ */
+function safeToResend(adapter: ProviderAdapter, action: Action): boolean {
+  if (action === 'create') return adapter.capabilities.sameTokenResend === true;
+  if (action === 'cancel') return adapter.cancel.supported && adapter.cancel.idempotent;
+  return action === 'status' || action === 'collect' || action === 'reconcile';
+}
+
 /** The observation of an exchange that produced no usable response: its transport outcome and category, no status. */
 export function transportObservation(action: Action, exchange: HttpExchange): Observation {
   return {
@@ -211,6 +239,7 @@ export function transportObservation(action: Action, exchange: HttpExchange): Ob
     receivedAtMs: exchange.receivedAtMs,
     durationMs: exchange.durationMs,
     requestsSent: exchange.outcome === 'refused' ? 0 : 1,
+    ...renewalOf(exchange),
     ...(exchange.errorCategory !== undefined ? { errorCategory: exchange.errorCategory } : {}),
     ...(exchange.providerRequestId !== undefined
       ? { providerRequestId: exchange.providerRequestId.slice(0, 500) }
@@ -255,13 +284,17 @@ export async function sendOnce(
   const exchange = await withRequestSlot((slot) =>
     whileHeartbeating(() =>
       withProviderSession(ctx, adapter, record, (session) =>
-        http.send({ ...httpRequestOf(request, record.traceId, session), onWritten: slot.written }),
+        http.send({
+          ...httpRequestOf(request, record.traceId, session),
+          onWritten: slot.written,
+          safeToResend: safeToResend(adapter, action),
+        }),
       ),
     ),
   );
   const observation =
     exchange.outcome === 'response'
-      ? { ...interpret(answerOf(exchange)), requestsSent: 1 }
+      ? { ...interpret(answerOf(exchange)), requestsSent: 1, ...renewalOf(exchange) }
       : transportObservation(action, exchange);
   ctx.logger.info('provider call', {
     operationId: record.operationId,
@@ -274,6 +307,7 @@ export async function sendOnce(
     errorCategory: observation.errorCategory,
     providerRequestId: exchange.providerRequestId,
     durationMs: exchange.durationMs,
+    ...(exchange.rejectedAttempt !== undefined ? { resentAfterStatus: exchange.rejectedAttempt.status } : {}),
   });
   return { exchange, observation };
 }

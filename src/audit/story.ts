@@ -93,6 +93,12 @@ function observationText(entry: JournalEntry, b: Extract<JournalEntry['body'], {
       break;
   }
   if (b.errorCategory !== undefined) parts.push(b.errorCategory);
+  if (b.credentialRenewed !== undefined) {
+    const first = b.credentialRenewed.providerRequestId;
+    parts.push(
+      `resent once after a ${b.credentialRenewed.httpStatus} with a renewed credential${first === undefined ? '' : ` (first request ${first})`}`,
+    );
+  }
   const retryAfter = header(b.headers, 'retry-after');
   if (retryAfter !== undefined) parts.push(`Retry-After ${retryAfter}`);
   if (b.remoteJobId !== undefined && b.action !== 'status') parts.push(`job ${b.remoteJobId}`);

@@ -93,6 +93,14 @@ export const transportOutcomeSchema = lazySchema(() =>
 /** A transport outcome. */
 export type TransportOutcome = z.infer<typeof transportOutcomeSchema>;
 
+/** The first answer of a request resent once after its credential was renewed (T4). */
+export const credentialRenewedSchema = lazySchema(() =>
+  z.object({
+    httpStatus: z.number().int().min(100).max(599),
+    providerRequestId: z.string().max(500).optional(),
+  }),
+);
+
 /** The first entry of every operation (C1): written before the create request is sent. */
 export const intentEntrySchema = lazySchema(() =>
   z.object({
@@ -151,6 +159,8 @@ export const observationEntrySchema = lazySchema(() =>
     /** Headers that matter (Retry-After, Location, request IDs), redacted. */
     headers: z.record(z.string(), z.string().max(8192)).optional(),
     providerRequestId: z.string().max(500).optional(),
+    /** The request was resent once after the provider refused its credential (T4): that first answer. */
+    credentialRenewed: credentialRenewedSchema.optional(),
     errorCategory: z.string().max(100).optional(),
     durationMs: z.number().nonnegative().optional(),
     remoteJobId: z.string().max(500).optional(),

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { answerSignalSchema } from './answer-policy';
-import { actionSchema, transportOutcomeSchema } from './journal';
+import { actionSchema, credentialRenewedSchema, transportOutcomeSchema } from './journal';
 import { lazySchema } from './lazy-schema';
 
 /** The longest URL recorded or followed; a longer one is refused whole, never shortened (V1). */
@@ -87,6 +87,11 @@ export const observationSchema = lazySchema(() =>
     durationMs: z.number().nonnegative().optional(),
     /** How many HTTP requests this exchange sent, counting retries done below the workflow (B2); 1 when absent. */
     requestsSent: z.number().int().min(0).max(1000).optional(),
+    /**
+     * The request was sent twice (T4): the provider refused the first attempt's credential (its answer here), the
+     * credential was renewed and the request, safe to resend, was resent once; the rest is the second exchange.
+     */
+    credentialRenewed: credentialRenewedSchema.optional(),
     httpStatus: z.number().int().min(100).max(599).optional(),
     /** A stable category for failures: `connect_refused`, `dns`, `timeout_before_send`, `timeout_after_send`, `reset`, `foreign_origin`, `body_too_large`, `http_4xx`, `http_5xx`... */
     errorCategory: z.string().max(100).optional(),

@@ -48,6 +48,7 @@ export function applyRemoteFacts(current: RemoteFacts, observation: Observation)
       atMs: observation.receivedAtMs,
       ...(observation.httpStatus !== undefined ? { httpStatus: observation.httpStatus } : {}),
       ...(observation.providerRequestId !== undefined ? { providerRequestId: observation.providerRequestId } : {}),
+      ...(observation.credentialRenewed !== undefined ? { credentialRenewed: observation.credentialRenewed } : {}),
     };
   }
   const answered =
@@ -111,6 +112,7 @@ export function recordObservation(
     ...(observation.httpStatus !== undefined ? { httpStatus: observation.httpStatus } : {}),
     ...(observation.retryAfter !== undefined ? { headers: { 'retry-after': observation.retryAfter } } : {}),
     ...(observation.providerRequestId !== undefined ? { providerRequestId: observation.providerRequestId } : {}),
+    ...(observation.credentialRenewed !== undefined ? { credentialRenewed: observation.credentialRenewed } : {}),
     ...(observation.errorCategory !== undefined ? { errorCategory: observation.errorCategory } : {}),
     ...(observation.durationMs !== undefined ? { durationMs: observation.durationMs } : {}),
     ...(observation.remoteJobId !== undefined ? { remoteJobId: observation.remoteJobId } : {}),
