@@ -1,8 +1,8 @@
 /**
  * AWS Signature Version 4 as a request authoriser (T4), signed by `@smithy/signature-v4` with
  * `@aws-crypto/sha256-js` (never a signer of our own). The signature covers the request exactly as it goes on the
- * wire: method, path, query, every header the HTTP layer sends (the `host` header included, pinned to what undici
- * sends) and the SHA-256 of the body bytes, sent as `x-amz-content-sha256`. Credentials come from the standard AWS
+ * wire: method, path, query, every header the HTTP layer sends but the trace and hop-by-hop headers AWS's own
+ * signers leave out (the `host` header included, pinned to what undici sends) and the SHA-256 of the body bytes, sent as `x-amz-content-sha256`. Credentials come from the standard AWS
  * chain at the moment of each request (`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`, then the
  * shared config and credentials files; with `profile`, that profile), cached and refreshed by the chain; a session
  * token is sent as `x-amz-security-token`, and signed.
@@ -48,6 +48,28 @@ function signable(request: OutgoingRequest) {
   };
 }
 
+/**
+ * Headers sent but never signed, as AWS's own signers leave them out (botocore's list): trace context that
+ * proxies and tracers rewrite on the way, and hop-by-hop headers. A server that verifies with AWS's rules drops
+ * them from the canonical request, so signing one is a signature it refuses.
+ */
+const UNSIGNED_HEADERS = new Set([
+  'baggage',
+  'connection',
+  'expect',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'traceparent',
+  'tracestate',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'user-agent',
+  'x-amzn-trace-id',
+]);
+
 /** Options of {@link sigV4Authoriser}. */
 interface SigV4Options {
   /** Epoch-ms clock: the signing date. */
@@ -80,7 +102,10 @@ export function sigV4Authoriser(reference: SigV4Reference, options: SigV4Options
         uriEscapePath: reference.service !== 's3',
         applyChecksum: true,
       });
-      const signed = await signer.sign(signable(request), { signingDate: new Date(options.nowMs()) });
+      const signed = await signer.sign(signable(request), {
+        signingDate: new Date(options.nowMs()),
+        unsignableHeaders: UNSIGNED_HEADERS,
+      });
       const added: Record<string, string> = {};
       for (const [name, value] of Object.entries(signed.headers)) {
         if (request.headers[name] !== value) added[name] = value;

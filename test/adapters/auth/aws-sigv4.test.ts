@@ -139,7 +139,7 @@ describe('aws-sigv4 (T4)', () => {
     const [request] = received;
     expect(request!.headers['x-amz-content-sha256']).toBe(createHash('sha256').update(getJob.body).digest('hex'));
     expect(String(request!.headers.authorization)).toMatch(
-      /SignedHeaders=content-type;host;traceparent;x-amz-content-sha256;x-amz-date;x-amz-target;x-trace-id,/,
+      /SignedHeaders=content-type;host;x-amz-content-sha256;x-amz-date;x-amz-target;x-trace-id,/,
     );
     expect(ex.request.headers.authorization).toBe('[redacted]');
     expect(ex.request.headers.host).toBe(`127.0.0.1:${new URL(origin).port}`);
