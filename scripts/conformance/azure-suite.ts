@@ -25,9 +25,13 @@ export interface SuiteOutcome {
 export interface SuiteOptions {
   only?: string[];
   temporalAddress: string;
+  /** The Temporal namespace (default `default`). */
+  namespace?: string;
   dataDir: string;
   runId: string;
   stories: boolean;
+  /** Print nothing (a test reads the outcome instead). */
+  quiet?: boolean;
 }
 
 /** The scenario names of the suite (for `--only`). */
@@ -51,6 +55,7 @@ export async function runAzureSuite(options: SuiteOptions): Promise<SuiteOutcome
     const providers = await writeScenarioAdapters(scenarios, path.join(options.dataDir, 'adapters'));
     const harness: Harness = await startAsyncjob({
       temporalAddress: options.temporalAddress,
+      ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
       providers,
       env: { AZURE_LRO_TESTSERVER_URL: server.url },
       dataDir: options.dataDir,

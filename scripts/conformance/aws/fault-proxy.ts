@@ -27,6 +27,8 @@ export interface ProxiedRequest {
   fate: 'forwarded' | 'throttled' | 'dropped';
   /** moto's HTTP status (absent when throttled). */
   status?: number;
+  /** moto's error code when it refused the request's signature or key (`SignatureDoesNotMatch`...). */
+  refusal?: string;
 }
 
 /** A running proxy. */
@@ -112,7 +114,8 @@ export async function startFaultProxy(upstreamUrl: string, plan: FaultPlan = {})
       incoming.socket.destroy();
       return;
     }
-    requests.push({ target, signed, fate: 'forwarded', status: answer.status });
+    const refusal = answer.status === 403 ? /<Code>([^<]+)<\/Code>/.exec(answer.body.toString('utf8'))?.[1] : undefined;
+    requests.push({ target, signed, fate: 'forwarded', status: answer.status, ...(refusal ? { refusal } : {}) });
     const headers = { ...answer.headers };
     delete headers['transfer-encoding'];
     headers['content-length'] = String(answer.body.length);

@@ -94,9 +94,13 @@ function judgeRequests(scenario: AwsScenario, requests: readonly ProxiedRequest[
   if (requests.length === 0) problems.push('no request reached the provider');
   const unsigned = requests.filter((r) => !r.signed);
   if (unsigned.length > 0) problems.push(`${unsigned.length} request(s) not SigV4-signed`);
-  const refused = requests.filter((r) => r.status === 403).length;
-  if (scenario.wrongSecret && refused === 0) problems.push('moto refused no request, though the secret was wrong');
-  if (!scenario.wrongSecret && refused > 0) problems.push(`moto refused ${refused} signature(s)`);
+  const refused = requests.filter((r) => r.status === 403);
+  if (scenario.wrongSecret && !refused.some((r) => r.refusal === 'SignatureDoesNotMatch'))
+    problems.push('moto refused no signature, though the secret was wrong');
+  if (!scenario.wrongSecret && refused.length > 0)
+    problems.push(
+      `moto refused ${refused.length} request(s): ${[...new Set(refused.map((r) => r.refusal))].join(', ')}`,
+    );
   for (const [fate, plan] of [
     ['throttled', scenario.faults?.throttle],
     ['dropped', scenario.faults?.dropAnswer],

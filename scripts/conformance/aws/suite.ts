@@ -10,7 +10,7 @@ import { startAsyncjob } from '../harness';
 import { MOTO_PACKAGE, MOTO_VERSION, startMoto, type MotoServer } from '../moto';
 import { PROFILES, writeAwsAdapters } from './adapters';
 import { startFaultProxy, type FaultProxy } from './fault-proxy';
-import { formatAwsTable, runAwsScenarios } from './judge';
+import { formatAwsTable, runAwsScenarios, type AwsScenarioResult } from './judge';
 import { AWS_LEFT_OUT, AWS_SCENARIOS, STATE_MACHINES, type ScenarioContext, type StateMachineName } from './scenarios';
 
 export { AWS_SCENARIO_NAMES } from './scenarios';
@@ -77,14 +77,17 @@ function useCredentialFiles(files: NodeJS.ProcessEnv): () => void {
 }
 
 /** Runs the AWS scenarios (all, or those named in `only`) and prints the table and the scenarios left out. */
-export async function runAwsSuite(options: SuiteOptions): Promise<SuiteOutcome> {
+export async function runAwsSuite(
+  options: SuiteOptions,
+): Promise<SuiteOutcome & { results: readonly AwsScenarioResult[] }> {
+  const log = options.quiet ? () => undefined : (line: string) => console.log(line);
   const scenarios =
     options.only === undefined ? AWS_SCENARIOS : AWS_SCENARIOS.filter((s) => options.only!.includes(s.name));
   const cleanups: (() => unknown)[] = [];
   try {
     const moto = await startMoto({ logFile: path.join(options.dataDir, 'moto.log') });
     cleanups.unshift(() => moto.stop());
-    console.log(`conformance aws-json: ${MOTO_PACKAGE}==${MOTO_VERSION} at ${moto.url}, signatures checked`);
+    log(`conformance aws-json: ${MOTO_PACKAGE}==${MOTO_VERSION} at ${moto.url}, signatures checked`);
     const context = await createStateMachines(moto, options.runId);
     const files = await writeCredentialFiles(moto, options.dataDir);
     cleanups.unshift(useCredentialFiles(files));
@@ -98,12 +101,13 @@ export async function runAwsSuite(options: SuiteOptions): Promise<SuiteOutcome> 
     const providers = await writeAwsAdapters(scenarios, endpoints, path.join(options.dataDir, 'adapters'));
     const harness = await startAsyncjob({
       temporalAddress: options.temporalAddress,
+      ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
       providers,
       env: files,
       dataDir: options.dataDir,
     });
     cleanups.unshift(() => harness.stop());
-    console.log(`conformance aws-json: worker serving ${providers.length} adapters; starting ${scenarios.length}`);
+    log(`conformance aws-json: worker serving ${providers.length} adapters; starting ${scenarios.length}`);
     const results = await runAwsScenarios(harness, moto, proxies, scenarios, context, { runId: options.runId });
 
     const failing = results.filter((r) => !r.pass);
@@ -113,16 +117,17 @@ export async function runAwsSuite(options: SuiteOptions): Promise<SuiteOutcome> 
       path.join(options.dataDir, 'stories.txt'),
       `${[...failing, ...results.filter((r) => r.pass)].map(story).join('\n\n')}\n`,
     );
-    if (failing.length > 0 && options.stories) console.log(`${failing.map(story).join('\n\n')}\n`);
-    console.log(formatAwsTable(results));
-    console.log('');
-    console.log(`left out (${AWS_LEFT_OUT.length}, not counted):`);
-    for (const e of AWS_LEFT_OUT) console.log(`  ${e.scenario}: ${e.reason}`);
+    if (failing.length > 0 && options.stories) log(`${failing.map(story).join('\n\n')}\n`);
+    log(formatAwsTable(results));
+    log('');
+    log(`left out (${AWS_LEFT_OUT.length}, not counted):`);
+    for (const e of AWS_LEFT_OUT) log(`  ${e.scenario}: ${e.reason}`);
     return {
       passed: results.length - failing.length,
       total: results.length,
       ok: failing.length === 0,
       keep: failing.length > 0,
+      results,
     };
   } finally {
     for (const cleanup of cleanups) await Promise.resolve(cleanup()).catch(() => undefined);
