@@ -1,7 +1,7 @@
 /**
  * AWS SigV4 on the wire: a real loopback server recomputes every signature with the same library from the request
- * it received (method, path, query, the signed headers, the body bytes) and checks the body against
- * x-amz-content-sha256, as AWS does; so a request passes only when the signature covers exactly what was sent.
+ * it received and checks the body against x-amz-content-sha256, as AWS does (`sigv4-verifier.ts`); so a request
+ * passes only when the signature covers exactly what was sent.
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -9,14 +9,13 @@ import http from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Sha256 } from '@aws-crypto/sha256-js';
-import { SignatureV4 } from '@smithy/signature-v4';
 import { request as undiciRequest } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { authoriserFor } from '../../../src/adapters/auth';
 import { type AwsCredentials } from '../../../src/adapters/auth/aws-sigv4';
 import { createHttpClient, type HttpClient, type OutgoingRequest } from '../../../src/adapters/http';
 import { type CredentialReference } from '../../../src/adapters/providers/contract';
+import { sigV4Problem, type ReceivedRequest } from './sigv4-verifier';
 
 const KEYS: AwsCredentials = {
   accessKeyId: 'AKIDEXAMPLESIGV4TEST',
@@ -30,57 +29,7 @@ const REFERENCE: CredentialReference = { scheme: 'aws-sigv4', region: REGION, se
 /** The credentials the server expects, by access key ID (AWS knows the secret and the session token it issued). */
 const known = new Map<string, AwsCredentials>();
 
-interface Received {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
-
-const received: Received[] = [];
-
-/** Why a received request's signature does not hold, or undefined when it does. */
-async function signatureProblem(request: Received): Promise<string | undefined> {
-  const authorization = String(request.headers.authorization ?? '');
-  const match =
-    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(
-      authorization,
-    );
-  if (match === null) return 'no SigV4 Authorization header';
-  const [, keyId, , region, service, signedHeaders] = match;
-  const credentials = known.get(keyId!);
-  if (credentials === undefined) return 'unknown access key';
-  if (region !== REGION || service !== SERVICE) return 'wrong scope';
-  const bodyHash = createHash('sha256').update(request.body).digest('hex');
-  if (request.headers['x-amz-content-sha256'] !== bodyHash) return 'the body does not match x-amz-content-sha256';
-  if (request.headers['x-amz-security-token'] !== credentials.sessionToken) return 'wrong session token';
-  const names = signedHeaders!.split(';');
-  if (!names.includes('host') || !names.includes('x-amz-content-sha256')) return 'host or body hash not signed';
-  const headers = Object.fromEntries(names.map((name) => [name, String(request.headers[name] ?? '')]));
-  const url = new URL(request.url, `http://${request.headers.host}`);
-  const query: Record<string, string | string[]> = {};
-  for (const [name, value] of url.searchParams) {
-    const present = query[name];
-    query[name] = present === undefined ? value : [...(Array.isArray(present) ? present : [present]), value];
-  }
-  const amzDate = String(request.headers['x-amz-date']);
-  const signingDate = new Date(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
-  const signer = new SignatureV4({ credentials, region: REGION, service: SERVICE, sha256: Sha256 });
-  const expected = await signer.sign(
-    {
-      method: request.method,
-      protocol: 'http:',
-      hostname: url.hostname,
-      port: Number(url.port),
-      path: url.pathname,
-      query,
-      headers,
-      body: request.body,
-    },
-    { signingDate },
-  );
-  return expected.headers.authorization === authorization ? undefined : 'the signature does not match';
-}
+const received: ReceivedRequest[] = [];
 
 let server: http.Server;
 let origin: string;
@@ -97,7 +46,7 @@ beforeAll(async () => {
         body: Buffer.concat(chunks),
       };
       received.push(request);
-      void signatureProblem(request).then((problem) => {
+      void sigV4Problem(request, { credentials: known, region: REGION, service: SERVICE }).then((problem) => {
         res.writeHead(problem === undefined ? 200 : 403, { 'Content-Type': 'application/x-amz-json-1.1' });
         res.end(JSON.stringify(problem === undefined ? { JobStatus: 'IN_PROGRESS' } : { message: problem }));
       });

@@ -1,8 +1,9 @@
 /**
  * T4 and T2 on a real run: operations (success, cancel, a refused credential, an escalation) driven by a worker
- * PROCESS, then the bearer token is searched for in the workflow histories, the worker's logs, the store file's
- * bytes and the audit output; and store rows edited or deleted behind the product's back are found by
- * `asyncjob audit verify`.
+ * PROCESS, with providers on every credential scheme (bearer; basic, query API key, OAuth2 client credentials and
+ * AWS SigV4 through checking gateways, `auth-gateways.ts`), then every scheme's distinctive secrets are searched
+ * for in the workflow histories, the worker's logs, the store file's bytes and the audit output; and store rows
+ * edited or deleted behind the product's back are found by `asyncjob audit verify`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,7 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQLITE_DIALECT } from '../../../src/adapters/store/sql-dialect';
 import { runAuditCommand } from '../../../src/audit/cli';
 import { AsyncJobInputError, OperationNotFoundError } from '../../../src/client';
-import { DIALECTS, SIM_TOKEN, startFaultWorld, type FaultWorld, type WorkerProcess } from './fault-harness';
+import { startAuthProviders, type AuthProviders } from './auth-gateways';
+import {
+  DIALECTS,
+  SIM_TOKEN,
+  startFaultWorld,
+  writeContract,
+  type FaultWorld,
+  type WorkerProcess,
+} from './fault-harness';
 import { eventsOfEveryRun } from '../../setup/temporal';
 
 const twoPolls = [{ state: 'running', polls: 2 }, { state: 'succeeded' }];
@@ -51,20 +60,40 @@ async function audit(argv: string[]): Promise<{ code: number; out: string }> {
 describe('T4, T2: no secret anywhere, tampering found', () => {
   let world: FaultWorld;
   let worker: WorkerProcess;
+  let auth: AuthProviders;
   const operationIds: string[] = [];
+  /** The operation on the OAuth2 provider, whose first status read is refused (401) and resent with a new token. */
+  let oauth2Operation = '';
+  /** Every scheme's distinctive secrets (the access tokens issued included, known only once the run is over). */
+  const secrets = (): string[] => [SIM_TOKEN, ...auth.secrets()];
 
   beforeAll(async () => {
     world = await startFaultWorld('security', {
       scenarios: Object.fromEntries(DIALECTS.map((d) => [d, { scripts }])) as never,
     });
-    worker = world.spawnWorker({ ASYNCJOB_LOG_LEVEL: 'debug' });
+    auth = await startAuthProviders(world.sims.rest.url, SIM_TOKEN, (scheme) =>
+      world
+        .provider('rest')
+        .replace(/^rest-/, `${scheme}-`)
+        .slice(0, 60),
+    );
+    const contracts = [
+      ...DIALECTS.map((d) => path.join(world.dataDir, `${world.provider(d)}.json`)),
+      ...auth.gateways.map((g) =>
+        writeContract(world.dataDir, 'rest', g.provider, g.url, { credential: auth.credentials[g.provider] }),
+      ),
+    ];
+    worker = world.spawnWorker({ ASYNCJOB_LOG_LEVEL: 'debug', ASYNCJOB_PROVIDERS: contracts.join(','), ...auth.env });
     await worker.ready;
+    await world.client.waitForWorkers(auth.gateways.map((g) => g.provider));
     const policy = { baseDelayMs: 20, maxDelayMs: 100, notFoundWindowMs: 2_000, decisionDeadlineMs: 300 };
     const requests = [
       ...DIALECTS.map((d) => world.request(d, { script: 'plain', policy })),
       world.request('rest', { script: 'denied', policy }),
       world.request('lro', { script: 'review', policy }),
+      ...auth.gateways.map((g) => ({ ...world.request('rest', { script: 'plain', policy }), provider: g.provider })),
     ];
+    oauth2Operation = requests.find((r) => r.provider.startsWith('oauth2-'))!.operationId;
     await Promise.all(requests.map((r) => world.client.start(r)));
     const cancel = world.request('operation-location', { script: 'cancel', policy });
     await world.client.start(cancel);
@@ -78,27 +107,31 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
       'succeeded',
       'escalated',
       'escalated',
+      ...auth.gateways.map(() => 'succeeded'),
       'cancelled',
     ]);
     operationIds.push(...requests.map((r) => r.operationId));
   });
-  afterAll(async () => world?.stop());
+  afterAll(async () => {
+    await world?.stop();
+    await auth?.close();
+  });
 
-  it('T4: the bearer token is not in any workflow history (fetched and decoded)', async () => {
+  it('T4: no secret of any scheme is in any workflow history (fetched and decoded)', async () => {
     for (const operationId of operationIds) {
       // Every run: a secret carried across a continue-as-new would be in the later run's input.
       const text = searchableJson(await eventsOfEveryRun(world.temporal, operationId));
       expect(text).toContain(operationId);
-      expect(text).not.toContain(SIM_TOKEN);
+      for (const secret of secrets()) expect(text).not.toContain(secret);
     }
   });
 
-  it('T4: the bearer token is not in the worker process logs at debug level', () => {
+  it('T4: no secret of any scheme is in the worker process logs at debug level', () => {
     expect(worker.logs()).toContain('asyncjob worker');
-    expect(worker.logs()).not.toContain(SIM_TOKEN);
+    for (const secret of secrets()) expect(worker.logs()).not.toContain(secret);
   });
 
-  it('T4: the bearer token is not in the bytes of the store files (database and write-ahead log)', () => {
+  it('T4: no secret of any scheme is in the bytes of the store files (database and write-ahead log)', () => {
     const files = readdirSync(path.dirname(world.storeFile)).filter((f) =>
       f.startsWith(path.basename(world.storeFile)),
     );
@@ -106,10 +139,10 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
     let all = Buffer.alloc(0);
     for (const f of files) all = Buffer.concat([all, readFileSync(path.join(path.dirname(world.storeFile), f))]);
     expect(all.includes(Buffer.from(operationIds[0]!))).toBe(true);
-    expect(all.includes(Buffer.from(SIM_TOKEN))).toBe(false);
+    for (const secret of secrets()) expect(all.includes(Buffer.from(secret)), secret.slice(0, 8)).toBe(false);
   });
 
-  it('T4: the bearer token is not in `audit show` output, text or JSON', async () => {
+  it('T4: no secret of any scheme is in `audit show` output, text or JSON', async () => {
     for (const operationId of operationIds) {
       for (const json of [false, true]) {
         const { code, out } = await audit([
@@ -121,9 +154,24 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
         ]);
         expect(code).toBe(0);
         expect(out).toContain(operationId);
-        expect(out).not.toContain(SIM_TOKEN);
+        for (const secret of secrets()) expect(out).not.toContain(secret);
       }
     }
+  });
+
+  it('T4: each scheme reached its provider with a good credential; the refused OAuth2 token was renewed and the read resent once, on the record', async () => {
+    for (const gateway of auth.gateways) {
+      expect(gateway.verdicts.length, gateway.provider).toBeGreaterThan(2);
+      const refused = gateway.verdicts.filter((v) => v === 'refused').length;
+      expect(refused, gateway.provider).toBe(gateway.provider.startsWith('oauth2-') ? 1 : 0);
+    }
+    expect(auth.revokedTokens.size).toBe(1);
+    const renewed = (await world.store.entries(oauth2Operation))
+      .map((e) => e.entry.body)
+      .filter((b) => b.kind === 'observation' && b.credentialRenewed !== undefined);
+    expect(renewed).toEqual([expect.objectContaining({ action: 'status', credentialRenewed: { httpStatus: 401 } })]);
+    const { out } = await audit(['show', oauth2Operation, '--store', `sqlite:${world.storeFile}`]);
+    expect(out).toContain('resent once after a 401 with a renewed credential');
   });
 
   it('T4: every provider request carried the credential to its own origin only, and never a wrong one', () => {
