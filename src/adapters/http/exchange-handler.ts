@@ -27,7 +27,14 @@ import {
   type HttpErrorCategory,
 } from './exchange';
 import { redactHeaders, redactText, type RedactionRules } from './redact';
-import { announcedLength, decodeBody, headerLists, providerRequestIdOf, type BodyMode } from './response-body';
+import {
+  announcedLength,
+  decodeBody,
+  headerLists,
+  providerRequestIdOf,
+  type BodyMode,
+  type BodyReading,
+} from './response-body';
 
 /** The diagnostics channel on which every request written to a provider is published ({@link RequestWrittenMessage}). */
 export const REQUEST_WRITTEN_CHANNEL = 'asyncjob:http:request-written';
@@ -59,6 +66,8 @@ export interface ExchangeSettings {
   readonly onSetCookies?: ((values: readonly string[]) => void) | undefined;
   /** Receives the send instant ({@link RequestWrittenMessage.writtenAtMs}). */
   readonly onWritten?: ((writtenAtMs: number) => void) | undefined;
+  /** V6: how a body read into memory is decoded. */
+  readonly reading?: BodyReading;
 }
 
 const PHASES: readonly ExchangePhase[] = ['connecting', 'writing_request', 'awaiting_headers', 'reading_body'];
@@ -251,7 +260,12 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
     }
     const body = this.streaming
       ? {}
-      : decodeBody(Buffer.concat(this.chunks), this.headers['content-type']?.[0], this.settings.rules);
+      : decodeBody(
+          Buffer.concat(this.chunks),
+          this.headers['content-type']?.[0],
+          this.settings.rules,
+          this.settings.reading,
+        );
     this.settle(() =>
       this.resolveResult({
         ...common,

@@ -197,6 +197,7 @@ class ProviderCalls {
       requestIdHeaders: this.opts.requestIdHeaders,
       onSetCookies: cookieReceiver(request.session, url),
       onWritten: request.onWritten,
+      reading: { format: request.answerFormat, jsonContentTypes: this.opts.jsonContentTypes },
     });
     this.dispatch(`${wireUrl.pathname}${wireUrl.search}`, prepared, wireHeaders, handler);
     const recorded = {

@@ -46,6 +46,11 @@ export interface HttpRequest {
    * credential and the request be resent, once (T4); the exchange then says so (`rejectedAttempt`).
    */
   readonly safeToResend?: boolean;
+  /**
+   * V6: how the answer's body is read: `json` parses it whatever its content type, `text` and `binary` never parse
+   * it; absent, it is JSON when its content type says so (or is one of the client's `jsonContentTypes`).
+   */
+  readonly answerFormat?: 'json' | 'text' | 'binary';
 }
 
 /** Where a request goes: a URL on the provider's origin, or why nothing may be sent. */

@@ -38,6 +38,8 @@ export interface HttpClientOptions {
   readonly userAgent?: string;
   /** Response headers holding the provider's request ID, first present wins. Default `x-request-id`, `x-ms-request-id`, `request-id`. */
   readonly requestIdHeaders?: readonly string[];
+  /** V6: media types read as JSON besides none, `application/json`, `*+json` and `text/json` (`application/x-amz-json-1.1`). */
+  readonly jsonContentTypes?: readonly string[];
   /** Epoch-ms clock for `startedAtMs`/`receivedAtMs` (tests). Default `Date.now`. */
   readonly nowMs?: () => number;
 }
@@ -92,6 +94,10 @@ const optionsSchema = z
       .default({}),
     userAgent: z.string().min(1).max(500).regex(HEADER_VALUE, 'must be a valid header value').default('asyncjob/0.1'),
     requestIdHeaders: names.min(1).default(['x-request-id', 'x-ms-request-id', 'request-id']),
+    jsonContentTypes: z
+      .array(z.string().regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/, 'a lower-case media type'))
+      .max(20)
+      .default([]),
     nowMs: z.custom<() => number>((v) => typeof v === 'function', 'must be a function').default(() => () => Date.now()),
   })
   .strict()

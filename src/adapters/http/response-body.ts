@@ -56,22 +56,43 @@ export function providerRequestIdOf(
   return undefined;
 }
 
-function isJsonContentType(contentType: string | undefined): boolean {
-  if (contentType === undefined) return true;
-  const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
-  return mediaType === 'application/json' || mediaType.endsWith('+json') || mediaType === 'text/json';
+/**
+ * How an answer's body is read (V6): `json` parses it whatever its content type; `text` and `binary` never parse
+ * it. Absent: JSON when its content type is none, `application/json`, `*+json`, `text/json` or one of
+ * `jsonContentTypes` (lower-case media types, no parameters).
+ */
+export interface BodyReading {
+  readonly format?: 'json' | 'text' | 'binary';
+  readonly jsonContentTypes?: readonly string[];
 }
 
-/** A read body as redacted text and, when its content type is JSON (or absent) and it parses, redacted JSON. */
+function isJsonContentType(contentType: string | undefined, jsonContentTypes: readonly string[]): boolean {
+  if (contentType === undefined) return true;
+  const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
+  return (
+    mediaType === 'application/json' ||
+    mediaType.endsWith('+json') ||
+    mediaType === 'text/json' ||
+    jsonContentTypes.includes(mediaType)
+  );
+}
+
+/**
+ * A read body as redacted text and, when it is to be read as JSON (see {@link BodyReading}) and parses, redacted
+ * JSON; `bodyParseError` says why a body to be read as JSON is not, or that its content type is not JSON. A
+ * `text` or `binary` body is only text. The JSON is parsed from the bytes, then redacted field by field.
+ */
 export function decodeBody(
   bytes: Buffer,
   contentType: string | undefined,
   rules: RedactionRules,
+  reading: BodyReading = {},
 ): { bodyText?: string; bodyJson?: unknown; bodyParseError?: string } {
   if (bytes.length === 0) return {};
   const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
   const bodyText = redactText(text, rules);
-  if (!isJsonContentType(contentType)) {
+  if (reading.format === 'text' || reading.format === 'binary') return { bodyText };
+  if (reading.format !== 'json' && !isJsonContentType(contentType, reading.jsonContentTypes ?? [])) {
     return { bodyText, bodyParseError: `the content type ${contentType ?? ''} is not JSON` };
   }
   try {
