@@ -1,7 +1,8 @@
 /**
  * Paged results collected whole (R1, V2): a result whose first page (downloaded, or staged inline) names a next
- * page (`nextLink`) has every following page fetched, on the provider's origin only, and the items of all pages
- * are stored as one JSON array that is then validated like any result. Every page is a request of the collect
+ * page (a `nextLink` URL, fetched on the provider's origin only; or a `NextToken`, sent back by the result request
+ * as `{nextToken}`) has every following page fetched, and the items of all pages are stored as one JSON array
+ * that is then validated like any result. Every page is a request of the collect
  * step (B2: `requestsSent` counts them); a page that fails ends the step with that page's observation.
  */
 import { answerSignal, httpErrorCategory } from '../adapters/providers/answer-signal';
@@ -11,7 +12,7 @@ import { type StoredArtifact } from '../adapters/artifacts/artifact-store';
 import { type Observation } from '../core/observation';
 import { type OperationRecord } from '../core/operation';
 import { AsyncJobError } from '../core/errors';
-import { sendOnce, type ActivityContext } from './provider-call';
+import { requestFactsOf, sendOnce, type ActivityContext } from './provider-call';
 import { readArtifact } from './result-checks';
 
 /** The outcome of following the pages. */
@@ -19,9 +20,12 @@ export type PagesOutcome =
   | { kind: 'whole'; stored: StoredArtifact; pagesFetched: number; problems: string[] }
   | { kind: 'failed'; observation: Observation; pagesFetched: number };
 
-function pageOf(document: unknown, itemsField: string, nextLinkField: string): { items?: unknown[]; next?: string } {
-  const items = readField(document, itemsField);
-  const next = readField(document, nextLinkField);
+/** Where a page names the next one: its URL, or its token. */
+type Paging = { itemsField: string; nextLinkField?: string; nextTokenField?: string };
+
+function pageOf(document: unknown, paging: Paging): { items?: unknown[]; next?: string } {
+  const items = readField(document, paging.itemsField);
+  const next = readField(document, paging.nextTokenField ?? paging.nextLinkField ?? '');
   return {
     ...(items.found && Array.isArray(items.value) ? { items: items.value } : {}),
     ...(next.found && typeof next.value === 'string' && next.value !== '' ? { next: next.value } : {}),
@@ -48,7 +52,7 @@ export async function followPages(
   } catch {
     return unchanged; // not JSON: the checks say so
   }
-  let page = pageOf(document, paging.itemsField, paging.nextLinkField);
+  let page = pageOf(document, paging);
   if (page.next === undefined) return unchanged;
   const items: unknown[] = [...(page.items ?? [])];
   const problems = page.items === undefined ? [`the first page has no ${paging.itemsField} list`] : [];
@@ -57,12 +61,19 @@ export async function followPages(
   while (page.next !== undefined) {
     if (pagesFetched + 1 >= paging.maxPages || seen.has(page.next)) {
       problems.push(
-        `paging stopped after ${pagesFetched + 1} pages (${seen.has(page.next) ? 'a nextLink repeated' : `maxPages ${paging.maxPages}`}); later pages are missing`,
+        `paging stopped after ${pagesFetched + 1} pages (${seen.has(page.next) ? 'a next page repeated' : `maxPages ${paging.maxPages}`}); later pages are missing`,
       );
       break;
     }
     seen.add(page.next);
-    const built = adapter.buildResultRequest({ resultUrl: page.next });
+    const built =
+      paging.nextTokenField === undefined
+        ? adapter.buildResultRequest({ resultUrl: page.next })
+        : adapter.buildResultRequest({
+            ...requestFactsOf(record, ctx.clock()),
+            ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
+            nextToken: page.next,
+          });
     const { observation } = await sendOnce(ctx, http, adapter, 'collect', built, record, (answer) => {
       const json = answer.bodyJson !== undefined && answer.bodyParseError === undefined;
       const facts = {
@@ -71,7 +82,7 @@ export async function followPages(
         ...(json ? {} : { parseProblem: 'the page is not JSON' }),
       };
       const signal = answerSignal(facts);
-      page = signal === 'ok' ? pageOf(answer.bodyJson, paging.itemsField, paging.nextLinkField) : {};
+      page = signal === 'ok' ? pageOf(answer.bodyJson, paging) : {};
       const errorCategory = signal === 'unreadable' ? 'unreadable_page' : httpErrorCategory(answer.status);
       return {
         action: 'collect',

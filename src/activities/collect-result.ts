@@ -24,6 +24,7 @@ import {
   decorateForOperation,
   httpRequestOf,
   renewalOf,
+  requestFactsOf,
   transportObservation,
   withProviderSession,
   type ActivityContext,
@@ -143,7 +144,9 @@ export function collectResult(ctx: ActivityContext) {
         adapter,
         record,
         adapter.buildResultRequest({
+          ...requestFactsOf(record, ctx.clock()),
           ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
+          ...(record.remote.statusUrl !== undefined ? { statusUrl: record.remote.statusUrl } : {}),
           ...(record.remote.resultReference?.url !== undefined ? { resultUrl: record.remote.resultReference.url } : {}),
         }),
       );

@@ -11,7 +11,7 @@ import { afterCreate } from '../core/step';
 import { type StartedCallInput } from './types';
 import { AsyncJobError } from '../core/errors';
 import { inCallFrame } from './call-frame';
-import { sendOnce, type ActivityContext } from './provider-call';
+import { requestFactsOf, sendOnce, type ActivityContext } from './provider-call';
 import { recordedIntent } from './record-intent';
 import { stageInlineResult } from './stage-inline';
 
@@ -57,6 +57,7 @@ export function createJob(ctx: ActivityContext) {
     return inCallFrame(ctx, input, 'create', async (record, { adapter, http }, step) => {
       await assertIntent(ctx, record, input.payload, input.variables);
       const built = adapter.buildCreateRequest({
+        ...requestFactsOf(record, ctx.clock()),
         payload: input.payload,
         token: record.idempotencyToken,
         clientReference: clientReferenceOf(record),

@@ -26,6 +26,7 @@ import {
   type ProviderAnswer,
   type ProviderRequest,
   type BuildResult,
+  type RequestFacts,
 } from '../adapters/providers';
 import { answerSignal } from '../adapters/providers/answer-signal';
 import { decorateBuilt, type OperationFacts } from '../adapters/providers/decorate';
@@ -110,6 +111,7 @@ export function httpRequestOf(
   url: string;
   headers: Record<string, string>;
   json?: unknown;
+  body?: string;
   traceId: string;
   session?: HttpSession;
 } {
@@ -118,6 +120,7 @@ export function httpRequestOf(
     url: request.url,
     headers: request.headers,
     ...(request.json !== undefined ? { json: request.json } : {}),
+    ...(request.body !== undefined ? { body: request.body } : {}),
     traceId,
     ...(session !== undefined ? { session } : {}),
   };
@@ -133,6 +136,11 @@ function operationFacts(record: OperationRecord, nowMs: number): OperationFacts 
     nowMs,
     firstSentAtMs: record.createdAtMs,
   };
+}
+
+/** What a call's request template may name of the operation (`{token}`, `{operationId}`...), for the builders. */
+export function requestFactsOf(record: OperationRecord, nowMs: number): RequestFacts {
+  return operationFacts(record, nowMs);
 }
 
 /**

@@ -11,7 +11,7 @@ import { afterStatus, type StepContext, type StepResult } from '../core/step';
 import { effectiveDeadlineMs } from '../core/wait-planner';
 import { type ProviderCallInput } from './types';
 import { inCallFrame } from './call-frame';
-import { sendOnce, type ActivityContext } from './provider-call';
+import { requestFactsOf, sendOnce, type ActivityContext } from './provider-call';
 import { stageInlineResult } from './stage-inline';
 
 /** What interpreting a status answer needs from the record: the job, its poll URL and reading, the create's URLs (V1, V2). */
@@ -50,6 +50,7 @@ export async function sendStatusRead(
     return afterStatus(record, notSent, { ...step, nowMs });
   }
   const built = adapter.buildStatusRequest({
+    ...requestFactsOf(record, nowMs),
     ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
     ...(record.remote.statusUrl !== undefined ? { statusUrl: record.remote.statusUrl } : {}),
   });

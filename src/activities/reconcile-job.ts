@@ -8,7 +8,7 @@ import { afterReconcile } from '../core/step';
 import { type StartedCallInput } from './types';
 import { assertIntent, clientReferenceOf } from './create-job';
 import { inCallFrame } from './call-frame';
-import { sendOnce, type ActivityContext } from './provider-call';
+import { requestFactsOf, sendOnce, type ActivityContext } from './provider-call';
 import { stageInlineResult } from './stage-inline';
 
 /** Makes the activity. */
@@ -21,6 +21,7 @@ export function reconcileJob(ctx: ActivityContext) {
       if (record.reconcileBy === 'resend' && adapter.reconciliationMethod !== 'same_token_resend') {
         // A lookup found no job before the create deadline: the create again, with the same token (I3).
         const resend = adapter.buildCreateRequest({
+          ...requestFactsOf(record, ctx.clock()),
           payload: input.payload,
           token: record.idempotencyToken,
           clientReference,
@@ -35,6 +36,7 @@ export function reconcileJob(ctx: ActivityContext) {
         return afterReconcile(record, await stageInlineResult(ctx, record, observation), step);
       }
       const built = adapter.buildReconcileRequest({
+        ...requestFactsOf(record, ctx.clock()),
         payload: input.payload,
         token: record.idempotencyToken,
         clientReference,

@@ -6,7 +6,7 @@ import { type StepOutcome } from '../core/step-outcome';
 import { afterCancel } from '../core/step';
 import { type ProviderCallInput } from './types';
 import { inCallFrame } from './call-frame';
-import { sendOnce, type ActivityContext } from './provider-call';
+import { requestFactsOf, sendOnce, type ActivityContext } from './provider-call';
 
 /** Makes the activity. */
 export function requestCancel(ctx: ActivityContext) {
@@ -19,7 +19,11 @@ export function requestCancel(ctx: ActivityContext) {
               errorCategory: 'missing_input',
               problem: 'the record names no provider job to cancel',
             } as const)
-          : adapter.buildCancelRequest({ jobId: record.jobId });
+          : adapter.buildCancelRequest({
+              ...requestFactsOf(record, ctx.clock()),
+              jobId: record.jobId,
+              ...(record.remote.statusUrl !== undefined ? { statusUrl: record.remote.statusUrl } : {}),
+            });
       const { observation } = await sendOnce(ctx, http, adapter, 'cancel', built, record, (answer) =>
         adapter.interpretCancel(answer, record.jobId !== undefined ? { jobId: record.jobId } : {}),
       );

@@ -123,10 +123,10 @@ describe('asyncjob adapter validate', () => {
     expect(r.stdout.split('\n')).toEqual([
       `${file('broken.yaml')}: invalid (5 problems)`,
       '  credential.secretEnv: give exactly one of secretEnv or secretFile',
-      '  status.path: unknown placeholder {id} (allowed here: {jobId})',
       '  status.stateTable.success[0]: Invalid input: expected string, received number',
       '  status: Unrecognized key: "pollEvery"',
       '  collectSafeToRepeat: Required',
+      '  status.path: unknown placeholder {id} (allowed here: {jobId}, {pollUrl}, {token}, {clientReference}, {operationId}; or declare it under variables)',
       `${file('things.yaml')}: ok (things, preset azure-lro, create PUT /things/{clientReference})`,
       `${file('absent.yaml')}: not found`,
       `  (document): no file ${file('absent.yaml')}`,

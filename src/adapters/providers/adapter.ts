@@ -17,6 +17,8 @@ import {
   refusedObservation,
   type BuildResult,
   type CreateRequestInput,
+  type JobRequestInput,
+  type ResultRequestInput,
 } from './build';
 import { type CredentialReference, type ProviderContract, type Reconciliation } from './contract';
 import {
@@ -60,9 +62,9 @@ export interface ProviderAdapter {
   /** The declarative contract, when the adapter was made from one (webhook settings, result rules...). */
   readonly contract?: ProviderContract;
   buildCreateRequest(input: CreateRequestInput): BuildResult;
-  buildStatusRequest(input: { jobId?: string; statusUrl?: string }): BuildResult;
-  buildCancelRequest(input: { jobId?: string }): BuildResult;
-  buildResultRequest(input: { jobId?: string; resultUrl?: string }): BuildResult;
+  buildStatusRequest(input: JobRequestInput): BuildResult;
+  buildCancelRequest(input: JobRequestInput): BuildResult;
+  buildResultRequest(input: ResultRequestInput): BuildResult;
   buildReconcileRequest(input: Partial<CreateRequestInput> & { nowMs: number }): BuildResult;
   interpretCreate(answer: ProviderAnswer, context?: CreateContext): Observation;
   interpretStatus(answer: ProviderAnswer, context?: StatusContext): Observation;
@@ -101,9 +103,9 @@ export function adapterFromContract(contract: ProviderContract): ProviderAdapter
     ...(providerPolicyOf(contract) === undefined ? {} : { policy: providerPolicyOf(contract) }),
     contract,
     buildCreateRequest: (input: CreateRequestInput) => buildCreateRequest(contract, input),
-    buildStatusRequest: (input: { jobId?: string; statusUrl?: string }) => buildStatusRequest(contract, input),
-    buildCancelRequest: (input: { jobId?: string }) => buildCancelRequest(contract, input),
-    buildResultRequest: (input: { jobId?: string; resultUrl?: string }) => buildResultRequest(contract, input),
+    buildStatusRequest: (input: JobRequestInput) => buildStatusRequest(contract, input),
+    buildCancelRequest: (input: JobRequestInput) => buildCancelRequest(contract, input),
+    buildResultRequest: (input: ResultRequestInput) => buildResultRequest(contract, input),
     buildReconcileRequest: (input: Partial<CreateRequestInput> & { nowMs: number }) =>
       buildReconcileRequest(contract, input),
     interpretCreate: (answer: ProviderAnswer, context?: CreateContext) =>

@@ -1,143 +1,37 @@
 /**
- * Pure builders of the requests a provider contract describes: method, URL (always on the contract's origin,
- * C4), headers and JSON body. They never add credentials or trace headers: the HTTP layer adds those at the
- * last moment, for the contract's origin only. A request that cannot be built (a foreign status URL, a missing
- * job ID, an unsupported action) is a `refused` result, never a request.
+ * Pure builders of the requests a provider contract describes: every call is a request template (method, URL
+ * always on the contract's origin (C4), query, headers, a JSON or raw body with its content type) filled from the
+ * same variables (`build/template.ts`). They never add credentials or trace headers: the HTTP layer adds those at
+ * the last moment, for the contract's origin only. A request that cannot be built (a foreign status URL, a
+ * missing job ID, an unsupported action) is a `refused` result, never a request.
  */
 import { answerSignal } from './answer-signal';
 import { type Observation } from '../../core/observation';
 import { type Action } from '../../core/journal';
-import { type HeaderValueSource, type ProviderContract } from './contract';
 import { MAX_URL_CHARS } from '../../core/observation';
-import { expandTemplate, resolveOnOrigin } from './urls';
+import { type ProviderContract, type RequestTemplate, type ResultSource } from './contract';
+import { resolveOnOrigin } from './urls';
+import { buildCreateRequest } from './build/create';
+import {
+  refused,
+  type BuildResult,
+  type CreateRequestInput,
+  type JobRequestInput,
+  type ResultRequestInput,
+} from './build/request';
+import { callValues, declaredOf, templateRequest } from './build/template';
 
-/** A request to send to the provider, without credentials. Header names are lower-case. */
-export interface ProviderRequest {
-  method: string;
-  /** Absolute URL on the contract's origin. */
-  url: string;
-  headers: Record<string, string>;
-  /** The JSON body, when there is one. */
-  json?: unknown;
-}
+export { buildCreateRequest } from './build/create';
+export type {
+  BuildResult,
+  CreateRequestInput,
+  JobRequestInput,
+  RequestFacts,
+  ProviderRequest,
+  ResultRequestInput,
+} from './build/request';
 
-/** Why no request was built. */
-type RefusalCategory = 'foreign_origin' | 'invalid_url' | 'missing_input' | 'invalid_input' | 'unsupported';
-
-/** A built request, or a refusal with its category and a problem naming the cause. */
-export type BuildResult =
-  { kind: 'request'; request: ProviderRequest } | { kind: 'refused'; errorCategory: RefusalCategory; problem: string };
-
-/** The facts of an operation a request may carry in a header (`headers: { name: { from: ... } }`); never a secret. */
-interface RequestFacts {
-  /** The idempotency token (I1); never the trace ID (I4). */
-  token?: string;
-  /** Our operation ID, sent where the contract says (used by reconciliation). */
-  clientReference?: string;
-  operationId?: string;
-  traceId?: string;
-  /** Now, epoch ms (for `now_http_date`). */
-  nowMs: number;
-  /** When this create was first sent, epoch ms (for `first_sent_http_date`; defaults to `nowMs`). */
-  firstSentAtMs?: number;
-}
-
-/** Input of {@link buildCreateRequest}. */
-export interface CreateRequestInput extends RequestFacts {
-  /** The request payload (a JSON value; an object when a token or reference goes in the body). */
-  payload: unknown;
-  /** The idempotency token (I1), sent where the contract puts one. */
-  token: string;
-}
-
-const JSON_HEADERS = { accept: 'application/json' } as const;
-
-function refused(errorCategory: RefusalCategory, problem: string): BuildResult {
-  return { kind: 'refused', errorCategory, problem };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-/** The value of a header source for these facts, `undefined` when the fact is not known. Pure. */
-function headerValue(source: HeaderValueSource, facts: RequestFacts): string | undefined {
-  if ('value' in source) return source.value;
-  switch (source.from) {
-    case 'now_http_date':
-      return new Date(facts.nowMs).toUTCString();
-    case 'first_sent_http_date':
-      return new Date(facts.firstSentAtMs ?? facts.nowMs).toUTCString();
-    case 'token':
-      return facts.token;
-    case 'client_reference':
-      return facts.clientReference;
-    case 'operation_id':
-      return facts.operationId;
-    case 'trace_id':
-      return facts.traceId;
-  }
-}
-
-/**
- * Builds the create request (C1-C3, I1): the payload as the body (or wrapped), the idempotency token and the
- * client reference where the contract says, and the extra headers. Refuses a payload that already holds the
- * token's or the reference's body field with another value. Pure; the same input gives the same request.
- */
-export function buildCreateRequest(contract: ProviderContract, input: CreateRequestInput): BuildResult {
-  const rules = contract.create;
-  if (typeof input.token !== 'string' || input.token === '' || /[\r\n]/.test(input.token))
-    return refused('invalid_input', 'the idempotency token must be a non-empty single-line string');
-  if (input.clientReference !== undefined && /[\r\n]/.test(input.clientReference))
-    return refused('invalid_input', 'the client reference must be a single line');
-  if (rules.clientReference !== undefined && input.clientReference === undefined)
-    return refused('missing_input', 'the contract sends a client reference; give clientReference');
-  const url = expandTemplate(contract.baseUrl, rules.path, { clientReference: input.clientReference });
-  if (!url.ok) return refused('missing_input', url.problem);
-
-  const bodyFields: [string, string][] = [];
-  if (rules.idempotencyToken?.in === 'body') bodyFields.push([rules.idempotencyToken.field, input.token]);
-  if (rules.clientReference?.in === 'body' && input.clientReference !== undefined)
-    bodyFields.push([rules.clientReference.field, input.clientReference]);
-  let json: unknown;
-  if (rules.body.mode === 'none') {
-    json = undefined;
-  } else if (rules.body.mode === 'wrapped') {
-    json = { [rules.body.field]: input.payload };
-  } else if (bodyFields.length > 0) {
-    if (!isPlainObject(input.payload))
-      return refused('invalid_input', 'the payload must be a JSON object: the contract puts fields into the body');
-    json = { ...input.payload };
-  } else {
-    json = input.payload;
-  }
-  for (const [field, value] of bodyFields) {
-    const target = json as Record<string, unknown>;
-    if (Object.prototype.hasOwnProperty.call(target, field) && target[field] !== value) {
-      return refused('invalid_input', `the payload already has a different "${field}", which the contract reserves`);
-    }
-    target[field] = value;
-  }
-
-  const headers: Record<string, string> = {
-    ...JSON_HEADERS,
-    ...(json === undefined ? {} : { 'content-type': 'application/json' }),
-  };
-  for (const [name, source] of Object.entries(rules.headers ?? {})) {
-    const value = headerValue(source, input);
-    if (value === undefined)
-      return refused('missing_input', `header ${name} needs a value from ${'from' in source ? source.from : 'value'}`);
-    if (/[\r\n]/.test(value)) return refused('invalid_input', `header ${name} would contain a line break`);
-    headers[name.toLowerCase()] = value;
-  }
-  if (rules.idempotencyToken?.in === 'header') headers[rules.idempotencyToken.name] = input.token;
-  if (rules.clientReference?.in === 'header' && input.clientReference !== undefined)
-    headers[rules.clientReference.name] = input.clientReference;
-  return {
-    kind: 'request',
-    request: { method: rules.method, url: url.url, headers, ...(json === undefined ? {} : { json }) },
-  };
-}
+const JSON_ACCEPT = 'application/json';
 
 /** Resolves a URL read from an answer for a request: on the contract's origin (C4) and whole (V1), or refused. */
 function urlForRequest(
@@ -153,87 +47,108 @@ function urlForRequest(
 }
 
 /**
- * Builds the status request (P9: a read): the poll URL from the create answer when the contract prefers it
- * and it is on the contract's origin, else the documented path template with the job ID.
+ * Builds the status request (P9): the poll URL from the create answer when the contract prefers it and it is on
+ * the contract's origin, else the status path template; the status headers and body go with either.
  */
-export function buildStatusRequest(
-  contract: ProviderContract,
-  input: { jobId?: string; statusUrl?: string },
-): BuildResult {
+export function buildStatusRequest(contract: ProviderContract, input: JobRequestInput): BuildResult {
   const rules = contract.status;
+  const values = callValues(declaredOf(contract), input, { jobId: input.jobId, pollUrl: input.statusUrl });
   if (rules.useStatusUrl && input.statusUrl !== undefined) {
     const resolved = urlForRequest(contract, input.statusUrl, 'the poll URL');
     if (!('ok' in resolved)) return resolved;
-    return { kind: 'request', request: { method: rules.method, url: resolved.url, headers: { ...JSON_HEADERS } } };
+    return templateRequest(contract.baseUrl, rules, values, input, { accept: JSON_ACCEPT, url: resolved.url });
   }
   if (rules.path === undefined)
     return refused(
       'missing_input',
       'the contract reads status only at the poll URL from the create answer; give statusUrl',
     );
-  const url = expandTemplate(contract.baseUrl, rules.path, { jobId: input.jobId });
-  if (!url.ok) return refused('missing_input', url.problem);
-  return { kind: 'request', request: { method: rules.method, url: url.url, headers: { ...JSON_HEADERS } } };
+  return templateRequest(contract.baseUrl, rules, values, input, { accept: JSON_ACCEPT });
 }
 
 /** Builds the cancel request (X1) with the stored job ID; refused as `unsupported` when the contract has no cancel. */
-export function buildCancelRequest(contract: ProviderContract, input: { jobId?: string }): BuildResult {
+export function buildCancelRequest(contract: ProviderContract, input: JobRequestInput): BuildResult {
   if (contract.cancel === undefined) return refused('unsupported', `provider ${contract.name} offers no cancel`);
-  const url = expandTemplate(contract.baseUrl, contract.cancel.path, { jobId: input.jobId });
-  if (!url.ok) return refused('missing_input', url.problem);
-  return { kind: 'request', request: { method: contract.cancel.method, url: url.url, headers: { ...JSON_HEADERS } } };
+  const values = callValues(declaredOf(contract), input, { jobId: input.jobId, pollUrl: input.statusUrl });
+  return templateRequest(contract.baseUrl, contract.cancel, values, input, { accept: JSON_ACCEPT });
+}
+
+type TemplateSource = Extract<ResultSource, { from: 'template' }>;
+
+/** Every result request template of the contract: `result.url` first, then the status readings' own lists. */
+function resultTemplates(contract: ProviderContract): TemplateSource[] {
+  const lists = [
+    contract.result.url,
+    contract.status.result ?? [],
+    ...Object.values(contract.status.readings ?? {}).map((reading) => reading.result ?? []),
+  ];
+  return lists.flat().filter((source): source is TemplateSource => source.from === 'template');
 }
 
 /**
- * Builds the result request (R1): the result URL of the observation's result reference (origin-checked, whole),
- * else the contract's template with the job ID.
+ * Builds the result request (R1): under token paging, the result request template again with `{nextToken}`; for
+ * the result URL of the observation's result reference, the template it was made from (its method, headers and
+ * body), else a GET of that URL (origin-checked, whole); without one, the first template of `result.url`.
  */
-export function buildResultRequest(
-  contract: ProviderContract,
-  input: { jobId?: string; resultUrl?: string },
-): BuildResult {
+export function buildResultRequest(contract: ProviderContract, input: ResultRequestInput): BuildResult {
+  const values = callValues(declaredOf(contract), input, {
+    jobId: input.jobId,
+    pollUrl: input.statusUrl,
+    nextToken: input.nextToken,
+  });
+  const first = contract.result.url.find((source): source is TemplateSource => source.from === 'template');
+  const send = (template: TemplateSource): BuildResult =>
+    templateRequest(contract.baseUrl, template, values, input, { accept: '*/*' });
+  if (input.nextToken !== undefined)
+    return first === undefined ? refused('missing_input', 'token paging needs a result request template') : send(first);
   if (input.resultUrl !== undefined) {
     const resolved = urlForRequest(contract, input.resultUrl, 'the result URL');
     if (!('ok' in resolved)) return resolved;
+    for (const template of resultTemplates(contract)) {
+      const built = send(template);
+      if (built.kind === 'request' && built.request.url === resolved.url) return built;
+    }
     return { kind: 'request', request: { method: 'GET', url: resolved.url, headers: { accept: '*/*' } } };
   }
-  for (const source of contract.result.url) {
-    if (source.from !== 'template') continue;
-    const url = expandTemplate(contract.baseUrl, source.path, { jobId: input.jobId });
-    if (!url.ok) return refused('missing_input', url.problem);
-    return { kind: 'request', request: { method: 'GET', url: url.url, headers: { accept: '*/*' } } };
-  }
+  if (first !== undefined) return send(first);
   return refused('missing_input', 'no result URL: the contract reads it from the answers; give resultUrl');
 }
 
+/** The request template of a list or lookup reconciliation, or undefined for a method that sends none. */
+function reconcileTemplate(
+  method: ProviderContract['reconciliation'],
+): (RequestTemplate & { method: string }) | undefined {
+  if (!('path' in method)) return undefined;
+  return {
+    method: 'httpMethod' in method ? method.httpMethod : 'GET',
+    path: method.path,
+    ...('query' in method ? { query: method.query } : {}),
+    ...('headers' in method ? { headers: method.headers } : {}),
+    ...('body' in method ? { body: method.body } : {}),
+  };
+}
+
 /**
- * Builds the reconciliation request (U2): the list/lookup URL, or for `same_token_resend` the create request
- * again with the same token (I3; needs the same payload). Refused as `unsupported` for `none` (at-most-once
- * cannot be proven: the core escalates).
+ * Builds the reconciliation request (U2): the list or lookup request, or for `same_token_resend` the create
+ * request again with the same token (I3; needs the same payload). Refused as `unsupported` for `none`
+ * (at-most-once cannot be proven: the core escalates).
  */
 export function buildReconcileRequest(
   contract: ProviderContract,
   input: Partial<CreateRequestInput> & { nowMs: number },
 ): BuildResult {
   const method = contract.reconciliation;
-  switch (method.method) {
-    case 'none':
-      return refused('unsupported', `provider ${contract.name} offers no way to find a job after a lost create answer`);
-    case 'same_token_resend':
-      if (input.token === undefined || !('payload' in input))
-        return refused('missing_input', 'same_token_resend needs the original payload and token');
-      return buildCreateRequest(contract, { ...input, token: input.token, payload: input.payload, nowMs: input.nowMs });
-    case 'list_by_client_reference':
-    case 'lookup_by_token':
-    case 'lookup': {
-      const url = expandTemplate(contract.baseUrl, method.path, {
-        clientReference: input.clientReference,
-        token: input.token,
-      });
-      if (!url.ok) return refused('missing_input', url.problem);
-      return { kind: 'request', request: { method: 'GET', url: url.url, headers: { ...JSON_HEADERS } } };
-    }
+  if (method.method === 'none')
+    return refused('unsupported', `provider ${contract.name} offers no way to find a job after a lost create answer`);
+  if (method.method === 'same_token_resend') {
+    if (input.token === undefined || !('payload' in input))
+      return refused('missing_input', 'same_token_resend needs the original payload and token');
+    return buildCreateRequest(contract, { ...input, token: input.token, payload: input.payload, nowMs: input.nowMs });
   }
+  const template = reconcileTemplate(method);
+  if (template === undefined) return refused('unsupported', `reconciliation ${method.method} sends no request`);
+  const values = callValues(declaredOf(contract), input, {});
+  return templateRequest(contract.baseUrl, template, values, input, { accept: JSON_ACCEPT });
 }
 
 /** The observation recording a refused build (`transport: 'refused'`): nothing was sent. */

@@ -6,6 +6,7 @@
  * The parts live in `contract/`; this module assembles them and checks what spans several parts.
  */
 import { z } from 'zod';
+import { variableDeclarationsSchema } from '../../core/operation-variables';
 import { pollPolicySchema, type PollPolicyInput } from '../../core/policy';
 import {
   exactlyOneSecret,
@@ -20,6 +21,7 @@ import { createSchema, IDEMPOTENT_METHODS } from './contract/create';
 import { credentialSchema } from './contract/credential';
 import { jsonContentTypesSchema } from './contract/answer-format';
 import { checkLookup, reconciliationSchema } from './contract/reconciliation';
+import { checkTemplates } from './contract/placeholders';
 import { resultSchema } from './contract/result';
 import { statusSchema } from './contract/status';
 
@@ -29,6 +31,7 @@ export * from './contract/common';
 export * from './contract/credential';
 export * from './contract/create';
 export * from './contract/reconciliation';
+export * from './contract/request';
 export * from './contract/result';
 export * from './contract/status';
 
@@ -92,6 +95,11 @@ export const providerContractSchema = z
     headers: requestHeadersSchema.optional(),
     /** Query parameters added to every provider URL, including URLs read from answers, unless already there (`api-version`). */
     query: z.record(z.string().regex(QUERY_NAME, 'a query parameter name'), z.string().max(1000)).optional(),
+    /**
+     * Operation variables: values a caller gives at start (`--var name=value`), declared here with their type,
+     * pattern, whether a `{+name}` expansion may keep a `/`, and whether they are required or defaulted.
+     */
+    variables: variableDeclarationsSchema.optional(),
     /** V3: keep the provider's cookies per operation (in the store, sent only to this origin, never in history or logs). */
     cookies: z.boolean().default(false),
     /** V6: media types read as JSON besides none, `application/json`, `*+json` and `text/json`. */
@@ -165,14 +173,10 @@ export const providerContractSchema = z
       if (name !== undefined && !readings.has(name))
         ctx.addIssue({ code: 'custom', path, message: `no reading "${name}" under status.readings` });
     }
-    if (create.jobId === undefined && contract.cancel?.path.includes('{jobId}') === true) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['cancel', 'path'],
-        message: 'cancel.path uses {jobId}, but create.jobId reads none',
-      });
-    }
-  });
+  })
+  // The template checks read the document defensively: they also run when another field is malformed, so a
+  // misplaced placeholder is reported with the other problems, not on the next run.
+  .superRefine(checkTemplates, { when: () => true });
 
 /** A validated provider contract (defaults applied, header names lower-cased). */
 export type ProviderContract = z.infer<typeof providerContractSchema>;

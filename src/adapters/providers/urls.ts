@@ -48,8 +48,7 @@ export type TemplateOperator = '' | '+' | '.' | '/' | ';' | '?' | '&';
 
 /** One part of a parsed path template: literal text, or an expression naming one or more variables. */
 export type TemplatePart =
-  | { kind: 'literal'; text: string }
-  | { kind: 'expression'; operator: TemplateOperator; names: string[] };
+  { kind: 'literal'; text: string } | { kind: 'expression'; operator: TemplateOperator; names: string[] };
 
 const OPERATORS: ReadonlySet<string> = new Set(['+', '.', '/', ';', '?', '&']);
 /** A variable name in a template: a letter or `_`, then letters, digits and `_`. */
@@ -58,7 +57,7 @@ export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 function parseExpression(body: string): { ok: true; part: TemplatePart } | { ok: false; problem: string } {
   const first = body.charAt(0);
   if (first === '#') return { ok: false, problem: `{${body}}: a fragment is never sent to the provider` };
-  if ('=,!@|'.includes(first) && first !== '')
+  if ('=,!@|'.includes(first))
     return { ok: false, problem: `{${body}}: the operator ${first} is reserved by RFC 6570` };
   const operator = (OPERATORS.has(first) ? first : '') as TemplateOperator;
   const names = body.slice(operator.length).split(',');
@@ -74,7 +73,9 @@ function parseExpression(body: string): { ok: true; part: TemplatePart } | { ok:
  * Parses an RFC 6570 level 3 template into literals and expressions. Refuses an unclosed or stray brace, an
  * empty expression, the fragment operator, level 4 modifiers and names that are not variable names. Pure.
  */
-export function parseUrlTemplate(template: string): { ok: true; parts: TemplatePart[] } | { ok: false; problem: string } {
+export function parseUrlTemplate(
+  template: string,
+): { ok: true; parts: TemplatePart[] } | { ok: false; problem: string } {
   const parts: TemplatePart[] = [];
   let rest = template;
   while (rest !== '') {

@@ -1,6 +1,6 @@
 /**
- * The building blocks every part of a provider contract shares: field paths, header names, path templates on
- * the provider's origin, status-code lists, secret references, and where a value is read from an answer.
+ * The building blocks every part of a provider contract shares: field paths, header names and values,
+ * status-code lists, secret references, and where a value is read from an answer.
  */
 import { z } from 'zod';
 import { parseFieldPath } from '../field-path';
@@ -38,38 +38,6 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'traceparent',
   'x-trace-id',
 ]);
-
-const PLACEHOLDER = /\{\+?([^{}]*)\}/g;
-
-/**
- * A path template on the provider's origin, starting with `/`, with `{placeholders}` from `allowed`. A value
- * is one path segment (`/` encoded); `{+name}` keeps the `/` of a value that is a path (RFC 6570), such as
- * AIP-151's `operations/123`.
- */
-export function pathTemplateSchema(allowed: readonly string[]) {
-  return z
-    .string()
-    .min(1)
-    .max(2000)
-    .superRefine((path, ctx) => {
-      if (!path.startsWith('/') || path.startsWith('//')) {
-        ctx.addIssue({
-          code: 'custom',
-          message: 'a path template starts with a single "/" (it is relative to baseUrl, never another host)',
-        });
-      }
-      if (/\s/.test(path)) ctx.addIssue({ code: 'custom', message: 'a path template contains no whitespace' });
-      for (const match of path.matchAll(PLACEHOLDER)) {
-        if (!allowed.includes(match[1] ?? '')) {
-          const names = allowed.map((a) => `{${a}}`).join(', ');
-          ctx.addIssue({
-            code: 'custom',
-            message: `unknown placeholder {${match[1]}} (allowed here: ${names === '' ? 'none' : names})`,
-          });
-        }
-      }
-    });
-}
 
 /** A list of HTTP status codes. */
 export const httpStatusListSchema = z.array(z.number().int().min(100).max(599)).min(1).max(20);

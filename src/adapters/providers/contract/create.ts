@@ -8,18 +8,26 @@ import {
   fieldPathSchema,
   headerNameSchema,
   httpStatusListSchema,
-  pathTemplateSchema,
   pollUrlSourceSchema,
   readingNameSchema,
-  requestHeadersSchema,
   RESERVED_HEADERS,
   valueSourceSchema,
 } from './common';
+import {
+  callHeadersSchema,
+  jsonTemplateSchema,
+  mediaTypeSchema,
+  pathTemplateSchema,
+  queryTemplateSchema,
+} from './request';
 
 const placement = z.discriminatedUnion('in', [
   z.strictObject({ in: z.literal('header'), name: headerNameSchema }),
   z.strictObject({ in: z.literal('body'), field: z.string().min(1).max(100) }),
 ]);
+
+/** The media type of the create body; JSON unless the provider wants its own label (`application/x-amz-json-1.1`). */
+const createContentType = mediaTypeSchema.default('application/json');
 
 /** Methods that are idempotent by HTTP semantics (RFC 9110 9.2.2): repeating one has the effect of one. */
 export const IDEMPOTENT_METHODS: readonly string[] = ['PUT', 'DELETE'];
@@ -28,15 +36,25 @@ export const IDEMPOTENT_METHODS: readonly string[] = ['PUT', 'DELETE'];
 export const createSchema = z
   .strictObject({
     method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']).default('POST'),
-    path: pathTemplateSchema(['clientReference']),
-    /** How the payload is sent: as the whole JSON body, wrapped in a field of it, or not at all. */
+    path: pathTemplateSchema,
+    /** Query parameters of the create, value templates. */
+    query: queryTemplateSchema.optional(),
+    /**
+     * How the payload is sent: as the whole JSON body, wrapped in a field of it, placed by a JSON template
+     * (`'{payload}'` is the payload), or not at all; the body's content type is declared here.
+     */
     body: z
       .union([
-        z.strictObject({ mode: z.literal('payload') }),
-        z.strictObject({ mode: z.literal('wrapped'), field: z.string().min(1).max(100) }),
+        z.strictObject({ mode: z.literal('payload'), contentType: createContentType }),
+        z.strictObject({
+          mode: z.literal('wrapped'),
+          field: z.string().min(1).max(100),
+          contentType: createContentType,
+        }),
+        z.strictObject({ mode: z.literal('template'), json: jsonTemplateSchema, contentType: createContentType }),
         z.strictObject({ mode: z.literal('none') }),
       ])
-      .default({ mode: 'payload' }),
+      .default({ mode: 'payload', contentType: 'application/json' }),
     /** Where the idempotency token goes (I1), when the provider takes one. */
     idempotencyToken: placement.optional(),
     /**
@@ -47,7 +65,7 @@ export const createSchema = z
     /** Where our operation ID goes, when the provider stores a client reference (used by reconciliation). */
     clientReference: placement.optional(),
     /** Extra headers of the create request, e.g. `Repeatability-First-Sent: { from: first_sent_http_date }`. */
-    headers: requestHeadersSchema.optional(),
+    headers: callHeadersSchema.optional(),
     /** Status codes that mean "accepted" (C2, H2, V1); anything else is a refusal or an error. */
     acceptedStatuses: httpStatusListSchema.default([202, 201]),
     /** V6: how the create answer's body is read (`json`, `text`, `binary`); absent: JSON when its content type says so. */
@@ -96,11 +114,39 @@ export const createSchema = z
         message: 'give jobId, statusUrl or both: something in the create answer must identify the job',
       });
     }
-    if (create.body.mode === 'none' && create.idempotencyToken?.in === 'body') {
+    checkBodyPlacements(create, ctx);
+  });
+
+/**
+ * The token and the client reference go into the body only when there is one whose top level is an object: a
+ * template that is an object, or the payload (checked when it is sent).
+ */
+function checkBodyPlacements(
+  create: {
+    body: { mode: string; json?: unknown };
+    idempotencyToken?: { in: string };
+    clientReference?: { in: string };
+  },
+  ctx: z.RefinementCtx,
+): void {
+  const json = create.body.json;
+  const objectTemplate = json !== null && typeof json === 'object' && !Array.isArray(json);
+  for (const [key, placement] of [
+    ['idempotencyToken', create.idempotencyToken],
+    ['clientReference', create.clientReference],
+  ] as const) {
+    if (placement?.in !== 'body') continue;
+    if (create.body.mode === 'none')
       ctx.addIssue({
         code: 'custom',
-        path: ['idempotencyToken', 'in'],
-        message: 'a request without a body cannot carry the token in its body',
+        path: [key, 'in'],
+        message: `a request without a body cannot carry the ${key === 'idempotencyToken' ? 'token' : 'client reference'} in its body`,
       });
-    }
-  });
+    else if (create.body.mode === 'template' && !objectTemplate && json !== '{payload}')
+      ctx.addIssue({
+        code: 'custom',
+        path: [key, 'in'],
+        message: 'a body field is added to the top level of the body: body.json must be an object (or "{payload}")',
+      });
+  }
+}

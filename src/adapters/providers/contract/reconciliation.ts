@@ -1,7 +1,7 @@
 /** How an ambiguous create is resolved (U2, V4): the methods a provider offers to find a job again. */
 import { z } from 'zod';
-import { fieldPathSchema, pathTemplateSchema, valueSourceSchema } from './common';
-import { requestTemplateFields } from './request';
+import { fieldPathSchema, valueSourceSchema } from './common';
+import { pathTemplateSchema, requestTemplateFields } from './request';
 
 const listReconcile = {
   /** The HTTP method of the list or lookup request (an RPC-style API lists with a POST and a body). */
@@ -53,7 +53,7 @@ const lookupSchema = z.strictObject({
   method: z.literal('lookup'),
   /** The HTTP method of the lookup (an RPC-style API reads with a POST and a body). */
   httpMethod: z.enum(['GET', 'POST']).default('GET'),
-  path: pathTemplateSchema(['clientReference', 'token']),
+  path: pathTemplateSchema,
   ...requestTemplateFields,
   /** Where the job ID is read in a 2xx answer, first found wins (a body field or a header). */
   jobId: z.array(valueSourceSchema).min(1).max(5),
@@ -65,10 +65,10 @@ export const reconciliationSchema = z.discriminatedUnion('method', [
   z.strictObject({ method: z.literal('same_token_resend') }),
   z.strictObject({
     method: z.literal('list_by_client_reference'),
-    path: pathTemplateSchema(['clientReference']),
+    path: pathTemplateSchema,
     ...listReconcile,
   }),
-  z.strictObject({ method: z.literal('lookup_by_token'), path: pathTemplateSchema(['token']), ...listReconcile }),
+  z.strictObject({ method: z.literal('lookup_by_token'), path: pathTemplateSchema, ...listReconcile }),
   lookupSchema,
   z.strictObject({ method: z.literal('none') }),
 ]);

@@ -3,12 +3,14 @@
  * integrity data the provider offers, record counting and paging.
  */
 import { z } from 'zod';
-import { fieldPathSchema, headerNameSchema, pathTemplateSchema } from './common';
+import { fieldPathSchema, headerNameSchema } from './common';
+import { pathTemplateSchema, requestTemplateFields } from './request';
 
 /**
  * Where the final result lives (V2, Azure's `final-state-via`), tried in order when a job reports success:
  * - `status_field`: a URL in a field of the success answer (`resourceLocation`, `result_url`);
- * - `template`: the documented result path with the job ID;
+ * - `template`: the result request (the documented result path with the job ID; with a method, query, headers
+ *   and body for an API that answers the result to a POST; under token paging, the request every page repeats);
  * - `create_header`: a URL the create answer gave in a header (`Location`: final-state-via `location`);
  * - `request_url`: the URL the create request wrote (PUT/PATCH: final-state-via `original-uri`);
  * - `inline`: the answer that reported success is the result (a whole body, or one field of it, such as
@@ -16,7 +18,12 @@ import { fieldPathSchema, headerNameSchema, pathTemplateSchema } from './common'
  */
 export const resultSourceSchema = z.union([
   z.strictObject({ from: z.literal('status_field'), field: fieldPathSchema }),
-  z.strictObject({ from: z.literal('template'), path: pathTemplateSchema(['jobId']) }),
+  z.strictObject({
+    from: z.literal('template'),
+    method: z.enum(['GET', 'POST']).default('GET'),
+    path: pathTemplateSchema,
+    ...requestTemplateFields,
+  }),
   z.strictObject({ from: z.literal('create_header'), name: headerNameSchema }),
   z.strictObject({ from: z.literal('request_url') }),
   z.strictObject({ from: z.literal('inline'), field: fieldPathSchema.optional() }),
@@ -63,14 +70,24 @@ export const resultSchema = z.strictObject({
   /** How records are counted in a CSV result (R2): whether its first line is a header, not a record. */
   csv: z.strictObject({ header: z.boolean() }).optional(),
   /**
-   * A paged JSON result (`{ "value": [...], "nextLink": "..." }`): every page is fetched (same origin) and the
-   * items of all pages are stored as one JSON array.
+   * A paged JSON result: every page is fetched and the items of all pages are stored as one JSON array. The
+   * next page is a URL in the answer (`nextLinkField`, `{ "value": [...], "nextLink": "..." }`, same origin), or a
+   * token in the answer (`nextTokenField`, AWS's `NextToken`) sent back by the result request as `{nextToken}`.
    */
   paging: z
     .strictObject({
       itemsField: fieldPathSchema,
-      nextLinkField: fieldPathSchema,
+      nextLinkField: fieldPathSchema.optional(),
+      nextTokenField: fieldPathSchema.optional(),
       maxPages: z.number().int().min(1).max(10_000).default(1000),
+    })
+    .superRefine((paging, ctx) => {
+      if ((paging.nextLinkField === undefined) === (paging.nextTokenField === undefined))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['nextLinkField'],
+          message: 'give exactly one of nextLinkField (a next-page URL) or nextTokenField (a next-page token)',
+        });
     })
     .optional(),
   /** An inline result larger than this is refused (it is staged from the answer that carried it). */

@@ -7,13 +7,8 @@
 import { z } from 'zod';
 import { providerStateTableSchema } from '../../../core/provider-states';
 import { answerFormatSchema, checkBodilessReading, type AnswerFormat } from './answer-format';
-import {
-  fieldPathSchema,
-  fieldPathsSchema,
-  httpStatusListSchema,
-  pathTemplateSchema,
-  readingNameSchema,
-} from './common';
+import { fieldPathSchema, fieldPathsSchema, httpStatusListSchema, readingNameSchema } from './common';
+import { pathTemplateSchema, requestTemplateFields } from './request';
 import { resultSourceSchema } from './result';
 
 /** AIP-151: `done`, then `error` or `response`. */
@@ -98,7 +93,9 @@ export const statusSchema = z
   .strictObject({
     method: z.enum(['GET', 'POST']).default('GET'),
     /** The documented convention for the status resource (`/v1/jobs/{jobId}`). */
-    path: pathTemplateSchema(['jobId']).optional(),
+    path: pathTemplateSchema.optional(),
+    /** The query, headers and body of every status request (the body needs method POST). */
+    ...requestTemplateFields,
     /** Prefer the poll URL read from the create answer (C4, V1); it must be on the provider's origin. */
     useStatusUrl: z.boolean().default(false),
     /** A pending answer naming a new poll URL (where the current one came from) moves polling there, same origin (V1). */
@@ -124,5 +121,7 @@ export const statusSchema = z
         message: 'give a status path template, or set useStatusUrl: true',
       });
     }
+    if (status.body !== undefined && status.method === 'GET')
+      ctx.addIssue({ code: 'custom', path: ['body'], message: 'a GET sends no body: set method: POST' });
     needsAWayToRead(status, ctx);
   });

@@ -2,6 +2,7 @@
 import { type ProviderContract } from '../contract';
 import { namesMonitor } from '../interpret/poll-url';
 import { type ExplainOptions, type ExplainSection } from './explanation';
+import { requestDetailLines } from './request-lines';
 import {
   code,
   headerValueText,
@@ -15,17 +16,56 @@ import {
   valueSourceText,
 } from './phrases';
 
+/** The operation variables the templates of every call may name, as a caller gives them at start. */
+function variableLines(contract: ProviderContract): string[] {
+  const declared = Object.entries(contract.variables ?? {});
+  if (declared.length === 0) return [];
+  const lines = [
+    "operation variables, given at start (asyncjob start --var name=value) and named by every call's templates:",
+  ];
+  for (const [name, rules] of declared) {
+    const facts = [
+      rules.type,
+      rules.required === true
+        ? 'required'
+        : rules.default !== undefined
+          ? `default ${JSON.stringify(rules.default)}`
+          : 'optional',
+      ...(rules.pattern !== undefined ? [`matching ${code(rules.pattern)}`] : []),
+      `at most ${rules.maxLength} characters`,
+      rules.reserved ? 'may hold "/" (kept by {+' + name + '})' : 'never holds "/"',
+    ];
+    lines.push(`  ${name}: ${facts.join(', ')}${rules.description !== undefined ? ` (${rules.description})` : ''}`);
+  }
+  return lines;
+}
+
 /** The create request: method, URL, body, idempotency token, headers, and which answers accept it (I1, C3, V5). */
 export function createSection(contract: ProviderContract, options: ExplainOptions): ExplainSection {
   const create = contract.create;
   const body = create.body;
   const lines = [`${create.method} ${url(contract, options, create.path)}`];
   lines.push(
+    ...requestDetailLines(
+      {
+        ...(create.query !== undefined ? { query: create.query } : {}),
+        ...(create.headers ? { headers: create.headers } : {}),
+      },
+      'application/json',
+      body.mode === 'none' ? undefined : body.contentType,
+    ).filter(
+      (line) =>
+        !line.startsWith('  header ') || line.startsWith('  header accept') || line.startsWith('  header content-type'),
+    ),
+  );
+  lines.push(
     body.mode === 'payload'
       ? 'body: the payload is the whole JSON body'
       : body.mode === 'wrapped'
         ? `body: the payload wrapped as ${code(`{"${body.field}": <payload>}`)}`
-        : 'body: none (the payload is not sent)',
+        : body.mode === 'template'
+          ? `body: the JSON template ${code(JSON.stringify(body.json))} ("{payload}" is the payload; a member that is exactly an unset "{name}" is left out)`
+          : 'body: none (the payload is not sent)',
   );
   lines.push(
     create.idempotencyToken === undefined
@@ -62,6 +102,7 @@ export function createSection(contract: ProviderContract, options: ExplainOption
         `a poll URL from ${monitors.map(pollSourceWhere).join(' or ')} names a status monitor: the job is running until the monitor says it is done, whatever the create answer's HTTP status; only a final state word in the create answer ends it there (V5)`,
       );
   }
+  lines.push(...variableLines(contract));
   return { id: 'create', title: 'Create', lines };
 }
 

@@ -1,5 +1,5 @@
 /** The phrases every section of an explanation builds its sentences from. Pure. */
-import { type HeaderValueSource, type PollUrlSource, type ProviderContract, type ValueSource } from '../contract';
+import { type CallHeaderSource, type PollUrlSource, type ProviderContract, type ValueSource } from '../contract';
 import { type ExplainOptions } from './explanation';
 
 /** A field, path or value in backticks. */
@@ -16,8 +16,9 @@ export function url(contract: ProviderContract, options: ExplainOptions, path: s
 }
 
 /** Where a header sent to the provider takes its value from. */
-export function headerValueText(source: HeaderValueSource): string {
+export function headerValueText(source: CallHeaderSource): string {
   if ('value' in source) return JSON.stringify(source.value);
+  if ('template' in source) return `the template ${JSON.stringify(source.template)}`;
   switch (source.from) {
     case 'now_http_date':
       return 'the current time as an HTTP date';

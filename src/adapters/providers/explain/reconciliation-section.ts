@@ -2,6 +2,7 @@
 import { type ProviderContract } from '../contract';
 import { type ExplainOptions, type ExplainSection } from './explanation';
 import { code, list, placementText, url, valueSourceText } from './phrases';
+import { requestDetailLines } from './request-lines';
 
 /** How an ambiguous create is resolved: repeated, looked up, or escalated (U2, U3, I3, V4). */
 export function reconciliationSection(contract: ProviderContract, options: ExplainOptions): ExplainSection {
@@ -20,7 +21,8 @@ export function reconciliationSection(contract: ProviderContract, options: Expla
     case 'lookup_by_token': {
       const key = reconciliation.method === 'list_by_client_reference' ? 'client reference' : 'idempotency token';
       lines.push(
-        `GET ${url(contract, options, reconciliation.path)} (by the ${key}); jobs listed in ${code(reconciliation.listField)}, job ID from ${list(reconciliation.jobId.map((s) => code(s.field)))}`,
+        `${reconciliation.httpMethod} ${url(contract, options, reconciliation.path)} (by the ${key}); jobs listed in ${code(reconciliation.listField)}, job ID from ${list(reconciliation.jobId.map((s) => code(s.field)))}`,
+        ...requestDetailLines(reconciliation, 'application/json'),
       );
       if (reconciliation.matchField !== undefined)
         lines.push(`  only items whose ${code(reconciliation.matchField)} equals the ${key} match`);
@@ -35,6 +37,7 @@ export function reconciliationSection(contract: ProviderContract, options: Expla
       const statuses = absent.statuses.length === 0 ? '' : `HTTP ${list(absent.statuses)}`;
       lines.push(
         `${reconciliation.httpMethod} ${url(contract, options, reconciliation.path)} (one lookup); a 2xx names the job: job ID from ${list(reconciliation.jobId.map(valueSourceText))}`,
+        ...requestDetailLines(reconciliation, 'application/json'),
         `  no such job: ${[statuses, 'a 2xx with an empty body'].filter((part) => part !== '').join(', ')}${codes}; then no job was created: the create is sent again within the create deadline (U2, I3)`,
         '  any other answer is retried within the budgets, or escalates, as the answer policy says',
       );

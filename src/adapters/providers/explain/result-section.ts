@@ -2,6 +2,7 @@
 import { type ProviderContract, type ResultSource } from '../contract';
 import { type ExplainOptions, type ExplainSection } from './explanation';
 import { code, list, numbered, readingLabel, url } from './phrases';
+import { requestDetailLines } from './request-lines';
 
 /** One place the result may live, as a request or a field of the success answer. */
 function resultSourceText(contract: ProviderContract, options: ExplainOptions, source: ResultSource): string {
@@ -9,7 +10,10 @@ function resultSourceText(contract: ProviderContract, options: ExplainOptions, s
     case 'status_field':
       return `GET the URL in field ${code(source.field)} of the answer that reported success`;
     case 'template':
-      return `GET ${url(contract, options, source.path)}`;
+      return [
+        `${source.method} ${url(contract, options, source.path)}`,
+        ...requestDetailLines(source, '*/*').map((line) => `     ${line.trimStart()}`),
+      ].join('\n');
     case 'create_header':
       return `GET the URL the create answer gave in header ${source.name} (final-state-via location)`;
     case 'request_url':
@@ -24,7 +28,7 @@ function resultSourceText(contract: ProviderContract, options: ExplainOptions, s
 /** The places the result may live, numbered in priority order, or that there is none. */
 function resultLines(contract: ProviderContract, options: ExplainOptions, sources: readonly ResultSource[]): string[] {
   if (sources.length === 0) return ['  there is no result here: success ends the operation with nothing to collect'];
-  return numbered(sources.map((s) => resultSourceText(contract, options, s)));
+  return numbered(sources.map((s) => resultSourceText(contract, options, s))).flatMap((line) => line.split('\n'));
 }
 
 /** Where the result lives per reading, its integrity checks, records, batch, paging, and repeat safety (V2, R2, R3, R5, P7). */
@@ -84,7 +88,9 @@ export function resultSection(contract: ProviderContract, options: ExplainOption
   if (result.paging !== undefined) {
     const paging = result.paging;
     lines.push(
-      `paged: items in ${code(paging.itemsField)}, next page URL in ${code(paging.nextLinkField)} (same origin), at most ${paging.maxPages} pages, stored as one JSON array`,
+      paging.nextTokenField !== undefined
+        ? `paged by token: items in ${code(paging.itemsField)}, the next page's token in ${code(paging.nextTokenField)}, sent back as {nextToken} by the result request until an answer has none, at most ${paging.maxPages} pages, stored as one JSON array`
+        : `paged: items in ${code(paging.itemsField)}, next page URL in ${code(paging.nextLinkField ?? '')} (same origin), at most ${paging.maxPages} pages, stored as one JSON array`,
     );
   }
   lines.push(

@@ -2,6 +2,7 @@
 import { type ProviderContract, type Reading } from '../contract';
 import { type ExplainOptions, type ExplainSection } from './explanation';
 import { code, fields, list, url } from './phrases';
+import { requestDetailLines } from './request-lines';
 
 /** How one reading decides a state: pending statuses, state field, AIP-151 derivation, state table, no-state answers. */
 function readingLines(reading: Reading): string[] {
@@ -49,6 +50,7 @@ export function statusSection(contract: ProviderContract, options: ExplainOption
     );
   else if (status.useStatusUrl) lines.push(`${status.method} the poll URL from the create answer`);
   else lines.push(`${status.method} ${url(contract, options, status.path ?? '')}`);
+  lines.push(...requestDetailLines(status, 'application/json'));
   const follows = (contract.create.statusUrl ?? []).some((s) => s.from !== 'request_url');
   if (status.useStatusUrl && follows) {
     lines.push(
