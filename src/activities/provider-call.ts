@@ -296,6 +296,10 @@ export async function sendOnce(
           ...httpRequestOf(request, record.traceId, session),
           onWritten: slot.written,
           safeToResend: safeToResend(adapter, action),
+          answerFormat: adapter.answerFormat?.(action, {
+            ...(record.remote.pollReading !== undefined ? { pollReading: record.remote.pollReading } : {}),
+            resend: record.reconcileBy === 'resend',
+          }),
         }),
       ),
     ),

@@ -20,14 +20,16 @@ import {
   type JobRequestInput,
   type ResultRequestInput,
 } from './build';
-import { type CredentialReference, type ProviderContract, type Reconciliation } from './contract';
+import { type AnswerFormat, type CredentialReference, type ProviderContract, type Reconciliation } from './contract';
 import {
+  answerFormatFor,
   countBatchItems,
   interpretCancel,
   interpretCreate,
   interpretReconcile,
   interpretStatus,
   readResultIntegrity,
+  type AnswerFormatContext,
   type BatchCount,
   type CreateContext,
   type ProviderAnswer,
@@ -66,6 +68,11 @@ export interface ProviderAdapter {
   buildCancelRequest(input: JobRequestInput): BuildResult;
   buildResultRequest(input: ResultRequestInput): BuildResult;
   buildReconcileRequest(input: Partial<CreateRequestInput> & { nowMs: number }): BuildResult;
+  /**
+   * V6: how the answer to `action` is to be read (its reading's `format`), for the HTTP layer; undefined (or no
+   * such function): JSON when its content type says so.
+   */
+  answerFormat?(action: Action, context?: AnswerFormatContext): AnswerFormat | undefined;
   interpretCreate(answer: ProviderAnswer, context?: CreateContext): Observation;
   interpretStatus(answer: ProviderAnswer, context?: StatusContext): Observation;
   interpretCancel(answer: ProviderAnswer, context?: { jobId?: string }): Observation;
@@ -108,6 +115,7 @@ export function adapterFromContract(contract: ProviderContract): ProviderAdapter
     buildResultRequest: (input: ResultRequestInput) => buildResultRequest(contract, input),
     buildReconcileRequest: (input: Partial<CreateRequestInput> & { nowMs: number }) =>
       buildReconcileRequest(contract, input),
+    answerFormat: (action: Action, context?: AnswerFormatContext) => answerFormatFor(contract, action, context),
     interpretCreate: (answer: ProviderAnswer, context?: CreateContext) =>
       interpretCreate(contract, answer, 'create', context),
     interpretStatus: (answer: ProviderAnswer, context?: StatusContext) => interpretStatus(contract, answer, context),

@@ -16,6 +16,7 @@
  * kind of call.
  */
 export { type ProviderAnswer } from './interpret/answer';
+export { answerFormatFor, type AnswerFormatContext } from './interpret/answer-format';
 export { interpretCreate, type CreateContext } from './interpret/create';
 export { interpretStatus, interpretCancel, type StatusContext } from './interpret/status';
 export { interpretReconcile, type ReconcileContext, type ReconcileInterpretation } from './interpret/reconcile';

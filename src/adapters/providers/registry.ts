@@ -114,6 +114,9 @@ function clientFor(adapter: ProviderAdapter, auth: AuthoriserOptions, http: Prov
     requestIdHeaders: [
       ...new Set([adapter.requestIdHeader.toLowerCase(), 'x-request-id', 'x-ms-request-id', 'request-id']),
     ],
+    ...(adapter.contract?.jsonContentTypes !== undefined
+      ? { jsonContentTypes: adapter.contract.jsonContentTypes }
+      : {}),
     ...http,
   });
 }

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   BUILT_IN_PRESETS,
+  adapterFromContract,
   interpretCreate,
   interpretStatus,
   parseProviderContract,
@@ -183,5 +184,32 @@ describe('answer formats: reading answers (V6)', () => {
       ),
     );
     expect(byDefault.signal).toBe('unreadable');
+  });
+});
+
+describe('answer formats: what the HTTP layer is asked for (V6)', () => {
+  const c = contract({
+    create: { format: 'json' },
+    status: {
+      format: 'text',
+      stateField: undefined,
+      stateTable: undefined,
+      whenNoState: { pending: [202], success: [200] },
+      readings: { monitor: { format: 'binary', whenNoState: { pending: [202], success: [200] } } },
+    },
+  });
+  const adapter = adapterFromContract(c);
+
+  it("V6: each call asks for its reading's format: the create answer, the status reading in use", () => {
+    expect(adapter.answerFormat?.('create')).toBe('json');
+    expect(adapter.answerFormat?.('status')).toBe('text');
+    expect(adapter.answerFormat?.('status', { pollReading: 'monitor' })).toBe('binary');
+    expect(adapter.answerFormat?.('cancel')).toBeUndefined();
+    expect(adapter.answerFormat?.('collect')).toBeUndefined();
+  });
+
+  it('V6, U2: a lookup answer is read by its content type; a create re-sent to reconcile as a create answer', () => {
+    expect(adapter.answerFormat?.('reconcile')).toBeUndefined();
+    expect(adapter.answerFormat?.('reconcile', { resend: true })).toBe('json');
   });
 });
