@@ -77,13 +77,6 @@ export type Reconciliation = z.infer<typeof reconciliationSchema>;
 /** A `lookup` reconciliation. */
 export type LookupReconciliation = Extract<Reconciliation, { method: 'lookup' }>;
 
-/** Reconciliation methods that ask the provider whether it has our job (a list or a lookup), never re-sending create. */
-export const LOOKUP_METHODS: readonly Reconciliation['method'][] = [
-  'list_by_client_reference',
-  'lookup_by_token',
-  'lookup',
-];
-
 /**
  * Refines the whole contract's reconciliation: a lookup by the client reference or the token needs a create that
  * sends it, and error codes are read with the contract's `providerError.codeField`.
