@@ -226,6 +226,22 @@ describe('rest dialect', () => {
     expect(jobs[0]!.job_id).toBe(sim.jobsByToken('key-ref')[0]!.jobId);
   });
 
+  it('U2: a lookup by client reference answers the job, or 404 when there is none', async () => {
+    await create({ client_reference: 'op:78' }, 'key-lookup');
+    const found = await call(`${sim.url}/v1/jobs/by-reference/${encodeURIComponent('op:78')}`);
+    expect(found.status).toBe(200);
+    expect(obj(found.json)).toMatchObject({ job_id: sim.jobsByToken('key-lookup')[0]!.jobId });
+    const none = await call(`${sim.url}/v1/jobs/by-reference/op-none`);
+    expect(none.status).toBe(404);
+    expect(obj(none.json)).toMatchObject({ error: { code: 'not_found' } });
+    expect(
+      sim
+        .requests({ action: 'reconcile' })
+        .slice(-2)
+        .map((r) => r.status),
+    ).toEqual([200, 404]);
+  });
+
   it('H4/T4: a missing or wrong bearer token answers 401; the token is recorded as present/valid, never stored', async () => {
     const none = await call(`${sim.url}/v1/jobs`, { method: 'POST', body: {}, auth: false });
     expect(none.status).toBe(401);

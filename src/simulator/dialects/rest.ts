@@ -1,14 +1,16 @@
 /**
  * The `rest` dialect (docs/dialects.md): `POST /v1/jobs` with `Idempotency-Key`, `GET /v1/jobs/:id`,
- * `POST /v1/jobs/:id/cancel`, `GET /v1/jobs/:id/result`, `GET /v1/jobs?client_reference=`.
+ * `POST /v1/jobs/:id/cancel`, `GET /v1/jobs/:id/result`, `GET /v1/jobs?client_reference=`, and the single lookup
+ * `GET /v1/jobs/by-reference/:reference`.
  */
 import { TERMINAL_STATES, type SimJob } from '../jobs';
-import { errorResponse, iso, type Dialect, type DialectContext, type SimResponse } from './types';
+import { errorResponse, iso, type Dialect, type DialectContext, type SimResponse, type SimRoute } from './types';
 import { resultResponse } from './result';
 
 const JOB = /^\/v1\/jobs\/([A-Za-z0-9_-]+)$/;
 const CANCEL = /^\/v1\/jobs\/([A-Za-z0-9_-]+)\/cancel$/;
 const RESULT = /^\/v1\/jobs\/([A-Za-z0-9_-]+)\/result$/;
+const BY_REFERENCE = /^\/v1\/jobs\/by-reference\/([^/]+)$/;
 
 function statusBody(job: SimJob, ctx: DialectContext): Record<string, unknown> {
   const state = ctx.jobs.state(job);
@@ -46,6 +48,26 @@ function createAnswer(job: SimJob, ctx: DialectContext): SimResponse {
   };
 }
 
+/** The route of a single lookup by client reference (the path segment percent-decoded). */
+function referenceRoute(segment: string): SimRoute {
+  try {
+    return { action: 'reconcile', reference: decodeURIComponent(segment) };
+  } catch {
+    return { action: 'reconcile', reference: segment };
+  }
+}
+
+/** A single lookup: the first job created with this client reference, or 404 when there is none. */
+function lookupAnswer(reference: string, ctx: DialectContext): SimResponse {
+  const job = ctx.jobs.byReference(reference)[0];
+  if (job === undefined)
+    return errorResponse(404, { error: { code: 'not_found', message: `no job for client reference ${reference}` } });
+  return {
+    status: 200,
+    json: { job_id: job.id, state: ctx.jobs.advance(job, ctx.nowMs), created_at: iso(job.createdAtMs) },
+  };
+}
+
 /** The rest dialect. */
 export const restDialect: Dialect = {
   name: 'rest',
@@ -55,7 +77,9 @@ export const restDialect: Dialect = {
       if (method === 'GET') return { action: 'reconcile' };
       return undefined;
     }
-    let m = JOB.exec(path);
+    let m = BY_REFERENCE.exec(path);
+    if (m && method === 'GET') return referenceRoute(m[1]!);
+    m = JOB.exec(path);
     if (m && method === 'GET') return { action: 'status', jobId: m[1] };
     m = CANCEL.exec(path);
     if (m && method === 'POST') return { action: 'cancel', jobId: m[1] };
@@ -78,6 +102,7 @@ export const restDialect: Dialect = {
   handle(route, req, ctx) {
     switch (route.action) {
       case 'reconcile': {
+        if (route.reference !== undefined) return lookupAnswer(route.reference, ctx);
         const ref = req.query.get('client_reference');
         if (ref === null || ref === '')
           return errorResponse(400, { error: { code: 'invalid_request', message: 'client_reference is required' } });

@@ -24,6 +24,8 @@ export interface SimRoute {
   jobId?: string;
   /** A create that writes a named resource (a PUT to the resource's URL), as opposed to a POST to a collection. */
   resource?: string;
+  /** A reconcile that looks one job up by the client reference in its path (rather than listing by a query). */
+  reference?: string;
 }
 
 /** The request as a dialect sees it. */
