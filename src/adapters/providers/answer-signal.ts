@@ -18,6 +18,8 @@ const CATEGORY_SIGNALS: Readonly<Record<string, AnswerSignal>> = {
   multiple_matches: 'several_jobs',
   credential_unavailable: 'no_credential',
   job_absent: 'not_found',
+  // An error code the contract names as rate limited (H1), whatever the HTTP status.
+  rate_limited: 'rate_limited',
   undeclared_not_found: 'client_error',
 };
 

@@ -108,7 +108,16 @@ export const providerContractSchema = z
     status: statusSchema,
     /** Where the provider's error code and message are in an error or failed-job answer, first present wins. */
     providerError: z
-      .strictObject({ codeField: fieldPathsSchema.optional(), messageField: fieldPathsSchema.optional() })
+      .strictObject({
+        codeField: fieldPathsSchema.optional(),
+        messageField: fieldPathsSchema.optional(),
+        /**
+         * H1: error codes that mean "not now" whatever the HTTP status (AWS throttles with 400
+         * `ThrottlingException`): such an answer is rate limited, as a 429 is. Matched as given or as the part
+         * after the last `#` (`com.amazonaws.textract#ThrottlingException`).
+         */
+        rateLimitedCodes: z.array(z.string().min(1).max(200)).min(1).max(20).optional(),
+      })
       .optional(),
     result: resultSchema,
     cancel: cancelSchema.optional(),

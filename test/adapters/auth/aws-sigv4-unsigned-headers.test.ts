@@ -20,7 +20,9 @@ async function signedHeadersOf(headers: Record<string, string>): Promise<string[
     headers,
     body: new TextEncoder().encode('{}'),
   });
-  const authorization = Object.entries(added.headers).find(([name]) => name.toLowerCase() === 'authorization')?.[1];
+  const authorization = Object.entries(added.headers ?? {}).find(
+    ([name]) => name.toLowerCase() === 'authorization',
+  )?.[1];
   return /SignedHeaders=([^,]+)/.exec(String(authorization))![1]!.split(';');
 }
 

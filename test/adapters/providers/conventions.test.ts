@@ -456,7 +456,7 @@ describe('preset: merging (V1)', () => {
 
   it('an unknown preset is named with the known ones', () => {
     expect(() => contract('azure', { path: '/x' })).toThrow(
-      /preset: no preset "azure" \(known: azure-lro, google-lro, http-202-location, rest, lro, operation-location\)/,
+      /preset: no preset "azure" \(known: azure-lro, google-lro, http-202-location, aws-json, rest, lro, operation-location\)/,
     );
   });
 });

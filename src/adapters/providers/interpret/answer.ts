@@ -174,11 +174,18 @@ export function errorAnswer(
   category = httpErrorCategory(answer.status),
 ): Observation {
   const observation = baseObservation(contract, action, answer);
-  observation.errorCategory = category;
-  observation.signal = answerSignal(observation);
   const providerError = errorAnswerProviderError(contract, answer);
+  observation.errorCategory = isRateLimitedCode(contract, providerError?.code) ? 'rate_limited' : category;
+  observation.signal = answerSignal(observation);
   if (providerError !== undefined) observation.providerError = providerError;
   return observation;
+}
+
+/** H1: whether the provider's error code is one its contract names as "not now" (as given, or after the last `#`). */
+function isRateLimitedCode(contract: ProviderContract, code: string | undefined): boolean {
+  const codes = contract.providerError?.rateLimitedCodes;
+  if (codes === undefined || code === undefined) return false;
+  return codes.includes(code) || codes.includes(code.slice(code.lastIndexOf('#') + 1));
 }
 
 /** Closes an observation: the rendered problems, the foreign-origin mark, and its signal. */

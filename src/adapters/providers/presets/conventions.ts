@@ -1,12 +1,13 @@
 /**
- * Presets for the LRO conventions real providers share (V1, V2, V4, V5), so a provider that follows one is written
- * with a base URL, a credential and the create path alone (`preset: azure-lro`). Each preset is a partial
- * contract computed from the document's create method (Azure reads a PUT differently from a POST); the loader
- * merges the document over it, so any field can still be set or overridden.
+ * Presets for the conventions real providers share (V1, V2, V4, V5), so a provider that follows one is written
+ * with a base URL, a credential and the create path alone (`preset: azure-lro`), or, for AWS's JSON protocol, the
+ * target of each call (`preset: aws-json`). Each preset is a partial contract computed from the document's create
+ * method (Azure reads a PUT differently from a POST); the loader merges the document over it, so any field can
+ * still be set or overridden.
  */
 
 /** The names of the convention presets. */
-export const CONVENTION_PRESET_NAMES = ['azure-lro', 'google-lro', 'http-202-location'] as const;
+export const CONVENTION_PRESET_NAMES = ['azure-lro', 'google-lro', 'http-202-location', 'aws-json'] as const;
 /** A convention preset name. */
 export type ConventionPresetName = (typeof CONVENTION_PRESET_NAMES)[number];
 
@@ -154,6 +155,48 @@ function http202Location(method: string): Partial {
   };
 }
 
+/** AWS's JSON protocol media type (1.0 for Step Functions and DynamoDB, 1.1 for most other services). */
+const AWS_JSON = 'application/x-amz-json-1.1';
+
+/**
+ * AWS's JSON protocol (Transcribe, Textract, Step Functions, Glue, Bedrock batch jobs...): every call is a POST to
+ * `/` with an `X-Amz-Target` header naming the action (the document gives one per call) and a JSON body of
+ * `application/x-amz-json-1.1`, signed with SigV4 (the document gives the region and the signing name). Every
+ * answer is JSON whatever its label. Errors are `{"__type": "<namespace>#Code", "message": ...}` (some services
+ * write `Message`); throttling is a 400 whose code says so, read as rate limited like a 429. A start that names an
+ * idempotency token (`ClientRequestToken`, `IdempotencyToken`, a unique job name: `create.idempotencyToken` in the
+ * body) is resent with it when its answer is lost.
+ */
+function awsJson(): Partial {
+  return {
+    credential: { scheme: 'aws-sigv4' },
+    jsonContentTypes: [AWS_JSON, 'application/x-amz-json-1.0'],
+    requestIdHeader: 'x-amzn-requestid',
+    create: {
+      method: 'POST',
+      path: '/',
+      body: { mode: 'payload', contentType: AWS_JSON },
+      acceptedStatuses: [200],
+      format: 'json',
+    },
+    status: { method: 'POST', path: '/', body: { contentType: AWS_JSON }, format: 'json' },
+    providerError: {
+      codeField: ['__type'],
+      messageField: ['message', 'Message'],
+      rateLimitedCodes: [
+        'ThrottlingException',
+        'TooManyRequestsException',
+        'ProvisionedThroughputExceededException',
+        'LimitExceededException',
+        'RequestLimitExceeded',
+      ],
+    },
+    result: { url: [{ from: 'inline' }] },
+    reconciliation: { method: 'same_token_resend' },
+    collectSafeToRepeat: true,
+  };
+}
+
 /** The partial contract a convention preset gives for a document whose create uses `method` (default POST). */
 export function conventionPreset(name: ConventionPresetName, method: string): Partial {
   switch (name) {
@@ -163,5 +206,7 @@ export function conventionPreset(name: ConventionPresetName, method: string): Pa
       return googleLro();
     case 'http-202-location':
       return http202Location(method);
+    case 'aws-json':
+      return awsJson();
   }
 }
