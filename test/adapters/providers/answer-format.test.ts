@@ -14,6 +14,7 @@ import {
   ProviderContractError,
   type ProviderContract,
 } from '../../../src/adapters/providers';
+import { explainContract } from '../../../src/adapters/providers/explain';
 import { BASE, answer, valid } from './helpers';
 
 /** The rest preset with `status` and `create` parts replaced or added. */
@@ -211,5 +212,20 @@ describe('answer formats: what the HTTP layer is asked for (V6)', () => {
   it('V6, U2: a lookup answer is read by its content type; a create re-sent to reconcile as a create answer', () => {
     expect(adapter.answerFormat?.('reconcile')).toBeUndefined();
     expect(adapter.answerFormat?.('reconcile', { resend: true })).toBe('json');
+  });
+});
+
+describe('answer formats: explain (V6)', () => {
+  it('V6: explain says which answers are read as JSON, and how each reading takes its body', () => {
+    const text = explainContract(
+      contract({
+        top: { jsonContentTypes: ['application/x-amz-json-1.1'] },
+        create: { format: 'json' },
+        status: { readings: { monitor: { format: 'text', whenNoState: { pending: [202], success: [200] } } } },
+      }),
+    ).join('\n');
+    expect(text).toContain('answers labelled application/x-amz-json-1.1 are read as JSON too');
+    expect(text).toContain('the create answer: read as JSON whatever its content type (format json, V6)');
+    expect(text).toContain('the answer: never parsed (format text); its HTTP status and headers decide (V6)');
   });
 });

@@ -2,6 +2,7 @@
 import { type ProviderContract } from '../contract';
 import { namesMonitor } from '../interpret/poll-url';
 import { type ExplainOptions, type ExplainSection } from './explanation';
+import { answerFormatLines } from './format-lines';
 import { requestDetailLines } from './request-lines';
 import {
   code,
@@ -81,6 +82,7 @@ export function createSection(contract: ProviderContract, options: ExplainOption
   lines.push(
     `accepted when the answer is HTTP ${list(create.acceptedStatuses)}; any other 2xx is unexpected, a 4xx/5xx is an HTTP error, never a job state`,
   );
+  lines.push(...answerFormatLines(create.format, 'the create answer'));
   if (create.synchronousSuccess !== undefined) {
     lines.push(
       `synchronous success (C3): HTTP ${list(create.synchronousSuccess.statuses)} means done at once; the result is field ${code(create.synchronousSuccess.resultField)} of that answer`,

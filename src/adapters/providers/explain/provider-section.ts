@@ -2,6 +2,7 @@
 import { describeCredential } from '../../auth/describe';
 import { type ProviderContract } from '../contract';
 import { type ExplainOptions, type ExplainSection } from './explanation';
+import { jsonContentTypesLines } from './format-lines';
 import { headerValueText } from './phrases';
 
 /** Where every request goes and what it carries: origin, credential, headers, query, cookies, request ID (C4, T4, H5). */
@@ -26,5 +27,6 @@ export function providerSection(contract: ProviderContract, options: ExplainOpti
       : 'cookies: none are kept; each request is sent without cookies',
   );
   lines.push(`the provider's request ID is read from header ${contract.requestIdHeader} of every answer (H5)`);
+  lines.push(...jsonContentTypesLines(contract));
   return { id: 'provider', title: 'Provider', lines };
 }

@@ -1,12 +1,13 @@
 /** The Status section: the status request and how each reading turns an answer into a job state. Pure. */
 import { type ProviderContract, type Reading } from '../contract';
 import { type ExplainOptions, type ExplainSection } from './explanation';
+import { answerFormatLines } from './format-lines';
 import { code, fields, list, url } from './phrases';
 import { requestDetailLines } from './request-lines';
 
 /** How one reading decides a state: pending statuses, state field, AIP-151 derivation, state table, no-state answers. */
 function readingLines(reading: Reading): string[] {
-  const lines: string[] = [];
+  const lines: string[] = [...answerFormatLines(reading.format, 'the answer')];
   if (reading.pendingStatuses !== undefined)
     lines.push(`HTTP ${list(reading.pendingStatuses)}: pending, whatever the body says`);
   if (reading.stateField !== undefined)
