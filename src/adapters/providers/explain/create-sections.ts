@@ -6,7 +6,6 @@ import { answerFormatLines } from './format-lines';
 import { requestDetailLines } from './request-lines';
 import {
   code,
-  headerValueText,
   list,
   numbered,
   placementText,
@@ -54,9 +53,6 @@ export function createSection(contract: ProviderContract, options: ExplainOption
       },
       'application/json',
       body.mode === 'none' ? undefined : body.contentType,
-    ).filter(
-      (line) =>
-        !line.startsWith('  header ') || line.startsWith('  header accept') || line.startsWith('  header content-type'),
     ),
   );
   lines.push(
@@ -77,8 +73,6 @@ export function createSection(contract: ProviderContract, options: ExplainOption
     lines.push(
       `client reference (the start request's clientReference, else our operation ID): in ${placementText(create.clientReference)}`,
     );
-  for (const [name, source] of Object.entries(create.headers ?? {}))
-    lines.push(`header ${name}: ${headerValueText(source)}`);
   lines.push(
     `accepted when the answer is HTTP ${list(create.acceptedStatuses)}; any other 2xx is unexpected, a 4xx/5xx is an HTTP error, never a job state`,
   );
