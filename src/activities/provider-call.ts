@@ -138,9 +138,14 @@ function operationFacts(record: OperationRecord, nowMs: number): OperationFacts 
   };
 }
 
-/** What a call's request template may name of the operation (`{token}`, `{operationId}`...), for the builders. */
+/**
+ * What a call's request template may name of the operation (`{token}`, `{operationId}`...), for the builders: with
+ * the operation variables as recorded (`{version}`, `{+scope}`; defaults applied, C5). Every builder call of every
+ * activity (create, reconcile, status, cancel, result, token paging) takes its facts from here.
+ */
 export function requestFactsOf(record: OperationRecord, nowMs: number): RequestFacts {
-  return operationFacts(record, nowMs);
+  const facts = operationFacts(record, nowMs);
+  return record.variables !== undefined ? { ...facts, variables: record.variables } : facts;
 }
 
 /**
