@@ -72,6 +72,7 @@ export { joinDifferences, DEADLINE_TOLERANCE_MS } from './client/join';
 export type { WaitOptions, WatchOptions } from './client/wait';
 export { OperationHandle, type UpdateOptions } from './client/operation-handle';
 export type { OperationSummary } from './workflows/messages';
+export type { OperationVariables, VariableDeclarations } from './core/operation-variables';
 
 /** Options for {@link AsyncJobClient}. */
 export interface AsyncJobClientOptions {

@@ -27,6 +27,19 @@ export class AsyncJobInputError extends AsyncJobError {
 }
 
 /**
+ * C5 (`ASYNCJOB_ERR_INVALID_VARIABLE`): the operation variables do not fit the adapter's declarations; nothing was
+ * started or sent. `issues` names every variable at once (`variables.<name>`).
+ */
+export class InvalidVariableError extends AsyncJobError {
+  constructor(readonly issues: InputIssue[]) {
+    super(
+      'ASYNCJOB_ERR_INVALID_VARIABLE',
+      `invalid operation variables: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+    );
+  }
+}
+
+/**
  * I2 (`ASYNCJOB_ERR_FINGERPRINT_MISMATCH`): the operation ID already belongs to a request with a different
  * fingerprint (or provider). The existing operation is left as it is; a changed request needs a new operation ID.
  */
@@ -197,8 +210,8 @@ export interface JoinDifference {
 
 /**
  * The operation exists with the same request payload and provider, but the start gave other settings (policy,
- * deadlines, starter, authoriser, client reference; `ASYNCJOB_ERR_JOIN_MISMATCH`). Nothing is changed;
- * `differences` names each field.
+ * deadlines, starter, authoriser, client reference, operation variables; `ASYNCJOB_ERR_JOIN_MISMATCH`). Nothing
+ * is changed; `differences` names each field.
  */
 export class JoinMismatchError extends AsyncJobError {
   constructor(

@@ -1,11 +1,13 @@
 /**
  * The join rule (I2 and what follows it): a start whose operation ID exists with the same payload and provider
  * joins it only when the other settings are the operation's too (policy, deadlines, starter, authoriser, client
- * reference); otherwise it is refused with every differing field named, and nothing changes. A deadline given as
+ * reference); otherwise it is refused with every differing field named, and nothing changes. The variables are
+ * part of the fingerprint; a start that differs from the operation only by them is refused naming each one. A deadline given as
  * a duration counts from the operation's creation, so `{ afterMs }` repeated later is the same deadline, and an
  * absolute deadline equal (within a second) to the operation's resolved one is the same too.
  */
 import { canonicalJson } from '../core/canonical-json';
+import { requestFingerprint } from '../core/fingerprint';
 import type { DeadlineInput, StartRequest } from '../core/operation';
 import { pollPolicySchema } from '../core/policy';
 import { call, type ClientContext } from './context';
@@ -50,6 +52,40 @@ export function joinDifferences(existing: StartRequest, createdAtMs: number, giv
     }
   }
   return [...out, ...policyDifferences(existing.policy, given.policy)];
+}
+
+/**
+ * The variables in which `given` differs from `existing`, each as `variables.<name>` (absent on one side:
+ * undefined there). Pure.
+ */
+export function variableDifferences(
+  existing: StartRequest['variables'],
+  given: StartRequest['variables'],
+): JoinDifference[] {
+  const a = existing ?? {};
+  const b = given ?? {};
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])]
+    .sort()
+    .filter((name) => a[name] !== b[name])
+    .map((name) => ({ field: `variables.${name}`, existing: a[name], given: b[name] }));
+}
+
+/**
+ * After a fingerprint mismatch (I2): when the operation's own request has the same payload and differs only by
+ * its variables, throws {@link JoinMismatchError} naming each variable; otherwise returns, and the caller refuses
+ * the fingerprint. Reads the run's history (no worker needed).
+ */
+export async function assertSameVariables(
+  ctx: ClientContext,
+  operationId: string,
+  runId: string,
+  given: StartRequest,
+): Promise<void> {
+  const start = await call(ctx, operationId, () => readRunStart(ctx, operationId, runId));
+  const existing = start.input?.request;
+  if (!existing || requestFingerprint(existing.payload) !== requestFingerprint(given.payload)) return;
+  const differences = variableDifferences(existing.variables, given.variables);
+  if (differences.length > 0) throw new JoinMismatchError(operationId, differences);
 }
 
 /**

@@ -11,15 +11,22 @@
  */
 import { randomBytes } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowExecutionDescription } from '@temporalio/client';
-import { newIdempotencyToken, requestFingerprint } from '../core/fingerprint';
+import { newIdempotencyToken, startFingerprint } from '../core/fingerprint';
 import { type StartRequest, validateStartRequest } from '../core/operation';
+import { checkOperationVariables, type VariableDeclarations } from '../core/operation-variables';
 import type { AsyncJobWorkflow } from '../workflows/async-job-workflow';
 import type { AsyncJobWorkflowInput } from '../workflows/messages';
 import { providerKey, resultDeadlineKey, stateKey } from '../workflows/search-attributes';
 import { call, type ClientContext, WORKFLOW_TYPE } from './context';
 import { describeRaw, memoString, workflowFailure } from './describe';
-import { AsyncJobInputError, FingerprintMismatchError, OperationNotFoundError, type WorkflowFailure } from './errors';
-import { assertSameSettings } from './join';
+import {
+  AsyncJobInputError,
+  FingerprintMismatchError,
+  InvalidVariableError,
+  OperationNotFoundError,
+  type WorkflowFailure,
+} from './errors';
+import { assertSameSettings, assertSameVariables } from './join';
 import { assertProviderServed } from './provider-check';
 
 /** Options for {@link startOperation}. */
@@ -32,6 +39,12 @@ export interface StartOptions {
    * ID can be started again.
    */
   allowUnservedProvider?: boolean;
+  /**
+   * The operation variables the provider's adapter declares, when the caller can read its document (the CLI with
+   * `ASYNCJOB_PROVIDERS`): the variables are checked against them before anything is started (C5), as the workflow
+   * will. Absent: only their grammar is checked here, and the workflow checks the rest.
+   */
+  declaredVariables?: VariableDeclarations;
 }
 
 /** What a start did. */
@@ -111,7 +124,7 @@ async function startRun(
         // only when it failed on its input (decided before this call).
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: replacing ? 'ALLOW_DUPLICATE_FAILED_ONLY' : 'REJECT_DUPLICATE',
-        memo: { requestFingerprint: requestFingerprint(req.payload), traceId },
+        memo: { requestFingerprint: startFingerprint(req.payload, req.variables), traceId },
         typedSearchAttributes: [
           { key: stateKey, value: 'create_pending' },
           { key: providerKey, value: req.provider },
@@ -131,7 +144,10 @@ async function startRun(
   }
 }
 
-/** I2: the same payload (fingerprint) under the same provider; then the same settings (`join.ts`). */
+/**
+ * I2: the same payload and variables (fingerprint) under the same provider; then the same settings (`join.ts`). A
+ * fingerprint that differs only by the variables is refused naming each variable that differs.
+ */
 async function assertSameRequest(
   ctx: ClientContext,
   req: StartRequest,
@@ -139,8 +155,10 @@ async function assertSameRequest(
   fingerprint: string,
 ): Promise<void> {
   const existingFingerprint = memoString(d, 'requestFingerprint') ?? '(none recorded)';
-  if (existingFingerprint !== fingerprint)
+  if (existingFingerprint !== fingerprint) {
+    await assertSameVariables(ctx, req.operationId, d.runId, req);
     throw new FingerprintMismatchError(req.operationId, existingFingerprint, fingerprint);
+  }
   const existingProvider = d.typedSearchAttributes.get(providerKey);
   if (existingProvider !== undefined && existingProvider !== req.provider) {
     throw new FingerprintMismatchError(req.operationId, `provider ${existingProvider}`, `provider ${req.provider}`);
@@ -150,8 +168,9 @@ async function assertSameRequest(
 
 /**
  * Starts an operation, or joins it (see the module comment). Throws {@link AsyncJobInputError} naming every bad
- * field, `ProviderUnservedError`, {@link FingerprintMismatchError} or `JoinMismatchError`; nothing is started
- * or changed when it throws.
+ * field, {@link InvalidVariableError} naming every variable the adapter refuses (with `declaredVariables`),
+ * `ProviderUnservedError`, {@link FingerprintMismatchError} or `JoinMismatchError`; nothing is started or changed
+ * when it throws.
  */
 export async function startOperation(
   ctx: ClientContext,
@@ -161,7 +180,11 @@ export async function startOperation(
   const checked = validateStartRequest(request, Date.now());
   if (checked.kind === 'refused') throw new AsyncJobInputError(checked.issues);
   const req = checked.request;
-  const fingerprint = requestFingerprint(req.payload);
+  if (options.declaredVariables !== undefined) {
+    const variables = checkOperationVariables(options.declaredVariables, req.variables);
+    if (!variables.ok) throw new InvalidVariableError(variables.issues);
+  }
+  const fingerprint = startFingerprint(req.payload, req.variables);
   const traceId = newTraceId();
 
   const existing = await describeIfExists(ctx, req.operationId);
