@@ -39,15 +39,15 @@ const common = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** The options a command declares for `node:util` parseArgs. */
-export type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+/** The options a command declares for `node:util` parseArgs; `multiple`: repeatable, its values in order. */
+export type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
 
 /** Parses a command's arguments strictly; an unknown or malformed option is a {@link UsageError}. */
 export function parse(
   command: string,
   args: string[],
   options: OptionSpec,
-): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+): { values: Record<string, string | boolean | (string | boolean)[] | undefined>; positionals: string[] } {
   try {
     return parseArgs({
       args,
@@ -121,6 +121,30 @@ export function countOption(command: string, name: string, text: string | undefi
 /** `@path` is a file to read, anything else inline JSON. */
 export function jsonSource(text: string): JsonSource {
   return text.startsWith('@') ? { kind: 'file', path: text.slice(1) } : { kind: 'inline', text };
+}
+
+/**
+ * A repeatable `--name key=value` option as an object: each split at its first `=`, so a value may hold `=`. A
+ * missing `=`, an empty key or a key given twice is a usage error naming the option and the key.
+ */
+export function keyValueOption(command: string, name: string, given: unknown): Record<string, string> | undefined {
+  if (given === undefined) return undefined;
+  const entries = Array.isArray(given) ? given : [given];
+  const out: Record<string, string> = {};
+  for (const entry of entries) {
+    const text = String(entry);
+    const at = text.indexOf('=');
+    if (at <= 0) throw new UsageError(`--${name} "${text}": expected NAME=VALUE`, command);
+    const key = text.slice(0, at);
+    if (Object.hasOwn(out, key)) throw new UsageError(`--${name} ${key}: given more than once`, command);
+    Object.defineProperty(out, key, {
+      value: text.slice(at + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }
 
 /** The common flags of a parsed command. */

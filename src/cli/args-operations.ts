@@ -12,6 +12,7 @@ import {
   flags,
   type JsonSource,
   jsonSource,
+  keyValueOption,
   onePositional,
   noPositionals,
   optional,
@@ -32,6 +33,8 @@ export type StartCommand = {
   resultDeadline: DeadlineArg;
   clientReference?: string;
   policy?: JsonSource;
+  /** `--var NAME=VALUE`, repeatable: the operation variables the adapter's templates expand (C5). */
+  variables?: Record<string, string>;
   wait: boolean;
   /** With `wait`: wait through escalations until a final state. */
   untilFinal: boolean;
@@ -110,6 +113,7 @@ export function parseStart(rest: string[]): StartCommand | Help {
     'result-deadline': { type: 'string' },
     'client-reference': { type: 'string' },
     policy: { type: 'string' },
+    var: { type: 'string', multiple: true },
     wait: { type: 'boolean' },
     'until-final': { type: 'boolean' },
     'allow-unserved-provider': { type: 'boolean' },
@@ -123,6 +127,7 @@ export function parseStart(rest: string[]): StartCommand | Help {
     throw new UsageError('--until-final goes with --wait', command);
   const policy = optional(v, 'policy');
   const clientReference = optional(v, 'client-reference');
+  const variables = keyValueOption(command, 'var', v.var);
   return {
     command,
     provider: required(command, v, 'provider'),
@@ -134,6 +139,7 @@ export function parseStart(rest: string[]): StartCommand | Help {
     resultDeadline: deadlineOption(command, 'result-deadline', required(command, v, 'result-deadline')),
     ...(clientReference !== undefined ? { clientReference } : {}),
     ...(policy !== undefined ? { policy: jsonSource(policy) } : {}),
+    ...(variables !== undefined ? { variables } : {}),
     wait: values.wait === true,
     untilFinal: values['until-final'] === true,
     allowUnservedProvider: values['allow-unserved-provider'] === true,

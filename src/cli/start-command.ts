@@ -1,11 +1,15 @@
 /**
- * `asyncjob start`: builds the start request from the options, starts or joins the operation (the client checks
+ * `asyncjob start`: builds the start request from the options, checks its variables against the adapter's
+ * declarations when the adapter document is visible here (C5), starts or joins the operation (the client checks
  * the request and the provider first: nothing exists when it refuses), and with `--wait` waits until the
  * operation ends or needs a decision (`--until-final`: until it ends), exiting by what it found.
  */
+import { InvalidVariableError } from '../client/errors';
 import type { StartRequest } from '../core/operation';
+import { checkOperationVariables } from '../core/operation-variables';
 import type { OperationSummary } from '../workflows/messages';
 import { type Cmd, type CommandContext, emit, readJson, say } from './command-context';
+import { declaredVariablesOf } from './declared-variables';
 import type { CliClient, StartedOperation } from './deps';
 import { EXIT, exitForState, type ExitCode } from './exit-codes';
 import { decideAdvice, failureText } from './view';
@@ -23,7 +27,20 @@ function startRequest(ctx: CommandContext, cmd: Cmd<'start'>): StartRequest {
     resultDeadline: cmd.resultDeadline,
     ...(cmd.clientReference !== undefined ? { clientReference: cmd.clientReference } : {}),
     ...(cmd.policy !== undefined ? { policy: readJson(ctx, cmd.policy, '--policy') } : {}),
+    ...(cmd.variables !== undefined ? { variables: cmd.variables } : {}),
   } as StartRequest; // validated by the client, which names every bad field
+}
+
+/**
+ * C5: when this process can read the provider's adapter document (ASYNCJOB_PROVIDERS, as a worker), the variables
+ * must fit its declarations before anything is started; a misfit is `ASYNCJOB_ERR_INVALID_VARIABLE` (exit 2)
+ * naming every variable. Otherwise the workflow checks them.
+ */
+async function checkVariables(ctx: CommandContext, request: StartRequest): Promise<void> {
+  const declared = await declaredVariablesOf(ctx.deps.env ?? process.env, request.provider);
+  if (declared === undefined) return;
+  const checked = checkOperationVariables(declared, request.variables);
+  if (!checked.ok) throw new InvalidVariableError(checked.issues);
 }
 
 function startedText(started: StartedOperation, failure: { type: string | null; message: string } | null): string {
@@ -49,6 +66,7 @@ async function escalationText(client: CliClient, summary: OperationSummary): Pro
 /** `start`: see the module comment. */
 export async function startCommand(ctx: CommandContext, cmd: Cmd<'start'>): Promise<ExitCode> {
   const request = startRequest(ctx, cmd);
+  await checkVariables(ctx, request);
   const client = await ctx.client();
   const started = await client.start(request, { allowUnservedProvider: cmd.allowUnservedProvider });
   const endedBadly = started.joined && ENDED_BADLY.includes(started.executionStatus);

@@ -17,11 +17,13 @@ export const MCP_USAGE = `usage: asyncjob mcp --policy FILE [--identity agent:NA
 export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   start: `usage: asyncjob start --provider P --operation-id ID --payload JSON|@FILE --started-by WHO --authorised-by WHO
                       --create-deadline D --result-deadline D [--client-reference REF] [--policy JSON|@FILE]
-                      [--wait [--until-final]] [--allow-unserved-provider]
+                      [--var NAME=VALUE ...] [--wait [--until-final]] [--allow-unserved-provider]
   Starts an operation (or joins it if it already exists with the same request and settings; a run that failed on
   its input is started again). The request is checked first and nothing is started when it is refused (exit 2),
   nor when no worker serves the provider, unless --allow-unserved-provider (a durable start while the workers are
-  down). Deadlines are durations (500ms, 30s, 15m, 2h, 1d) from now or ISO-8601 instants. --wait waits until the
+  down). --var (repeatable) gives a variable the provider's adapter declares; checked against the adapter document
+  when ASYNCJOB_PROVIDERS names it here (exit 2 naming the variable), else by the workflow; never a secret (variables
+  are recorded). Deadlines are durations (500ms, 30s, 15m, 2h, 1d) from now or ISO-8601 instants. --wait waits until the
   operation ends (exit by its state) or needs a decision (exit 7, the decide command printed); --until-final waits
   through escalations until it ends.`,
   status: `usage: asyncjob status ID

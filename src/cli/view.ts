@@ -29,6 +29,10 @@ export interface OperationView {
   result: ResultSummary | null;
   /** The provider's last error (a failed job, a refused request): why a `failed` operation failed. */
   providerError: { code: string | null; message: string | null } | null;
+  /** The operation variables as recorded (defaults applied once the adapter's declarations were read), C5. */
+  variables: Record<string, string>;
+  /** Why the operation was refused before anything was sent (C5): its code and every issue; null otherwise. */
+  refusal: { code: string; issues: { path: string; message: string }[] } | null;
   traceId: string;
 }
 
@@ -76,6 +80,10 @@ export function operationView(record: OperationRecord): OperationView {
     providerError: record.remote.lastError
       ? { code: record.remote.lastError.code ?? null, message: record.remote.lastError.message ?? null }
       : null,
+    variables: { ...(record.variables ?? {}) },
+    refusal: record.refusal
+      ? { code: record.refusal.code, issues: record.refusal.issues.map((i) => ({ ...i })) }
+      : null,
     traceId: record.traceId,
   };
 }
@@ -120,6 +128,7 @@ export function watchLine(view: OperationView, nowMs: number, withCountdown: boo
   if (view.escalation) parts.push(`escalated: ${view.escalation.reason}`);
   const error = view.localState === 'failed' ? providerErrorText(view) : null;
   if (error) parts.push(`provider error ${error}`);
+  if (view.refusal) parts.push(`refused ${view.refusal.code}`);
   if (withCountdown) {
     const next = nextPollText(view, nowMs);
     if (next) parts.push(next);
@@ -152,6 +161,13 @@ export function statusText(view: OperationView, nowMs: number): string {
   }
   const error = providerErrorText(view);
   if (error) lines.push(`  error:     ${error} (the provider's last error)`);
+  if (view.refusal)
+    lines.push(
+      `  refused:   ${view.refusal.code}: ${view.refusal.issues.map((i) => `${i.path}: ${i.message}`).join('; ')} (nothing was sent)`,
+    );
+  const variables = Object.entries(view.variables);
+  if (variables.length > 0)
+    lines.push(`  variables: ${variables.map(([name, value]) => `${name}=${JSON.stringify(value)}`).join(', ')}`);
   if (view.result)
     lines.push(
       `  result:    ${view.result.validation}${view.result.artifactLocation ? ` at ${view.result.artifactLocation}` : ''}${view.result.sha256 ? ` sha256 ${view.result.sha256}` : ''}`,

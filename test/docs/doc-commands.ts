@@ -22,6 +22,8 @@ export type Handling =
 const UNIT = 'test/docs/commands.test.ts';
 const INTEGRATION = 'test/integration/doc-commands.test.ts';
 const PACKAGE = 'test/package/installed.test.ts';
+/** Operation variables on the command line, against a worker serving a document that declares them. */
+const VARIABLES = 'test/integration/operation-variables.test.ts';
 /** `npm start` beside a busy CPU, on moved ports. */
 const NPM_START = 'test/integration/npm-start.test.ts';
 
@@ -208,6 +210,16 @@ const ENTRIES: Entry[] = [
     ['docs/cli.md'],
     'asyncjob start --provider demo-reports --operation-id op-42 ... --started-by svc:other --result-deadline 2h',
     { test: INTEGRATION },
+  ],
+  [
+    ['docs/cli.md'],
+    `asyncjob start --provider reports --operation-id op-44 --payload '{"report":"sales"}' --var version=v1 --started-by svc:billing --authorised-by alice --create-deadline 5m --result-deadline 1h`,
+    { test: VARIABLES, mentions: 'asyncjob start --provider reports --operation-id op-44' },
+  ],
+  [
+    ['docs/cli.md'],
+    'asyncjob start --provider reports --operation-id op-45 ... --var versoin=v1',
+    { test: VARIABLES, mentions: 'asyncjob start --provider reports --operation-id op-45' },
   ],
   [['docs/cli.md'], 'asyncjob list --provider demo-reports --state succeeded', { test: INTEGRATION }],
   [['docs/cli.md'], 'asyncjob adapter validate test/conformance/azure-put.yaml broken.yaml', { test: UNIT }],

@@ -81,6 +81,14 @@ export const START_FLAGS: readonly Flag[] = [
     example: '--wait --until-final',
   },
   {
+    name: '--var',
+    usedBy: ['start'],
+    default: 'none',
+    meaning:
+      "an operation variable the provider's adapter declares, `NAME=VALUE` split at the first `=` (repeatable); recorded, so never a secret",
+    example: '--var scope=subscriptions/s1/resourceGroups/rg1',
+  },
+  {
     name: '--allow-unserved-provider',
     usedBy: ['start'],
     default: 'off',
