@@ -10,6 +10,7 @@ import { AsyncJobClient } from '../client';
 import { loadConfig } from '../config';
 import { agentNamed, agentServerFactory, loadAgentPolicy, startHttpServer, type AgentPolicy } from '../mcp';
 import { UsageError } from './args-common';
+import { declaredVariablesOf } from './declared-variables';
 import { classifyError, EXIT } from './exit-codes';
 import { MCP_USAGE } from './usage';
 
@@ -101,6 +102,7 @@ async function serve(args: McpArgs, policy: AgentPolicy, io: McpIo): Promise<num
     artifactsDir: config.ASYNCJOB_ARTIFACTS_DIR,
     env: io.env,
     log,
+    declaredVariables: (provider) => declaredVariablesOf(io.env, provider),
   });
   try {
     if (stdioAgent !== undefined) {

@@ -14,6 +14,7 @@ import {
 } from '../client/errors';
 import type { QueryOptions, StartOptions, StartedRun, WatchOptions } from '../client';
 import type { OperationRecord, StartRequest } from '../core/operation';
+import type { VariableDeclarations } from '../core/operation-variables';
 import type { CancelRequest, ExtensionRequest } from '../workflows/messages';
 import { type AuditStory } from './audit-story';
 import {
@@ -43,6 +44,11 @@ export interface AgentToolsDeps {
   agent: AgentGrant;
   artifacts: ArtifactStore;
   story(operationId: string): Promise<AuditStory>;
+  /**
+   * The operation variables a provider's adapter declares, when this server can read its document (C5): a start's
+   * variables are checked against them before anything is created. Absent or undefined: the workflow checks them.
+   */
+  declaredVariables?(provider: string): Promise<VariableDeclarations | undefined>;
 }
 
 /** The answer of `wait_for_change`. */
@@ -90,9 +96,10 @@ export class AgentTools {
   /** Starts (or joins) an operation inside the agent's bounds (G1); refuses before anything is created. */
   async start(input: AgentStartInput): Promise<{ operationId: string; joined: boolean; operation: AgentOperation }> {
     const request = boundedStartRequest(this.agent, input);
+    const declaredVariables = await this.deps.declaredVariables?.(request.provider);
     let started: StartedRun;
     try {
-      started = await this.deps.client.start(request);
+      started = await this.deps.client.start(request, declaredVariables !== undefined ? { declaredVariables } : {});
     } catch (err) {
       if (err instanceof FingerprintMismatchError || err instanceof JoinMismatchError)
         await this.refuseTaken(input.operationId);

@@ -12,6 +12,8 @@ export interface AgentStartInput {
   provider: string;
   payload: Record<string, unknown>;
   clientReference?: string;
+  /** Operation variables for the provider's request templates (C5); checked by the client and the workflow. */
+  variables?: Record<string, string>;
   /** From now; defaults to the largest the policy allows. */
   createDeadlineMs?: number;
   /** From now; defaults to the largest the policy allows. */
@@ -65,6 +67,7 @@ export function boundedStartRequest(agent: AgentGrant, input: AgentStartInput): 
     provider: input.provider,
     payload: input.payload,
     ...(input.clientReference !== undefined ? { clientReference: input.clientReference } : {}),
+    ...(input.variables !== undefined ? { variables: input.variables } : {}),
     startedBy: agent.identity,
     authorisedBy: agent.authorisedBy,
     createDeadline: { afterMs: createMs },

@@ -4,6 +4,7 @@
  * `src/cli/mcp-command.ts` runs it over stdio or Streamable HTTP.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { VariableDeclarations } from '../core/operation-variables';
 import { FileArtifactStore } from '../adapters/artifacts/artifact-store';
 import { AgentTools, type AgentClient } from './agent-tools';
 import { readAuditStory } from './audit-story';
@@ -33,6 +34,8 @@ export interface AgentServerDeps {
   env: Readonly<Record<string, string | undefined>>;
   /** The operator's log (stderr); never sent to an agent. */
   log(line: string): void;
+  /** The operation variables a provider's adapter declares, when its document is readable here (C5). */
+  declaredVariables?(provider: string): Promise<VariableDeclarations | undefined>;
 }
 
 /** Returns a function that builds the MCP server of one agent. */
@@ -45,6 +48,7 @@ export function agentServerFactory(deps: AgentServerDeps): (agent: AgentGrant) =
         agent,
         artifacts,
         story: (operationId) => readAuditStory(operationId, deps.storeLocation, deps.env, deps.log),
+        ...(deps.declaredVariables !== undefined ? { declaredVariables: deps.declaredVariables } : {}),
       }),
       deps.log,
     );

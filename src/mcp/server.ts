@@ -98,7 +98,7 @@ function registerStartTools({ server, tools, run }: Registrar): void {
     {
       title: 'Start a long job',
       description:
-        'Starts a job at a provider and returns at once with its operation (it runs durably without you). Idempotent per operationId: the same request again joins the same operation (joined: true) and never starts a second job; a changed payload under the same ID is refused with ASYNCJOB_ERR_FINGERPRINT_MISMATCH (use a new ID). Deadlines and status checks default to, and may not exceed, your policy; a request outside it is refused with ASYNCJOB_ERR_POLICY_REFUSED naming the bound, before anything is created. Never put credentials in the payload.',
+        'Starts a job at a provider and returns at once with its operation (it runs durably without you). Idempotent per operationId: the same request again joins the same operation (joined: true) and never starts a second job; a changed payload under the same ID is refused with ASYNCJOB_ERR_FINGERPRINT_MISMATCH (use a new ID). Deadlines and status checks default to, and may not exceed, your policy; a request outside it is refused with ASYNCJOB_ERR_POLICY_REFUSED naming the bound, before anything is created. variables (an object of strings) fill the operation variables the provider declares and are part of the request; a value the adapter refuses is ASYNCJOB_ERR_INVALID_VARIABLE naming the variable, before anything is sent. Never put credentials in the payload or the variables.',
       inputSchema: startInputShape,
       outputSchema: startOutputShape,
       annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: true },

@@ -3,6 +3,7 @@
  * client checks every output against them). No input takes a credential: providers hold theirs in the worker (G3).
  */
 import { z } from 'zod';
+import { MAX_VARIABLE_VALUE_CHARS, MAX_VARIABLES } from '../core/operation-variables';
 import { ID_PATTERN, ID_RULE } from '../core/start-request';
 import { agentOperationSchema, resultSummaryViewSchema } from './views';
 
@@ -23,6 +24,12 @@ export const startInputShape = {
     .regex(ID_PATTERN, `must match ${ID_RULE}`)
     .optional()
     .describe('your own reference, kept with the operation'),
+  variables: z
+    .record(z.string(), z.string().max(MAX_VARIABLE_VALUE_CHARS))
+    .optional()
+    .describe(
+      `operation variables the provider's adapter declares (a scope, a bucket, a region: its documentation names them): name to value, at most ${MAX_VARIABLES}, a name is a lower-case letter then letters, digits or _, a value one line; part of the request (another value is another request); recorded and shown, so never a secret`,
+    ),
   createDeadlineMs: z
     .number()
     .int()

@@ -69,6 +69,15 @@ export const agentOperationSchema = z.object({
     )
     .describe("people's decisions on this operation, oldest first"),
   result: resultSummaryViewSchema.nullable(),
+  variables: z
+    .record(z.string(), z.string())
+    .describe("the operation variables as recorded, with the adapter's defaults applied"),
+  refusal: z
+    .object({ code: z.string(), issues: z.array(z.object({ path: z.string(), message: z.string() })) })
+    .nullable()
+    .describe(
+      'why the operation was refused before anything was sent (e.g. ASYNCJOB_ERR_INVALID_VARIABLE), each variable named',
+    ),
   changeToken: z.string().describe('pass to wait_for_change as sinceChangeToken to wait for the next change'),
 });
 /** An operation as shown to an agent. */
@@ -142,6 +151,8 @@ export function agentOperation(record: OperationRecord): AgentOperation {
       bounds: a.bounds ?? {},
     })),
     result: record.result ? resultSummaryView(record.result) : null,
+    variables: view.variables,
+    refusal: view.refusal,
     changeToken: changeToken(record),
   };
 }
