@@ -231,3 +231,93 @@ describe('explainContract on the simulator rest preset', () => {
     expect(text(section(minimal, 'policy'))).toContain('poll policy: baseDelayMs 10000 (default 5000)');
   });
 });
+
+describe('explainContract: each call as it is sent (request templates)', () => {
+  const rpc = parseProviderContract(
+    {
+      name: 'rpc',
+      baseUrl: BASE,
+      credential: { scheme: 'none' },
+      headers: { 'X-Client': { value: 'asyncjob' } },
+      variables: {
+        scope: { reserved: true, required: true, pattern: '^projects/[^/]+$', description: 'the project' },
+        pageSize: { type: 'integer', default: '100' },
+      },
+      create: {
+        path: '/{+scope}/jobs',
+        query: { dryRun: 'false' },
+        headers: { 'X-Target': { value: 'Svc.Start' } },
+        body: { mode: 'template', json: { Input: '{payload}' }, contentType: 'application/x-amz-json-1.1' },
+        jobId: [{ from: 'body', field: 'JobId' }],
+      },
+      status: {
+        method: 'POST',
+        path: '/{+scope}/jobs:get',
+        headers: { Accept: { value: 'application/vnd.svc+json' }, 'X-Job': { template: 'job {jobId}' } },
+        body: { json: { JobId: '{jobId}', Max: '{pageSize}' } },
+        stateField: 'state',
+        stateTable: { pending: ['run'], success: ['ok'] },
+      },
+      result: {
+        url: [
+          {
+            from: 'template',
+            method: 'POST',
+            path: '/{+scope}/jobs:result',
+            body: { raw: 'job={jobId}&next={nextToken}', contentType: 'application/x-www-form-urlencoded' },
+          },
+        ],
+        paging: { itemsField: 'items', nextTokenField: 'next' },
+      },
+      cancel: { method: 'POST', path: '/{+scope}/jobs:cancel', idempotent: true, body: { json: { JobId: '{jobId}' } } },
+      reconciliation: { method: 'none' },
+      collectSafeToRepeat: true,
+    },
+    'rpc',
+  );
+
+  it('the create: URL template, query, accept, the content type of its body, its own headers, the body template', () => {
+    expect(section(rpc, 'create').slice(0, 6)).toEqual([
+      `POST ${BASE}/{+scope}/jobs`,
+      '  query: dryRun=false (a parameter naming an unset variable is left out)',
+      '  header accept: application/json',
+      "  header content-type: application/x-amz-json-1.1 (the body's content type)",
+      '  header x-target: "Svc.Start"',
+      'body: the JSON template `{"Input":"{payload}"}` ("{payload}" is the payload; a member that is exactly an unset "{name}" is left out)',
+    ]);
+  });
+
+  it("the status read by POST: the call's own accept replaces the default, a header template, the JSON body", () => {
+    expect(section(rpc, 'status').slice(0, 5)).toEqual([
+      `POST ${BASE}/{+scope}/jobs:get`,
+      "  header content-type: application/json (the body's content type)",
+      '  header accept: "application/vnd.svc+json"',
+      '  header x-job: the template "job {jobId}"',
+      '  body: JSON `{"JobId":"{jobId}","Max":"{pageSize}"}` (a member that is exactly "{name}" takes the value, and is left out when it is unset)',
+    ]);
+  });
+
+  it('the result request with a raw body, paged by token; the cancel with its body', () => {
+    const result = text(section(rpc, 'result'));
+    expect(result).toContain(`  1. POST ${BASE}/{+scope}/jobs:result`);
+    expect(result).toContain('header content-type: application/x-www-form-urlencoded');
+    expect(result).toContain('body: `"job={jobId}&next={nextToken}"`, sent as written with its {name} values');
+    expect(result).toContain(
+      "paged by token: items in `items`, the next page's token in `next`, sent back as {nextToken} by the result request until an answer has none",
+    );
+    expect(text(section(rpc, 'cancel'))).toContain('  body: JSON `{"JobId":"{jobId}"}`');
+  });
+
+  it('the operation variables, and the contract-wide headers sent on every request', () => {
+    const create = section(rpc, 'create');
+    const at = create.indexOf(
+      "operation variables, given at start (asyncjob start --var name=value) and named by every call's templates:",
+    );
+    expect(at).toBeGreaterThan(0);
+    expect(create.slice(at + 1)).toEqual([
+      '  scope: string, required, matching `^projects/[^/]+$`, at most 500 characters, may hold "/" (kept by {+scope}) (the project)',
+      '  pageSize: integer, default "100", at most 500 characters, never holds "/"',
+    ]);
+    expect(section(rpc, 'provider')).toContain('  X-Client: "asyncjob"');
+  });
+});
