@@ -9,7 +9,8 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { runAuditCommand } from '../../src/audit/cli';
 import { type AsyncJobClient, JoinMismatchError } from '../../src/client';
 import { EXIT } from '../../src/cli/exit-codes';
 import type { CliClient, CliDeps } from '../../src/cli/deps';
@@ -58,6 +59,7 @@ describe('operation variables on a real server (C5)', () => {
   let worker: DocumentWorker;
   let client: AsyncJobClient;
   let contractFile: string;
+  let dir: string;
   const id = uniqueId('variables').toLowerCase();
 
   /** Runs `asyncjob` in this process against the worker's client, with `env` as its environment. */
@@ -110,7 +112,7 @@ describe('operation variables on a real server (C5)', () => {
   }
 
   beforeAll(async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-variables-'));
+    dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-variables-'));
     sim = await startSimulator({ dialect: 'rest', token: TOKEN, seed: 11 });
     contractFile = await versionedContract(dir);
     worker = await startDocumentWorker({
@@ -183,6 +185,22 @@ describe('operation variables on a real server (C5)', () => {
       cause: 'variables_refused',
       reason: expect.stringContaining('ASYNCJOB_ERR_INVALID_VARIABLE: variables.version'),
     });
+    // The refusal leaves a store the audit verifies, held to Temporal's history too.
+    let audit = '';
+    const audited = await runAuditCommand(
+      ['verify', '--operation', operationId, '--store', `sqlite:${path.join(dir, 'asyncjob.db')}`, '--with-temporal'],
+      {
+        stdout: (text) => (audit += text),
+        stderr: (text) => (audit += text),
+        env: {
+          TEMPORAL_ADDRESS: inject('temporalAddress'),
+          TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+          ASYNCJOB_TASK_QUEUE: `wf-${id}`,
+        },
+        settleMs: 200,
+      },
+    );
+    expect(audited, audit).toBe(0);
     const status = await cli(['status', operationId]);
     expect(status.code).toBe(EXIT.operationEndedBadly);
     expect(status.stdout).toContain('  refused:   ASYNCJOB_ERR_INVALID_VARIABLE: variables.version: does not match');
