@@ -19,6 +19,7 @@ export function statusContextOf(record: OperationRecord): StatusContext {
   const { remote } = record;
   return {
     ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
+    ...(record.variables !== undefined ? { variables: record.variables } : {}),
     ...(remote.statusUrl !== undefined ? { statusUrl: remote.statusUrl } : {}),
     ...(remote.pollReading !== undefined ? { pollReading: remote.pollReading } : {}),
     ...(remote.createUrls?.request !== undefined ? { requestUrl: remote.createUrls.request } : {}),

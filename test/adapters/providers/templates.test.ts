@@ -12,7 +12,7 @@ import {
   type BuildResult,
   type ProviderContract,
 } from '../../../src/adapters/providers';
-import { BASE } from './helpers';
+import { answer, BASE } from './helpers';
 
 const NOW = Date.UTC(2026, 10, 29, 10, 20, 31);
 const TOKEN = 'tok_0123456789abcdef0123456789abcdef';
@@ -454,6 +454,37 @@ describe('reconciliation and cancel requests', () => {
       url: `${BASE}/api/?v=2`,
       headers: { accept: 'application/json', 'content-type': 'application/json' },
       json: { JobId: 'j1' },
+    });
+  });
+});
+
+describe('the result request template', () => {
+  it('V2: a template naming an operation variable is located with the variables and sent as its template says', () => {
+    const c = contract({
+      variables: { scope: { reserved: true, required: true } },
+      create: { path: '/{+scope}/jobs', jobId: [{ from: 'body', field: 'id' }] },
+      ...status({ path: '/{+scope}/jobs/{jobId}' }),
+      result: {
+        url: [
+          { from: 'template', method: 'POST', path: '/{+scope}/jobs/{jobId}:export', body: { json: { all: true } } },
+        ],
+      },
+    });
+    const adapter = adapterFromContract(c);
+    const variables = { scope: 'projects/p1' };
+    const observation = adapter.interpretStatus(answer(200, { json: { state: 'ok' } }), { jobId: 'j1', variables });
+    const resultUrl = observation.resultReference?.url;
+    expect(resultUrl).toBe(`${BASE}/api/projects/p1/jobs/j1:export`);
+    expect(request(adapter.buildResultRequest({ jobId: 'j1', variables, resultUrl }))).toEqual({
+      method: 'POST',
+      url: `${BASE}/api/projects/p1/jobs/j1:export`,
+      headers: { accept: '*/*', 'content-type': 'application/json' },
+      json: { all: true },
+    });
+    expect(request(adapter.buildResultRequest({ resultUrl: `${BASE}/api/elsewhere` }))).toEqual({
+      method: 'GET',
+      url: `${BASE}/api/elsewhere`,
+      headers: { accept: '*/*' },
     });
   });
 });

@@ -12,6 +12,8 @@ import { MAX_URL_CHARS, cut, type InterpretFlags, type Problems } from './answer
 /** What result sources need besides the success answer: the job and what the create exchange named. */
 export interface ResultContext {
   jobId?: string;
+  /** The operation's variables, for a result request template that names them (defaults applied). */
+  variables?: Readonly<Record<string, string>>;
   /** The create request's URL (for `request_url`). */
   requestUrl?: string;
   /** URLs the create answer gave in the headers named by `create_header` sources, lower-case names. */
@@ -117,7 +119,14 @@ function locate(
 ): Located {
   switch (source.from) {
     case 'template': {
-      const expanded = expandTemplate(contract.baseUrl, source.path, { jobId: context.jobId });
+      const defaults = Object.entries(contract.variables ?? {}).flatMap(([name, rules]) =>
+        rules.default === undefined ? [] : [[name, rules.default] as const],
+      );
+      const expanded = expandTemplate(contract.baseUrl, source.path, {
+        ...Object.fromEntries(defaults),
+        ...context.variables,
+        jobId: context.jobId,
+      });
       return expanded.ok ? { kind: 'url', url: expanded.url } : { kind: 'absent' };
     }
     case 'status_field': {
