@@ -3,7 +3,8 @@
  * and a create whose answer is lost after moto processed it. One proxy per scenario, so each scenario's adapter
  * points at its own faults. Requests are forwarded byte for byte with their own `Host` header: asyncjob signs for
  * the proxy's host, and moto checks the signature against the same header, so every forwarded request is still
- * verified by moto.
+ * verified by moto. Answers are forwarded as moto gave them, but for their Content-Type, set to the label AWS sends
+ * (see {@link relabel}).
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 
@@ -78,6 +79,17 @@ function forward(
   });
 }
 
+/**
+ * AWS labels every JSON-protocol answer with the protocol's media type (`application/x-amz-json-1.1`); moto labels
+ * its successes `text`, `text/html; charset=utf-8` or `application/json`. The label AWS would send, for an answer
+ * to a JSON-protocol request that moto labels otherwise; undefined to keep moto's. Only the label changes.
+ */
+function relabel(requestType: string | undefined, answerType: string | string[] | undefined): string | undefined {
+  const protocol = /^application\/x-amz-json-1\.[01]$/.exec((requestType ?? '').split(';')[0]!.trim())?.[0];
+  if (protocol === undefined || answerType === protocol) return undefined;
+  return protocol;
+}
+
 /** Takes one from a target's remaining count; answers whether one was left. */
 function take(counts: Map<string, number>, target: string): boolean {
   const left = counts.get(target) ?? 0;
@@ -118,6 +130,8 @@ export async function startFaultProxy(upstreamUrl: string, plan: FaultPlan = {})
     requests.push({ target, signed, fate: 'forwarded', status: answer.status, ...(refusal ? { refusal } : {}) });
     const headers = { ...answer.headers };
     delete headers['transfer-encoding'];
+    const label = relabel(incoming.headers['content-type'], headers['content-type']);
+    if (label !== undefined) headers['content-type'] = label;
     headers['content-length'] = String(answer.body.length);
     reply.writeHead(answer.status, headers);
     reply.end(answer.body);

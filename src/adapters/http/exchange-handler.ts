@@ -176,8 +176,10 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
         this.stop('sink', new AsyncJobError('ASYNCJOB_ERR_HTTP_SINK_FAILED', 'sink failed'));
       },
     );
-    // Why: hold the socket while the sink is busy, so a slow sink never makes us buffer the body.
-    controller.pause();
+    // Why: hold the socket while the sink is busy, so a slow sink never makes us buffer the body. Never after the
+    // last announced byte: undici leaves a parser paused there, and the idle socket's close then throws an
+    // assertion (assert(!this.paused) in client-h1) that ends the process.
+    if (this.expectedBytes === undefined || this.receivedBytes < this.expectedBytes) controller.pause();
   }
 
   /** The body ended: settles once the sink has taken every chunk. */
