@@ -6,7 +6,7 @@ import { type ActivityContext } from './provider-call';
 
 /** The operation variables the adapter's contract declares (C5), or undefined when it declares none. */
 function declaredVariables(adapter: ProviderAdapter): VariableDeclarations | undefined {
-  const declared = (adapter.contract as { variables?: VariableDeclarations } | undefined)?.variables;
+  const declared = adapter.contract?.variables;
   return declared !== undefined && Object.keys(declared).length > 0 ? declared : undefined;
 }
 

@@ -31,7 +31,7 @@ export async function declaredVariablesOf(env: Env, provider: string): Promise<V
       env,
     });
     if (contract.name !== provider) return undefined;
-    return (contract as { variables?: VariableDeclarations }).variables ?? {};
+    return contract.variables ?? {};
   } catch {
     return undefined;
   }
