@@ -44,7 +44,7 @@ export function resolveOnOrigin(baseUrl: string, candidate: string, what: string
 }
 
 /** The RFC 6570 level 3 operators a path template may use (`#` is refused: a fragment is never sent). */
-export type TemplateOperator = '' | '+' | '.' | '/' | ';' | '?' | '&';
+type TemplateOperator = '' | '+' | '.' | '/' | ';' | '?' | '&';
 
 /** One part of a parsed path template: literal text, or an expression naming one or more variables. */
 export type TemplatePart =
@@ -52,7 +52,7 @@ export type TemplatePart =
 
 const OPERATORS: ReadonlySet<string> = new Set(['+', '.', '/', ';', '?', '&']);
 /** A variable name in a template: a letter or `_`, then letters, digits and `_`. */
-export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function parseExpression(body: string): { ok: true; part: TemplatePart } | { ok: false; problem: string } {
   const first = body.charAt(0);

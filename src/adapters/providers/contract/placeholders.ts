@@ -60,7 +60,7 @@ function jsonPlaceholders(value: unknown, at: PropertyKey[], createBody: boolean
 }
 
 /** Every placeholder of one call's request template (`at` is where the call is in the contract). */
-export function placeholdersOf(call: Json, at: PropertyKey[]): Placeholder[] {
+function placeholdersOf(call: Json, at: PropertyKey[]): Placeholder[] {
   const out: Placeholder[] = [];
   const text = (value: unknown, where: PropertyKey[]): void => {
     if (typeof value !== 'string') return;

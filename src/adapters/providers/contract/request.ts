@@ -148,12 +148,12 @@ export const jsonTemplateSchema = z.unknown().superRefine((value, ctx) => {
  * A call's body: `{ json, contentType? }` (a JSON template, `application/json` by default) or
  * `{ raw, contentType }` (a string template sent as it is). The content type is declared here, never as a header.
  */
-export const bodyTemplateSchema = z.union([
+const bodyTemplateSchema = z.union([
   z.strictObject({ json: jsonTemplateSchema, contentType: mediaTypeSchema.default('application/json') }),
   z.strictObject({ raw: z.string().max(MAX_BODY_TEMPLATE_CHARS), contentType: mediaTypeSchema }),
 ]);
 /** A body template. */
-export type BodyTemplate = z.infer<typeof bodyTemplateSchema>;
+type BodyTemplate = z.infer<typeof bodyTemplateSchema>;
 
 /** The template fields every call takes besides its method and path. */
 export const requestTemplateFields = {
