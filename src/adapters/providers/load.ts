@@ -29,8 +29,9 @@ const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|x-api-key|api-
 const BEARER_VALUE = /^\s*(bearer|basic)\s+\S+/i;
 
 /**
- * Finds fields that look like a secret written inline (a `token`/`password`/`apiKey` string, a literal
- * `Authorization` header, a `Bearer ...` value). The values are never echoed. Pure.
+ * Finds fields that look like a secret written inline (a `token`/`password`/`apiKey` string, a literal or
+ * templated `Authorization`/`X-Api-Key`... header in any call's headers or the contract-wide ones, a `Bearer ...`
+ * value). The values are never echoed. Pure.
  */
 function findInlineSecrets(document: unknown): ContractIssue[] {
   const issues: ContractIssue[] = [];
@@ -53,13 +54,11 @@ function findInlineSecrets(document: unknown): ContractIssue[] {
     for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
       const childPath = [...at, key];
       const isLiteralSecretHeader =
-        at.length === 2 &&
-        at[0] === 'create' &&
-        at[1] === 'headers' &&
+        at[at.length - 1] === 'headers' &&
         SECRET_HEADER.test(key) &&
         child !== null &&
         typeof child === 'object' &&
-        'value' in child;
+        ('value' in child || 'template' in child);
       if (
         (SECRET_KEY.test(key) && (typeof child === 'string' || typeof child === 'number') && String(child) !== '') ||
         isLiteralSecretHeader

@@ -184,6 +184,16 @@ describe('a malformed document fails with every field named', () => {
     expect(message).not.toContain('sk-live-abcdef123456');
   });
 
+  it('T4: a literal or templated secret header is refused in every call, not only the create', () => {
+    const doc = restDocument();
+    (doc.status as Record<string, unknown>).headers = { 'X-Api-Key': { value: 'k-123456' } };
+    doc.headers = { 'X-Auth-Token': { template: 'tok-{operationId}' } };
+    const issues = issuesOf(() => parseProviderContract(doc, 'leaky', { baseUrl: BASE }));
+    expect(issues.map((i) => i.path)).toEqual(
+      expect.arrayContaining(['status.headers.X-Api-Key', 'headers.X-Auth-Token']),
+    );
+  });
+
   it('T4: a credential gives exactly one of secretEnv or secretFile', () => {
     const doc = restDocument();
     doc.credential = { scheme: 'header', headerName: 'X-Api-Key', secretEnv: 'A', secretFile: '/run/secrets/a' };
