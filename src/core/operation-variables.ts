@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { lazySchema } from './lazy-schema';
 
 /** A variable's name: a lower-case letter, then up to 39 letters, digits or `_`. */
-export const VARIABLE_NAME_PATTERN = /^[a-z][A-Za-z0-9_]{0,39}$/;
+const VARIABLE_NAME_PATTERN = /^[a-z][A-Za-z0-9_]{0,39}$/;
 
 /**
  * The names every request template already has (job ID, token, client reference, operation ID, poll URL, paging
@@ -30,7 +30,7 @@ export const MAX_VARIABLES = 50;
 /** The longest value a start request may give, in UTF-16 code units (values are carried in workflow history). */
 export const MAX_VARIABLE_VALUE_CHARS = 2000;
 /** A declaration's `maxLength` when it names none. */
-export const DEFAULT_VARIABLE_MAX_LENGTH = 500;
+const DEFAULT_VARIABLE_MAX_LENGTH = 500;
 
 /** Control characters (C0, DEL, C1) and the Unicode line and paragraph separators: never in a value. */
 // eslint-disable-next-line no-control-regex
@@ -74,7 +74,7 @@ function compileProblem(pattern: string): string | undefined {
 }
 
 /** One variable as an adapter declares it (`variables.<name>` in the provider document). */
-export const variableDeclarationSchema = lazySchema(() =>
+const variableDeclarationSchema = lazySchema(() =>
   z
     .object({
       /** What the value is, for `explain` and the caller. */
@@ -110,9 +110,7 @@ export const variableDeclarationSchema = lazySchema(() =>
     }),
 );
 /** One variable's declaration, with its defaults filled in. */
-export type VariableDeclaration = z.infer<typeof variableDeclarationSchema>;
-/** One variable's declaration as written in a provider document. */
-export type VariableDeclarationInput = z.input<typeof variableDeclarationSchema>;
+type VariableDeclaration = z.infer<typeof variableDeclarationSchema>;
 
 /** An adapter's `variables:` block: name to declaration, at most {@link MAX_VARIABLES}. */
 export const variableDeclarationsSchema = lazySchema(() =>
@@ -130,8 +128,6 @@ export const variableDeclarationsSchema = lazySchema(() =>
 );
 /** An adapter's declared variables, with their defaults filled in. */
 export type VariableDeclarations = z.infer<typeof variableDeclarationsSchema>;
-/** An adapter's `variables:` block as written in a provider document. */
-export type VariableDeclarationsInput = Record<string, VariableDeclarationInput>;
 
 /** Variables as a caller gives them, or as recorded: name to value, always text. */
 export type OperationVariables = Record<string, string>;

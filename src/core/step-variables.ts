@@ -39,7 +39,7 @@ export function settleVariables(
 }
 
 /** The issues in one line, each naming its variable: `variables.a: why; variables.b: why`. */
-export function variableIssuesText(issues: readonly VariableIssue[]): string {
+function variableIssuesText(issues: readonly VariableIssue[]): string {
   return issues.map((i) => `${i.path}: ${i.message}`).join('; ');
 }
 
