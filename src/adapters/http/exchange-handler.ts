@@ -70,6 +70,21 @@ export interface ExchangeSettings {
   readonly reading?: BodyReading;
 }
 
+/** How far a download's sink may fall behind the socket before the parser is paused. */
+const SINK_BACKLOG_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Whether the answer keeps its connection open after the body: delimited by a length or by chunks, and not
+ * `Connection: close`. undici's handler API does not give the HTTP version, so an HTTP/1.0 answer with a length
+ * and no Connection header counts as kept alive; the backlog threshold limits that case to a sink far behind.
+ */
+function keepsConnection(headers: Readonly<Record<string, string[]>>): boolean {
+  const connection = (headers['connection'] ?? []).join(',').toLowerCase();
+  if (connection.includes('close')) return false;
+  const chunked = (headers['transfer-encoding'] ?? []).join(',').toLowerCase().includes('chunked');
+  return chunked || headers['content-length'] !== undefined;
+}
+
 const PHASES: readonly ExchangePhase[] = ['connecting', 'writing_request', 'awaiting_headers', 'reading_body'];
 
 function statusCategory(status: number): HttpErrorCategory | undefined {
@@ -99,6 +114,10 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
   /** The sink's writes, chained in order; the exchange settles only after the last one. */
   private writes: Promise<void> = Promise.resolve();
   private pendingWrites = 0;
+  /** Bytes handed to the sink and not yet written. */
+  private pendingBytes = 0;
+  /** Whether pausing the parser is safe for this answer (see {@link mayPause}). */
+  private pausable = false;
   private stopReason: 'too_large' | 'sink' | undefined;
   private sinkError: unknown;
 
@@ -142,6 +161,7 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
       this.settings.onSetCookies(setCookies);
     this.expectedBytes = announcedLength(this.headers, this.settings.method, statusCode);
     this.streaming = this.settings.mode.kind === 'sink' && statusCode >= 200 && statusCode < 300;
+    this.pausable = keepsConnection(this.headers);
     if (this.expectedBytes !== undefined && this.expectedBytes > this.settings.limitBytes) {
       // Why: refuse before reading a byte when the provider announces a body over the limit.
       this.stop('too_large', new AsyncJobError('ASYNCJOB_ERR_BODY_TOO_LARGE', 'announced body over the limit'));
@@ -165,10 +185,12 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.hash.update(chunk);
     const write = this.settings.mode.write;
     this.pendingWrites += 1;
+    this.pendingBytes += chunk.length;
     this.writes = this.writes.then(() => write(chunk));
     this.writes.then(
       () => {
         this.pendingWrites -= 1;
+        this.pendingBytes -= chunk.length;
         if (this.pendingWrites === 0) controller.resume();
       },
       (err: unknown) => {
@@ -176,10 +198,19 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
         this.stop('sink', new AsyncJobError('ASYNCJOB_ERR_HTTP_SINK_FAILED', 'sink failed'));
       },
     );
-    // Why: hold the socket while the sink is busy, so a slow sink never makes us buffer the body. Never after the
-    // last announced byte: undici leaves a parser paused there, and the idle socket's close then throws an
-    // assertion (assert(!this.paused) in client-h1) that ends the process.
-    if (this.expectedBytes === undefined || this.receivedBytes < this.expectedBytes) controller.pause();
+    if (this.mayPause()) controller.pause();
+  }
+
+  /**
+   * Why: hold the socket while the sink is behind, so a slow sink never makes us buffer much of the body. Only
+   * where undici survives it: its parser asserts it is not paused when a connection that is not kept alive ends
+   * (a body delimited by the close, `Connection: close`, a truncated body), and that assertion ends the process.
+   * So the parser is paused only on a kept-alive connection, before the last announced byte, once the sink is
+   * more than {@link SINK_BACKLOG_BYTES} behind.
+   */
+  private mayPause(): boolean {
+    if (!this.pausable || this.pendingBytes <= SINK_BACKLOG_BYTES) return false;
+    return this.expectedBytes === undefined || this.receivedBytes < this.expectedBytes;
   }
 
   /** The body ended: settles once the sink has taken every chunk. */
