@@ -33,8 +33,10 @@ function pageOf(document: unknown, paging: Paging): { items?: unknown[]; next?: 
 }
 
 /**
- * Follows the pages after the stored first page when the contract declares `result.paging`; returns the stored
- * artifact unchanged when there is no paging or no next page.
+ * Follows the pages after the stored first page when the contract declares `result.paging`, and stores the items
+ * of every page as one JSON array, one page or many, so the result has one shape however the provider pages it.
+ * Returns the stored artifact unchanged when there is no paging, or the first page is not JSON or has neither
+ * items nor a next page (the result checks then say what it is).
  */
 export async function followPages(
   ctx: ActivityContext,
@@ -53,7 +55,7 @@ export async function followPages(
     return unchanged; // not JSON: the checks say so
   }
   let page = pageOf(document, paging);
-  if (page.next === undefined) return unchanged;
+  if (page.next === undefined && page.items === undefined) return unchanged;
   const items: unknown[] = [...(page.items ?? [])];
   const problems = page.items === undefined ? [`the first page has no ${paging.itemsField} list`] : [];
   let pagesFetched = 0;

@@ -188,7 +188,7 @@ export function collectResult(ctx: ActivityContext) {
       const pages = truncated ? undefined : await followPages(ctx, adapter, http, record, stored);
       if (pages?.kind === 'failed')
         return finish({ ...pages.observation, requestsSent: (observation.requestsSent ?? 1) + pages.pagesFetched }, {});
-      if (pages !== undefined && pages.pagesFetched > 0) {
+      if (pages !== undefined && pages.stored !== stored) {
         // The pages' items, stored as one JSON array, are the result (R1); every page was a request (B2).
         const checked = await checkResult(
           ctx,

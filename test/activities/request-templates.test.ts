@@ -16,8 +16,9 @@ import { openSqliteStore, type SqliteOperationStore } from '../../src/adapters/s
 import { newRecord, reserveStatus, step } from './harness';
 
 const JSON_TYPE = 'application/x-amz-json-1.1';
+type Pages = Record<string, { Blocks: number[]; NextToken?: string }>;
 /** The result's pages: each names the next by its token, the last names none. */
-const PAGES: Record<string, { Blocks: number[]; NextToken?: string }> = {
+const PAGES: Pages = {
   '': { Blocks: [1, 2], NextToken: 'tok/1+a==' },
   'tok/1+a==': { Blocks: [3], NextToken: 'tok-2' },
   'tok-2': { Blocks: [4, 5] },
@@ -73,8 +74,9 @@ interface Seen {
 }
 
 /** The provider: StartJob answers a job ID; GetJob answers SUCCEEDED with the page its NextToken names. */
-async function startProvider(): Promise<{ url: string; seen: Seen[]; server: Server }> {
+async function startProvider(): Promise<{ url: string; seen: Seen[]; server: Server; pages: { now: Pages } }> {
   const seen: Seen[] = [];
+  const pages = { now: PAGES };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -84,14 +86,14 @@ async function startProvider(): Promise<{ url: string; seen: Seen[]; server: Ser
       const answer =
         req.headers['x-target'] === 'Svc.StartJob'
           ? { JobId: 'job-1' }
-          : { JobStatus: 'SUCCEEDED', ...PAGES[typeof body.NextToken === 'string' ? body.NextToken : ''] };
+          : { JobStatus: 'SUCCEEDED', ...pages.now[typeof body.NextToken === 'string' ? body.NextToken : ''] };
       res.writeHead(200, { 'content-type': JSON_TYPE }).end(JSON.stringify(answer));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no address');
-  return { url: `http://127.0.0.1:${address.port}`, seen, server };
+  return { url: `http://127.0.0.1:${address.port}`, seen, server, pages };
 }
 
 describe('request templates through the activities (R1, P9)', () => {
@@ -153,5 +155,20 @@ describe('request templates through the activities (R1, P9)', () => {
       ['Svc.GetJob', { JobId: 'job-1', MaxResults: 2, NextToken: 'tok/1+a==' }],
       ['Svc.GetJob', { JobId: 'job-1', MaxResults: 2, NextToken: 'tok-2' }],
     ]);
+  });
+
+  it('R1: a paged result that fits one page is stored as its items, the same shape as many pages', async () => {
+    provider.pages.now = { '': { Blocks: [9] } };
+    const payload = { document: 'receipt.pdf' };
+    const caps = {
+      capabilities: registry.get('pager').facts.capabilities,
+      reconciliation: registry.get('pager').facts.reconciliation,
+    };
+    let record = await step(a.recordIntent, { record: newRecord('pager', payload) });
+    record = await step(a.createJob, { record, random: 0.5, payload });
+    record = await step(a.readStatus, { record: await reserveStatus(record, caps), random: 0.5 });
+    record = await step(a.collectResult, { record, random: 0.5 });
+    expect(record.localState).toBe('succeeded');
+    expect(JSON.parse(await readFile(new URL(record.result!.artifactLocation!), 'utf8'))).toEqual([9]);
   });
 });

@@ -98,14 +98,10 @@ function transcodedOutput(json: unknown): string | undefined {
   return isObject(parsed) && parsed.transcoded === true ? undefined : `the output is ${json}`;
 }
 
-/**
- * A Textract result is the detected blocks: the blocks of every page as one list when there were several pages,
- * the one page itself (with its `Blocks`) when there was one, as moto always answers.
- */
+/** A Textract result is the detected blocks: the blocks of every page as one list, one page or many (moto detects none). */
 function textBlocks(json: unknown): string | undefined {
-  if (Array.isArray(json) || (isObject(json) && Array.isArray(json.Blocks) && json.JobStatus === 'SUCCEEDED'))
-    return undefined;
-  return `the result is neither the blocks nor a page of them: ${JSON.stringify(json)?.slice(0, 120)}`;
+  if (Array.isArray(json) && json.every((block) => isObject(block) && 'BlockType' in block)) return undefined;
+  return `the result is not the list of detected blocks: ${JSON.stringify(json)?.slice(0, 120)}`;
 }
 
 const START_TRANSCRIPTION = 'Transcribe.StartTranscriptionJob';
