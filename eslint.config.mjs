@@ -35,7 +35,18 @@ const ioPackages = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.temporal/**', '.asyncjob/**', 'coverage/**', 'test/histories/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.temporal/**',
+      '.conformance/**',
+      '.node/**',
+      '.asyncjob/**',
+      'coverage/**',
+      'test/histories/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
