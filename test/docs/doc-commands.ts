@@ -106,7 +106,7 @@ const ENTRIES: Entry[] = [
   ],
   [['README.md', 'docs/reliability.md'], 'npm test', { ci: '\nnpm test\n' }],
   [['README.md'], 'npm ci', { ci: '\nnpm ci --no-audit --no-fund\n' }],
-  [['README.md'], 'npm run conformance', { ci: '\nnpm run --silent conformance\n' }],
+  [['README.md', 'docs/writing-an-adapter.md'], 'npm run conformance', { ci: '\nnpm run --silent conformance\n' }],
   [
     ['README.md', 'docs/operating.md'],
     'npm run test:cluster',
@@ -248,7 +248,11 @@ const ENTRIES: Entry[] = [
     'asyncjob doctor',
     { test: INTEGRATION, mentions: "'asyncjob doctor'" },
   ],
-  [['docs/operating.md'], 'asyncjob doctor', { test: INTEGRATION, mentions: "'asyncjob doctor'" }],
+  [
+    ['docs/operating.md', 'docs/writing-an-adapter.md'],
+    'asyncjob doctor',
+    { test: INTEGRATION, mentions: "'asyncjob doctor'" },
+  ],
   [['README.md', 'docs/cli.md', 'docs/configuration.md'], 'asyncjob doctor [--json]', { illustrative: SYNOPSIS }],
   [
     ['README.md', 'docs/cli.md', 'docs/configuration.md', 'docs/operating.md'],
