@@ -76,6 +76,11 @@ export class AgentTools {
     return this.deps.agent;
   }
 
+  /** The operation variables a provider's adapter declares, when this server can read its document (C5). */
+  async declaredVariables(provider: string): Promise<VariableDeclarations | undefined> {
+    return this.deps.declaredVariables?.(provider);
+  }
+
   /** The record of an operation this agent started; any other is reported as not found (nothing of it shown). */
   async ownRecord(operationId: string): Promise<OperationRecord> {
     let record: OperationRecord | undefined;
@@ -96,7 +101,7 @@ export class AgentTools {
   /** Starts (or joins) an operation inside the agent's bounds (G1); refuses before anything is created. */
   async start(input: AgentStartInput): Promise<{ operationId: string; joined: boolean; operation: AgentOperation }> {
     const request = boundedStartRequest(this.agent, input);
-    const declaredVariables = await this.deps.declaredVariables?.(request.provider);
+    const declaredVariables = await this.declaredVariables(request.provider);
     let started: StartedRun;
     try {
       started = await this.deps.client.start(request, declaredVariables !== undefined ? { declaredVariables } : {});

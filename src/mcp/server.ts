@@ -22,6 +22,7 @@ import {
   waitInputShape,
   waitOutputShape,
 } from './tool-schemas';
+import { variableViews } from './views';
 
 /** The server's version as MCP clients see it. */
 const MCP_SERVER_VERSION = '0.1.0';
@@ -71,7 +72,7 @@ function registerStartTools({ server, tools, run }: Registrar): void {
     {
       title: 'What you may use',
       description:
-        'Lists the providers you may start operations at, with the longest deadlines and most status checks you may ask for at each, whether you may request cancels, which results you may read, and the longest single wait_for_change. Call it first.',
+        'Lists the providers you may start operations at, with the longest deadlines and most status checks you may ask for at each, the variables each start there takes, whether you may request cancels, which results you may read, and the longest single wait_for_change. Call it first.',
       outputSchema: providersOutputShape,
       annotations: readOnly,
     },
@@ -83,12 +84,18 @@ function registerStartTools({ server, tools, run }: Registrar): void {
           mayCancel: agent.mayCancel,
           results: agent.results,
           maxWaitMs: agent.maxWaitMs,
-          providers: agent.providers.map((p) => ({
-            name: p.name,
-            maxCreateDeadlineMs: p.maxCreateDeadlineMs,
-            maxResultDeadlineMs: p.maxResultDeadlineMs,
-            maxStatusRequests: p.maxStatusRequests,
-          })),
+          providers: await Promise.all(
+            agent.providers.map(async (p) => {
+              const declared = await tools.declaredVariables(p.name);
+              return {
+                name: p.name,
+                maxCreateDeadlineMs: p.maxCreateDeadlineMs,
+                maxResultDeadlineMs: p.maxResultDeadlineMs,
+                maxStatusRequests: p.maxStatusRequests,
+                ...(declared === undefined ? {} : { variables: variableViews(declared) }),
+              };
+            }),
+          ),
         });
       }),
   );

@@ -146,6 +146,23 @@ export const providersOutputShape = {
       maxCreateDeadlineMs: z.number().int(),
       maxResultDeadlineMs: z.number().int(),
       maxStatusRequests: z.number().int(),
+      variables: z
+        .array(
+          z.object({
+            name: z.string(),
+            description: z.string().optional(),
+            type: z.enum(['string', 'integer']),
+            required: z.boolean(),
+            default: z.string().optional(),
+            pattern: z.string().optional(),
+            maxLength: z.number().int(),
+            mayHoldSlash: z.boolean(),
+          }),
+        )
+        .optional()
+        .describe(
+          "the operation variables the provider's adapter declares (start_operation's variables); absent when this server cannot read its document",
+        ),
     }),
   ),
 };

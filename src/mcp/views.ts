@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { operationView } from '../cli/view';
 import { renderEscalation } from '../core/escalation';
 import type { OperationRecord, ResultSummary } from '../core/operation';
+import type { VariableDeclarations } from '../core/operation-variables';
 
 const nullableString = z.string().nullable();
 
@@ -155,4 +156,18 @@ export function agentOperation(record: OperationRecord): AgentOperation {
     refusal: view.refusal,
     changeToken: changeToken(record),
   };
+}
+
+/** A provider's declared operation variables as an agent reads them (what start_operation's variables take). */
+export function variableViews(declared: VariableDeclarations) {
+  return Object.entries(declared).map(([name, d]) => ({
+    name,
+    ...(d.description === undefined ? {} : { description: d.description }),
+    type: d.type,
+    required: d.required === true,
+    ...(d.default === undefined ? {} : { default: d.default }),
+    ...(d.pattern === undefined ? {} : { pattern: d.pattern }),
+    maxLength: d.maxLength,
+    mayHoldSlash: d.reserved,
+  }));
 }

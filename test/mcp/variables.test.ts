@@ -3,6 +3,8 @@
  * request holds them, the adapter's declarations (when the server reads the document) go with the start so a misfit
  * is refused before anything is created, and the operation an agent sees shows the variables and any refusal.
  */
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { StartOptions, StartedRun } from '../../src/client';
@@ -11,6 +13,7 @@ import { variableDeclarationsSchema } from '../../src/core/operation-variables';
 import { loadAgentPolicy } from '../../src/mcp';
 import { AgentTools, type AgentClient } from '../../src/mcp/agent-tools';
 import { boundedStartRequest } from '../../src/mcp/bounds';
+import { createAgentServer } from '../../src/mcp/server';
 import { startInputShape } from '../../src/mcp/tool-schemas';
 import { agentOperation } from '../../src/mcp/views';
 
@@ -111,5 +114,37 @@ describe('start_operation and operation variables (C5)', () => {
       refusal: { code: 'ASYNCJOB_ERR_INVALID_VARIABLE', issues },
     });
     expect(view).toMatchObject({ final: true, refusal: { code: 'ASYNCJOB_ERR_INVALID_VARIABLE', issues } });
+  });
+
+  it("C5: list_providers shows each provider's declared variables when the server reads its document", async () => {
+    const listed = async (declared?: unknown) => {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await createAgentServer(toolsWith(new FakeAgentClient(), declared), () => undefined).connect(serverSide);
+      const mcp = new McpClient({ name: 'variables-test', version: '1.0.0' });
+      await mcp.connect(clientSide);
+      try {
+        const result = await mcp.callTool({ name: 'list_providers', arguments: {} });
+        return (result.structuredContent as { providers: Record<string, unknown>[] }).providers[0];
+      } finally {
+        await mcp.close();
+      }
+    };
+    const declared = {
+      region: { description: 'where the job runs', pattern: '^[a-z]{2}-[a-z]+-[0-9]$', required: true },
+      scope: { reserved: true, default: 'tenants/acme' },
+    };
+    expect((await listed(declared))?.variables).toEqual([
+      {
+        name: 'region',
+        description: 'where the job runs',
+        type: 'string',
+        required: true,
+        pattern: '^[a-z]{2}-[a-z]+-[0-9]$',
+        maxLength: 500,
+        mayHoldSlash: false,
+      },
+      { name: 'scope', type: 'string', required: false, default: 'tenants/acme', maxLength: 500, mayHoldSlash: true },
+    ]);
+    expect(await listed()).not.toHaveProperty('variables');
   });
 });
