@@ -66,7 +66,10 @@ export function createJob(ctx: ActivityContext) {
       });
       const requestUrl = built.kind === 'request' ? built.request.url : undefined;
       const { observation } = await sendOnce(ctx, http, adapter, 'create', built, record, (answer) =>
-        adapter.interpretCreate(answer, { requestUrl }),
+        adapter.interpretCreate(answer, {
+          requestUrl,
+          ...(record.variables !== undefined ? { variables: record.variables } : {}),
+        }),
       );
       return afterCreate(record, await stageInlineResult(ctx, record, observation), step);
     });

@@ -30,7 +30,10 @@ export function reconcileJob(ctx: ActivityContext) {
         });
         const requestUrl = resend.kind === 'request' ? resend.request.url : undefined;
         const { observation } = await sendOnce(ctx, http, adapter, 'reconcile', resend, record, (answer) => ({
-          ...adapter.interpretCreate(answer, { requestUrl }),
+          ...adapter.interpretCreate(answer, {
+            requestUrl,
+            ...(record.variables !== undefined ? { variables: record.variables } : {}),
+          }),
           action: 'reconcile' as const,
         }));
         return afterReconcile(record, await stageInlineResult(ctx, record, observation), step);

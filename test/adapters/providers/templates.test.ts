@@ -488,3 +488,21 @@ describe('the result request template', () => {
     });
   });
 });
+
+describe('a result template after a create answer that is already final', () => {
+  it('V2: the result URL is built with the operation variables, as after a status read', () => {
+    const c = contract({
+      variables: { tenant: { required: true } },
+      create: {
+        path: '/jobs',
+        acceptedStatuses: [200, 202],
+        readState: true,
+        jobId: [{ from: 'body', field: 'id' }],
+      },
+      result: { url: [{ from: 'template', path: '/{tenant}/jobs/{jobId}/result' }] },
+    });
+    const done = answer(200, { json: { id: 'j1', state: 'ok' } });
+    const read = adapterFromContract(c).interpretCreate(done, { variables: { tenant: 'acme' } });
+    expect(read.resultReference?.url).toBe(`${BASE}/api/acme/jobs/j1/result`);
+  });
+});

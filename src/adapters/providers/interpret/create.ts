@@ -28,6 +28,8 @@ import { categoryByStatus, readingFor } from './state';
 export interface CreateContext {
   /** The URL the create request was sent to (the `request_url` poll and result source). */
   requestUrl?: string;
+  /** The operation's variables as recorded, for a result request template that names them. */
+  variables?: Readonly<Record<string, string>>;
 }
 
 /** The URLs later result sources may need (V2): the request URL and the create answer's named headers, on the origin. */
@@ -115,6 +117,7 @@ export function interpretCreate(
     const resultContext: ResultContext = {
       ...(observation.remoteJobId !== undefined ? { jobId: observation.remoteJobId } : {}),
       ...(context.requestUrl !== undefined ? { requestUrl: context.requestUrl } : {}),
+      ...(context.variables !== undefined ? { variables: context.variables } : {}),
       ...(createUrls?.headers !== undefined ? { createHeaders: createUrls.headers } : {}),
     };
     readJobDocument(
