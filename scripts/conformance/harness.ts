@@ -197,3 +197,31 @@ export async function storyOf(harness: Harness, operationId: string): Promise<st
   const stored = await harness.store.entries(operationId);
   return formatStoryText(operationId, renderStory(stored.map((s) => s.entry)), null);
 }
+
+/** One scenario's line of a conformance table: its cells, whether it passed, and why not. */
+interface TableRow {
+  cells: readonly string[];
+  pass: boolean;
+  why: string;
+}
+
+/**
+ * A conformance table: the header, then one line per scenario with a last `pass` / `FAIL` column, each column
+ * padded to its widest cell, and under each failed scenario the reason it failed.
+ */
+export function formatResultTable(header: readonly string[], rows: readonly TableRow[]): string {
+  const cellRows = rows.map((row) => [...row.cells, row.pass ? 'pass' : 'FAIL']);
+  const fullHeader = [...header, 'pass'];
+  const widths = fullHeader.map((h, i) => Math.max(h.length, ...cellRows.map((cells) => cells[i]!.length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  const out = [line(fullHeader), line(widths.map((w) => '-'.repeat(w)))];
+  for (const [i, cells] of cellRows.entries()) {
+    out.push(line(cells));
+    if (!rows[i]!.pass) out.push(`    why: ${rows[i]!.why}`);
+  }
+  return out.join('\n');
+}

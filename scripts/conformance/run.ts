@@ -5,7 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { providerNameOf } from './adapters';
-import { awaitOutcome, storyOf, type Harness, type Outcome } from './harness';
+import { awaitOutcome, formatResultTable, storyOf, type Harness, type Outcome } from './harness';
 import { countersOf, type Scenario } from './scenarios';
 import type { TestServer } from './testserver';
 
@@ -137,25 +137,10 @@ export async function runScenarios(
 
 /** The table: scenario, method, route, expected, got, pass (and why, for failures). */
 export function formatTable(results: readonly ScenarioResult[]): string {
-  const rows = results.map((r) => [
-    r.scenario.name,
-    r.scenario.method,
-    r.scenario.route,
-    r.scenario.expected,
-    r.outcome.got,
-    r.pass ? 'pass' : 'FAIL',
-  ]);
-  const header = ['scenario', 'method', 'route', 'expected', 'got', 'pass'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]): string =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  const out = [line(header), line(widths.map((w) => '-'.repeat(w)))];
-  for (const [i, row] of rows.entries()) {
-    out.push(line(row));
-    if (!results[i]!.pass) out.push(`    why: ${results[i]!.why}`);
-  }
-  return out.join('\n');
+  const rows = results.map((r) => ({
+    cells: [r.scenario.name, r.scenario.method, r.scenario.route, r.scenario.expected, r.outcome.got],
+    pass: r.pass,
+    why: r.why,
+  }));
+  return formatResultTable(['scenario', 'method', 'route', 'expected', 'got'], rows);
 }

@@ -5,7 +5,7 @@
  * a wrong secret, where it must have), and moto must hold exactly the jobs a correct client leaves (one per
  * successful operation, none for a refused start).
  */
-import { awaitOutcome, storyOf, type Harness, type Outcome } from '../harness';
+import { awaitOutcome, formatResultTable, storyOf, type Harness, type Outcome } from '../harness';
 import type { MotoServer } from '../moto';
 import { awsProviderNameOf } from './adapters';
 import type { FaultProxy, ProxiedRequest } from './fault-proxy';
@@ -166,33 +166,15 @@ export async function runAwsScenarios(
   return results;
 }
 
-/** The table: scenario, document, expected, got, requests (throttled/dropped), pass. */
+/** The table: scenario, document, expected, got, requests (throttled/dropped), pass (and why, for failures). */
 export function formatAwsTable(results: readonly AwsScenarioResult[]): string {
   const rows = results.map((r) => {
     const count = (fate: ProxiedRequest['fate']) => r.requests.filter((q) => q.fate === fate).length;
     const faults = [`${r.requests.filter((q) => q.signed).length} of ${r.requests.length} signed`];
     if (count('throttled') > 0) faults.push(`${count('throttled')} throttled`);
     if (count('dropped') > 0) faults.push(`${count('dropped')} dropped`);
-    return [
-      r.scenario.name,
-      r.scenario.document,
-      r.scenario.expected,
-      r.outcome.got,
-      faults.join(', '),
-      r.pass ? 'pass' : 'FAIL',
-    ];
+    const cells = [r.scenario.name, r.scenario.document, r.scenario.expected, r.outcome.got, faults.join(', ')];
+    return { cells, pass: r.pass, why: r.why };
   });
-  const header = ['scenario', 'document', 'expected', 'got', 'requests', 'pass'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]): string =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  const out = [line(header), line(widths.map((w) => '-'.repeat(w)))];
-  for (const [i, row] of rows.entries()) {
-    out.push(line(row));
-    if (!results[i]!.pass) out.push(`    why: ${results[i]!.why}`);
-  }
-  return out.join('\n');
+  return formatResultTable(['scenario', 'document', 'expected', 'got', 'requests'], rows);
 }
