@@ -9,13 +9,13 @@
  * answers 403 `SignatureDoesNotMatch`, an unknown key 403 `InvalidClientTokenId`). `/moto-api/` calls are not
  * actions and are never counted or checked.
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync, openSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { freePort } from '../../src/dev/temporal-server';
+import { spawnServer } from './server-process';
 import { INSTALL_PREFIX } from './testserver';
 
 /** The pinned package, with the extra that brings the standalone server, and its version. */
@@ -223,25 +223,12 @@ async function waitForServer(url: string, exited: () => number | null, deadline:
  * that a wrong signature is refused.
  */
 export async function startMoto(options: { logFile: string; startTimeoutMs?: number }): Promise<MotoServer> {
-  const port = await freePort();
-  const out = openSync(options.logFile, 'a');
-  const child = spawn(path.join(VENV_DIR, 'bin', 'moto_server'), ['-H', '127.0.0.1', '-p', String(port)], {
+  const { child, url, stop } = await spawnServer({
+    command: path.join(VENV_DIR, 'bin', 'moto_server'),
+    argsFor: (port) => ['-H', '127.0.0.1', '-p', String(port)],
+    logFile: options.logFile,
     env: { ...process.env, INITIAL_NO_AUTH_ACTION_COUNT: '3' },
-    stdio: ['ignore', out, out],
   });
-  const url = `http://127.0.0.1:${port}`;
-  let stopped = false;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async (): Promise<void> => {
-    if (stopped) return;
-    stopped = true;
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
   try {
     await waitForServer(url, () => child.exitCode, Date.now() + (options.startTimeoutMs ?? 60_000), options.logFile);
     const accessKey = await createSigningUser(url);

@@ -3,12 +3,12 @@
  * git-ignored `.conformance/` folder (never a project dependency), started on a free loopback port, and asked
  * for its coverage counters (`GET /report/azure`, `GET /report/optional`).
  */
-import { execFile, spawn } from 'node:child_process';
-import { openSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../src/dev/temporal-server';
+import { spawnServer } from './server-process';
 
 /** The pinned package and version. */
 export const TEST_SERVER_PACKAGE = '@microsoft.azure/autorest.testserver';
@@ -90,11 +90,9 @@ export async function startTestServer(options: {
   coverageDir: string;
   startTimeoutMs?: number;
 }): Promise<TestServer> {
-  const port = await freePort();
-  const out = openSync(options.logFile, 'a');
-  const child = spawn(
-    process.execPath,
-    [
+  const { child, url, stop } = await spawnServer({
+    command: process.execPath,
+    argsFor: (port) => [
       '--import',
       path.join(__dirname, 'loopback.mjs'),
       path.join(PACKAGE_DIR, 'dist', 'cli', 'cli.js'),
@@ -104,21 +102,9 @@ export async function startTestServer(options: {
       '--coverageDirectory',
       options.coverageDir,
     ],
-    { cwd: options.coverageDir, stdio: ['ignore', out, out] },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  let stopped = false;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async (): Promise<void> => {
-    if (stopped) return;
-    stopped = true;
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
+    logFile: options.logFile,
+    cwd: options.coverageDir,
+  });
   const report = async (which: 'azure' | 'optional'): Promise<Coverage> => {
     const response = await fetch(`${url}/report/${which}`);
     if (!response.ok) throw new Error(`GET /report/${which} answered ${response.status}`);
