@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { variableDeclarationsSchema } from '../../core/operation-variables';
 import { pollPolicySchema, type PollPolicyInput } from '../../core/policy';
 import {
+  absoluteUrlSchema,
   exactlyOneSecret,
   fieldPathSchema,
   fieldPathsSchema,
@@ -59,27 +60,17 @@ const policyOverridesSchema = z
 
 const QUERY_NAME = /^[A-Za-z0-9._~-]{1,100}$/;
 
-const baseUrlSchema = z
-  .string()
-  .max(2000)
-  .superRefine((value, ctx) => {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'not an absolute URL' });
-      return;
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      ctx.addIssue({ code: 'custom', message: 'must be http: or https:' });
-    if (url.username !== '' || url.password !== '')
-      ctx.addIssue({ code: 'custom', message: 'must not carry credentials' });
-    if (url.search !== '' || url.hash !== '')
-      ctx.addIssue({
-        code: 'custom',
-        message: 'must not carry a query or fragment (declare query parameters under query:)',
-      });
-  });
+const baseUrlSchema = absoluteUrlSchema((url, ctx) => {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    ctx.addIssue({ code: 'custom', message: 'must be http: or https:' });
+  if (url.username !== '' || url.password !== '')
+    ctx.addIssue({ code: 'custom', message: 'must not carry credentials' });
+  if (url.search !== '' || url.hash !== '')
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must not carry a query or fragment (declare query parameters under query:)',
+    });
+});
 
 /** The whole provider contract. */
 export const providerContractSchema = z

@@ -1,9 +1,29 @@
 /**
  * The building blocks every part of a provider contract shares: field paths, header names and values,
- * status-code lists, secret references, and where a value is read from an answer.
+ * status-code lists, secret references, absolute URLs, and where a value is read from an answer.
  */
 import { z } from 'zod';
 import { parseFieldPath } from '../field-path';
+
+/**
+ * An absolute URL of at most 2000 characters: a value `new URL` cannot parse is refused as not an absolute URL; a
+ * parsed one is handed to `check`, which adds an issue for each rule of its field the URL breaks.
+ */
+export function absoluteUrlSchema(check: (url: URL, ctx: z.RefinementCtx) => void) {
+  return z
+    .string()
+    .max(2000)
+    .superRefine((value, ctx) => {
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'not an absolute URL' });
+        return;
+      }
+      check(url, ctx);
+    });
+}
 
 /** A JSON field path (`metadata.state`, `jobs[0].job_id`), checked for syntax and forbidden keys. */
 export const fieldPathSchema = z.string().superRefine((path, ctx) => {

@@ -4,7 +4,7 @@
  * reference (`secretEnv` or `secretFile`) and read at the moment of each request.
  */
 import { z } from 'zod';
-import { exactlyOneSecret, headerNameSchema, secretReference } from './common';
+import { absoluteUrlSchema, exactlyOneSecret, headerNameSchema, secretReference } from './common';
 
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 const envName = (example: string) =>
@@ -12,27 +12,17 @@ const envName = (example: string) =>
 const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** An OAuth2 token endpoint: https, or http on a loopback host only; no user information or fragment. */
-const tokenUrlSchema = z
-  .string()
-  .max(2000)
-  .superRefine((value, ctx) => {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'not an absolute URL' });
-      return;
-    }
-    const loopback = LOOPBACK_HOSTS.has(url.hostname);
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback))
-      ctx.addIssue({
-        code: 'custom',
-        message: 'must be https: (http: only on a loopback host: localhost, 127.0.0.1, [::1])',
-      });
-    if (url.username !== '' || url.password !== '')
-      ctx.addIssue({ code: 'custom', message: 'must not carry credentials (name the client secret by reference)' });
-    if (url.hash !== '') ctx.addIssue({ code: 'custom', message: 'must not carry a fragment' });
-  });
+const tokenUrlSchema = absoluteUrlSchema((url, ctx) => {
+  const loopback = LOOPBACK_HOSTS.has(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback))
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be https: (http: only on a loopback host: localhost, 127.0.0.1, [::1])',
+    });
+  if (url.username !== '' || url.password !== '')
+    ctx.addIssue({ code: 'custom', message: 'must not carry credentials (name the client secret by reference)' });
+  if (url.hash !== '') ctx.addIssue({ code: 'custom', message: 'must not carry a fragment' });
+});
 
 /** Exactly one of a literal value and the environment variable holding it (`username` / `usernameEnv`). */
 function exactlyOneOf(literal: string, env: string) {
