@@ -1,33 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine, UsageError } from '../../src/cli/args';
+import { parseCommandLine } from '../../src/cli/args';
+import { startArgv, usageError } from './fixtures';
 
-const START = [
-  'start',
-  '--provider',
-  'rest',
-  '--operation-id',
-  'op-42',
-  '--payload',
-  '{"report":"sales"}',
-  '--started-by',
-  'svc:billing',
-  '--authorised-by',
-  'alice',
-  '--create-deadline',
-  '5m',
-  '--result-deadline',
-  '1h',
-];
-
-function usageError(argv: string[]): UsageError {
-  try {
-    parseCommandLine(argv);
-  } catch (err) {
-    if (err instanceof UsageError) return err;
-    throw err;
-  }
-  throw new Error(`no usage error for ${argv.join(' ')}`);
-}
+const START = startArgv();
 
 describe('parseCommandLine', () => {
   it('parses start with durations, inline payload and flags', () => {

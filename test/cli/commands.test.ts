@@ -14,25 +14,9 @@ import {
 import { runCli } from '../../src/cli/run-cli';
 import { EXIT } from '../../src/cli/exit-codes';
 import { ConfigError } from '../../src/config';
-import { escalated, FakeClient, fakeDeps, observing, record, T0 } from './fixtures';
+import { escalated, FakeClient, fakeDeps, observing, record, startArgv, T0 } from './fixtures';
 
-const START = [
-  'start',
-  '--provider',
-  'rest',
-  '--operation-id',
-  'op-42',
-  '--payload',
-  '{"report":"sales"}',
-  '--started-by',
-  'svc:billing',
-  '--authorised-by',
-  'alice',
-  '--create-deadline',
-  '5m',
-  '--result-deadline',
-  '1h',
-];
+const START = startArgv();
 
 describe('asyncjob start', () => {
   it('builds the start request from the options and prints asyncjob.start/v1', async () => {

@@ -1,5 +1,6 @@
 /**
- * Fakes for CLI tests: a scripted client behind the `CliClient` seam, in-memory output, a manual clock.
+ * Fakes for CLI tests: a scripted client behind the `CliClient` seam, in-memory output, a manual clock, and the
+ * command lines they run.
  */
 import {
   OperationFailedError,
@@ -12,6 +13,7 @@ import {
   type WaitOptions,
   type WatchOptions,
 } from '../../src/client';
+import { parseCommandLine, UsageError } from '../../src/cli/args';
 import type { CliClient, CliDeps, StartedOperation } from '../../src/cli/deps';
 import { type Decision, optionsFor, renderEscalation, type OpenEscalation } from '../../src/core/escalation';
 import { newOperationRecord, type OperationRecord, type StartRequest } from '../../src/core/operation';
@@ -20,6 +22,38 @@ import type { CancelRequest, OperationSummary } from '../../src/workflows/messag
 
 /** 2026-11-29T10:00:00.000Z */
 export const T0 = Date.UTC(2026, 10, 29, 10, 0, 0);
+
+/** `asyncjob start` of operation `op-42` at `provider`, with every required option (the record of {@link record}). */
+export function startArgv(provider = 'rest'): string[] {
+  return [
+    'start',
+    '--provider',
+    provider,
+    '--operation-id',
+    'op-42',
+    '--payload',
+    '{"report":"sales"}',
+    '--started-by',
+    'svc:billing',
+    '--authorised-by',
+    'alice',
+    '--create-deadline',
+    '5m',
+    '--result-deadline',
+    '1h',
+  ];
+}
+
+/** The usage error `parseCommandLine` throws for `argv`; fails the test when it throws none. */
+export function usageError(argv: string[]): UsageError {
+  try {
+    parseCommandLine(argv);
+  } catch (err) {
+    if (err instanceof UsageError) return err;
+    throw err;
+  }
+  throw new Error(`no usage error for ${argv.join(' ')}`);
+}
 
 /** A record of operation `op-42` at provider `rest`, created at T0, with `patch` applied. */
 export function record(patch: Partial<OperationRecord> = {}): OperationRecord {

@@ -7,28 +7,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCommandLine, UsageError } from '../../src/cli/args';
+import { parseCommandLine } from '../../src/cli/args';
 import { EXIT } from '../../src/cli/exit-codes';
 import { runCli } from '../../src/cli/run-cli';
-import { FakeClient, fakeDeps, record } from './fixtures';
+import { FakeClient, fakeDeps, record, startArgv, usageError } from './fixtures';
 
-const START = [
-  'start',
-  '--provider',
-  'reports',
-  '--operation-id',
-  'op-42',
-  '--payload',
-  '{"report":"sales"}',
-  '--started-by',
-  'svc:billing',
-  '--authorised-by',
-  'alice',
-  '--create-deadline',
-  '5m',
-  '--result-deadline',
-  '1h',
-];
+const START = startArgv('reports');
 
 const REPORTS = `name: reports
 baseUrl: \${REPORTS_URL}/api
@@ -53,16 +37,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-function usageError(argv: string[]): UsageError {
-  try {
-    parseCommandLine(argv);
-  } catch (err) {
-    if (err instanceof UsageError) return err;
-    throw err;
-  }
-  throw new Error(`no usage error for ${argv.join(' ')}`);
-}
 
 describe('--var NAME=VALUE (C5)', () => {
   it('C5: is repeatable and splits each at its first =, so a value may hold =', () => {
