@@ -3,7 +3,7 @@
  * adds is sent and never recorded, and a 401 to a request that is safe to resend renews the credential and resends
  * it once, the first answer kept on the exchange.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CredentialUnavailableError,
   ProviderSession,
@@ -13,24 +13,15 @@ import {
   type OutgoingRequest,
   type RequestAuthoriser,
 } from '../../../src/adapters/http';
-import { startHttpServer, type Loopback } from './loopback';
+import { loopbackPerTest } from './loopback';
 
 const KEY = 'qk_distinctive_7d41e0c2b9';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function server(...args: Parameters<typeof startHttpServer>): Promise<Loopback> {
-  const s = await startHttpServer(...args);
-  cleanups.push(() => s.close());
-  return s;
-}
+const { closeLater, server } = loopbackPerTest();
 
 function client(origin: string, authoriser: RequestAuthoriser): HttpClient {
   const c = createHttpClient({ allowedOrigin: origin, headersTimeoutMs: 2_000, authoriser });
-  cleanups.push(() => c.close());
+  closeLater(() => c.close());
   return c;
 }
 

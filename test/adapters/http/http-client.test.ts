@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { transportOutcomeSchema } from '../../../src/core/journal';
 import { AsyncJobError } from '../../../src/core/errors';
 import {
@@ -12,27 +12,12 @@ import {
   type HttpClientOptions,
   type RequestAuthoriser,
 } from '../../../src/adapters/http';
-import { closedPort, readRequestHead, startHttpServer, startNetServer, type Loopback } from './loopback';
+import { closedPort, loopbackPerTest, readRequestHead } from './loopback';
 
 const SECRET = 'tk_fake_9f8e7d6c5b4a39281706';
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/;
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function server(...args: Parameters<typeof startHttpServer>): Promise<Loopback> {
-  const s = await startHttpServer(...args);
-  cleanups.push(() => s.close());
-  return s;
-}
-
-async function netServer(...args: Parameters<typeof startNetServer>): Promise<Loopback> {
-  const s = await startNetServer(...args);
-  cleanups.push(() => s.close());
-  return s;
-}
+const { closeLater, server, netServer } = loopbackPerTest();
 
 /** An authoriser adding one header whose value is the secret. */
 function headerAuthoriser(name: string, value: string, secrets: string[] = [value]): RequestAuthoriser {
@@ -47,7 +32,7 @@ function client(options: Partial<HttpClientOptions> & { allowedOrigin: string })
     authoriser: headerAuthoriser('Authorization', `Bearer ${SECRET}`, [`Bearer ${SECRET}`, SECRET]),
     ...options,
   });
-  cleanups.push(() => c.close());
+  closeLater(() => c.close());
   return c;
 }
 

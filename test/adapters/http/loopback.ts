@@ -1,10 +1,12 @@
 /**
  * Real loopback servers for the HTTP layer tests: an node:http server that records every request it saw,
- * and a raw node:net server for socket-level misbehaviour (reset after reading, truncated bodies).
+ * and a raw node:net server for socket-level misbehaviour (reset after reading, truncated bodies), each closed
+ * after its test by {@link loopbackPerTest}.
  */
 import http from 'node:http';
 import net from 'node:net';
 import { type AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 
 /** A request as the server saw it. */
 export interface SeenRequest {
@@ -115,4 +117,32 @@ export function readRequestHead(socket: net.Socket): Promise<string> {
     };
     socket.on('data', onData);
   });
+}
+
+/**
+ * Closes after each test of the calling file what that test opened, last opened first. `closeLater` registers a
+ * closer (a client, a simulator); `server` and `netServer` start a loopback server registered so.
+ */
+export function loopbackPerTest(): {
+  closeLater(close: () => Promise<void>): void;
+  server(...args: Parameters<typeof startHttpServer>): Promise<Loopback>;
+  netServer(...args: Parameters<typeof startNetServer>): Promise<Loopback>;
+} {
+  const closers: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    while (closers.length > 0) await closers.pop()!();
+  });
+  const closeLater = (close: () => Promise<void>): void => {
+    closers.push(close);
+  };
+  const registered = async (started: Promise<Loopback>): Promise<Loopback> => {
+    const loopback = await started;
+    closeLater(() => loopback.close());
+    return loopback;
+  };
+  return {
+    closeLater,
+    server: (...args) => registered(startHttpServer(...args)),
+    netServer: (...args) => registered(startNetServer(...args)),
+  };
 }

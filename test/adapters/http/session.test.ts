@@ -2,23 +2,14 @@
  * V3 in the HTTP client: a per-call session adds the `Cookie` header for the provider's origin at the last
  * moment and takes every `Set-Cookie` of the answer, and neither value ever appears in the exchange.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHttpClient, ProviderSession, type HttpClient } from '../../../src/adapters/http';
 import { parseScenario, ScenarioError, startSimulator, type ScenarioInput } from '../../../src/simulator';
-import { startHttpServer, startNetServer, type Loopback } from './loopback';
+import { type Loopback, loopbackPerTest } from './loopback';
 
 const SESSION_VALUE = 'sess_7f3a9c1e5b2d4086af11';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function server(...args: Parameters<typeof startHttpServer>): Promise<Loopback> {
-  const s = await startHttpServer(...args);
-  cleanups.push(() => s.close());
-  return s;
-}
+const { closeLater, netServer, server } = loopbackPerTest();
 
 function client(origin: string): HttpClient {
   const c = createHttpClient({
@@ -27,7 +18,7 @@ function client(origin: string): HttpClient {
     headersTimeoutMs: 2_000,
     bodyTimeoutMs: 2_000,
   });
-  cleanups.push(() => c.close());
+  closeLater(() => c.close());
   return c;
 }
 
@@ -113,7 +104,7 @@ describe('createHttpClient with a session (V3)', () => {
   });
 
   it('takes cookies as soon as the headers arrive, even when the body is then cut off', async () => {
-    const s = await startNetServer((socket) => {
+    const s = await netServer((socket) => {
       socket.once('data', () => {
         socket.write(
           `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\nSet-Cookie: sid=${SESSION_VALUE}; Path=/\r\n\r\n{"state":`,
@@ -121,7 +112,6 @@ describe('createHttpClient with a session (V3)', () => {
         setTimeout(() => socket.destroy(), 20);
       });
     });
-    cleanups.push(() => s.close());
     const session = new ProviderSession(s.origin);
     const ex = await client(s.origin).send({ method: 'GET', url: '/jobs/1', traceId: 't', session });
     expect(ex).toMatchObject({ outcome: 'ambiguous', errorCategory: 'truncated' });
@@ -139,14 +129,14 @@ describe("the simulator's session mode, driven through the client and a session"
       token: TOKEN,
       scenario: { session, scripts: { slow: { steps: [{ state: 'running', polls: 2 }, { state: 'succeeded' }] } } },
     });
-    cleanups.push(() => s.stop());
+    closeLater(() => s.stop());
     const c = createHttpClient({
       allowedOrigin: s.url,
       authoriser: {
         authorise: async () => ({ headers: { authorization: `Bearer ${TOKEN}` }, secrets: [TOKEN] }),
       },
     });
-    cleanups.push(() => c.close());
+    closeLater(() => c.close());
     return { s, c };
   }
 
