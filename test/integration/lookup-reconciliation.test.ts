@@ -5,36 +5,30 @@
  * and the lookup decides: the job is found and followed, or the create is sent again, once. Asserted from the
  * simulator's accounting, the store and the journal.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator';
 import { uniqueId } from '../setup/temporal';
-import { startDocumentWorker, type DocumentWorker } from '../workflows/document-worker';
+import { startDocumentWorker, writeRestVariant, type DocumentWorker } from '../workflows/document-worker';
 
 const TOKEN = `sim-secret-${Math.random().toString(36).slice(2)}`;
 const done = [{ state: 'running', polls: 1 }, { state: 'succeeded' }];
 
 /** The rest preset without an idempotency token, reconciled by one lookup by client reference. */
-async function lookupContract(dir: string, name: string): Promise<string> {
-  const preset = JSON.parse(
-    await readFile(path.join(__dirname, '../../src/adapters/providers/presets/rest.json'), 'utf8'),
-  ) as Record<string, unknown> & { create: Record<string, unknown> };
-  delete preset.create.idempotencyToken;
-  delete preset.webhook;
-  const contract = {
-    ...preset,
-    name,
-    reconciliation: {
-      method: 'lookup',
-      path: '/v1/jobs/by-reference/{clientReference}',
-      jobId: [{ from: 'body', field: 'job_id' }],
-    },
-  };
-  const file = path.join(dir, `${name}.json`);
-  await writeFile(file, JSON.stringify(contract, null, 2));
-  return file;
+function lookupContract(dir: string, name: string): Promise<string> {
+  return writeRestVariant(dir, name, (preset) => {
+    delete preset.create.idempotencyToken;
+    return {
+      ...preset,
+      reconciliation: {
+        method: 'lookup',
+        path: '/v1/jobs/by-reference/{clientReference}',
+        jobId: [{ from: 'body', field: 'job_id' }],
+      },
+    };
+  });
 }
 
 /** A simulator whose every job runs one poll, then succeeds; its tokenless creates fail as `createFault` says. */

@@ -6,7 +6,7 @@
  * operation failed before any provider call, journalled; a command line that can read the document refuses at once;
  * and a join with other variables is refused naming them.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -20,7 +20,7 @@ import type { StartRequest } from '../../src/core/operation';
 import { startSimulator, type Simulator } from '../../src/simulator';
 import { docCommand, substitute } from '../docs/doc-commands';
 import { uniqueId } from '../setup/temporal';
-import { startDocumentWorker, type DocumentWorker } from '../workflows/document-worker';
+import { startDocumentWorker, writeRestVariant, type DocumentWorker } from '../workflows/document-worker';
 
 const TOKEN = `sim-secret-${Math.random().toString(36).slice(2)}`;
 /** The provider docs/cli.md names; its queue is scoped by this file's own task queue (F9). */
@@ -29,23 +29,15 @@ const PROVIDER = 'reports';
 const ELIDED_45 = `--payload '{"report":"sales"}' --started-by svc:billing --authorised-by alice --create-deadline 5m --result-deadline 1h`;
 
 /** The rest preset with its create path built from a declared `version`, and a `region` with a default. */
-async function versionedContract(dir: string): Promise<string> {
-  const preset = JSON.parse(
-    await readFile(path.join(__dirname, '../../src/adapters/providers/presets/rest.json'), 'utf8'),
-  ) as Record<string, unknown> & { create: Record<string, unknown> };
-  delete preset.webhook;
-  const contract = {
+function versionedContract(dir: string): Promise<string> {
+  return writeRestVariant(dir, PROVIDER, (preset) => ({
     ...preset,
-    name: PROVIDER,
     variables: {
       version: { pattern: 'v[0-9]+', required: true, description: 'the API version in the path' },
       region: { default: 'eu-west-1' },
     },
     create: { ...preset.create, path: '/{version}/jobs' },
-  };
-  const file = path.join(dir, `${PROVIDER}.json`);
-  await writeFile(file, JSON.stringify(contract, null, 2));
-  return file;
+  }));
 }
 
 /** A documented command line as argv: words split at spaces outside single quotes (the docs' only quoting). */

@@ -4,7 +4,7 @@
  * escalation offers no same-token re-send, a decision naming one is refused before anything is sent, and the
  * workflow's history stays small. Asserted from the workflow's history, the store and the simulator's accounting.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,23 +12,18 @@ import type { AsyncJobClient } from '../../src/client';
 import type { OperationRecord } from '../../src/core/operation';
 import { startSimulator, type Simulator } from '../../src/simulator';
 import { uniqueId } from '../setup/temporal';
-import { startDocumentWorker, type DocumentWorker } from '../workflows/document-worker';
+import { startDocumentWorker, writeRestVariant, type DocumentWorker } from '../workflows/document-worker';
 
 const TOKEN = `sim-secret-${Math.random().toString(36).slice(2)}`;
 /** Far above what the escalation needs (about 30 events), far below a retry loop (4,056 in the outside report). */
 const HISTORY_BOUND = 100;
 
 /** The rest preset without an idempotency token and without reconciliation: a plain tokenless POST. */
-async function tokenlessContract(dir: string, name: string): Promise<string> {
-  const preset = JSON.parse(
-    await readFile(path.join(__dirname, '../../src/adapters/providers/presets/rest.json'), 'utf8'),
-  ) as Record<string, unknown> & { create: Record<string, unknown> };
-  delete preset.create.idempotencyToken;
-  delete preset.webhook;
-  const contract = { ...preset, name, reconciliation: { method: 'none' } };
-  const file = path.join(dir, `${name}.json`);
-  await writeFile(file, JSON.stringify(contract, null, 2));
-  return file;
+function tokenlessContract(dir: string, name: string): Promise<string> {
+  return writeRestVariant(dir, name, (preset) => {
+    delete preset.create.idempotencyToken;
+    return { ...preset, reconciliation: { method: 'none' } };
+  });
 }
 
 async function untilEscalated(client: AsyncJobClient, operationId: string): Promise<OperationRecord> {

@@ -3,6 +3,7 @@
  * written by the test), with a SQLite store, its artifacts, a client on its task queue, and one call to end it all.
  * The harness (three simulator dialects) runs on it too.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../src/activities';
@@ -93,4 +94,25 @@ export async function startDocumentWorker(options: {
       await env.teardown();
     },
   };
+}
+
+/** The rest preset as JSON, for a test to vary. */
+type RestPreset = Record<string, unknown> & { create: Record<string, unknown> };
+
+/**
+ * Writes the rest preset, without its webhook and changed by `vary`, as provider `name` to `<dir>/<name>.json`;
+ * returns the file, for {@link startDocumentWorker}'s `providers`.
+ */
+export async function writeRestVariant(
+  dir: string,
+  name: string,
+  vary: (preset: RestPreset) => Record<string, unknown>,
+): Promise<string> {
+  const preset = JSON.parse(
+    await readFile(path.join(__dirname, '../../src/adapters/providers/presets/rest.json'), 'utf8'),
+  ) as RestPreset;
+  delete preset.webhook;
+  const file = path.join(dir, `${name}.json`);
+  await writeFile(file, JSON.stringify({ ...vary(preset), name }, null, 2));
+  return file;
 }
