@@ -199,8 +199,15 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `asyncjob <argv>` on a test client (connected already); nothing is written to the process's streams. */
-export async function runOn(client: AsyncJobClient, argv: string[]): Promise<CliRun> {
+/**
+ * Runs `asyncjob <argv>` on a test client (connected already), with `env` as its environment when given (the
+ * process's otherwise); nothing is written to the process's streams.
+ */
+export async function runOn(
+  client: AsyncJobClient,
+  argv: string[],
+  env?: Readonly<Record<string, string>>,
+): Promise<CliRun> {
   const out: string[] = [];
   const err: string[] = [];
   const deps: CliDeps = {
@@ -219,6 +226,7 @@ export async function runOn(client: AsyncJobClient, argv: string[]): Promise<Cli
     runSimulate: async () => EXIT.internal,
     runWorker: async () => EXIT.internal,
     runDev: async () => EXIT.internal,
+    ...(env !== undefined ? { env } : {}),
   };
   const code = await runCli(argv, deps);
   const stdout = out.join('');

@@ -13,13 +13,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runAuditCommand } from '../../src/audit/cli';
 import { type AsyncJobClient, JoinMismatchError } from '../../src/client';
 import { EXIT } from '../../src/cli/exit-codes';
-import type { CliClient, CliDeps } from '../../src/cli/deps';
-import { runCli } from '../../src/cli/run-cli';
 import { startFingerprint } from '../../src/core/fingerprint';
 import type { StartRequest } from '../../src/core/operation';
 import { startSimulator, type Simulator } from '../../src/simulator';
 import { docCommand, substitute } from '../docs/doc-commands';
 import { uniqueId } from '../setup/temporal';
+import { runOn } from './front-door-cli';
 import { startDocumentWorker, writeRestVariant, type DocumentWorker } from '../workflows/document-worker';
 
 const TOKEN = `sim-secret-${Math.random().toString(36).slice(2)}`;
@@ -54,39 +53,8 @@ describe('operation variables on a real server (C5)', () => {
   let dir: string;
   const id = uniqueId('variables').toLowerCase();
 
-  /** Runs `asyncjob` in this process against the worker's client, with `env` as its environment. */
-  async function cli(argv: string[], env: Record<string, string> = {}) {
-    const out: string[] = [];
-    const err: string[] = [];
-    // The worker's client, shared: the command closes what it connected, which here stays open for the next test.
-    const shared = new Proxy(client, {
-      get: (target, key) =>
-        key === 'close'
-          ? async () => undefined
-          : (Reflect.get(target, key, target) as unknown) instanceof Function
-            ? (Reflect.get(target, key, target) as (...args: unknown[]) => unknown).bind(target)
-            : Reflect.get(target, key, target),
-    }) as unknown as CliClient;
-    const deps: CliDeps = {
-      connect: async () => shared,
-      stdout: (text) => void out.push(text),
-      stderr: (text) => void err.push(text),
-      isTTY: false,
-      readFile: () => {
-        throw new Error('no files');
-      },
-      nowMs: () => Date.now(),
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-      env,
-      runAudit: async () => 0,
-      runMcp: async () => 0,
-      runSimulate: async () => 0,
-      runWorker: async () => 0,
-      runDev: async () => 0,
-    };
-    const code = await runCli(argv, deps);
-    return { code, stdout: out.join(''), stderr: err.join('') };
-  }
+  /** Runs `asyncjob` in this process against the worker's client, with `env` (none by default) as its environment. */
+  const cli = (argv: string[], env: Record<string, string> = {}) => runOn(client, argv, env);
 
   /** A start of this file's provider with a unique operation ID. */
   function request(operationId: string, variables: Record<string, string>): StartRequest {
