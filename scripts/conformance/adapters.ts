@@ -1,11 +1,12 @@
 /**
  * One small adapter document per scenario, written from the convention's template in `test/conformance/` with the
  * scenario's create path (and any headers it requires) filled in, exactly what a user copying a template does.
+ * The writing itself (`writeAdapterDocuments`) serves the aws-json suite too.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseDocument } from 'yaml';
-import type { Convention, Scenario } from './scenarios';
+import { parseDocument, type Document } from 'yaml';
+import type { Scenario } from './scenarios';
 
 /** Where the templates are. */
 export const TEMPLATES_DIR = path.resolve(__dirname, '..', '..', 'test', 'conformance');
@@ -19,38 +20,57 @@ export function providerNameOf(scenario: Scenario): string {
   return `azure-${kebab}`.slice(0, 64);
 }
 
-/** Writes each scenario's adapter into `dir`; returns the registry entries (`{ name, path }`). */
-export async function writeScenarioAdapters(
-  scenarios: readonly Scenario[],
+/**
+ * Writes one adapter document per scenario into `dir` as `<name>.yaml`: the YAML file `sourceOf(scenario)` (each
+ * file read once), named `nameOf(scenario)` and changed by `edit`; returns the registry entries (`{ name, path }`).
+ */
+export async function writeAdapterDocuments<S>(
+  scenarios: readonly S[],
   dir: string,
+  how: { sourceOf(scenario: S): string; nameOf(scenario: S): string; edit(document: Document, scenario: S): void },
 ): Promise<{ name: string; path: string }[]> {
   await mkdir(dir, { recursive: true });
-  const templates = new Map<Convention, string>();
+  const sources = new Map<string, string>();
   const entries: { name: string; path: string }[] = [];
   for (const scenario of scenarios) {
-    let template = templates.get(scenario.convention);
-    if (template === undefined) {
-      template = await readFile(path.join(TEMPLATES_DIR, `${scenario.convention}.yaml`), 'utf8');
-      templates.set(scenario.convention, template);
+    const source = how.sourceOf(scenario);
+    let text = sources.get(source);
+    if (text === undefined) {
+      text = await readFile(source, 'utf8');
+      sources.set(source, text);
     }
-    const document = parseDocument(template);
-    const name = providerNameOf(scenario);
+    const document = parseDocument(text);
+    const name = how.nameOf(scenario);
     document.set('name', name);
-    document.set(
-      'description',
-      `${scenario.name}: ${scenario.method} ${scenario.route} (from ${scenario.convention}.yaml)`,
-    );
-    document.setIn(['create', 'path'], scenario.route);
-    if (document.getIn(['create', 'method']) !== scenario.method) {
-      throw new Error(
-        `scenario ${scenario.name} is a ${scenario.method}, but ${scenario.convention}.yaml creates with ${String(document.getIn(['create', 'method']))}`,
-      );
-    }
-    for (const [header, value] of Object.entries(scenario.headers ?? {}))
-      document.setIn(['headers', header], document.createNode({ value }));
+    how.edit(document, scenario);
     const file = path.join(dir, `${name}.yaml`);
     await writeFile(file, document.toString());
     entries.push({ name, path: file });
   }
   return entries;
+}
+
+/** Writes each scenario's adapter into `dir`; returns the registry entries (`{ name, path }`). */
+export function writeScenarioAdapters(
+  scenarios: readonly Scenario[],
+  dir: string,
+): Promise<{ name: string; path: string }[]> {
+  return writeAdapterDocuments(scenarios, dir, {
+    sourceOf: (scenario) => path.join(TEMPLATES_DIR, `${scenario.convention}.yaml`),
+    nameOf: providerNameOf,
+    edit: (document, scenario) => {
+      document.set(
+        'description',
+        `${scenario.name}: ${scenario.method} ${scenario.route} (from ${scenario.convention}.yaml)`,
+      );
+      document.setIn(['create', 'path'], scenario.route);
+      if (document.getIn(['create', 'method']) !== scenario.method) {
+        throw new Error(
+          `scenario ${scenario.name} is a ${scenario.method}, but ${scenario.convention}.yaml creates with ${String(document.getIn(['create', 'method']))}`,
+        );
+      }
+      for (const [header, value] of Object.entries(scenario.headers ?? {}))
+        document.setIn(['headers', header], document.createNode({ value }));
+    },
+  });
 }
