@@ -12,6 +12,10 @@ import type { StartRequest } from '../../src/core/operation';
 
 const iso = z.string().datetime();
 const offeredOption = z.object({ option: z.string(), label: z.string() }).passthrough();
+/** Why the workflow refused an operation before anything was sent (rule C5). */
+const refusal = z
+  .object({ code: z.string(), issues: z.array(z.object({ path: z.string(), message: z.string() }).strict()) })
+  .strict();
 const operationView = z
   .object({
     operationId: z.string(),
@@ -44,6 +48,8 @@ const operationView = z
       .passthrough()
       .nullable(),
     providerError: z.object({ code: z.string().nullable(), message: z.string().nullable() }).strict().nullable(),
+    variables: z.record(z.string(), z.string()),
+    refusal: refusal.nullable(),
     traceId: z.string(),
   })
   .strict();
@@ -56,6 +62,7 @@ const summary = z
     pollUrl: z.string().optional(),
     remoteState: z.string().optional(),
     providerError: z.object({ code: z.string().optional(), message: z.string().optional() }).strict().optional(),
+    refusal: refusal.optional(),
     result: z.unknown(),
     escalation: z.object({ reason: z.string(), text: z.string() }).strict().nullable(),
     statusRequestsUsed: z.number().int(),
