@@ -17,6 +17,7 @@
  */
 import { RESERVED_HEADERS, type HeaderValueSource, type ProviderContract } from './contract';
 import { type BuildResult, type ProviderRequest } from './build';
+import { factValue } from './build/request';
 
 /** Headers the builders set as generic defaults; a contract-wide header of the same name replaces them. */
 const BUILDER_DEFAULT_HEADERS: ReadonlySet<string> = new Set(['accept']);
@@ -44,21 +45,8 @@ export type Decoration = Pick<ProviderContract, 'headers' | 'query'>;
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 function valueOf(source: HeaderValueSource, facts: OperationFacts): string {
-  if ('value' in source) return source.value;
-  switch (source.from) {
-    case 'operation_id':
-      return facts.operationId;
-    case 'trace_id':
-      return facts.traceId;
-    case 'client_reference':
-      return facts.clientReference;
-    case 'token':
-      return facts.token;
-    case 'now_http_date':
-      return new Date(facts.nowMs).toUTCString();
-    case 'first_sent_http_date':
-      return new Date(facts.firstSentAtMs).toUTCString();
-  }
+  // OperationFacts holds every fact a source can name, so there is always a value.
+  return 'value' in source ? source.value : factValue(source.from, facts)!;
 }
 
 function decodeName(raw: string): string {

@@ -2,6 +2,7 @@
  * What a request builder returns, and what it is given: the request (without credentials), or a refusal naming
  * why nothing can be sent; and the values a call's templates are filled from.
  */
+import { type HeaderValueSource } from '../contract/common';
 
 /** A request to send to the provider, without credentials. Header names are lower-case. */
 export interface ProviderRequest {
@@ -69,4 +70,31 @@ export interface CreateRequestInput extends RequestFacts {
   token: string;
   /** Now, epoch ms. */
   nowMs: number;
+}
+
+/**
+ * The value of the fact a header's `{ from: ... }` names: the token, client reference, operation ID or trace ID as
+ * they are, `now_http_date` and `first_sent_http_date` as HTTP dates (the first send defaulting to now); undefined
+ * when `facts` lack it.
+ */
+export function factValue(
+  from: Extract<HeaderValueSource, { from: string }>['from'],
+  facts: RequestFacts,
+): string | undefined {
+  switch (from) {
+    case 'now_http_date':
+      return facts.nowMs === undefined ? undefined : new Date(facts.nowMs).toUTCString();
+    case 'first_sent_http_date': {
+      const at = facts.firstSentAtMs ?? facts.nowMs;
+      return at === undefined ? undefined : new Date(at).toUTCString();
+    }
+    case 'token':
+      return facts.token;
+    case 'client_reference':
+      return facts.clientReference;
+    case 'operation_id':
+      return facts.operationId;
+    case 'trace_id':
+      return facts.traceId;
+  }
 }

@@ -16,7 +16,7 @@ import {
   type RequestTemplate,
 } from '../contract/request';
 import { appendQuery, expandTemplate, type TemplateValues } from '../urls';
-import { refused, type BuildResult, type RequestFacts, type ProviderRequest } from './request';
+import { factValue, refused, type BuildResult, type RequestFacts, type ProviderRequest } from './request';
 
 /** What expansion needs of a declared operation variable: its type (an integer is a number in JSON) and default. */
 export interface VariableRules {
@@ -85,25 +85,7 @@ function headerValue(
     const text = interpolate(source.template, values);
     return text.ok ? { ok: true, value: text.text } : { ok: false, problem: `needs {${text.name}}` };
   }
-  const nowMs = facts.nowMs;
-  const value = (() => {
-    switch (source.from) {
-      case 'now_http_date':
-        return nowMs === undefined ? undefined : new Date(nowMs).toUTCString();
-      case 'first_sent_http_date': {
-        const at = facts.firstSentAtMs ?? nowMs;
-        return at === undefined ? undefined : new Date(at).toUTCString();
-      }
-      case 'token':
-        return facts.token;
-      case 'client_reference':
-        return facts.clientReference;
-      case 'operation_id':
-        return facts.operationId;
-      case 'trace_id':
-        return facts.traceId;
-    }
-  })();
+  const value = factValue(source.from, facts);
   return value === undefined ? { ok: false, problem: `needs a value from ${source.from}` } : { ok: true, value };
 }
 
