@@ -14,6 +14,7 @@ import { createProviderRegistry } from '../../src/adapters/providers/registry';
 import { openSqliteStore, type SqliteOperationStore } from '../../src/adapters/store/sqlite-store';
 import { formatStoryText, renderStory } from '../../src/audit/story';
 import { AsyncJobClient } from '../../src/client';
+import type { StartRequest } from '../../src/core/operation';
 import type { OperationSummary } from '../../src/workflows/messages';
 import { createWorkers, runWorkers, shutdownWorkers, workflowsPath } from '../../src/worker';
 
@@ -190,6 +191,48 @@ export async function awaitOutcome(harness: Harness, operationId: string, timeou
     }
   }
   return outcome;
+}
+
+/**
+ * Starts one operation per scenario (`conformance-<runId>-<scenario name>`, its provider, payload and policy as
+ * `startOf` says), then waits for every outcome, each at most `waitTimeoutMs`; a start the client refused is an
+ * `error` outcome. Outcomes are in the order of `scenarios`.
+ */
+export async function startAndAwait<S extends { name: string }>(
+  harness: Harness,
+  scenarios: readonly S[],
+  options: { runId: string; waitTimeoutMs: number },
+  startOf: (scenario: S) => Pick<StartRequest, 'provider' | 'payload' | 'policy'>,
+): Promise<{ scenario: S; operationId: string; outcome: Outcome }[]> {
+  const started = await Promise.all(
+    scenarios.map(async (scenario) => {
+      const operationId = `conformance-${options.runId}-${scenario.name}`;
+      try {
+        await harness.client.start({
+          operationId,
+          ...startOf(scenario),
+          startedBy: 'conformance',
+          authorisedBy: 'conformance',
+          // Not what a scenario tests (none ends by a deadline): room for a machine loaded by other work.
+          createDeadline: { afterMs: 90_000 },
+          resultDeadline: { afterMs: 150_000 },
+        });
+        return { scenario, operationId, startError: undefined };
+      } catch (error) {
+        return { scenario, operationId, startError: (error as Error).message };
+      }
+    }),
+  );
+  return Promise.all(
+    started.map(async ({ scenario, operationId, startError }) => ({
+      scenario,
+      operationId,
+      outcome:
+        startError !== undefined
+          ? { got: 'error', succeeded: false, detail: `start refused: ${startError}` }
+          : await awaitOutcome(harness, operationId, options.waitTimeoutMs),
+    })),
+  );
 }
 
 /** The operation's audit story (what `asyncjob audit show` prints). */

@@ -5,7 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { providerNameOf } from './adapters';
-import { awaitOutcome, formatResultTable, storyOf, type Harness, type Outcome } from './harness';
+import { formatResultTable, startAndAwait, storyOf, type Harness, type Outcome } from './harness';
 import { countersOf, type Scenario } from './scenarios';
 import type { TestServer } from './testserver';
 
@@ -89,40 +89,20 @@ export async function runScenarios(
   options: RunOptions,
 ): Promise<ScenarioResult[]> {
   const before = await server.coverage();
-  const started = await Promise.all(
-    scenarios.map(async (scenario) => {
-      const operationId = `conformance-${options.runId}-${scenario.name}`;
-      try {
-        await harness.client.start({
-          operationId,
-          provider: providerNameOf(scenario),
-          payload: scenario.method === 'DELETE' ? {} : { location: 'West US' },
-          startedBy: 'conformance',
-          authorisedBy: 'conformance',
-          // Not what a scenario tests (none ends by a deadline): room for a machine loaded by other work.
-          createDeadline: { afterMs: 90_000 },
-          resultDeadline: { afterMs: 150_000 },
-          policy: SCENARIO_POLICY,
-        });
-        return { scenario, operationId, startError: undefined };
-      } catch (error) {
-        return { scenario, operationId, startError: (error as Error).message };
-      }
+  const ended = await startAndAwait(
+    harness,
+    scenarios,
+    { runId: options.runId, waitTimeoutMs: options.waitTimeoutMs ?? 180_000 },
+    (scenario) => ({
+      provider: providerNameOf(scenario),
+      payload: scenario.method === 'DELETE' ? {} : { location: 'West US' },
+      policy: SCENARIO_POLICY,
     }),
-  );
-  const waitTimeoutMs = options.waitTimeoutMs ?? 180_000;
-  const outcomes = await Promise.all(
-    started.map(({ operationId, startError }) =>
-      startError !== undefined
-        ? Promise.resolve<Outcome>({ got: 'error', succeeded: false, detail: `start refused: ${startError}` })
-        : awaitOutcome(harness, operationId, waitTimeoutMs),
-    ),
   );
   // Counters are read after every operation ended, so late requests (a final GET) are counted.
   const after = await server.coverage();
   const results: ScenarioResult[] = [];
-  for (const [index, { scenario, operationId }] of started.entries()) {
-    const outcome = outcomes[index]!;
+  for (const { scenario, operationId, outcome } of ended) {
     const countersMissed = countersOf(scenario).filter((counter) => !((after[counter] ?? 0) > (before[counter] ?? 0)));
     const why = judge(scenario, outcome, countersMissed);
     const story = await storyOf(harness, operationId).catch(

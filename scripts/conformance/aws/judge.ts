@@ -5,7 +5,7 @@
  * a wrong secret, where it must have), and moto must hold exactly the jobs a correct client leaves (one per
  * successful operation, none for a refused start).
  */
-import { awaitOutcome, formatResultTable, storyOf, type Harness, type Outcome } from '../harness';
+import { formatResultTable, startAndAwait, storyOf, type Harness, type Outcome } from '../harness';
 import type { MotoServer } from '../moto';
 import { awsProviderNameOf } from './adapters';
 import type { FaultProxy, ProxiedRequest } from './fault-proxy';
@@ -122,36 +122,18 @@ export async function runAwsScenarios(
   context: ScenarioContext,
   options: { runId: string; waitTimeoutMs?: number },
 ): Promise<AwsScenarioResult[]> {
-  const started = await Promise.all(
-    scenarios.map(async (scenario) => {
-      const operationId = `conformance-${options.runId}-${scenario.name}`;
-      try {
-        await harness.client.start({
-          operationId,
-          provider: awsProviderNameOf(scenario),
-          payload: scenario.payload(context),
-          startedBy: 'conformance',
-          authorisedBy: 'conformance',
-          createDeadline: { afterMs: 90_000 },
-          resultDeadline: { afterMs: 150_000 },
-          policy: AWS_SCENARIO_POLICY,
-        });
-        return { scenario, operationId, startError: undefined };
-      } catch (error) {
-        return { scenario, operationId, startError: (error as Error).message };
-      }
+  const ended = await startAndAwait(
+    harness,
+    scenarios,
+    { runId: options.runId, waitTimeoutMs: options.waitTimeoutMs ?? 180_000 },
+    (scenario) => ({
+      provider: awsProviderNameOf(scenario),
+      payload: scenario.payload(context),
+      policy: AWS_SCENARIO_POLICY,
     }),
   );
-  const outcomes = await Promise.all(
-    started.map(({ operationId, startError }) =>
-      startError !== undefined
-        ? Promise.resolve<Outcome>({ got: 'error', succeeded: false, detail: `start refused: ${startError}` })
-        : awaitOutcome(harness, operationId, options.waitTimeoutMs ?? 180_000),
-    ),
-  );
   const results: AwsScenarioResult[] = [];
-  for (const [index, { scenario, operationId }] of started.entries()) {
-    const outcome = outcomes[index]!;
+  for (const { scenario, operationId, outcome } of ended) {
     const requests = [...(proxies[scenario.name]?.requests ?? [])];
     const problems = [...judgeOutcome(scenario, outcome), ...judgeRequests(scenario, requests)];
     const jobs = await jobsAtProvider(scenario, requests, moto, context);
