@@ -10,7 +10,7 @@ import { createRedactionRules } from '../../../src/adapters/http/redact';
 import { decodeBody } from '../../../src/adapters/http/response-body';
 import { startHttpServer, type Loopback } from './loopback';
 
-const SECRET = 'sk_live_0a1b2c3d4e5f6a7b8c9d';
+const SECRET = 'api-secret-0a1b2c3d4e5f6a7b8c9d';
 const RULES = createRedactionRules({ fieldNames: ['apiSecret'] });
 const JOB = { JobId: 'job-7', JobStatus: 'IN_PROGRESS', apiSecret: SECRET, nested: { password: 7 } };
 const REDACTED_JOB = {
