@@ -190,7 +190,7 @@ export const AWS_LEFT_OUT: readonly { scenario: string; reason: string }[] = [
   {
     scenario: 'TextractPaged',
     reason:
-      "moto 5.2.5 ignores MaxResults and NextToken in GetDocumentTextDetection and answers every job in one page, and none of moto's JSON-protocol job APIs pages its results (Rekognition answers an empty NextToken, Athena one page): TextractSucceeds reads its one page through the document's NextToken paging; paging across pages is proved against the simulator",
+      "moto 5.2.5 ignores MaxResults and NextToken in GetDocumentTextDetection and answers every job in one page, and none of moto's JSON-protocol job APIs pages its results (Rekognition answers an empty NextToken, Athena one page): TextractSucceeds reads its one page through the document's NextToken paging; paging by token across three pages is proved in test/activities/request-templates.test.ts against a loopback provider",
   },
   {
     scenario: 'TextractCreateAnswerLost',
