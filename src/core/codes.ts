@@ -56,6 +56,11 @@ export const ERROR_CODES = {
   ),
   ASYNCJOB_ERR_NODE_UNSUPPORTED: row(EXIT.usage, FINAL, 'the running Node.js is outside package.json engines'),
   ASYNCJOB_ERR_CREDENTIAL_MISSING: row(EXIT.usage, RETRYABLE, "a provider's credential reference names no secret"),
+  ASYNCJOB_ERR_CREDENTIAL_UNAVAILABLE: row(
+    EXIT.usage,
+    RETRYABLE,
+    'no credential could be had for a provider request (a secret not set, a token endpoint that refused, no AWS credentials); nothing was sent',
+  ),
   ASYNCJOB_ERR_INTERNAL: row(EXIT.internal, RETRYABLE, 'an unexpected error; the server logged it, --verbose shows it'),
   // The client: starting, reading and answering operations.
   ASYNCJOB_ERR_INVALID_INPUT: row(EXIT.usage, FINAL, 'the input failed validation; the issues name every field'),

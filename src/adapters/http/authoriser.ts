@@ -5,6 +5,7 @@
  * even where the provider echoes them. A scheme that signs (AWS SigV4) signs what it receives, and nothing is
  * changed after it.
  */
+import { AsyncJobError } from '../../core/errors';
 import { type HttpMethod } from './http-request';
 import { isHeaderName, isHeaderValue } from './options';
 import { REDACTED } from './redact';
@@ -46,10 +47,9 @@ export interface RequestAuthoriser {
 }
 
 /** An authoriser's refusal whose message names references and endpoints, never a secret: recorded as it is. */
-export class CredentialUnavailableError extends Error {
+export class CredentialUnavailableError extends AsyncJobError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'CredentialUnavailableError';
+    super('ASYNCJOB_ERR_CREDENTIAL_UNAVAILABLE', message, options);
   }
 }
 
