@@ -15,6 +15,7 @@
  * A value that is not a valid single-line header value refuses the request (`invalid_input`, naming the header,
  * never the value): nothing is sent, and the observation says why.
  */
+import { isHeaderValue } from '../http/options';
 import { RESERVED_HEADERS, type HeaderValueSource, type ProviderContract } from './contract';
 import { type BuildResult, type ProviderRequest } from './build';
 import { factValue } from './build/request';
@@ -40,9 +41,6 @@ export interface OperationFacts {
 
 /** What decoration reads of a contract. */
 export type Decoration = Pick<ProviderContract, 'headers' | 'query'>;
-
-/** A header value the HTTP layer accepts: no CR, LF, NUL or other control character but tab. */
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 function valueOf(source: HeaderValueSource, facts: OperationFacts): string {
   // OperationFacts holds every fact a source can name, so there is always a value.
@@ -96,7 +94,7 @@ export function decorateRequest(contract: Decoration, request: ProviderRequest, 
       };
     }
     const value = valueOf(source, facts);
-    if (!HEADER_VALUE.test(value)) {
+    if (!isHeaderValue(value)) {
       return {
         kind: 'refused',
         errorCategory: 'invalid_input',

@@ -5,6 +5,7 @@
  * poll URL, the token, the client reference, our operation ID, the paging token and the operation's variables.
  * Pure; the same input gives the same request.
  */
+import { isHeaderValue } from '../../http/options';
 import { MAX_URL_CHARS } from '../../../core/observation';
 import { type ProviderContract } from '../contract';
 import { type HeaderValueSource } from '../contract/common';
@@ -89,9 +90,6 @@ function headerValue(
   return value === undefined ? { ok: false, problem: `needs a value from ${source.from}` } : { ok: true, value };
 }
 
-/** A header value the HTTP layer accepts: no CR, LF, NUL or other control character but tab. */
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-
 /** Sets a call's own headers over `headers` (lower-case names); a refusal when a value is missing or unsafe. */
 export function setHeaders(
   headers: Record<string, string>,
@@ -102,7 +100,7 @@ export function setHeaders(
   for (const [name, source] of Object.entries(sources ?? {})) {
     const value = headerValue(source, facts, values);
     if (!value.ok) return refused('missing_input', `header ${name} ${value.problem}`);
-    if (!HEADER_VALUE.test(value.value))
+    if (!isHeaderValue(value.value))
       return refused('invalid_input', `header ${name} would contain a line break or a control character`);
     headers[name.toLowerCase()] = value.value;
   }
