@@ -205,14 +205,27 @@ async function checkCredential(
   // AWS credentials come from the standard chain (variables, profile files, instance roles): found only when signing.
   if (credential.scheme === 'aws-sigv4')
     return `AWS SigV4 (${credential.region}, ${credential.service}) with credentials from ${credential.profile === undefined ? 'the standard AWS chain' : `profile ${credential.profile}`}`;
-  const missing = await secretProblem(credential, env);
-  if (missing !== undefined) {
+  // Basic's user name and OAuth2's client ID may be read from the environment too (not secrets, but needed).
+  const identityEnv =
+    credential.scheme === 'basic'
+      ? credential.usernameEnv
+      : credential.scheme === 'oauth2-client-credentials'
+        ? credential.clientIdEnv
+        : undefined;
+  const missing = [
+    identityEnv === undefined || (env[identityEnv] ?? '').trim() !== ''
+      ? undefined
+      : { what: `${identityEnv} is not set`, fix: `set ${identityEnv} in the worker's environment` },
+    await secretProblem(credential, env),
+  ];
+  for (const found of missing) {
+    if (found === undefined) continue;
     findings.push(
       problem(
         'provider',
         'environment',
-        `${missing.what}: provider ${contract.name} (${reference}) reads its credential from it`,
-        missing.fix,
+        `${found.what}: provider ${contract.name} (${reference}) reads its credential from it`,
+        found.fix,
         contract.name,
       ),
     );

@@ -27,6 +27,32 @@ const problems = async (env: Record<string, string>) =>
   (await checkEnvironment(env)).findings.filter((f) => f.status === 'problem');
 
 describe('the worker environment check', () => {
+  it('names a missing user name or client ID variable beside the missing secret (basic, OAuth2 client credentials)', async () => {
+    const basic = await contract('basic-auth', {
+      baseUrl: 'https://basic.example',
+      credential: { scheme: 'basic', usernameEnv: 'BASIC_USER', secretEnv: 'BASIC_PASSWORD' },
+      webhook: undefined,
+    });
+    const oauth = await contract('oauth-auth', {
+      baseUrl: 'https://oauth.example',
+      credential: {
+        scheme: 'oauth2-client-credentials',
+        tokenUrl: 'https://login.example/token',
+        clientIdEnv: 'OAUTH_CLIENT_ID',
+        secretEnv: 'OAUTH_CLIENT_SECRET',
+      },
+      webhook: undefined,
+    });
+    const text = (await problems({ ASYNCJOB_PROVIDERS: `${basic},${oauth}`, OAUTH_CLIENT_SECRET: SECRET_VALUE }))
+      .map((f) => f.message)
+      .join('\n');
+    expect(text).toContain('BASIC_USER is not set');
+    expect(text).toContain('BASIC_PASSWORD is not set');
+    expect(text).toContain('OAUTH_CLIENT_ID is not set');
+    expect(text).not.toContain('OAUTH_CLIENT_SECRET is not set');
+    expect(text).not.toContain(SECRET_VALUE);
+  });
+
   it('names every missing variable and file at once: base URL, credentials, webhook secret', async () => {
     const reports = await contract('reports', {
       baseUrl: '${REPORTS_URL}/api',
