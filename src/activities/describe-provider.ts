@@ -11,8 +11,8 @@ function declaredVariables(adapter: ProviderAdapter): VariableDeclarations | und
 }
 
 /**
- * Returns the provider's facts with the operation variables its adapter declares and this worker's poll loop
- * limits, if it loops; an unknown provider throws `ASYNCJOB_ERR_PROVIDER_UNKNOWN` (non-retryable).
+ * Returns the provider's facts with the operation variables its adapter declares, this worker's poll loop
+ * limits, if it loops, and its decider policy, if it has one (D2); an unknown provider throws `ASYNCJOB_ERR_PROVIDER_UNKNOWN` (non-retryable).
  */
 export function describeProvider(ctx: ActivityContext) {
   return async (input: { provider: string }): Promise<ProviderFacts> => {
@@ -23,6 +23,7 @@ export function describeProvider(ctx: ActivityContext) {
       ...facts,
       ...(variables !== undefined ? { variables: structuredClone(variables) } : {}),
       ...(ctx.pollLoop !== undefined ? { pollLoop: { ...ctx.pollLoop } } : {}),
+      ...(ctx.deciders !== undefined ? { deciders: structuredClone(ctx.deciders) } : {}),
     };
   };
 }

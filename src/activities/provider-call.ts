@@ -12,6 +12,7 @@
  *   activity and the store's `provider_sessions` table: never in the record, the journal, an observation, a
  *   log line or anything returned to the workflow (the exchange carries `cookie`/`set-cookie` redacted).
  */
+import type { DeciderPolicyInForce } from '../core/decider-policy';
 import { hostname } from 'node:os';
 import { type Logger } from '@temporalio/common';
 import {
@@ -60,6 +61,8 @@ export interface ActivityDependencies {
    * `DEFAULT_POLL_LOOP_LIMITS`.
    */
   pollLoop?: PollLoopLimits | false;
+  /** The decider policy (D2) each operation started here keeps; absent: none (anyone G2 does not refuse decides). */
+  deciders?: DeciderPolicyInForce;
 }
 
 /** Dependencies with defaults applied. */
@@ -72,6 +75,7 @@ export interface ActivityContext {
   maxParseBytes: number;
   actor: string;
   pollLoop?: PollLoopLimits;
+  deciders?: DeciderPolicyInForce;
 }
 
 const SILENT: ActivityLogger = { info: () => undefined, warn: () => undefined };
@@ -87,6 +91,7 @@ export function activityContext(deps: ActivityDependencies): ActivityContext {
     maxParseBytes: deps.maxParseBytes ?? 8 * 1024 * 1024,
     actor: `worker:${hostname()}`.slice(0, 200),
     ...(deps.pollLoop !== false ? { pollLoop: deps.pollLoop ?? DEFAULT_POLL_LOOP_LIMITS } : {}),
+    ...(deps.deciders !== undefined ? { deciders: deps.deciders } : {}),
   };
 }
 

@@ -3,6 +3,7 @@
  * transition) and the snapshot are written before anything is sent. An operation ID that already holds an intent is joined when its request
  * fingerprint is the same, and refused (non-retryable `ASYNCJOB_ERR_FINGERPRINT_MISMATCH`) when it differs.
  */
+import { type DeciderPolicyInForce } from '../core/decider-policy';
 import { intentEntrySchema } from '../core/journal';
 import { tokenDigest } from '../core/fingerprint';
 import { intentEntryOf, type OperationRecord } from '../core/operation';
@@ -24,7 +25,11 @@ export async function recordedIntent(ctx: ActivityContext, operationId: string) 
 
 /** Makes the activity. */
 export function recordIntent(ctx: ActivityContext) {
-  return async (input: { state: OperationRecord; entries: StepEntry[] }): Promise<StepOutcome> => {
+  return async (input: {
+    state: OperationRecord;
+    entries: StepEntry[];
+    deciders?: DeciderPolicyInForce;
+  }): Promise<StepOutcome> => {
     const record = parseInputRecord(input.state);
     ctx.providers.get(record.provider);
     const existing = await recordedIntent(ctx, record.operationId);
@@ -41,7 +46,7 @@ export function recordIntent(ctx: ActivityContext) {
       }
     }
     const entries: StepEntry[] = [
-      intentEntryOf(record, tokenDigest(record.idempotencyToken)),
+      intentEntryOf(record, tokenDigest(record.idempotencyToken), input.deciders),
       ...input.entries.filter((entry) => entry.sequence > 1 && entry.sequence < record.journal.nextSequence),
     ].sort((a, b) => a.sequence - b.sequence);
     const stored = await commitStep(ctx.store, record, entries, ctx.clock());

@@ -4,6 +4,7 @@
  * entries are keyed by (operation ID, sequence) from the record the workflow passes, and an activity that finds
  * its sequence already recorded returns the recorded outcome instead of calling the provider again.
  */
+import type { DeciderPolicyInForce } from '../core/decider-policy';
 import type { AdapterCapabilities } from '../core/escalation';
 import type { OperationRecord } from '../core/operation';
 import type { OperationVariables, VariableDeclarations } from '../core/operation-variables';
@@ -25,6 +26,8 @@ export interface ProviderFacts {
   pollLoop?: PollLoopLimits;
   /** The operation variables the adapter declares (C5); absent: it declares none. */
   variables?: VariableDeclarations;
+  /** The decider policy this worker holds (D2): the operation keeps it, by its digest, from its start. */
+  deciders?: DeciderPolicyInForce;
 }
 
 /** Input of the activities that make one provider call. */
@@ -52,7 +55,11 @@ export interface AsyncJobActivities {
    * Returns the state the store now holds and its entries (the stored ones when the same request was already
    * recorded: a join).
    */
-  recordIntent(input: { state: OperationRecord; entries: StepEntry[] }): Promise<StepOutcome>;
+  recordIntent(input: {
+    state: OperationRecord;
+    entries: StepEntry[];
+    deciders?: DeciderPolicyInForce;
+  }): Promise<StepOutcome>;
   /**
    * Appends workflow-made entries (messages, wake-up checks) and the snapshot. Safe to repeat. Returns the state
    * the store now holds and the step's entries: the stored ones when different entries were already recorded at

@@ -103,6 +103,27 @@ export const ERROR_CODES = {
   ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS: row(EXIT.refused, FINAL, 'the decision asks for more than the offered bounds'),
   ASYNCJOB_ERR_DECISION_TOO_LATE: row(EXIT.refused, FINAL, 'the decision arrived after the decision deadline'),
   ASYNCJOB_ERR_SELF_APPROVAL: row(EXIT.refused, FINAL, 'the requester of an escalation cannot approve it (G2)'),
+  ASYNCJOB_ERR_DECIDER_NOT_ALLOWED: row(
+    EXIT.refused,
+    FINAL,
+    'the decider policy does not let this decider choose this option here (D2); the rule is named',
+  ),
+  ASYNCJOB_ERR_SIGNATURE_REQUIRED: row(
+    EXIT.refused,
+    FINAL,
+    'the decider policy requires this decision signed (D3); the asyncjob decide command to run is named',
+  ),
+  ASYNCJOB_ERR_SIGNATURE_INVALID: row(EXIT.refused, FINAL, 'the decision signature does not verify (D3); why is named'),
+  ASYNCJOB_ERR_EXTENSION_RATE_LIMITED: row(
+    EXIT.refused,
+    RETRYABLE,
+    'too many extension requests on this operation for now (D4); when the next is allowed is named',
+  ),
+  ASYNCJOB_ERR_EXTENSION_BEYOND_GRANT: row(
+    EXIT.refused,
+    FINAL,
+    'the extension asked is more than any decider could grant (D4); the bound is named',
+  ),
   ASYNCJOB_ERR_EXTENSION_NOT_APPLICABLE: row(EXIT.refused, FINAL, 'only a running provider job can get more time'),
   ASYNCJOB_ERR_CANCEL_UNSUPPORTED: row(EXIT.refused, FINAL, 'the provider has no cancel endpoint (X1)'),
   ASYNCJOB_ERR_CANCEL_ALREADY_REQUESTED: row(EXIT.refused, FINAL, 'a cancel was already requested; never sent twice'),
@@ -157,7 +178,11 @@ export const ERROR_CODES = {
   ASYNCJOB_ERR_RESULT_UNAVAILABLE: row(EXIT.internal, FINAL, 'the result cannot be read, or does not match its hash'),
   ASYNCJOB_ERR_AUDIT_UNAVAILABLE: row(EXIT.internal, RETRYABLE, 'the audit store cannot be read now'),
   ASYNCJOB_ERR_UNAUTHENTICATED: row(EXIT.refused, FINAL, "no known agent bearer token, or another agent's session"),
-  ASYNCJOB_ERR_POLICY_INVALID: row(EXIT.usage, FINAL, 'the agent policy file is invalid; every problem named'),
+  ASYNCJOB_ERR_POLICY_INVALID: row(
+    EXIT.usage,
+    FINAL,
+    'a policy file (agents or deciders) is invalid; every problem named',
+  ),
   // Audit, the simulator, the embedded demo.
   ASYNCJOB_ERR_WITNESS_UNAVAILABLE: row(EXIT.connection, RETRYABLE, "Temporal's history cannot be read now"),
   ASYNCJOB_ERR_SIM_OPTIONS: row(EXIT.usage, FINAL, 'the simulator options are invalid'),

@@ -13,6 +13,8 @@ import {
   type LocalState,
   actorSchema,
 } from './journal';
+import { actorInputSchema } from './actor';
+import { decisionSignatureSchema } from './decision-signature';
 import { lazySchema } from './lazy-schema';
 import { type OptionFacts, candidateOptions, missingForOption, optionRefusal } from './option-executability';
 
@@ -108,6 +110,10 @@ export const openEscalationSchema = lazySchema(() =>
     raisedFrom: localStateSchema,
     /** Who asked for this escalation (an extension request, G2): never the one who may approve it. */
     requestedBy: actorSchema.optional(),
+    /** Who asked for more while it was open (their requests joined it, D4): none of them may approve it either. */
+    joinedBy: z.array(actorSchema).max(20).optional(),
+    /** The journal sequence of its escalation entry: what a signed decision names, so it answers this one only. */
+    id: z.number().int().positive().optional(),
   }),
 );
 /** An open escalation. */
@@ -257,13 +263,18 @@ export const decisionSchema = lazySchema(() =>
   z
     .object({
       option: decisionOptionSchema,
-      approvedBy: actorSchema,
-      reason: z.string().min(1).max(2000),
+      /** Who decides, parsed to its canonical form (D1). */
+      approvedBy: actorInputSchema,
+      reason: z.string().trim().min(1).max(2000),
       extendMs: z.number().int().positive().optional(),
       extraStatusRequests: z.number().int().nonnegative().optional(),
       extraTransportFailures: z.number().int().nonnegative().optional(),
       extraRateLimited: z.number().int().nonnegative().optional(),
       jobId: z.string().min(1).max(500).optional(),
+      /** The decider's Ed25519 signature over this decision (D3). */
+      signature: decisionSignatureSchema.optional(),
+      /** The tool that sent it, as it declares itself (D5); absent: told by how it arrived. */
+      route: z.enum(['cli', 'api', 'mcp']).optional(),
     })
     .strict(),
 );
@@ -280,8 +291,7 @@ export type DecisionCheck =
         | 'ASYNCJOB_ERR_OPTION_NOT_OFFERED'
         | 'ASYNCJOB_ERR_OPTION_NOT_EXECUTABLE'
         | 'ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS'
-        | 'ASYNCJOB_ERR_DECISION_TOO_LATE'
-        | 'ASYNCJOB_ERR_SELF_APPROVAL';
+        | 'ASYNCJOB_ERR_DECISION_TOO_LATE';
       message: string;
     };
 
@@ -303,13 +313,6 @@ export function validateDecision(
     return { kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE', message: fields };
   }
   const d = parsed.data;
-  if (escalation.requestedBy !== undefined && d.approvedBy === escalation.requestedBy && d.option !== 'keep_bounds') {
-    return {
-      kind: 'refused',
-      code: 'ASYNCJOB_ERR_SELF_APPROVAL',
-      message: `approvedBy: ${d.approvedBy} asked for this escalation and cannot grant it (G2); only withdraw it (keep_bounds)`,
-    };
-  }
   if (limits.nowMs > escalation.decisionDeadlineMs) {
     return {
       kind: 'refused',

@@ -5,6 +5,8 @@
  * chains every entry of an operation by hash in one sequence (`sequence` 1, 2, 3, ... assigned by the workflow).
  */
 import { z } from 'zod';
+import { deciderPolicyInForceSchema } from './decider-policy';
+import { decisionSignatureSchema } from './decision-signature';
 import { lazySchema } from './lazy-schema';
 
 /** An ISO-8601 instant in UTC with milliseconds (`2026-11-29T10:20:31.000Z`). */
@@ -118,6 +120,8 @@ export const intentEntrySchema = lazySchema(() =>
     resultDeadlineAt: instantSchema,
     /** The budgets the operation starts with (B1); only a decision adds to them (see the decision's `effects`). */
     budgets: startBudgetsSchema.optional(),
+    /** The decider policy the operation started under, whole, so every decision is checked against it again (D2). */
+    deciderPolicy: deciderPolicyInForceSchema.optional(),
   }),
 );
 
@@ -197,6 +201,15 @@ const escalationEntrySchema = lazySchema(() =>
   }),
 );
 
+/**
+ * How a decision reached the workflow (D5): `cli` (`asyncjob decide`), `api` (the `decideOperation` update from
+ * the client library or any Temporal client), `mcp`, or `web-ui` (the `decide` signal: the Web UI's Send a Signal
+ * form or any client sending that signal). `cli`, `api` and `mcp` are as the tool declares itself.
+ */
+export const decisionRouteSchema = lazySchema(() => z.enum(['cli', 'api', 'mcp', 'web-ui']));
+/** A decision route. */
+export type DecisionRoute = z.infer<typeof decisionRouteSchema>;
+
 /** A human decision answering an escalation (A2). */
 const decisionEntrySchema = lazySchema(() =>
   z.object({
@@ -213,6 +226,17 @@ const decisionEntrySchema = lazySchema(() =>
      * raised, so the audit replays the record's bounds from the journal. `{}` when it changed none of them.
      */
     effects: decisionEffectsSchema.optional(),
+    /** The escalation it answered (its ID, the journal sequence of its escalation entry). */
+    escalation: z.number().int().positive().optional(),
+    /** How it arrived (D5). */
+    route: decisionRouteSchema.optional(),
+    /** The decider policy it was checked against and, when accepted, the rule that allowed it (D2, D5). */
+    policy: z
+      .object({ digest: z.string().max(100), rule: z.string().max(100).optional() })
+      .strict()
+      .optional(),
+    /** The signature it carried (verified when accepted; journalled as sent when refused, D3). */
+    signature: decisionSignatureSchema.optional(),
   }),
 );
 

@@ -12,6 +12,7 @@
  * separate places (M2): `localState`, `cancel`, `used` are ours; `remote` is the provider's.
  */
 import { z } from 'zod';
+import { type DeciderPolicyInForce } from './decider-policy';
 import { openEscalationSchema } from './escalation';
 import { startFingerprint } from './fingerprint';
 import {
@@ -239,6 +240,8 @@ export const operationRecordSchema = lazySchema(() =>
     reconcileBy: z.enum(['lookup', 'resend']).optional(),
     escalation: openEscalationSchema.nullable(),
     authorisation: authorisationSchema,
+    /** When the recent extension requests arrived (D4: at most so many within a window), oldest first. */
+    extensionRequestsAtMs: z.array(z.number().int().nonnegative()).max(100).optional(),
     cancel: cancelIntentSchema.nullable(),
     result: resultSummarySchema.nullable(),
     journal: z.object({
@@ -346,7 +349,11 @@ export function newOperationRecord(input: {
 }
 
 /** The intent journal entry (sequence 1) of a new record (C1): written durably before create is sent. */
-export function intentEntryOf(record: OperationRecord, idempotencyTokenDigest?: string) {
+export function intentEntryOf(
+  record: OperationRecord,
+  idempotencyTokenDigest?: string,
+  deciderPolicy?: DeciderPolicyInForce,
+) {
   return {
     sequence: 1,
     atMs: record.createdAtMs,
@@ -362,6 +369,7 @@ export function intentEntryOf(record: OperationRecord, idempotencyTokenDigest?: 
       createDeadlineAt: new Date(record.deadlines.createDeadlineMs).toISOString(),
       resultDeadlineAt: new Date(record.deadlines.resultDeadlineMs).toISOString(),
       budgets: { ...record.budgets },
+      ...(deciderPolicy !== undefined ? { deciderPolicy } : {}),
     },
   };
 }

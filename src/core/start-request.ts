@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { canonicalJson } from './canonical-json';
-import { actorSchema } from './journal';
+import { actorInputSchema } from './actor';
 import { lazySchema } from './lazy-schema';
 import { startVariablesSchema } from './operation-variables';
 import { pollPolicySchema } from './policy';
@@ -60,8 +60,8 @@ export const startRequestSchema = lazySchema(() =>
        * secret.
        */
       variables: startVariablesSchema.optional(),
-      startedBy: actorSchema,
-      authorisedBy: actorSchema,
+      startedBy: actorInputSchema,
+      authorisedBy: actorInputSchema,
       createDeadline: deadlineInputSchema,
       resultDeadline: deadlineInputSchema,
       policy: z.record(z.string(), z.unknown()).optional(),

@@ -1,8 +1,10 @@
 /**
  * Decision steps (A1, A2, E2): a human decision applied or recorded as refused, and the decision deadline.
  */
+import { parseActor, shownAsTyped } from './actor';
+import { type DecisionTransport, checkDecision, decisionBounds, decisionRoute } from './decision-check';
 import { changedBounds } from './decision-effects';
-import { type Decision, validateDecision } from './escalation';
+import { decisionSignatureSchema } from './decision-signature';
 import { type OperationRecord } from './operation';
 import { optionFacts, withReconciliationFacts } from './option-executability';
 import { transition } from './transitions';
@@ -23,10 +25,16 @@ function withEffects(before: OperationRecord, step: StepResult, sequence: number
 }
 
 /**
- * A human decision on the open escalation (A1, A2): validated against the options offered, recorded whether
- * accepted or not, and applied. `inspect_provider_console` is recorded and changes nothing.
+ * A human decision on the open escalation (A1, A2): checked by {@link checkDecision} (the offer, G2, the decider
+ * policy and the signature), journalled with how it was proven (D5), and applied. `inspect_provider_console` is
+ * recorded and changes nothing. `transport`: how it arrived.
  */
-export function applyDecision(record: OperationRecord, decision: Decision, ctx: StepContext): StepResult | StepRefusal {
+export function applyDecision(
+  record: OperationRecord,
+  input: unknown,
+  ctx: StepContext,
+  transport: DecisionTransport = 'update',
+): StepResult | StepRefusal {
   if (record.escalation === null)
     return {
       kind: 'refused',
@@ -36,21 +44,20 @@ export function applyDecision(record: OperationRecord, decision: Decision, ctx: 
   // E3: an option that cannot act on what the adapter and the record hold is refused before anything happens.
   const capabilities = withReconciliationFacts(ctx.capabilities, ctx.reconciliation);
   const facts = optionFacts(record, capabilities, record.escalation.raisedFrom);
-  const check = validateDecision(record.escalation, decision, { nowMs: ctx.nowMs, facts });
+  const escalationId = record.escalation.id;
+  const check = checkDecision(record.escalation, input, {
+    nowMs: ctx.nowMs,
+    operationId: record.operationId,
+    provider: record.provider,
+    transport,
+    facts,
+    ...(ctx.deciders !== undefined ? { deciders: ctx.deciders } : {}),
+  });
   if (check.kind === 'refused') return { kind: 'refused', code: check.code, message: check.message };
+  const { decision, proof } = check;
   const b = new Builder(record, record);
   const sequence = record.journal.nextSequence;
-  const bounds: Record<string, number | string | boolean> = {};
-  for (const key of [
-    'extendMs',
-    'extraStatusRequests',
-    'extraTransportFailures',
-    'extraRateLimited',
-    'jobId',
-  ] as const) {
-    const value = decision[key];
-    if (value !== undefined) bounds[key] = value;
-  }
+  const bounds = decisionBounds(decision);
   b.appendExtra(
     {
       kind: 'decision',
@@ -59,6 +66,8 @@ export function applyDecision(record: OperationRecord, decision: Decision, ctx: 
       reason: decision.reason,
       accepted: true,
       ...(Object.keys(bounds).length > 0 ? { bounds } : {}),
+      ...(escalationId !== undefined ? { escalation: escalationId } : {}),
+      ...proof,
     },
     ctx.nowMs,
     decision.approvedBy,
@@ -106,24 +115,40 @@ export function applyDecision(record: OperationRecord, decision: Decision, ctx: 
   return withEffects(record, b.result(), sequence);
 }
 
-/** A decision that was refused is still recorded (A2): who tried what, and why it was refused. */
+/**
+ * A decision that was refused is still recorded (A2): who tried what, by which route, with the signature it
+ * carried, and why it was refused. A claimed identity that is not one is recorded as claimed, marked so.
+ */
 export function recordRejectedDecision(
   record: OperationRecord,
-  decision: { option?: unknown; approvedBy?: unknown; reason?: unknown },
+  decision: { option?: unknown; approvedBy?: unknown; reason?: unknown; signature?: unknown; route?: unknown },
   refusal: StepRefusal,
   ctx: StepContext,
+  transport?: DecisionTransport,
 ): StepResult {
   const b = new Builder(record, record);
   const text = (v: unknown, fallback: string, max: number): string =>
     typeof v === 'string' && v.trim().length > 0 ? v.slice(0, max) : fallback;
+  const claimed = parseActor(decision.approvedBy);
+  const signature = decisionSignatureSchema.safeParse(decision.signature);
+  const escalationId = record.escalation?.id;
   b.appendExtra(
     {
       kind: 'decision',
       decision: text(decision.option, '(none)', 100),
-      approvedBy: text(decision.approvedBy, '(unknown)', 200),
+      approvedBy:
+        claimed.kind === 'ok'
+          ? claimed.actor.id
+          : typeof decision.approvedBy === 'string' && decision.approvedBy.trim().length > 0
+            ? `"${shownAsTyped(decision.approvedBy.slice(0, 150)).slice(0, 170)}" (not an identity)`
+            : '(unknown)',
       reason: text(decision.reason, '(none)', 2000),
       accepted: false,
       rejectionReason: `${refusal.code}: ${refusal.message}`.slice(0, 2000),
+      ...(escalationId !== undefined ? { escalation: escalationId } : {}),
+      ...(transport !== undefined ? { route: decisionRoute(decision, transport) } : {}),
+      ...(signature.success ? { signature: signature.data } : {}),
+      ...(ctx.deciders !== undefined ? { policy: { digest: ctx.deciders.digest } } : {}),
     },
     ctx.nowMs,
     ctx.actor,

@@ -2,6 +2,7 @@
  * The step draft every step builds on (see `step.ts`): the step context and result types, and `Builder`, which collects the journal entries a step appends (transitions applied with their evidence, escalations raised one way).
  */
 import { type ErrorCode } from './codes';
+import { type DeciderPolicyInForce } from './decider-policy';
 import { type AdapterCapabilities, type OpenEscalation, renderEscalation } from './escalation';
 import { type EscalationReason, type JournalEntryBody } from './journal';
 import { type Observation } from './observation';
@@ -25,6 +26,8 @@ export interface StepContext {
   actor: string;
   capabilities: AdapterCapabilities;
   reconciliation: ReconciliationMethod;
+  /** The decider policy the operation started under (D2); absent: none is set. */
+  deciders?: DeciderPolicyInForce;
 }
 
 /** A journal entry produced by a step, before it is given its operation ID and ISO time by the store adapter. */
@@ -108,7 +111,11 @@ export class Builder {
     this.noteEscalation(escalation, ctx);
   }
 
+  /** Journals the escalation; its entry's sequence becomes its ID, which a signed decision names (D3). */
   private noteEscalation(escalation: OpenEscalation, ctx: StepContext): void {
+    const id = this.record.journal.nextSequence;
+    if (this.record.escalation !== null)
+      this.record = { ...this.record, escalation: { ...this.record.escalation, id } };
     this.appendExtra(
       {
         kind: 'escalation',

@@ -1,11 +1,14 @@
 /**
- * An extension request (G2): a caller without approval authority (an AI agent) asks for more time or more status
- * checks with its reason. It never grants anything: it raises an escalation, `extension_requested`, that a human
- * answers (extend within the policy's bounds, decline with `keep_bounds`, or stop the job), or joins the one already
- * open. The requester is named on the escalation and may not approve it.
+ * An extension request (G2, D4): a caller without approval authority (an AI agent) asks for more time or more
+ * status checks with its reason. It never grants anything: it raises an escalation, `extension_requested`, that a
+ * human answers (extend within the policy's bounds, decline with `keep_bounds`, or stop the job), or joins the one
+ * already open. Every requester is named on the escalation and may not approve it. A request for more than any
+ * decider could grant is refused naming the bound, and an operation takes only so many requests in a window.
  */
 import { z } from 'zod';
-import { actorSchema } from './journal';
+import { actorInputSchema } from './actor';
+import { DEFAULT_EXTENSION_REQUESTS, type DeciderPolicyInForce, grantableExtension } from './decider-policy';
+import { wholeDuration } from './decide-command';
 import { lazySchema } from './lazy-schema';
 import { type OperationRecord, providerJobKnown } from './operation';
 import { Builder, type StepContext, type StepRefusal, type StepResult } from './step-draft';
@@ -15,8 +18,8 @@ import { FINAL_STATES } from './transitions';
 export const extensionRequestSchema = lazySchema(() =>
   z
     .object({
-      requestedBy: actorSchema,
-      reason: z.string().min(1).max(2000),
+      requestedBy: actorInputSchema,
+      reason: z.string().trim().min(1).max(2000),
       extendMs: z
         .number()
         .int()
@@ -46,8 +49,50 @@ function askedFor(request: ExtensionRequest): string {
 }
 
 /**
- * Applies an extension request: an escalation for a human, or nothing when one is already open (the request joins
- * it). Refused for a final operation and before a provider job is known.
+ * D4: why the request asks more than any decider could grant: beyond the extension an escalation offers (the
+ * operation's policy), or beyond every rule of the decider policy that lets someone extend here.
+ */
+function beyondGrant(record: OperationRecord, request: ExtensionRequest, deciders?: DeciderPolicyInForce) {
+  const grant = deciders ? grantableExtension(deciders.policy, record.provider) : undefined;
+  if (grant !== undefined && !grant.anyone)
+    return `no rule of the decider policy lets anyone extend at ${record.provider}; a person may still decline or stop the job, so ask for nothing more`;
+  const mostMs = Math.min(record.policy.extensionMs, grant?.extendMs ?? Infinity);
+  const mostChecks = Math.min(record.policy.extensionStatusRequests, grant?.extraStatusRequests ?? Infinity);
+  const over = [
+    ...(request.extendMs !== undefined && request.extendMs > mostMs
+      ? [`extendMs: at most ${mostMs} (${wholeDuration(mostMs)}) can be granted, asked ${request.extendMs}`]
+      : []),
+    ...(request.extraStatusRequests !== undefined && request.extraStatusRequests > mostChecks
+      ? [`extraStatusRequests: at most ${mostChecks} can be granted, asked ${request.extraStatusRequests}`]
+      : []),
+  ];
+  return over.length > 0 ? over.join('; ') : undefined;
+}
+
+/** D4: the recent requests within the window, and why one more is refused (when it is). */
+function rateLimit(record: OperationRecord, nowMs: number, deciders?: DeciderPolicyInForce) {
+  const limit = deciders?.policy.extensionRequests ?? DEFAULT_EXTENSION_REQUESTS;
+  const recent = (record.extensionRequestsAtMs ?? []).filter((atMs) => atMs > nowMs - limit.withinMs);
+  if (recent.length < limit.most) return { recent };
+  const nextAt = new Date(recent[recent.length - limit.most]! + limit.withinMs).toISOString();
+  return {
+    recent,
+    refused: `${recent.length} extension requests within ${wholeDuration(limit.withinMs)} already (at most ${limit.most}); the next is taken from ${nextAt}`,
+  };
+}
+
+/** The escalation with `requester` among those who asked (a join): they may not approve it either. */
+function joined(record: OperationRecord, requester: string): OperationRecord {
+  const escalation = record.escalation!;
+  const askers = [escalation.requestedBy, ...(escalation.joinedBy ?? [])];
+  if (askers.includes(requester) || askers.length > 20) return record;
+  return { ...record, escalation: { ...escalation, joinedBy: [...(escalation.joinedBy ?? []), requester] } };
+}
+
+/**
+ * Applies an extension request: an escalation for a human, or a join of the one already open (the requester is
+ * added to those who may not approve it). Refused for a final operation, before a provider job is known, beyond
+ * what any decider could grant, and over the operation's request rate (D4).
  */
 export function requestExtension(
   record: OperationRecord,
@@ -56,14 +101,19 @@ export function requestExtension(
 ): StepResult | StepRefusal {
   if (FINAL_STATES.includes(record.localState))
     return refusal('ASYNCJOB_ERR_OPERATION_FINAL', `the operation already ended ${record.localState}`);
-  if (record.localState === 'escalated') return { kind: 'step', record, entries: [] };
   const state = record.localState;
-  if (!providerJobKnown(record) || !EXTENDABLE.some((extendable) => extendable === state))
+  if (state !== 'escalated' && (!providerJobKnown(record) || !EXTENDABLE.some((extendable) => extendable === state)))
     return refusal(
       'ASYNCJOB_ERR_EXTENSION_NOT_APPLICABLE',
       `the operation is ${state}: only a running provider job can be given more time`,
     );
-  const draft = new Builder(record, record);
+  const beyond = beyondGrant(record, request, ctx.deciders);
+  if (beyond !== undefined) return refusal('ASYNCJOB_ERR_EXTENSION_BEYOND_GRANT', beyond);
+  const rate = rateLimit(record, ctx.nowMs, ctx.deciders);
+  if (rate.refused !== undefined) return refusal('ASYNCJOB_ERR_EXTENSION_RATE_LIMITED', rate.refused);
+  const counted: OperationRecord = { ...record, extensionRequestsAtMs: [...rate.recent, ctx.nowMs].slice(-100) };
+  if (state === 'escalated') return { kind: 'step', record: joined(counted, request.requestedBy), entries: [] };
+  const draft = new Builder(counted, counted);
   const detail = `${request.requestedBy} asks for ${askedFor(request)}: ${request.reason}`;
   draft.escalate(
     'extension_requested',

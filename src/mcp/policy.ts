@@ -7,16 +7,21 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from '../cli/duration';
-import { AsyncJobError } from '../core/errors';
-import { actorSchema } from '../core/journal';
+import { actorInputSchema, sameActor } from '../core/actor';
+import { PolicyFileError, type PolicyIssue, policyIssues, readPolicyDocument } from '../policy/policy-file';
 import { pollPolicySchema } from '../core/policy';
 import { idSchema } from '../core/start-request';
 
-/** An agent identity as recorded in the journal: `agent:<name>`, so a story never mistakes an agent for a person. */
-const AGENT_IDENTITY = /^agent:[A-Za-z0-9._-]{1,100}$/;
+/**
+ * An agent identity as recorded in the journal: `agent:<name>`, so a story never mistakes an agent for a person;
+ * canonical (D1), so `Agent:Alpha` and `agent:alpha` are one agent.
+ */
+const agentIdentitySchema = z
+  .string()
+  .regex(/^agent:[A-Za-z0-9._-]{1,100}$/, 'must be agent:<name> (letters, digits, . _ -)')
+  .pipe(actorInputSchema);
 
 /** The most a `wait_for_change` may be allowed to wait (MCP clients time requests out after about a minute). */
 const MAX_WAIT_BOUND_MS = 55_000;
@@ -88,11 +93,11 @@ const resultAccessSchema = z
 
 const agentSchema = z
   .object({
-    identity: z.string().regex(AGENT_IDENTITY, 'must be agent:<name> (letters, digits, . _ -)'),
+    identity: agentIdentitySchema,
     /** Required for Streamable HTTP; an identity without one can only be the stdio identity. */
     token: tokenReferenceSchema.optional(),
     /** Recorded as `authorisedBy` of this agent's starts; defaults to the file's `authorisedBy`. */
-    authorisedBy: actorSchema.optional(),
+    authorisedBy: actorInputSchema.optional(),
     providers: z.array(providerGrantSchema).min(1),
     mayCancel: z.boolean().default(false),
     results: resultAccessSchema.default({ read: 'summary', maxBodyBytes: 64 * 1024 }),
@@ -106,10 +111,12 @@ const agentPolicyFileSchema = z
   .object({
     version: z.literal(1),
     /** Who authorised the agents' starts (the operator or the policy's name), e.g. `policy:agents@ops`. */
-    authorisedBy: actorSchema,
+    authorisedBy: actorInputSchema,
     /** The identity `asyncjob mcp` runs as over stdio (unless `--identity` names another). */
-    stdioIdentity: z.string().regex(AGENT_IDENTITY).optional(),
+    stdioIdentity: agentIdentitySchema.optional(),
     agents: z.array(agentSchema).min(1),
+    /** Who may decide escalations: read by the worker (`src/policy/decider-policy-file.ts`), not here. */
+    deciders: z.unknown().optional(),
   })
   .strict()
   .superRefine((file, ctx) => {
@@ -150,22 +157,10 @@ export interface AgentPolicy {
   agents: AgentGrant[];
 }
 
-/** One problem with one field of the policy file. */
-export interface PolicyIssue {
-  path: string;
-  message: string;
-}
-
-/** The policy file cannot be used; `issues` names every problem at once (never a token's value). */
-export class AgentPolicyError extends AsyncJobError {
-  constructor(
-    readonly source: string,
-    readonly issues: PolicyIssue[],
-  ) {
-    super(
-      'ASYNCJOB_ERR_POLICY_INVALID',
-      `agent policy ${source} is invalid: ${issues.map((i) => `${i.path || '(file)'}: ${i.message}`).join('; ')}`,
-    );
+/** The agent policy cannot be used; `issues` names every problem at once (never a token's value). */
+export class AgentPolicyError extends PolicyFileError {
+  constructor(source: string, issues: PolicyIssue[]) {
+    super(source, issues, 'agent policy');
   }
 }
 
@@ -203,11 +198,7 @@ export function agentPolicyFrom(
   readText: (file: string) => string = (file) => readFileSync(file, 'utf8'),
 ): AgentPolicy {
   const parsed = agentPolicyFileSchema.safeParse(document);
-  if (!parsed.success)
-    throw new AgentPolicyError(
-      source,
-      parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
-    );
+  if (!parsed.success) throw new AgentPolicyError(source, policyIssues(parsed.error.issues));
   const issues: PolicyIssue[] = [];
   const agents = parsed.data.agents.map((agent, index): AgentGrant => {
     const resolved = agent.token === undefined ? undefined : resolveToken(agent.token, env, readText);
@@ -245,19 +236,11 @@ export function loadAgentPolicy(
   env: Readonly<Record<string, string | undefined>> = process.env,
   readText: (file: string) => string = (path) => readFileSync(path, 'utf8'),
 ): AgentPolicy {
-  let text: string;
-  try {
-    text = readText(file);
-  } catch (err) {
-    throw new AgentPolicyError(file, [{ path: '', message: `cannot read: ${(err as Error).message}` }]);
-  }
   let document: unknown;
   try {
-    document = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+    document = readPolicyDocument(file, readText);
   } catch (err) {
-    throw new AgentPolicyError(file, [
-      { path: '', message: `not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message}` },
-    ]);
+    throw err instanceof PolicyFileError ? new AgentPolicyError(file, err.issues) : err;
   }
   return agentPolicyFrom(document, file, env, readText);
 }
@@ -270,5 +253,5 @@ export function agentForToken(policy: AgentPolicy, token: string): AgentGrant | 
 
 /** The agent with this identity, or undefined. */
 export function agentNamed(policy: AgentPolicy, identity: string): AgentGrant | undefined {
-  return policy.agents.find((agent) => agent.identity === identity);
+  return policy.agents.find((agent) => sameActor(agent.identity, identity));
 }

@@ -4,7 +4,7 @@
  * refuses at once, with our error code as the failure's type, what the main loop would refuse.
  */
 import { log, setHandler } from '@temporalio/workflow';
-import { decisionSchema, renderEscalation } from '../core/escalation';
+import { renderEscalation } from '../core/escalation';
 import { issueText } from '../core/issues';
 import { applyDecision, extensionRequestSchema, isRefusal, requestCancel, requestExtension } from '../core/step';
 import {
@@ -43,7 +43,7 @@ function setSignalHandlers(run: OperationRun): void {
     }
     run.inbox.enqueue({ kind: 'cancel', request: checked.data });
   });
-  setHandler(decideSignal, (decision) => void run.inbox.enqueue({ kind: 'decide', decision }));
+  setHandler(decideSignal, (decision) => void run.inbox.enqueue({ kind: 'decide', decision, transport: 'signal' }));
   setHandler(webhookSignal, (hint) => {
     const checked = webhookHintSchema.safeParse(hint);
     if (!checked.success) {
@@ -64,15 +64,17 @@ function setUpdateHandlers(run: OperationRun): void {
       if (isRefusal(dryRun)) throw refusal(dryRun.code, dryRun.message);
     },
   });
-  setHandler(decideUpdate, (decision) => run.inbox.answerOnceProcessed({ kind: 'decide', decision }), {
-    validator: (decision) => {
-      run.ensureReady();
-      const checked = decisionSchema.safeParse(decision);
-      if (!checked.success) throw refusal('ASYNCJOB_ERR_DECISION_INCOMPLETE', issueText(checked.error.issues));
-      const dryRun = applyDecision(run.record, checked.data, run.stepContext(0));
-      if (isRefusal(dryRun)) throw refusal(dryRun.code, dryRun.message);
+  setHandler(
+    decideUpdate,
+    (decision) => run.inbox.answerOnceProcessed({ kind: 'decide', decision, transport: 'update' }),
+    {
+      validator: (decision) => {
+        run.ensureReady();
+        const dryRun = applyDecision(run.record, decision, run.stepContext(0), 'update');
+        if (isRefusal(dryRun)) throw refusal(dryRun.code, dryRun.message);
+      },
     },
-  });
+  );
   setHandler(extensionUpdate, (request) => run.inbox.answerOnceProcessed({ kind: 'extension', request }), {
     validator: (request) => {
       run.ensureReady();

@@ -3,8 +3,6 @@
  * refused and answered with a code (a refused decision is recorded too, A2); a webhook hint moves the next read.
  */
 import { log } from '@temporalio/workflow';
-import { decisionSchema } from '../core/escalation';
-import { issueText } from '../core/issues';
 import {
   applyDecision,
   applyWebhookHint,
@@ -56,18 +54,13 @@ async function handleCancel(run: OperationRun, message: Extract<PendingMessage, 
 
 async function handleDecision(run: OperationRun, message: Extract<PendingMessage, { kind: 'decide' }>): Promise<void> {
   const context = run.stepContext();
-  const checked = decisionSchema.safeParse(message.decision);
-  const step = checked.success
-    ? applyDecision(run.record, checked.data, context)
-    : ({
-        kind: 'refused',
-        code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE',
-        message: issueText(checked.error.issues),
-      } as const);
+  const step = applyDecision(run.record, message.decision, context, message.transport);
   if (isRefusal(step)) {
-    // A2: a refused decision is recorded too (who tried what, and why it was refused).
+    // A2: a refused decision is recorded too (who tried what, by which route, and why it was refused).
     const attempted = typeof message.decision === 'object' && message.decision !== null ? message.decision : {};
-    await run.commit(recordRejectedDecision(run.record, attempted as Record<string, unknown>, step, context));
+    await run.commit(
+      recordRejectedDecision(run.record, attempted as Record<string, unknown>, step, context, message.transport),
+    );
     run.inbox.answer(message.id, { accepted: false, code: step.code, message: step.message });
     return;
   }

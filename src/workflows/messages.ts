@@ -7,7 +7,8 @@ import { type ErrorCode } from '../core/codes';
 import { z } from 'zod';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { type Decision, type OpenEscalation } from '../core/escalation';
-import { actorSchema } from '../core/journal';
+import { actorInputSchema } from '../core/actor';
+import type { DecisionTransport } from '../core/decision-check';
 import { startRequestSchema, type OperationRecord, type RecordedTransition } from '../core/operation';
 import type { ProviderFacts } from '../activities/types';
 import type { operationSummary } from '../core/step';
@@ -18,7 +19,7 @@ import { extensionRequestSchema, type ExtensionRequest } from '../core/step-exte
 export const cancelRequestSchema = lazySchema(() =>
   z
     .object({
-      requestedBy: actorSchema,
+      requestedBy: actorInputSchema,
       reason: z.string().trim().min(1).max(2000),
       expectedEffect: z.string().trim().min(1).max(2000).optional(),
     })
@@ -76,7 +77,7 @@ export interface CarriedState {
 /** A message waiting for the main loop (processed in arrival order, between outside calls). */
 export type PendingMessage =
   | { kind: 'cancel'; request: CancelRequest; id: number }
-  | { kind: 'decide'; decision: unknown; id: number }
+  | { kind: 'decide'; decision: unknown; transport: DecisionTransport; id: number }
   | { kind: 'webhook'; hint: WebhookHint; receivedAtMs: number; id: number }
   | { kind: 'extension'; request: ExtensionRequest; id: number };
 

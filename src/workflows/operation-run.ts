@@ -79,6 +79,7 @@ export class OperationRun {
       actor: ACTOR,
       capabilities: this.facts?.capabilities ?? NO_CAPABILITIES,
       reconciliation: this.facts?.reconciliation ?? 'none',
+      ...(this.facts?.deciders !== undefined ? { deciders: this.facts.deciders } : {}),
     };
   }
 
@@ -131,7 +132,13 @@ export class OperationRun {
     if (!this.carried) {
       const settled = settleVariables(this.record, this.facts.variables, this.input.request.variables);
       if (settled.kind === 'ok') this.record = settled.record;
-      this.record = foldOutcome(this.record, await localStore.recordIntent(outcomeOfRecord(this.record)));
+      this.record = foldOutcome(
+        this.record,
+        await localStore.recordIntent({
+          ...outcomeOfRecord(this.record),
+          ...(this.facts.deciders !== undefined ? { deciders: this.facts.deciders } : {}),
+        }),
+      );
       if (settled.kind === 'refused')
         await this.commit(refuseVariables(this.record, settled.issues, this.stepContext()));
     }

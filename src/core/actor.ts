@@ -1,0 +1,162 @@
+/**
+ * Identities (who started, asked, approved, cancelled): one `Actor` type with one canonical text form, parsed at
+ * every boundary (CLI, client, MCP, signals and updates, policy files), so two spellings of one identity are one
+ * identity. Canonical means: Unicode NFKC, case-folded (every scheme we use is case-insensitive: e-mail addresses
+ * as mail systems treat them, `agent:` names, host and service names), trimmed, inner white space collapsed, and
+ * refused outright when it holds a control, format or otherwise invisible character (a zero-width space, a
+ * bidirectional override, a variation selector) or mixes look-alike scripts (Latin with Cyrillic or Greek).
+ * Comparisons are between canonical forms only ({@link sameActor}).
+ *
+ * Hand-written because no maintained package gives this profile (PRECIS, RFC 8264, is close; its npm ports are
+ * unmaintained): it is a few regular expressions over the Unicode properties JavaScript already knows. Pure and
+ * deterministic: used by workflow code.
+ */
+import { z } from 'zod';
+import { lazySchema } from './lazy-schema';
+
+/** What kind of party an identity names. */
+export type ActorKind = 'human' | 'agent' | 'service' | 'temporal-ui';
+
+/** A canonical identity: its kind and its one text form, the only form ever recorded or compared. */
+export interface Actor {
+  kind: ActorKind;
+  /** The canonical text, e.g. `alice@example.com`, `agent:report-writer`, `service:billing`. */
+  id: string;
+}
+
+/** The longest canonical identity. */
+export const MAX_ACTOR_LENGTH = 200;
+
+/**
+ * Schemes and the kind each names. `temporal:` is Temporal itself acting for someone its history names (the Web
+ * UI's Request Cancellation); `workflow` and `worker:`, `policy:` are asyncjob's own processes and policies.
+ */
+const SCHEMES: Readonly<Record<string, ActorKind>> = {
+  agent: 'agent',
+  service: 'service',
+  svc: 'service',
+  worker: 'service',
+  policy: 'service',
+  temporal: 'temporal-ui',
+  human: 'human',
+  user: 'human',
+};
+
+/** Bare names of asyncjob's own processes. */
+const SERVICE_WORDS: ReadonlySet<string> = new Set(['workflow']);
+
+/** Characters that change nothing visible or steer the display: never part of an identity. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Default_Ignorable_Code_Point}]/u;
+
+/** What a scheme's name may hold: letters, digits and a few separators; no spaces. */
+const SCHEMED_NAME = /^[\p{L}\p{M}\p{N}._@+/:-]+$/u;
+
+/** An e-mail address as deciders write it: one `@`, no spaces. */
+const EMAIL = /^[\p{L}\p{M}\p{N}._%+'-]+@[\p{L}\p{M}\p{N}.-]+$/u;
+
+/** A bare human name: letters, digits, `.`, `_`, `-`, `'` and single spaces. */
+const BARE_NAME = /^[\p{L}\p{M}\p{N}._'-]+(?: [\p{L}\p{M}\p{N}._'-]+)*$/u;
+
+/** The scripts whose letters are mistaken for one another; an identity uses letters of at most one of them. */
+const LOOK_ALIKE_SCRIPTS: ReadonlyArray<readonly [string, RegExp]> = [
+  ['Latin', /\p{Script=Latin}/u],
+  ['Cyrillic', /\p{Script=Cyrillic}/u],
+  ['Greek', /\p{Script=Greek}/u],
+  ['Armenian', /\p{Script=Armenian}/u],
+  ['Cherokee', /\p{Script=Cherokee}/u],
+  ['Coptic', /\p{Script=Coptic}/u],
+];
+
+/** The result of {@link parseActor}. */
+export type ActorParse = { kind: 'ok'; actor: Actor } | { kind: 'invalid'; message: string };
+
+function codePoint(char: string): string {
+  return `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/** NFKC, case-folded, trimmed, white space collapsed (NFKC turns no-break and wide spaces into plain ones). */
+function fold(text: string): string {
+  return text.normalize('NFKC').toLowerCase().normalize('NFKC').trim().replace(/\s+/gu, ' ');
+}
+
+function mixedScripts(text: string): string | undefined {
+  const used = LOOK_ALIKE_SCRIPTS.filter(([, pattern]) => pattern.test(text)).map(([name]) => name);
+  return used.length > 1 ? used.join(' and ') : undefined;
+}
+
+function kindOf(canonical: string): ActorKind | string {
+  const scheme = /^([a-z][a-z0-9-]*):(.*)$/u.exec(canonical);
+  if (scheme && !scheme[1]!.includes('@')) {
+    const kind = SCHEMES[scheme[1]!];
+    if (kind === undefined)
+      return `unknown scheme "${scheme[1]}:" (use agent:, service:, human:, or an e-mail address)`;
+    return SCHEMED_NAME.test(scheme[2]!) ? kind : `"${scheme[1]}:" names hold letters, digits and . _ @ + / : - only`;
+  }
+  if (canonical.includes('@')) return EMAIL.test(canonical) ? 'human' : 'not an e-mail address';
+  if (SERVICE_WORDS.has(canonical)) return 'service';
+  return BARE_NAME.test(canonical) ? 'human' : "a name holds letters, digits, . _ - ' and single spaces only";
+}
+
+/**
+ * Parses an identity into its canonical form, or says why it is not one. Never guesses: a hidden character or a
+ * mix of look-alike scripts is refused, not removed, so what a person typed is what is compared.
+ */
+export function parseActor(text: unknown): ActorParse {
+  if (typeof text !== 'string') return { kind: 'invalid', message: 'an identity is text' };
+  const hidden = INVISIBLE.exec(text.trim());
+  if (hidden) return { kind: 'invalid', message: `holds an invisible or control character (${codePoint(hidden[0])})` };
+  const canonical = fold(text);
+  if (canonical.length === 0) return { kind: 'invalid', message: 'an identity is not empty' };
+  if (canonical.length > MAX_ACTOR_LENGTH) return { kind: 'invalid', message: `longer than ${MAX_ACTOR_LENGTH}` };
+  const hiddenAfterFold = INVISIBLE.exec(canonical);
+  if (hiddenAfterFold)
+    return { kind: 'invalid', message: `holds an invisible character (${codePoint(hiddenAfterFold[0])})` };
+  const mixed = mixedScripts(canonical);
+  if (mixed !== undefined)
+    return { kind: 'invalid', message: `mixes ${mixed} letters (a look-alike of another identity)` };
+  const kind = kindOf(canonical);
+  if (kind !== 'human' && kind !== 'agent' && kind !== 'service' && kind !== 'temporal-ui')
+    return { kind: 'invalid', message: kind };
+  return { kind: 'ok', actor: { kind, id: canonical } };
+}
+
+/** The canonical text of an identity known to be valid (ours, or parsed before); throws for any other. */
+export function canonicalActor(text: string): string {
+  const parsed = parseActor(text);
+  if (parsed.kind === 'invalid') throw new TypeError(`not an identity: ${parsed.message}`);
+  return parsed.actor.id;
+}
+
+/** True when two identities are the same party: compared in canonical form; an invalid one matches nothing. */
+export function sameActor(a: string, b: string): boolean {
+  const left = parseActor(a);
+  const right = parseActor(b);
+  return left.kind === 'ok' && right.kind === 'ok' && left.actor.id === right.actor.id;
+}
+
+/** Text as typed with every invisible or control character written out (`\u{200B}`), for records of refusals. */
+export function shownAsTyped(text: string): string {
+  return text.replace(
+    new RegExp(INVISIBLE.source, 'gu'),
+    (char) => `\\u{${char.codePointAt(0)!.toString(16).toUpperCase()}}`,
+  );
+}
+
+/** The kind of a recorded identity, or undefined when it is not a valid one. */
+export function actorKind(text: string): ActorKind | undefined {
+  const parsed = parseActor(text);
+  return parsed.kind === 'ok' ? parsed.actor.kind : undefined;
+}
+
+/**
+ * An identity given at a boundary (a start request, a decision, a cancel or extension request, a policy file):
+ * parsed and replaced by its canonical text, or refused naming why.
+ */
+export const actorInputSchema = lazySchema(() =>
+  z.string().transform((text, ctx) => {
+    const parsed = parseActor(text);
+    if (parsed.kind === 'ok') return parsed.actor.id;
+    ctx.addIssue({ code: 'custom', message: `not an identity: ${parsed.message}` });
+    return z.NEVER;
+  }),
+);
