@@ -231,7 +231,8 @@ export class AsyncJobClient {
   /**
    * Answers the open escalation (A2) and waits for the workflow's answer (the `decideOperation` update).
    * Throws {@link AsyncJobInputError} for an incomplete decision, {@link AsyncJobRequestRefused} when the
-   * workflow refuses it (`ASYNCJOB_ERR_OPTION_NOT_OFFERED`, `..._OUT_OF_BOUNDS`, `..._TOO_LATE`, ...) and
+   * workflow refuses it (`ASYNCJOB_ERR_OPTION_NOT_OFFERED`, `..._OUT_OF_BOUNDS`, `..._TOO_LATE`, the decider
+   * policy's `ASYNCJOB_ERR_DECIDER_NOT_ALLOWED`, `ASYNCJOB_ERR_SIGNATURE_REQUIRED`, `..._SIGNATURE_INVALID`, ...) and
    * {@link OperationEndedError} when the operation has ended; `AsyncJobUpdateTimeout` as for {@link cancel}.
    */
   async decide(
@@ -253,9 +254,11 @@ export class AsyncJobClient {
    * Asks a human for more time or status checks (G2), for callers without approval authority (AI agents): the
    * operation escalates with reason `extension_requested` (or the request joins the escalation already open) and
    * the answer comes at once; a human grants it with `decide` (`extend`), declines it (`keep_bounds`) or stops the
-   * job. The requester can never approve its own request (`ASYNCJOB_ERR_SELF_APPROVAL`). Throws
-   * {@link AsyncJobRequestRefused} for a final operation or one without a running provider job
-   * (`ASYNCJOB_ERR_EXTENSION_NOT_APPLICABLE`); `AsyncJobUpdateTimeout` as for {@link cancel}.
+   * job. The requester can never approve its own request, in any spelling (`ASYNCJOB_ERR_SELF_APPROVAL`, D1).
+   * Throws {@link AsyncJobRequestRefused} for a final operation or one without a running provider job
+   * (`ASYNCJOB_ERR_EXTENSION_NOT_APPLICABLE`), for more than any decider could grant
+   * (`ASYNCJOB_ERR_EXTENSION_BEYOND_GRANT`, naming the bound) and for too many requests on the operation in the
+   * decider policy's window (`ASYNCJOB_ERR_EXTENSION_RATE_LIMITED`, D4); `AsyncJobUpdateTimeout` as for {@link cancel}.
    */
   async requestExtension(
     operationId: string,

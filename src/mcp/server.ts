@@ -180,7 +180,7 @@ function registerRequestTools({ server, tools, run }: Registrar): void {
     {
       title: 'Ask a person for more time or checks',
       description:
-        'Asks a person for more time (extendMs) or more status checks (extraStatusRequests) on one of your operations, with your reason. It raises an escalation (or joins the open one) and returns at once: it grants nothing. A person answers with asyncjob decide; you see their decision in get_operation (approvals, escalation gone) or with wait_for_change. Each amount is at most your policy bound for the provider.',
+        'Asks a person for more time (extendMs) or more status checks (extraStatusRequests) on one of your operations, with your reason. It raises an escalation (or joins the open one) and returns at once: it grants nothing. A person answers with asyncjob decide; you see their decision in get_operation (approvals, escalation gone) or with wait_for_change. Each amount is at most your policy bound for the provider, and at most what a person could grant (else refused naming the bound: ASYNCJOB_ERR_EXTENSION_BEYOND_GRANT). Asking again while a person decides joins the same escalation; an operation takes only a few requests an hour (ASYNCJOB_ERR_EXTENSION_RATE_LIMITED says when the next is taken).',
       inputSchema: extensionInputShape,
       outputSchema: requestOutputShape,
       annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
