@@ -103,7 +103,8 @@ function kindOf(canonical: string): ActorKind | string {
  */
 export function parseActor(text: unknown): ActorParse {
   if (typeof text !== 'string') return { kind: 'invalid', message: 'an identity is text' };
-  const hidden = INVISIBLE.exec(text.trim());
+  // The whole text, edges included: trim() would drop a byte order mark, a line separator or a newline unseen.
+  const hidden = INVISIBLE.exec(text);
   if (hidden) return { kind: 'invalid', message: `holds an invisible or control character (${codePoint(hidden[0])})` };
   const canonical = fold(text);
   if (canonical.length === 0) return { kind: 'invalid', message: 'an identity is not empty' };
