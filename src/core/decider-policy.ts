@@ -112,10 +112,15 @@ export type DeciderVerdict =
   | { kind: 'allowed'; rule: string; signatureRequired: boolean }
   | { kind: 'refused'; code: 'ASYNCJOB_ERR_DECIDER_NOT_ALLOWED'; message: string };
 
+/** The members of a group the policy defines (its own entries only: `group:constructor` is no group). */
+function groupMembers(policy: DeciderPolicy, group: string): readonly string[] {
+  return Object.hasOwn(policy.groups, group) ? (policy.groups[group] ?? []) : [];
+}
+
 function names(policy: DeciderPolicy, rule: DeciderRule, decider: string): boolean {
   return rule.who.some((who) =>
     who.startsWith('group:')
-      ? (policy.groups[who.slice('group:'.length)] ?? []).some((member) => sameActor(member, decider))
+      ? groupMembers(policy, who.slice('group:'.length)).some((member) => sameActor(member, decider))
       : sameActor(who, decider),
   );
 }

@@ -116,7 +116,7 @@ function referenceIssues(policy: DeciderPolicy): { path: (string | number)[]; me
     if (names.has(rule.name)) issues.push({ path: ['deciders', 'rules', index, 'name'], message: 'named twice' });
     names.add(rule.name);
     rule.who.forEach((who, w) => {
-      if (who.startsWith('group:') && policy.groups[who.slice('group:'.length)] === undefined)
+      if (who.startsWith('group:') && !Object.hasOwn(policy.groups, who.slice('group:'.length)))
         issues.push({ path: ['deciders', 'rules', index, 'who', w], message: `no group "${who.slice(6)}" is defined` });
     });
   });
