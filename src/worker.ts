@@ -24,7 +24,8 @@ import { type Config, ConfigError, describeSettings } from './config';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from './config/worker';
 import { assertSupportedNode } from './node-version';
 import { type PollLoopLimits } from './core/poll-loop';
-import { checkWorkerEnvironment } from './doctor/environment';
+import type { DeciderPolicyInForce } from './core/decider-policy';
+import { checkWorkerEnvironment, describeDeciderPolicy, NO_DECIDER_POLICY } from './doctor/environment';
 import { EXPECTED_SDK_MESSAGES } from './doctor/sdk-logger';
 import { checkWorkflowBundle, workflowsPath, type WorkflowBundleStamp } from './workflow-bundle';
 import { createJsonLogger, sdkLogLevel } from './logging';
@@ -263,15 +264,18 @@ interface CheckedBundle {
 }
 
 /**
- * The worker's start-up check: the environment and everything it names (`checkWorkerEnvironment`) and the workflow
- * bundle ASYNCJOB_WORKFLOW_BUNDLE names, every problem at once in one {@link ConfigError} (exit 2).
+ * The worker's start-up check: the environment and everything it names (`checkWorkerEnvironment`, the decider
+ * policy read there once) and the workflow bundle ASYNCJOB_WORKFLOW_BUNDLE names, every problem at once in one
+ * {@link ConfigError} (exit 2).
  */
-async function checkWorkerStart(env: NodeJS.ProcessEnv): Promise<{ config: Config; bundle?: CheckedBundle }> {
+async function checkWorkerStart(
+  env: NodeJS.ProcessEnv,
+): Promise<{ config: Config; bundle?: CheckedBundle; deciders?: DeciderPolicyInForce }> {
   const file = env.ASYNCJOB_WORKFLOW_BUNDLE?.trim();
   const codePath = file ? path.resolve(file) : undefined;
   const [checked, bundle] = await Promise.all([
     checkWorkerEnvironment(env).then(
-      (config) => ({ config, problems: [] as string[] }),
+      (environment) => ({ ...environment, problems: [] as string[] }),
       (err: unknown) => {
         if (err instanceof ConfigError) return { config: undefined, problems: err.problems };
         throw err;
@@ -283,22 +287,35 @@ async function checkWorkerStart(env: NodeJS.ProcessEnv): Promise<{ config: Confi
   if (problems.length > 0 || checked.config === undefined) throw new ConfigError(problems);
   return {
     config: checked.config,
+    ...(checked.deciders !== undefined ? { deciders: checked.deciders } : {}),
     ...(codePath !== undefined && bundle && 'stamp' in bundle ? { bundle: { codePath, stamp: bundle.stamp } } : {}),
   };
+}
+
+/** Says once at start which decider policy the worker's operations keep (D2), or warns that there is none. */
+function logDeciderPolicy(logger: Logger, file: string | undefined, deciders: DeciderPolicyInForce | undefined): void {
+  if (deciders === undefined || file === undefined)
+    logger.warn(`asyncjob worker: ${NO_DECIDER_POLICY.message}`, { fix: NO_DECIDER_POLICY.fix });
+  else
+    logger.info(`asyncjob worker: decider policy ${file}, ${describeDeciderPolicy(deciders)}`, {
+      deciderPolicy: file,
+      deciderPolicyDigest: deciders.digest,
+    });
 }
 
 /**
  * `asyncjob worker`: a worker process configured from the environment (see `src/config.ts`): the store, the
  * providers (credentials by reference, resolved here and nowhere else, T4), one JSON-lines logger for the SDK and
  * for us, Prometheus metrics when `ASYNCJOB_METRICS_ADDRESS` is set, the webhook receiver when
- * `ASYNCJOB_WEBHOOK_PORT` is, the workflows from a prebuilt bundle when `ASYNCJOB_WORKFLOW_BUNDLE` is, and graceful
+ * `ASYNCJOB_WEBHOOK_PORT` is, the workflows from a prebuilt bundle when `ASYNCJOB_WORKFLOW_BUNDLE` is, the decider
+ * policy every operation it starts keeps when `ASYNCJOB_DECIDER_POLICY` is (a warning when not, D2), and graceful
  * shutdown on SIGINT/SIGTERM. Resolves when shut down. Throws `UnsupportedNodeError` first on a Node.js outside
  * package.json `engines` (exit 2 from `asyncjob worker`).
  */
 export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   assertSupportedNode();
   // Everything the worker is asked to serve is checked first; every problem at once, exit 2 (ConfigError).
-  const { config, bundle } = await checkWorkerStart(env);
+  const { config, bundle, deciders } = await checkWorkerStart(env);
   // The audit chain key: ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY, read as every audit command reads it.
   const hmacKey = await readChainKeySecret(env);
   const secretValues = [...secretValuesIn(env), ...(hmacKey && hmacKey.length >= 8 ? [hmacKey] : [])];
@@ -308,6 +325,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     dropMessages: EXPECTED_SDK_MESSAGES,
   });
   installRuntime(config, logger);
+  logDeciderPolicy(logger, config.ASYNCJOB_DECIDER_POLICY, deciders);
   // The store refuses any entry holding one of this process's secret values, the chain key too (defence in depth, T4).
   const store = await openStore(config.ASYNCJOB_STORE, {
     ...(hmacKey ? { hmacKey } : {}),
@@ -338,6 +356,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       artifacts: new FileArtifactStore(config.ASYNCJOB_ARTIFACTS_DIR),
       logger,
       pollLoop: pollLoopOf(config),
+      ...(deciders !== undefined ? { deciders } : {}),
     }),
     providerQueues: registry.names().map((name) => ({
       taskQueue: registry.get(name).facts.taskQueue!,

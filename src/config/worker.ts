@@ -93,6 +93,15 @@ export const workerSettings = {
       example: '512',
     },
   ),
+  ASYNCJOB_DECIDER_POLICY: setting(nonEmpty().optional(), {
+    group: 'worker',
+    usedBy: ['worker', 'doctor'],
+    description:
+      'the policy file whose `deciders` section says who may decide which escalations, within which limits, with which keys (docs/operating.md#who-may-decide); read once at start, which it refuses when the file is invalid; each operation keeps the policy it started under',
+    example: '/etc/asyncjob/policy.yaml',
+    whenUnset:
+      'none: anyone who can signal or update the workflow decides, under any name (agents and requesters still refused); the worker and `asyncjob doctor` warn',
+  }),
   ASYNCJOB_WORKFLOW_BUNDLE: setting(nonEmpty().optional(), {
     group: 'worker',
     usedBy: ['worker'],

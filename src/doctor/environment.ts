@@ -3,10 +3,14 @@
  * files they name (TLS, the audit HMAC key), and every provider the worker is asked to serve: its contract
  * loads, its name agrees with its file, the variables in its base URL are set, its credential reference resolves
  * (variable set and non-empty, or file readable and non-empty) and, when the webhook receiver runs, so does its
- * webhook secret. Every problem is found, not the first only; secret values are never read into a message.
+ * webhook secret; and the decider policy (D2): valid when set, a warning when not. Every problem is found, not the
+ * first only; secret values are never read into a message.
  */
 import { readFile } from 'node:fs/promises';
 import { ConfigError, loadConfig, type Config } from '../config';
+import type { DeciderPolicyInForce } from '../core/decider-policy';
+import { loadDeciderPolicy } from '../policy/decider-policy-file';
+import { PolicyFileError } from '../policy/policy-file';
 import { ok, problem, type Finding } from './findings';
 import { checkProviders } from './provider-checks';
 
@@ -17,6 +21,15 @@ export interface EnvironmentReport {
   /** The validated configuration, or undefined when it is invalid (its problems are among the findings). */
   readonly config: Config | undefined;
   readonly findings: Finding[];
+  /** The decider policy ASYNCJOB_DECIDER_POLICY names, loaded once; undefined when unset or invalid. */
+  readonly deciders?: DeciderPolicyInForce;
+}
+
+/** What the worker's start-up check resolves with: the configuration and the decider policy it read. */
+export interface WorkerEnvironment {
+  readonly config: Config;
+  /** The decider policy every operation the worker starts keeps (D2); undefined: there is none. */
+  readonly deciders?: DeciderPolicyInForce;
 }
 
 /** Options of {@link checkEnvironment}. */
@@ -115,6 +128,47 @@ async function checkFiles(env: Env, scope: 'worker' | 'all', findings: Finding[]
   }
 }
 
+/**
+ * What a worker without a decider policy lets happen (D2): the warning of `asyncjob doctor` and of the worker's
+ * start. G2 and D1 hold without a policy: no agent grants, no requester approves their own request.
+ */
+export const NO_DECIDER_POLICY = {
+  message:
+    'no decider policy (ASYNCJOB_DECIDER_POLICY is not set): anyone who can signal or update the workflow may decide any escalation under any name (agents and requesters are still refused, G2/D1)',
+  fix: 'set ASYNCJOB_DECIDER_POLICY to a policy file whose deciders section names who may decide (docs/operating.md#who-may-decide)',
+} as const;
+
+/** A decider policy in a few words: its digest, its rules and the deciders it holds keys for. Pure. */
+export function describeDeciderPolicy(deciders: DeciderPolicyInForce): string {
+  const rules = deciders.policy.rules.length;
+  const signers = deciders.policy.deciders.length;
+  return `digest ${deciders.digest}, ${rules} rule${rules === 1 ? '' : 's'}, ${signers} decider${signers === 1 ? '' : 's'} with keys`;
+}
+
+/** The decider policy file, read once: ok naming its digest, a problem naming every issue, or the warning. */
+function checkDeciderPolicy(file: string | undefined, findings: Finding[]): DeciderPolicyInForce | undefined {
+  if (file === undefined) {
+    findings.push({ check: 'decider-policy', status: 'warn', ...NO_DECIDER_POLICY });
+    return undefined;
+  }
+  try {
+    const deciders = loadDeciderPolicy(file);
+    findings.push(ok('decider-policy', `ASYNCJOB_DECIDER_POLICY: ${file}: ${describeDeciderPolicy(deciders)}`));
+    return deciders;
+  } catch (err) {
+    if (!(err instanceof PolicyFileError)) throw err;
+    findings.push(
+      problem(
+        'decider-policy',
+        'environment',
+        `ASYNCJOB_DECIDER_POLICY: ${err.message}`,
+        `point ASYNCJOB_DECIDER_POLICY at a readable policy file and correct what is named (docs/operating.md#who-may-decide)`,
+      ),
+    );
+    return undefined;
+  }
+}
+
 /** `host:port` (as ASYNCJOB_METRICS_ADDRESS is written), or undefined when it does not parse. */
 export function parseHostPort(address: string): { host: string; port: number } | undefined {
   const match = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(address.trim());
@@ -145,17 +199,22 @@ export async function checkEnvironment(env: Env, options: EnvironmentCheckOption
   const receiver =
     config !== undefined ? config.ASYNCJOB_WEBHOOK_PORT !== undefined : (env.ASYNCJOB_WEBHOOK_PORT ?? '') !== '';
   await checkProviders(env, receiver, findings);
-  return { config, findings };
+  // An invalid value is a configuration problem already; the file is checked as the variable is written.
+  const policyFile =
+    config !== undefined ? config.ASYNCJOB_DECIDER_POLICY : env.ASYNCJOB_DECIDER_POLICY?.trim() || undefined;
+  const deciders = checkDeciderPolicy(policyFile, findings);
+  return { config, findings, ...(deciders !== undefined ? { deciders } : {}) };
 }
 
 /**
  * The worker's start-up check: the configuration and everything it names, all problems at once. Resolves with
- * the configuration, or throws {@link ConfigError} (`ASYNCJOB_ERR_CONFIG_INVALID`, exit 2) naming every missing
- * variable and file.
+ * the configuration and the decider policy as read here (the worker does not read the file again), or throws
+ * {@link ConfigError} (`ASYNCJOB_ERR_CONFIG_INVALID`, exit 2) naming every missing variable and file and every
+ * issue of the decider policy.
  */
-export async function checkWorkerEnvironment(env: Env): Promise<Config> {
-  const { config, findings } = await checkEnvironment(env, { scope: 'worker' });
+export async function checkWorkerEnvironment(env: Env): Promise<WorkerEnvironment> {
+  const { config, findings, deciders } = await checkEnvironment(env, { scope: 'worker' });
   const problems = findings.filter((f) => f.status === 'problem').map((f) => f.message);
   if (problems.length > 0 || config === undefined) throw new ConfigError(problems);
-  return config;
+  return { config, ...(deciders !== undefined ? { deciders } : {}) };
 }

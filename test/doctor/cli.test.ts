@@ -75,7 +75,7 @@ describe('asyncjob doctor, offline', () => {
     );
     expect(lines).toContain('skipped  namespace: Temporal cannot be reached');
     expect(lines.find((l) => l.startsWith('ok       configuration:'))).toBeDefined();
-    expect(lines.at(-1)).toBe('2 problems, 1 warning: exit 2 (a bad environment)');
+    expect(lines.at(-1)).toBe('2 problems, 2 warnings: exit 2 (a bad environment)');
   });
 
   it('exits 5 when only Temporal cannot be reached, and says so in --json', async () => {
@@ -104,6 +104,7 @@ describe('asyncjob doctor, offline', () => {
     expect(report.checks.map((c) => c.check)).toEqual([
       'configuration',
       'provider',
+      'decider-policy',
       'temporal',
       'namespace',
       'search-attributes',

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
 import { ConfigError } from '../../src/config';
 import { checkEnvironment, checkWorkerEnvironment, parseHostPort } from '../../src/doctor/environment';
+import { loadDeciderPolicy } from '../../src/policy/decider-policy-file';
 
 let dir: string;
 const SECRET_VALUE = 'tok-3b9f1c0d5e7a2f48';
@@ -25,6 +26,33 @@ beforeAll(async () => {
 
 const problems = async (env: Record<string, string>) =>
   (await checkEnvironment(env)).findings.filter((f) => f.status === 'problem');
+
+/** A decider policy file as an operator writes it: a group, a signing decider and two rules. */
+const DECIDER_POLICY = [
+  'version: 1',
+  'deciders:',
+  '  keys:',
+  `    alice@example.com: [ed25519:${'ab'.repeat(32)}]`,
+  '  groups:',
+  '    oncall: [alice@example.com, bob@example.com]',
+  '  rules:',
+  '    - name: oncall-may-extend',
+  '      who: [group:oncall]',
+  '      options: [extend, keep_bounds, close]',
+  '      largestExtension: 1h',
+  '    - name: alice-may-cancel',
+  '      who: [alice@example.com]',
+  '      options: [cancel_at_provider]',
+  '      signed: true',
+  '',
+].join('\n');
+
+/** Writes a decider policy file into the test's directory. */
+async function policyFile(name: string, text: string): Promise<string> {
+  const file = path.join(dir, name);
+  await writeFile(file, text);
+  return file;
+}
 
 describe('the worker environment check', () => {
   it('names a missing user name or client ID variable beside the missing secret (basic, OAuth2 client credentials)', async () => {
@@ -117,6 +145,7 @@ describe('the worker environment check', () => {
       ALPHA_TOKEN: SECRET_VALUE,
       ASYNCJOB_WEBHOOK_PORT: '8088',
       ASYNCJOB_SIMULATOR_WEBHOOK_SECRET: SECRET_VALUE,
+      ASYNCJOB_DECIDER_POLICY: await policyFile('servable-policy.yaml', DECIDER_POLICY),
     };
     const report = await checkEnvironment(env);
     expect(report.findings.filter((f) => f.status !== 'ok')).toEqual([]);
@@ -125,7 +154,7 @@ describe('the worker environment check', () => {
     expect(lines).toContain('credential from ALPHA_TOKEN');
     expect(lines).toContain(`credential from the file ${tokenFile}`);
     expect(lines).not.toContain(SECRET_VALUE);
-    expect((await checkWorkerEnvironment(env)).ASYNCJOB_PROVIDERS).toBe(env.ASYNCJOB_PROVIDERS);
+    expect((await checkWorkerEnvironment(env)).config.ASYNCJOB_PROVIDERS).toBe(env.ASYNCJOB_PROVIDERS);
   });
 
   it('refuses an empty or blank credential, and one with a line break', async () => {
@@ -195,5 +224,90 @@ describe('the worker environment check', () => {
     expect(parseHostPort('[::1]:9464')).toEqual({ host: '::1', port: 9464 });
     expect(parseHostPort('9464')).toBeUndefined();
     expect(parseHostPort('host:99999')).toBeUndefined();
+  });
+});
+
+describe('the decider policy in the environment check', () => {
+  const servable = async () => ({
+    ASYNCJOB_PROVIDERS: await contract('theta', { baseUrl: 'https://theta.example', credential: { scheme: 'none' } }),
+  });
+
+  it('D2: unset, it is a warning that anyone who can signal or update the workflow may decide, with the fix; the worker still starts', async () => {
+    const env = await servable();
+    const report = await checkEnvironment(env);
+    expect(report.deciders).toBeUndefined();
+    expect(report.findings.filter((f) => f.check === 'decider-policy')).toEqual([
+      {
+        check: 'decider-policy',
+        status: 'warn',
+        message: expect.stringContaining(
+          'anyone who can signal or update the workflow may decide any escalation under any name (agents and requesters are still refused, G2/D1)',
+        ) as string,
+        fix: expect.stringMatching(/set ASYNCJOB_DECIDER_POLICY .*docs\/operating\.md#who-may-decide/) as string,
+      },
+    ]);
+    expect(report.findings.filter((f) => f.status === 'problem')).toEqual([]);
+    expect(await checkWorkerEnvironment(env)).not.toHaveProperty('deciders');
+  });
+
+  it('D2: an invalid policy file is an environment problem naming every issue, and the worker refuses to start (exit 2)', async () => {
+    const file = await policyFile(
+      'broken-policy.yaml',
+      [
+        'version: 1',
+        'deciders:',
+        '  keys:',
+        '    alice@example.com: [ed25519:not-a-key]',
+        '  rules:',
+        '    - name: oncall-may-extend',
+        '      whom: [alice@example.com]',
+        '      options: [extend]',
+        '    - name: bob-may-close',
+        '      who: [bob@example.com]',
+        '      options: [close]',
+        '      largestExtension: soon',
+        '',
+      ].join('\n'),
+    );
+    const env = { ...(await servable()), ASYNCJOB_DECIDER_POLICY: file };
+    const found = await problems(env);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ check: 'decider-policy', kind: 'environment' });
+    const issues = [
+      'deciders.keys.alice@example.com.0: must be ed25519: and 64 lowercase hex characters',
+      'deciders.rules.0.who: ',
+      'deciders.rules.0: Unrecognized key: "whom"',
+      'deciders.rules.1.largestExtension: "soon" is not a duration',
+    ];
+    for (const issue of issues) expect(found[0]!.message).toContain(issue);
+    expect(found[0]!.message).toMatch(new RegExp(`^ASYNCJOB_DECIDER_POLICY: decider policy ${file} is invalid: `));
+    expect((await checkEnvironment(env)).deciders).toBeUndefined();
+
+    const error = await checkWorkerEnvironment(env).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).code).toBe('ASYNCJOB_ERR_CONFIG_INVALID');
+    for (const issue of issues) expect((error as ConfigError).message).toContain(issue);
+
+    const unreadable = await problems({ ...env, ASYNCJOB_DECIDER_POLICY: path.join(dir, 'no-policy.yaml') });
+    expect(unreadable.map((f) => f.message)).toEqual([
+      expect.stringMatching(/no-policy\.yaml is invalid: \(file\): cannot read/),
+    ]);
+  });
+
+  it('D2: a valid policy file is ok, naming its digest, its rules and its deciders with keys; the worker gets the policy as read', async () => {
+    const file = await policyFile('policy.yaml', DECIDER_POLICY);
+    const env = { ...(await servable()), ASYNCJOB_DECIDER_POLICY: file };
+    const expected = loadDeciderPolicy(file);
+    const report = await checkEnvironment(env);
+    expect(report.findings.filter((f) => f.status !== 'ok')).toEqual([]);
+    expect(report.findings.find((f) => f.check === 'decider-policy')).toEqual({
+      check: 'decider-policy',
+      status: 'ok',
+      message: `ASYNCJOB_DECIDER_POLICY: ${file}: digest ${expected.digest}, 2 rules, 1 decider with keys`,
+    });
+    expect(report.deciders).toEqual(expected);
+    const worker = await checkWorkerEnvironment(env);
+    expect(worker.deciders).toEqual(expected);
+    expect(worker.deciders!.policy.rules.map((r) => r.name)).toEqual(['oncall-may-extend', 'alice-may-cancel']);
   });
 });

@@ -239,7 +239,9 @@ describe('documented commands against a Temporal server, a worker and the simula
   it('README.md: asyncjob doctor passes every check for the worker environment', async () => {
     const doctor = await sh('README.md', 'asyncjob doctor');
     expect(doctor.code, doctor.stdout).toBe(0);
-    expect(doctor.stdout.trim().split('\n').at(-1)).toBe('all checks passed');
+    // The README's worker runs without a decider policy: the one warning says so (D2).
+    expect(doctor.stdout.trim().split('\n').at(-1)).toBe('all checks passed (1 warning)');
+    expect(doctor.stdout).toMatch(/^warn +decider-policy: no decider policy /m);
     expect(doctor.stdout).toMatch(/^ok +temporal: Temporal \S+ answers at /m);
   });
 

@@ -38,6 +38,18 @@ describe('asyncjob doctor on the dev server', () => {
       }),
     );
     await writeFile(path.join(dir, 'token'), 'reports-token-doctor\n');
+    // A healthy setup names who may decide (D2); without a policy the doctor warns.
+    const policyFile = path.join(dir, 'policy.yaml');
+    await writeFile(
+      policyFile,
+      [
+        'version: 1',
+        'deciders:',
+        '  rules:',
+        '    - { name: ops, who: [ops@example.com], options: [extend, close] }',
+        '',
+      ].join('\n'),
+    );
     const store = `sqlite:${path.join(dir, 'asyncjob.db')}`;
     await (await openStore(store)).close(); // as a worker leaves it: created and migrated
     env = {
@@ -50,6 +62,7 @@ describe('asyncjob doctor on the dev server', () => {
       ASYNCJOB_WEBHOOK_HOST: '127.0.0.1',
       ASYNCJOB_SIMULATOR_WEBHOOK_SECRET: 'whsec-doctor',
       ASYNCJOB_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+      ASYNCJOB_DECIDER_POLICY: policyFile,
     };
   });
 
@@ -62,6 +75,7 @@ describe('asyncjob doctor on the dev server', () => {
     for (const check of [
       'configuration',
       'provider reports',
+      'decider-policy',
       'temporal',
       'namespace',
       'search-attributes',
