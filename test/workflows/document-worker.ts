@@ -16,6 +16,7 @@ import {
 import type { OperationStore } from '../../src/adapters/store/operation-store';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 import { AsyncJobClient } from '../../src/client';
+import type { DeciderPolicyInForce } from '../../src/core/decider-policy';
 import type { PollLoopLimits } from '../../src/core/poll-loop';
 import { createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
 import { connectTestEnvironment, workflowBundle } from '../setup/temporal';
@@ -47,6 +48,8 @@ export async function startDocumentWorker(options: {
   pollLoop?: PollLoopLimits | false;
   /** Rate limit per provider queue (requests per second). */
   maxRequestsPerSecond?: number;
+  /** The decider policy the worker holds (D2): each operation started keeps it. Default: none. */
+  deciders?: DeciderPolicyInForce;
 }): Promise<DocumentWorker> {
   const { taskQueue, dataDir } = options;
   const env = await connectTestEnvironment();
@@ -69,6 +72,7 @@ export async function startDocumentWorker(options: {
       providers: registry,
       artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
       ...(options.pollLoop !== undefined ? { pollLoop: options.pollLoop } : {}),
+      ...(options.deciders !== undefined ? { deciders: options.deciders } : {}),
     }),
     providerQueues: registry.names().map((name) => ({
       taskQueue: registry.get(name).facts.taskQueue!,

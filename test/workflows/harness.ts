@@ -11,6 +11,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ProviderRegistry } from '../../src/adapters/providers/registry';
 import type { OperationStore } from '../../src/adapters/store/operation-store';
 import { type AsyncJobClient } from '../../src/client';
+import type { DeciderPolicyInForce } from '../../src/core/decider-policy';
 import type { StartRequest } from '../../src/core/operation';
 import type { PollLoopLimits } from '../../src/core/poll-loop';
 import type { RequestRecord } from '../../src/simulator/accounting';
@@ -51,6 +52,8 @@ export interface HarnessOptions {
   maxRequestsPerSecond?: number;
   /** The worker's status loop (`core/poll-loop.ts`); `false`: one activity per status read. Default: on. */
   pollLoop?: PollLoopLimits | false;
+  /** The decider policy the worker holds (D2), as `loadDeciderPolicy` reads it: operations started keep it. Default: none. */
+  deciders?: DeciderPolicyInForce;
 }
 
 /** Starts everything a workflow test needs. */
@@ -79,6 +82,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     forbiddenValues: [SIM_TOKEN],
     ...(options.pollLoop !== undefined ? { pollLoop: options.pollLoop } : {}),
     ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),
+    ...(options.deciders !== undefined ? { deciders: options.deciders } : {}),
   });
   const { env, client, store, registry, taskQueue } = worker;
   return {
