@@ -69,6 +69,16 @@ export function decisionRoute(decision: { route?: unknown }, transport: Decision
   return transport === 'signal' ? 'web-ui' : 'api';
 }
 
+/** Text double-quoted for a POSIX shell. */
+function quoted(text: string): string {
+  return `"${text.replace(/["\\$`]/g, '\\$&')}"`;
+}
+
+/** One shell word: as it is when it holds only characters no shell reads specially, else quoted. */
+function shellWord(text: string): string {
+  return /^[\p{L}\p{M}\p{N}@%+,./:=_-]+$/u.test(text) ? text : quoted(text);
+}
+
 /** The exact `asyncjob decide` command that sends this decision signed (with the decider's key file). */
 export function signedDecideCommand(operationId: string, decision: Decision): string {
   const flags = [`--option ${decision.option}`];
@@ -77,9 +87,10 @@ export function signedDecideCommand(operationId: string, decision: Decision): st
   if (decision.extraTransportFailures !== undefined)
     flags.push(`--transport-failures ${decision.extraTransportFailures}`);
   if (decision.extraRateLimited !== undefined) flags.push(`--rate-limited ${decision.extraRateLimited}`);
-  if (decision.jobId !== undefined) flags.push(`--job-id ${decision.jobId}`);
-  const reason = decision.reason.replace(/["\\$`]/g, '\\$&');
-  return `asyncjob decide ${operationId} ${flags.join(' ')} --by ${decision.approvedBy} --reason "${reason}" --sign`;
+  if (decision.jobId !== undefined) flags.push(`--job-id ${shellWord(decision.jobId)}`);
+  // A bare name holds spaces and an e-mail address may hold an apostrophe: either would split or open a quote.
+  const by = shellWord(decision.approvedBy);
+  return `asyncjob decide ${operationId} ${flags.join(' ')} --by ${by} --reason ${quoted(decision.reason)} --sign`;
 }
 
 /** G2, D1: agents only decline; no requester approves their own request, compared in canonical form. */
