@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { deciderPolicySchema, inForce } from '../../src/core/decider-policy';
 import { type OperationRecord } from '../../src/core/operation';
 import {
   applyDecision,
+  extensionRequestSchema,
   isRefusal,
   requestExtension,
   type StepContext,
@@ -18,7 +20,8 @@ const ctx = (nowMs: number): StepContext => ({
   reconciliation: 'same_token_resend',
 });
 const AGENT = 'agent:research-bot';
-const ask = { requestedBy: AGENT, reason: 'the report covers three years', extendMs: 600_000, extraStatusRequests: 20 };
+/** Within what the escalation offers (the default policy: 15 minutes and 4 checks). */
+const ask = { requestedBy: AGENT, reason: 'the report covers three years', extendMs: 600_000, extraStatusRequests: 4 };
 
 function applied(result: StepResult | StepRefusal): StepResult {
   if (isRefusal(result)) throw new Error(`refused: ${result.code} ${result.message}`);
@@ -61,7 +64,9 @@ describe('extension requests: an agent asks, only a human grants (G2)', () => {
       },
       ctx(T0 + 3_000),
     );
-    expect(isRefusal(self) && self.code).toBe('ASYNCJOB_ERR_SELF_APPROVAL');
+    // An agent grants nothing at all (D1), so its own request is refused before it is a self-approval.
+    expect(isRefusal(self) && self.code).toBe('ASYNCJOB_ERR_DECIDER_NOT_ALLOWED');
+    expect(isRefusal(self) && self.message).toContain('agents ask and people grant');
     const granted = applied(
       applyDecision(
         record,
@@ -100,10 +105,121 @@ describe('extension requests: an agent asks, only a human grants (G2)', () => {
     const escalated = escalatedByAgent();
     const joined = applied(requestExtension(escalated, ask, ctx(T0 + 4_000)));
     expect(joined.entries).toEqual([]);
-    expect(joined.record).toBe(escalated);
+    expect(joined.record.escalation).toEqual(escalated.escalation);
+    expect(joined.record.extensionRequestsAtMs).toEqual([T0 + 2_000, T0 + 4_000]);
     const before = requestExtension(newRecord(), ask, ctx(T0 + 100));
     expect(isRefusal(before) && before.code).toBe('ASYNCJOB_ERR_EXTENSION_NOT_APPLICABLE');
     const final = requestExtension({ ...observingRecord(), localState: 'succeeded' }, ask, ctx(T0 + 100));
     expect(isRefusal(final) && final.code).toBe('ASYNCJOB_ERR_OPERATION_FINAL');
+  });
+});
+
+/** A decider policy whose on-call group may extend by at most `largestExtensionMs` and `mostExtraChecks`. */
+function deciders(rule: Record<string, unknown>, extensionRequests = { most: 3, withinMs: 3_600_000 }) {
+  return inForce(
+    deciderPolicySchema.parse({
+      deciders: [],
+      groups: { oncall: ['alice@example.com'] },
+      rules: [{ name: 'oncall', who: ['group:oncall'], providers: ['*'], reasons: ['*'], ...rule }],
+      signatures: { options: [] },
+      extensionRequests,
+    }),
+  );
+}
+
+function refusedWith(result: StepResult | StepRefusal): { code: string; message: string } {
+  if (!isRefusal(result)) throw new Error('expected a refusal');
+  return { code: result.code, message: result.message };
+}
+
+describe('extension requests are bounded (D4)', () => {
+  it('D4: a request for more than the escalation offers is refused naming the bound', () => {
+    expect(
+      refusedWith(requestExtension(observingRecord(), { ...ask, extraStatusRequests: 10 }, ctx(T0 + 2_000))),
+    ).toEqual({
+      code: 'ASYNCJOB_ERR_EXTENSION_BEYOND_GRANT',
+      message: 'extraStatusRequests: at most 4 can be granted, asked 10',
+    });
+    expect(refusedWith(requestExtension(observingRecord(), { ...ask, extendMs: 1_200_000 }, ctx(T0 + 2_000)))).toEqual({
+      code: 'ASYNCJOB_ERR_EXTENSION_BEYOND_GRANT',
+      message: 'extendMs: at most 900000 (15m) can be granted, asked 1200000',
+    });
+    const both = refusedWith(
+      requestExtension(observingRecord(), { ...ask, extendMs: 1_200_000, extraStatusRequests: 5 }, ctx(T0 + 2_000)),
+    );
+    expect(both.message).toBe(
+      'extendMs: at most 900000 (15m) can be granted, asked 1200000; extraStatusRequests: at most 4 can be granted, asked 5',
+    );
+    const exact = requestExtension(observingRecord(), { ...ask, extendMs: 900_000 }, ctx(T0 + 2_000));
+    expect(isRefusal(exact)).toBe(false);
+  });
+
+  it("D4: a request for more than the decider policy's largest grant is refused naming the bound", () => {
+    const policy = deciders({ options: ['extend', 'keep_bounds'], largestExtensionMs: 300_000, mostExtraChecks: 2 });
+    const withPolicy = { ...ctx(T0 + 2_000), deciders: policy };
+    expect(refusedWith(requestExtension(observingRecord(), ask, withPolicy))).toEqual({
+      code: 'ASYNCJOB_ERR_EXTENSION_BEYOND_GRANT',
+      message:
+        'extendMs: at most 300000 (5m) can be granted, asked 600000; extraStatusRequests: at most 2 can be granted, asked 4',
+    });
+    const within = { ...ask, extendMs: 300_000, extraStatusRequests: 2 };
+    expect(applied(requestExtension(observingRecord(), within, withPolicy)).record.localState).toBe('escalated');
+  });
+
+  it('D4: where no rule lets anyone extend, any request is refused', () => {
+    const policy = deciders({ options: ['keep_bounds', 'close'] });
+    const result = refusedWith(
+      requestExtension(
+        observingRecord(),
+        { requestedBy: AGENT, reason: 'more please' },
+        {
+          ...ctx(T0 + 2_000),
+          deciders: policy,
+        },
+      ),
+    );
+    expect(result).toEqual({
+      code: 'ASYNCJOB_ERR_EXTENSION_BEYOND_GRANT',
+      message:
+        'no rule of the decider policy lets anyone extend at acme; a person may still decline or stop the job, so ask for nothing more',
+    });
+  });
+
+  it('D4, G2: a flood joins the open escalation (each requester named once), and the 4th request within the hour is refused with when the next is taken', () => {
+    const first = escalatedByAgent();
+    const escalation = first.escalation!;
+    const second = applied(
+      requestExtension(first, extensionRequestSchema.parse({ ...ask, requestedBy: 'agent:helper' }), ctx(T0 + 60_000)),
+    );
+    expect(second.entries).toEqual([]);
+    expect(second.record.escalation).toEqual({ ...escalation, joinedBy: ['agent:helper'] });
+    const third = applied(
+      requestExtension(
+        second.record,
+        extensionRequestSchema.parse({ ...ask, requestedBy: ' AGENT:Research-Bot' }),
+        ctx(T0 + 120_000),
+      ),
+    );
+    expect(third.entries).toEqual([]);
+    expect(third.record.escalation).toEqual({ ...escalation, joinedBy: ['agent:helper'] });
+    expect(third.record.extensionRequestsAtMs).toEqual([T0 + 2_000, T0 + 60_000, T0 + 120_000]);
+    const fourth = refusedWith(requestExtension(third.record, ask, ctx(T0 + 180_000)));
+    expect(fourth).toEqual({
+      code: 'ASYNCJOB_ERR_EXTENSION_RATE_LIMITED',
+      message: `3 extension requests within 1h already (at most 3); the next is taken from ${new Date(T0 + 2_000 + 3_600_000).toISOString()}`,
+    });
+    const later = applied(requestExtension(third.record, ask, ctx(T0 + 2_000 + 3_600_000)));
+    expect(later.record.extensionRequestsAtMs).toEqual([T0 + 60_000, T0 + 120_000, T0 + 3_602_000]);
+  });
+
+  it("D4: the decider policy's extensionRequests replaces the default three an hour", () => {
+    const policy = deciders({ options: ['extend'] }, { most: 1, withinMs: 600_000 });
+    const first = applied(requestExtension(observingRecord(), ask, { ...ctx(T0 + 2_000), deciders: policy }));
+    expect(refusedWith(requestExtension(first.record, ask, { ...ctx(T0 + 60_000), deciders: policy }))).toEqual({
+      code: 'ASYNCJOB_ERR_EXTENSION_RATE_LIMITED',
+      message: `1 extension requests within 10m already (at most 1); the next is taken from ${new Date(T0 + 602_000).toISOString()}`,
+    });
+    const next = requestExtension(first.record, ask, { ...ctx(T0 + 602_000), deciders: policy });
+    expect(isRefusal(next)).toBe(false);
   });
 });
