@@ -99,7 +99,7 @@ class Operation {
     if (reason === 'extension_requested') {
       const asked = requestExtension(
         this.record,
-        { requestedBy: AGENT, reason: 'the report covers three years', extendMs: 600_000 },
+        { requestedBy: AGENT, reason: 'the report covers three years', extendMs: 300_000 },
         this.ctx(AGENT),
       );
       if (!isRefusal(asked)) this.commit(asked);
