@@ -1,14 +1,15 @@
 /**
  * `asyncjob audit verify`, as a function: every operation's chain, the columns and rows copied from it, its
- * snapshot, its artifacts (rows and reachable files), its webhook job links, and what the witnesses saw (the
- * checkpoints' anchors, Temporal's history). Read-only. The report names each finding's operation and first bad
- * sequence (or missing range); signatures that cannot be checked are listed apart (`unverifiable`), never called
- * changes.
+ * decisions (how each was proven, D5), its snapshot, its artifacts (rows and reachable files), its webhook job
+ * links, and what the witnesses saw (the checkpoints' anchors, Temporal's history). Read-only. The report names
+ * each finding's operation and first bad sequence (or missing range); signatures that cannot be checked are listed
+ * apart (`unverifiable`), never called changes.
  */
 import { type AuditSource, type OperationAuditData } from '../adapters/store/audit-source';
 import { verifyOperationRows, type ChainKey } from '../adapters/store/chain';
 import { type JournalEntry } from '../core/journal';
 import { checkArtifactFiles } from './artifact-files';
+import { checkDecisionProofs } from './decision-proof';
 import { type ResolvedCheckpoints } from './checkpoint-chain';
 import { checkAnchors, checkWitness } from './coverage';
 import { checkArtifactRows, checkJobLinks, checkJournalColumns, checkSnapshot } from './facts';
@@ -175,6 +176,7 @@ async function auditOperation(
   const entries: JournalEntry[] = data.journal.flatMap((r) => (r.entry === null ? [] : [r.entry]));
   const column = checkJournalColumns(id, data.journal);
   if (column) findings.push(column);
+  findings.push(...checkDecisionProofs(id, entries));
   let behind = false;
   if (data.row !== null) {
     const journalHead = data.journal.at(-1)?.sequence ?? 0;

@@ -34,7 +34,13 @@ export type AuditProblem =
   | 'checkpoint_missing'
   | 'checkpoint_inconsistent'
   | 'temporal_missing'
-  | 'temporal_mismatch';
+  | 'temporal_mismatch'
+  | 'decision_policy_mismatch'
+  | 'decision_signature_invalid'
+  | 'decision_not_allowed'
+  | 'decision_rule_mismatch'
+  | 'decision_unsigned'
+  | 'decision_by_agent';
 
 /** What each problem means, for the text report. */
 export const PROBLEM_DESCRIPTIONS: Readonly<Record<AuditProblem, string>> = {
@@ -83,6 +89,18 @@ export const PROBLEM_DESCRIPTIONS: Readonly<Record<AuditProblem, string>> = {
   checkpoint_inconsistent: 'a later checkpoint shows a shorter or different chain than an earlier one',
   temporal_missing: "entries the workflow's history shows were recorded are missing from the store",
   temporal_mismatch: "the stored entry differs from the one in the workflow's history",
+  decision_policy_mismatch:
+    'the decision names another decider policy than the intent records, or the recorded policy no longer has its digest (the policy or the decision was edited)',
+  decision_signature_invalid:
+    "the decision's signature does not verify with the decider's keys in the recorded policy over the decision as recorded (a field, the decider or the signature was changed)",
+  decision_not_allowed:
+    'no rule of the recorded decider policy allows this decider this option on this escalation within these bounds (forged or edited)',
+  decision_rule_mismatch:
+    'the decision names another rule than the one the recorded policy allows it by (the rule was edited)',
+  decision_unsigned:
+    'the recorded policy requires this decision signed and it carries no signature (the signature was removed)',
+  decision_by_agent:
+    'an agent granted something: agents ask and only decline (keep_bounds), people grant (forged or edited)',
 };
 
 /**

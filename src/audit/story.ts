@@ -4,6 +4,8 @@
  *   10:18:02 create_pending -> accepted (job job_7ad2) by workflow
  *   10:20:31 received 503, Retry-After 120, next poll 10:22:31 from provider guidance
  *   10:25:00 escalated: deadline_exceeded; options: extend, cancel_at_provider, close
+ *   10:31:12 decision extend by alice@example.com, accepted: the customer agreed to wait; bounds extendMs=900000;
+ *            route cli, rule oncall-may-extend, signed, verified (key ed25519:…)
  *
  * and a JSON form with a stable, documented shape ({@link AuditShowJson}). Pure: no I/O, no clock.
  */
@@ -11,6 +13,7 @@ import { type ChainBreak } from '../adapters/store/chain';
 import { type StoredEntry } from '../adapters/store/operation-store';
 import { DELAY_SOURCE_PHRASES } from '../core/delay-sources';
 import { type JournalEntry } from '../core/journal';
+import { decisionContext, decisionProofText, signatureStatus, type DecisionContext } from './decision-proof';
 
 /** One rendered line: the entry's identity plus its text (without the time). */
 export interface StoryLine {
@@ -42,6 +45,11 @@ export interface AuditShowJson {
     readonly body: JournalEntry['body'];
     /** False for an entry the audit could not verify (at or after a break, or signed by a key not configured). */
     readonly verified: boolean;
+    /**
+     * For a decision entry carrying a decider's signature (D3, D5): whether it verifies with the decider's keys in
+     * the decider policy the intent records, over the decision as recorded.
+     */
+    readonly signatureVerified?: boolean;
   }>;
 }
 
@@ -134,8 +142,11 @@ function shortUrl(url: string): string {
   return url.length <= 200 ? url : `${url.slice(0, 120)}…${url.slice(-60)}`;
 }
 
-/** The text of one entry's story line (without the time). Pure. */
-export function storyText(entry: JournalEntry): string {
+/**
+ * The text of one entry's story line (without the time). A decision's line ends with how it was proven (D5);
+ * `context` (from {@link decisionContext} over the operation's journal) lets its signature be verified. Pure.
+ */
+export function storyText(entry: JournalEntry, context?: DecisionContext): string {
   const b = entry.body;
   switch (b.kind) {
     case 'intent':
@@ -162,7 +173,8 @@ export function storyText(entry: JournalEntry): string {
           : `; bounds ${Object.entries(b.bounds)
               .map(([k, v]) => `${k}=${String(v)}`)
               .join(', ')}`;
-      return `decision ${b.decision} by ${b.approvedBy}, ${outcome}: ${b.reason}${bounds}`;
+      const proof = decisionProofText({ ...entry, body: b }, context);
+      return `decision ${b.decision} by ${b.approvedBy}, ${outcome}: ${b.reason}${bounds}${proof === '' ? '' : `; ${proof}`}`;
     }
     case 'artifact': {
       const facts = [`${b.sizeBytes} bytes`, `sha256 ${b.sha256.slice(0, 12)}`];
@@ -180,12 +192,13 @@ export function storyText(entry: JournalEntry): string {
 
 /** Renders entries (in sequence order) as story lines. Pure. */
 export function renderStory(entries: readonly JournalEntry[]): StoryLine[] {
+  const context = decisionContext(entries);
   return entries.map((e) => ({
     sequence: e.sequence,
     at: e.at,
     actor: e.actor,
     kind: e.body.kind,
-    text: storyText(e),
+    text: storyText(e, context),
   }));
 }
 
@@ -227,6 +240,11 @@ export function storyJson(
   chainBreak: ChainBreak | null,
   unverified: Unverified | null = null,
 ): AuditShowJson {
+  const context = decisionContext(stored.map((s) => s.entry));
+  const signatureVerified = (entry: JournalEntry): { signatureVerified?: boolean } =>
+    entry.body.kind === 'decision' && entry.body.signature !== undefined
+      ? { signatureVerified: signatureStatus(context, { ...entry, body: entry.body }).kind === 'verified' }
+      : {};
   return {
     schema: 'asyncjob.audit-show/v1',
     operationId,
@@ -236,11 +254,12 @@ export function storyJson(
       at: s.entry.at,
       actor: s.entry.actor,
       kind: s.entry.body.kind,
-      text: storyText(s.entry),
+      text: storyText(s.entry, context),
       prevHash: s.prevHash,
       hash: s.hash,
       body: s.entry.body,
       verified: unverified === null || s.entry.sequence < unverified.from,
+      ...signatureVerified(s.entry),
     })),
   };
 }

@@ -90,7 +90,7 @@ describe('story lines (T3)', () => {
     [
       'a decision with its bounds',
       decided!,
-      'decision extend by alice@example.com, accepted: customer agreed to wait; bounds extendMs=900000, extraStatusRequests=4',
+      'decision extend by alice@example.com, accepted: customer agreed to wait; bounds extendMs=900000, extraStatusRequests=4; route not recorded, no decider policy, unsigned',
     ],
     [
       'an artifact',
