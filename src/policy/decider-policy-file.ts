@@ -8,13 +8,14 @@ import { parseDuration } from '../cli/duration';
 import { parseActor } from '../core/actor';
 import { canonicalJson } from '../core/canonical-json';
 import {
-  type DeciderPolicy,
   type DeciderPolicyInForce,
   DEFAULT_EXTENSION_REQUESTS,
   deciderPolicySchema,
   inForce,
   publicKeySchema,
 } from '../core/decider-policy';
+import { decisionOptionSchema } from '../core/escalation';
+import { escalationReasonSchema } from '../core/journal';
 import { PolicyFileError, POLICY_FILE_KEYS, policyIssues, readPolicyDocument } from './policy-file';
 
 /** The largest policy an operation carries (it is in workflow history once per operation and in its journal). */
@@ -27,13 +28,26 @@ const durationText = z.string().transform((text, ctx) => {
   return z.NEVER;
 });
 
+/** An identity as written (or, where `groups` is true, `group:<name>`), checked here so no problem hides another. */
+function identityText(groups: boolean) {
+  return z.string().superRefine((text, ctx) => {
+    if (groups && text.startsWith('group:')) return;
+    const parsed = parseActor(text);
+    if (parsed.kind === 'invalid') ctx.addIssue({ code: 'custom', message: `not an identity: ${parsed.message}` });
+  });
+}
+
+const reasonText = z.string().refine((reason) => reason === '*' || escalationReasonSchema.safeParse(reason).success, {
+  error: (issue) => `unknown escalation reason "${String(issue.input)}" (use * or a reason of docs/rules.md E1)`,
+});
+
 const ruleText = z
   .object({
     name: z.string(),
-    who: z.array(z.string()).min(1),
+    who: z.array(identityText(true)).min(1),
     providers: z.array(z.string()).min(1).default(['*']),
-    reasons: z.array(z.string()).min(1).default(['*']),
-    options: z.array(z.string()).min(1),
+    reasons: z.array(reasonText).min(1).default(['*']),
+    options: z.array(decisionOptionSchema).min(1),
     largestExtension: durationText.optional(),
     mostExtraChecks: z.number().int().nonnegative().optional(),
     signed: z.boolean().optional(),
@@ -44,10 +58,10 @@ const decidersText = z
   .object({
     /** Deciders who sign: identity → public keys (`asyncjob keys new` prints the line). */
     keys: z.record(z.string(), z.array(publicKeySchema).min(1).max(10)).default({}),
-    groups: z.record(z.string(), z.array(z.string()).min(1)).default({}),
+    groups: z.record(z.string(), z.array(identityText(false)).min(1)).default({}),
     rules: z.array(ruleText).min(1),
     signaturesRequired: z
-      .object({ options: z.array(z.string()).default([]), extensionsOver: durationText.optional() })
+      .object({ options: z.array(decisionOptionSchema).default([]), extensionsOver: durationText.optional() })
       .strict()
       .default({ options: [] }),
     extensionRequests: z
@@ -57,23 +71,26 @@ const decidersText = z
   })
   .strict();
 
-const fileSchema = z
-  .object({ version: z.literal(1), deciders: decidersText })
-  .catchall(z.unknown())
-  .superRefine((file, ctx) => {
-    for (const key of Object.keys(file))
-      if (!(POLICY_FILE_KEYS as readonly string[]).includes(key))
-        ctx.addIssue({
-          code: 'custom',
-          path: [key],
-          message: `unknown section (known: ${POLICY_FILE_KEYS.join(', ')})`,
-        });
-  });
+const fileSchema = z.object({ version: z.literal(1), deciders: decidersText }).catchall(z.unknown());
+
+type Issue = { path: (string | number)[]; message: string };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Sections no reader knows (checked on the document as written, so other problems do not hide them). */
+function sectionIssues(document: unknown): Issue[] {
+  if (!isRecord(document)) return [];
+  return Object.keys(document)
+    .filter((key) => !(POLICY_FILE_KEYS as readonly string[]).includes(key))
+    .map((key) => ({ path: [key], message: `unknown section (known: ${POLICY_FILE_KEYS.join(', ')})` }));
+}
 
 /** Two spellings of one identity among the keys are one decider named twice (D1). */
-function keysIssues(keys: Record<string, string[]>): { path: string[]; message: string }[] {
+function keysIssues(keys: Record<string, unknown>): Issue[] {
   const seen = new Map<string, string>();
-  const issues: { path: string[]; message: string }[] = [];
+  const issues: Issue[] = [];
   for (const identity of Object.keys(keys)) {
     const parsed = parseActor(identity);
     if (parsed.kind === 'invalid') {
@@ -108,15 +125,18 @@ function normalised(text: z.infer<typeof decidersText>): unknown {
   };
 }
 
-/** Rules name groups the file defines, and no rule name twice. */
-function referenceIssues(policy: DeciderPolicy): { path: (string | number)[]; message: string }[] {
-  const issues: { path: (string | number)[]; message: string }[] = [];
-  const names = new Set<string>();
-  policy.rules.forEach((rule, index) => {
-    if (names.has(rule.name)) issues.push({ path: ['deciders', 'rules', index, 'name'], message: 'named twice' });
+/** Rules name groups the file defines, and no rule name twice (read as written, whatever else is wrong). */
+function referenceIssues(section: Record<string, unknown>): Issue[] {
+  const issues: Issue[] = [];
+  const groups = isRecord(section.groups) ? section.groups : {};
+  const names = new Set<unknown>();
+  (Array.isArray(section.rules) ? section.rules : []).forEach((rule: unknown, index) => {
+    if (!isRecord(rule)) return;
+    if (typeof rule.name === 'string' && names.has(rule.name))
+      issues.push({ path: ['deciders', 'rules', index, 'name'], message: 'named twice' });
     names.add(rule.name);
-    rule.who.forEach((who, w) => {
-      if (who.startsWith('group:') && !Object.hasOwn(policy.groups, who.slice('group:'.length)))
+    (Array.isArray(rule.who) ? rule.who : []).forEach((who: unknown, w) => {
+      if (typeof who === 'string' && who.startsWith('group:') && !Object.hasOwn(groups, who.slice('group:'.length)))
         issues.push({ path: ['deciders', 'rules', index, 'who', w], message: `no group "${who.slice(6)}" is defined` });
     });
   });
@@ -129,9 +149,14 @@ function referenceIssues(policy: DeciderPolicy): { path: (string | number)[]; me
  */
 export function deciderPolicyFrom(document: unknown, source: string): DeciderPolicyInForce {
   const text = fileSchema.safeParse(document);
-  if (!text.success) throw new PolicyFileError(source, policyIssues(text.error.issues), 'decider policy');
-  const keyProblems = keysIssues(text.data.deciders.keys);
-  if (keyProblems.length > 0) throw new PolicyFileError(source, policyIssues(keyProblems), 'decider policy');
+  const section = isRecord(document) && isRecord(document.deciders) ? document.deciders : {};
+  const issues = policyIssues([
+    ...(text.success ? [] : text.error.issues),
+    ...sectionIssues(document),
+    ...keysIssues(isRecord(section.keys) ? section.keys : {}),
+    ...referenceIssues(section),
+  ]);
+  if (!text.success || issues.length > 0) throw new PolicyFileError(source, issues, 'decider policy');
   const parsed = deciderPolicySchema.safeParse(normalised(text.data.deciders));
   if (!parsed.success)
     throw new PolicyFileError(
@@ -139,13 +164,12 @@ export function deciderPolicyFrom(document: unknown, source: string): DeciderPol
       policyIssues(parsed.error.issues.map((i) => ({ ...i, path: ['deciders', ...i.path] }))),
       'decider policy',
     );
-  const problems = referenceIssues(parsed.data);
   if (canonicalJson(parsed.data).length > MAX_DECIDER_POLICY_CHARS)
-    problems.push({
-      path: ['deciders'],
-      message: `larger than ${MAX_DECIDER_POLICY_CHARS} characters as canonical JSON`,
-    });
-  if (problems.length > 0) throw new PolicyFileError(source, policyIssues(problems), 'decider policy');
+    throw new PolicyFileError(
+      source,
+      [{ path: 'deciders', message: `larger than ${MAX_DECIDER_POLICY_CHARS} characters as canonical JSON` }],
+      'decider policy',
+    );
   return inForce(parsed.data);
 }
 
