@@ -13,7 +13,7 @@ import {
   decisionRoute,
   signedDecideCommand,
 } from '../../src/core/decision-check';
-import { keyIdOf, signDecision } from '../../src/core/decision-signature';
+import { type DecisionSignature, keyIdOf, signDecision } from '../../src/core/decision-signature';
 import { decisionSchema } from '../../src/core/escalation';
 import { type OperationRecord } from '../../src/core/operation';
 import {
@@ -104,7 +104,7 @@ function signed(
   record: OperationRecord,
   input: DecisionInput,
   { secret = ALICE_SECRET, signedAtMs = RAISED + 30_000, escalationId = record.escalation!.id! } = {},
-): DecisionInput {
+): DecisionInput & { signature: DecisionSignature } {
   const decision = decisionSchema.parse(input);
   const signature = signDecision(secret, {
     operationId: record.operationId,
@@ -213,7 +213,7 @@ describe('signed decisions (D3, D5)', () => {
     const bobsValueUnderAlicesKey = signed(record, extend15, { secret: BOB_SECRET });
     const forged = {
       ...bobsValueUnderAlicesKey,
-      signature: { ...(bobsValueUnderAlicesKey.signature as object), keyId: keyIdOf(ALICE_SECRET) },
+      signature: { ...bobsValueUnderAlicesKey.signature, keyId: keyIdOf(ALICE_SECRET) },
     };
     expect(check(record, forged)).toMatchObject({
       kind: 'refused',
