@@ -10,17 +10,34 @@
  * page: its JSON editor only reports edits, so a dialog reopened on the same page with the same text would send an
  * empty input. Every submission is checked by the request the UI sent and the answer it got, never by a delay.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page, type Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { StartRequest } from '../../src/core/operation';
+import { loadDeciderPolicy } from '../../src/policy/decider-policy-file';
 import { eventsOfEveryRun } from '../setup/temporal';
 import { startHarness, type Harness } from '../workflows/harness';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const uiUrl = inject('temporalUiUrl');
 const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts');
+
+/** The operator's decider policy for these tests (docs/operating.md#who-may-decide). */
+const DECIDER_POLICY = `version: 1
+deciders:
+  keys:
+    alice@example.com: [ed25519:${'ab'.repeat(32)}]
+  groups:
+    operators: [alice@example.com, operator@example.com]
+  rules:
+    - name: operators-decide
+      who: [group:operators]
+      options: [extend, keep_bounds, cancel_at_provider, close, accept_result, retry_collect, inspect_provider_console]
+  signaturesRequired:
+    options: [cancel_at_provider]
+`;
 
 /** The first plain `extend` decision docs/operating.md shows (a ```json decision block), as its text. */
 function documentedExtend(): string {
@@ -54,7 +71,13 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
         // Runs until cancelled; the provider confirms the cancel 50 ms after it is asked.
         cancellable: { steps: [{ state: 'running' }], cancel: { afterMs: 50, outcome: 'cancelled' } },
       };
-      h = await startHarness('webui', { scenarios: { rest: { scripts } } as never });
+      // Who may decide: the operators below, any option; a cancel at the provider only signed (D2, D3).
+      const policyFile = path.join(mkdtempSync(path.join(tmpdir(), 'asyncjob-webui-')), 'policy.yaml');
+      writeFileSync(policyFile, DECIDER_POLICY);
+      h = await startHarness('webui', {
+        scenarios: { rest: { scripts } } as never,
+        deciders: loadDeciderPolicy(policyFile),
+      });
       browser = await chromium.launch({
         executablePath: CHROMIUM,
         args: [
@@ -347,6 +370,66 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
         await page.close();
       },
     );
+
+    it('D3: where the policy requires a signature, an unsigned decision from the UI is refused with the asyncjob decide command to run', async () => {
+      const request = h.request('rest', { script: 'review', resultDeadline: { afterMs: 600_000 } });
+      await startUntil(request, 'escalated');
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      const cancel = {
+        option: 'cancel_at_provider',
+        approvedBy: 'alice@example.com',
+        reason: 'the report is not needed',
+      };
+      const command = `asyncjob decide ${request.operationId} --option cancel_at_provider --by alice@example.com --reason "the report is not needed" --sign`;
+
+      // "Send an Update": refused at once, in the dialog, naming the command.
+      await openWorkflow(page, request.operationId);
+      const refusedUpdate = await submitMessage(
+        page,
+        'update',
+        'decideOperation',
+        JSON.stringify(cancel, null, 2),
+        'signed-1-update-form',
+      );
+      expect(await refusedUpdate.json()).toMatchObject({
+        outcome: { failure: { applicationFailureInfo: { type: 'ASYNCJOB_ERR_SIGNATURE_REQUIRED' } } },
+      });
+      await page
+        .locator('dialog[open][data-testid="update-confirmation-modal"]')
+        .getByText(command, { exact: false })
+        .first()
+        .waitFor({ timeout: 20_000 });
+      await shot(page, 'signed-2-update-refused');
+
+      // "Send a Signal": delivered, refused, journalled with its route and the command; nothing was cancelled.
+      await openWorkflow(page, request.operationId);
+      const signalled = await submitMessage(
+        page,
+        'signal',
+        'decide',
+        JSON.stringify(cancel, null, 2),
+        'signed-3-signal',
+      );
+      expect(signalled.status()).toBe(200);
+      await page.getByText('Workflow signaled.').first().waitFor({ timeout: 20_000 });
+      await expect
+        .poll(() => decisions(request.operationId), { timeout: 20_000, interval: 100 })
+        .toEqual([
+          expect.objectContaining({
+            decision: 'cancel_at_provider',
+            approvedBy: 'alice@example.com',
+            accepted: false,
+            route: 'web-ui',
+            rejectionReason: expect.stringContaining(`ASYNCJOB_ERR_SIGNATURE_REQUIRED`),
+          }),
+        ]);
+      const [refused] = await decisions(request.operationId);
+      expect(refused?.kind === 'decision' && refused.rejectionReason).toContain(command);
+      const record = await h.client.get(request.operationId);
+      expect(record.localState).toBe('escalated');
+      expect(h.sims.rest.requests({ action: 'cancel' }).filter((r) => r.jobId?.endsWith(record.jobId!))).toEqual([]);
+      await page.close();
+    });
 
     it('X1: "Request Cancellation" in the UI is a recorded cancel intent handled by the cancel rules, ending cancelled', async () => {
       // Slow polling, so the operation is still observing (and far from its budgets) when the operator clicks.
