@@ -325,7 +325,6 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     dropMessages: EXPECTED_SDK_MESSAGES,
   });
   installRuntime(config, logger);
-  logDeciderPolicy(logger, config.ASYNCJOB_DECIDER_POLICY, deciders);
   // The store refuses any entry holding one of this process's secret values, the chain key too (defence in depth, T4).
   const store = await openStore(config.ASYNCJOB_STORE, {
     ...(hmacKey ? { hmacKey } : {}),
@@ -385,6 +384,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       ...(bundle ? { workflowBundle: bundle.codePath, workflowSources: bundle.stamp.sources } : {}),
     },
   );
+  logDeciderPolicy(logger, config.ASYNCJOB_DECIDER_POLICY, deciders);
   try {
     await runWorkers(workers);
   } finally {

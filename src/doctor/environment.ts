@@ -138,11 +138,15 @@ export const NO_DECIDER_POLICY = {
   fix: 'set ASYNCJOB_DECIDER_POLICY to a policy file whose deciders section names who may decide (docs/operating.md#who-may-decide)',
 } as const;
 
-/** A decider policy in a few words: its digest, its rules and the deciders it holds keys for. Pure. */
+/**
+ * A decider policy in a few words: its digest, its rules and the deciders it holds keys for. Pure. The digest
+ * follows `digest:`, never `digest ` (the log's redaction takes the word and what follows for an HTTP Digest
+ * credential).
+ */
 export function describeDeciderPolicy(deciders: DeciderPolicyInForce): string {
   const rules = deciders.policy.rules.length;
   const signers = deciders.policy.deciders.length;
-  return `digest ${deciders.digest}, ${rules} rule${rules === 1 ? '' : 's'}, ${signers} decider${signers === 1 ? '' : 's'} with keys`;
+  return `digest: ${deciders.digest}, ${rules} rule${rules === 1 ? '' : 's'}, ${signers} decider${signers === 1 ? '' : 's'} with keys`;
 }
 
 /** The decider policy file, read once: ok naming its digest, a problem naming every issue, or the warning. */

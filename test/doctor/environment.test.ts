@@ -303,7 +303,7 @@ describe('the decider policy in the environment check', () => {
     expect(report.findings.find((f) => f.check === 'decider-policy')).toEqual({
       check: 'decider-policy',
       status: 'ok',
-      message: `ASYNCJOB_DECIDER_POLICY: ${file}: digest ${expected.digest}, 2 rules, 1 decider with keys`,
+      message: `ASYNCJOB_DECIDER_POLICY: ${file}: digest: ${expected.digest}, 2 rules, 1 decider with keys`,
     });
     expect(report.deciders).toEqual(expected);
     const worker = await checkWorkerEnvironment(env);

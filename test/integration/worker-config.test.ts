@@ -113,6 +113,40 @@ describe('asyncjob worker refuses what it cannot serve', () => {
     expect(run.stderr).not.toContain('REPORTS_BASE_URL is not set');
   });
 
+  it('D2: exits 2 for an invalid decider policy, naming every issue of the file, before connecting anywhere', async () => {
+    const policyFile = path.join(dir, 'broken-policy.yaml');
+    await writeFile(
+      policyFile,
+      [
+        'version: 1',
+        'deciders:',
+        '  keys:',
+        '    alice@example.com: [ed25519:not-a-key]',
+        '  rules:',
+        '    - { name: oncall, whom: [alice@example.com], options: [extend] }',
+        '    - { name: lead, who: [lead@example.com], options: [close], largestExtension: soon }',
+        '',
+      ].join('\n'),
+    );
+    const run = await runWorker({
+      ...baseEnv(),
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      REPORTS_BASE_URL: 'https://reports.example',
+      REPORTS_TOKEN: 'reports-token-policy',
+      ASYNCJOB_DECIDER_POLICY: policyFile,
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^asyncjob: invalid configuration: /);
+    expect(run.stderr).toContain(`ASYNCJOB_DECIDER_POLICY: decider policy ${policyFile} is invalid: `);
+    for (const issue of [
+      'deciders.keys.alice@example.com.0: must be ed25519: and 64 lowercase hex characters',
+      'deciders.rules.0: Unrecognized key: "whom"',
+      'deciders.rules.1.largestExtension: "soon" is not a duration',
+    ])
+      expect(run.stderr).toContain(issue);
+    expect(run.stderr).not.toContain('cannot reach Temporal');
+  });
+
   it('exits 5 when Temporal cannot be reached, as every command does', async () => {
     const run = await runWorker({
       ...baseEnv(),
@@ -183,5 +217,12 @@ describe('asyncjob worker refuses what it cannot serve', () => {
     expect(metrics).toMatch(/asyncjob_webhook_requests\{[^}]*provider="unknown"[^}]*reason="provider_has_no_webhooks"/);
     // The expected SDK warning of an activity-only worker is not shown.
     expect(run.stderr).not.toContain('No workflows registered');
+    // D2: started without a decider policy, the worker says once what that allows.
+    const warnings = run.stderr.split('\n').filter((l) => l.includes('no decider policy'));
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0]!)).toMatchObject({
+      level: 'warn',
+      fix: expect.stringContaining('ASYNCJOB_DECIDER_POLICY') as string,
+    });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * `asyncjob worker` as users run it: a separate process configured only from the environment, serving a provider
- * from a contract file, with Prometheus metrics and the webhook receiver, shutting down gracefully on SIGTERM, and
- * never printing the provider's credential.
+ * from a contract file, with Prometheus metrics, the webhook receiver and a decider policy file, shutting down
+ * gracefully on SIGTERM, and never printing the provider's credential.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -11,8 +11,10 @@ import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
+import { openStore } from '../../src/adapters/store/open-store';
 import { AsyncJobClient } from '../../src/client';
 import { freePort } from '../../src/dev/temporal-server';
+import { loadDeciderPolicy } from '../../src/policy/decider-policy-file';
 import { startSimulator, type Simulator } from '../../src/simulator';
 import { connectTestEnvironment, uniqueId, weeklyReportRequest } from '../setup/temporal';
 
@@ -27,6 +29,8 @@ describe('asyncjob worker process', () => {
   const provider = `reports-${uniqueId('p').toLowerCase()}`.slice(0, 60);
   let metricsPort = 0;
   let webhookPort = 0;
+  let store = '';
+  let policyFile = '';
 
   beforeAll(async () => {
     sim = await startSimulator({ dialect: 'rest', token: TOKEN, seed: 3 });
@@ -41,6 +45,18 @@ describe('asyncjob worker process', () => {
         credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' },
       }),
     );
+    policyFile = path.join(dir, 'policy.yaml');
+    await writeFile(
+      policyFile,
+      [
+        'version: 1',
+        'deciders:',
+        '  rules:',
+        '    - { name: ops, who: [ops@example.com], options: [extend, close] }',
+        '',
+      ].join('\n'),
+    );
+    store = `sqlite:${path.join(dir, 'asyncjob.db')}`;
     metricsPort = await freePort();
     webhookPort = await freePort();
     worker = spawn(process.execPath, [path.join(__dirname, '..', '..', 'bin', 'asyncjob'), 'worker'], {
@@ -49,7 +65,7 @@ describe('asyncjob worker process', () => {
         TEMPORAL_ADDRESS: inject('temporalAddress'),
         TEMPORAL_NAMESPACE: inject('temporalNamespace'),
         ASYNCJOB_TASK_QUEUE: taskQueue,
-        ASYNCJOB_STORE: `sqlite:${path.join(dir, 'asyncjob.db')}`,
+        ASYNCJOB_STORE: store,
         ASYNCJOB_ARTIFACTS_DIR: path.join(dir, 'artifacts'),
         ASYNCJOB_PROVIDERS: contractFile,
         ASYNCJOB_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
@@ -57,6 +73,7 @@ describe('asyncjob worker process', () => {
         ASYNCJOB_WEBHOOK_HOST: '127.0.0.1',
         ASYNCJOB_SIMULATOR_WEBHOOK_SECRET: 'whsec-proc',
         REPORTS_TOKEN: TOKEN,
+        ASYNCJOB_DECIDER_POLICY: policyFile,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -74,16 +91,27 @@ describe('asyncjob worker process', () => {
     await sim?.stop();
   });
 
-  it('runs an operation to a verified result, exports our metrics, serves webhooks, and stops gracefully', async () => {
+  it('runs an operation to a verified result, exports our metrics, serves webhooks, and stops gracefully; D2: the operation keeps the decider policy the worker read and logged', async () => {
     const env = await connectTestEnvironment();
+    const operationId = uniqueId('op-proc');
     try {
       const client = new AsyncJobClient({ client: env.client, taskQueue });
-      const operationId = uniqueId('op-proc');
       await client.start(weeklyReportRequest(operationId, provider));
       const summary = await client.result(operationId);
       expect(summary.localState).toBe('succeeded');
     } finally {
       await env.teardown();
+    }
+
+    const deciders = loadDeciderPolicy(policyFile);
+    expect(output).toContain(`asyncjob worker: decider policy ${policyFile}, digest: ${deciders.digest}, 1 rule`);
+    expect(output).not.toContain('no decider policy');
+    const reader = await openStore(store, { mustExist: true });
+    try {
+      const intent = (await reader.entries(operationId)).map((e) => e.entry.body).find((b) => b.kind === 'intent');
+      expect(intent?.kind === 'intent' && intent.deciderPolicy).toEqual(deciders);
+    } finally {
+      await reader.close();
     }
 
     const metrics = await (await request(`http://127.0.0.1:${metricsPort}/metrics`)).body.text();
