@@ -11,7 +11,13 @@ import { z } from 'zod';
 import { AsyncJobError } from './core/errors';
 import { settingRegistry, type SettingMeta } from './config/setting';
 import { temporalSettings } from './config/temporal';
-import { checkpointKeySettings, demoSettings, mcpSettings, simulatorSettings } from './config/tools';
+import {
+  checkpointKeySettings,
+  deciderKeySettings,
+  demoSettings,
+  mcpSettings,
+  simulatorSettings,
+} from './config/tools';
 import { chainKeySettings, receiverSettings, workerSettings } from './config/worker';
 
 export { SETTING_GROUPS, type SettingGroup, type SettingUser } from './config/setting';
@@ -31,10 +37,11 @@ export type Config = z.infer<typeof configSchema>;
 
 /**
  * Every environment variable asyncjob reads: {@link configSchema}, and those the tools read where they are used
- * (audit checkpoint keys, the presets' simulator variables, the demo, `asyncjob mcp`).
+ * (audit checkpoint keys, deciders' key files, the presets' simulator variables, the demo, `asyncjob mcp`).
  */
 export const environmentSchema = configSchema.extend({
   ...checkpointKeySettings,
+  ...deciderKeySettings,
   ...simulatorSettings,
   ...demoSettings,
   ...mcpSettings,

@@ -2,6 +2,7 @@
  * Parsing the commands that drive operations (`start`, `status`, `watch`, `cancel`, `decide`, `list`) into typed commands, or a
  * {@link UsageError} naming the option. Pure: a `--payload @file` is returned as a file reference.
  */
+import { parseActor } from '../core/actor';
 import { escalationReasonSchema, localStateSchema } from '../core/journal';
 import {
   countOption,
@@ -74,8 +75,17 @@ export interface DecideAnswer {
   jobId?: string;
 }
 
+/** The key a decision is signed with (D3): the decider's own in the keys directory (`--sign`), or a file (`--key`). */
+export type SigningKey = { kind: 'decider' } | { kind: 'file'; path: string };
+
 /** `asyncjob decide`. */
-export type DecideCommand = { command: 'decide'; operationId: string; answer?: DecideAnswer } & CommonFlags;
+export type DecideCommand = {
+  command: 'decide';
+  operationId: string;
+  answer?: DecideAnswer;
+  /** With `answer`: sign it with this key. */
+  signWith?: SigningKey;
+} & CommonFlags;
 
 /** `asyncjob list`: every filter given must match. */
 export type ListCommand = {
@@ -194,7 +204,27 @@ export function parseWatch(rest: string[]): WatchCommand | Help {
   };
 }
 
-const DECIDE_FLAGS = ['by', 'reason', 'extend', 'checks', 'transport-failures', 'rate-limited', 'job-id'];
+const DECIDE_FLAGS = [
+  'by',
+  'reason',
+  'extend',
+  'checks',
+  'transport-failures',
+  'rate-limited',
+  'job-id',
+  'sign',
+  'key',
+];
+
+/** `--sign` (the decider's own key) or `--key FILE`; a decision signed is by a valid identity (D1). */
+function signingKey(command: string, values: Record<string, unknown>, by: string): SigningKey | undefined {
+  const file = optional(values, 'key');
+  if (file !== undefined && file.trim().length === 0) throw new UsageError('--key needs a key file', command);
+  if (file === undefined && values.sign !== true) return undefined;
+  const decider = parseActor(by);
+  if (decider.kind === 'invalid') throw new UsageError(`--by: not an identity: ${decider.message}`, command);
+  return file !== undefined ? { kind: 'file', path: file } : { kind: 'decider' };
+}
 
 /** Parses `decide`: without `--option` it shows the escalation, with it it answers. */
 export function parseDecide(rest: string[]): DecideCommand | Help {
@@ -208,6 +238,8 @@ export function parseDecide(rest: string[]): DecideCommand | Help {
     'transport-failures': { type: 'string' },
     'rate-limited': { type: 'string' },
     'job-id': { type: 'string' },
+    sign: { type: 'boolean' },
+    key: { type: 'string' },
   });
   if (values.help) return { command: 'help', topic: command };
   const operationId = onePositional(command, positionals);
@@ -236,7 +268,8 @@ export function parseDecide(rest: string[]): DecideCommand | Help {
   if (rateLimited !== undefined) answer.rateLimited = rateLimited;
   const jobId = optional(values, 'job-id');
   if (jobId !== undefined) answer.jobId = jobId;
-  return { command, operationId, answer, ...flags(values) };
+  const signWith = signingKey(command, values, answer.by);
+  return { command, operationId, answer, ...(signWith !== undefined ? { signWith } : {}), ...flags(values) };
 }
 
 function oneOf(

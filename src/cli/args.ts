@@ -3,6 +3,7 @@
  * option. Pure: no I/O (a `--payload @file` is returned as a file reference for the command to read). The
  * commands that drive operations are parsed in `args-operations.ts`.
  */
+import { parseActor } from '../core/actor';
 import type { CommonFlags } from './args-common';
 import { countOption, flags, noPositionals, optional, parse, required, UsageError } from './args-common';
 import {
@@ -21,7 +22,7 @@ import {
 } from './args-operations';
 
 export { UsageError, type JsonSource } from './args-common';
-export type { DecideAnswer } from './args-operations';
+export type { DecideAnswer, SigningKey } from './args-operations';
 
 /** A parsed command line. */
 export type CliCommand =
@@ -45,6 +46,7 @@ export type CliCommand =
   | { command: 'doctor'; argv: string[] }
   | ({ command: 'bundle'; out: string } & CommonFlags)
   | ReplayCheckCommand
+  | KeysCommand
   | { command: 'worker' }
   | { command: 'dev' };
 
@@ -59,6 +61,16 @@ interface ReplayCheckCommand extends CommonFlags {
   query?: string;
   /** History files to replay instead of the running operations' histories; empty for those. */
   historyFiles: string[];
+}
+
+/** `asyncjob keys new --for WHO [--out FILE]`: a new signing key for a decider (D3). */
+interface KeysCommand extends CommonFlags {
+  command: 'keys';
+  action: 'new';
+  /** The decider's canonical identity. */
+  decider: string;
+  /** Where to write the key file; absent: the decider's file in the keys directory. */
+  out?: string;
 }
 
 /** `--history FILE`, as often as given (node's parseArgs keeps only the last of a repeated option). */
@@ -151,6 +163,23 @@ function parseBundle(args: string[]): CliCommand {
   return { command: 'bundle', out: required('bundle', values, 'out'), ...flags(values) };
 }
 
+/** `asyncjob keys new --for WHO [--out FILE]`: WHO must be an identity (D1), kept in its canonical form. */
+function parseKeys(rest: string[]): CliCommand {
+  const command = 'keys';
+  const [action, ...more] = rest;
+  if (action === '--help' || action === '-h' || action === 'help') return { command: 'help', topic: command };
+  if (action === undefined) throw new UsageError('keys needs an action: new', command);
+  if (action !== 'new') throw new UsageError(`keys: unknown action "${action}" (new)`, command);
+  const { values, positionals } = parse(command, more, { for: { type: 'string' }, out: { type: 'string' } });
+  if (values.help) return { command: 'help', topic: command };
+  noPositionals(command, positionals);
+  const decider = parseActor(required(command, values, 'for'));
+  if (decider.kind === 'invalid') throw new UsageError(`--for: not an identity: ${decider.message}`, command);
+  const out = optional(values, 'out');
+  if (out !== undefined && out.trim().length === 0) throw new UsageError('--out needs a file', command);
+  return { command, action, decider: decider.actor.id, ...(out !== undefined ? { out } : {}), ...flags(values) };
+}
+
 /** Parses the arguments after `asyncjob`. Throws {@link UsageError}. */
 export function parseCommandLine(argv: readonly string[]): CliCommand {
   const [command, ...rest] = argv;
@@ -191,6 +220,8 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
       return parseList(rest);
     case 'adapter':
       return parseAdapter(rest);
+    case 'keys':
+      return parseKeys(rest);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

@@ -7,6 +7,7 @@ import { adapterCommand } from './adapter';
 import { AsyncJobError } from '../core/errors';
 import { type CliCommand, parseCommandLine, UsageError } from './args';
 import { bundleCommand } from './bundle-command';
+import { keysCommand } from './keys-command';
 import {
   cancelCommand,
   type CommandContext,
@@ -98,6 +99,8 @@ async function dispatch(cmd: CliCommand, ctx: CommandContext): Promise<number> {
       return bundleCommand(ctx, cmd);
     case 'replay-check':
       return replayCheckCommand(ctx, cmd);
+    case 'keys':
+      return keysCommand(ctx, cmd);
     case 'worker':
       return ctx.deps.runWorker();
     case 'dev':

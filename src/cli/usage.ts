@@ -36,8 +36,12 @@ export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   Records the cancel intent and asks the provider once; its confirmation follows (watch it).`,
   decide: `usage: asyncjob decide ID
        asyncjob decide ID --option O --by WHO --reason TEXT [--extend D --checks N] [--transport-failures N]
-                          [--rate-limited N] [--job-id J]
-  Without --option: shows the escalation and the options offered. With it: answers with one of those options.`,
+                          [--rate-limited N] [--job-id J] [--sign | --key FILE]
+  Without --option: shows the escalation and the options offered. With it: answers with one of those options.
+  --sign signs the decision with WHO's own key, the key file "asyncjob keys new" wrote for WHO (in
+  ASYNCJOB_DECIDER_KEYS_DIR); --key FILE signs it with the key in FILE, which must be WHO's. The signature covers
+  the operation, this escalation, the option, its bounds, WHO, the reason and the time; the decider policy the
+  workers hold says which decisions must be signed (docs/operating.md, "Who may decide").`,
   list: `usage: asyncjob list [--escalated | --state S] [--provider P] [--reason R] [--limit N]
   Lists operations (running or closed, newest first) by state, provider and escalation reason from Temporal's
   search attributes; --escalated is --state escalated.`,
@@ -65,6 +69,13 @@ export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   ID, why: nondeterminism or failure), then "replay-check: N histories replayed, F failed".
   Exit 0 every history replays (or none is running), 1 one does not, 2 bad command line, environment, file or
   bundle, 5 Temporal cannot be reached.`,
+  keys: `usage: asyncjob keys new --for WHO [--out FILE]
+  Makes an Ed25519 key pair for the decider WHO to sign decisions with ("asyncjob help decide"). The secret key is
+  written to FILE, else to WHO's key file in ASYNCJOB_DECIDER_KEYS_DIR (default $XDG_CONFIG_HOME/asyncjob/keys or
+  ~/.config/asyncjob/keys; the file is named by a hash of WHO), readable by its owner alone (mode 0600); an
+  existing file is never overwritten. The secret key is never printed: the public key is, with the lines that list
+  it in the deciders section of the policy file the workers read (ASYNCJOB_DECIDER_POLICY).
+  Exit 0 written, 2 WHO is not an identity or the file exists or cannot be written.`,
   // Every variable the worker and its webhook receiver read, from the same list as docs/configuration.md.
   worker: workerHelpText(),
   dev: `usage: asyncjob dev
@@ -90,6 +101,7 @@ commands:
   worker     run a worker
   bundle     bundle the workflows once, for workers to start without bundling (ASYNCJOB_WORKFLOW_BUNDLE)
   replay-check  before an upgrade: do the running operations' histories replay against this install's workflows?
+  keys       make a decider's key pair to sign decisions with (keys new --for WHO)
   dev        the embedded demo (dev server, Web UI, worker, simulator)
   mcp        serve the agent tools over MCP (stdio or Streamable HTTP), bounded by a policy file
   help       this text, or "asyncjob help COMMAND"

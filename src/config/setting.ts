@@ -24,6 +24,7 @@ export type SettingUser =
   | 'mcp'
   | 'bundle'
   | 'replay-check'
+  | 'keys'
   | 'npm run temporal'
   | 'every command';
 
@@ -33,6 +34,7 @@ export const SETTING_GROUPS = {
   worker: 'The worker',
   receiver: 'The webhook receiver (in the worker process)',
   audit: 'Audit keys',
+  deciders: "Deciders' signing keys",
   presets: 'The built-in presets and the provider simulator',
   demo: 'The demo and the dev server',
   mcp: 'Agents over MCP',

@@ -1,7 +1,8 @@
 /**
  * The variables the tools read, each where it is used rather than by `loadConfig`: the audit checkpoint keys
- * (`src/audit/keys.ts`), the built-in presets' simulator variables (named by the presets' contracts), the demo and
- * dev server (`src/dev/demo-settings.ts`, `src/dev/temporal-cli.ts`) and `asyncjob mcp`'s policy file.
+ * (`src/audit/keys.ts`), deciders' key files (`src/policy/decider-keys.ts`), the built-in presets' simulator
+ * variables (named by the presets' contracts), the demo and dev server (`src/dev/demo-settings.ts`,
+ * `src/dev/temporal-cli.ts`) and `asyncjob mcp`'s policy file.
  */
 import { z } from 'zod';
 import { nonEmpty, port, setting } from './setting';
@@ -34,6 +35,18 @@ export const checkpointKeySettings = {
     usedBy: ['audit'],
     description: 'the same Ed25519 public key given as a value',
     example: '(the PEM text)',
+  }),
+};
+
+/** Where deciders keep the key files they sign decisions with (`src/policy/decider-keys.ts`, D3). */
+export const deciderKeySettings = {
+  ASYNCJOB_DECIDER_KEYS_DIR: setting(nonEmpty().optional(), {
+    group: 'deciders',
+    usedBy: ['keys', 'decide'],
+    description:
+      "the directory of deciders' key files: `keys new` writes a decider's key there (mode 0600, named by a hash of the identity) and `decide --sign` reads it (docs/operating.md#who-may-decide)",
+    example: '/home/alice/.config/asyncjob/keys',
+    whenUnset: '`$XDG_CONFIG_HOME/asyncjob/keys`, else `~/.config/asyncjob/keys`',
   }),
 };
 

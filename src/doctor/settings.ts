@@ -15,6 +15,7 @@ import {
   AUDIT_FLAGS,
   BUNDLE_FLAGS,
   DEV_SERVER_FLAGS,
+  KEYS_FLAGS,
   REPLAY_FLAGS,
   SIMULATE_FLAGS,
 } from './settings/tool-flags';
@@ -32,6 +33,7 @@ export const FLAGS: readonly Flag[] = [
   ...BUNDLE_FLAGS,
   ...REPLAY_FLAGS,
   ...AUDIT_FLAGS,
+  ...KEYS_FLAGS,
   ...MCP_FLAGS,
   ...SIMULATE_FLAGS,
   ...DEV_SERVER_FLAGS,

@@ -445,7 +445,7 @@ describe('asyncjob decide', () => {
     expect(io2.json()[0]).toMatchObject({ action: 'show', escalation: null });
   });
 
-  it('A2: sends an offered option with its named bounds and prints action "decided"', async () => {
+  it('A2, D5: sends an offered option with its named bounds, declaring the route cli, and prints action "decided"', async () => {
     const client = new FakeClient();
     client.records = [escalated()];
     const io = fakeDeps(client);
@@ -471,7 +471,14 @@ describe('asyncjob decide', () => {
     ).toBe(EXIT.ok);
     expect(client.calls.find((c) => c.method === 'decide')!.args).toEqual([
       'op-42',
-      { option: 'extend', approvedBy: 'alice', reason: 'month end', extendMs: 600_000, extraStatusRequests: 4 },
+      {
+        option: 'extend',
+        approvedBy: 'alice',
+        reason: 'month end',
+        extendMs: 600_000,
+        extraStatusRequests: 4,
+        route: 'cli',
+      },
     ]);
     expect(io.json()).toEqual([
       {

@@ -50,6 +50,7 @@ describe('the configuration reference', () => {
       adapter: COMMAND_USAGE.adapter!,
       bundle: COMMAND_USAGE.bundle!,
       'replay-check': COMMAND_USAGE['replay-check']!,
+      keys: COMMAND_USAGE.keys!,
       audit: AUDIT_USAGE,
       doctor: DOCTOR_USAGE,
     };

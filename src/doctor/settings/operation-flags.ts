@@ -173,6 +173,21 @@ export const CANCEL_AND_DECIDE_FLAGS: readonly Flag[] = [
     meaning: 'with `adopt_job`: the provider job kept',
     example: '--job-id job_7ad2',
   },
+  {
+    name: '--sign',
+    usedBy: ['decide'],
+    default: 'unsigned',
+    meaning:
+      "sign the decision with the decider's own key: `--by`'s key file in ASYNCJOB_DECIDER_KEYS_DIR, which `keys new` writes",
+    example: '--sign',
+  },
+  {
+    name: '--key',
+    usedBy: ['decide'],
+    default: 'unsigned',
+    meaning: "sign the decision with the key in FILE, which must be `--by`'s",
+    example: '--key /run/secrets/alice-decider-key.json',
+  },
 ];
 
 /** `asyncjob list`. */

@@ -1,5 +1,5 @@
 /**
- * The flags of the tool commands: `adapter`, `audit`, `bundle`, `replay-check`, `simulate` and
+ * The flags of the tool commands: `adapter`, `audit`, `bundle`, `replay-check`, `keys`, `simulate` and
  * `npm run temporal -- start`.
  */
 import { type Flag } from './flag';
@@ -109,6 +109,24 @@ export const REPLAY_FLAGS: readonly Flag[] = [
     meaning:
       "replay these history files (as `temporal workflow show --output json` writes them) instead of the running operations'; repeatable, and files after it too",
     example: '--history histories/op-42.json',
+  },
+];
+
+/** `asyncjob keys new`. */
+export const KEYS_FLAGS: readonly Flag[] = [
+  {
+    name: '--for',
+    usedBy: ['keys'],
+    default: '',
+    meaning: 'required: the decider whose key pair is made (an identity, kept in its canonical form)',
+    example: '--for alice@example.com',
+  },
+  {
+    name: '--out',
+    usedBy: ['keys'],
+    default: "the decider's file in ASYNCJOB_DECIDER_KEYS_DIR",
+    meaning: 'write the key file to FILE instead (mode 0600; never over an existing file)',
+    example: '--out /run/secrets/alice-decider-key.json',
   },
 ];
 
