@@ -17,6 +17,7 @@ import { type DecisionBody } from '../../src/audit/decision-proof';
 import { type AuditShowJson } from '../../src/audit/story';
 import { type AuditVerifyJson } from '../../src/audit/verify';
 import { canonicalJson } from '../../src/core/canonical-json';
+import { type JournalEntryBody } from '../../src/core/journal';
 import { readAuditStory } from '../../src/mcp/audit-story';
 import { ALICE, ALICE_SECRET, BOB, DecidedOperation } from './decision-fixtures';
 
@@ -47,13 +48,13 @@ describe('D5: audit verify re-checks how each decision was proven', () => {
   }
 
   /**
-   * An insider with database access and the chain key: rewrites one decision entry and recomputes its hash and every
+   * An insider with database access and the chain key: rewrites one entry's body and recomputes its hash and every
    * later one with the key, and the head, putting the append-only triggers back. The chain verifies afterwards.
    */
-  async function rewriteDecision(
+  async function rewriteEntry(
     operationId: string,
     sequence: number,
-    edit: (body: DecisionBody) => DecisionBody,
+    edit: (body: JournalEntryBody) => JournalEntryBody,
   ): Promise<void> {
     const store = await openSqliteStore({ path, hmacKey: HMAC_KEY });
     const stored = await store.entries(operationId);
@@ -66,9 +67,7 @@ describe('D5: audit verify re-checks how each decision was proven', () => {
         'UPDATE journal SET entry = ?, prev_hash = ?, hash = ? WHERE operation_id = ? AND sequence = ?',
       );
       for (const s of stored.filter((e) => e.entry.sequence >= sequence)) {
-        const body = s.entry.body;
-        const entry =
-          s.entry.sequence === sequence && body.kind === 'decision' ? { ...s.entry, body: edit(body) } : s.entry;
+        const entry = s.entry.sequence === sequence ? { ...s.entry, body: edit(s.entry.body) } : s.entry;
         const hash = entryHash(entry, prev, HMAC_KEY);
         update.run(canonicalJson(entry), prev, hash, operationId, s.entry.sequence);
         prev = hash;
@@ -78,6 +77,18 @@ describe('D5: audit verify re-checks how each decision was proven', () => {
     } finally {
       raw.close();
     }
+  }
+
+  /** {@link rewriteEntry} for a decision entry. */
+  async function rewriteDecision(
+    operationId: string,
+    sequence: number,
+    edit: (body: DecisionBody) => DecisionBody,
+  ): Promise<void> {
+    await rewriteEntry(operationId, sequence, (body) => {
+      if (body.kind !== 'decision') throw new Error(`sequence ${sequence} is a ${body.kind} entry`);
+      return edit(body);
+    });
   }
 
   beforeEach(async () => {
@@ -182,6 +193,20 @@ describe('D5: audit verify re-checks how each decision was proven', () => {
       [sequence, 'decision_not_allowed'],
     ]);
     expect(report.breaks[1]!.found).toContain('grants an extension of at most 3600000 ms');
+  });
+
+  it('D5: a decider added to the policy the intent records, its digest kept, is decision_policy_mismatch at the intent', async () => {
+    await rewriteEntry('op-bob', 1, (body) => {
+      if (body.kind !== 'intent' || body.deciderPolicy === undefined) throw new Error('no policy in the intent');
+      const { digest, policy } = body.deciderPolicy;
+      const groups = { ...policy.groups, oncall: [...policy.groups.oncall!, 'mallory@example.com'] };
+      return { ...body, deciderPolicy: { digest, policy: { ...policy, groups } } };
+    });
+    const { code, report } = await verify('op-bob');
+    expect(report.breaks).toEqual([
+      expect.objectContaining({ operationId: 'op-bob', sequence: 1, problem: 'decision_policy_mismatch' }),
+    ]);
+    expect(code).toBe(1);
   });
 
   it('D5: an agent granting, with or without a policy, is decision_by_agent', async () => {
