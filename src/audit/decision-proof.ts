@@ -17,7 +17,7 @@ import {
 import { verifyDecisionSignature } from '../core/decision-signature';
 import { decisionOptionSchema } from '../core/escalation';
 import { type EscalationReason, type JournalEntry, type JournalEntryBody } from '../core/journal';
-import { opFinding, type AuditFinding } from './findings';
+import { opFinding, type AuditFinding, type AuditProblem } from './findings';
 
 /** A decision entry's body. */
 export type DecisionBody = Extract<JournalEntryBody, { kind: 'decision' }>;
@@ -94,6 +94,11 @@ function answered(
   return context.escalations.filter((e) => e.sequence < entry.sequence).at(-1);
 }
 
+/** A finding at a decision's sequence. */
+function findingAt(entry: DecisionEntry): (problem: AuditProblem, expected: string, found: string) => AuditFinding {
+  return (problem, expected, found) => opFinding(entry.operationId, entry.sequence, problem, expected, found);
+}
+
 /** What the decision asked, as the policy judges it, or why it cannot be judged. */
 function askedOf(context: DecisionContext, entry: DecisionEntry): DecisionAsked | string {
   const b = entry.body;
@@ -122,8 +127,7 @@ function policyFindings(
   entry: DecisionEntry,
 ): AuditFinding[] {
   const b = entry.body;
-  const at = (problem: Parameters<typeof opFinding>[2], expected: string, found: string): AuditFinding =>
-    opFinding(entry.operationId, entry.sequence, problem, expected, found);
+  const at = findingAt(entry);
   const asked = askedOf(context, entry);
   const allowance = `a rule of decider policy ${context.policy.digest} allowing ${b.approvedBy} to choose ${b.decision}`;
   if (typeof asked === 'string') return [at('decision_not_allowed', allowance, asked)];
@@ -149,11 +153,13 @@ function policyFindings(
   return findings;
 }
 
-/** Every check of one decision entry (a: policy digest; b: signature; c, d: the policy; e: agents never grant). */
+/**
+ * Every check of one decision entry: the policy digest it names (refused ones too); for an accepted one, that an
+ * agent granted nothing, the signature, and the recorded policy's verdict.
+ */
 function decisionFindings(context: DecisionContext, entry: DecisionEntry): AuditFinding[] {
   const b = entry.body;
-  const at = (problem: Parameters<typeof opFinding>[2], expected: string, found: string): AuditFinding =>
-    opFinding(entry.operationId, entry.sequence, problem, expected, found);
+  const at = findingAt(entry);
   const findings: AuditFinding[] = [];
   const digest = context.policy?.digest;
   if (b.policy !== undefined && b.policy.digest !== digest)
