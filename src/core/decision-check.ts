@@ -96,20 +96,20 @@ export function signedDecideCommand(operationId: string, decision: Decision): st
 /** G2, D1: agents only decline; no requester approves their own request, compared in canonical form. */
 function grantRefusal(escalation: OpenEscalation, decision: Decision): CheckedDecision | undefined {
   if (decision.option === 'keep_bounds') return undefined;
+  const requesters = [escalation.requestedBy, ...(escalation.joinedBy ?? [])].filter((r) => r !== undefined);
+  if (requesters.some((r) => sameActor(r, decision.approvedBy)))
+    return {
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_SELF_APPROVAL',
+      message: `approvedBy: ${decision.approvedBy} asked for this escalation and cannot grant it (G2); only withdraw it (keep_bounds)`,
+    };
   if (actorKind(decision.approvedBy) === 'agent')
     return {
       kind: 'refused',
       code: 'ASYNCJOB_ERR_DECIDER_NOT_ALLOWED',
       message: `approvedBy: ${decision.approvedBy} is an agent; agents ask and people grant (G2), an agent may only decline (keep_bounds)`,
     };
-  const requesters = [escalation.requestedBy, ...(escalation.joinedBy ?? [])].filter((r) => r !== undefined);
-  const requester = requesters.find((r) => sameActor(r, decision.approvedBy));
-  if (requester === undefined) return undefined;
-  return {
-    kind: 'refused',
-    code: 'ASYNCJOB_ERR_SELF_APPROVAL',
-    message: `approvedBy: ${decision.approvedBy} asked for this escalation and cannot grant it (G2); only withdraw it (keep_bounds)`,
-  };
+  return undefined;
 }
 
 /** D3: a signature verifies with one of the decider's keys, over this very decision, signed while it was open. */
