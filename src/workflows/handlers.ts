@@ -55,7 +55,10 @@ function setSignalHandlers(run: OperationRun): void {
 }
 
 function setUpdateHandlers(run: OperationRun): void {
-  setHandler(cancelUpdate, (request) => run.inbox.answerOnceProcessed({ kind: 'cancel', request }), {
+  // Requests are queued as parsed (their requester canonical, D1), never as typed: that is what the journal records.
+  const cancel = (request: unknown) =>
+    run.inbox.answerOnceProcessed({ kind: 'cancel', request: cancelRequestSchema.parse(request) });
+  setHandler(cancelUpdate, cancel, {
     validator: (request) => {
       run.ensureReady();
       const checked = cancelRequestSchema.safeParse(request);
@@ -75,7 +78,9 @@ function setUpdateHandlers(run: OperationRun): void {
       },
     },
   );
-  setHandler(extensionUpdate, (request) => run.inbox.answerOnceProcessed({ kind: 'extension', request }), {
+  const extension = (request: unknown) =>
+    run.inbox.answerOnceProcessed({ kind: 'extension', request: extensionRequestSchema.parse(request) });
+  setHandler(extensionUpdate, extension, {
     validator: (request) => {
       run.ensureReady();
       const checked = extensionRequestSchema.safeParse(request);
