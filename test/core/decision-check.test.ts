@@ -388,6 +388,15 @@ describe('agents ask, people grant; no one approves their own request (G2, D1)',
     },
   );
 
+  it('G2, D1: an agent approving its own request, in any spelling, is a self-approval', () => {
+    const record = escalated(AGENT);
+    for (const approvedBy of [AGENT, 'Agent:Research-Bot ', 'agent:research-bot\u00A0'])
+      expect(check(record, { ...extend15, extendMs: 600_000, approvedBy })).toMatchObject({
+        kind: 'refused',
+        code: 'ASYNCJOB_ERR_SELF_APPROVAL',
+      });
+  });
+
   it('G2: an agent may decline (keep_bounds) where no policy is in force', () => {
     const record = escalated();
     const decline = { option: 'keep_bounds', approvedBy: AGENT, reason: 'no longer needed' };

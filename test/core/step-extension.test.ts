@@ -64,9 +64,7 @@ describe('extension requests: an agent asks, only a human grants (G2)', () => {
       },
       ctx(T0 + 3_000),
     );
-    // An agent grants nothing at all (D1), so its own request is refused before it is a self-approval.
-    expect(isRefusal(self) && self.code).toBe('ASYNCJOB_ERR_DECIDER_NOT_ALLOWED');
-    expect(isRefusal(self) && self.message).toContain('agents ask and people grant');
+    expect(isRefusal(self) && self.code).toBe('ASYNCJOB_ERR_SELF_APPROVAL');
     const granted = applied(
       applyDecision(
         record,
