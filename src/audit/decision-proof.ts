@@ -6,7 +6,7 @@
  * the store holds, so a decision forged or edited in the store afterwards (by someone who could recompute the
  * chain) is a finding. `asyncjob audit verify` reports the findings; `asyncjob audit show` prints the proof. Pure.
  */
-import { actorKind } from '../core/actor';
+import { actorKind, sameActor } from '../core/actor';
 import {
   type DeciderPolicyInForce,
   type DecisionAsked,
@@ -23,20 +23,35 @@ import { opFinding, type AuditFinding, type AuditProblem } from './findings';
 export type DecisionBody = Extract<JournalEntryBody, { kind: 'decision' }>;
 type DecisionEntry = JournalEntry & { body: DecisionBody };
 
+/** An escalation entry as decisions are checked against it. */
+interface AnsweredEscalation {
+  sequence: number;
+  reason: EscalationReason;
+  requestedBy?: string;
+}
+
 /** What an operation's journal says that its decisions are checked with: the intent's provider and policy. */
 export interface DecisionContext {
   readonly provider?: string;
   /** The decider policy the intent recorded; absent: the operation started without one. */
   readonly policy?: DeciderPolicyInForce;
-  /** Every escalation entry: its sequence and reason, in journal order. */
-  readonly escalations: ReadonlyArray<{ sequence: number; reason: EscalationReason }>;
+  /** Every escalation entry: its sequence, reason and requester, in journal order. */
+  readonly escalations: ReadonlyArray<AnsweredEscalation>;
 }
 
 /** The context of an operation's decisions, from its entries in journal order. */
 export function decisionContext(entries: readonly JournalEntry[]): DecisionContext {
   const intent = entries[0]?.body.kind === 'intent' ? entries[0].body : undefined;
   const escalations = entries.flatMap((e) =>
-    e.body.kind === 'escalation' ? [{ sequence: e.sequence, reason: e.body.reason }] : [],
+    e.body.kind === 'escalation'
+      ? [
+          {
+            sequence: e.sequence,
+            reason: e.body.reason,
+            ...(e.body.requestedBy !== undefined ? { requestedBy: e.body.requestedBy } : {}),
+          },
+        ]
+      : [],
   );
   return {
     ...(intent !== undefined ? { provider: intent.provider } : {}),
@@ -85,10 +100,7 @@ export function signatureStatus(
 }
 
 /** The escalation a decision answered: the entry at the sequence it names, else the last one before it. */
-function answered(
-  context: DecisionContext,
-  entry: DecisionEntry,
-): { sequence: number; reason: EscalationReason } | undefined {
+function answered(context: DecisionContext, entry: DecisionEntry): AnsweredEscalation | undefined {
   const named = entry.body.escalation;
   if (named !== undefined) return context.escalations.find((e) => e.sequence === named);
   return context.escalations.filter((e) => e.sequence < entry.sequence).at(-1);
@@ -175,7 +187,16 @@ function decisionFindings(context: DecisionContext, entry: DecisionEntry): Audit
   if (!b.accepted) return findings;
   if (b.policy === undefined && digest !== undefined)
     findings.push(at('decision_policy_mismatch', `decider policy ${digest} (the intent's)`, 'no decider policy named'));
-  if (b.decision !== 'keep_bounds' && actorKind(b.approvedBy) === 'agent')
+  const requester = answered(context, entry)?.requestedBy;
+  if (b.decision !== 'keep_bounds' && requester !== undefined && sameActor(requester, b.approvedBy))
+    findings.push(
+      at(
+        'decision_self_approval',
+        `someone other than ${requester}, who asked for it`,
+        `${b.approvedBy} chose ${b.decision}`,
+      ),
+    );
+  else if (b.decision !== 'keep_bounds' && actorKind(b.approvedBy) === 'agent')
     findings.push(
       at(
         'decision_by_agent',

@@ -40,7 +40,8 @@ export type AuditProblem =
   | 'decision_not_allowed'
   | 'decision_rule_mismatch'
   | 'decision_unsigned'
-  | 'decision_by_agent';
+  | 'decision_by_agent'
+  | 'decision_self_approval';
 
 /** What each problem means, for the text report. */
 export const PROBLEM_DESCRIPTIONS: Readonly<Record<AuditProblem, string>> = {
@@ -101,6 +102,8 @@ export const PROBLEM_DESCRIPTIONS: Readonly<Record<AuditProblem, string>> = {
     'the recorded policy requires this decision signed and it carries no signature (the signature was removed)',
   decision_by_agent:
     'an agent granted something: agents ask and only decline (keep_bounds), people grant (forged or edited)',
+  decision_self_approval:
+    'the one who asked for the escalation granted it (in canonical form); they may only withdraw it (forged or edited)',
 };
 
 /**

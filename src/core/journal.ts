@@ -198,6 +198,8 @@ const escalationEntrySchema = lazySchema(() =>
     reason: escalationReasonSchema,
     message: z.string().max(8000),
     options: z.array(z.string().min(1).max(100)).min(1),
+    /** Who asked for it (an extension request, G2): the audit holds them to never approving it (D1). */
+    requestedBy: actorSchema.optional(),
   }),
 );
 

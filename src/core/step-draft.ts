@@ -122,6 +122,7 @@ export class Builder {
         reason: escalation.reason,
         message: renderEscalation(escalation).slice(0, 8000),
         options: escalation.options.map((o) => o.option),
+        ...(escalation.requestedBy !== undefined ? { requestedBy: escalation.requestedBy } : {}),
       },
       ctx.nowMs,
       ctx.actor,

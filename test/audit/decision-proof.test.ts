@@ -226,6 +226,33 @@ describe('D5: audit verify re-checks how each decision was proven', () => {
     ]);
   });
 
+  it('D1, D5: the requester named on the escalation granting it, in any spelling, is decision_self_approval', async () => {
+    const escalation = (
+      await openSqliteStore({ path, hmacKey: HMAC_KEY }).then(async (store) => {
+        const entries = await store.entries('op-bob');
+        await store.close();
+        return entries;
+      })
+    )
+      .filter((s) => s.entry.body.kind === 'escalation' && s.entry.sequence < at['op-bob']!)
+      .at(-1)!.entry.sequence;
+    // As if bob had asked for the escalation he granted: the requester is recorded on it.
+    await rewriteEntry(
+      'op-bob',
+      escalation,
+      (body) => ({ ...body, requestedBy: ' Bob@Example.com' }) as JournalEntryBody,
+    );
+    const { code, report } = await verify('op-bob');
+    expect(report.breaks).toEqual([
+      expect.objectContaining({
+        sequence: at['op-bob'],
+        problem: 'decision_self_approval',
+        found: `${BOB} chose extend`,
+      }),
+    ]);
+    expect(code).toBe(1);
+  });
+
   it('D5: a naive edit of a decision (no key) is both a chain break and a decision finding', async () => {
     const sequence = at['op-extend']!;
     const raw = new Database(path);
