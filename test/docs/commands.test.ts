@@ -154,6 +154,26 @@ describe('documented commands that need no Temporal server, run as written', { t
     expect(run.stdout.trim().split('\n').at(-1)).toBe('2');
   });
 
+  it('D3: docs/operating.md, docs/cli.md: asyncjob keys new --for alice@example.com writes the key file and prints what is shown', async () => {
+    const keys = path.join(work, 'decider-keys');
+    const file = path.join(keys, 'ff8d9819fc0e12bf0d24892e45987e24.json');
+    // The documented directory (the default for alice's home) becomes one of the run, given as the setting.
+    await runPromptedBlock(
+      'docs/operating.md',
+      'asyncjob keys new --for alice@example.com',
+      work,
+      [['/home/alice/.config/asyncjob/keys', keys, 'dataDir']],
+      { ASYNCJOB_DECIDER_KEYS_DIR: keys },
+    );
+    expect(existsSync(file)).toBe(true);
+    const again = await runShell(docCommand('docs/cli.md', 'asyncjob keys new --for alice@example.com').text, {
+      env: { ASYNCJOB_DECIDER_KEYS_DIR: keys },
+      timeoutMs: RUN_MS,
+    });
+    expect(again.code, 'a key file is never overwritten').toBe(2);
+    expect(again.stderr).toContain(`key file ${file}: exists already`);
+  });
+
   it('docs/cli.md: asyncjob adapter validate test/conformance/azure-put.yaml broken.yaml, exit 2 as shown', async () => {
     const broken = path.join(work, 'broken.yaml');
     // A contract with the two problems the example shows.

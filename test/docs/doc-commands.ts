@@ -26,6 +26,8 @@ const PACKAGE = 'test/package/installed.test.ts';
 const VARIABLES = 'test/integration/operation-variables.test.ts';
 /** `npm start` beside a busy CPU, on moved ports. */
 const NPM_START = 'test/integration/npm-start.test.ts';
+/** Deciders: a key made, a policy listing it, a decision signed against a worker holding that policy. */
+const DECIDERS = 'test/integration/who-may-decide.test.ts';
 
 const SYNOPSIS = 'a synopsis or mention with placeholders; the documented examples of the same command run';
 
@@ -249,7 +251,7 @@ const ENTRIES: Entry[] = [
     { test: INTEGRATION, mentions: "'asyncjob doctor'" },
   ],
   [
-    ['docs/operating.md', 'docs/writing-an-adapter.md'],
+    ['docs/operating.md', 'docs/writing-an-adapter.md', 'docs/rules.md'],
     'asyncjob doctor',
     { test: INTEGRATION, mentions: "'asyncjob doctor'" },
   ],
@@ -279,6 +281,11 @@ const ENTRIES: Entry[] = [
   [['docs/configuration.md'], 'asyncjob status op-42 --json', { test: INTEGRATION }],
   [['docs/configuration.md'], 'asyncjob start ... --verbose', { illustrative: 'a flag example in the settings table' }],
   [['docs/configuration.md'], 'asyncjob list --escalated', { test: INTEGRATION }],
+  [
+    ['docs/operating.md'],
+    'asyncjob list --escalated',
+    { illustrative: 'the same command as in docs/configuration.md, which runs' },
+  ],
 
   // Adapters.
   [['README.md'], 'asyncjob adapter validate FILE...', { illustrative: SYNOPSIS }],
@@ -307,22 +314,38 @@ const ENTRIES: Entry[] = [
   [['README.md'], 'asyncjob audit checkpoint --out FILE', { test: INTEGRATION }],
   [['docs/reliability.md'], 'asyncjob audit checkpoint [--out FILE]', { illustrative: SYNOPSIS }],
   [
-    ['docs/reliability.md', 'docs/rules.md'],
+    ['docs/reliability.md', 'docs/rules.md', 'docs/operating.md'],
     'asyncjob audit verify',
     { test: INTEGRATION, mentions: "'asyncjob audit verify'" },
   ],
   [['docs/operating.md'], 'asyncjob audit verify --with-temporal', { test: INTEGRATION }],
-  [['docs/operating.md'], 'asyncjob audit show', { illustrative: SYNOPSIS }],
+  [['docs/operating.md', 'docs/rules.md'], 'asyncjob audit show', { illustrative: SYNOPSIS }],
   [['README.md'], 'asyncjob audit', { illustrative: SYNOPSIS }],
   [['docs/cli.md'], 'asyncjob audit verify|checkpoint|show ...', { illustrative: SYNOPSIS }],
 
   // Agents.
   [['README.md'], 'asyncjob mcp --policy FILE', { illustrative: SYNOPSIS }],
-  [['README.md', 'docs/agents.md', 'docs/cli.md', 'docs/rules.md'], 'asyncjob mcp', { illustrative: SYNOPSIS }],
+  [
+    ['README.md', 'docs/agents.md', 'docs/cli.md', 'docs/rules.md', 'docs/operating.md'],
+    'asyncjob mcp',
+    { illustrative: SYNOPSIS },
+  ],
   [['docs/agents.md'], 'asyncjob mcp --policy agents.yaml', { test: INTEGRATION }],
   [['docs/agents.md'], 'asyncjob mcp --policy agents.yaml --identity agent:x', { test: INTEGRATION }],
   [['docs/agents.md'], 'asyncjob mcp --policy agents.yaml --http --port 8765', { test: INTEGRATION }],
   [['docs/agents.md'], 'asyncjob list --escalated --reason extension_requested', { test: INTEGRATION }],
+
+  // Deciders: keys and signed decisions.
+  [['README.md', 'docs/cli.md', 'docs/operating.md'], 'asyncjob keys new --for alice@example.com', { test: UNIT }],
+  [
+    ['docs/operating.md'],
+    'asyncjob decide op-46 --option cancel_at_provider --by alice@example.com --reason "the customer withdrew the order" --sign',
+    { test: DECIDERS },
+  ],
+  [['docs/cli.md'], 'asyncjob keys new', { illustrative: SYNOPSIS }],
+  [['docs/rules.md'], 'asyncjob decide --sign', { illustrative: SYNOPSIS }],
+  [['docs/operating.md'], 'asyncjob decide ... --sign', { illustrative: SYNOPSIS }],
+  [['README.md'], 'asyncjob decide … --sign', { illustrative: SYNOPSIS }],
 
   // Mentions of commands by name or with placeholders.
   [
@@ -336,7 +359,7 @@ const ENTRIES: Entry[] = [
     'asyncjob start | status | watch | cancel | decide | list | audit show | audit verify | audit checkpoint | adapter validate | adapter explain | doctor | mcp | simulate | worker | bundle | replay-check | dev',
     { illustrative: 'the list of commands' },
   ],
-  [['README.md', 'docs/operating.md'], 'asyncjob decide', { illustrative: SYNOPSIS }],
+  [['README.md', 'docs/operating.md', 'docs/rules.md'], 'asyncjob decide', { illustrative: SYNOPSIS }],
   [['README.md', 'docs/agents.md', 'docs/cli.md'], 'asyncjob decide ID', { illustrative: SYNOPSIS }],
   [['docs/operating.md'], 'asyncjob status ID', { illustrative: SYNOPSIS }],
   [['docs/operating.md'], 'asyncjob status', { illustrative: SYNOPSIS }],

@@ -16,7 +16,10 @@ import {
 } from '../../src/core/escalation';
 import { escalationReasonSchema, type EscalationReason } from '../../src/core/journal';
 import { raiseEscalation } from '../../src/core/raise-escalation';
+import { deciderVerdict, keysOf } from '../../src/core/decider-policy';
+import { deciderPolicyFrom } from '../../src/policy/decider-policy-file';
 import { cancelRequestSchema } from '../../src/workflows/messages';
+import { parse as parseYaml } from 'yaml';
 import { T0, observingRecord } from '../core/helpers';
 
 const DOC = path.join(__dirname, '..', '..', 'docs', 'operating.md');
@@ -108,5 +111,33 @@ describe('docs/operating.md: the decision JSON an operator pastes into the Web U
     expect(cancels).toHaveLength(1);
     const parsed = cancelRequestSchema.safeParse(JSON.parse(cancels[0]!.text));
     expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
+  });
+});
+
+describe('docs/operating.md: who may decide', () => {
+  it('D2, D3: the deciders section it shows is a valid policy that means what the text says', () => {
+    const text = readFileSync(DOC, 'utf8');
+    const section = text.slice(text.indexOf('\n### The `deciders` section of the policy file\n'));
+    const yaml = /```yaml\n([\s\S]*?)\n```/.exec(section);
+    expect(yaml, 'a yaml block in the section').not.toBeNull();
+    const { policy } = deciderPolicyFrom(parseYaml(yaml![1]!), 'docs/operating.md');
+    expect(keysOf(policy, 'Alice@Example.com')).toHaveLength(1);
+    const asked = { provider: 'reports', reason: 'deadline_exceeded', decider: 'bob@example.com' } as const;
+    expect(
+      deciderVerdict(policy, { ...asked, option: 'extend', extendMs: 3_600_000, extraStatusRequests: 20 }),
+    ).toEqual({ kind: 'allowed', rule: 'oncall-may-extend', signatureRequired: false });
+    expect(deciderVerdict(policy, { ...asked, option: 'extend', extendMs: 7_200_000, extraStatusRequests: 4 })).toEqual(
+      {
+        kind: 'refused',
+        code: 'ASYNCJOB_ERR_DECIDER_NOT_ALLOWED',
+        message: 'rule "oncall-may-extend" grants an extension of at most 3600000 ms (asked 7200000 ms)',
+      },
+    );
+    expect(deciderVerdict(policy, { ...asked, option: 'cancel_at_provider' })).toMatchObject({ kind: 'refused' });
+    expect(deciderVerdict(policy, { ...asked, decider: 'alice@example.com', option: 'cancel_at_provider' })).toEqual({
+      kind: 'allowed',
+      rule: 'alice-may-cancel',
+      signatureRequired: true,
+    });
   });
 });
