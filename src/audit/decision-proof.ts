@@ -13,6 +13,8 @@ import {
   deciderPolicyDigest,
   deciderVerdict,
   keysOf,
+  REQUESTER_WITHDRAWS,
+  withdrawsOwnRequest,
 } from '../core/decider-policy';
 import { verifyDecisionSignature } from '../core/decision-signature';
 import { decisionOptionSchema } from '../core/escalation';
@@ -140,6 +142,18 @@ function policyFindings(
 ): AuditFinding[] {
   const b = entry.body;
   const at = findingAt(entry);
+  if (b.policy?.rule === REQUESTER_WITHDRAWS) {
+    const requester = answered(context, entry)?.requestedBy;
+    return withdrawsOwnRequest(b.decision, b.approvedBy, requester)
+      ? []
+      : [
+          at(
+            'decision_not_allowed',
+            `keep_bounds by ${requester ?? 'the requester'}, who asked for the escalation`,
+            `${b.approvedBy} chose ${b.decision}`,
+          ),
+        ];
+  }
   const asked = askedOf(context, entry);
   const allowance = `a rule of decider policy ${context.policy.digest} allowing ${b.approvedBy} to choose ${b.decision}`;
   if (typeof asked === 'string') return [at('decision_not_allowed', allowance, asked)];

@@ -28,18 +28,20 @@ export interface Actor {
 export const MAX_ACTOR_LENGTH = 200;
 
 /**
- * Schemes and the kind each names. `temporal:` is Temporal itself acting for someone its history names (the Web
- * UI's Request Cancellation); `workflow` and `worker:`, `policy:` are asyncjob's own processes and policies.
+ * Schemes, the kind each names and the one spelling it is recorded with: `svc:` is `service:`, and `human:` and
+ * `user:` are dropped (a person is their e-mail address or name), so no party has two identities. `temporal:` is
+ * Temporal itself acting for someone its history names (the Web UI's Request Cancellation); `workflow` and
+ * `worker:`, `policy:` are asyncjob's own processes and policies.
  */
-const SCHEMES: Readonly<Record<string, ActorKind>> = {
-  agent: 'agent',
-  service: 'service',
-  svc: 'service',
-  worker: 'service',
-  policy: 'service',
-  temporal: 'temporal-ui',
-  human: 'human',
-  user: 'human',
+const SCHEMES: Readonly<Record<string, { kind: ActorKind; recordedAs: string | null }>> = {
+  agent: { kind: 'agent', recordedAs: 'agent' },
+  service: { kind: 'service', recordedAs: 'service' },
+  svc: { kind: 'service', recordedAs: 'service' },
+  worker: { kind: 'service', recordedAs: 'worker' },
+  policy: { kind: 'service', recordedAs: 'policy' },
+  temporal: { kind: 'temporal-ui', recordedAs: 'temporal' },
+  human: { kind: 'human', recordedAs: null },
+  user: { kind: 'human', recordedAs: null },
 };
 
 /** Bare names of asyncjob's own processes. */
@@ -84,17 +86,32 @@ function mixedScripts(text: string): string | undefined {
   return used.length > 1 ? used.join(' and ') : undefined;
 }
 
-function kindOf(canonical: string): ActorKind | string {
-  const scheme = /^([a-z][a-z0-9-]*):(.*)$/u.exec(canonical);
-  if (scheme && !scheme[1]!.includes('@')) {
-    const kind = SCHEMES[scheme[1]!];
-    if (kind === undefined)
-      return `unknown scheme "${scheme[1]}:" (use agent:, service:, human:, or an e-mail address)`;
-    return SCHEMED_NAME.test(scheme[2]!) ? kind : `"${scheme[1]}:" names hold letters, digits and . _ @ + / : - only`;
+/** An identity without a scheme: an e-mail address or a name (a person), or one of asyncjob's own words. */
+function bare(name: string): Actor | string {
+  const mixed = mixedScripts(name);
+  if (mixed !== undefined) return `mixes ${mixed} letters (a look-alike of another identity)`;
+  if (name.includes('@')) return EMAIL.test(name) ? { kind: 'human', id: name } : 'not an e-mail address';
+  if (SERVICE_WORDS.has(name)) return { kind: 'service', id: name };
+  return BARE_NAME.test(name)
+    ? { kind: 'human', id: name }
+    : "a name holds letters, digits, . _ - ' and single spaces only";
+}
+
+/** The identity a folded text names, in its one recorded spelling, or why it names none. */
+function classify(folded: string): Actor | string {
+  const schemed = /^([a-z][a-z0-9-]*):(.*)$/u.exec(folded);
+  if (!schemed) return bare(folded);
+  const [, word, name] = schemed as unknown as [string, string, string];
+  const scheme = SCHEMES[word];
+  if (scheme === undefined) return `unknown scheme "${word}:" (use agent:, service:, human:, or an e-mail address)`;
+  if (scheme.recordedAs === null) {
+    const person = bare(name);
+    return typeof person === 'string' || person.kind === 'human' ? person : `"${name}" is asyncjob's own, not a person`;
   }
-  if (canonical.includes('@')) return EMAIL.test(canonical) ? 'human' : 'not an e-mail address';
-  if (SERVICE_WORDS.has(canonical)) return 'service';
-  return BARE_NAME.test(canonical) ? 'human' : "a name holds letters, digits, . _ - ' and single spaces only";
+  const mixed = mixedScripts(name);
+  if (mixed !== undefined) return `mixes ${mixed} letters (a look-alike of another identity)`;
+  if (!SCHEMED_NAME.test(name)) return `"${word}:" names hold letters, digits and . _ @ + / : - only`;
+  return { kind: scheme.kind, id: `${scheme.recordedAs}:${name}` };
 }
 
 /**
@@ -112,13 +129,8 @@ export function parseActor(text: unknown): ActorParse {
   const hiddenAfterFold = INVISIBLE.exec(canonical);
   if (hiddenAfterFold)
     return { kind: 'invalid', message: `holds an invisible character (${codePoint(hiddenAfterFold[0])})` };
-  const mixed = mixedScripts(canonical);
-  if (mixed !== undefined)
-    return { kind: 'invalid', message: `mixes ${mixed} letters (a look-alike of another identity)` };
-  const kind = kindOf(canonical);
-  if (kind !== 'human' && kind !== 'agent' && kind !== 'service' && kind !== 'temporal-ui')
-    return { kind: 'invalid', message: kind };
-  return { kind: 'ok', actor: { kind, id: canonical } };
+  const actor = classify(canonical);
+  return typeof actor === 'string' ? { kind: 'invalid', message: actor } : { kind: 'ok', actor };
 }
 
 /** The canonical text of an identity known to be valid (ours, or parsed before); throws for any other. */

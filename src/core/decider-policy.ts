@@ -202,6 +202,17 @@ export function grantableExtension(policy: DeciderPolicy, provider: string): Gra
   };
 }
 
+/**
+ * The rule recorded when the one who asked for an escalation withdraws it (`keep_bounds`): it grants nothing, so
+ * it needs no rule of the policy (G2). Not a rule name a policy can hold (they are lowercase words).
+ */
+export const REQUESTER_WITHDRAWS = '(requester withdraws)';
+
+/** True when `decider` declines (`keep_bounds`) the escalation they asked for themselves (canonical comparison). */
+export function withdrawsOwnRequest(option: string, decider: string, requestedBy: string | undefined): boolean {
+  return option === 'keep_bounds' && requestedBy !== undefined && sameActor(decider, requestedBy);
+}
+
 /** The public keys the policy holds for a decider (canonical comparison). */
 export function keysOf(policy: DeciderPolicy, decider: string): string[] {
   return policy.deciders.filter((entry) => sameActor(entry.identity, decider)).flatMap((entry) => entry.keys);

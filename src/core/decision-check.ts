@@ -5,8 +5,14 @@
  * returns on acceptance is how the decision was proven, which the journal records (D5). Pure.
  */
 import { actorKind, sameActor } from './actor';
-import { type DeciderPolicyInForce, deciderVerdict, keysOf } from './decider-policy';
-import { wholeDuration } from './decide-command';
+import {
+  type DeciderPolicyInForce,
+  REQUESTER_WITHDRAWS,
+  deciderVerdict,
+  keysOf,
+  withdrawsOwnRequest,
+} from './decider-policy';
+import { signedDecideCommand } from './decide-command';
 import { SIGNATURE_CLOCK_SKEW_MS, type DecisionSignature, verifyDecisionSignature } from './decision-signature';
 import { type Decision, type OpenEscalation, validateDecision } from './escalation';
 import { type DecisionRoute } from './journal';
@@ -67,30 +73,6 @@ export function decisionRoute(decision: { route?: unknown }, transport: Decision
   const declared = decision.route;
   if (declared === 'cli' || declared === 'api' || declared === 'mcp') return declared;
   return transport === 'signal' ? 'web-ui' : 'api';
-}
-
-/** Text double-quoted for a POSIX shell. */
-function quoted(text: string): string {
-  return `"${text.replace(/["\\$`]/g, '\\$&')}"`;
-}
-
-/** One shell word: as it is when it holds only characters no shell reads specially, else quoted. */
-function shellWord(text: string): string {
-  return /^[\p{L}\p{M}\p{N}@%+,./:=_-]+$/u.test(text) ? text : quoted(text);
-}
-
-/** The exact `asyncjob decide` command that sends this decision signed (with the decider's key file). */
-export function signedDecideCommand(operationId: string, decision: Decision): string {
-  const flags = [`--option ${decision.option}`];
-  if (decision.extendMs !== undefined) flags.push(`--extend ${wholeDuration(decision.extendMs)}`);
-  if (decision.extraStatusRequests !== undefined) flags.push(`--checks ${decision.extraStatusRequests}`);
-  if (decision.extraTransportFailures !== undefined)
-    flags.push(`--transport-failures ${decision.extraTransportFailures}`);
-  if (decision.extraRateLimited !== undefined) flags.push(`--rate-limited ${decision.extraRateLimited}`);
-  if (decision.jobId !== undefined) flags.push(`--job-id ${shellWord(decision.jobId)}`);
-  // A bare name holds spaces and an e-mail address may hold an apostrophe: either would split or open a quote.
-  const by = shellWord(decision.approvedBy);
-  return `asyncjob decide ${operationId} ${flags.join(' ')} --by ${by} --reason ${quoted(decision.reason)} --sign`;
 }
 
 /** G2, D1: agents only decline; no requester approves their own request, compared in canonical form. */
@@ -157,8 +139,14 @@ export function checkDecision(escalation: OpenEscalation, input: unknown, ctx: D
     const why = signatureRefusal(escalation, decision, decision.signature, ctx);
     if (why !== undefined) return { kind: 'refused', code: 'ASYNCJOB_ERR_SIGNATURE_INVALID', message: why };
   }
-  if (ctx.deciders === undefined)
-    return { kind: 'ok', decision, proof: { route, ...(decision.signature ? { signature: decision.signature } : {}) } };
+  const signature = decision.signature ? { signature: decision.signature } : {};
+  if (ctx.deciders === undefined) return { kind: 'ok', decision, proof: { route, ...signature } };
+  if (withdrawsOwnRequest(decision.option, decision.approvedBy, escalation.requestedBy))
+    return {
+      kind: 'ok',
+      decision,
+      proof: { route, policy: { digest: ctx.deciders.digest, rule: REQUESTER_WITHDRAWS }, ...signature },
+    };
   const verdict = deciderVerdict(ctx.deciders.policy, {
     provider: ctx.provider,
     reason: escalation.reason,
@@ -180,7 +168,7 @@ export function checkDecision(escalation: OpenEscalation, input: unknown, ctx: D
     proof: {
       route,
       policy: { digest: ctx.deciders.digest, rule: verdict.rule },
-      ...(decision.signature ? { signature: decision.signature } : {}),
+      ...signature,
     },
   };
 }

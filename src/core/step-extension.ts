@@ -77,7 +77,7 @@ function rateLimit(record: OperationRecord, nowMs: number, deciders?: DeciderPol
   const nextAt = new Date(recent[recent.length - limit.most]! + limit.withinMs).toISOString();
   return {
     recent,
-    refused: `${recent.length} extension requests within ${wholeDuration(limit.withinMs)} already (at most ${limit.most}); the next is taken from ${nextAt}`,
+    refused: `${recent.length} extension request${recent.length === 1 ? '' : 's'} within ${wholeDuration(limit.withinMs)} already (at most ${limit.most}); the next is taken from ${nextAt}`,
   };
 }
 

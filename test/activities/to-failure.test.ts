@@ -61,7 +61,7 @@ describe('journal writer', () => {
       operationId: record.operationId,
       sequence: 2,
       at: new Date(transition!.atMs).toISOString(),
-      actor: 'svc:test',
+      actor: 'service:test',
       body: transition!.body,
     });
     const snapshot = snapshotOf(record, Date.UTC(2026, 10, 29, 12));

@@ -17,6 +17,7 @@ import { type DecisionBody } from '../../src/audit/decision-proof';
 import { type AuditShowJson } from '../../src/audit/story';
 import { type AuditVerifyJson } from '../../src/audit/verify';
 import { canonicalJson } from '../../src/core/canonical-json';
+import { REQUESTER_WITHDRAWS } from '../../src/core/decider-policy';
 import { type JournalEntryBody } from '../../src/core/journal';
 import { readAuditStory } from '../../src/mcp/audit-story';
 import { ALICE, ALICE_SECRET, BOB, DecidedOperation } from './decision-fixtures';
@@ -251,6 +252,16 @@ describe('D5: audit verify re-checks how each decision was proven', () => {
       }),
     ]);
     expect(code).toBe(1);
+  });
+
+  it("D2, D5: a withdrawal recorded as the requester's by someone who did not ask for the escalation is decision_not_allowed", async () => {
+    await rewriteDecision('op-bob', at['op-bob']!, (b) => {
+      const { bounds: _bounds, ...rest } = b;
+      return { ...rest, decision: 'keep_bounds', policy: { digest: b.policy!.digest, rule: REQUESTER_WITHDRAWS } };
+    });
+    expect((await verify('op-bob')).report.breaks).toEqual([
+      expect.objectContaining({ sequence: at['op-bob'], problem: 'decision_not_allowed' }),
+    ]);
   });
 
   it('D5: a naive edit of a decision (no key) is both a chain break and a decision finding', async () => {

@@ -28,7 +28,7 @@ const dottedName = fc
 const canonicalIdentity = fc.oneof(
   dottedName.map((name) => `agent:${name}`),
   fc
-    .tuple(fc.constantFrom('service', 'svc', 'worker', 'policy', 'temporal', 'human', 'user'), dottedName)
+    .tuple(fc.constantFrom('service', 'worker', 'policy', 'temporal'), dottedName)
     .map(([scheme, name]) => `${scheme}:${name}`),
   fc.tuple(dottedName, word, fc.constantFrom('com', 'org', 'example')).map(([l, d, t]) => `${l}@${d}.${t}`),
   fc.array(word, { minLength: 1, maxLength: 3 }).map((words) => words.join(' ')),
@@ -37,7 +37,7 @@ const canonicalIdentity = fc.oneof(
 /** A valid identity with accented letters (so that its NFD form differs from it). */
 const accentedIdentity = fc
   .tuple(
-    fc.constantFrom('agent:', 'human:', ''),
+    fc.constantFrom('agent:', ''),
     word,
     fc.constantFrom('é', 'ü', 'ñ', 'å', 'ç', 'ô'),
     word,
@@ -223,6 +223,22 @@ describe('kinds and schemes (D1)', () => {
     ['иван@пример.рф', 'human'],
   ] as const)('D1: %s is a %s', (typed, kind) => {
     expect(actorKind(typed)).toBe(kind);
+  });
+
+  it.each([
+    ['svc:billing', 'service:billing'],
+    ['human:alice', 'alice'],
+    ['user:Alice@Example.com', 'alice@example.com'],
+    ['Human:Alice Smith', 'alice smith'],
+  ])('D1: %s has one recorded spelling, %s: no party has two identities', (typed, canonical) => {
+    expect(parseActor(typed)).toMatchObject({ kind: 'ok', actor: { id: canonical } });
+    expect(sameActor(typed, canonical)).toBe(true);
+  });
+
+  it('D1: letters of another script than the scheme word are one script, not a mix', () => {
+    expect(parseActor('agent:отчёт')).toMatchObject({ kind: 'ok', actor: { kind: 'agent', id: 'agent:отчёт' } });
+    expect(parseActor('agent:оtчёт').kind).toBe('invalid');
+    expect(parseActor('human:workflow').kind).toBe('invalid');
   });
 
   it.each(['bot:x', 'mailto:alice@example.com', 'https://example.com', 'group:oncall', 'x-agent:a'])(

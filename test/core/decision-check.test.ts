@@ -6,13 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type DeciderPolicyInForce, deciderPolicySchema, inForce } from '../../src/core/decider-policy';
-import {
-  type DecisionTransport,
-  checkDecision,
-  decisionBounds,
-  decisionRoute,
-  signedDecideCommand,
-} from '../../src/core/decision-check';
+import { type DecisionTransport, checkDecision, decisionBounds, decisionRoute } from '../../src/core/decision-check';
+import { signedDecideCommand } from '../../src/core/decide-command';
+import { REQUESTER_WITHDRAWS } from '../../src/core/decider-policy';
 import { type DecisionSignature, keyIdOf, signDecision } from '../../src/core/decision-signature';
 import { decisionSchema } from '../../src/core/escalation';
 import { type OperationRecord } from '../../src/core/operation';
@@ -429,6 +425,23 @@ describe('agents ask, people grant; no one approves their own request (G2, D1)',
     expect(check(joined, grant)).toMatchObject({ kind: 'refused', code: 'ASYNCJOB_ERR_SELF_APPROVAL' });
     expect(check(joined, { ...grant, approvedBy: 'bob@example.com' }).kind).toBe('ok');
     expect(check(joined, { option: 'keep_bounds', approvedBy: ALICE, reason: 'withdrawn' }).kind).toBe('ok');
+  });
+
+  it('G2, D2: under a policy, the requester withdraws their own request (keep_bounds) without a rule; no one else does', () => {
+    const record = escalated(AGENT);
+    const withdraw = { option: 'keep_bounds', approvedBy: 'Agent:Research-Bot', reason: 'found another way' };
+    expect(check(record, withdraw, 'update', DECIDERS)).toMatchObject({
+      kind: 'ok',
+      proof: { policy: { digest: DECIDERS.digest, rule: REQUESTER_WITHDRAWS } },
+    });
+    const joined = applied(
+      requestExtension(record, { requestedBy: 'agent:other-bot', reason: 'me too' }, ctx(RAISED + 10_000)),
+    ).record;
+    const byJoiner = { ...withdraw, approvedBy: 'agent:other-bot' };
+    expect(check(joined, byJoiner, 'update', DECIDERS)).toMatchObject({
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_DECIDER_NOT_ALLOWED',
+    });
   });
 });
 

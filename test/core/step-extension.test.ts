@@ -215,7 +215,7 @@ describe('extension requests are bounded (D4)', () => {
     const first = applied(requestExtension(observingRecord(), ask, { ...ctx(T0 + 2_000), deciders: policy }));
     expect(refusedWith(requestExtension(first.record, ask, { ...ctx(T0 + 60_000), deciders: policy }))).toEqual({
       code: 'ASYNCJOB_ERR_EXTENSION_RATE_LIMITED',
-      message: `1 extension requests within 10m already (at most 1); the next is taken from ${new Date(T0 + 602_000).toISOString()}`,
+      message: `1 extension request within 10m already (at most 1); the next is taken from ${new Date(T0 + 602_000).toISOString()}`,
     });
     const next = requestExtension(first.record, ask, { ...ctx(T0 + 602_000), deciders: policy });
     expect(isRefusal(next)).toBe(false);

@@ -203,19 +203,19 @@ const ENTRIES: Entry[] = [
   [['docs/cli.md'], 'npx asyncjob help decide', { test: UNIT }],
   [
     ['docs/cli.md'],
-    `asyncjob start --provider demo-reports --operation-id op-42 --payload '{"report":"sales"}' --started-by svc:billing --authorised-by alice --create-deadline 5m --result-deadline 1h --wait`,
+    `asyncjob start --provider demo-reports --operation-id op-42 --payload '{"report":"sales"}' --started-by service:billing --authorised-by alice --create-deadline 5m --result-deadline 1h --wait`,
     { test: INTEGRATION, mentions: 'asyncjob start --provider demo-reports --operation-id op-42' },
   ],
   [['docs/cli.md'], 'asyncjob start --provider rest --operation-id op-43 ...', { test: INTEGRATION }],
   [['docs/cli.md'], 'echo $?', { illustrative: 'prints the exit code of the $ command above it; run with that block' }],
   [
     ['docs/cli.md'],
-    'asyncjob start --provider demo-reports --operation-id op-42 ... --started-by svc:other --result-deadline 2h',
+    'asyncjob start --provider demo-reports --operation-id op-42 ... --started-by service:other --result-deadline 2h',
     { test: INTEGRATION },
   ],
   [
     ['docs/cli.md'],
-    `asyncjob start --provider reports --operation-id op-44 --payload '{"report":"sales"}' --var version=v1 --started-by svc:billing --authorised-by alice --create-deadline 5m --result-deadline 1h`,
+    `asyncjob start --provider reports --operation-id op-44 --payload '{"report":"sales"}' --var version=v1 --started-by service:billing --authorised-by alice --create-deadline 5m --result-deadline 1h`,
     { test: VARIABLES, mentions: 'asyncjob start --provider reports --operation-id op-44' },
   ],
   [

@@ -30,7 +30,7 @@ const TOKEN = 'doc-commands-simulator-token';
 
 /** The flags the docs' shortened start commands (`op-42 ...`) stand for: those of the full example above them. */
 const ELIDED_42 = `--payload '{"report":"sales"}' --authorised-by alice --create-deadline 5m`;
-const ELIDED_43 = `--payload '{"report":"sales"}' --started-by svc:billing --authorised-by alice --create-deadline 5m --result-deadline 1h`;
+const ELIDED_43 = `--payload '{"report":"sales"}' --started-by service:billing --authorised-by alice --create-deadline 5m --result-deadline 1h`;
 
 describe('documented commands against a Temporal server, a worker and the simulator', { timeout: 600_000 }, () => {
   let work: string;
@@ -145,7 +145,7 @@ describe('documented commands against a Temporal server, a worker and the simula
   it('docs/cli.md: asyncjob start --provider demo-reports --operation-id op-42 ... --wait succeeds', async () => {
     const started = await sh(
       'docs/cli.md',
-      `asyncjob start --provider demo-reports --operation-id op-42 --payload '{"report":"sales"}' --started-by svc:billing --authorised-by alice --create-deadline 5m --result-deadline 1h --wait`,
+      `asyncjob start --provider demo-reports --operation-id op-42 --payload '{"report":"sales"}' --started-by service:billing --authorised-by alice --create-deadline 5m --result-deadline 1h --wait`,
     );
     expect(started.code, started.stderr).toBe(0);
     expect(started.stdout).toContain('operation op-42 ended: succeeded');
@@ -154,7 +154,7 @@ describe('documented commands against a Temporal server, a worker and the simula
   it('docs/cli.md: the same ID with other settings is refused naming them, exit 3, as shown', async () => {
     await runPromptedBlock(
       'docs/cli.md',
-      'asyncjob start --provider demo-reports --operation-id op-42 ... --started-by svc:other --result-deadline 2h',
+      'asyncjob start --provider demo-reports --operation-id op-42 ... --started-by service:other --result-deadline 2h',
       work,
       [[' ... ', ` ${ELIDED_42} `, 'elided']],
       env,

@@ -25,7 +25,7 @@ const TOKEN = `sim-secret-${Math.random().toString(36).slice(2)}`;
 /** The provider docs/cli.md names; its queue is scoped by this file's own task queue (F9). */
 const PROVIDER = 'reports';
 /** The flags the docs' shortened start (`op-45 ...`) stands for: those of the full example above it. */
-const ELIDED_45 = `--payload '{"report":"sales"}' --started-by svc:billing --authorised-by alice --create-deadline 5m --result-deadline 1h`;
+const ELIDED_45 = `--payload '{"report":"sales"}' --started-by service:billing --authorised-by alice --create-deadline 5m --result-deadline 1h`;
 
 /** The rest preset with its create path built from a declared `version`, and a `region` with a default. */
 function versionedContract(dir: string): Promise<string> {
@@ -94,7 +94,7 @@ describe('operation variables on a real server (C5)', () => {
   it('C5: the documented start builds its create path from the variable; the record and status show the variables with the default applied', async () => {
     const text = docCommand(
       'docs/cli.md',
-      `asyncjob start --provider reports --operation-id op-44 --payload '{"report":"sales"}' --var version=v1 --started-by svc:billing --authorised-by alice --create-deadline 5m --result-deadline 1h`,
+      `asyncjob start --provider reports --operation-id op-44 --payload '{"report":"sales"}' --var version=v1 --started-by service:billing --authorised-by alice --create-deadline 5m --result-deadline 1h`,
     ).text;
     const operationId = 'op-44';
     const started = await cli(argvOf(text));
