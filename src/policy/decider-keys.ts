@@ -6,7 +6,7 @@
  * identity, so no identity ever becomes a path as written. A secret key is never printed, logged, serialised or
  * put in an error message: {@link DeciderKey} keeps it in a private field.
  */
-import { mkdir, open, readFile } from 'node:fs/promises';
+import { mkdir, open, readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
@@ -82,7 +82,15 @@ export class DeciderKey {
     let text: string;
     try {
       text = await readFile(file, 'utf8');
+      // As ssh does for its private keys: a key others can read may be someone else's signature.
+      const { mode } = await stat(file);
+      if (process.platform !== 'win32' && (mode & 0o077) !== 0)
+        throw new DeciderKeyError(
+          file,
+          `can be read by others (mode ${(mode & 0o777).toString(8)}); chmod 600 ${file} and keep it yours`,
+        );
     } catch (err) {
+      if (err instanceof DeciderKeyError) throw err;
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') throw new DeciderKeyError(file, 'no such file', true);
       throw new DeciderKeyError(file, `cannot be read (${code ?? 'error'})`);

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { parseDuration } from '../cli/duration';
-import { parseActor } from '../core/actor';
+import { parseActor, shownAsTyped } from '../core/actor';
 import { canonicalJson } from '../core/canonical-json';
 import {
   type DeciderPolicyInForce,
@@ -94,12 +94,15 @@ function keysIssues(keys: Record<string, unknown>): Issue[] {
   for (const identity of Object.keys(keys)) {
     const parsed = parseActor(identity);
     if (parsed.kind === 'invalid') {
-      issues.push({ path: ['deciders', 'keys', identity], message: `not an identity: ${parsed.message}` });
+      issues.push({
+        path: ['deciders', 'keys', shownAsTyped(identity)],
+        message: `not an identity: ${parsed.message}`,
+      });
       continue;
     }
     const twin = seen.get(parsed.actor.id);
     if (twin !== undefined)
-      issues.push({ path: ['deciders', 'keys', identity], message: `the same decider as "${twin}"` });
+      issues.push({ path: ['deciders', 'keys', identity], message: `the same decider as "${shownAsTyped(twin)}"` });
     seen.set(parsed.actor.id, identity);
   }
   return issues;

@@ -3,7 +3,7 @@
  * --sign` reads, and the decision it signs, which must verify with the workflow's own check. The secret key is in
  * no message, JSON or inspection of the key.
  */
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
@@ -96,12 +96,22 @@ describe('a decider key file', () => {
   ])('D3: refuses a key file with %s, naming the file and never the secret', async (_what, text, message) => {
     const secret = sha256HexOfText('a secret of this test');
     const file = path.join(dir, `bad-${sha256HexOfText(String(message)).slice(0, 8)}.json`);
-    await writeFile(file, text(secret));
+    await writeFile(file, text(secret), { mode: 0o600 });
     const error = await DeciderKey.read(file).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(DeciderKeyError);
     expect((error as Error).message).toMatch(message);
     expect((error as Error).message).toContain(file);
     expect((error as Error).message).not.toContain(secret);
+  });
+
+  it('D3: a key file others can read is refused, as ssh refuses such a private key', async () => {
+    const key = DeciderKey.generate('alice@example.com');
+    const file = path.join(dir, 'shared.json');
+    await key.write(file);
+    await chmod(file, 0o644);
+    await expect(DeciderKey.read(file)).rejects.toThrow(`key file ${file}: can be read by others (mode 644)`);
+    await chmod(file, 0o600);
+    expect((await DeciderKey.read(file)).keyId).toBe(key.keyId);
   });
 
   it('D3: a missing key file names the command that makes it', async () => {

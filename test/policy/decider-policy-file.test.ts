@@ -150,7 +150,7 @@ describe('the deciders section of the policy file (D2, D3, D4)', () => {
     expect(named('approvers')).toEqual([expect.stringContaining('unknown section')]);
     expect(named('deciders.keys.Alice@Example.com ')).toEqual(['the same decider as "alice@example.com"']);
     expect(named('deciders.keys.carol@example.com.0')).toEqual(['must be ed25519: and 64 lowercase hex characters']);
-    expect(named('deciders.keys.agent:report\u200b-writer')).toEqual([
+    expect(named('deciders.keys.agent:report\\u{200B}-writer')).toEqual([
       'not an identity: holds an invisible or control character (U+200B)',
     ]);
     expect(named('deciders.rules.0.who.0')).toEqual(['no group "nightshift" is defined']);
