@@ -18,14 +18,14 @@ import { lazySchema } from './lazy-schema';
 export type ActorKind = 'human' | 'agent' | 'service' | 'temporal-ui';
 
 /** A canonical identity: its kind and its one text form, the only form ever recorded or compared. */
-export interface Actor {
+interface Actor {
   kind: ActorKind;
   /** The canonical text, e.g. `alice@example.com`, `agent:report-writer`, `service:billing`. */
   id: string;
 }
 
 /** The longest canonical identity. */
-export const MAX_ACTOR_LENGTH = 200;
+const MAX_ACTOR_LENGTH = 200;
 
 /**
  * Schemes, the kind each names and the one spelling it is recorded with: `svc:` is `service:`, and `human:` and

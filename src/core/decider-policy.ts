@@ -47,7 +47,7 @@ const deciderRuleSchema = lazySchema(() =>
     .strict(),
 );
 /** A decider rule. */
-export type DeciderRule = z.infer<typeof deciderRuleSchema>;
+type DeciderRule = z.infer<typeof deciderRuleSchema>;
 
 /** The decider policy in its normalised form: what the workflow checks, the journal records and the audit re-checks. */
 export const deciderPolicySchema = lazySchema(() =>

@@ -33,7 +33,7 @@ export interface DecisionCheckContext {
 }
 
 /** How an accepted decision was proven (D5): journalled with it. */
-export interface DecisionProof {
+interface DecisionProof {
   route: DecisionRoute;
   /** The policy and the rule that allowed it, when a policy is in force. */
   policy?: { digest: string; rule: string };

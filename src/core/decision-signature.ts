@@ -45,7 +45,7 @@ export interface SignedDecisionFields {
 const UTF8 = new TextEncoder();
 
 /** The exact bytes signed: canonical JSON of the fields under a purpose tag, so no other message can be replayed. */
-export function signedDecisionBytes(fields: SignedDecisionFields): Uint8Array {
+function signedDecisionBytes(fields: SignedDecisionFields): Uint8Array {
   return UTF8.encode(canonicalJson({ purpose: 'asyncjob.decision/v1', ...fields }));
 }
 

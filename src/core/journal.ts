@@ -208,7 +208,7 @@ const escalationEntrySchema = lazySchema(() =>
  * the client library or any Temporal client), `mcp`, or `web-ui` (the `decide` signal: the Web UI's Send a Signal
  * form or any client sending that signal). `cli`, `api` and `mcp` are as the tool declares itself.
  */
-export const decisionRouteSchema = lazySchema(() => z.enum(['cli', 'api', 'mcp', 'web-ui']));
+const decisionRouteSchema = lazySchema(() => z.enum(['cli', 'api', 'mcp', 'web-ui']));
 /** A decision route. */
 export type DecisionRoute = z.infer<typeof decisionRouteSchema>;
 

@@ -19,7 +19,7 @@ import { escalationReasonSchema } from '../core/journal';
 import { PolicyFileError, POLICY_FILE_KEYS, policyIssues, readPolicyDocument } from './policy-file';
 
 /** The largest policy an operation carries (it is in workflow history once per operation and in its journal). */
-export const MAX_DECIDER_POLICY_CHARS = 32 * 1024;
+const MAX_DECIDER_POLICY_CHARS = 32 * 1024;
 
 const durationText = z.string().transform((text, ctx) => {
   const parsed = parseDuration(text);

@@ -35,7 +35,7 @@ export const BOB = 'bob@example.com';
  * The policy: the on-call group (alice, bob) may extend by up to an hour, keep bounds, close or look; only alice
  * may cancel at the provider, and that must be signed.
  */
-export const DECIDERS: DeciderPolicyInForce = inForce({
+const DECIDERS: DeciderPolicyInForce = inForce({
   deciders: [{ identity: ALICE, keys: [keyIdOf(ALICE_SECRET)] }],
   groups: { oncall: [ALICE, BOB] },
   rules: [
