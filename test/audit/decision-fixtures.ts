@@ -24,7 +24,7 @@ import {
   type StepResult,
 } from '../../src/core/step';
 import { Builder } from '../../src/core/step-draft';
-import { newRecord, observed, T0 } from '../core/helpers';
+import { newRecord, observed, ONCALL_RULES, T0 } from '../core/helpers';
 
 /** Alice's decider key (fixed seed: the same signatures every run). */
 export const ALICE_SECRET = bytesToHex(ed25519.keygen(new Uint8Array(32).fill(7)).secretKey);
@@ -38,25 +38,7 @@ export const BOB = 'bob@example.com';
 const DECIDERS: DeciderPolicyInForce = inForce({
   deciders: [{ identity: ALICE, keys: [keyIdOf(ALICE_SECRET)] }],
   groups: { oncall: [ALICE, BOB] },
-  rules: [
-    {
-      name: 'oncall-may-extend',
-      who: ['group:oncall'],
-      providers: ['*'],
-      reasons: ['*'],
-      options: ['extend', 'keep_bounds', 'close', 'inspect_provider_console'],
-      largestExtensionMs: 3_600_000,
-      mostExtraChecks: 20,
-    },
-    {
-      name: 'alice-may-cancel',
-      who: [ALICE],
-      providers: ['*'],
-      reasons: ['*'],
-      options: ['cancel_at_provider'],
-      signed: true,
-    },
-  ],
+  rules: ONCALL_RULES,
   signatures: { options: ['cancel_at_provider'] },
   extensionRequests: { most: 3, withinMs: 3_600_000 },
 });

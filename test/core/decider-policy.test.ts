@@ -14,6 +14,7 @@ import {
   inForce,
   keysOf,
 } from '../../src/core/decider-policy';
+import { ONCALL_RULES } from './helpers';
 
 const ALICE_KEY = `ed25519:${'a1'.repeat(32)}`;
 const BOB_KEY = `ed25519:${'b2'.repeat(32)}`;
@@ -26,25 +27,7 @@ function examplePolicy(overrides: Partial<Record<keyof DeciderPolicy, unknown>> 
       { identity: 'bob@example.com ', keys: [BOB_KEY] },
     ],
     groups: { oncall: ['ALICE@example.com', 'bob@example.com'] },
-    rules: [
-      {
-        name: 'oncall-may-extend',
-        who: ['group:oncall'],
-        providers: ['*'],
-        reasons: ['*'],
-        options: ['extend', 'keep_bounds', 'close', 'inspect_provider_console'],
-        largestExtensionMs: 3_600_000,
-        mostExtraChecks: 20,
-      },
-      {
-        name: 'alice-may-cancel',
-        who: ['alice@example.com'],
-        providers: ['*'],
-        reasons: ['*'],
-        options: ['cancel_at_provider'],
-        signed: true,
-      },
-    ],
+    rules: ONCALL_RULES,
     signatures: { options: [] },
     extensionRequests: { most: 3, withinMs: 3_600_000 },
     ...overrides,

@@ -21,7 +21,7 @@ import {
   recordRejectedDecision,
   requestExtension,
 } from '../../src/core/step';
-import { T0, observingRecord } from './helpers';
+import { ONCALL_RULES, T0, observingRecord } from './helpers';
 
 const ALICE = 'alice@example.com';
 const ALICE_SECRET = '11'.repeat(32);
@@ -39,25 +39,7 @@ const DECIDERS: DeciderPolicyInForce = inForce(
       { identity: 'bob@example.com', keys: [keyIdOf(BOB_SECRET)] },
     ],
     groups: { oncall: [ALICE, 'bob@example.com', 'Alice Smith'] },
-    rules: [
-      {
-        name: 'oncall-may-extend',
-        who: ['group:oncall'],
-        providers: ['*'],
-        reasons: ['*'],
-        options: ['extend', 'keep_bounds', 'close', 'inspect_provider_console'],
-        largestExtensionMs: 3_600_000,
-        mostExtraChecks: 20,
-      },
-      {
-        name: 'alice-may-cancel',
-        who: [ALICE],
-        providers: ['*'],
-        reasons: ['*'],
-        options: ['cancel_at_provider'],
-        signed: true,
-      },
-    ],
+    rules: ONCALL_RULES,
     signatures: { options: [], extensionsOverMs: 600_000 },
     extensionRequests: { most: 3, withinMs: 3_600_000 },
   }),

@@ -1,3 +1,4 @@
+import { type DeciderPolicy } from '../../src/core/decider-policy';
 import { answerSignal } from '../../src/adapters/providers/answer-signal';
 import { type Observation } from '../../src/core/observation';
 import { newOperationRecord, type OperationRecord } from '../../src/core/operation';
@@ -52,3 +53,27 @@ export function observingRecord(policy: PollPolicyInput = {}): OperationRecord {
 export function observed(o: Omit<Observation, 'signal'> & { signal?: Observation['signal'] }): Observation {
   return { ...o, signal: o.signal ?? answerSignal(o) };
 }
+
+/**
+ * The rules the decider tests share (D2): the on-call group may extend by up to an hour with 20 more checks, keep
+ * bounds, close or look; only alice may cancel at the provider, signed.
+ */
+export const ONCALL_RULES = [
+  {
+    name: 'oncall-may-extend',
+    who: ['group:oncall'],
+    providers: ['*'],
+    reasons: ['*'],
+    options: ['extend', 'keep_bounds', 'close', 'inspect_provider_console'],
+    largestExtensionMs: 3_600_000,
+    mostExtraChecks: 20,
+  },
+  {
+    name: 'alice-may-cancel',
+    who: ['alice@example.com'],
+    providers: ['*'],
+    reasons: ['*'],
+    options: ['cancel_at_provider'],
+    signed: true,
+  },
+] satisfies DeciderPolicy['rules'];

@@ -13,6 +13,7 @@ import { keyIdOf } from '../../src/core/decision-signature';
 import { loadAgentPolicy } from '../../src/mcp/policy';
 import { deciderPolicyFrom, loadDeciderPolicy } from '../../src/policy/decider-policy-file';
 import { PolicyFileError } from '../../src/policy/policy-file';
+import { ONCALL_RULES } from '../core/helpers';
 
 const ALICE_KEY = keyIdOf('11'.repeat(32));
 
@@ -76,25 +77,7 @@ describe('the deciders section of the policy file (D2, D3, D4)', () => {
     expect(policy).toEqual({
       deciders: [{ identity: 'alice@example.com', keys: [ALICE_KEY] }],
       groups: { oncall: ['alice@example.com', 'bob@example.com'] },
-      rules: [
-        {
-          name: 'oncall-may-extend',
-          who: ['group:oncall'],
-          providers: ['*'],
-          reasons: ['*'],
-          options: ['extend', 'keep_bounds', 'close', 'inspect_provider_console'],
-          largestExtensionMs: 3_600_000,
-          mostExtraChecks: 20,
-        },
-        {
-          name: 'alice-may-cancel',
-          who: ['alice@example.com'],
-          providers: ['*'],
-          reasons: ['*'],
-          options: ['cancel_at_provider'],
-          signed: true,
-        },
-      ],
+      rules: ONCALL_RULES,
       signatures: { options: ['cancel_at_provider'], extensionsOverMs: 3_600_000 },
       extensionRequests: { most: 3, withinMs: 3_600_000 },
     });
