@@ -181,29 +181,10 @@ describe('decision routes under a decider policy (D1, D2, D3, D5, G2)', () => {
       JSON.stringify({ version: 1, for: 'bob@example.com', keyId: BOB_KEY, secretKey: bytesToHex(bob.secretKey) }),
       { mode: 0o600 },
     );
-    const unsigned = await runOn(h.client, [
-      'decide',
-      operationId,
-      '--option',
-      'cancel_at_provider',
-      '--by',
-      'bob@example.com',
-      '--reason',
-      'not needed',
-    ]);
+    const decide = ['decide', operationId, '--option', 'cancel_at_provider', '--by', 'bob@example.com'];
+    const unsigned = await runOn(h.client, [...decide, '--reason', 'not needed']);
     expect(unsigned.stderr).toContain('ASYNCJOB_ERR_SIGNATURE_REQUIRED');
-    const signed = await runOn(h.client, [
-      'decide',
-      operationId,
-      '--option',
-      'cancel_at_provider',
-      '--by',
-      'bob@example.com',
-      '--reason',
-      'not needed',
-      '--key',
-      keyFile,
-    ]);
+    const signed = await runOn(h.client, [...decide, '--reason', 'not needed', '--key', keyFile]);
     expect(signed.code, signed.stderr).toBe(0);
     const accepted = (await decisions(operationId)).find((d) => d.kind === 'decision' && d.accepted);
     expect(accepted).toMatchObject({
