@@ -108,7 +108,8 @@ function classify(folded: string): Actor | string {
     const person = bare(name);
     return typeof person === 'string' || person.kind === 'human' ? person : `"${name}" is asyncjob's own, not a person`;
   }
-  const mixed = mixedScripts(name);
+  // The scheme word counts: a process's name is in Latin letters, so no whole-script look-alike names one.
+  const mixed = mixedScripts(folded);
   if (mixed !== undefined) return `mixes ${mixed} letters (a look-alike of another identity)`;
   if (!SCHEMED_NAME.test(name)) return `"${word}:" names hold letters, digits and . _ @ + / : - only`;
   return { kind: scheme.kind, id: `${scheme.recordedAs}:${name}` };

@@ -295,6 +295,19 @@ export type DecisionCheck =
       message: string;
     };
 
+/** A decision parsed (identities canonical), or refused naming every field that is missing or wrong (A2). */
+export function parseDecision(
+  input: unknown,
+): { kind: 'ok'; decision: Decision } | { kind: 'refused'; code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE'; message: string } {
+  const parsed = decisionSchema.safeParse(input);
+  if (parsed.success) return { kind: 'ok', decision: parsed.data };
+  return {
+    kind: 'refused',
+    code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE',
+    message: issueText(parsed.error.issues, '(decision)'),
+  };
+}
+
 /**
  * A2: validates a decision against the escalation's offered options at `limits.nowMs`: it must name who and
  * why, choose an offered option, arrive before the decision deadline, and stay within the offered bounds
@@ -307,12 +320,9 @@ export function validateDecision(
   decision: unknown,
   limits: { nowMs: number; facts?: OptionFacts },
 ): DecisionCheck {
-  const parsed = decisionSchema.safeParse(decision);
-  if (!parsed.success) {
-    const fields = issueText(parsed.error.issues, '(decision)');
-    return { kind: 'refused', code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE', message: fields };
-  }
-  const d = parsed.data;
+  const parsed = parseDecision(decision);
+  if (parsed.kind === 'refused') return parsed;
+  const d = parsed.decision;
   if (limits.nowMs > escalation.decisionDeadlineMs) {
     return {
       kind: 'refused',

@@ -5,6 +5,7 @@ import { parseActor, shownAsTyped } from './actor';
 import { type DecisionTransport, checkDecision, decisionBounds, decisionRoute } from './decision-check';
 import { changedBounds } from './decision-effects';
 import { decisionSignatureSchema } from './decision-signature';
+import { parseDecision } from './escalation';
 import { type OperationRecord } from './operation';
 import { optionFacts, withReconciliationFacts } from './option-executability';
 import { transition } from './transitions';
@@ -25,6 +26,16 @@ function withEffects(before: OperationRecord, step: StepResult, sequence: number
 }
 
 /**
+ * The refusal of a decision when no escalation is open; a malformed one is told so first, as what is wrong with it
+ * holds whether or not an escalation is open.
+ */
+function withoutEscalation(input: unknown): StepRefusal {
+  const parsed = parseDecision(input);
+  if (parsed.kind === 'refused') return parsed;
+  return { kind: 'refused', code: 'ASYNCJOB_ERR_NO_OPEN_ESCALATION', message: 'there is no open escalation to decide' };
+}
+
+/**
  * A human decision on the open escalation (A1, A2): checked by {@link checkDecision} (the offer, G2, the decider
  * policy and the signature), journalled with how it was proven (D5), and applied. `inspect_provider_console` is
  * recorded and changes nothing. `transport`: how it arrived.
@@ -35,12 +46,7 @@ export function applyDecision(
   ctx: StepContext,
   transport: DecisionTransport = 'update',
 ): StepResult | StepRefusal {
-  if (record.escalation === null)
-    return {
-      kind: 'refused',
-      code: 'ASYNCJOB_ERR_NO_OPEN_ESCALATION',
-      message: 'there is no open escalation to decide',
-    };
+  if (record.escalation === null) return withoutEscalation(input);
   // E3: an option that cannot act on what the adapter and the record hold is refused before anything happens.
   const capabilities = withReconciliationFacts(ctx.capabilities, ctx.reconciliation);
   const facts = optionFacts(record, capabilities, record.escalation.raisedFrom);

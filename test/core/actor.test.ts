@@ -235,9 +235,9 @@ describe('kinds and schemes (D1)', () => {
     expect(sameActor(typed, canonical)).toBe(true);
   });
 
-  it('D1: letters of another script than the scheme word are one script, not a mix', () => {
-    expect(parseActor('agent:отчёт')).toMatchObject({ kind: 'ok', actor: { kind: 'agent', id: 'agent:отчёт' } });
-    expect(parseActor('agent:оtчёт').kind).toBe('invalid');
+  it("D1: a process's name is in the scheme word's letters (no whole-script look-alike); a person's may be in any one script", () => {
+    expect(parseActor('agent:отчёт')).toMatchObject({ kind: 'invalid', message: expect.stringContaining('mixes') });
+    expect(parseActor('human:иван@пример.рф')).toMatchObject({ kind: 'ok', actor: { id: 'иван@пример.рф' } });
     expect(parseActor('human:workflow').kind).toBe('invalid');
   });
 

@@ -128,7 +128,8 @@ const CASES: Case[] = [
       await h.client.requestExtension(operationId, {
         requestedBy: AGENT,
         reason: 'three years of data',
-        extendMs: 60_000,
+        // What a person could grant: the escalation's extension (D4).
+        extendMs: POLICY.extensionMs,
       });
     },
   },
