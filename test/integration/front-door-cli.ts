@@ -3,7 +3,9 @@
  * field fails a test, and a runner of `asyncjob` commands against a test client.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { inject } from 'vitest';
 import { z } from 'zod';
+import { runAuditCommand } from '../../src/audit/cli';
 import type { AsyncJobClient } from '../../src/client';
 import type { CliDeps } from '../../src/cli/deps';
 import { EXIT } from '../../src/cli/exit-codes';
@@ -269,4 +271,30 @@ export function startArgs(request: StartRequest): string[] {
     ms(request.resultDeadline),
     ...(request.policy ? ['--policy', JSON.stringify(request.policy)] : []),
   ];
+}
+
+/**
+ * `asyncjob audit verify --operation ID --store sqlite:<storeFile> --with-temporal` against the test server, as a
+ * worker on `taskQueue` wrote it: its exit code and everything it printed.
+ */
+export async function auditVerifyWithTemporal(
+  operationId: string,
+  storeFile: string,
+  taskQueue: string,
+): Promise<{ code: number; output: string }> {
+  let output = '';
+  const code = await runAuditCommand(
+    ['verify', '--operation', operationId, '--store', `sqlite:${storeFile}`, '--with-temporal'],
+    {
+      stdout: (text) => (output += text),
+      stderr: (text) => (output += text),
+      env: {
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+        ASYNCJOB_TASK_QUEUE: taskQueue,
+      },
+      settleMs: 200,
+    },
+  );
+  return { code, output };
 }

@@ -9,8 +9,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { runAuditCommand } from '../../src/audit/cli';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AsyncJobClient, JoinMismatchError } from '../../src/client';
 import { EXIT } from '../../src/cli/exit-codes';
 import { startFingerprint } from '../../src/core/fingerprint';
@@ -18,7 +17,7 @@ import type { StartRequest } from '../../src/core/operation';
 import { startSimulator, type Simulator } from '../../src/simulator';
 import { docCommand, substitute } from '../docs/doc-commands';
 import { uniqueId } from '../setup/temporal';
-import { runOn } from './front-door-cli';
+import { auditVerifyWithTemporal, runOn } from './front-door-cli';
 import { startDocumentWorker, writeRestVariant, type DocumentWorker } from '../workflows/document-worker';
 
 const TOKEN = `sim-secret-${Math.random().toString(36).slice(2)}`;
@@ -146,21 +145,8 @@ describe('operation variables on a real server (C5)', () => {
       reason: expect.stringContaining('ASYNCJOB_ERR_INVALID_VARIABLE: variables.version'),
     });
     // The refusal leaves a store the audit verifies, held to Temporal's history too.
-    let audit = '';
-    const audited = await runAuditCommand(
-      ['verify', '--operation', operationId, '--store', `sqlite:${path.join(dir, 'asyncjob.db')}`, '--with-temporal'],
-      {
-        stdout: (text) => (audit += text),
-        stderr: (text) => (audit += text),
-        env: {
-          TEMPORAL_ADDRESS: inject('temporalAddress'),
-          TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-          ASYNCJOB_TASK_QUEUE: `wf-${id}`,
-        },
-        settleMs: 200,
-      },
-    );
-    expect(audited, audit).toBe(0);
+    const audited = await auditVerifyWithTemporal(operationId, path.join(dir, 'asyncjob.db'), `wf-${id}`);
+    expect(audited.code, audited.output).toBe(0);
     const status = await cli(['status', operationId]);
     expect(status.code).toBe(EXIT.operationEndedBadly);
     expect(status.stdout).toContain('  refused:   ASYNCJOB_ERR_INVALID_VARIABLE: variables.version: does not match');

@@ -10,8 +10,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { runAuditCommand } from '../../src/audit/cli';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes';
 import type { Decision } from '../../src/core/escalation';
 import { loadDeciderPolicy } from '../../src/policy/decider-policy-file';
@@ -22,7 +21,7 @@ import { outputMismatch } from '../docs/output-match';
 import { ROOT, runShell } from '../docs/shell';
 import { uniqueId } from '../setup/temporal';
 import { startDocumentWorker, type DocumentWorker } from '../workflows/document-worker';
-import { runOn } from './front-door-cli';
+import { auditVerifyWithTemporal, runOn } from './front-door-cli';
 
 const TOKEN = `sim-secret-${Math.random().toString(36).slice(2)}`;
 const DOC = 'docs/operating.md';
@@ -155,20 +154,7 @@ describe('who may decide, as docs/operating.md tells an operator (D2, D3, D5)', 
   });
 
   it('D5: audit verify checks the signed decision again and finds the store intact', async () => {
-    let audit = '';
-    const code = await runAuditCommand(
-      ['verify', '--operation', OPERATION, '--store', `sqlite:${path.join(dir, 'asyncjob.db')}`, '--with-temporal'],
-      {
-        stdout: (text) => (audit += text),
-        stderr: (text) => (audit += text),
-        env: {
-          TEMPORAL_ADDRESS: inject('temporalAddress'),
-          TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-          ASYNCJOB_TASK_QUEUE: `wf-${id}`,
-        },
-        settleMs: 200,
-      },
-    );
-    expect(code, audit).toBe(0);
+    const { code, output } = await auditVerifyWithTemporal(OPERATION, path.join(dir, 'asyncjob.db'), `wf-${id}`);
+    expect(code, output).toBe(0);
   });
 });
