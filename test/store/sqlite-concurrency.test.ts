@@ -42,7 +42,7 @@ describe('SQLite engine under two processes', () => {
     expect(await store.verifyChains()).toEqual({ operationsChecked: 1, entriesChecked: 2 * perWorker, breaks: [] });
     await store.close();
     const raw = new Database(path, { readonly: true });
-    expect(raw.prepare('SELECT version FROM schema_migrations').pluck().all()).toEqual([1]);
+    expect(raw.prepare('SELECT version FROM schema_migrations').pluck().all()).toEqual([1, 2]);
     raw.close();
   }, 60_000);
 });

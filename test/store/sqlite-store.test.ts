@@ -49,6 +49,10 @@ describe('SQLite engine', () => {
         version: 1,
         name: 'operation record, signed hash-chained journal, artifacts, webhook events, provider sessions, audit checkpoints',
       },
+      {
+        version: 2,
+        name: 'provider send slots: the next free send instant of each provider queue, shared by a fleet',
+      },
     ]);
     raw.close();
     await store.close();

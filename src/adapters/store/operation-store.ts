@@ -16,6 +16,8 @@
  * - `operation_jobs`: (provider, remote_job_id) -> operation, for the webhook receiver.
  * - `artifacts`: queryable copy of artifact entries (location, sha256, size, validation), append-only.
  * - `webhook_events`: unique by (provider, event_id), for dedupe.
+ * - `provider_send_slots`: the next free send instant of each provider queue, from which the PostgreSQL store
+ *   hands out a fleet's send slots (`reserveProviderSend`); empty on SQLite.
  * - `audit_checkpoints`: the register of signed checkpoints `asyncjob audit checkpoint` issued,
  *   append-only; `journal.key_id` and `operations.snapshot_hash`/`snapshot_key_id` say which key signed what.
  * - `provider_sessions`: V3, an operation's provider session (its cookie jar, serialised), one row per operation,
@@ -32,6 +34,7 @@ import {
   localStateSchema,
   type JournalEntry,
 } from '../../core/journal';
+import { type SendSlotReservation } from '../../core/send-slot';
 import { type AuditSource } from './audit-source';
 import { entryHash, GENESIS_HASH, type ChainKey, type ChainVerification } from './chain';
 import { assertNoSecrets } from './secret-guard';
@@ -178,6 +181,15 @@ export interface OperationStore {
    * (`ASYNCJOB_ERR_SESSION_TOO_LARGE`, nothing written) and carry no credential or configured secret value.
    */
   saveProviderSession(operationId: string, json: string): Promise<void>;
+  /**
+   * The next send slot of a provider's queue, shared by every worker on this store, in one statement: the slot is
+   * the later of the database's clock and the row's next free instant, which moves one `intervalMs` past it
+   * (`core/send-slot.ts` says why that makes a fleet's rate strict). Both instants come from the database's clock,
+   * so no host's clock is compared with another's. Each call takes a slot (not safe to repeat: a slot taken and not
+   * used is lost, which only lowers the rate). Only on a store that several hosts share (PostgreSQL); absent on
+   * SQLite, whose single host paces each process itself.
+   */
+  reserveProviderSend?(taskQueue: string, intervalMs: number): Promise<SendSlotReservation>;
   /** Recomputes every chain (or one operation's) and reports the first broken link per operation. Read-only. */
   verifyChains(options?: { operationId?: string }): Promise<ChainVerification>;
   /** Everything `asyncjob audit` reads (every column, the journal's own heads, the checkpoint register). */

@@ -2,9 +2,8 @@
  * asyncjob's schema migrations, one list for both engines. Each migration is written once; only the fragments
  * that truly differ (column types, table options, triggers) come from the engine's {@link SqlDialect}, so both
  * engines' tables have the same columns under the same version numbers. Applied by `migrateSchema`
- * (`../sql-migrate.ts`) inside one write transaction, recorded in `schema_migrations`. Before the first release
- * there is one migration, the current schema (one generation); once released, a migration is never edited (stores
- * it created must keep opening): a change is a new one.
+ * (`../sql-migrate.ts`) inside one write transaction, recorded in `schema_migrations`. A migration is never
+ * edited once stores exist that it created (they must keep opening): a change is a new one.
  */
 import { type SqlDialect } from '../sql-dialect';
 import { type SchemaMigration } from './migration';
@@ -101,5 +100,17 @@ CREATE TABLE audit_checkpoints (
   document TEXT NOT NULL
 )${d.tableOptions};
 ${d.refuseChangeFunction}${d.appendOnly('journal')}${d.appendOnly('artifacts')}${d.appendOnly('audit_checkpoints')}`,
+  },
+  {
+    version: 2,
+    name: 'provider send slots: the next free send instant of each provider queue, shared by a fleet',
+    // One row per provider task queue (the queue names the deployment and the provider, so two deployments'
+    // providers of one name keep two rows). PostgreSQL hands out slots from it (`reserveProviderSend`); the
+    // SQLite store, on one host, paces each process itself and leaves the table empty.
+    sql: (d) => `
+CREATE TABLE provider_send_slots (
+  task_queue TEXT PRIMARY KEY,
+  next_free_at_us ${d.bigint} NOT NULL
+)${d.keyedTableOptions};`,
   },
 ];
