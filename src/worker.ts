@@ -1,7 +1,8 @@
 /**
  * The asyncjob worker: the workflow worker on the main task queue (workflows, store activities, the provider
  * lookup) and one activity worker per provider task queue, each rate-limited: strictly per process in any
- * sliding window (`activities/request-pacer.ts`), and on average across all workers by the server
+ * sliding window (`activities/request-pacer.ts`), strictly across all workers when they share a PostgreSQL store
+ * (its send slots, `activities/fleet-send-slots.ts`), and on average across all workers by the server
  * (`maxTaskQueueActivitiesPerSecond`). Its workflows are bundled at start, or read from a bundle `asyncjob bundle`
  * wrote at build time (ASYNCJOB_WORKFLOW_BUNDLE, `workflow-bundle.ts`).
  */
@@ -11,6 +12,7 @@ import { type Logger, NativeConnection, Runtime, Worker, type WorkerOptions } fr
 import { createActivities } from './activities';
 import { HEARTBEAT_INTERVAL_MS } from './activities/heartbeat';
 import { assertRequestRate, pacingInterceptor, RequestPacer } from './activities/request-pacer';
+import { fleetPaceOf, type SendSlotReservation } from './core/send-slot';
 import type { AsyncJobActivities } from './activities/types';
 import { FileArtifactStore } from './adapters/artifacts/artifact-store';
 import { createProviderRegistry, type ProviderRegistry } from './adapters/providers/registry';
@@ -48,8 +50,8 @@ export interface ProviderQueue {
   /** The provider's activity task queue (from `ProviderFacts.taskQueue`). */
   taskQueue: string;
   /**
-   * The most provider calls per second: strict for this process in any sliding window, the fleet-wide average
-   * enforced by the server. A positive finite number; unlimited when absent. The server counts activities, so for
+   * The most provider calls per second: strict for this process in any sliding window; strict for the fleet too
+   * with {@link AsyncJobWorkerOptions.reserveProviderSend}, else its average only, enforced by the server. A positive finite number; unlimited when absent. The server counts activities, so for
    * its fleet-wide bound to count every status read, give `createActivities` `pollLoop: false` (as `asyncjob
    * worker` does when `ASYNCJOB_PROVIDER_RATE_LIMIT` is set).
    */
@@ -78,6 +80,12 @@ export interface AsyncJobWorkerOptions {
   maxCachedWorkflows?: number;
   /** Graceful shutdown time for in-flight activities. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  /**
+   * A rate-limited queue's send slots from a store every worker shares (`PostgresOperationStore.reserveProviderSend`):
+   * each request then waits for a slot of its queue and is written only inside it, so the rate is strict across
+   * the fleet (`core/send-slot.ts`). Absent (SQLite), each process is strict on its own.
+   */
+  reserveProviderSend?: (taskQueue: string, intervalMs: number) => Promise<SendSlotReservation>;
 }
 
 /** Creates (does not run) the workflow worker and one activity worker per provider queue. */
@@ -121,18 +129,24 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
     if (seen.has(queue.taskQueue)) continue;
     seen.add(queue.taskQueue);
     const rate = queue.maxRequestsPerSecond;
+    const reserve = options.reserveProviderSend;
+    const fleet =
+      rate !== undefined && reserve !== undefined
+        ? () => reserve(queue.taskQueue, fleetPaceOf(rate).intervalMs)
+        : undefined;
     providerWorkers.push(
       await Worker.create({
         ...common,
         taskQueue: queue.taskQueue,
         activities: options.activities,
         maxConcurrentActivityTaskExecutions: options.maxConcurrentProviderCalls ?? DEFAULT_PROVIDER_CALL_SLOTS,
-        // Two limits: the server's bounds the fleet's average, whose single seconds can burst above it; this
-        // process's pacer makes the rate strict in every sliding window for the calls it sends.
+        // The server's limit bounds the fleet's average, whose single seconds can burst above it; this process's
+        // pacer makes the rate strict in every sliding window for the calls it sends; a shared store's send slots
+        // make it strict for the whole fleet.
         ...(rate !== undefined
           ? {
               maxTaskQueueActivitiesPerSecond: rate,
-              interceptors: { activity: [pacingInterceptor(new RequestPacer(rate))] },
+              interceptors: { activity: [pacingInterceptor(new RequestPacer(rate), fleet)] },
             }
           : {}),
       }),
@@ -357,6 +371,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       pollLoop: pollLoopOf(config),
       ...(deciders !== undefined ? { deciders } : {}),
     }),
+    // Only a store the whole fleet shares (PostgreSQL) has send slots; with SQLite each process paces itself.
+    ...(store.reserveProviderSend !== undefined ? { reserveProviderSend: store.reserveProviderSend.bind(store) } : {}),
     providerQueues: registry.names().map((name) => ({
       taskQueue: registry.get(name).facts.taskQueue!,
       ...(config.ASYNCJOB_PROVIDER_RATE_LIMIT !== undefined

@@ -14,9 +14,22 @@
  * It runs as an activity inbound interceptor, so an activity waits for its first slot before it starts (before
  * its deadline checks and reservations, S3); a further request of the same activity (a result page) waits for a
  * slot of its own ({@link withRequestSlot}).
+ *
+ * With a store every worker shares (PostgreSQL), each request also takes a fleet send slot
+ * (`fleet-send-slots.ts`) right before it is sent, after its turn here: the fleet's rate is then strict too. The
+ * turn here still matters: one request of this process outstanding at a time means at most one reserved fleet
+ * slot per worker and queue, so the shared row is never booked far ahead of the requests that use it.
  */
 import { Context } from '@temporalio/activity';
 import { type ActivityInterceptorsFactory } from '@temporalio/worker';
+import { sendWindowOf } from '../core/send-slot';
+import {
+  awaitSendWindow,
+  MAX_MISSED_SEND_SLOTS,
+  sendWindowCheck,
+  tooManyMissed,
+  type ReserveProviderSend,
+} from './fleet-send-slots';
 import { whileHeartbeating } from './heartbeat';
 
 /**
@@ -72,10 +85,11 @@ export function nextAdmissionAt(lastWrittenAtMs: number | undefined, pace: Pace,
 /** One admitted request's turn. Both methods are safe to repeat and to pass around unbound. */
 export interface RequestSlot {
   /**
-   * The request was written at `writtenAtMs` (the pacer's clock: `performance.now()`, as `HttpRequest.onWritten`
-   * reports it): the next slot opens one interval later. A second write (a resend) moves that later still.
+   * The request is being written at `writtenAtMs` (the pacer's clock: `performance.now()`, as `HttpRequest.onWritten`
+   * reports it): the next slot opens one interval later. A second write (a resend) moves that later still. False
+   * refuses the write (a fleet send slot whose window has passed): nothing is sent and nothing moves.
    */
-  readonly written: (writtenAtMs: number) => void;
+  readonly written: (writtenAtMs: number) => boolean;
   /** Gives the slot back. Unwritten, nothing was sent and the next waiter need not wait for it; written, a no-op. */
   readonly release: () => void;
 }
@@ -167,6 +181,7 @@ export class RequestPacer {
       written: (writtenAtMs) => {
         this.lastWrittenAtMs = Math.max(this.lastWrittenAtMs ?? writtenAtMs, writtenAtMs);
         close();
+        return true;
       },
       release: close,
     };
@@ -183,18 +198,42 @@ async function awaitRequestSlot(pacer: RequestPacer, context: Context): Promise<
   return whileHeartbeating(() => pacer.acquire(context.cancellationSignal), { context });
 }
 
+/** A slot ready to send on, and whether its write was refused (then nothing was sent: send again, on a new one). */
+interface ReadySlot {
+  readonly slot: RequestSlot;
+  missed(): boolean;
+}
+
 /** The slots of one paced activity: the first, taken before it started, then one more per further request. */
 class ActivityPacing {
   constructor(
     private readonly pacer: RequestPacer,
     private readonly context: Context,
     private unused: RequestSlot | undefined,
+    private readonly reserveFleetSend: ReserveProviderSend | undefined,
   ) {}
 
-  async next(): Promise<RequestSlot> {
-    const slot = this.unused ?? (await awaitRequestSlot(this.pacer, this.context));
+  /** This process's turn, then (with a shared store) a fleet send slot whose window has opened. */
+  async next(): Promise<ReadySlot> {
+    const local = this.unused ?? (await awaitRequestSlot(this.pacer, this.context));
     this.unused = undefined;
-    return slot;
+    const reserve = this.reserveFleetSend;
+    if (reserve === undefined) return { slot: local, missed: () => false };
+    try {
+      const window = await whileHeartbeating(
+        () => awaitSendWindow(reserve, sendWindowOf, this.context.cancellationSignal),
+        { context: this.context },
+      );
+      const check = sendWindowCheck(window);
+      const slot: RequestSlot = {
+        written: (writtenAtMs) => check.mayWrite(writtenAtMs) && local.written(writtenAtMs),
+        release: local.release,
+      };
+      return { slot, missed: check.missed };
+    } catch (err) {
+      local.release();
+      throw err;
+    }
   }
 
   /** The activity ended: a first slot it never used goes back (nothing was sent on it). */
@@ -206,7 +245,7 @@ class ActivityPacing {
 
 const pacings = new WeakMap<Context, ActivityPacing>();
 
-const UNPACED: RequestSlot = { written: () => undefined, release: () => undefined };
+const UNPACED: RequestSlot = { written: () => true, release: () => undefined };
 
 function currentPacing(): ActivityPacing | undefined {
   try {
@@ -219,27 +258,40 @@ function currentPacing(): ActivityPacing | undefined {
 /**
  * Sends one provider request in its slot: `send` must pass `slot.written` to the HTTP client as `onWritten`. The
  * slot is given back when `send` settles (a no-op once written). Outside a paced activity the slot does nothing.
+ * A write the slot refused (its fleet send window had passed) sent nothing, so `send` runs again on a new slot:
+ * safe for any request, since the refusal comes before the first byte (or, for a resend after a renewed credential,
+ * before the second attempt of a request that is safe to resend). Throws after too many misses in a row.
  */
 export async function withRequestSlot<T>(send: (slot: RequestSlot) => Promise<T>): Promise<T> {
   const pacing = currentPacing();
-  const slot = pacing === undefined ? UNPACED : await pacing.next();
-  try {
-    return await send(slot);
-  } finally {
-    slot.release();
+  if (pacing === undefined) return send(UNPACED);
+  for (let tries = 0; tries < MAX_MISSED_SEND_SLOTS; tries++) {
+    const ready = await pacing.next();
+    try {
+      const sent = await send(ready.slot);
+      if (!ready.missed()) return sent;
+    } finally {
+      ready.slot.release();
+    }
   }
+  throw tooManyMissed();
 }
 
 /**
  * The activity interceptor that paces a provider's queue: each activity waits for a slot of `pacer`, then runs;
- * its requests are paced by their send instants ({@link withRequestSlot}). Every activity on a provider's queue is
+ * its requests are paced by their send instants ({@link withRequestSlot}), and, given `reserveFleetSend` (the
+ * shared store's slots of this queue), each also waits for a fleet send slot and is written only inside it. Every activity on a provider's queue is
  * a provider call, so all of them are paced.
  */
-export function pacingInterceptor(pacer: RequestPacer): ActivityInterceptorsFactory {
+export function pacingInterceptor(
+  pacer: RequestPacer,
+  reserveFleetSend?: ReserveProviderSend,
+): ActivityInterceptorsFactory {
   return (context) => ({
     inbound: {
       async execute(input, next) {
-        const pacing = new ActivityPacing(pacer, context, await awaitRequestSlot(pacer, context));
+        const first = await awaitRequestSlot(pacer, context);
+        const pacing = new ActivityPacing(pacer, context, first, reserveFleetSend);
         pacings.set(context, pacing);
         try {
           return await next(input);

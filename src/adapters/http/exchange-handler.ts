@@ -7,7 +7,8 @@
  * The phase only moves forward and decides whether the provider can have seen the request (U1). undici calls
  * `onRequestStart` on a connected socket synchronously before it writes the request head: until then the phase is
  * `connecting` and any failure is `not_sent`; from then on any failure is `ambiguous`. This instant is also the
- * request's send instant: reported to `onWritten` (the request pacer spaces requests by it) and published on
+ * request's send instant: reported to `onWritten` (the request pacer spaces requests by it, and may refuse it:
+ * then nothing is written and the exchange is `not_sent`) and published on
  * {@link REQUEST_WRITTEN_CHANNEL}. undici's documented API has no "request written" callback (the legacy
  * `onRequestSent` is not forwarded to handlers of this API), so the phase goes from `writing_request` straight to
  * `reading_body`; `classifyTransportFailure` treats `writing_request` and `awaiting_headers` alike.
@@ -64,8 +65,8 @@ export interface ExchangeSettings {
   readonly requestIdHeaders: readonly string[];
   /** V3: receives the answer's `Set-Cookie` values as soon as the headers arrive. */
   readonly onSetCookies?: ((values: readonly string[]) => void) | undefined;
-  /** Receives the send instant ({@link RequestWrittenMessage.writtenAtMs}). */
-  readonly onWritten?: ((writtenAtMs: number) => void) | undefined;
+  /** Receives the send instant ({@link RequestWrittenMessage.writtenAtMs}); `false` refuses the write. */
+  readonly onWritten?: ((writtenAtMs: number) => boolean | void) | undefined;
   /** V6: how a body read into memory is decoded. */
   readonly reading?: BodyReading;
 }
@@ -119,6 +120,8 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
   /** Whether pausing the parser is safe for this answer (see {@link mayPause}). */
   private pausable = false;
   private stopReason: 'too_large' | 'sink' | undefined;
+  /** `onWritten` refused the write: nothing was sent. */
+  private windowMissed = false;
   private sinkError: unknown;
 
   constructor(private readonly settings: ExchangeSettings) {
@@ -128,16 +131,26 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
     });
   }
 
-  /** On a connected socket, synchronously before undici writes the request: from here on, the request is sent. */
+  /**
+   * On a connected socket, synchronously before undici writes the request: from here on, the request is sent,
+   * unless `onWritten` refuses this instant. Aborted here, undici writes nothing (it checks before the first byte)
+   * and closes the connection; the exchange is `not_sent` (`send_window_missed`).
+   */
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    this.advance('writing_request');
     const writtenAtMs = performance.now();
+    let refused = false;
     try {
-      this.settings.onWritten?.(writtenAtMs);
+      refused = this.settings.onWritten?.(writtenAtMs) === false;
     } catch {
-      // An observer never changes whether or how the request is written.
+      // An observer that throws never changes whether or how the request is written.
     }
+    if (refused) {
+      this.windowMissed = true;
+      controller.abort(new Error('not written: the send slot had passed'));
+      return;
+    }
+    this.advance('writing_request');
     if (requestWritten.hasSubscribers) {
       const message: RequestWrittenMessage = {
         origin: this.settings.origin,
@@ -315,6 +328,18 @@ export class ExchangeHandler implements Dispatcher.DispatchHandler {
     if (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED') {
       const message = `undici refused the request: ${redactText(error.message, rules)}`;
       this.settle(() => this.rejectResult(new InvalidHttpRequestError('request', message)));
+      return;
+    }
+    if (this.windowMissed) {
+      const errorMessage = 'not written: the send slot had passed';
+      this.settle(() =>
+        this.resolveResult({
+          ...this.answered(),
+          outcome: 'not_sent',
+          errorCategory: 'send_window_missed',
+          errorMessage,
+        }),
+      );
       return;
     }
     if (this.stopReason === 'sink') {

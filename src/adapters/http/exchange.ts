@@ -21,6 +21,8 @@ export type HttpErrorCategory =
   | 'connect_reset'
   /** not_sent: any other failure before the request was written. */
   | 'connect_failed'
+  /** not_sent: the caller refused the write at its instant (`onWritten` returned false: a send slot had passed). */
+  | 'send_window_missed'
   /** ambiguous: no response headers within `headersTimeoutMs` after the request was written. */
   | 'timeout_after_send'
   /** ambiguous: the connection broke after the request was (being) written and before any response. */

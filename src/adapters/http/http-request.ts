@@ -37,9 +37,11 @@ export interface HttpRequest {
   /**
    * Called once, synchronously, at the instant undici starts writing this request on a connected socket, with
    * that instant (`performance.now()` of this process, ms). It marks the at-most-once boundary: an exchange that
-   * never called it is `not_sent`. The request pacer spaces requests by it. An exception it throws is ignored.
+   * never called it is `not_sent`. The request pacer spaces requests by it. Returning `false` refuses the write
+   * at that instant (a fleet send slot whose window has passed): nothing is written, the connection is closed, and
+   * the exchange is `not_sent` with `send_window_missed`. An exception it throws is ignored.
    */
-  readonly onWritten?: (writtenAtMs: number) => void;
+  readonly onWritten?: (writtenAtMs: number) => boolean | void;
   /**
    * True when sending this request twice cannot act twice at the provider (a status read, a result download, a
    * lookup, a create carrying an idempotency token). Only then does a 401 answer let the authoriser renew the

@@ -136,6 +136,35 @@ describe('U1: certainly not sent (safe to send again): the connection never open
   });
 });
 
+describe('U1: a write refused at its instant (a send slot passed) is certainly not sent', () => {
+  it('U1: onWritten returning false sends no byte of the request: not_sent send_window_missed; the next send goes out', async () => {
+    const trace = newTrace();
+    const server = await rawServer(trace, (socket) => {
+      void readRequestHead(socket).then(() => socket.end('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'));
+    });
+    const client = createHttpClient({ allowedOrigin: server.origin, connectTimeoutMs: 300, headersTimeoutMs: 2_000 });
+    cleanups.push(() => client.close());
+    const offered: number[] = [];
+    const refused = await client.send({
+      method: 'POST',
+      url: '/jobs',
+      traceId: 'boundary',
+      json: { report: 'monthly' },
+      onWritten: (atMs) => {
+        offered.push(atMs);
+        return false;
+      },
+    });
+    expect(refused).toMatchObject({ outcome: 'not_sent', errorCategory: 'send_window_missed', bodyBytes: 0 });
+    expect(offered).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(trace.received).not.toContain('/jobs');
+    const sent = await client.send({ method: 'POST', url: '/jobs', traceId: 'boundary', onWritten: () => true });
+    expect(sent).toMatchObject({ outcome: 'response', status: 200 });
+    expect(trace.received).toContain('POST /jobs HTTP/1.1');
+  });
+});
+
 describe('U1: sent (never send again without reconciliation): written before the server read a byte of it', () => {
   it('U1: the server reads the request, then closes the connection: ambiguous reset_after_send, no status', async () => {
     const trace = newTrace();
