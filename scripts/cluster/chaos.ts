@@ -7,11 +7,16 @@
 import type { WorkerFleet } from './fleet';
 import { RetryCount } from './retry';
 
-/** The two restarts, as the cluster script does them. */
+/** The two restarts, as the cluster script does them, and the partition when workers run on hosts of their own. */
 export interface ChaosActions {
   restartServer(): Promise<void>;
   restartPostgres(): Promise<void>;
+  /** Cuts worker slot {@link PARTITIONED_SLOT} off the network, waits, joins it again; resolves once joined. */
+  partition?: () => Promise<void>;
 }
+
+/** The worker slot a partition cuts off; the chaos never SIGKILLs it while it is cut off. */
+export const PARTITIONED_SLOT = 0;
 
 /** One thing the chaos did: when (ms since start), what, and how long it took. */
 export interface ChaosEvent {
@@ -22,6 +27,7 @@ export interface ChaosEvent {
 
 const SERVER_RESTART_AT = 0.3;
 const POSTGRES_RESTART_AT = 0.6;
+const PARTITION_AT = 0.45;
 
 export class Chaos {
   readonly retries = new RetryCount();
@@ -31,6 +37,8 @@ export class Chaos {
   private readonly restarts: Promise<void>[] = [];
   private serverRestarted = false;
   private postgresRestarted = false;
+  private partitioned = false;
+  private partitionInProgress = false;
   /** One restart at a time: PostgreSQL waits until the server is back. */
   private restarting = false;
 
@@ -66,9 +74,26 @@ export class Chaos {
     );
   }
 
+  /**
+   * Whether a worker of slot `slot` exiting at epoch instant `atMs` was cut off by the partition (or within
+   * `graceMs` after it was joined again, while its connections recover).
+   */
+  wasPartitioned(slot: number, atMs: number, graceMs = 60_000): boolean {
+    return (
+      slot === PARTITIONED_SLOT &&
+      this.events.some(
+        (e) =>
+          e.what === 'partition a worker' &&
+          atMs >= this.began + e.atMs &&
+          atMs <= this.began + e.atMs + (e.tookMs ?? 0) + graceMs,
+      )
+    );
+  }
+
   /** What the run was meant to do and did not (the run ended before that point). */
   missed(): string[] {
     return [
+      ...(this.actions.partition && !this.partitioned ? ['no worker was ever partitioned'] : []),
       ...(this.serverRestarted ? [] : ['the Temporal server was never restarted']),
       ...(this.postgresRestarted ? [] : ['PostgreSQL was never restarted']),
       ...(this.events.some((e) => e.what === 'SIGKILL a worker') ? [] : ['no worker was ever killed']),
@@ -76,8 +101,17 @@ export class Chaos {
   }
 
   private tick(): void {
-    if (this.fleet.readyCount() === this.fleet.size && this.fleet.killOldest()) this.record('SIGKILL a worker');
+    const spare = new Set(this.partitionInProgress ? [PARTITIONED_SLOT] : []);
+    if (this.fleet.readyCount() === this.fleet.size && this.fleet.killOldest(spare)) this.record('SIGKILL a worker');
     const done = this.progress();
+    const partition = this.actions.partition;
+    if (partition && !this.partitioned && done >= PARTITION_AT) {
+      // Beside the restarts, not one of them: a partition and a restart may overlap, as they would in production.
+      this.partitioned = true;
+      this.partitionInProgress = true;
+      const cut = this.timed('partition a worker', partition, false).finally(() => (this.partitionInProgress = false));
+      this.restarts.push(cut);
+    }
     if (this.restarting) return;
     if (!this.serverRestarted && done >= SERVER_RESTART_AT) {
       this.serverRestarted = true;
@@ -89,14 +123,14 @@ export class Chaos {
     }
   }
 
-  private async timed(what: string, action: () => Promise<void>): Promise<void> {
-    this.restarting = true;
+  private async timed(what: string, action: () => Promise<void>, isRestart = true): Promise<void> {
+    if (isRestart) this.restarting = true;
     const startedAt = Date.now();
     try {
       await action();
       this.record(what, Date.now() - startedAt, startedAt);
     } finally {
-      this.restarting = false;
+      if (isRestart) this.restarting = false;
     }
   }
 

@@ -30,8 +30,8 @@ export interface FleetStats {
   killed: number;
   /** Exits nobody asked for (a crash): each is restarted too, and named here with its log file. */
   unexpectedExits: string[];
-  /** Exits with code 5, "cannot reach Temporal": when (epoch ms) and the log file; restarted like the others. */
-  unreachableExits: { atMs: number; logFile: string }[];
+  /** Exits with code 5, "cannot reach Temporal": when (epoch ms), the slot and the log file; restarted like the others. */
+  unreachableExits: { atMs: number; slot: number; logFile: string }[];
   /** Time from spawn to the server seeing the worker poll every queue, ms, per start. */
   bootMs: number[];
 }
@@ -55,6 +55,8 @@ export class WorkerFleet {
     private readonly logDir: string,
     /** Whether the server lists process `pid` among the pollers of every queue the fleet serves. */
     private readonly isPolling: (pid: number) => Promise<boolean>,
+    /** The command that runs slot N's worker on its own host (`ip netns exec …`); none runs it here. */
+    private readonly hostPrefix: (slot: number) => string[] = () => [],
   ) {
     this.slots = Array.from({ length: size }, () => undefined);
   }
@@ -69,11 +71,17 @@ export class WorkerFleet {
     return this.slots.filter((w) => w?.ready).length;
   }
 
-  /** SIGKILLs the worker that has been ready longest; false when none is ready. */
-  killOldest(): boolean {
+  /** The pid of slot `slot`'s worker now (the SDK names a worker `pid@host`), or undefined while none runs. */
+  pidOf(slot: number): number | undefined {
+    const worker = this.slots[slot];
+    return worker && worker.child.exitCode === null ? worker.child.pid : undefined;
+  }
+
+  /** SIGKILLs the worker that has been ready longest, sparing the slots in `spare`; false when none is ready. */
+  killOldest(spare: ReadonlySet<number> = new Set()): boolean {
     const ready = this.slots
       .map((worker, slot) => ({ worker, slot }))
-      .filter((x) => x.worker?.ready)
+      .filter((x) => x.worker?.ready && !spare.has(x.slot))
       .sort((a, b) => a.worker!.readyAtMs! - b.worker!.readyAtMs!);
     const oldest = ready[0];
     if (!oldest) return false;
@@ -110,7 +118,14 @@ export class WorkerFleet {
     const number = ++this.stats.started;
     const logFile = path.join(this.logDir, `worker-${slot}-${number}.log`);
     const log = createWriteStream(logFile);
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'asyncjob'), 'worker'], {
+    // `ip netns exec` execs the worker in place: the child's pid is the worker's.
+    const [command, ...args] = [
+      ...this.hostPrefix(slot),
+      process.execPath,
+      path.join(ROOT, 'bin', 'asyncjob'),
+      'worker',
+    ];
+    const child = spawn(command!, args, {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -130,7 +145,7 @@ export class WorkerFleet {
       log.end();
       incarnation.ready = false;
       if (this.stopping) return;
-      if (!incarnation.killed && code === 5) this.stats.unreachableExits.push({ atMs: Date.now(), logFile });
+      if (!incarnation.killed && code === 5) this.stats.unreachableExits.push({ atMs: Date.now(), slot, logFile });
       else if (!incarnation.killed) this.stats.unexpectedExits.push(`${signal ?? `code ${code}`}: ${logFile}`);
       this.spawn(slot);
     });

@@ -3,7 +3,7 @@
  * only while the server is down for the restart the chaos made, or just after it answers again.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { Chaos } from '../../scripts/cluster/chaos';
+import { Chaos, PARTITIONED_SLOT } from '../../scripts/cluster/chaos';
 import type { WorkerFleet } from '../../scripts/cluster/fleet';
 
 describe('cluster chaos: the server restart window', () => {
@@ -23,6 +23,59 @@ describe('cluster chaos: the server restart window', () => {
       expect(at(19_001)).toBe(false);
       chaos.events.splice(0, 1, { atMs: 10_000, what: 'restart PostgreSQL', tookMs: 4_000 });
       expect(at(12_000)).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('cluster chaos: the partition', () => {
+  const fleet = (killed: number[]) =>
+    ({
+      size: 3,
+      readyCount: () => 3,
+      killOldest: (spare: ReadonlySet<number>) => {
+        killed.push(spare.has(PARTITIONED_SLOT) ? -1 : 1);
+        return true;
+      },
+    }) as unknown as WorkerFleet;
+
+  it('F5: cuts a worker off once the run is 45% done, spares it from SIGKILL while cut off, and excuses its exits then', async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const killed: number[] = [];
+    let done = 0;
+    let release!: () => void;
+    const partition = vi.fn(() => new Promise<void>((resolve) => (release = resolve)));
+    try {
+      const chaos = new Chaos(fleet(killed), () => done, 1_000, {
+        restartServer: async () => undefined,
+        restartPostgres: async () => undefined,
+        partition,
+      });
+      expect(chaos.missed()).toContain('no worker was ever partitioned');
+      chaos.start();
+      done = 0.2;
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(partition).not.toHaveBeenCalled();
+      done = 0.45;
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(partition).toHaveBeenCalledTimes(1);
+      await vi.advanceTimersByTimeAsync(1_000);
+      // The kill of the tick that cut it off did not know yet; every kill while it is cut off spares it.
+      expect(killed.at(-1)).toBe(-1);
+      await vi.advanceTimersByTimeAsync(29_000);
+      release();
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(killed.at(-1)).toBe(1);
+      await chaos.stop();
+      expect(partition).toHaveBeenCalledTimes(1);
+      expect(chaos.missed()).not.toContain('no worker was ever partitioned');
+      const cut = chaos.events.find((e) => e.what === 'partition a worker')!;
+      const at = (sinceStartMs: number) => 1_000_000 + sinceStartMs;
+      expect(chaos.wasPartitioned(PARTITIONED_SLOT, at(cut.atMs + 10_000))).toBe(true);
+      expect(chaos.wasPartitioned(PARTITIONED_SLOT + 1, at(cut.atMs + 10_000))).toBe(false);
+      expect(chaos.wasPartitioned(PARTITIONED_SLOT, at(cut.atMs - 1))).toBe(false);
+      expect(chaos.wasPartitioned(PARTITIONED_SLOT, at(cut.atMs + cut.tookMs! + 60_001))).toBe(false);
     } finally {
       vi.useRealTimers();
     }
