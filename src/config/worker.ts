@@ -49,7 +49,7 @@ export const workerSettings = {
     group: 'worker',
     usedBy: ['worker'],
     description:
-      'provider calls per second per provider (`maxTaskQueueActivitiesPerSecond`): strict per worker process, an average across the fleet',
+      "provider calls per second per provider, as the provider counts them (arrivals in any sliding second): strict across the fleet with a PostgreSQL store (send slots shared by every worker; a worker that cannot reach the store sends nothing), strict per worker process with SQLite; also the server's `maxTaskQueueActivitiesPerSecond`",
     example: '20',
     whenUnset: 'unlimited',
   }),
