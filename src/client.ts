@@ -9,6 +9,7 @@
  * failure is one of the typed errors of `client/errors.ts`. This module imports nothing of the worker side.
  */
 import { Client, Connection, WorkflowUpdateStage, type WorkflowUpdateHandle } from '@temporalio/client';
+import { loadPayloadCodecs } from './codec/payload-keys';
 import { loadConfig } from './config';
 import { type Decision, decisionSchema, type OpenEscalation } from './core/escalation';
 import type { OperationRecord, RecordedTransition, StartRequest } from './core/operation';
@@ -135,8 +136,11 @@ export class AsyncJobClient {
    * server cannot be reached. Call {@link close} when done.
    */
   static async connect(options: AsyncJobConnectOptions = {}): Promise<AsyncJobClient> {
-    const config = loadConfig(options.env ?? process.env);
+    const env = options.env ?? process.env;
+    const config = loadConfig(env);
     const settings = temporalConnectionSettings(config);
+    // The keys are read before connecting: a key that cannot be read is a bad environment (exit 2), not a connection fault.
+    const { payloadCodecs } = await loadPayloadCodecs(env);
     let connection: Connection;
     try {
       connection = await Connection.connect({
@@ -149,7 +153,7 @@ export class AsyncJobClient {
       throw new AsyncJobConnectionError(settings.address, { cause: err });
     }
     return new AsyncJobClient({
-      client: new Client({ connection, namespace: settings.namespace }),
+      client: new Client({ connection, namespace: settings.namespace, dataConverter: { payloadCodecs } }),
       taskQueue: options.taskQueue ?? config.ASYNCJOB_TASK_QUEUE,
       namespace: settings.namespace,
       ownedConnection: connection,

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { AsyncJobError } from './core/errors';
 import { settingRegistry, type SettingMeta } from './config/setting';
+import { codecServerSettings, payloadKeySettings } from './config/payloads';
 import { temporalSettings } from './config/temporal';
 import {
   checkpointKeySettings,
@@ -31,6 +32,7 @@ export const configSchema = z.object({
   ...workerSettings,
   ...receiverSettings,
   ...chainKeySettings,
+  ...payloadKeySettings,
 });
 /** The validated configuration. */
 export type Config = z.infer<typeof configSchema>;
@@ -45,6 +47,7 @@ export const environmentSchema = configSchema.extend({
   ...simulatorSettings,
   ...demoSettings,
   ...mcpSettings,
+  ...codecServerSettings,
 });
 
 /** One variable of {@link environmentSchema}: its name, description and default. */

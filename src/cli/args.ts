@@ -47,6 +47,7 @@ export type CliCommand =
   | ({ command: 'bundle'; out: string } & CommonFlags)
   | ReplayCheckCommand
   | KeysCommand
+  | CodecServerCommand
   | { command: 'worker' }
   | { command: 'dev' };
 
@@ -71,6 +72,28 @@ interface KeysCommand extends CommonFlags {
   decider: string;
   /** Where to write the key file; absent: the decider's file in the keys directory. */
   out?: string;
+}
+
+/** `asyncjob codec-server [--port N] [--host H]`: the Web UI's codec endpoint over this process's payload keys. */
+interface CodecServerCommand extends CommonFlags {
+  command: 'codec-server';
+  /** Port to listen on; 0 for a free one. */
+  port: number;
+  /** Interface to listen on. */
+  host: string;
+}
+
+/** `asyncjob codec-server [--port N] [--host H]`: port 8888 (the samples' and the docs' codec port), host 127.0.0.1. */
+function parseCodecServer(args: string[]): CliCommand {
+  const command = 'codec-server';
+  const { values, positionals } = parse(command, args, { port: { type: 'string' }, host: { type: 'string' } });
+  if (values.help) return { command: 'help', topic: command };
+  noPositionals(command, positionals);
+  const port = countOption(command, 'port', optional(values, 'port'));
+  if (port !== undefined && port > 65_535) throw new UsageError(`--port: ${port} is not a port`, command);
+  const host = optional(values, 'host');
+  if (host !== undefined && host.trim().length === 0) throw new UsageError('--host is empty', command);
+  return { command, port: port ?? 8888, host: host ?? '127.0.0.1', ...flags(values) };
 }
 
 /** `--history FILE`, as often as given (node's parseArgs keeps only the last of a repeated option). */
@@ -222,6 +245,8 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
       return parseAdapter(rest);
     case 'keys':
       return parseKeys(rest);
+    case 'codec-server':
+      return parseCodecServer(rest);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

@@ -7,6 +7,7 @@ import { adapterCommand } from './adapter';
 import { AsyncJobError } from '../core/errors';
 import { type CliCommand, parseCommandLine, UsageError } from './args';
 import { bundleCommand } from './bundle-command';
+import { codecServerCommand } from './codec-server-command';
 import { keysCommand } from './keys-command';
 import {
   cancelCommand,
@@ -101,6 +102,8 @@ async function dispatch(cmd: CliCommand, ctx: CommandContext): Promise<number> {
       return replayCheckCommand(ctx, cmd);
     case 'keys':
       return keysCommand(ctx, cmd);
+    case 'codec-server':
+      return codecServerCommand(ctx, cmd);
     case 'worker':
       return ctx.deps.runWorker();
     case 'dev':

@@ -76,6 +76,13 @@ export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   existing file is never overwritten. The secret key is never printed: the public key is, with the lines that list
   it in the deciders section of the policy file the workers read (ASYNCJOB_DECIDER_POLICY).
   Exit 0 written, 2 WHO is not an identity or the file exists or cannot be written.`,
+  'codec-server': `usage: asyncjob codec-server [--port N] [--host H]
+  Serves the codec endpoint the Temporal Web UI decodes payloads through, with the payload keys of
+  ASYNCJOB_PAYLOAD_KEYS: POST /decode and /encode take and answer {"payloads": [...]} (proto3 JSON). Listens on
+  H:N (default 127.0.0.1:8888; --port 0 a free port) and prints its URL; serves until SIGINT or SIGTERM. Pages of
+  the origins in ASYNCJOB_CODEC_SERVER_ORIGINS may call it (CORS). With ASYNCJOB_CODEC_SERVER_TOKEN (env:NAME or
+  file:PATH) every request must send "Authorization: Bearer TOKEN"; without it only a loopback host is served.
+  Exit 0 stopped, 2 bad command line or environment (no keys, an unreadable key or token).`,
   // Every variable the worker and its webhook receiver read, from the same list as docs/configuration.md.
   worker: workerHelpText(),
   dev: `usage: asyncjob dev
@@ -102,6 +109,7 @@ commands:
   bundle     bundle the workflows once, for workers to start without bundling (ASYNCJOB_WORKFLOW_BUNDLE)
   replay-check  before an upgrade: do the running operations' histories replay against this install's workflows?
   keys       make a decider's key pair to sign decisions with (keys new --for WHO)
+  codec-server  decode encrypted payloads for the Temporal Web UI (ASYNCJOB_PAYLOAD_KEYS)
   dev        the embedded demo (dev server, Web UI, worker, simulator)
   mcp        serve the agent tools over MCP (stdio or Streamable HTTP), bounded by a policy file
   help       this text, or "asyncjob help COMMAND"

@@ -25,6 +25,7 @@ export type SettingUser =
   | 'bundle'
   | 'replay-check'
   | 'keys'
+  | 'codec-server'
   | 'npm run temporal'
   | 'every command';
 
@@ -34,6 +35,7 @@ export const SETTING_GROUPS = {
   worker: 'The worker',
   receiver: 'The webhook receiver (in the worker process)',
   audit: 'Audit keys',
+  payloads: 'Encrypted payloads and the codec server',
   deciders: "Deciders' signing keys",
   presets: 'The built-in presets and the provider simulator',
   demo: 'The demo and the dev server',

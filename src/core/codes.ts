@@ -172,6 +172,17 @@ export const ERROR_CODES = {
   ASYNCJOB_ERR_HTTP_CLIENT_CLOSED: row(EXIT.internal, RETRYABLE, 'the HTTP client was used after it was closed'),
   ASYNCJOB_ERR_HTTP_SINK_FAILED: row(EXIT.internal, RETRYABLE, 'the download sink failed (a local fault)'),
   ASYNCJOB_ERR_BODY_TOO_LARGE: row(EXIT.internal, FINAL, 'a body is over its size limit; answered 413 or observed'),
+  // Encrypted payloads (ASYNCJOB_PAYLOAD_KEYS) and the codec server.
+  ASYNCJOB_ERR_PAYLOAD_KEY_UNKNOWN: row(
+    EXIT.usage,
+    FINAL,
+    'a payload is encrypted under a key ID that ASYNCJOB_PAYLOAD_KEYS does not list here; the key ID is named',
+  ),
+  ASYNCJOB_ERR_PAYLOAD_UNDECRYPTABLE: row(
+    EXIT.internal,
+    FINAL,
+    'an encrypted payload does not decrypt under the key its ID names: altered, or another key under that ID',
+  ),
   // The MCP server's agent tools.
   ASYNCJOB_ERR_POLICY_REFUSED: row(EXIT.refused, FINAL, "outside the agent's policy; the message names the bound"),
   ASYNCJOB_ERR_OPERATION_ID_TAKEN: row(EXIT.refused, FINAL, 'the operation ID belongs to another caller'),

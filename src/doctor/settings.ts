@@ -14,6 +14,7 @@ import {
   ADAPTER_FLAGS,
   AUDIT_FLAGS,
   BUNDLE_FLAGS,
+  CODEC_SERVER_FLAGS,
   DEV_SERVER_FLAGS,
   KEYS_FLAGS,
   REPLAY_FLAGS,
@@ -35,6 +36,7 @@ export const FLAGS: readonly Flag[] = [
   ...AUDIT_FLAGS,
   ...KEYS_FLAGS,
   ...MCP_FLAGS,
+  ...CODEC_SERVER_FLAGS,
   ...SIMULATE_FLAGS,
   ...DEV_SERVER_FLAGS,
 ];

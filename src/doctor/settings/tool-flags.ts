@@ -1,5 +1,5 @@
 /**
- * The flags of the tool commands: `adapter`, `audit`, `bundle`, `replay-check`, `keys`, `simulate` and
+ * The flags of the tool commands: `adapter`, `audit`, `bundle`, `replay-check`, `keys`, `codec-server`, `simulate` and
  * `npm run temporal -- start`.
  */
 import { type Flag } from './flag';
@@ -127,6 +127,24 @@ export const KEYS_FLAGS: readonly Flag[] = [
     default: "the decider's file in ASYNCJOB_DECIDER_KEYS_DIR",
     meaning: 'write the key file to FILE instead (mode 0600; never over an existing file)',
     example: '--out /run/secrets/alice-decider-key.json',
+  },
+];
+
+/** `asyncjob codec-server`. */
+export const CODEC_SERVER_FLAGS: readonly Flag[] = [
+  {
+    name: '--port',
+    usedBy: ['codec-server'],
+    default: '`8888`',
+    meaning: 'port the codec server listens on (`0`: a free one, printed)',
+    example: '--port 8888',
+  },
+  {
+    name: '--host',
+    usedBy: ['codec-server'],
+    default: '`127.0.0.1`',
+    meaning: 'interface the codec server listens on; other than loopback only with ASYNCJOB_CODEC_SERVER_TOKEN',
+    example: '--host 0.0.0.0',
   },
 ];
 
