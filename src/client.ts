@@ -10,6 +10,8 @@
  */
 import { Client, Connection, WorkflowUpdateStage, type WorkflowUpdateHandle } from '@temporalio/client';
 import { loadPayloadCodecs } from './codec/payload-keys';
+import type { ArtifactStore } from './adapters/artifacts/artifact-store';
+import { artifactSettingsOf, openArtifactStore } from './adapters/artifacts/open-artifact-store';
 import { loadConfig } from './config';
 import { type Decision, decisionSchema, type OpenEscalation } from './core/escalation';
 import type { OperationRecord, RecordedTransition, StartRequest } from './core/operation';
@@ -34,6 +36,7 @@ import {
   type OperationListing,
 } from './client/list';
 import { queryOperation } from './client/queries';
+import { openVerifiedResult, recordedResultOf, type VerifiedResultStream } from './client/read-result';
 import { OperationHandle, type UpdateOptions } from './client/operation-handle';
 import { waitForProviderWorkers } from './client/provider-check';
 import { startOperation, type StartOptions } from './client/start';
@@ -72,6 +75,8 @@ export { RESTARTABLE_FAILURE_TYPES, type StartedRun, type StartOptions } from '.
 export { joinDifferences, DEADLINE_TOLERANCE_MS } from './client/join';
 export type { WaitOptions, WatchOptions } from './client/wait';
 export { OperationHandle, type UpdateOptions } from './client/operation-handle';
+export { VerifiedResultStream, type RecordedResult } from './client/read-result';
+export type { ArtifactStore } from './adapters/artifacts/artifact-store';
 export type { OperationSummary } from './workflows/messages';
 export type { OperationVariables, VariableDeclarations } from './core/operation-variables';
 
@@ -84,6 +89,11 @@ export interface AsyncJobClientOptions {
   namespace?: string;
   /** A connection {@link AsyncJobClient.close} closes (set by {@link AsyncJobClient.connect}). */
   ownedConnection?: Connection;
+  /**
+   * Where {@link AsyncJobClient.readResult} reads results: default, the store the environment names
+   * (`ASYNCJOB_ARTIFACTS`, else the file store at `ASYNCJOB_ARTIFACTS_DIR`), chosen at the first read.
+   */
+  artifacts?: ArtifactStore;
 }
 
 /** Options for {@link AsyncJobClient.connect}. */
@@ -94,6 +104,8 @@ export interface AsyncJobConnectOptions {
   taskQueue?: string;
   /** How long to keep trying to reach the server before {@link AsyncJobConnectionError} (default 10 000 ms). */
   connectTimeoutMs?: number;
+  /** Overrides the artifact store the environment names (`ASYNCJOB_ARTIFACTS`). */
+  artifacts?: ArtifactStore;
 }
 
 /** The open escalation as the workflow answers it, with its rendered text (E2). */
@@ -117,6 +129,9 @@ function zodIssues(issues: readonly { path: readonly PropertyKey[]; message: str
 export class AsyncJobClient {
   private readonly ctx: ClientContext;
   private readonly ownedConnection: Connection | undefined;
+  private artifacts: ArtifactStore | undefined;
+  /** Chooses the artifact store at the first read, so a client that reads no result never loads an object store's SDK. */
+  private chooseArtifacts = () => openArtifactStore(artifactSettingsOf(process.env));
   /** The namespace the operations live in. */
   readonly namespace: string;
 
@@ -128,6 +143,7 @@ export class AsyncJobClient {
       namespace: options.client.options.namespace,
     };
     this.ownedConnection = options.ownedConnection;
+    this.artifacts = options.artifacts;
   }
 
   /**
@@ -152,12 +168,15 @@ export class AsyncJobClient {
     } catch (err) {
       throw new AsyncJobConnectionError(settings.address, { cause: err });
     }
-    return new AsyncJobClient({
+    const made = new AsyncJobClient({
       client: new Client({ connection, namespace: settings.namespace, dataConverter: { payloadCodecs } }),
       taskQueue: options.taskQueue ?? config.ASYNCJOB_TASK_QUEUE,
       namespace: settings.namespace,
       ownedConnection: connection,
+      ...(options.artifacts !== undefined ? { artifacts: options.artifacts } : {}),
     });
+    made.chooseArtifacts = () => openArtifactStore(config, env);
+    return made;
   }
 
   /** Closes the connection made by {@link connect}; a client given from outside is left open. */
@@ -294,6 +313,19 @@ export class AsyncJobClient {
    */
   async result(operationId: string, options: WaitOptions = {}): Promise<OperationSummary> {
     return waitForOutcome(this.ctx, operationId, options);
+  }
+
+  /**
+   * The collected result's bytes, read from the artifact store on any machine that reaches it, as a stream that
+   * fails with `ResultUnavailableError` (`mismatch`) unless they match the sha256 and size recorded when the result
+   * was validated: keep nothing of it before it has ended without an error. Finds the result with {@link get} (a
+   * query: a worker must answer); throws `ResultUnavailableError` when none is stored (`no_result`) or the store
+   * cannot open it (`unreadable`). Read-only, safe to repeat.
+   */
+  async readResult(operationId: string, options: QueryOptions = {}): Promise<VerifiedResultStream> {
+    const recorded = recordedResultOf(await this.get(operationId, options));
+    this.artifacts ??= this.chooseArtifacts();
+    return openVerifiedResult(this.artifacts, operationId, recorded);
   }
 
   /**

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { AsyncJobError } from './core/errors';
 import { settingRegistry, type SettingMeta } from './config/setting';
 import { codecServerSettings, payloadKeySettings } from './config/payloads';
+import { artifactSettings } from './config/artifacts';
 import { temporalSettings } from './config/temporal';
 import {
   checkpointKeySettings,
@@ -30,6 +31,7 @@ export { SETTING_GROUPS, type SettingGroup, type SettingUser } from './config/se
 export const configSchema = z.object({
   ...temporalSettings,
   ...workerSettings,
+  ...artifactSettings,
   ...receiverSettings,
   ...chainKeySettings,
   ...payloadKeySettings,
@@ -83,6 +85,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Checked on the raw environment so it is reported together with the field errors.
   if (Boolean(env.TEMPORAL_TLS_CERT) !== Boolean(env.TEMPORAL_TLS_KEY)) {
     problems.push('TEMPORAL_TLS_CERT: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together');
+  }
+  if (env.ASYNCJOB_ARTIFACTS_S3_SSE_KMS_KEY_ID && !env.ASYNCJOB_ARTIFACTS_S3_SSE?.startsWith('aws:kms')) {
+    problems.push('ASYNCJOB_ARTIFACTS_S3_SSE_KMS_KEY_ID: a KMS key goes with ASYNCJOB_ARTIFACTS_S3_SSE=aws:kms');
   }
   if (env.ASYNCJOB_AUDIT_HMAC_KEY_FILE && env.ASYNCJOB_AUDIT_HMAC_KEY) {
     problems.push('ASYNCJOB_AUDIT_HMAC_KEY: set ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY, not both');

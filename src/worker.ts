@@ -14,7 +14,7 @@ import { HEARTBEAT_INTERVAL_MS } from './activities/heartbeat';
 import { assertRequestRate, pacingInterceptor, RequestPacer } from './activities/request-pacer';
 import { fleetPaceOf, type SendSlotReservation } from './core/send-slot';
 import type { AsyncJobActivities } from './activities/types';
-import { FileArtifactStore } from './adapters/artifacts/artifact-store';
+import { openArtifactStore } from './adapters/artifacts/open-artifact-store';
 import { createProviderRegistry, type ProviderRegistry } from './adapters/providers/registry';
 import { openStore } from './adapters/store/open-store';
 import type { OperationStore } from './adapters/store/operation-store';
@@ -366,7 +366,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     activities: createActivities({
       store,
       providers: registry,
-      artifacts: new FileArtifactStore(config.ASYNCJOB_ARTIFACTS_DIR),
+      artifacts: openArtifactStore(config, env),
       logger,
       pollLoop: pollLoopOf(config),
       ...(deciders !== undefined ? { deciders } : {}),
@@ -388,15 +388,17 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
         )
       : undefined;
   const storeShown = config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@');
+  const artifactsShown = config.ASYNCJOB_ARTIFACTS ?? config.ASYNCJOB_ARTIFACTS_DIR;
   const workflowsShown = bundle
     ? `bundle ${bundle.codePath} (asyncjob ${bundle.stamp.asyncjob}, sources ${bundle.stamp.sources.slice(0, 19)})`
     : 'bundled from source';
   logger.info(
-    `asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${registry.names().join(', ')}, store ${storeShown}, workflows ${workflowsShown}`,
+    `asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${registry.names().join(', ')}, store ${storeShown}, artifacts ${artifactsShown}, workflows ${workflowsShown}`,
     {
       taskQueue: config.ASYNCJOB_TASK_QUEUE,
       providers: registry.names(),
       store: storeShown,
+      artifacts: artifactsShown,
       ...(bundle ? { workflowBundle: bundle.codePath, workflowSources: bundle.stamp.sources } : {}),
     },
   );

@@ -182,7 +182,7 @@ export async function awaitOutcome(harness: Harness, operationId: string, timeou
   const location = summary.result?.artifactLocation;
   if (outcome.succeeded && location !== undefined) {
     const chunks: Buffer[] = [];
-    for await (const chunk of harness.artifacts.open(location)) chunks.push(chunk as Buffer);
+    for await (const chunk of await harness.artifacts.open(location)) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
     try {
       outcome.result = { json: JSON.parse(text) as unknown };

@@ -6,7 +6,7 @@
  * that succeeded or escalated).
  */
 import { createHash } from 'node:crypto';
-import type { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
+import type { ArtifactStore } from '../../src/adapters/artifacts/artifact-store';
 import type { OperationStore } from '../../src/adapters/store/operation-store';
 import type { AsyncJobClient } from '../../src/client';
 import type { EscalationReason, LocalState } from '../../src/core/journal';
@@ -47,7 +47,7 @@ const FINAL_STATES: ReadonlySet<LocalState> = new Set([
 /** Where the truth is read from. */
 export interface VerifyContext {
   store: OperationStore;
-  artifacts: FileArtifactStore;
+  artifacts: ArtifactStore;
   sims: Record<Dialect, Simulator>;
 }
 
@@ -81,7 +81,7 @@ export async function verifyOperation(
     const stored = await ctx.store.artifacts(operationId);
     if (stored.length !== 1) add('lost_result', `${stored.length} artifacts for a succeeded operation`);
     for (const artifact of stored) {
-      const actual = await sha256OfStream(ctx.artifacts.open(artifact.location));
+      const actual = await sha256OfStream(await ctx.artifacts.open(artifact.location));
       if (artifact.validation !== 'valid' || artifact.sha256 !== expected || actual !== expected)
         add(
           'bad_artifact',

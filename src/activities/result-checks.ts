@@ -69,7 +69,7 @@ export function countCsvRecords(text: string, hasHeader: boolean): number {
 /** Reads a committed artifact back (only called for results up to `maxParseBytes`). */
 export async function readArtifact(ctx: ActivityContext, location: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of ctx.artifacts.open(location)) chunks.push(chunk as Buffer);
+  for await (const chunk of await ctx.artifacts.open(location)) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
 

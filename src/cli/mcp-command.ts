@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { openArtifactStore } from '../adapters/artifacts/open-artifact-store';
 import { AsyncJobClient } from '../client';
 import { loadConfig } from '../config';
 import { agentNamed, agentServerFactory, loadAgentPolicy, startHttpServer, type AgentPolicy } from '../mcp';
@@ -99,7 +100,7 @@ async function serve(args: McpArgs, policy: AgentPolicy, io: McpIo): Promise<num
   const serverFor = agentServerFactory({
     client,
     storeLocation: config.ASYNCJOB_STORE,
-    artifactsDir: config.ASYNCJOB_ARTIFACTS_DIR,
+    artifacts: openArtifactStore(config, io.env),
     env: io.env,
     log,
     declaredVariables: (provider) => declaredVariablesOf(io.env, provider),

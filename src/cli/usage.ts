@@ -11,7 +11,8 @@ export const MCP_USAGE = `usage: asyncjob mcp --policy FILE [--identity agent:NA
   printed on stderr) where each request's bearer token names the agent. FILE (YAML or JSON; default
   $ASYNCJOB_MCP_POLICY) sets each agent's providers, deadline and budget bounds, cancels and result access.
   Connects to Temporal as every command does (TEMPORAL_ADDRESS, ...); reads stories from ASYNCJOB_STORE and
-  result bodies from ASYNCJOB_ARTIFACTS_DIR. Exit 2 for a bad command line, environment or policy file.`;
+  verified result bodies from ASYNCJOB_ARTIFACTS (else ASYNCJOB_ARTIFACTS_DIR). Exit 2 for a bad command line,
+  environment or policy file.`;
 
 /** Per-command usage lines. */
 export const COMMAND_USAGE: Readonly<Record<string, string>> = {

@@ -57,6 +57,26 @@ export class FingerprintMismatchError extends AsyncJobError {
   }
 }
 
+/** Why {@link ResultUnavailableError} was thrown. */
+export type ResultUnavailableReason = 'no_result' | 'unreadable' | 'mismatch';
+
+/**
+ * R3 (`ASYNCJOB_ERR_RESULT_UNAVAILABLE`): the operation's result cannot be given: none is stored (`no_result`), the
+ * artifact store cannot read it (`unreadable`: absent, no access, another machine's file), or its bytes do not
+ * match the sha256 and size recorded when it was validated (`mismatch`, raised at the end of the stream or as
+ * soon as more bytes arrive than were recorded).
+ */
+export class ResultUnavailableError extends AsyncJobError {
+  constructor(
+    readonly operationId: string,
+    readonly reason: ResultUnavailableReason,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super('ASYNCJOB_ERR_RESULT_UNAVAILABLE', `the result of ${operationId} ${detail}`, options);
+  }
+}
+
 /** No operation with this ID exists (`ASYNCJOB_ERR_NOT_FOUND`). */
 export class OperationNotFoundError extends AsyncJobError {
   constructor(readonly operationId: string) {

@@ -26,6 +26,7 @@ import {
 } from './bounds';
 import { AgentToolError } from './errors';
 import type { AgentGrant } from './policy';
+import { recordedResultOf } from '../client/read-result';
 import { readResultBody, type ResultBody } from './result-body';
 import { agentOperation, changeToken, resultSummaryView, type AgentOperation, type ResultSummaryView } from './views';
 
@@ -220,7 +221,7 @@ export class AgentTools {
     if (result.artifactLocation === undefined || result.sha256 === undefined)
       return withheld('the result has no stored body');
     const limit = Math.min(maxBytes ?? this.agent.results.maxBodyBytes, this.agent.results.maxBodyBytes);
-    const body = await readResultBody(this.deps.artifacts, result.artifactLocation, result.sha256, limit);
+    const body = await readResultBody(this.deps.artifacts, operationId, recordedResultOf(record), limit);
     return { ...base, summary: resultSummaryView(result), body, bodyWithheld: null };
   }
 

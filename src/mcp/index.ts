@@ -5,7 +5,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { VariableDeclarations } from '../core/operation-variables';
-import { FileArtifactStore } from '../adapters/artifacts/artifact-store';
+import type { ArtifactStore } from '../adapters/artifacts/artifact-store';
 import { AgentTools, type AgentClient } from './agent-tools';
 import { readAuditStory } from './audit-story';
 import type { AgentGrant } from './policy';
@@ -28,8 +28,8 @@ export interface AgentServerDeps {
   client: AgentClient;
   /** `ASYNCJOB_STORE`: where the audit stories are read. */
   storeLocation: string;
-  /** `ASYNCJOB_ARTIFACTS_DIR`: where result bodies are read. */
-  artifactsDir: string;
+  /** Where result bodies are read: the store the settings name (`openArtifactStore`). */
+  artifacts: ArtifactStore;
   /** The environment the audit keys are read from (as `asyncjob audit show` reads them). */
   env: Readonly<Record<string, string | undefined>>;
   /** The operator's log (stderr); never sent to an agent. */
@@ -40,13 +40,12 @@ export interface AgentServerDeps {
 
 /** Returns a function that builds the MCP server of one agent. */
 export function agentServerFactory(deps: AgentServerDeps): (agent: AgentGrant) => McpServer {
-  const artifacts = new FileArtifactStore(deps.artifactsDir);
   return (agent) =>
     createAgentServer(
       new AgentTools({
         client: deps.client,
         agent,
-        artifacts,
+        artifacts: deps.artifacts,
         story: (operationId) => readAuditStory(operationId, deps.storeLocation, deps.env, deps.log),
         ...(deps.declaredVariables !== undefined ? { declaredVariables: deps.declaredVariables } : {}),
       }),

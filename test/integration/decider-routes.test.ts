@@ -18,6 +18,7 @@ import { decisionBounds } from '../../src/core/decision-check';
 import { signDecision } from '../../src/core/decision-signature';
 import type { Decision } from '../../src/core/escalation';
 import { loadDeciderPolicy } from '../../src/policy/decider-policy-file';
+import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
 import { decideSignal, decideUpdate } from '../../src/workflows/messages';
 import { startHarness, type Harness } from '../workflows/harness';
 import { runOn } from './front-door-cli';
@@ -117,7 +118,7 @@ describe('decision routes under a decider policy (D1, D2, D3, D5, G2)', () => {
     const server = agentServerFactory({
       client: h.client,
       storeLocation: `sqlite:${path.join(dir, 'unused.db')}`,
-      artifactsDir: dir,
+      artifacts: new FileArtifactStore(dir),
       env: {},
       log: () => undefined,
     })(policy.agents[0]!);

@@ -1,16 +1,17 @@
 /**
  * Durable storage for collected results (R2): large results go here, with their sha256 and size, never into
- * workflow history or the journal. The filesystem implementation is the default; the interface lets a user
- * plug an object store.
+ * workflow history or the journal. The filesystem implementation is the default; `s3-artifact-store.ts` keeps
+ * them in an S3-compatible object store, and `open-artifact-store.ts` chooses between them from the settings.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, type ReadStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 
 /** A committed artifact. */
 export interface StoredArtifact {
-  /** Where it lives, e.g. `file:///.../op-1/7-result`. */
+  /** Where it lives, e.g. `file:///.../op-1/7-result` or `s3://bucket/prefix/<folder>/7-result`. */
   location: string;
   /** Hex sha256 of the bytes. */
   sha256: string;
@@ -30,14 +31,19 @@ export interface ArtifactWriter {
 export interface ArtifactStore {
   /** Starts writing the artifact `name` of an operation. Writing the same name again replaces it atomically. */
   begin(operationId: string, name: string): Promise<ArtifactWriter>;
-  /** Reads a committed artifact back. */
-  open(location: string): ReadStream;
+  /**
+   * Reads a committed artifact back: the stream of its bytes, as stored (nothing is verified here). Rejects when the
+   * location is not one of this store's or the artifact is absent.
+   */
+  open(location: string): Promise<Readable>;
+  /** Whether `location` names an artifact of this store (present or not); no I/O. */
+  holds(location: string): boolean;
   /** Describes a committed artifact (size and hash recomputed), or undefined if absent. */
   describe(location: string): Promise<StoredArtifact | undefined>;
 }
 
 /** The artifact names our activities write (`14-result`, `9-result-pages.json`): a sequence number first. */
-const ARTIFACT_NAME = /^[0-9]+-[A-Za-z0-9.-]{1,100}$/;
+export const ARTIFACT_NAME = /^[0-9]+-[A-Za-z0-9.-]{1,100}$/;
 
 /**
  * The folder of an operation's artifacts, relative to the store's root: the hex sha256 of its ID, never the ID
@@ -66,8 +72,24 @@ export class FileArtifactStore implements ArtifactStore {
     return new FileArtifactWriter(handle, temp, final);
   }
 
-  open(location: string): ReadStream {
-    return createReadStream(this.pathOf(location));
+  async open(location: string): Promise<Readable> {
+    const file = this.pathOf(location);
+    const stream = createReadStream(file);
+    // Opened before it is handed over, so an absent file rejects here rather than failing the reader later.
+    await new Promise<void>((resolve, reject) => {
+      stream.once('open', () => resolve());
+      stream.once('error', reject);
+    });
+    return stream;
+  }
+
+  holds(location: string): boolean {
+    try {
+      this.pathOf(location);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   async describe(location: string): Promise<StoredArtifact | undefined> {

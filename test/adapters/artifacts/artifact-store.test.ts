@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { artifactFolderOf, FileArtifactStore } from '../../../src/adapters/artifacts/artifact-store';
+import { artifactStoreContract } from './artifact-store.contract';
 
 describe('FileArtifactStore', () => {
   it('R2: commits a result with its sha256 and size, readable back', async () => {
@@ -35,7 +36,7 @@ describe('FileArtifactStore', () => {
 
   it('refuses to read a location outside its root', async () => {
     const store = new FileArtifactStore(await mkdtemp(path.join(tmpdir(), 'artifacts-')));
-    expect(() => store.open('file:///etc/passwd')).toThrow(/outside the store/);
+    await expect(store.open('file:///etc/passwd')).rejects.toThrow(/outside the store/);
     expect(await store.describe('file:///nonexistent-root/x').catch((e: Error) => e.message)).toMatch(
       /outside the store/,
     );
@@ -81,4 +82,25 @@ describe('FileArtifactStore', () => {
       await expect(store.begin('op-3', name)).rejects.toThrow(/not an artifact name/);
     },
   );
+});
+
+/** Every file under `dir`, relative to it. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)));
+}
+
+artifactStoreContract('FileArtifactStore', async () => {
+  const parent = await mkdtemp(path.join(tmpdir(), 'artifacts-contract-'));
+  const root = path.join(parent, 'inside');
+  return {
+    store: new FileArtifactStore(root),
+    stored: async () =>
+      (await filesUnder(root).catch(() => [])).filter((file) => path.basename(file) !== 'operation-id'),
+    everything: () => filesUnder(parent),
+    uploadsInProgress: async () => (await filesUnder(parent)).filter((file) => file.includes('.partial-')).length,
+    foreignLocations: ['file:///etc/passwd', `file://${parent}/outside`, 's3://bucket/key'],
+  };
 });

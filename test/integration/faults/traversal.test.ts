@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { processDeps } from '../../../src/cli/deps';
 import { runCli } from '../../../src/cli/run-cli';
 import { AsyncJobInputError } from '../../../src/client';
+import { FileArtifactStore } from '../../../src/adapters/artifacts/artifact-store';
 import { agentNamed, agentPolicyFrom, agentServerFactory } from '../../../src/mcp';
 import { TRAVERSAL_CORPUS } from '../../security/traversal-corpus';
 import { startFaultWorld, type FaultWorld, type WorkerProcess } from './fault-harness';
@@ -48,7 +49,7 @@ describe('R6: no operation ID reaches the filesystem, on any route', () => {
     const factory = agentServerFactory({
       client: world.client,
       storeLocation: `sqlite:${world.storeFile}`,
-      artifactsDir: world.artifactsDir,
+      artifacts: new FileArtifactStore(world.artifactsDir),
       env: {},
       log: () => undefined,
     });

@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OperationNotFoundError } from '../../../src/client';
+import { FileArtifactStore } from '../../../src/adapters/artifacts/artifact-store';
 import { agentServerFactory, loadAgentPolicy, startHttpServer, type RunningHttpServer } from '../../../src/mcp';
 import { runOn } from '../../integration/front-door-cli';
 import { uniqueId } from '../../setup/temporal';
@@ -156,7 +157,7 @@ describe('agents over MCP (G1, G2, G3)', () => {
       serverFor: agentServerFactory({
         client: h.client,
         storeLocation: env().ASYNCJOB_STORE!,
-        artifactsDir: env().ASYNCJOB_ARTIFACTS_DIR!,
+        artifacts: new FileArtifactStore(env().ASYNCJOB_ARTIFACTS_DIR!),
         env: env(),
         log: () => undefined,
       }),
