@@ -8,6 +8,7 @@
  */
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import { type Logger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { HEARTBEAT_INTERVAL_MS } from './activities/heartbeat';
@@ -19,6 +20,7 @@ import { createProviderRegistry, type ProviderRegistry } from './adapters/provid
 import { openStore } from './adapters/store/open-store';
 import type { OperationStore } from './adapters/store/operation-store';
 import { readChainKeySecret } from './audit/keys';
+import { type LoadedPayloadCodecs, loadPayloadCodecs } from './codec/payload-keys';
 import { temporalConnectionSettings, type TemporalConnectionSettings } from './client/connection';
 import { DEFAULT_TASK_QUEUE } from './client/context';
 import { AsyncJobConnectionError } from './client/errors';
@@ -78,6 +80,8 @@ export interface AsyncJobWorkerOptions {
    * when it wakes, so this bounds the worker's memory however many operations wait. Default 128.
    */
   maxCachedWorkflows?: number;
+  /** Codecs of every payload the workers send and receive (`codec/payload-keys.ts`); none: plaintext. */
+  payloadCodecs?: PayloadCodec[];
   /** Graceful shutdown time for in-flight activities. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /**
@@ -115,6 +119,7 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
     // a live activity timed out (a conformance scenario escalated so in a loaded CI run). Sent as often as
     // activities beat, the timeout keeps 8 s of margin and still finds a dead worker in 10.
     maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL_MS,
+    ...(options.payloadCodecs ? { dataConverter: { payloadCodecs: options.payloadCodecs } } : {}),
   };
   const main = await Worker.create({
     ...common,
@@ -225,19 +230,25 @@ interface ReceiverContext {
   store: OperationStore;
   registry: ProviderRegistry;
   logger: Logger;
+  /** The worker's payload codecs: the hints it signals are payloads too. */
+  payloadCodecs: PayloadCodec[];
 }
 
 /**
- * Starts the webhook receiver beside the worker (it needs the same store and contracts), with its own client
- * connection for the signals. Resolves to the function that stops both.
+ * Starts the webhook receiver beside the worker when ASYNCJOB_WEBHOOK_PORT is set (it needs the same store and
+ * contracts), with its own client connection for the signals. Resolves to the function that stops both, or
+ * undefined when no receiver runs.
  */
 async function startReceiverBeside(
   context: ReceiverContext,
-  listen: { port: number; host: string },
-): Promise<() => Promise<void>> {
+  config: Config,
+): Promise<(() => Promise<void>) | undefined> {
+  if (config.ASYNCJOB_WEBHOOK_PORT === undefined) return undefined;
+  const listen = { port: config.ASYNCJOB_WEBHOOK_PORT, host: config.ASYNCJOB_WEBHOOK_HOST };
   const { env, registry, logger } = context;
   const connection = await Connection.connect(connectOptionsOf(context.temporal));
-  const client = new Client({ connection, namespace: context.temporal.namespace });
+  const dataConverter = { payloadCodecs: context.payloadCodecs };
+  const client = new Client({ connection, namespace: context.temporal.namespace, dataConverter });
   const receiver = await startWebhookReceiver({
     ...listen,
     store: context.store,
@@ -277,17 +288,30 @@ interface CheckedBundle {
   stamp: WorkflowBundleStamp;
 }
 
+/** The payload keys (ASYNCJOB_PAYLOAD_KEYS), or the problems with them. */
+async function checkPayloadKeys(env: NodeJS.ProcessEnv): Promise<{ loaded?: LoadedPayloadCodecs; problems: string[] }> {
+  try {
+    return { loaded: await loadPayloadCodecs(env), problems: [] };
+  } catch (err) {
+    if (err instanceof ConfigError) return { problems: err.problems };
+    throw err;
+  }
+}
+
 /**
  * The worker's start-up check: the environment and everything it names (`checkWorkerEnvironment`, the decider
- * policy read there once) and the workflow bundle ASYNCJOB_WORKFLOW_BUNDLE names, every problem at once in one
- * {@link ConfigError} (exit 2).
+ * policy read there once, the payload keys) and the workflow bundle ASYNCJOB_WORKFLOW_BUNDLE names, every problem
+ * at once in one {@link ConfigError} (exit 2).
  */
-async function checkWorkerStart(
-  env: NodeJS.ProcessEnv,
-): Promise<{ config: Config; bundle?: CheckedBundle; deciders?: DeciderPolicyInForce }> {
+async function checkWorkerStart(env: NodeJS.ProcessEnv): Promise<{
+  config: Config;
+  bundle?: CheckedBundle;
+  deciders?: DeciderPolicyInForce;
+  payloads: LoadedPayloadCodecs;
+}> {
   const file = env.ASYNCJOB_WORKFLOW_BUNDLE?.trim();
   const codePath = file ? path.resolve(file) : undefined;
-  const [checked, bundle] = await Promise.all([
+  const [checked, bundle, keys] = await Promise.all([
     checkWorkerEnvironment(env).then(
       (environment) => ({ ...environment, problems: [] as string[] }),
       (err: unknown) => {
@@ -296,11 +320,13 @@ async function checkWorkerStart(
       },
     ),
     codePath !== undefined ? checkWorkflowBundle(codePath) : undefined,
+    checkPayloadKeys(env),
   ]);
-  const problems = [...checked.problems, ...(bundle && 'problem' in bundle ? [bundle.problem] : [])];
-  if (problems.length > 0 || checked.config === undefined) throw new ConfigError(problems);
+  const problems = [...checked.problems, ...(bundle && 'problem' in bundle ? [bundle.problem] : []), ...keys.problems];
+  if (problems.length > 0 || checked.config === undefined || !keys.loaded) throw new ConfigError(problems);
   return {
     config: checked.config,
+    payloads: keys.loaded,
     ...(checked.deciders !== undefined ? { deciders: checked.deciders } : {}),
     ...(codePath !== undefined && bundle && 'stamp' in bundle ? { bundle: { codePath, stamp: bundle.stamp } } : {}),
   };
@@ -329,10 +355,12 @@ function logDeciderPolicy(logger: Logger, file: string | undefined, deciders: De
 export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   assertSupportedNode();
   // Everything the worker is asked to serve is checked first; every problem at once, exit 2 (ConfigError).
-  const { config, bundle, deciders } = await checkWorkerStart(env);
+  const { config, bundle, deciders, payloads } = await checkWorkerStart(env);
+  const payloadKeys = payloads.secretValues;
   // The audit chain key: ASYNCJOB_AUDIT_HMAC_KEY_FILE or ASYNCJOB_AUDIT_HMAC_KEY, read as every audit command reads it.
   const hmacKey = await readChainKeySecret(env);
-  const secretValues = [...secretValuesIn(env), ...(hmacKey && hmacKey.length >= 8 ? [hmacKey] : [])];
+  // The payload keys are secrets of this process too: redacted from every log line, refused by the store.
+  const secretValues = [...secretValuesIn(env), ...(hmacKey && hmacKey.length >= 8 ? [hmacKey] : []), ...payloadKeys];
   const logger = createJsonLogger({
     level: config.ASYNCJOB_LOG_LEVEL,
     secretValues,
@@ -359,6 +387,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   const connection = await connectWorker(temporal, [registry, store]);
   const workers = await createWorkers({
     connection,
+    payloadCodecs: payloads.payloadCodecs,
     namespace: temporal.namespace,
     taskQueue: config.ASYNCJOB_TASK_QUEUE,
     ...(bundle ? { workflowBundle: { codePath: bundle.codePath } } : {}),
@@ -380,13 +409,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
         : {}),
     })),
   });
-  const stopReceiver =
-    config.ASYNCJOB_WEBHOOK_PORT !== undefined
-      ? await startReceiverBeside(
-          { env, temporal, store, registry, logger },
-          { port: config.ASYNCJOB_WEBHOOK_PORT, host: config.ASYNCJOB_WEBHOOK_HOST },
-        )
-      : undefined;
+  const receiverContext = { env, temporal, store, registry, logger, payloadCodecs: payloads.payloadCodecs };
+  const stopReceiver = await startReceiverBeside(receiverContext, config);
   const storeShown = config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@');
   const artifactsShown = config.ASYNCJOB_ARTIFACTS ?? config.ASYNCJOB_ARTIFACTS_DIR;
   const workflowsShown = bundle

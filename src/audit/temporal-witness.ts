@@ -6,9 +6,10 @@
  * by listing the `AsyncJobWorkflow` executions of `ASYNCJOB_TASK_QUEUE` (whole-operation removal).
  */
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
+import { defaultPayloadConverter, type PayloadCodec } from '@temporalio/common';
 import { type History, type Payload } from '@temporalio/common/lib/proto-utils';
 import { temporalConnectionSettings } from '../client/connection';
+import { loadPayloadCodecs } from '../codec/payload-keys';
 import { loadConfig } from '../config';
 import { AsyncJobError } from '../core/errors';
 
@@ -120,6 +121,28 @@ export function witnessFromHistory(
   return previousRun;
 }
 
+/** Decodes payloads with `codecs` (the last applied first, as the SDK does). */
+async function decodePayloads(codecs: readonly PayloadCodec[], payloads: Payload[]): Promise<Payload[]> {
+  let decoded = payloads;
+  for (const codec of [...codecs].reverse()) decoded = await codec.decode(decoded);
+  return decoded;
+}
+
+/**
+ * The history with the payloads the witness reads (activity results, local activity markers) decoded by the
+ * client's codecs, so an encrypted history (ASYNCJOB_PAYLOAD_KEYS) witnesses as a plain one. Throws the codec's
+ * error (`ASYNCJOB_ERR_PAYLOAD_KEY_UNKNOWN`) for a payload under a key not held.
+ */
+async function decodedHistory(history: History, codecs: readonly PayloadCodec[]): Promise<History> {
+  if (codecs.length === 0) return history;
+  for (const event of history.events ?? []) {
+    const result =
+      event.activityTaskCompletedEventAttributes?.result ?? event.markerRecordedEventAttributes?.details?.result;
+    if (result?.payloads) result.payloads = await decodePayloads(codecs, result.payloads as Payload[]);
+  }
+  return history;
+}
+
 /** A new, empty witnessed operation. */
 export function emptyWitness(): WitnessedOperation {
   return { reached: 0, entries: new Map() };
@@ -161,7 +184,8 @@ function clientWitness(client: Client, taskQueue: string, maxRuns = 1000): Tempo
             },
           );
         }
-        runId = witnessFromHistory(history, operationId, seen);
+        const codecs = client.options.loadedDataConverter.payloadCodecs;
+        runId = witnessFromHistory(await decodedHistory(history, codecs), operationId, seen);
         if (runId === undefined) break;
       }
       return seen;
@@ -169,17 +193,18 @@ function clientWitness(client: Client, taskQueue: string, maxRuns = 1000): Tempo
   };
 }
 
-/** Connects to Temporal as the worker and client do (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key). */
+/** Connects to Temporal as the worker and client do (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key, payload keys). */
 export async function connectTemporalWitness(
   env: NodeJS.ProcessEnv,
 ): Promise<TemporalWitness & { close(): Promise<void> }> {
   const config = loadConfig(env);
   const settings = temporalConnectionSettings(config);
+  const { payloadCodecs } = await loadPayloadCodecs(env);
   const connection = await Connection.connect({
     address: settings.address,
     ...(settings.tls ? { tls: settings.tls } : {}),
     ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
   });
-  const client = new Client({ connection, namespace: settings.namespace });
+  const client = new Client({ connection, namespace: settings.namespace, dataConverter: { payloadCodecs } });
   return { ...clientWitness(client, config.ASYNCJOB_TASK_QUEUE), close: () => connection.close() };
 }

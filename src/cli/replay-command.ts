@@ -6,6 +6,7 @@
  */
 import type { Logger } from '@temporalio/common';
 import { AsyncJobServerError } from '../client/errors';
+import { loadPayloadCodecs } from '../codec/payload-keys';
 import { historyFromFile } from '../replay/history-file';
 import { installReplayRuntime, type ReplayHistory, replayHistories, type ReplayOutcome } from '../replay/replay-check';
 import { connectHistorySource, readRunningHistories, runningQuery } from '../replay/running-histories';
@@ -120,9 +121,10 @@ export async function replayCheckCommand(ctx: CommandContext, cmd: ReplayCheck):
     report(ctx, cmd, found, code, []);
     return EXIT.ok;
   }
+  const { payloadCodecs } = await loadPayloadCodecs((ctx.deps.env ?? process.env) as NodeJS.ProcessEnv);
   code ??= await installedWorkflowCode(bundlerLogger(ctx));
   installReplayRuntime(cmd.verbose);
-  const outcomes = await replayHistories(found.histories, code.code);
+  const outcomes = await replayHistories(found.histories, code.code, payloadCodecs);
   report(ctx, cmd, found, code, outcomes);
   // A history that does not replay is the problem this command looks for: exit 1, as for an operation that ended badly.
   return outcomes.some((o) => o.failure !== null) ? EXIT.operationEndedBadly : EXIT.ok;

@@ -11,6 +11,7 @@ import { FileArtifactStore } from '../adapters/artifacts/artifact-store';
 import { createProviderRegistry, type ProviderRegistry } from '../adapters/providers/registry';
 import { openSqliteStore, type SqliteOperationStore } from '../adapters/store/sqlite-store';
 import { AsyncJobClient } from '../client';
+import { loadPayloadCodecs } from '../codec/payload-keys';
 import { createJsonLogger } from '../logging';
 import { startSimulator, type Simulator } from '../simulator';
 import { webhookOutcomeReporter } from '../webhooks/outcome-reporter';
@@ -58,8 +59,13 @@ export async function startDemoServices(
     path: path.join(dataDir, 'asyncjob.db'),
     forbiddenValues: Object.values(secrets),
   });
+  // ASYNCJOB_PAYLOAD_KEYS, when set, encrypts the demo's payloads as it does a worker's and a client's.
+  const { payloadCodecs } = await loadPayloadCodecs(process.env);
   const connection = await NativeConnection.connect({ address: server.address });
-  const temporal = new Client({ connection: await Connection.connect({ address: server.address }) });
+  const temporal = new Client({
+    connection: await Connection.connect({ address: server.address }),
+    dataConverter: { payloadCodecs },
+  });
   const client = new AsyncJobClient({ client: temporal });
   const receiver = await startWebhookReceiver({
     host: '127.0.0.1',
@@ -95,6 +101,7 @@ export async function startDemoServices(
   });
   const workers = await createWorkers({
     connection,
+    payloadCodecs,
     activities: createActivities({
       store,
       providers: registry,

@@ -4,6 +4,7 @@
  * recorded. A change that does not (a nondeterministic one) would fail the operations running now mid-flight, at
  * their next workflow task after the upgrade. Histories in, one outcome per history out; nothing is printed.
  */
+import type { PayloadCodec } from '@temporalio/common';
 import { DefaultLogger, type History, type Logger, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 
 /** One history to replay, and where it came from. */
@@ -80,11 +81,13 @@ export function installReplayRuntime(verbose: boolean): void {
 export async function replayHistories(
   histories: readonly ReplayHistory[],
   code: ReplayWorkflowCode,
+  payloadCodecs: PayloadCodec[] = [],
 ): Promise<ReplayOutcome[]> {
   if (histories.length === 0) return [];
   const outcomes: ReplayOutcome[] = [];
   const replay = Worker.runReplayHistories(
-    { workflowBundle: code, replayName: 'asyncjob-replay-check' },
+    // The payload keys decode what the histories hold encrypted (ASYNCJOB_PAYLOAD_KEYS), as the workers do.
+    { workflowBundle: code, replayName: 'asyncjob-replay-check', dataConverter: { payloadCodecs } },
     histories.map(({ workflowId, history }) => ({ workflowId, history })),
   );
   // The SDK replays one history at a time and yields in the order given.

@@ -72,7 +72,8 @@ describe('codec server', () => {
 
   it('refuses a request without the bearer token, or with another, and accepts the token', async () => {
     const payloads = [asJson(defaultPayloadConverter.toPayload(INPUT))];
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: TOKEN }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer wrong' }, { authorization: TOKEN }];
+    for (const headers of attempts) {
       const refused = await post('/encode', { payloads }, headers);
       expect(refused.statusCode).toBe(401);
       expect(((await refused.body.json()) as { code: string }).code).toBe('ASYNCJOB_ERR_UNAUTHENTICATED');
