@@ -46,6 +46,9 @@ export type StartCommand = {
 /** `asyncjob status`. */
 export type StatusCommand = { command: 'status'; operationId: string } & CommonFlags;
 
+/** `asyncjob result`: the verified result's bytes, on stdout or into `out`. */
+export type ResultCommand = { command: 'result'; operationId: string; out?: string } & CommonFlags;
+
 /** `asyncjob cancel`. */
 export type CancelCommand = {
   command: 'cancel';
@@ -163,6 +166,21 @@ export function parseStatus(rest: string[]): StatusCommand | Help {
   const { values, positionals } = parse(command, rest, {});
   if (values.help) return { command: 'help', topic: command };
   return { command, operationId: onePositional(command, positionals), ...flags(values) };
+}
+
+/** Parses `result ID [--out FILE]`. */
+export function parseResult(rest: string[]): ResultCommand | Help {
+  const command = 'result';
+  const { values, positionals } = parse(command, rest, { out: { type: 'string' } });
+  if (values.help) return { command: 'help', topic: command };
+  const out = optional(values, 'out');
+  if (out !== undefined && out.trim().length === 0) throw new UsageError('--out needs a file', command);
+  return {
+    command,
+    operationId: onePositional(command, positionals),
+    ...(out !== undefined ? { out } : {}),
+    ...flags(values),
+  };
 }
 
 /** Parses `cancel`: who asks and why are required (X1). */

@@ -10,9 +10,11 @@ import {
   type CancelCommand,
   type DecideCommand,
   type ListCommand,
+  type ResultCommand,
   parseCancel,
   parseDecide,
   parseList,
+  parseResult,
   parseStart,
   parseStatus,
   parseWatch,
@@ -33,6 +35,7 @@ export type CliCommand =
   | CancelCommand
   | DecideCommand
   | ListCommand
+  | ResultCommand
   | ({
       command: 'adapter';
       action: 'validate' | 'explain';
@@ -241,6 +244,8 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
       return parseDecide(rest);
     case 'list':
       return parseList(rest);
+    case 'result':
+      return parseResult(rest);
     case 'adapter':
       return parseAdapter(rest);
     case 'keys':

@@ -14,6 +14,7 @@ import {
   type QueryOptions,
   type StartedRun,
   type StartOptions,
+  type VerifiedResultStream,
   type WaitOptions,
   type WatchOptions,
 } from '../client';
@@ -40,6 +41,8 @@ export interface CliClient {
   watch(operationId: string, options?: WatchOptions): AsyncIterable<OperationRecord>;
   list(options: ListOptions): Promise<OperationListing[]>;
   describeOperation(operationId: string): Promise<OperationDescription>;
+  /** The collected result's bytes, failing the stream unless they match the recorded sha256 and size. */
+  readResult(operationId: string): Promise<VerifiedResultStream>;
   close(): Promise<void>;
 }
 
@@ -49,6 +52,8 @@ export interface CliDeps {
   connect(): Promise<CliClient>;
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Where `asyncjob result` writes a result's bytes (binary); absent: the process's stdout. */
+  stdoutBytes?: NodeJS.WritableStream;
   /** Whether stdout is a terminal (`watch` redraws in place only then). */
   isTTY: boolean;
   /** Reads a UTF-8 file (for `--payload @file`). */
@@ -84,6 +89,7 @@ export function processDeps(): CliDeps {
     connect: () => AsyncJobClient.connect(),
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
+    stdoutBytes: process.stdout,
     isTTY: process.stdout.isTTY === true,
     readFile: (path) => readFileSync(path, 'utf8'),
     nowMs: () => Date.now(),

@@ -21,6 +21,7 @@ import {
 import type { CliClient, CliDeps } from './deps';
 import { classifyError, EXIT, type ExitCode } from './exit-codes';
 import { replayCheckCommand } from './replay-command';
+import { resultCommand } from './result-command';
 import { COMMAND_USAGE, USAGE } from './usage';
 
 export { classifyError, type ClassifiedError } from './exit-codes';
@@ -84,6 +85,8 @@ async function dispatch(cmd: CliCommand, ctx: CommandContext): Promise<number> {
       return decideCommand(ctx, cmd);
     case 'list':
       return listCommand(ctx, cmd);
+    case 'result':
+      return resultCommand(ctx, cmd);
     case 'adapter':
       return adapterCommand(ctx, cmd);
     case 'audit':

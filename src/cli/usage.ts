@@ -33,6 +33,12 @@ export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   Follows the operation live until a final state or an escalation (exit 7, the decide command printed); changes
   show at once, the line is redrawn at least every --interval (default 1s). --until-final follows it through
   escalations until it ends.`,
+  result: `usage: asyncjob result ID [--out FILE]
+  Reads the operation's collected result from the artifact store (ASYNCJOB_ARTIFACTS, else ASYNCJOB_ARTIFACTS_DIR)
+  and checks it against the sha256 and size recorded when it was validated. Without --out the bytes go to stdout as
+  they are read (a mismatch found at their end exits 6 after them); --out FILE writes a temporary file beside FILE
+  and renames it only once every byte matched, so a mismatch leaves no file. A worker must answer (the result's
+  record is read with a query). Exit 0 written, 6 no result stored, unreadable, or not the recorded bytes.`,
   cancel: `usage: asyncjob cancel ID --by WHO --reason TEXT [--expected-effect TEXT]
   Records the cancel intent and asks the provider once; its confirmation follows (watch it).`,
   decide: `usage: asyncjob decide ID
@@ -99,6 +105,7 @@ commands:
   start      start an operation (idempotent per operation ID)
   status     show an operation's state
   watch      follow an operation live until it ends or escalates
+  result     read an operation's result from the artifact store, verified (stdout or --out FILE)
   cancel     ask for cancellation at the provider
   decide     show an escalation's options, or answer it
   list       list operations by state, provider, escalation reason

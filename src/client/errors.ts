@@ -61,7 +61,7 @@ export class FingerprintMismatchError extends AsyncJobError {
 export type ResultUnavailableReason = 'no_result' | 'unreadable' | 'mismatch';
 
 /**
- * R3 (`ASYNCJOB_ERR_RESULT_UNAVAILABLE`): the operation's result cannot be given: none is stored (`no_result`), the
+ * R2 (`ASYNCJOB_ERR_RESULT_UNAVAILABLE`): the operation's result cannot be given: none is stored (`no_result`), the
  * artifact store cannot read it (`unreadable`: absent, no access, another machine's file), or its bytes do not
  * match the sha256 and size recorded when it was validated (`mismatch`, raised at the end of the stream or as
  * soon as more bytes arrive than were recorded).

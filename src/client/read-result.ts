@@ -1,6 +1,6 @@
 /**
  * Reading a collected result back, from any machine that reaches the artifact store: the bytes as the store gives
- * them, checked on the way against the sha256 and size the workflow recorded when it validated them (R3). The
+ * them, checked on the way against the sha256 and size the workflow recorded when it validated them (R2). The
  * stream passes bytes on as they arrive and fails at its end (or as soon as more bytes arrive than were recorded)
  * when they do not match, so a reader keeps nothing before the stream has ended without an error.
  */

@@ -25,6 +25,7 @@ export type SettingUser =
   | 'bundle'
   | 'replay-check'
   | 'keys'
+  | 'result'
   | 'codec-server'
   | 'npm run temporal'
   | 'every command';

@@ -41,8 +41,9 @@ export const workerSettings = {
   ),
   ASYNCJOB_ARTIFACTS_DIR: setting(nonEmpty().default('.asyncjob/artifacts'), {
     group: 'worker',
-    usedBy: ['worker', 'doctor', 'audit', 'mcp'],
-    description: 'directory where collected results are stored (created if missing)',
+    usedBy: ['worker', 'client', 'CLI', 'doctor', 'audit', 'mcp'],
+    description:
+      'directory where collected results are stored (created if missing), unless `ASYNCJOB_ARTIFACTS` names an object store',
     example: '/var/lib/asyncjob/artifacts',
   }),
   ASYNCJOB_PROVIDER_RATE_LIMIT: setting(z.coerce.number().positive().optional(), {

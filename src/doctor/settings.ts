@@ -18,6 +18,7 @@ import {
   DEV_SERVER_FLAGS,
   KEYS_FLAGS,
   REPLAY_FLAGS,
+  RESULT_FLAGS,
   SIMULATE_FLAGS,
 } from './settings/tool-flags';
 
@@ -30,6 +31,7 @@ export const FLAGS: readonly Flag[] = [
   ...WATCH_FLAGS,
   ...CANCEL_AND_DECIDE_FLAGS,
   ...LIST_FLAGS,
+  ...RESULT_FLAGS,
   ...ADAPTER_FLAGS,
   ...BUNDLE_FLAGS,
   ...REPLAY_FLAGS,

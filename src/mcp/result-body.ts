@@ -1,7 +1,7 @@
 /**
  * Reads a collected result's body for an agent whose policy allows it, through the client's verified reading
  * (`src/client/read-result.ts`): the whole artifact is hashed while at most `maxBytes` of it are kept, and the body
- * is given only when it matches the sha256 and size the workflow recorded (R3), so an agent never reads bytes that
+ * is given only when it matches the sha256 and size the workflow recorded (R2), so an agent never reads bytes that
  * are not the validated result.
  */
 import type { ArtifactStore } from '../adapters/artifacts/artifact-store';

@@ -2,6 +2,8 @@
  * Fakes for CLI tests: a scripted client behind the `CliClient` seam, in-memory output, a manual clock, and the
  * command lines they run.
  */
+import { createHash } from 'node:crypto';
+import { Writable } from 'node:stream';
 import {
   OperationFailedError,
   OperationNotFoundError,
@@ -9,7 +11,9 @@ import {
   type ListOptions,
   type OperationDescription,
   type OperationListing,
+  type RecordedResult,
   type StartOptions,
+  VerifiedResultStream,
   type WaitOptions,
   type WatchOptions,
 } from '../../src/client';
@@ -175,6 +179,13 @@ export class FakeClient implements CliClient {
   sleep: (ms: number) => Promise<void> = async () => {};
   closed = false;
   exists = true;
+  /** The bytes `readResult` serves, checked against {@link recordedResult} as the real client checks them. */
+  resultBytes = Buffer.from('{"items":[1,2,3]}');
+  recordedResult: RecordedResult = {
+    location: 's3://results/op/1-result',
+    sha256: createHash('sha256').update(this.resultBytes).digest('hex'),
+    sizeBytes: this.resultBytes.length,
+  };
 
   private seen(method: string, ...args: unknown[]): void {
     this.calls.push({ method, args });
@@ -257,6 +268,12 @@ export class FakeClient implements CliClient {
       },
     ];
   }
+  async readResult(operationId: string): Promise<VerifiedResultStream> {
+    this.seen('readResult', operationId);
+    const stream = new VerifiedResultStream(operationId, this.recordedResult);
+    stream.end(this.resultBytes);
+    return stream;
+  }
   async describeOperation(operationId: string): Promise<OperationDescription> {
     this.seen('describeOperation', operationId);
     return {
@@ -290,6 +307,7 @@ export function fakeDeps(
   let now = T0;
   const sleeps: number[] = [];
   const delegated: { command: string; argv: string[] }[] = [];
+  const bytes: Buffer[] = [];
   const deps: CliDeps = {
     connect: async () => {
       if (options.connectError) throw options.connectError;
@@ -297,6 +315,12 @@ export function fakeDeps(
     },
     stdout: (t) => void out.push(t),
     stderr: (t) => void err.push(t),
+    stdoutBytes: new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        bytes.push(chunk);
+        done();
+      },
+    }),
     isTTY: options.isTTY ?? false,
     readFile: (path) => {
       const text = options.files?.[path];
@@ -320,6 +344,8 @@ export function fakeDeps(
     deps,
     stdout: () => out.join(''),
     stderr: () => err.join(''),
+    /** What was written to stdout as bytes (`asyncjob result`). */
+    stdoutBytes: () => Buffer.concat(bytes),
     /** Every stdout line parsed as JSON. */
     json: () =>
       out

@@ -47,6 +47,7 @@ describe('the configuration reference', () => {
       cancel: COMMAND_USAGE.cancel!,
       decide: COMMAND_USAGE.decide!,
       list: COMMAND_USAGE.list!,
+      result: COMMAND_USAGE.result!,
       adapter: COMMAND_USAGE.adapter!,
       bundle: COMMAND_USAGE.bundle!,
       'replay-check': COMMAND_USAGE['replay-check']!,

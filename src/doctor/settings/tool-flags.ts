@@ -68,6 +68,18 @@ export const AUDIT_FLAGS: readonly Flag[] = [
   },
 ];
 
+/** `asyncjob result`. */
+export const RESULT_FLAGS: readonly Flag[] = [
+  {
+    name: '--out',
+    usedBy: ['result'],
+    default: 'stdout',
+    meaning:
+      'write the verified result to FILE: written beside it under a temporary name and renamed only once every byte matched the recorded sha256 and size; on a mismatch no file is left',
+    example: '--out report.json',
+  },
+];
+
 /** `asyncjob bundle`. */
 export const BUNDLE_FLAGS: readonly Flag[] = [
   {
