@@ -347,6 +347,10 @@ const ENTRIES: Entry[] = [
   [['docs/operating.md'], 'asyncjob decide ... --sign', { illustrative: SYNOPSIS }],
   [['README.md'], 'asyncjob decide … --sign', { illustrative: SYNOPSIS }],
 
+  // Encrypted payloads: the codec server the Web UI decodes through.
+  [['docs/operating.md'], 'asyncjob codec-server --port 8888', { test: 'test/integration/encrypted-payloads.test.ts' }],
+  [['docs/configuration.md'], 'asyncjob codec-server', { illustrative: SYNOPSIS }],
+
   // Mentions of commands by name or with placeholders.
   [
     ['README.md', 'docs/cli.md'],

@@ -1,0 +1,168 @@
+/**
+ * Encrypted payloads end to end on a dev server of its own, whose SQLite database the test reads: `asyncjob worker`
+ * and a client with ASYNCJOB_PAYLOAD_KEYS run an operation whose request carries a distinctive string, which the
+ * client reads back (status, result, the join check) while Temporal's database holds it nowhere; an operation
+ * started by a client without keys (as before encryption was turned on) still runs, and its string is in the
+ * database (the search finds what is there). The documented `asyncjob codec-server` decodes the history's input.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
+import { AsyncJobClient } from '../../src/client';
+import { type DevServer, freePort, startDevServer } from '../../src/dev/temporal-server';
+import { startSimulator, type Simulator } from '../../src/simulator';
+import { docCommand, substitute } from '../docs/doc-commands';
+import { uniqueId, weeklyReportRequest } from '../setup/temporal';
+
+const BIN = path.join(__dirname, '..', '..', 'bin', 'asyncjob');
+const TOKEN = `enc-secret-${randomBytes(12).toString('hex')}`;
+const SECRET_NOTE = `distinctive-secret-${randomBytes(6).toString('hex')}`;
+const PLAIN_NOTE = `distinctive-plain-${randomBytes(6).toString('hex')}`;
+/** The codec server command docs/operating.md shows. */
+const CODEC_SERVER = 'asyncjob codec-server --port 8888';
+
+/** Waits until `child`'s output shows `text`. */
+async function outputShows(child: ChildProcess, output: () => string, text: string): Promise<void> {
+  const end = Date.now() + 60_000;
+  while (!output().includes(text) && Date.now() < end && child.exitCode === null)
+    await new Promise((r) => setTimeout(r, 100));
+  expect(output()).toContain(text);
+}
+
+describe('encrypted payloads on a real dev server', () => {
+  let server: DevServer;
+  let sim: Simulator;
+  let worker: ChildProcess;
+  let output = '';
+  let dir = '';
+  let env: NodeJS.ProcessEnv;
+  let client: AsyncJobClient;
+  const provider = `reports-${uniqueId('enc').toLowerCase()}`.slice(0, 60);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-encrypted-'));
+    server = await startDevServer({ dbFile: path.join(dir, 'temporal.db') });
+    sim = await startSimulator({ dialect: 'rest', token: TOKEN, seed: 5 });
+    const contractFile = path.join(dir, `${provider}.json`);
+    await writeFile(
+      contractFile,
+      JSON.stringify({
+        ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
+        name: provider,
+        baseUrl: sim.url,
+        credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' },
+      }),
+    );
+    // Rotation as documented: k2 encrypts, k1 (an older key, in a file) still decrypts.
+    await writeFile(path.join(dir, 'k1.key'), randomBytes(32).toString('base64'));
+    env = {
+      PATH: process.env.PATH,
+      TEMPORAL_ADDRESS: server.address,
+      ASYNCJOB_TASK_QUEUE: uniqueId('enc'),
+      ASYNCJOB_PAYLOAD_KEYS: `k2=env:ASYNCJOB_PAYLOAD_KEY_2,k1=file:${path.join(dir, 'k1.key')}`,
+      ASYNCJOB_PAYLOAD_KEY_2: randomBytes(32).toString('hex'),
+    };
+    worker = spawn(process.execPath, [BIN, 'worker'], {
+      env: {
+        ...env,
+        ASYNCJOB_STORE: `sqlite:${path.join(dir, 'asyncjob.db')}`,
+        ASYNCJOB_ARTIFACTS_DIR: path.join(dir, 'artifacts'),
+        ASYNCJOB_PROVIDERS: contractFile,
+        REPORTS_TOKEN: TOKEN,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    worker.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    worker.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    await outputShows(worker, () => output, 'asyncjob worker: task queue');
+    client = await AsyncJobClient.connect({ env });
+    await client.waitForWorkers([provider]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.close();
+    if (worker && worker.exitCode === null) worker.kill('SIGKILL');
+    await sim?.stop();
+    await server?.stop();
+  });
+
+  it('the request is ciphertext in the database, read back by the client with the keys; plaintext written before still runs', async () => {
+    const operationId = uniqueId('op-enc');
+    const request_ = {
+      ...weeklyReportRequest(operationId, provider),
+      payload: { report: 'weekly', note: SECRET_NOTE },
+    };
+    await client.start(request_);
+    expect((await client.result(operationId)).localState).toBe('succeeded');
+    expect((await client.get(operationId)).localState).toBe('succeeded');
+    // The join check reads the run's input from history: decrypted, it is the same request.
+    expect((await client.start(request_)).joined).toBe(true);
+
+    const { ASYNCJOB_PAYLOAD_KEYS: _keys, ...withoutKeys } = env;
+    const plainClient = await AsyncJobClient.connect({ env: withoutKeys });
+    const plainId = uniqueId('op-plain');
+    try {
+      await plainClient.start({
+        ...weeklyReportRequest(plainId, provider),
+        payload: { report: 'weekly', note: PLAIN_NOTE },
+      });
+      expect((await client.result(plainId)).localState).toBe('succeeded');
+      // A client without the keys reads nothing the worker encrypted.
+      await expect(plainClient.get(operationId)).rejects.toThrow();
+    } finally {
+      await plainClient.close();
+    }
+
+    // The documented codec server decodes the history's input for the Web UI.
+    const port = await freePort();
+    const command = substitute(docCommand('docs/operating.md', CODEC_SERVER).text, [['8888', String(port), 'port']]);
+    const codecServer = spawn(process.execPath, [BIN, ...command.split(' ').slice(1)], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let codecOutput = '';
+    codecServer.stdout!.on('data', (d: Buffer) => (codecOutput += d.toString()));
+    codecServer.stderr!.on('data', (d: Buffer) => (codecOutput += d.toString()));
+    try {
+      await outputShows(codecServer, () => codecOutput, `http://127.0.0.1:${port}`);
+      const raw = await client['ctx'].client.workflowService.getWorkflowExecutionHistory({
+        namespace: 'default',
+        execution: { workflowId: operationId },
+        maximumPageSize: 1,
+      });
+      const input = raw.history!.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads!;
+      const asJson = input.map((p) => ({
+        metadata: Object.fromEntries(
+          Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+        ),
+        data: Buffer.from(p.data ?? []).toString('base64'),
+      }));
+      expect(Buffer.from(asJson[0]!.metadata.encoding!, 'base64').toString()).toBe('binary/encrypted');
+      const decoded = await request(`http://127.0.0.1:${port}/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-namespace': 'default' },
+        body: JSON.stringify({ payloads: asJson }),
+      });
+      expect(decoded.statusCode).toBe(200);
+      const body = (await decoded.body.json()) as { payloads: { data: string }[] };
+      expect(Buffer.from(body.payloads[0]!.data, 'base64').toString()).toContain(SECRET_NOTE);
+    } finally {
+      codecServer.kill('SIGINT');
+    }
+
+    worker.kill('SIGTERM');
+    await new Promise((r) => worker.once('exit', r));
+    expect(output).not.toContain(env.ASYNCJOB_PAYLOAD_KEY_2!);
+    await server.stop();
+    // The dev server's SQLite database and its write-ahead log: the plain request is there, the encrypted one is not.
+    const files = (await readdir(dir)).filter((f) => f.startsWith('temporal.db'));
+    const database = Buffer.concat(await Promise.all(files.map((f) => readFile(path.join(dir, f)))));
+    expect(database.includes(PLAIN_NOTE)).toBe(true);
+    expect(database.includes(SECRET_NOTE)).toBe(false);
+  }, 180_000);
+});
