@@ -6,15 +6,19 @@
  *   configured artifact root (`ASYNCJOB_ARTIFACTS_DIR`) when that directory exists, or elsewhere when the file's
  *   own directory exists. A finding (`artifact_file_missing`), unless `--allow-missing-artifacts` (deliberate
  *   retention) turns it into a count the report states;
- * - unreachable from here: another scheme, or a `file:` path whose directory is not on this host (another
- *   machine's store); counted, never a finding. Something that is not a regular file (a directory, a device or
- *   FIFO named by an edited row) is never read and counts as unreachable too.
+ * - an object store's location (`s3://bucket/key`) of the object store configured here (`ASYNCJOB_ARTIFACTS`):
+ *   fetched and hashed the same way; an absent object is the same finding as an absent file;
+ * - unreachable from here: another scheme or another store's object (or one the store could not be asked about),
+ *   or a `file:` path whose directory is not on this host (another machine's store); counted, never a finding.
+ *   Something that is not a regular file (a directory, a device or FIFO named by an edited row) is never read and
+ *   counts as unreachable too.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, relative, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ArtifactStore } from '../adapters/artifacts/artifact-store';
 import { type JournalEntry } from '../core/journal';
 import { opFinding, type AuditFinding } from './findings';
 
@@ -32,9 +36,15 @@ export interface ArtifactFileOptions {
   /** The configured artifact root (`ASYNCJOB_ARTIFACTS_DIR`), absolute or relative to the working directory. */
   readonly root?: string;
   readonly allowMissing?: boolean;
+  /** The object store configured here (`ASYNCJOB_ARTIFACTS`): its locations are fetched and hashed. */
+  readonly objects?: ArtifactStore;
 }
 
-type Place = { kind: 'file'; path: string } | { kind: 'missing'; path: string } | { kind: 'elsewhere' };
+type Place =
+  | { kind: 'file'; path: string }
+  | { kind: 'missing'; path: string }
+  | { kind: 'object'; found: { sha256: string; sizeBytes: number } }
+  | { kind: 'elsewhere' };
 
 async function kindOf(path: string): Promise<'file' | 'other' | 'absent'> {
   try {
@@ -52,7 +62,20 @@ function inside(root: string, path: string): boolean {
   return rel.length > 0 && !rel.startsWith('..') && !isAbsolute(rel);
 }
 
-async function placeOf(location: string, root: string | undefined): Promise<Place> {
+/** An object of the configured object store: hashed, absent (missing), or unreachable when it cannot be asked. */
+async function objectPlaceOf(location: string, objects: ArtifactStore): Promise<Place> {
+  try {
+    const found = await objects.describe(location);
+    return found === undefined ? { kind: 'missing', path: location } : { kind: 'object', found };
+  } catch {
+    return { kind: 'elsewhere' };
+  }
+}
+
+async function placeOf(location: string, options: ArtifactFileOptions): Promise<Place> {
+  if (!location.startsWith('file:') && options.objects?.holds(location) === true)
+    return objectPlaceOf(location, options.objects);
+  const root = options.root;
   let path: string;
   try {
     const url = new URL(location);
@@ -89,7 +112,7 @@ export async function checkArtifactFiles(
   let unreachable = 0;
   for (const e of entries) {
     if (e.body.kind !== 'artifact') continue;
-    const place = await placeOf(e.body.location, options.root);
+    const place = await placeOf(e.body.location, options);
     if (place.kind === 'elsewhere') {
       unreachable += 1;
       continue;
@@ -103,13 +126,14 @@ export async function checkArtifactFiles(
             e.sequence,
             'artifact_file_missing',
             `${e.body.sizeBytes} bytes at ${place.path}`,
-            'no file',
+            place.path.startsWith('s3:') ? 'no object' : 'no file',
           ),
         );
       continue;
     }
     checked += 1;
-    const found = await digestOf(place.path);
+    const found = place.kind === 'object' ? place.found : await digestOf(place.path);
+    const where = place.kind === 'object' ? e.body.location : place.path;
     if (found.sha256 !== e.body.sha256 || found.sizeBytes !== e.body.sizeBytes) {
       result.findings.push(
         opFinding(
@@ -117,7 +141,7 @@ export async function checkArtifactFiles(
           e.sequence,
           'artifact_file_mismatch',
           `sha256 ${e.body.sha256}, ${e.body.sizeBytes} bytes`,
-          `sha256 ${found.sha256}, ${found.sizeBytes} bytes in ${place.path}`,
+          `sha256 ${found.sha256}, ${found.sizeBytes} bytes in ${where}`,
         ),
       );
     }

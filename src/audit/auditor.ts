@@ -5,6 +5,7 @@
  * each finding's operation and first bad sequence (or missing range); signatures that cannot be checked are listed
  * apart (`unverifiable`), never called changes.
  */
+import type { ArtifactStore } from '../adapters/artifacts/artifact-store';
 import { type AuditSource, type OperationAuditData } from '../adapters/store/audit-source';
 import { verifyOperationRows, type ChainKey } from '../adapters/store/chain';
 import { type JournalEntry } from '../core/journal';
@@ -30,6 +31,8 @@ export interface AuditOptions {
   readonly artifactRoot?: string;
   /** Deliberate retention: artifact files gone from this host are counted and named in a note, not findings. */
   readonly allowMissingArtifacts?: boolean;
+  /** The object store configured here (`ASYNCJOB_ARTIFACTS`): its artifacts are fetched and hashed too. */
+  readonly artifactObjects?: ArtifactStore;
 }
 
 /** Counts beside the findings. */
@@ -190,6 +193,7 @@ async function auditOperation(
   const files = await checkArtifactFiles(id, entries, {
     ...(options.artifactRoot !== undefined ? { root: options.artifactRoot } : {}),
     allowMissing: options.allowMissingArtifacts === true,
+    ...(options.artifactObjects !== undefined ? { objects: options.artifactObjects } : {}),
   });
   counts.artifactFilesChecked += files.checked;
   counts.artifactFilesUnreachable += files.unreachable;

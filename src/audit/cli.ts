@@ -34,7 +34,8 @@ LOCATION is sqlite:PATH or postgres://... (default: $ASYNCJOB_STORE, else ${DEFA
 --against FILE   hold the store to the checkpoints in FILE (what audit checkpoint wrote or appended)
 --with-temporal  also hold it to Temporal's history (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...)
 --allow-missing-artifacts  artifact files gone from this host (deliberate retention) are listed, not findings
-                 (the artifact root is ASYNCJOB_ARTIFACTS_DIR, default .asyncjob/artifacts)
+                 (the artifact root is ASYNCJOB_ARTIFACTS_DIR, default .asyncjob/artifacts; objects of the
+                 store ASYNCJOB_ARTIFACTS names are fetched and hashed, with the standard AWS variables)
 --out FILE       append the checkpoint to FILE (one JSON line) instead of printing it
 Keys (a file or a value each, as the worker reads them): ASYNCJOB_AUDIT_HMAC_KEY_FILE | ASYNCJOB_AUDIT_HMAC_KEY,
 ASYNCJOB_AUDIT_SIGNING_KEY_FILE | ASYNCJOB_AUDIT_SIGNING_KEY (Ed25519 private, PEM),

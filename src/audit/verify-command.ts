@@ -1,5 +1,7 @@
 /** `asyncjob audit verify`: reads the keys, the checkpoints given and the witness, runs the audit, reports it. */
 import { readFile } from 'node:fs/promises';
+import type { ArtifactStore } from '../adapters/artifacts/artifact-store';
+import { artifactSettingsOf, openArtifactStore } from '../adapters/artifacts/open-artifact-store';
 import { type ChainKey } from '../adapters/store/chain';
 import { type OperationStore } from '../adapters/store/operation-store';
 import { configSchema } from '../config';
@@ -29,6 +31,17 @@ async function readCheckpointFiles(files: readonly string[], io: AuditIo): Promi
   return all;
 }
 
+/** The object store `ASYNCJOB_ARTIFACTS` names here, if any; a bad setting is reported and answers null. */
+function objectStoreOf(io: AuditIo): ArtifactStore | undefined | null {
+  try {
+    const settings = artifactSettingsOf(io.env);
+    return settings.ASYNCJOB_ARTIFACTS === undefined ? undefined : openArtifactStore(settings, io.env);
+  } catch (err) {
+    io.stderr(`asyncjob audit: ${err instanceof Error ? err.message : String(err)}\n`);
+    return null;
+  }
+}
+
 /** Runs `audit verify`; returns the exit code. */
 export async function runVerify(
   store: OperationStore,
@@ -38,6 +51,8 @@ export async function runVerify(
 ): Promise<number> {
   const given = await readCheckpointFiles(args.against, io);
   if (given === undefined) return AUDIT_EXIT.usage;
+  const objects = objectStoreOf(io);
+  if (objects === null) return AUDIT_EXIT.usage;
   const source = store.auditSource();
   const checkpoints = resolveCheckpoints(given, await source.checkpoints(), await readCheckpointVerifier(io.env, key));
   let witness: (TemporalWitness & { close(): Promise<void> }) | undefined;
@@ -59,6 +74,7 @@ export async function runVerify(
       ...(io.settleMs !== undefined ? { settleMs: io.settleMs } : {}),
       artifactRoot: io.env.ASYNCJOB_ARTIFACTS_DIR ?? DEFAULT_ARTIFACTS_DIR,
       allowMissingArtifacts: args.allowMissingArtifacts === true,
+      ...(objects !== undefined ? { artifactObjects: objects } : {}),
     });
     if (witnessMissing !== undefined) report.unverifiable.push(witnessMissing);
     if (args.operationId !== undefined && report.counts.operationsChecked === 0) {

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import {
   CreateBucketCommand,
+  DeleteObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
@@ -13,6 +14,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifactSettingsOf, openArtifactStore } from '../../../src/adapters/artifacts/open-artifact-store';
 import { S3ArtifactStore } from '../../../src/adapters/artifacts/s3-artifact-store';
+import { checkArtifactFiles } from '../../../src/audit/artifact-files';
+import type { JournalEntry } from '../../../src/core/journal';
 import { artifactStoreContract, CONTRACT_PART_SIZE_BYTES } from './artifact-store.contract';
 import { MOTO_MISSING, startMotoS3, type MotoS3 } from './moto-s3';
 
@@ -150,6 +153,44 @@ describe.skipIf(MOTO_MISSING !== undefined)(
       expect(`${error.name} ${error.message}`).toMatch(/SignatureDoesNotMatch|signature/i);
       expect(`${error.message} ${error.stack}`).not.toContain(env.AWS_SECRET_ACCESS_KEY);
       expect(await keysIn(bucket)).toEqual([]);
+    });
+
+    it('T2: audit verify hashes objects of the configured store: a match is checked, an overwritten one a mismatch, an absent one missing, another bucket unreachable', async () => {
+      const bucket = await freshBucket();
+      const store = storeIn(bucket);
+      const entries: JournalEntry[] = [];
+      for (const [sequence, text] of [
+        [1, 'kept'],
+        [2, 'overwritten'],
+        [3, 'deleted'],
+      ] as const) {
+        const writer = await store.begin('op-audit', `${sequence}-result`);
+        await writer.write(Buffer.from(text));
+        const artifact = await writer.commit();
+        entries.push({
+          operationId: 'op-audit',
+          sequence,
+          at: '2026-12-01T10:00:00.000Z',
+          actor: 'worker:host-a',
+          body: { kind: 'artifact', ...artifact, validation: 'valid' },
+        });
+      }
+      const locationOf = (entry: JournalEntry) => (entry.body as { location: string }).location;
+      const keyOf = (entry: JournalEntry) => locationOf(entry).slice(`s3://${bucket}/`.length);
+      await moto!.client.send(new PutObjectCommand({ Bucket: bucket, Key: keyOf(entries[1]!), Body: 'tampered!!!' }));
+      await moto!.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: keyOf(entries[2]!) }));
+      const elsewhere = { ...entries[0]!.body, location: `s3://another/${keyOf(entries[0]!)}` };
+      entries.push({ ...entries[0]!, sequence: 4, body: elsewhere as JournalEntry['body'] });
+      const found = await checkArtifactFiles('op-audit', entries, { objects: store });
+      expect(found.checked).toBe(2);
+      expect(found.unreachable).toBe(1);
+      expect(found.findings.map((f) => [f.sequence, f.problem])).toEqual([
+        [2, 'artifact_file_mismatch'],
+        [3, 'artifact_file_missing'],
+      ]);
+      expect(JSON.stringify(found.findings)).toContain('no object');
+      const without = await checkArtifactFiles('op-audit', entries, {});
+      expect(without).toMatchObject({ checked: 0, unreachable: 4, findings: [] });
     });
   },
 );
