@@ -17,7 +17,7 @@ import { AsyncJobError } from '../core/errors';
  * The largest request body read. Temporal refuses a payload over 2 MB (`limit.blobSize.error`) and the UI sends the
  * payloads of one event or query at a time, so 8 MiB holds any request the UI makes.
  */
-export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 /** The request headers the Web UI sends a codec server. */
 const ALLOWED_HEADERS = 'X-Namespace, Content-Type, Authorization';

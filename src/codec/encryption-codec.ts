@@ -11,9 +11,9 @@ import { AsyncJobError } from '../core/errors';
 import { decodePayload, encodePayload } from './payload-proto';
 
 /** The `encoding` metadata of an encrypted payload. */
-export const ENCRYPTED_ENCODING = 'binary/encrypted';
+const ENCRYPTED_ENCODING = 'binary/encrypted';
 /** The metadata entry naming the key a payload is encrypted with. */
-export const KEY_ID_METADATA = 'encryption-key-id';
+const KEY_ID_METADATA = 'encryption-key-id';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
