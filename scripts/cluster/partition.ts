@@ -107,6 +107,9 @@ export interface PartitionReport extends PartitionOutcome {
   problems: string[];
 }
 
+/** How long a partition waits for the worker to hold a provider call before it cuts anyway, ms. */
+const HOLD_WAIT_MS = 60_000;
+
 /** The partition of one run: cut the worker of slot {@link PARTITIONED_SLOT} off, note what it held, join it again. */
 export class Partition {
   private held: HeldActivity[] = [];
@@ -121,18 +124,33 @@ export class Partition {
     private readonly durationMs: number,
   ) {}
 
-  /** Cuts the worker off for the duration, noting what it held when cut; resolves once it is joined again. */
+  /**
+   * Cuts the worker off for the duration while it holds provider calls, noting which; resolves once it is joined
+   * again. A partition of a worker holding nothing would prove nothing, so it waits (up to {@link HOLD_WAIT_MS})
+   * until the server lists a call the worker runs, then cuts. The calls it holds are those the server still lists
+   * after the cut: a call that ended in between was reported before the cut and is not the partition's.
+   */
   async run(): Promise<void> {
-    this.pid = this.fleet.pidOf(PARTITIONED_SLOT);
+    const waitUntil = Date.now() + HOLD_WAIT_MS;
+    for (;;) {
+      this.pid = this.fleet.pidOf(PARTITIONED_SLOT);
+      const holds = this.pid !== undefined && (await this.heldNow()).length > 0;
+      if (holds || Date.now() >= waitUntil) break;
+      await sleep(250);
+    }
     const cutAt = Date.now();
     await this.hosts.partition(PARTITIONED_SLOT);
     try {
-      if (this.pid !== undefined) this.held = await activitiesHeldBy(this.client, this.taskQueue, this.pid);
+      this.held = await this.heldNow();
       await sleep(Math.max(0, cutAt + this.durationMs - Date.now()));
     } finally {
       await this.hosts.restore(PARTITIONED_SLOT);
       this.cutForMs = Date.now() - cutAt;
     }
+  }
+
+  private async heldNow(): Promise<HeldActivity[]> {
+    return this.pid === undefined ? [] : activitiesHeldBy(this.client, this.taskQueue, this.pid);
   }
 
   /** How the held activities ended (after the run), and what that proves or fails to. */

@@ -3,6 +3,8 @@ import type { Dialect } from '../load/plan';
 import { formatRows, percentile, type LoadViolation, type ProviderTotals } from '../load/verify';
 import type { ChaosEvent } from './chaos';
 import type { FleetStats } from './fleet';
+import type { PartitionReport } from './partition';
+import type { ReadBack } from './results';
 import type { ObservedRate } from './rate';
 
 export interface ClusterReport {
@@ -21,6 +23,12 @@ export interface ClusterReport {
   ratePerSecond: number;
   rates: Record<Dialect, ObservedRate>;
   audit: string;
+  /** Where the processes ran and where results were kept. */
+  placement: string;
+  /** Results read back on the client's host (with an object store). */
+  readBack?: ReadBack;
+  /** What the partition did (with separate hosts). */
+  partition?: Omit<PartitionReport, 'problems'>;
   violations: LoadViolation[];
   /** Failed checks that are not about one operation (visibility, audit, a worker crash, a restart not done). */
   problems: string[];
@@ -32,6 +40,7 @@ export function formatClusterReport(report: ClusterReport): string {
   const boot = [...report.fleet.bootMs].sort((a, b) => a - b);
   const rows: [string, string][] = [
     ['operations / workers', `${report.count} / ${report.workers}`],
+    ['placement', report.placement],
     ['duration', `${Math.round(report.durationMs / 1000)} s`],
     ...Object.entries(report.outcomes)
       .sort()
@@ -50,6 +59,22 @@ export function formatClusterReport(report: ClusterReport): string {
       `rate ${dialect} (limit ${report.ratePerSecond}/s)`,
       `max ${rate.maxInWindow} in any 1 s, mean ${rate.meanPerSecond}/s, ${rate.windowsOverLimit} windows over`,
     ]),
+    ...(report.partition
+      ? [
+          [
+            'partition',
+            `worker pid ${report.partition.pid} cut off for ${Math.round(report.partition.cutForMs / 1000)} s holding ${report.partition.held} provider calls: ${report.partition.resumedElsewhere} resumed by other workers, ${report.partition.finishedAfterRestore} finished by it after it was joined again`,
+          ] as [string, string],
+        ]
+      : []),
+    ...(report.readBack
+      ? [
+          [
+            'results read back on the client host',
+            `${report.readBack.viaLibrary} by AsyncJobClient.readResult, ${report.readBack.viaCli} by asyncjob result --out, ${report.readBack.problems.length} failed`,
+          ] as [string, string],
+        ]
+      : []),
     ['audit verify --with-temporal', report.audit],
     ['violations / problems', `${report.violations.length} / ${report.problems.length}`],
   ];

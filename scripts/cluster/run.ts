@@ -10,7 +10,12 @@
  * Web UI's search (`AsyncJobState = "escalated"`) answered by the real visibility store. It measures the fleet's
  * provider request rate against the configured limit from the simulators' request logs.
  *
- *   npm run test:cluster -- --count 2000 --seed 1 --rate 10 --kill-every-ms 4000 [--keep-cluster]
+ * With `--hosts`, the workers run on hosts of their own (network namespaces joined by a bridge, reaching only the
+ * Temporal frontend, PostgreSQL, the object store and the providers), results go to an S3-compatible object store
+ * (moto's server), one worker is cut off the network for `--partition-ms` in the middle of the run, and a client
+ * on yet another host reads every result back through the object store.
+ *
+ *   npm run test:cluster -- --count 2000 --seed 1 --rate 10 --kill-every-ms 4000 [--hosts] [--keep-cluster]
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -20,10 +25,11 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
+import { openArtifactStore } from '../../src/adapters/artifacts/open-artifact-store';
+import { loadConfig } from '../../src/config';
 import { openPostgresStore } from '../../src/adapters/store/postgres-store';
 import { AsyncJobClient, providerTaskQueue } from '../../src/client';
-import { startSimulator, type Simulator } from '../../src/simulator';
+import { renderPayload, startSimulator, type Simulator } from '../../src/simulator';
 import { writeContract } from '../load/contracts';
 import { DIALECTS, planLoad, type Dialect } from '../load/plan';
 import { outcomeKey, pool, providerTotals, verifyOperation, type LoadViolation } from '../load/verify';
@@ -31,11 +37,16 @@ import { Chaos } from './chaos';
 import { auditVerify, clusterCommand, clusterUp, createStoreDatabase, writeWorkflowBundle } from './cluster-control';
 import { WorkerFleet } from './fleet';
 import { formatClusterReport, type ClusterReport } from './report';
+import { Partition } from './partition';
+import { placeRun } from './placement';
 import { observedRate } from './rate';
+import { readResultsBack } from './results';
 import { retryingTransient } from './retry';
 import { checkVisibility } from './visibility';
 
 const ROOT = path.join(__dirname, '..', '..');
+
+const withoutProblems = <T extends { problems: string[] }>({ problems: _, ...rest }: T): Omit<T, 'problems'> => rest;
 
 function parseOptions(argv: string[]) {
   const { values } = parseArgs({
@@ -48,6 +59,8 @@ function parseOptions(argv: string[]) {
       workers: { type: 'string', default: '3' },
       'kill-every-ms': { type: 'string', default: '4000' },
       reviews: { type: 'string', default: '6' },
+      hosts: { type: 'boolean', default: false },
+      'partition-ms': { type: 'string', default: '30000' },
       'keep-cluster': { type: 'boolean', default: false },
     },
   });
@@ -64,6 +77,8 @@ function parseOptions(argv: string[]) {
     workers: number('workers', 1),
     killEveryMs: number('kill-every-ms', 500),
     reviews: number('reviews', 1),
+    hosts: values.hosts === true,
+    partitionMs: number('partition-ms', 1000),
     keepCluster: values['keep-cluster'] === true,
   };
 }
@@ -98,6 +113,12 @@ async function main(): Promise<number> {
   mkdirSync(logDir);
   const cluster = await clusterUp();
   const storeUrl = await createStoreDatabase(cluster.storeUrl, `asyncjob_run_${runId.replace(/-/g, '_')}`);
+  const placement = await placeRun(
+    options.hosts,
+    options.workers,
+    { temporalAddress: cluster.address, storeUrl },
+    logDir,
+  );
   const token = `cluster-${randomBytes(12).toString('hex')}`;
   const auditKey = randomBytes(32).toString('hex');
   const provider = (dialect: Dialect): string => `cluster-${dialect}-${runId}`;
@@ -121,18 +142,21 @@ async function main(): Promise<number> {
       seed: options.seed,
       scenario: { scripts: plan.scripts[dialect] } as never,
       maxRecordedRequests: 2_000_000,
+      host: placement.listenHost,
     });
   const taskQueue = `cluster-${runId}`;
   const connection = await Connection.connect({ address: cluster.address });
   const artifactsDir = path.join(dataDir, 'artifacts');
+  // Where results are kept, as every process that reads them is told: the object store, or the file store here.
+  const artifactEnv = placement.objectStore?.env ?? { ASYNCJOB_ARTIFACTS_DIR: artifactsDir };
   const fleet = new WorkerFleet(
     options.workers,
     {
-      TEMPORAL_ADDRESS: cluster.address,
+      TEMPORAL_ADDRESS: placement.reach(cluster.address),
       ASYNCJOB_TASK_QUEUE: taskQueue,
-      ASYNCJOB_STORE: storeUrl,
+      ASYNCJOB_STORE: placement.reach(storeUrl),
       ASYNCJOB_PROVIDERS: DIALECTS.map((d) => writeContract(dataDir, d, provider(d), sims[d].url)).join(','),
-      ASYNCJOB_ARTIFACTS_DIR: artifactsDir,
+      ...artifactEnv,
       ASYNCJOB_SIMULATOR_TOKEN: token,
       ASYNCJOB_AUDIT_HMAC_KEY: auditKey,
       ASYNCJOB_PROVIDER_RATE_LIMIT: String(options.ratePerSecond),
@@ -148,6 +172,7 @@ async function main(): Promise<number> {
         DIALECTS.map((d) => providerTaskQueue(taskQueue, provider(d))),
         pid,
       ),
+    (slot) => placement.workerPrefix(slot),
   );
   const temporalClient = new Client({ connection });
   const client = new AsyncJobClient({ client: temporalClient, taskQueue });
@@ -156,9 +181,13 @@ async function main(): Promise<number> {
   const progress = (): number =>
     DIALECTS.reduce((n, d) => n + new Set(sims[d].requests({ action: 'result' }).map((r) => r.jobId)).size, 0) /
     options.count;
+  const partition = placement.hosts
+    ? new Partition(placement.hosts, fleet, temporalClient, taskQueue, options.partitionMs)
+    : undefined;
   const chaos = new Chaos(fleet, progress, options.killEveryMs, {
     restartServer: () => clusterCommand('restart-server'),
     restartPostgres: () => clusterCommand('restart-postgres'),
+    ...(partition ? { partition: () => partition.run() } : {}),
   });
   const violations: LoadViolation[] = [];
   const problems: string[] = [];
@@ -217,7 +246,8 @@ async function main(): Promise<number> {
     }
 
     const store = await openPostgresStore({ connectionString: storeUrl, forbiddenValues: [token] });
-    const artifacts = new FileArtifactStore(artifactsDir);
+    const artifactSettings = { ...process.env, ...artifactEnv };
+    const artifacts = openArtifactStore(loadConfig(artifactSettings), artifactSettings);
     const outcomes: Record<string, number> = {};
     for (const [index, op] of plan.operations.entries()) {
       const summary = summaries[index]!;
@@ -225,21 +255,46 @@ async function main(): Promise<number> {
       violations.push(...(await verifyOperation({ store, artifacts, sims }, op, summary)));
     }
     await store.close();
-    const succeeded = plan.operations.filter((_, i) => summaries[i]!.localState === 'succeeded').length;
+    const succeededOps = plan.operations.filter((_, i) => summaries[i]!.localState === 'succeeded');
+    const succeeded = succeededOps.length;
+    const readBack = placement.objectStore
+      ? await readResultsBack(
+          placement.clientPrefix(),
+          { TEMPORAL_ADDRESS: placement.reach(cluster.address), ASYNCJOB_TASK_QUEUE: taskQueue, ...artifactEnv },
+          succeededOps.map((op) => ({
+            operationId: op.request.operationId,
+            sha256: renderPayload(op.result).sha256Hex,
+          })),
+          dataDir,
+        )
+      : undefined;
+    problems.push(...(readBack?.problems ?? []));
+    const partitioned = partition ? await partition.outcome() : undefined;
+    problems.push(...(partitioned?.problems ?? []));
     problems.push(...(await checkVisibility(temporalClient, taskQueue, { succeeded })));
     const audit = await auditVerify({
       ASYNCJOB_STORE: storeUrl,
       ASYNCJOB_AUDIT_HMAC_KEY: auditKey,
       TEMPORAL_ADDRESS: cluster.address,
       ASYNCJOB_TASK_QUEUE: taskQueue,
+      ...artifactEnv,
     });
     if (audit.exitCode !== 0) problems.push(`audit verify --with-temporal exited ${audit.exitCode}: ${audit.tail}`);
     for (const exit of fleet.stats.unexpectedExits) problems.push(`a worker exited unasked (${exit})`);
     for (const exit of fleet.stats.unreachableExits)
-      if (!chaos.serverWasRestarting(exit.atMs))
+      if (!chaos.serverWasRestarting(exit.atMs) && !chaos.wasPartitioned(exit.slot, exit.atMs))
         problems.push(`a worker could not reach Temporal while the server was up (code 5: ${exit.logFile})`);
     problems.push(...chaos.missed());
 
+    // The fleet's limit is strict: no provider may see more than it in any one second.
+    const rates = Object.fromEntries(
+      DIALECTS.map((d) => [d, observedRate(sims[d].requests(), options.ratePerSecond)]),
+    ) as ClusterReport['rates'];
+    for (const [dialect, rate] of Object.entries(rates))
+      if (rate.maxInWindow > options.ratePerSecond)
+        problems.push(
+          `provider ${dialect} saw ${rate.maxInWindow} requests in one second (limit ${options.ratePerSecond}/s, ${rate.windowsOverLimit} windows over)`,
+        );
     const report: ClusterReport = {
       runId,
       count: options.count,
@@ -252,10 +307,15 @@ async function main(): Promise<number> {
       chaos: chaos.events,
       transientRetries: chaos.retries.byError,
       ratePerSecond: options.ratePerSecond,
-      rates: Object.fromEntries(
-        DIALECTS.map((d) => [d, observedRate(sims[d].requests(), options.ratePerSecond)]),
-      ) as ClusterReport['rates'],
+      rates,
       audit: audit.tail,
+      placement: placement.hosts
+        ? `${options.workers} worker hosts and a client host (network namespaces), results in an object store`
+        : placement.hostsUnavailable !== undefined
+          ? `one host (${placement.hostsUnavailable}), results in an object store`
+          : 'one host, results in files',
+      ...(readBack ? { readBack } : {}),
+      ...(partitioned ? { partition: withoutProblems(partitioned) } : {}),
       violations,
       problems,
     };
@@ -268,6 +328,7 @@ async function main(): Promise<number> {
     await fleet.stop();
     await connection.close();
     await Promise.all(Object.values(sims).map((sim) => sim.stop()));
+    await placement.remove();
     if (!options.keepCluster) await clusterCommand('stop');
   }
 }

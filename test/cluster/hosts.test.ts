@@ -13,8 +13,6 @@ import { onBridge } from '../../scripts/cluster/placement';
 
 const run = promisify(execFile);
 const NETWORK: Network = { tag: 't', subnet: '10.232.0' };
-const unavailable = await namespacesUnavailable();
-if (unavailable !== undefined) console.warn(`test/cluster/hosts.test.ts skipped: ${unavailable}`);
 
 /** The body a GET from `prefix`'s host receives, or `unreachable`. */
 async function get(prefix: string[], url: string): Promise<string> {
@@ -27,12 +25,16 @@ async function get(prefix: string[], url: string): Promise<string> {
   return (await run(command!, args)).stdout;
 }
 
-describe.skipIf(unavailable !== undefined)('cluster hosts: network namespaces joined by a bridge', () => {
+describe('cluster hosts: network namespaces joined by a bridge', () => {
   let server: http.Server;
   let port: number;
-  let hosts: Hosts;
+  let hosts: Hosts | undefined;
+  let unavailable: string | undefined;
 
   beforeAll(async () => {
+    unavailable = await namespacesUnavailable();
+    // Said, never silent: the cluster run says the same and runs its workers on one host.
+    if (unavailable !== undefined) return void console.warn(`cluster hosts tests skipped: ${unavailable}`);
     server = http.createServer((_request, response) => response.end('the service'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
@@ -43,7 +45,8 @@ describe.skipIf(unavailable !== undefined)('cluster hosts: network namespaces jo
     server?.close();
   });
 
-  it('F5: a host reaches a loopback service through the bridge only, and a partition cuts it off until restored', async () => {
+  it('F5: a host reaches a loopback service through the bridge only, and a partition cuts it off until restored', async (context) => {
+    if (!hosts) return context.skip(unavailable);
     const viaBridge = onBridge(`http://127.0.0.1:${port}/`, bridgeAddress(NETWORK));
     expect(viaBridge).toBe(`http://10.232.0.1:${port}/`);
     expect(await get(hosts.workerPrefix(0), viaBridge)).toBe('the service');
@@ -62,7 +65,8 @@ describe.skipIf(unavailable !== undefined)('cluster hosts: network namespaces jo
     expect(body).toBe('the service');
   });
 
-  it('F5: removing the hosts leaves no namespace or bridge behind', async () => {
+  it('F5: removing the hosts leaves no namespace or bridge behind', async (context) => {
+    if (!hosts) return context.skip(unavailable);
     await hosts.remove();
     const { stdout } = await run('ip', ['netns', 'list']);
     expect(stdout).not.toContain(`asyncjob-${NETWORK.tag}-`);

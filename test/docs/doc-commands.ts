@@ -112,7 +112,7 @@ const ENTRIES: Entry[] = [
   [
     ['README.md', 'docs/operating.md'],
     'npm run test:cluster',
-    { ci: '\nnpm run --silent test:cluster -- --count 200\n' },
+    { ci: '\nnpm run --silent test:cluster -- --count 200 --hosts\n' },
   ],
   [['docs/reliability.md'], 'npm run soak', { ci: '\nnpm run --silent soak -- --count 200' }],
   [['README.md'], 'npm run typecheck', { ci: '\nnpm test\n' }],
