@@ -26,6 +26,7 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { openArtifactStore } from '../../src/adapters/artifacts/open-artifact-store';
+import { loadPayloadCodecs } from '../../src/codec/payload-keys';
 import { loadConfig } from '../../src/config';
 import { openPostgresStore } from '../../src/adapters/store/postgres-store';
 import { AsyncJobClient, providerTaskQueue } from '../../src/client';
@@ -37,6 +38,7 @@ import { Chaos } from './chaos';
 import { auditVerify, clusterCommand, clusterUp, createStoreDatabase, writeWorkflowBundle } from './cluster-control';
 import { WorkerFleet } from './fleet';
 import { formatClusterReport, type ClusterReport } from './report';
+import { payloadsEncryptedProblems } from './database-search';
 import { Partition } from './partition';
 import { placeRun } from './placement';
 import { observedRate } from './rate';
@@ -149,6 +151,13 @@ async function main(): Promise<number> {
   const artifactsDir = path.join(dataDir, 'artifacts');
   // Where results are kept, as every process that reads them is told: the object store, or the file store here.
   const artifactEnv = placement.objectStore?.env ?? { ASYNCJOB_ARTIFACTS_DIR: artifactsDir };
+  // Beyond one machine, payloads are encrypted: every process that reads or writes them holds the key.
+  const payloadKeyEnv: Record<string, string> = options.hosts
+    ? {
+        ASYNCJOB_PAYLOAD_KEYS: 'cluster=env:ASYNCJOB_CLUSTER_PAYLOAD_KEY',
+        ASYNCJOB_CLUSTER_PAYLOAD_KEY: randomBytes(32).toString('hex'),
+      }
+    : {};
   const fleet = new WorkerFleet(
     options.workers,
     {
@@ -157,6 +166,7 @@ async function main(): Promise<number> {
       ASYNCJOB_STORE: placement.reach(storeUrl),
       ASYNCJOB_PROVIDERS: DIALECTS.map((d) => writeContract(dataDir, d, provider(d), sims[d].url)).join(','),
       ...artifactEnv,
+      ...payloadKeyEnv,
       ASYNCJOB_SIMULATOR_TOKEN: token,
       ASYNCJOB_AUDIT_HMAC_KEY: auditKey,
       ASYNCJOB_PROVIDER_RATE_LIMIT: String(options.ratePerSecond),
@@ -174,7 +184,8 @@ async function main(): Promise<number> {
       ),
     (slot) => placement.workerPrefix(slot),
   );
-  const temporalClient = new Client({ connection });
+  const { payloadCodecs } = await loadPayloadCodecs(payloadKeyEnv);
+  const temporalClient = new Client({ connection, dataConverter: { payloadCodecs } });
   const client = new AsyncJobClient({ client: temporalClient, taskQueue });
   // Progress as the providers see it: the jobs whose result was fetched (a collect retried after a worker was
   // killed fetches the same job's result again, so requests alone overcount).
@@ -260,7 +271,12 @@ async function main(): Promise<number> {
     const readBack = placement.objectStore
       ? await readResultsBack(
           placement.clientPrefix(),
-          { TEMPORAL_ADDRESS: placement.reach(cluster.address), ASYNCJOB_TASK_QUEUE: taskQueue, ...artifactEnv },
+          {
+            TEMPORAL_ADDRESS: placement.reach(cluster.address),
+            ASYNCJOB_TASK_QUEUE: taskQueue,
+            ...artifactEnv,
+            ...payloadKeyEnv,
+          },
           succeededOps.map((op) => ({
             operationId: op.request.operationId,
             sha256: renderPayload(op.result).sha256Hex,
@@ -270,6 +286,8 @@ async function main(): Promise<number> {
       : undefined;
     problems.push(...(readBack?.problems ?? []));
     const partitioned = partition ? await partition.outcome() : undefined;
+    // Every request's payload carries `"scenario":"`; encrypted, no column of Temporal's databases holds it.
+    if (options.hosts) problems.push(...(await payloadsEncryptedProblems(cluster.storeUrl, '"scenario":"', taskQueue)));
     problems.push(...(partitioned?.problems ?? []));
     problems.push(...(await checkVisibility(temporalClient, taskQueue, { succeeded })));
     const audit = await auditVerify({
@@ -278,6 +296,7 @@ async function main(): Promise<number> {
       TEMPORAL_ADDRESS: cluster.address,
       ASYNCJOB_TASK_QUEUE: taskQueue,
       ...artifactEnv,
+      ...payloadKeyEnv,
     });
     if (audit.exitCode !== 0) problems.push(`audit verify --with-temporal exited ${audit.exitCode}: ${audit.tail}`);
     for (const exit of fleet.stats.unexpectedExits) problems.push(`a worker exited unasked (${exit})`);
@@ -310,9 +329,9 @@ async function main(): Promise<number> {
       rates,
       audit: audit.tail,
       placement: placement.hosts
-        ? `${options.workers} worker hosts and a client host (network namespaces), results in an object store`
+        ? `${options.workers} worker hosts and a client host (network namespaces), results in an object store, payloads encrypted`
         : placement.hostsUnavailable !== undefined
-          ? `one host (${placement.hostsUnavailable}), results in an object store`
+          ? `one host (${placement.hostsUnavailable}), results in an object store, payloads encrypted`
           : 'one host, results in files',
       ...(readBack ? { readBack } : {}),
       ...(partitioned ? { partition: withoutProblems(partitioned) } : {}),
