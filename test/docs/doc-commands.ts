@@ -28,6 +28,8 @@ const VARIABLES = 'test/integration/operation-variables.test.ts';
 const NPM_START = 'test/integration/npm-start.test.ts';
 /** Deciders: a key made, a policy listing it, a decision signed against a worker holding that policy. */
 const DECIDERS = 'test/integration/who-may-decide.test.ts';
+/** Results in an object store: a worker on moto's S3, the result read back verified, tampered, audited. */
+const OBJECT_STORE = 'test/integration/object-store-results.test.ts';
 
 const SYNOPSIS = 'a synopsis or mention with placeholders; the documented examples of the same command run';
 
@@ -346,6 +348,10 @@ const ENTRIES: Entry[] = [
   [['docs/rules.md'], 'asyncjob decide --sign', { illustrative: SYNOPSIS }],
   [['docs/operating.md'], 'asyncjob decide ... --sign', { illustrative: SYNOPSIS }],
   [['README.md'], 'asyncjob decide … --sign', { illustrative: SYNOPSIS }],
+
+  // Results in an object store.
+  [['docs/operating.md'], 'asyncjob result report-2026-11 --out report.json', { test: OBJECT_STORE }],
+  [['docs/operating.md'], 'asyncjob audit verify --operation report-2026-11', { test: OBJECT_STORE }],
 
   // Encrypted payloads: the codec server the Web UI decodes through.
   [['docs/operating.md'], 'asyncjob codec-server --port 8888', { test: 'test/integration/encrypted-payloads.test.ts' }],
