@@ -26,6 +26,12 @@ export { openStore, parseStoreLocation, type OpenStoreOptions, type StoreLocatio
 export type { OperationStore } from './adapters/store/operation-store';
 export { FileArtifactStore, type ArtifactStore } from './adapters/artifacts/artifact-store';
 export {
+  S3ArtifactStore,
+  type S3ArtifactStoreOptions,
+  type S3Encryption,
+} from './adapters/artifacts/s3-artifact-store';
+export { openArtifactStore, type ArtifactSettings } from './adapters/artifacts/open-artifact-store';
+export {
   createProviderRegistry,
   loadProviderRegistry,
   ProviderRegistryError,
