@@ -30,7 +30,7 @@ export const artifactSettings = {
       .optional(),
     {
       group: 'worker',
-      usedBy: ['worker', 'client', 'CLI', 'audit', 'mcp'],
+      usedBy: ['worker', 'client', 'CLI', 'doctor', 'audit', 'mcp'],
       description:
         'collected results in an S3-compatible object store: `s3://BUCKET/PREFIX`, each result at `PREFIX/<sha256 of the operation ID>/<artifact name>`; endpoint, region and credentials are the standard AWS variables (`AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, `AWS_PROFILE`, roles)',
       example: 's3://acme-results/asyncjob',
@@ -39,7 +39,7 @@ export const artifactSettings = {
   ),
   ASYNCJOB_ARTIFACTS_S3_FORCE_PATH_STYLE: setting(z.enum(['true', 'false']).default('false'), {
     group: 'worker',
-    usedBy: ['worker', 'client', 'CLI', 'audit', 'mcp'],
+    usedBy: ['worker', 'client', 'CLI', 'doctor', 'audit', 'mcp'],
     description:
       '`true` addresses the bucket in the path (`http://host/BUCKET/KEY`), as most S3-compatible servers (MinIO, moto, Ceph) need; `false` uses virtual-hosted names (`BUCKET.host`), as AWS prefers',
     example: 'true',

@@ -4,9 +4,11 @@
  * Exit codes: 0 every check passed (warnings allowed), 1 a setup problem, 2 a bad environment or a bad command
  * line, 5 Temporal cannot be reached (see {@link DOCTOR_EXIT}).
  */
+import { openArtifactStore } from '../adapters/artifacts/open-artifact-store';
 import { checkArtifacts, checkPort, checkStore, checkTemporal } from './checks';
 import { checkEnvironment, parseHostPort } from './environment';
 import { DOCTOR_EXIT, exitCodeOf, type Finding } from './findings';
+import { checkObjectStore } from './object-store-check';
 
 /** Where the command writes and what environment it reads. */
 export interface DoctorIo {
@@ -64,7 +66,11 @@ async function runDoctor(
   }
   findings.push(...(await checkTemporal(config, options.timeoutMs ?? 5_000)));
   findings.push(await checkStore(config.ASYNCJOB_STORE));
-  findings.push(await checkArtifacts(config.ASYNCJOB_ARTIFACTS_DIR));
+  findings.push(
+    config.ASYNCJOB_ARTIFACTS === undefined
+      ? await checkArtifacts(config.ASYNCJOB_ARTIFACTS_DIR)
+      : await checkObjectStore(config.ASYNCJOB_ARTIFACTS, openArtifactStore(config, env), options.timeoutMs ?? 5_000),
+  );
   findings.push(
     config.ASYNCJOB_WEBHOOK_PORT !== undefined
       ? await checkPort(

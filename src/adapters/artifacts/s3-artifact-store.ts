@@ -158,10 +158,10 @@ export class S3ArtifactStore implements ArtifactStore {
   }
 }
 
-/** S3's answer for a key or bucket that does not exist. */
+/** S3's answer for a key that does not exist (a bucket that does not exist is an error, not an absent artifact). */
 function isAbsent(error: unknown): boolean {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
+  return e.name === 'NoSuchKey' || (e.$metadata?.httpStatusCode === 404 && e.name !== 'NoSuchBucket');
 }
 
 /** How an upload ended: the SDK's `done()`, never rejected (its failure is kept as a value). */

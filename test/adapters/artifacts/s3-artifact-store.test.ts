@@ -16,6 +16,7 @@ import { artifactSettingsOf, openArtifactStore } from '../../../src/adapters/art
 import { S3ArtifactStore } from '../../../src/adapters/artifacts/s3-artifact-store';
 import { checkArtifactFiles } from '../../../src/audit/artifact-files';
 import type { JournalEntry } from '../../../src/core/journal';
+import { checkObjectStore } from '../../../src/doctor/object-store-check';
 import { artifactStoreContract, CONTRACT_PART_SIZE_BYTES } from './artifact-store.contract';
 import { MOTO_MISSING, startMotoS3, type MotoS3 } from './moto-s3';
 
@@ -191,6 +192,27 @@ describe.skipIf(MOTO_MISSING !== undefined)(
       expect(JSON.stringify(found.findings)).toContain('no object');
       const without = await checkArtifactFiles('op-audit', entries, {});
       expect(without).toMatchObject({ checked: 0, unreachable: 4, findings: [] });
+    });
+
+    it('asyncjob doctor reads one absent key: ok for a bucket it may use; a missing bucket or a wrong secret is a problem', async () => {
+      const bucket = await freshBucket();
+      const url = `s3://${bucket}/results`;
+      const settings = (extra: Record<string, string>) => ({ ...moto!.env, ASYNCJOB_ARTIFACTS: url, ...extra });
+      const good = settings({});
+      expect(await checkObjectStore(url, openArtifactStore(artifactSettingsOf(good), good), 10_000)).toMatchObject({
+        status: 'ok',
+      });
+      const noBucket = settings({ ASYNCJOB_ARTIFACTS: 's3://no-such-bucket/results' });
+      const missing = await checkObjectStore(
+        's3://no-such-bucket/results',
+        openArtifactStore(artifactSettingsOf(noBucket), noBucket),
+        10_000,
+      );
+      expect(missing).toMatchObject({ status: 'problem', message: expect.stringContaining('NoSuchBucket') });
+      const wrong = settings({ AWS_SECRET_ACCESS_KEY: 'not-the-secret-key-at-all' });
+      const refused = await checkObjectStore(url, openArtifactStore(artifactSettingsOf(wrong), wrong), 10_000);
+      expect(refused).toMatchObject({ status: 'problem' });
+      expect(JSON.stringify(refused)).not.toContain(moto!.accessKey.secretAccessKey);
     });
   },
 );
