@@ -9,6 +9,7 @@
  * failure is one of the typed errors of `client/errors.ts`. This module imports nothing of the worker side.
  */
 import { Client, Connection, WorkflowUpdateStage, type WorkflowUpdateHandle } from '@temporalio/client';
+import { clientDataConverter } from './codec/data-converter';
 import { loadPayloadCodecs } from './codec/payload-keys';
 import type { ArtifactStore } from './adapters/artifacts/artifact-store';
 import { artifactSettingsOf, openArtifactStore } from './adapters/artifacts/open-artifact-store';
@@ -169,7 +170,11 @@ export class AsyncJobClient {
       throw new AsyncJobConnectionError(settings.address, { cause: err });
     }
     const made = new AsyncJobClient({
-      client: new Client({ connection, namespace: settings.namespace, dataConverter: { payloadCodecs } }),
+      client: new Client({
+        connection,
+        namespace: settings.namespace,
+        dataConverter: clientDataConverter(payloadCodecs),
+      }),
       taskQueue: options.taskQueue ?? config.ASYNCJOB_TASK_QUEUE,
       namespace: settings.namespace,
       ownedConnection: connection,

@@ -20,6 +20,7 @@ import { createProviderRegistry, type ProviderRegistry } from './adapters/provid
 import { openStore } from './adapters/store/open-store';
 import type { OperationStore } from './adapters/store/operation-store';
 import { readChainKeySecret } from './audit/keys';
+import { clientDataConverter, workerDataConverter } from './codec/data-converter';
 import { type LoadedPayloadCodecs, loadPayloadCodecs } from './codec/payload-keys';
 import { temporalConnectionSettings, type TemporalConnectionSettings } from './client/connection';
 import { DEFAULT_TASK_QUEUE } from './client/context';
@@ -119,7 +120,7 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
     // a live activity timed out (a conformance scenario escalated so in a loaded CI run). Sent as often as
     // activities beat, the timeout keeps 8 s of margin and still finds a dead worker in 10.
     maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL_MS,
-    ...(options.payloadCodecs ? { dataConverter: { payloadCodecs: options.payloadCodecs } } : {}),
+    dataConverter: workerDataConverter(options.payloadCodecs ?? []),
   };
   const main = await Worker.create({
     ...common,
@@ -247,7 +248,7 @@ async function startReceiverBeside(
   const listen = { port: config.ASYNCJOB_WEBHOOK_PORT, host: config.ASYNCJOB_WEBHOOK_HOST };
   const { env, registry, logger } = context;
   const connection = await Connection.connect(connectOptionsOf(context.temporal));
-  const dataConverter = { payloadCodecs: context.payloadCodecs };
+  const dataConverter = clientDataConverter(context.payloadCodecs);
   const client = new Client({ connection, namespace: context.temporal.namespace, dataConverter });
   const receiver = await startWebhookReceiver({
     ...listen,

@@ -9,6 +9,7 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { defaultPayloadConverter, type PayloadCodec } from '@temporalio/common';
 import { type History, type Payload } from '@temporalio/common/lib/proto-utils';
 import { temporalConnectionSettings } from '../client/connection';
+import { clientDataConverter } from '../codec/data-converter';
 import { loadPayloadCodecs } from '../codec/payload-keys';
 import { loadConfig } from '../config';
 import { AsyncJobError } from '../core/errors';
@@ -205,6 +206,10 @@ export async function connectTemporalWitness(
     ...(settings.tls ? { tls: settings.tls } : {}),
     ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
   });
-  const client = new Client({ connection, namespace: settings.namespace, dataConverter: { payloadCodecs } });
+  const client = new Client({
+    connection,
+    namespace: settings.namespace,
+    dataConverter: clientDataConverter(payloadCodecs),
+  });
   return { ...clientWitness(client, config.ASYNCJOB_TASK_QUEUE), close: () => connection.close() };
 }

@@ -5,6 +5,7 @@
  * their next workflow task after the upgrade. Histories in, one outcome per history out; nothing is printed.
  */
 import type { PayloadCodec } from '@temporalio/common';
+import { workerDataConverter } from '../codec/data-converter';
 import { DefaultLogger, type History, type Logger, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 
 /** One history to replay, and where it came from. */
@@ -87,7 +88,7 @@ export async function replayHistories(
   const outcomes: ReplayOutcome[] = [];
   const replay = Worker.runReplayHistories(
     // The payload keys decode what the histories hold encrypted (ASYNCJOB_PAYLOAD_KEYS), as the workers do.
-    { workflowBundle: code, replayName: 'asyncjob-replay-check', dataConverter: { payloadCodecs } },
+    { workflowBundle: code, replayName: 'asyncjob-replay-check', dataConverter: workerDataConverter(payloadCodecs) },
     histories.map(({ workflowId, history }) => ({ workflowId, history })),
   );
   // The SDK replays one history at a time and yields in the order given.
