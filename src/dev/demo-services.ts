@@ -11,6 +11,8 @@ import { FileArtifactStore } from '../adapters/artifacts/artifact-store';
 import { createProviderRegistry, type ProviderRegistry } from '../adapters/providers/registry';
 import { openSqliteStore, type SqliteOperationStore } from '../adapters/store/sqlite-store';
 import { AsyncJobClient } from '../client';
+import { type CodecServer, startCodecServer } from '../codec/codec-server';
+import { clientDataConverter } from '../codec/data-converter';
 import { loadPayloadCodecs } from '../codec/payload-keys';
 import { createJsonLogger } from '../logging';
 import { startSimulator, type Simulator } from '../simulator';
@@ -64,7 +66,7 @@ export async function startDemoServices(
   const connection = await NativeConnection.connect({ address: server.address });
   const temporal = new Client({
     connection: await Connection.connect({ address: server.address }),
-    dataConverter: { payloadCodecs },
+    dataConverter: clientDataConverter(payloadCodecs),
   });
   const client = new AsyncJobClient({ client: temporal });
   const receiver = await startWebhookReceiver({
@@ -113,6 +115,17 @@ export async function startDemoServices(
   // The demo's operations start once the worker polls the provider's queue (a start refuses an unserved provider).
   await client.waitForWorkers([DEMO_PROVIDER]);
   return { store, connection, client, temporal, receiver, simulator, registry, workers, running };
+}
+
+/**
+ * With ASYNCJOB_PAYLOAD_KEYS set, the codec server the demo's Web UI decodes payloads through (on 127.0.0.1, a free
+ * port, no token: loopback only; the UI's pages on `uiPort` may call it); undefined without keys.
+ */
+export async function startDemoCodecServer(uiPort: number | undefined): Promise<CodecServer | undefined> {
+  const { payloadCodecs } = await loadPayloadCodecs(process.env);
+  if (payloadCodecs.length === 0 || uiPort === undefined) return undefined;
+  const origins = [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`];
+  return startCodecServer({ codec: payloadCodecs[0]!, host: '127.0.0.1', port: 0, origins });
 }
 
 /** Stops the demo's parts, workers first. */

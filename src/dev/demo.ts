@@ -18,7 +18,13 @@ import { quietSdkLogger } from '../doctor/sdk-logger';
 import { DEFAULT_TASK_QUEUE } from '../worker';
 import { endRunningOperations } from './demo-cleanup';
 import { DEMO_SCRIPTS } from './demo-scenario';
-import { DEMO_PROVIDER, type DemoServices, startDemoServices, stopDemoServices } from './demo-services';
+import {
+  DEMO_PROVIDER,
+  type DemoServices,
+  startDemoCodecServer,
+  startDemoServices,
+  stopDemoServices,
+} from './demo-services';
 import { demoSettings } from './demo-settings';
 import { projectRoot } from './temporal-cli';
 import { type DevServer, startDevServer } from './temporal-server';
@@ -96,7 +102,9 @@ export async function runDev(options: { keepRunning?: boolean } = {}): Promise<n
   // Warnings only, without the SDK's expected ones (an activity-only worker registers no workflows by design).
   Runtime.install({ logger: quietSdkLogger('WARN') });
   const stop = interruption();
+  const codecServer = await startDemoCodecServer(settings.uiPort);
   const server = await startDevServer({
+    ...(codecServer !== undefined ? { codecEndpoint: codecServer.url } : {}),
     port: settings.temporalPort,
     uiPort: settings.uiPort,
     httpPort: settings.temporalHttpPort,
@@ -107,6 +115,7 @@ export async function runDev(options: { keepRunning?: boolean } = {}): Promise<n
   console.log(
     `Temporal ${server.serverVersion} dev server at ${server.address}; Web UI ${server.uiUrl}; HTTP API port ${server.httpPort}; metrics http://127.0.0.1:${server.metricsPort}/metrics`,
   );
+  if (codecServer !== undefined) console.log(`payloads encrypted; the Web UI decodes them through ${codecServer.url}`);
   const started: string[] = [];
   let services: DemoServices | undefined;
   try {
@@ -140,6 +149,7 @@ export async function runDev(options: { keepRunning?: boolean } = {}): Promise<n
       await stopDemoServices(services);
     }
     await server.stop();
+    await codecServer?.stop();
     console.log('asyncjob dev stopped: the worker, the simulator, the webhook receiver and the dev server have ended');
     stop.dispose();
   }

@@ -21,6 +21,8 @@ export interface DevServerOptions {
   httpPort?: number;
   /** Port of the server's Prometheus `/metrics` endpoint (`--metrics-port`); chosen like `httpPort`. */
   metricsPort?: number;
+  /** The codec endpoint the Web UI decodes payloads through (`--ui-codec-endpoint`); none when absent. */
+  codecEndpoint?: string;
   /** SQLite file for persistence; in memory when absent. */
   dbFile?: string;
   namespace?: string;
@@ -141,6 +143,7 @@ async function startDevServerOn(ports: DevServerPorts, options: DevServerOptions
   args.push('--http-port', String(httpPort), '--metrics-port', String(metricsPort), '--log-level', 'warn');
   if (options.uiPort !== undefined) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
+  if (options.codecEndpoint !== undefined) args.push('--ui-codec-endpoint', options.codecEndpoint);
   if (options.dbFile) {
     mkdirSync(path.dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);
