@@ -7,19 +7,13 @@
  *
  *   ip netns exec asyncjob-cl node --import tsx scripts/cluster/read-back.ts < ids.json
  */
-import { createHash } from 'node:crypto';
 import { text } from 'node:stream/consumers';
+import { digestOf } from '../../src/adapters/artifacts/artifact-store';
 import { AsyncJobClient } from '../../src/client';
 
 async function readBack(client: AsyncJobClient, operationId: string): Promise<Record<string, unknown>> {
   try {
-    const hash = createHash('sha256');
-    let sizeBytes = 0;
-    for await (const chunk of await client.readResult(operationId)) {
-      hash.update(chunk as Uint8Array);
-      sizeBytes += (chunk as Uint8Array).byteLength;
-    }
-    return { operationId, sha256: hash.digest('hex'), sizeBytes };
+    return { operationId, ...(await digestOf(await client.readResult(operationId))) };
   } catch (error) {
     return { operationId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
   }

@@ -5,8 +5,7 @@
  * hash to the sha256 of the payload the simulator served; every job the provider finished belongs to an operation
  * that succeeded or escalated).
  */
-import { createHash } from 'node:crypto';
-import type { ArtifactStore } from '../../src/adapters/artifacts/artifact-store';
+import { digestOf, type ArtifactStore } from '../../src/adapters/artifacts/artifact-store';
 import type { OperationStore } from '../../src/adapters/store/operation-store';
 import type { AsyncJobClient } from '../../src/client';
 import type { EscalationReason, LocalState } from '../../src/core/journal';
@@ -81,7 +80,7 @@ export async function verifyOperation(
     const stored = await ctx.store.artifacts(operationId);
     if (stored.length !== 1) add('lost_result', `${stored.length} artifacts for a succeeded operation`);
     for (const artifact of stored) {
-      const actual = await sha256OfStream(await ctx.artifacts.open(artifact.location));
+      const actual = (await digestOf(await ctx.artifacts.open(artifact.location))).sha256;
       if (artifact.validation !== 'valid' || artifact.sha256 !== expected || actual !== expected)
         add(
           'bad_artifact',
@@ -150,12 +149,6 @@ export function providerTotals(sims: Record<Dialect, Simulator>): ProviderTotals
     }
   }
   return { requests, faultsApplied, maxJobsPerToken: Math.max(0, ...tokens.values()) };
-}
-
-async function sha256OfStream(stream: NodeJS.ReadableStream): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of stream) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight. */

@@ -54,6 +54,17 @@ export function artifactFolderOf(operationId: string): string {
   return createHash('sha256').update(operationId, 'utf8').digest('hex');
 }
 
+/** The hex sha256 and size of every byte `bytes` yields. */
+export async function digestOf(bytes: AsyncIterable<unknown>): Promise<{ sha256: string; sizeBytes: number }> {
+  const hash = createHash('sha256');
+  let sizeBytes = 0;
+  for await (const chunk of bytes) {
+    hash.update(chunk as Uint8Array);
+    sizeBytes += (chunk as Uint8Array).byteLength;
+  }
+  return { sha256: hash.digest('hex'), sizeBytes };
+}
+
 /** Filesystem artifact store under `root` (default `.asyncjob/artifacts`): temp file, fsync, rename. */
 export class FileArtifactStore implements ArtifactStore {
   constructor(private readonly root: string) {}
@@ -99,13 +110,7 @@ export class FileArtifactStore implements ArtifactStore {
     } catch {
       return undefined;
     }
-    const hash = createHash('sha256');
-    let sizeBytes = 0;
-    for await (const chunk of createReadStream(file)) {
-      hash.update(chunk as Buffer);
-      sizeBytes += (chunk as Buffer).length;
-    }
-    return { location, sha256: hash.digest('hex'), sizeBytes };
+    return { location, ...(await digestOf(createReadStream(file))) };
   }
 
   private pathOf(location: string): string {

@@ -18,6 +18,7 @@ import type * as StorageSdk from '@aws-sdk/lib-storage';
 import {
   ARTIFACT_NAME,
   artifactFolderOf,
+  digestOf,
   type ArtifactStore,
   type ArtifactWriter,
   type StoredArtifact,
@@ -140,13 +141,7 @@ export class S3ArtifactStore implements ArtifactStore {
       if (isAbsent(error)) return undefined;
       throw error;
     }
-    const hash = createHash('sha256');
-    let sizeBytes = 0;
-    for await (const chunk of body) {
-      hash.update(chunk as Buffer);
-      sizeBytes += (chunk as Buffer).length;
-    }
-    return { location, sha256: hash.digest('hex'), sizeBytes };
+    return { location, ...(await digestOf(body)) };
   }
 
   /** The key `location` names in this store's bucket and prefix; throws for anything else. */
