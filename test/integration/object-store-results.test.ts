@@ -11,12 +11,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
 import { AsyncJobClient, ResultUnavailableError } from '../../src/client';
 import type { OperationSummary } from '../../src/client';
-import { startSimulator, type Simulator } from '../../src/simulator';
+import { renderPayload, startSimulator, type Simulator } from '../../src/simulator';
 import { MOTO_MISSING, startMotoS3, type MotoS3 } from '../adapters/artifacts/moto-s3';
 import { docCommand, substitute } from '../docs/doc-commands';
 import { runShell } from '../docs/shell';
@@ -29,6 +29,8 @@ const BIN = path.join(__dirname, '..', '..', 'bin', 'asyncjob');
 const TOKEN = `s3-provider-token-${randomBytes(12).toString('hex')}`;
 const HMAC_KEY = `s3-chain-key-${randomBytes(12).toString('hex')}`;
 const PREFIX = 'asyncjob';
+/** A result of two upload parts (8 MiB each): a multipart upload. */
+const LARGE = { kind: 'generated' as const, sizeBytes: 8 * 1024 * 1024 + 123_457 };
 
 /** The contract of a `rest` simulator at `baseUrl`, its credential from REPORTS_TOKEN. */
 async function writeContract(dir: string, provider: string, baseUrl: string): Promise<string> {
@@ -60,6 +62,7 @@ describe.skipIf(MOTO_MISSING !== undefined)(
     let env: Record<string, string>;
     let client: AsyncJobClient;
     let summary: OperationSummary;
+    let provider: string;
     const outputs: string[] = [];
     const operationId = uniqueId('report');
 
@@ -78,10 +81,15 @@ describe.skipIf(MOTO_MISSING !== undefined)(
 
     beforeAll(async () => {
       moto = await startMotoS3();
-      sim = await startSimulator({ dialect: 'rest', token: TOKEN, seed: 35 });
+      sim = await startSimulator({
+        dialect: 'rest',
+        token: TOKEN,
+        seed: 35,
+        scenario: { scripts: { large: { steps: [{ state: 'succeeded' }], result: LARGE } } },
+      });
       dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-object-store-'));
       const taskQueue = uniqueId('s3');
-      const provider = `reports-${uniqueId('s').toLowerCase()}`.slice(0, 60);
+      provider = `reports-${uniqueId('s').toLowerCase()}`.slice(0, 60);
       env = {
         TEMPORAL_ADDRESS: inject('temporalAddress'),
         TEMPORAL_NAMESPACE: inject('temporalNamespace'),
@@ -137,6 +145,21 @@ describe.skipIf(MOTO_MISSING !== undefined)(
       const bytes = await readAll(await client.readResult(operationId));
       expect(bytes.length).toBe(summary.result?.sizeBytes);
       expect(createHash('sha256').update(bytes).digest('hex')).toBe(summary.result?.sha256);
+    });
+
+    it('R2: a result of two upload parts goes up as a multipart upload and reads back verified', async () => {
+      const large = uniqueId('report-large');
+      await client.start({ ...weeklyReportRequest(large, provider), payload: { report: 'weekly', scenario: 'large' } });
+      const done = await client.result(large);
+      expect(done.localState).toBe('succeeded');
+      const served = renderPayload(LARGE);
+      expect(done.result).toMatchObject({ sha256: served.sha256Hex, sizeBytes: served.sizeBytes });
+      const key = done.result!.artifactLocation!.slice(`s3://${moto.bucket}/`.length);
+      const head = await moto.client.send(new HeadObjectCommand({ Bucket: moto.bucket, Key: key }));
+      expect(head.ETag).toMatch(/-2"$/);
+      expect(head.ServerSideEncryption).toBe('AES256');
+      const bytes = await readAll(await client.readResult(large));
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(served.sha256Hex);
     });
 
     it('R2: the documented asyncjob result --out writes the verified file; to stdout, the same bytes', async () => {
