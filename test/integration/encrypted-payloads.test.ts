@@ -4,6 +4,8 @@
  * client reads back (status, result, the join check) while Temporal's database holds it nowhere; an operation
  * started by a client without keys (as before encryption was turned on) still runs, and its string is in the
  * database (the search finds what is there). The documented `asyncjob codec-server` decodes the history's input.
+ * A provider's error text (a job the provider reports failed) is an observation, never a failure: it reaches history
+ * only inside encrypted payloads, and `asyncjob status` and `audit verify --with-temporal` read it decrypted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -12,16 +14,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/cli/exit-codes';
 import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
 import { AsyncJobClient } from '../../src/client';
 import { type DevServer, freePort, startDevServer } from '../../src/dev/temporal-server';
 import { startSimulator, type Simulator } from '../../src/simulator';
 import { docCommand, substitute } from '../docs/doc-commands';
-import { uniqueId, weeklyReportRequest } from '../setup/temporal';
+import { runShell } from '../docs/shell';
+import { eventsOfEveryRun, uniqueId, weeklyReportRequest } from '../setup/temporal';
 
 const BIN = path.join(__dirname, '..', '..', 'bin', 'asyncjob');
 const TOKEN = `enc-secret-${randomBytes(12).toString('hex')}`;
 const SECRET_NOTE = `distinctive-secret-${randomBytes(6).toString('hex')}`;
+const FAILURE_TEXT = `distinctive-failure-${randomBytes(6).toString('hex')}`;
 const PLAIN_NOTE = `distinctive-plain-${randomBytes(6).toString('hex')}`;
 /** The codec server command docs/operating.md shows. */
 const CODEC_SERVER = 'asyncjob codec-server --port 8888';
@@ -90,6 +95,50 @@ describe('encrypted payloads on a real dev server', () => {
     await sim?.stop();
     await server?.stop();
   });
+
+  it("a provider's error text is ciphertext in the database, shown decoded by asyncjob status and held to history by audit verify --with-temporal", async () => {
+    const operationId = uniqueId('op-failed');
+    sim.setScenario({
+      scripts: {
+        broken: {
+          steps: [{ state: 'running', durationMs: 30 }, { state: 'failed' }],
+          error: { code: 'render_error', message: FAILURE_TEXT },
+        },
+      },
+    });
+    await client.start({
+      ...weeklyReportRequest(operationId, provider),
+      payload: { report: 'weekly', scenario: 'broken' },
+    });
+    const summary = await client.result(operationId);
+    expect(summary).toMatchObject({
+      localState: 'failed',
+      providerError: { code: 'render_error', message: FAILURE_TEXT },
+    });
+
+    // The CLI as a user runs it, with the keys (and the worker's store, for the audit) in its environment.
+    const cliEnv = { ...(env as Record<string, string>), ASYNCJOB_STORE: `sqlite:${path.join(dir, 'asyncjob.db')}` };
+    const status = await runShell(`bin/asyncjob status ${operationId}`, { env: cliEnv, timeoutMs: 60_000 });
+    expect(status.code, status.stdout + status.stderr).toBe(EXIT.operationEndedBadly);
+    expect(status.stdout).toContain(`error:     render_error: ${FAILURE_TEXT} (the provider's last error)`);
+    const audit = await runShell(`bin/asyncjob audit verify --operation ${operationId} --with-temporal`, {
+      env: cliEnv,
+      timeoutMs: 60_000,
+    });
+    expect(audit.code, audit.stdout + audit.stderr).toBe(0);
+
+    // The provider's answer is an observation: it travels in the activities' results and the workflow's result,
+    // payloads the codec encrypts, and the workflow completes; no failure event carries it.
+    const events = await eventsOfEveryRun(client['ctx'].client, operationId);
+    expect(events.at(-1)?.workflowExecutionCompletedEventAttributes).toBeTruthy();
+    expect(events.filter((e) => /Failed|TimedOut/.test(String(e.eventType)))).toEqual([]);
+    // Temporal's database (the file and its write-ahead log, as the server has committed it): the operation's
+    // events are there, the provider's text is not.
+    const files = (await readdir(dir)).filter((f) => f.startsWith('temporal.db'));
+    const database = Buffer.concat(await Promise.all(files.map((f) => readFile(path.join(dir, f)))));
+    expect(database.includes(operationId)).toBe(true);
+    expect(database.includes(FAILURE_TEXT)).toBe(false);
+  }, 120_000);
 
   it('the request is ciphertext in the database, read back by the client with the keys; plaintext written before still runs', async () => {
     const operationId = uniqueId('op-enc');
