@@ -5,12 +5,18 @@
  * through the documented settings (docs/configuration.md), so it runs beside other tests. It must reach "What to
  * try next" with both operations reported, stop cleanly on Ctrl-C (SIGINT to its process group, as a terminal
  * sends it): the demo ends what it started and says so before npm exits, and leaves none of its listeners behind.
+ * It runs with ASYNCJOB_PAYLOAD_KEYS set, as README.md's "Encrypted payloads" says it may: the demo's history is
+ * ciphertext read without the keys, and the codec server the demo starts (the Web UI's configured codec endpoint)
+ * decodes it for the UI's origin.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/temporal-server';
 import { docCommand, substitute, type Substitution } from '../docs/doc-commands';
@@ -49,6 +55,26 @@ function waitForOutput(child: ChildProcess, output: () => string, pattern: RegEx
   });
 }
 
+/** The payloads of `workflowId`'s first event (its input), read without any codec, as the codec server's JSON. */
+async function inputAsStored(address: string, workflowId: string) {
+  const connection = await Connection.connect({ address });
+  try {
+    const raw = await connection.workflowService.getWorkflowExecutionHistory({
+      namespace: 'default',
+      execution: { workflowId },
+      maximumPageSize: 1,
+    });
+    return raw.history!.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads!.map((payload) => ({
+      metadata: Object.fromEntries(
+        Object.entries(payload.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+      ),
+      data: Buffer.from(payload.data ?? []).toString('base64'),
+    }));
+  } finally {
+    await connection.close();
+  }
+}
+
 /** Whether something accepts connections on 127.0.0.1:port. */
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -64,7 +90,7 @@ describe('npm start', () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
 
-  it('runs the demo beside a busy CPU, reaches what to try next, and stops cleanly on Ctrl-C', async () => {
+  it('runs the demo with payload keys beside a busy CPU, reaches what to try next, its codec server decodes the encrypted history, and it stops cleanly on Ctrl-C', async () => {
     const busy = spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' });
     children.push(busy);
     const ports = {
@@ -76,7 +102,16 @@ describe('npm start', () => {
       ASYNCJOB_DEMO_WEBHOOK_PORT: await freePort(),
     };
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'npm-start-'));
-    const env = { ...process.env, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
+    // The keys, by environment reference as docs/operating.md lists them; the CLI below is given them too.
+    const keys = {
+      ASYNCJOB_PAYLOAD_KEYS: 'demo=env:DEMO_PAYLOAD_KEY',
+      DEMO_PAYLOAD_KEY: randomBytes(32).toString('hex'),
+    };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      ...keys,
+    };
     delete env.TEMPORAL_ADDRESS;
     // README.md's command as written, its two ports moved; the other listeners and the data directory through their
     // documented settings. Its own process group, so the SIGINT below reaches npm, the demo and the dev server, as a
@@ -118,9 +153,33 @@ describe('npm start', () => {
       /operation demo-export-\S+: succeeded \(the job finished before the cancel took effect, X2\)/,
     );
     expect(output).toMatch(/audit chains: intact/);
+
+    // Encrypted: the Web UI is configured with the codec server the demo started, which decodes the history's
+    // input for the UI's origin; read without it, the input is ciphertext.
+    const codecUrl = /payloads encrypted; the Web UI decodes them through (http:\/\/127\.0\.0\.1:(\d+))\n/.exec(output);
+    expect(codecUrl, output).not.toBeNull();
+    const settings = await request(`http://localhost:${ports.ASYNCJOB_UI_PORT}/api/v1/settings`);
+    expect(((await settings.body.json()) as { Codec: { Endpoint: string } }).Codec.Endpoint).toBe(codecUrl![1]);
+    const reportId = /operation (demo-report-\S+): succeeded\n/.exec(output)![1]!;
+    const payloads = await inputAsStored(`127.0.0.1:${ports.ASYNCJOB_TEMPORAL_PORT}`, reportId);
+    expect(Buffer.from(payloads[0]!.metadata.encoding!, 'base64').toString()).toBe('binary/encrypted');
+    expect(Buffer.from(payloads[0]!.data, 'base64').toString()).not.toContain('monthly-sales');
+    const origin = `http://localhost:${ports.ASYNCJOB_UI_PORT}`;
+    const decoded = await request(`${codecUrl![1]}/decode`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-namespace': 'default', origin },
+      body: JSON.stringify({ payloads }),
+    });
+    expect(decoded.statusCode).toBe(200);
+    expect(decoded.headers['access-control-allow-origin']).toBe(origin);
+    const body = (await decoded.body.json()) as { payloads: { data: string }[] };
+    expect(Buffer.from(body.payloads[0]!.data, 'base64').toString()).toContain('"monthly-sales"');
     // README.md: then `export TEMPORAL_ADDRESS=127.0.0.1:17233` for the commands below.
     const exported = substitute(docCommand('README.md', EXPORT_ADDRESS).text, moved.slice(0, 1));
-    const list = await runShell(`${exported}\nnpx asyncjob list --provider demo-reports`, { timeoutMs: 120_000 });
+    const list = await runShell(`${exported}\nnpx asyncjob list --provider demo-reports`, {
+      env: keys,
+      timeoutMs: 120_000,
+    });
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toMatch(/ succeeded +- +demo-reports /);
 
@@ -136,6 +195,7 @@ describe('npm start', () => {
       'asyncjob dev stopped: the worker, the simulator, the webhook receiver and the dev server',
     );
     expect(output).not.toMatch(/Error:|ASYNCJOB_ERR_INTERNAL|was still running/);
-    for (const [name, port] of Object.entries(ports)) expect(await listening(port), name).toBe(false);
+    const listeners = { ...ports, codecServer: Number(codecUrl![2]) };
+    for (const [name, port] of Object.entries(listeners)) expect(await listening(port), name).toBe(false);
   });
 });
