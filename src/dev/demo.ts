@@ -111,6 +111,10 @@ export async function runDev(options: { keepRunning?: boolean } = {}): Promise<n
     metricsPort: settings.temporalMetricsPort,
     dbFile: path.join(settings.dataDir, 'temporal.db'),
     logFile: path.join(settings.dataDir, 'temporal.log'),
+  }).catch(async (error: unknown) => {
+    // No dev server: the codec server started for its UI goes too.
+    await codecServer?.stop();
+    throw error;
   });
   console.log(
     `Temporal ${server.serverVersion} dev server at ${server.address}; Web UI ${server.uiUrl}; HTTP API port ${server.httpPort}; metrics http://127.0.0.1:${server.metricsPort}/metrics`,
