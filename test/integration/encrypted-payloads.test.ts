@@ -6,14 +6,19 @@
  * database (the search finds what is there). The documented `asyncjob codec-server` decodes the history's input.
  * A provider's error text (a job the provider reports failed) is an observation, never a failure: it reaches history
  * only inside encrypted payloads, and `asyncjob status` and `audit verify --with-temporal` read it decrypted.
+ * A failure of our own (an activity that cannot write the result's artifact) is a Temporal failure: history holds
+ * "Encoded failure" with its text in encrypted attributes, which the client's data converter and `asyncjob decide`
+ * read decrypted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { artifactFolderOf } from '../../src/adapters/artifacts/artifact-store';
 import { EXIT } from '../../src/cli/exit-codes';
 import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
 import { AsyncJobClient } from '../../src/client';
@@ -28,8 +33,16 @@ const TOKEN = `enc-secret-${randomBytes(12).toString('hex')}`;
 const SECRET_NOTE = `distinctive-secret-${randomBytes(6).toString('hex')}`;
 const FAILURE_TEXT = `distinctive-failure-${randomBytes(6).toString('hex')}`;
 const PLAIN_NOTE = `distinctive-plain-${randomBytes(6).toString('hex')}`;
+/** The worker's artifact directory, in the test's directory. */
+const ARTIFACTS = 'artifacts';
 /** The codec server command docs/operating.md shows. */
 const CODEC_SERVER = 'asyncjob codec-server --port 8888';
+
+/** Temporal's database in `dir`: the dev server's SQLite file and its write-ahead log, as the server has written them. */
+async function temporalDatabase(dir: string): Promise<Buffer> {
+  const files = (await readdir(dir)).filter((f) => f.startsWith('temporal.db'));
+  return Buffer.concat(await Promise.all(files.map((f) => readFile(path.join(dir, f)))));
+}
 
 /** Waits until `child`'s output shows `text`. */
 async function outputShows(child: ChildProcess, output: () => string, text: string): Promise<void> {
@@ -76,7 +89,7 @@ describe('encrypted payloads on a real dev server', () => {
       env: {
         ...env,
         ASYNCJOB_STORE: `sqlite:${path.join(dir, 'asyncjob.db')}`,
-        ASYNCJOB_ARTIFACTS_DIR: path.join(dir, 'artifacts'),
+        ASYNCJOB_ARTIFACTS_DIR: path.join(dir, ARTIFACTS),
         ASYNCJOB_PROVIDERS: contractFile,
         REPORTS_TOKEN: TOKEN,
       },
@@ -134,10 +147,67 @@ describe('encrypted payloads on a real dev server', () => {
     expect(events.filter((e) => /Failed|TimedOut/.test(String(e.eventType)))).toEqual([]);
     // Temporal's database (the file and its write-ahead log, as the server has committed it): the operation's
     // events are there, the provider's text is not.
-    const files = (await readdir(dir)).filter((f) => f.startsWith('temporal.db'));
-    const database = Buffer.concat(await Promise.all(files.map((f) => readFile(path.join(dir, f)))));
+    const database = await temporalDatabase(dir);
     expect(database.includes(operationId)).toBe(true);
     expect(database.includes(FAILURE_TEXT)).toBe(false);
+  }, 120_000);
+
+  it("an activity's own failure is 'Encoded failure' in history and ciphertext in the database, read decrypted by the client and asyncjob decide", async () => {
+    const operationId = uniqueId('op-collect');
+    // A file where the worker makes the operation's artifact folder: collecting the result fails with our error,
+    // whose text names that folder.
+    const folder = path.join(dir, ARTIFACTS, artifactFolderOf(operationId));
+    await mkdir(path.dirname(folder), { recursive: true });
+    await writeFile(folder, 'not a folder');
+    const request_ = weeklyReportRequest(operationId, provider);
+    // One transport failure is the budget: the failed collect escalates at once (S5), its text in the escalation.
+    await client.start({ ...request_, policy: { ...request_.policy, maxTransportFailures: 1 } });
+    const summary = await client.result(operationId);
+    expect(summary.localState).toBe('escalated');
+
+    // History: the activity failed with our failure type in plain (it names no data), the text encoded.
+    const temporal = client['ctx'].client;
+    const failed = (await eventsOfEveryRun(temporal, operationId)).filter((e) => e.activityTaskFailedEventAttributes);
+    expect(failed).toHaveLength(1);
+    const failure = failed[0]!.activityTaskFailedEventAttributes!.failure!;
+    expect(failure.message).toBe('Encoded failure');
+    expect(failure.stackTrace ?? '').toBe('');
+    expect(failure.applicationFailureInfo?.type).toBe('ASYNCJOB_ERR_ARTIFACT_FAILED');
+    expect(Buffer.from(failure.encodedAttributes!.metadata!.encoding!).toString()).toBe('binary/encrypted');
+    // The client's data converter (the keys) restores the message and the stack trace.
+    const decoded = await decodeOptionalFailureToOptionalError(temporal.options.loadedDataConverter, failure);
+    const message = `ASYNCJOB_ERR_ARTIFACT_FAILED: cannot start the artifact of ${operationId}: EEXIST`;
+    expect(decoded?.message).toContain(message);
+    expect(decoded?.message).toContain(folder);
+    expect(decoded?.stack).toContain('to-failure.ts');
+    expect((decoded?.cause as Error | undefined)?.stack).toContain('collect-result.ts');
+
+    // Temporal's database: the failure event is there (its type), its text and stack traces are not.
+    const database = await temporalDatabase(dir);
+    expect(database.includes('ASYNCJOB_ERR_ARTIFACT_FAILED')).toBe(true);
+    expect(database.includes('cannot start the artifact of')).toBe(false);
+    expect(database.includes(artifactFolderOf(operationId))).toBe(false);
+    expect(database.includes('to-failure.ts')).toBe(false);
+    expect(database.includes('collect-result.ts')).toBe(false);
+
+    // The CLI with the keys: the escalation that asks for a decision says what failed, decrypted; once the folder
+    // is repaired, the decision it offers finishes the operation, and the audit holds the store to that history.
+    const cliEnv = { ...(env as Record<string, string>), ASYNCJOB_STORE: `sqlite:${path.join(dir, 'asyncjob.db')}` };
+    const shown = await runShell(`bin/asyncjob decide ${operationId}`, { env: cliEnv, timeoutMs: 60_000 });
+    expect(shown.code, shown.stdout + shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(`the collect activity failed (1 transport failures of 1); last: ${message}`);
+    await rm(folder);
+    const decided = await runShell(
+      `bin/asyncjob decide ${operationId} --option extend --extend 15m --checks 4 --transport-failures 1 --by ops@example.com --reason "artifact folder repaired"`,
+      { env: cliEnv, timeoutMs: 60_000 },
+    );
+    expect(decided.code, decided.stdout + decided.stderr).toBe(0);
+    expect((await client.result(operationId)).localState).toBe('succeeded');
+    const audit = await runShell(`bin/asyncjob audit verify --operation ${operationId} --with-temporal`, {
+      env: cliEnv,
+      timeoutMs: 60_000,
+    });
+    expect(audit.code, audit.stdout + audit.stderr).toBe(0);
   }, 120_000);
 
   it('the request is ciphertext in the database, read back by the client with the keys; plaintext written before still runs', async () => {
@@ -209,8 +279,7 @@ describe('encrypted payloads on a real dev server', () => {
     expect(output).not.toContain(env.ASYNCJOB_PAYLOAD_KEY_2!);
     await server.stop();
     // The dev server's SQLite database and its write-ahead log: the plain request is there, the encrypted one is not.
-    const files = (await readdir(dir)).filter((f) => f.startsWith('temporal.db'));
-    const database = Buffer.concat(await Promise.all(files.map((f) => readFile(path.join(dir, f)))));
+    const database = await temporalDatabase(dir);
     expect(database.includes(PLAIN_NOTE)).toBe(true);
     expect(database.includes(SECRET_NOTE)).toBe(false);
   }, 180_000);
