@@ -116,6 +116,11 @@ const ENTRIES: Entry[] = [
     'npm run test:cluster',
     { ci: '\nnpm run --silent test:cluster -- --count 200 --hosts\n' },
   ],
+  [
+    ['docs/operating.md'],
+    'npm run test:cluster -- --hosts',
+    { ci: '\nnpm run --silent test:cluster -- --count 200 --hosts\n' },
+  ],
   [['docs/reliability.md'], 'npm run soak', { ci: '\nnpm run --silent soak -- --count 200' }],
   [['README.md'], 'npm run typecheck', { ci: '\nnpm test\n' }],
   [['README.md'], 'npm run lint', { ci: '\nnpm test\n' }],
