@@ -20,7 +20,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifactFolderOf } from '../../src/adapters/artifacts/artifact-store';
 import { EXIT } from '../../src/cli/exit-codes';
-import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
+import { writeRestContract } from './rest-contract';
 import { AsyncJobClient } from '../../src/client';
 import { type DevServer, freePort, startDevServer } from '../../src/dev/temporal-server';
 import { startSimulator, type Simulator } from '../../src/simulator';
@@ -66,16 +66,7 @@ describe('encrypted payloads on a real dev server', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-encrypted-'));
     server = await startDevServer({ dbFile: path.join(dir, 'temporal.db') });
     sim = await startSimulator({ dialect: 'rest', token: TOKEN, seed: 5 });
-    const contractFile = path.join(dir, `${provider}.json`);
-    await writeFile(
-      contractFile,
-      JSON.stringify({
-        ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
-        name: provider,
-        baseUrl: sim.url,
-        credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' },
-      }),
-    );
+    const contractFile = await writeRestContract(dir, provider, sim.url);
     // Rotation as documented: k2 encrypts, k1 (an older key, in a file) still decrypts.
     await writeFile(path.join(dir, 'k1.key'), randomBytes(32).toString('base64'));
     env = {

@@ -8,12 +8,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
+import { writeRestContract } from './rest-contract';
 import { AsyncJobClient, ResultUnavailableError } from '../../src/client';
 import type { OperationSummary } from '../../src/client';
 import { renderPayload, startSimulator, type Simulator } from '../../src/simulator';
@@ -31,19 +31,6 @@ const HMAC_KEY = `s3-chain-key-${randomBytes(12).toString('hex')}`;
 const PREFIX = 'asyncjob';
 /** A result of two upload parts (8 MiB each): a multipart upload. */
 const LARGE = { kind: 'generated' as const, sizeBytes: 8 * 1024 * 1024 + 123_457 };
-
-/** The contract of a `rest` simulator at `baseUrl`, its credential from REPORTS_TOKEN. */
-async function writeContract(dir: string, provider: string, baseUrl: string): Promise<string> {
-  const file = path.join(dir, `${provider}.json`);
-  const contract = {
-    ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
-    name: provider,
-    baseUrl,
-    credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' },
-  };
-  await writeFile(file, JSON.stringify(contract));
-  return file;
-}
 
 async function readAll(stream: AsyncIterable<unknown>): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -104,7 +91,7 @@ describe.skipIf(MOTO_MISSING !== undefined)(
         env: {
           PATH: process.env.PATH,
           ...env,
-          ASYNCJOB_PROVIDERS: await writeContract(dir, provider, sim.url),
+          ASYNCJOB_PROVIDERS: await writeRestContract(dir, provider, sim.url),
           ASYNCJOB_LOG_LEVEL: 'debug',
           REPORTS_TOKEN: TOKEN,
         },

@@ -11,12 +11,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page, type Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
+import { writeRestContract } from './rest-contract';
 import { AsyncJobClient } from '../../src/client';
 import { freePort } from '../../src/dev/temporal-server';
 import { startSimulator, type Simulator } from '../../src/simulator';
@@ -75,16 +75,7 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))('Web UI: encrypted payloads thr
     mkdirSync(ARTIFACTS, { recursive: true });
     const dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-ui-codec-'));
     sim = await startSimulator({ dialect: 'rest', token: PROVIDER_TOKEN, seed: 7 });
-    const contractFile = path.join(dir, `${provider}.json`);
-    await writeFile(
-      contractFile,
-      JSON.stringify({
-        ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
-        name: provider,
-        baseUrl: sim.url,
-        credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' },
-      }),
-    );
+    const contractFile = await writeRestContract(dir, provider, sim.url);
     env = {
       PATH: process.env.PATH,
       TEMPORAL_ADDRESS: inject('temporalAddress'),

@@ -5,11 +5,11 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
+import { writeRestContract } from './rest-contract';
 import { AsyncJobClient } from '../../src/client';
 import { startSimulator } from '../../src/simulator';
 import { connectTestEnvironment, uniqueId, weeklyReportRequest } from '../setup/temporal';
@@ -23,21 +23,6 @@ interface LogLine {
   level: string;
   msg: string;
   sdkComponent?: string;
-}
-
-/** A contract file for the simulator at `baseUrl`, its credential from REPORTS_TOKEN. */
-async function writeContract(dir: string, provider: string, baseUrl: string): Promise<string> {
-  const contractFile = path.join(dir, `${provider}.json`);
-  await writeFile(
-    contractFile,
-    JSON.stringify({
-      ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
-      name: provider,
-      baseUrl,
-      credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' },
-    }),
-  );
-  return contractFile;
 }
 
 /** Runs one operation to its end on the worker's task queue. */
@@ -79,7 +64,7 @@ describe('asyncjob worker logs', () => {
         ASYNCJOB_TASK_QUEUE: taskQueue,
         ASYNCJOB_STORE: `sqlite:${path.join(dir, 'asyncjob.db')}`,
         ASYNCJOB_ARTIFACTS_DIR: path.join(dir, 'artifacts'),
-        ASYNCJOB_PROVIDERS: await writeContract(dir, provider, sim.url),
+        ASYNCJOB_PROVIDERS: await writeRestContract(dir, provider, sim.url),
         ASYNCJOB_LOG_LEVEL: 'debug',
         ASYNCJOB_AUDIT_HMAC_KEY: HMAC_KEY,
         REPORTS_TOKEN: TOKEN,

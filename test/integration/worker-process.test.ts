@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { BUILT_IN_PRESETS } from '../../src/adapters/providers/presets';
+import { writeRestContract } from './rest-contract';
 import { openStore } from '../../src/adapters/store/open-store';
 import { AsyncJobClient } from '../../src/client';
 import { freePort } from '../../src/dev/temporal-server';
@@ -35,16 +35,7 @@ describe('asyncjob worker process', () => {
   beforeAll(async () => {
     sim = await startSimulator({ dialect: 'rest', token: TOKEN, seed: 3 });
     const dir = await mkdtemp(path.join(tmpdir(), 'asyncjob-proc-'));
-    const contractFile = path.join(dir, `${provider}.json`);
-    await writeFile(
-      contractFile,
-      JSON.stringify({
-        ...(BUILT_IN_PRESETS.rest as Record<string, unknown>),
-        name: provider,
-        baseUrl: sim.url,
-        credential: { scheme: 'bearer', secretEnv: 'REPORTS_TOKEN' },
-      }),
-    );
+    const contractFile = await writeRestContract(dir, provider, sim.url);
     policyFile = path.join(dir, 'policy.yaml');
     await writeFile(
       policyFile,
