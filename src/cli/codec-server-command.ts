@@ -3,7 +3,7 @@
  * over the payload keys of ASYNCJOB_PAYLOAD_KEYS (`src/codec/codec-server.ts`). Its token is read from
  * ASYNCJOB_CODEC_SERVER_TOKEN's reference, the pages allowed from ASYNCJOB_CODEC_SERVER_ORIGINS. Prints where it
  * listens and serves until SIGINT or SIGTERM. Exit 2 for a bad environment (no keys, an unreadable key or token, a
- * non-loopback host without a token).
+ * non-loopback host or the origin `*` without a token).
  */
 import { z } from 'zod';
 import { startCodecServer } from '../codec/codec-server';
@@ -64,14 +64,14 @@ export async function codecServerCommand(ctx: CommandContext, cmd: Cmd<'codec-se
     emit(ctx, {
       schema: 'asyncjob.codec-server/v1',
       url: server.url,
-      encryptingKeyId: loaded.encryptingKeyId,
+      encryptingKeyId: loaded.encryptingKeyId ?? null,
       origins,
       token: token !== undefined,
     });
   else
     say(
       ctx,
-      `asyncjob codec-server: ${server.url} (POST /decode, /encode; encrypting key ${loaded.encryptingKeyId}; ${token !== undefined ? 'bearer token required' : 'no token, loopback only'}; Web UI origins ${origins.join(', ')})`,
+      `asyncjob codec-server: ${server.url} (POST /decode, /encode; ${loaded.encryptingKeyId !== undefined ? `encrypting key ${loaded.encryptingKeyId}` : 'writing plain text'}; ${token !== undefined ? 'bearer token required' : 'no token, loopback only'}; Web UI origins ${origins.join(', ')})`,
     );
   await stopped;
   await server.stop();

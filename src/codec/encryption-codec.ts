@@ -54,43 +54,49 @@ const text = (bytes: Uint8Array | null | undefined): string => Buffer.from(bytes
 
 /**
  * AES-256-GCM over whole payloads with key rotation: the first key encrypts, every key decrypts (by the key ID in
- * the payload), and a payload that is not encrypted (written before encryption was turned on) passes through.
- * Safe to share; each encryption draws a fresh random IV.
+ * the payload), and a payload that is not encrypted (written before encryption was turned on) passes through. With
+ * `writesPlain`, nothing is encrypted and every key only decrypts: the step that turns encryption on while some
+ * processes do not hold the key yet. Safe to share; each encryption draws a fresh random IV.
  */
 export class EncryptionCodec implements PayloadCodec {
   private readonly keys: ReadonlyMap<string, Uint8Array>;
-  private readonly encrypting: PayloadKey;
+  private readonly encrypting: PayloadKey | undefined;
 
-  /** `keys` in order, the first the one that encrypts. Throws `Error` for no key or a key not 32 bytes long. */
-  constructor(keys: readonly PayloadKey[]) {
+  /**
+   * `keys` in order, the first the one that encrypts unless `writesPlain`. Throws `Error` for no key or a key not
+   * 32 bytes long.
+   */
+  constructor(keys: readonly PayloadKey[], options: { writesPlain?: boolean } = {}) {
     if (keys.length === 0) throw new Error('EncryptionCodec needs at least one key');
     for (const { keyId, key } of keys)
       if (key.length !== KEY_BYTES) throw new Error(`payload key ${keyId} is ${key.length} bytes, not ${KEY_BYTES}`);
     this.keys = new Map(keys.map((k) => [k.keyId, k.key]));
-    this.encrypting = keys[0]!;
+    this.encrypting = options.writesPlain ? undefined : keys[0]!;
   }
 
-  /** The ID of the key new payloads are encrypted with. */
-  get encryptingKeyId(): string {
-    return this.encrypting.keyId;
+  /** The ID of the key new payloads are encrypted with; undefined when they are written in plain text. */
+  get encryptingKeyId(): string | undefined {
+    return this.encrypting?.keyId;
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => this.encrypt(payload));
+    const encrypting = this.encrypting;
+    if (encrypting === undefined) return payloads;
+    return payloads.map((payload) => this.encrypt(payload, encrypting));
   }
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((payload) => this.decrypt(payload));
   }
 
-  private encrypt(payload: Payload): Payload {
+  private encrypt(payload: Payload, encrypting: PayloadKey): Payload {
     const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.encrypting.key, iv);
+    const cipher = createCipheriv('aes-256-gcm', encrypting.key, iv);
     const ciphertext = Buffer.concat([cipher.update(encodePayload(payload)), cipher.final()]);
     return {
       metadata: {
         encoding: Buffer.from(ENCRYPTED_ENCODING),
-        [KEY_ID_METADATA]: Buffer.from(this.encrypting.keyId),
+        [KEY_ID_METADATA]: Buffer.from(encrypting.keyId),
       },
       data: Buffer.concat([iv, ciphertext, cipher.getAuthTag()]),
     };

@@ -49,13 +49,14 @@ export interface LoadedPayloadCodecs {
   payloadCodecs: PayloadCodec[];
   /** The keys as written (secret: for a logger's redaction, never to print). */
   secretValues: string[];
-  /** The ID of the key new payloads are encrypted with, or undefined. */
+  /** The ID of the key new payloads are encrypted with; undefined when none is, or with `plain` first. */
   encryptingKeyId?: string;
 }
 
 /**
  * Reads ASYNCJOB_PAYLOAD_KEYS from `env` and every key it names. Throws {@link ConfigError} listing every key that
- * cannot be read or is not 32 bytes (exit 2). Not encrypting when the variable is unset.
+ * cannot be read or is not 32 bytes (exit 2). Not encrypting when the variable is unset, nor with `plain` first
+ * (then the keys only decrypt).
  */
 export async function loadPayloadCodecs(env: NodeJS.ProcessEnv): Promise<LoadedPayloadCodecs> {
   const setting = env.ASYNCJOB_PAYLOAD_KEYS?.trim();
@@ -82,6 +83,6 @@ export async function loadPayloadCodecs(env: NodeJS.ProcessEnv): Promise<LoadedP
     else keys.push({ keyId: reference.keyId, key });
   }
   if (problems.length > 0) throw new ConfigError(problems);
-  const codec = new EncryptionCodec(keys);
+  const codec = new EncryptionCodec(keys, { writesPlain: parsed.writesPlain });
   return { payloadCodecs: [codec], secretValues, encryptingKeyId: codec.encryptingKeyId };
 }

@@ -23,14 +23,32 @@ export function parseSecretReference(text: string): { secretEnv: string } | { se
   return { secretFile: where! };
 }
 
+/** The first entry of ASYNCJOB_PAYLOAD_KEYS that writes new payloads in plain text (the decrypt-only rollout step). */
+export const PLAIN_ENTRY = 'plain';
+
+/** ASYNCJOB_PAYLOAD_KEYS read: the keys in order, and whether new payloads are written in plain text. */
+export interface PayloadKeysSetting {
+  readonly keys: PayloadKeyReference[];
+  /** `plain` was the first entry: nothing is encrypted, every key only decrypts. */
+  readonly writesPlain: boolean;
+}
+
 /**
  * Reads ASYNCJOB_PAYLOAD_KEYS: `ID=env:NAME` or `ID=file:PATH` entries separated by commas, the first the key that
- * encrypts, every one a key that decrypts. Returns the references in order, or every problem found. Pure.
+ * encrypts, every one a key that decrypts; or `plain` first, then at least one key: new payloads are written in
+ * plain text and the keys only decrypt (turning encryption on while not every process holds the key yet). Returns
+ * the references in order, or every problem found. Pure.
  */
-export function parsePayloadKeys(text: string): { keys: PayloadKeyReference[] } | { problems: string[] } {
+export function parsePayloadKeys(text: string): PayloadKeysSetting | { problems: string[] } {
   const keys: PayloadKeyReference[] = [];
   const problems: string[] = [];
-  for (const entry of text.split(',').map((e) => e.trim())) {
+  const entries = text.split(',').map((e) => e.trim());
+  const writesPlain = entries[0] === PLAIN_ENTRY;
+  for (const [index, entry] of entries.entries()) {
+    if (entry === PLAIN_ENTRY) {
+      if (index > 0) problems.push(`"${PLAIN_ENTRY}" is only allowed as the first entry`);
+      continue;
+    }
     const equals = entry.indexOf('=');
     const keyId = equals < 0 ? entry : entry.slice(0, equals).trim();
     const reference = equals < 0 ? undefined : parseSecretReference(entry.slice(equals + 1));
@@ -39,7 +57,9 @@ export function parsePayloadKeys(text: string): { keys: PayloadKeyReference[] } 
     else if (keys.some((k) => k.keyId === keyId)) problems.push(`key ID ${keyId} is listed twice`);
     else keys.push({ keyId, ...reference });
   }
-  return problems.length > 0 ? { problems } : { keys };
+  if (writesPlain && entries.length === 1)
+    problems.push(`"${PLAIN_ENTRY}" needs at least one key after it (the keys that decrypt)`);
+  return problems.length > 0 ? { problems } : { keys, writesPlain };
 }
 
 /** The payload keys: read by every process that connects to Temporal. */
@@ -56,7 +76,7 @@ export const payloadKeySettings = {
       group: 'payloads',
       usedBy: ['worker', 'client', 'CLI', 'mcp', 'audit', 'replay-check', 'demo', 'codec-server'],
       description:
-        'the keys payloads are encrypted with (AES-256-GCM, docs/operating.md#encrypted-payloads-and-the-codec-server): `ID=env:NAME` or `ID=file:PATH`, comma-separated; the first encrypts, all decrypt. A key is 32 bytes written as 64 hex digits or in base64; payloads written without encryption still read',
+        'the keys payloads are encrypted with (AES-256-GCM, docs/operating.md#encrypted-payloads-and-the-codec-server): `ID=env:NAME` or `ID=file:PATH`, comma-separated; the first encrypts, all decrypt (`plain` as the first entry: nothing is encrypted, the keys after it only decrypt, for turning encryption on across a running fleet). A key is 32 bytes written as 64 hex digits or in base64; payloads written without encryption still read',
       example: 'k2=file:/run/secrets/payload-k2,k1=env:ASYNCJOB_PAYLOAD_KEY_1',
       whenUnset: 'payloads are not encrypted (encrypted ones cannot be read)',
     },

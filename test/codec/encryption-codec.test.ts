@@ -126,6 +126,33 @@ describe('ASYNCJOB_PAYLOAD_KEYS', () => {
     expect(await loadPayloadCodecs({})).toEqual({ payloadCodecs: [], secretValues: [] });
   });
 
+  it('plain first: new payloads stay plain text, the keys after it still decrypt', async () => {
+    const loaded = await loadPayloadCodecs({
+      ASYNCJOB_PAYLOAD_KEYS: 'plain, k1=env:ASYNCJOB_PAYLOAD_KEY_1',
+      ASYNCJOB_PAYLOAD_KEY_1: k1.key.toString('hex'),
+    });
+    expect(loaded.encryptingKeyId).toBeUndefined();
+    const codec = loaded.payloadCodecs[0]!;
+    const payload = defaultPayloadConverter.toPayload(REQUEST);
+    const [written] = await codec.encode([payload]);
+    expect(written).toEqual(payload);
+    expect(text(written!.metadata?.encoding)).toBe('json/plain');
+    const [sealed] = await new EncryptionCodec([k1]).encode([payload]);
+    const [back] = await codec.decode([sealed!]);
+    expect(defaultPayloadConverter.fromPayload(back!)).toEqual(REQUEST);
+  });
+
+  it.each([
+    ['plain', ['"plain" needs at least one key after it (the keys that decrypt)']],
+    ['k1=env:K1,plain', ['"plain" is only allowed as the first entry']],
+    ['plain,k1=env:K1,plain', ['"plain" is only allowed as the first entry']],
+  ])('refuses %s: plain only as the first entry, with a key after it', async (setting, problems) => {
+    const err = (await loadPayloadCodecs({ ASYNCJOB_PAYLOAD_KEYS: setting, K1: k1.key.toString('hex') }).catch(
+      (e: unknown) => e,
+    )) as { problems: string[] };
+    expect(err.problems).toEqual(problems.map((p) => `ASYNCJOB_PAYLOAD_KEYS: ${p}`));
+  });
+
   it('refuses, every problem at once and no value shown: a short key, an unset variable, a missing file, bad syntax', async () => {
     const short = randomBytes(16).toString('hex');
     const err = (await loadPayloadCodecs({
