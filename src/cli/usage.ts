@@ -88,8 +88,9 @@ export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   ASYNCJOB_PAYLOAD_KEYS: POST /decode and /encode take and answer {"payloads": [...]} (proto3 JSON). Listens on
   H:N (default 127.0.0.1:8888; --port 0 a free port) and prints its URL; serves until SIGINT or SIGTERM. Pages of
   the origins in ASYNCJOB_CODEC_SERVER_ORIGINS may call it (CORS). With ASYNCJOB_CODEC_SERVER_TOKEN (env:NAME or
-  file:PATH) every request must send "Authorization: Bearer TOKEN"; without it only a loopback host is served.
-  Exit 0 stopped, 2 bad command line or environment (no keys, an unreadable key or token).`,
+  file:PATH) every request must send "Authorization: Bearer TOKEN"; without it only a loopback host is served and
+  the origin * is refused.
+  Exit 0 stopped, 2 bad command line or environment (no keys, an unreadable key or token, the port in use).`,
   // Every variable the worker and its webhook receiver read, from the same list as docs/configuration.md.
   worker: workerHelpText(),
   dev: `usage: asyncjob dev

@@ -3,8 +3,8 @@
  * `POST /encode` take and answer `{payloads: [...]}` with each payload in proto3 JSON (metadata values and data in
  * base64), as the UI sends them; CORS for the configured UI origins (credentials allowed, the UI's `X-Namespace`,
  * `Content-Type` and `Authorization` headers); a bearer token, compared in constant time, when one is configured,
- * and without one only a loopback address is served; bodies over {@link MAX_BODY_BYTES} refused. The keys stay in
- * this process: what leaves it is what the operator's browser shows.
+ * and without one only a loopback address is served and the origin `*` is refused; bodies over
+ * {@link MAX_BODY_BYTES} refused. The keys stay in this process: what leaves it is what the operator's browser shows.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -152,10 +152,16 @@ async function handle(request: IncomingMessage, options: CodecServerOptions): Pr
 }
 
 /**
- * Starts the codec server (see the module comment). Throws `ASYNCJOB_ERR_CONFIG_INVALID` for a non-loopback host
- * without a token, before listening.
+ * Starts the codec server (see the module comment). Throws `ASYNCJOB_ERR_CONFIG_INVALID`, before listening, for a
+ * non-loopback host without a token, and for the origin `*` without a token: any page the operator's browser opens
+ * could otherwise have it decrypt; and for a port already in use.
  */
 export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
+  if (options.token === undefined && options.origins.includes('*'))
+    throw new AsyncJobError(
+      'ASYNCJOB_ERR_CONFIG_INVALID',
+      'ASYNCJOB_CODEC_SERVER_ORIGINS=* lets any web page call the codec server: set ASYNCJOB_CODEC_SERVER_TOKEN, or list the Web UI origins',
+    );
   if (options.token === undefined && !isLoopback(options.host))
     throw new AsyncJobError(
       'ASYNCJOB_ERR_CONFIG_INVALID',
@@ -183,7 +189,17 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new AsyncJobError(
+              'ASYNCJOB_ERR_CONFIG_INVALID',
+              `${options.host}:${options.port} is in use: stop what listens there or choose another --port`,
+              { cause: err },
+            )
+          : err,
+      ),
+    );
     server.listen(options.port, options.host, () => resolve());
   });
   const address = server.address();

@@ -97,14 +97,14 @@ export const codecServerSettings = {
       description:
         'where the bearer token `asyncjob codec-server` requires lives, `env:NAME` or `file:PATH`; each request must send `Authorization: Bearer TOKEN`',
       example: 'file:/run/secrets/codec-server-token',
-      whenUnset: 'no token: the codec server starts only on a loopback address',
+      whenUnset: 'no token: the codec server starts only on a loopback address, and refuses the origin `*`',
     },
   ),
   ASYNCJOB_CODEC_SERVER_ORIGINS: setting(nonEmpty().default('http://localhost:8233,http://127.0.0.1:8233'), {
     group: 'payloads',
     usedBy: ['codec-server'],
     description:
-      "the Web UI origins (scheme, host and port, comma-separated) whose pages may call `asyncjob codec-server` (CORS); `*` allows any page (without the UI's cookies)",
+      "the Web UI origins (scheme, host and port, comma-separated) whose pages may call `asyncjob codec-server` (CORS); `*` allows any page (without the UI's cookies), and only with ASYNCJOB_CODEC_SERVER_TOKEN set",
     example: 'https://temporal-ui.internal',
   }),
 };

@@ -8,7 +8,9 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CodecServer, isLoopback, startCodecServer } from '../../src/codec/codec-server';
 import { EncryptionCodec } from '../../src/codec/encryption-codec';
+import { runCli } from '../../src/cli/run-cli';
 import { hasCode } from '../../src/core/errors';
+import { FakeClient, fakeDeps } from '../cli/fixtures';
 
 const UI = 'http://localhost:8233';
 const TOKEN = `codec-token-${randomBytes(8).toString('hex')}`;
@@ -134,5 +136,34 @@ describe('codec server', () => {
     expect(open.statusCode).toBe(200);
     expect(await open.body.json()).toEqual({ payloads: [] });
     await local.stop();
+  });
+
+  it('refuses the origin * without a token (any page could decrypt), and serves it with one', async () => {
+    const err = await startCodecServer({ codec, host: '127.0.0.1', port: 0, origins: [UI, '*'] }).catch(
+      (e: unknown) => e,
+    );
+    expect(hasCode(err, 'ASYNCJOB_ERR_CONFIG_INVALID')).toBe(true);
+    expect((err as Error).message).toMatch(/ASYNCJOB_CODEC_SERVER_ORIGINS=\* .*ASYNCJOB_CODEC_SERVER_TOKEN/);
+    const tokened = await startCodecServer({ codec, host: '127.0.0.1', port: 0, origins: ['*'], token: 'secret' });
+    await tokened.stop();
+    const io = fakeDeps(new FakeClient());
+    const env = {
+      ASYNCJOB_PAYLOAD_KEYS: 'k1=env:KEY_1',
+      KEY_1: randomBytes(32).toString('hex'),
+      ASYNCJOB_CODEC_SERVER_ORIGINS: '*',
+    };
+    expect(await runCli(['codec-server', '--port', '0'], { ...io.deps, env })).toBe(2);
+    expect(io.stderr()).toContain('ASYNCJOB_CODEC_SERVER_ORIGINS=* lets any web page call the codec server');
+  });
+
+  it('refuses a port already in use with a clear message', async () => {
+    const first = await startCodecServer({ codec, host: '127.0.0.1', port: 0, origins: [UI] });
+    const port = Number(new URL(first.url).port);
+    const err = await startCodecServer({ codec, host: '127.0.0.1', port, origins: [UI] }).catch((e: unknown) => e);
+    expect(hasCode(err, 'ASYNCJOB_ERR_CONFIG_INVALID')).toBe(true);
+    expect((err as Error).message).toBe(
+      `127.0.0.1:${port} is in use: stop what listens there or choose another --port`,
+    );
+    await first.stop();
   });
 });
