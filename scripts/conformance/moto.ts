@@ -138,7 +138,7 @@ async function signedPost(
 }
 
 /** Sends one IAM (query protocol) action; answers its XML. */
-async function iamAction(url: string, params: Record<string, string>, key: AccessKey): Promise<string> {
+export async function iamAction(url: string, params: Record<string, string>, key: AccessKey): Promise<string> {
   const body = new URLSearchParams({ Version: '2010-05-08', ...params }).toString();
   const answer = await signedPost(
     url,

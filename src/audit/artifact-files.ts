@@ -7,9 +7,11 @@
  *   own directory exists. A finding (`artifact_file_missing`), unless `--allow-missing-artifacts` (deliberate
  *   retention) turns it into a count the report states;
  * - an object store's location (`s3://bucket/key`) of the object store configured here (`ASYNCJOB_ARTIFACTS`):
- *   fetched and hashed the same way; an absent object is the same finding as an absent file;
- * - unreachable from here: another scheme or another store's object (or one the store could not be asked about),
- *   or a `file:` path whose directory is not on this host (another machine's store); counted, never a finding.
+ *   fetched and hashed the same way; an absent object is the same finding as an absent file. One that cannot be
+ *   read (refused credentials, a 403 AccessDenied, an outage) is a finding of its own (`artifact_unreadable`,
+ *   naming the error's name, code and HTTP status, never its message): an integrity check does not pass on what it
+ *   is configured to check and could not read. `--allow-missing-artifacts` does not excuse it;
+ * - unreachable from here: another scheme or another store's object, or a `file:` path whose directory is not on this host (another machine's store); counted, never a finding.
  *   Something that is not a regular file (a directory, a device or FIFO named by an edited row) is never read and
  *   counts as unreachable too.
  */
@@ -44,6 +46,7 @@ type Place =
   | { kind: 'file'; path: string }
   | { kind: 'missing'; path: string }
   | { kind: 'object'; found: { sha256: string; sizeBytes: number } }
+  | { kind: 'unreadable'; error: string }
   | { kind: 'elsewhere' };
 
 async function kindOf(path: string): Promise<'file' | 'other' | 'absent'> {
@@ -62,13 +65,29 @@ function inside(root: string, path: string): boolean {
   return rel.length > 0 && !rel.startsWith('..') && !isAbsolute(rel);
 }
 
-/** An object of the configured object store: hashed, absent (missing), or unreachable when it cannot be asked. */
+/**
+ * What a failed read was, for the report: the error's name, its code and the HTTP status it came with
+ * (`AccessDenied (HTTP 403)`, `Error ECONNREFUSED`). Never its message, which a server or SDK may fill with anything.
+ */
+function errorOf(error: unknown): string {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as {
+    name?: unknown;
+    code?: unknown;
+    $metadata?: { httpStatusCode?: unknown };
+  };
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+  const code = typeof e.code === 'string' && e.code !== name ? ` ${e.code}` : '';
+  const status = typeof e.$metadata?.httpStatusCode === 'number' ? ` (HTTP ${e.$metadata.httpStatusCode})` : '';
+  return `${name}${code}${status}`;
+}
+
+/** An object of the configured object store: hashed, absent (missing), or unreadable when the read fails. */
 async function objectPlaceOf(location: string, objects: ArtifactStore): Promise<Place> {
   try {
     const found = await objects.describe(location);
     return found === undefined ? { kind: 'missing', path: location } : { kind: 'object', found };
-  } catch {
-    return { kind: 'elsewhere' };
+  } catch (error) {
+    return { kind: 'unreadable', error: errorOf(error) };
   }
 }
 
@@ -129,6 +148,18 @@ export async function checkArtifactFiles(
             place.path.startsWith('s3:') ? 'no object' : 'no file',
           ),
         );
+      continue;
+    }
+    if (place.kind === 'unreadable') {
+      result.findings.push(
+        opFinding(
+          operationId,
+          e.sequence,
+          'artifact_unreadable',
+          `${e.body.sizeBytes} bytes at ${e.body.location}`,
+          `not read: ${place.error}`,
+        ),
+      );
       continue;
     }
     checked += 1;

@@ -19,6 +19,7 @@ export type AuditProblem =
   | 'artifact_row_missing'
   | 'artifact_file_mismatch'
   | 'artifact_file_missing'
+  | 'artifact_unreadable'
   | 'artifact_row_orphan'
   | 'job_link_missing'
   | 'append_only_guard_missing'
@@ -71,6 +72,8 @@ export const PROBLEM_DESCRIPTIONS: Readonly<Record<AuditProblem, string>> = {
   artifact_file_mismatch: 'the artifact file no longer has the digest or size the journal recorded',
   artifact_file_missing:
     'the artifact file is gone from this host (its folder is here, the file is not; --allow-missing-artifacts for deliberate retention)',
+  artifact_unreadable:
+    'an object of the object store configured here could not be read (credentials, permissions or an outage), so it was not checked',
   artifact_row_orphan:
     'an artifacts row has no journal entry at its sequence (the entry was deleted, or the row forged)',
   job_link_missing: 'a job the journal named has no link in the webhook lookup (operation_jobs row deleted)',

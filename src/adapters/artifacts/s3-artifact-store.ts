@@ -153,7 +153,11 @@ export class S3ArtifactStore implements ArtifactStore {
   }
 }
 
-/** S3's answer for a key that does not exist (a bucket that does not exist is an error, not an absent artifact). */
+/**
+ * S3's answer for a key that does not exist (a bucket that does not exist is an error, not an absent artifact).
+ * A 403 never is: S3 answers AccessDenied for a missing key to a reader without s3:ListBucket, so a refusal says
+ * nothing about whether the object is there, and the audit reports it as unreadable, not missing.
+ */
 function isAbsent(error: unknown): boolean {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e.name === 'NoSuchKey' || (e.$metadata?.httpStatusCode === 404 && e.name !== 'NoSuchBucket');
