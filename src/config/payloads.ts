@@ -5,7 +5,7 @@
 import { nonEmpty, setting } from './setting';
 
 /** Where one payload key lives: `env:NAME` (a variable holding it) or `file:PATH` (a file holding it). */
-export interface PayloadKeyReference {
+interface PayloadKeyReference {
   /** The key ID written into every payload encrypted with the key (`encryption-key-id`). */
   readonly keyId: string;
   readonly secretEnv?: string;
@@ -24,7 +24,7 @@ export function parseSecretReference(text: string): { secretEnv: string } | { se
 }
 
 /** The first entry of ASYNCJOB_PAYLOAD_KEYS that writes new payloads in plain text (the decrypt-only rollout step). */
-export const PLAIN_ENTRY = 'plain';
+const PLAIN_ENTRY = 'plain';
 
 /** ASYNCJOB_PAYLOAD_KEYS read: the keys in order, and whether new payloads are written in plain text. */
 export interface PayloadKeysSetting {
