@@ -359,7 +359,11 @@ const ENTRIES: Entry[] = [
   [['docs/operating.md'], 'asyncjob audit verify --operation report-2026-11', { test: OBJECT_STORE }],
 
   // Encrypted payloads: the codec server the Web UI decodes through.
-  [['docs/operating.md'], 'asyncjob codec-server --port 8888', { test: 'test/integration/encrypted-payloads.test.ts' }],
+  [
+    ['docs/operating.md', 'docs/cli.md'],
+    'asyncjob codec-server --port 8888',
+    { test: 'test/integration/encrypted-payloads.test.ts' },
+  ],
   [['docs/configuration.md'], 'asyncjob codec-server', { illustrative: SYNOPSIS }],
 
   // Mentions of commands by name or with placeholders.
