@@ -21,18 +21,16 @@ import { openStore } from './adapters/store/open-store';
 import type { OperationStore } from './adapters/store/operation-store';
 import { readChainKeySecret } from './audit/keys';
 import { clientDataConverter, workerDataConverter } from './codec/data-converter';
-import { type LoadedPayloadCodecs, loadPayloadCodecs } from './codec/payload-keys';
 import { temporalConnectionSettings, type TemporalConnectionSettings } from './client/connection';
 import { DEFAULT_TASK_QUEUE } from './client/context';
 import { AsyncJobConnectionError } from './client/errors';
-import { type Config, ConfigError, describeSettings } from './config';
+import { type Config, describeSettings } from './config';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from './config/worker';
 import { assertSupportedNode } from './node-version';
 import { type PollLoopLimits } from './core/poll-loop';
-import type { DeciderPolicyInForce } from './core/decider-policy';
-import { checkWorkerEnvironment, describeDeciderPolicy, NO_DECIDER_POLICY } from './doctor/environment';
 import { EXPECTED_SDK_MESSAGES } from './doctor/sdk-logger';
-import { checkWorkflowBundle, workflowsPath, type WorkflowBundleStamp } from './workflow-bundle';
+import { workflowsPath } from './workflow-bundle';
+import { checkWorkerStart, logDeciderPolicy } from './worker-start-check';
 import { createJsonLogger, sdkLogLevel } from './logging';
 import { webhookOutcomeReporter } from './webhooks/outcome-reporter';
 import { startWebhookReceiver, type WebhookSettings } from './webhooks/receiver';
@@ -281,67 +279,6 @@ async function connectWorker(
     for (const resource of opened) await resource.close();
     throw new AsyncJobConnectionError(temporal.address, { cause: err });
   }
-}
-
-/** A prebuilt workflow bundle the worker runs (ASYNCJOB_WORKFLOW_BUNDLE), checked. */
-interface CheckedBundle {
-  codePath: string;
-  stamp: WorkflowBundleStamp;
-}
-
-/** The payload keys (ASYNCJOB_PAYLOAD_KEYS), or the problems with them. */
-async function checkPayloadKeys(env: NodeJS.ProcessEnv): Promise<{ loaded?: LoadedPayloadCodecs; problems: string[] }> {
-  try {
-    return { loaded: await loadPayloadCodecs(env), problems: [] };
-  } catch (err) {
-    if (err instanceof ConfigError) return { problems: err.problems };
-    throw err;
-  }
-}
-
-/**
- * The worker's start-up check: the environment and everything it names (`checkWorkerEnvironment`, the decider
- * policy read there once, the payload keys) and the workflow bundle ASYNCJOB_WORKFLOW_BUNDLE names, every problem
- * at once in one {@link ConfigError} (exit 2).
- */
-async function checkWorkerStart(env: NodeJS.ProcessEnv): Promise<{
-  config: Config;
-  bundle?: CheckedBundle;
-  deciders?: DeciderPolicyInForce;
-  payloads: LoadedPayloadCodecs;
-}> {
-  const file = env.ASYNCJOB_WORKFLOW_BUNDLE?.trim();
-  const codePath = file ? path.resolve(file) : undefined;
-  const [checked, bundle, keys] = await Promise.all([
-    checkWorkerEnvironment(env).then(
-      (environment) => ({ ...environment, problems: [] as string[] }),
-      (err: unknown) => {
-        if (err instanceof ConfigError) return { config: undefined, problems: err.problems };
-        throw err;
-      },
-    ),
-    codePath !== undefined ? checkWorkflowBundle(codePath) : undefined,
-    checkPayloadKeys(env),
-  ]);
-  const problems = [...checked.problems, ...(bundle && 'problem' in bundle ? [bundle.problem] : []), ...keys.problems];
-  if (problems.length > 0 || checked.config === undefined || !keys.loaded) throw new ConfigError(problems);
-  return {
-    config: checked.config,
-    payloads: keys.loaded,
-    ...(checked.deciders !== undefined ? { deciders: checked.deciders } : {}),
-    ...(codePath !== undefined && bundle && 'stamp' in bundle ? { bundle: { codePath, stamp: bundle.stamp } } : {}),
-  };
-}
-
-/** Says once at start which decider policy the worker's operations keep (D2), or warns that there is none. */
-function logDeciderPolicy(logger: Logger, file: string | undefined, deciders: DeciderPolicyInForce | undefined): void {
-  if (deciders === undefined || file === undefined)
-    logger.warn(`asyncjob worker: ${NO_DECIDER_POLICY.message}`, { fix: NO_DECIDER_POLICY.fix });
-  else
-    logger.info(`asyncjob worker: decider policy ${file}, ${describeDeciderPolicy(deciders)}`, {
-      deciderPolicy: file,
-      deciderPolicyDigest: deciders.digest,
-    });
 }
 
 /**
