@@ -8,19 +8,15 @@
  * updates and signals (`src/workflows/messages.ts`) or Temporal's visibility store, never around them. Every
  * failure is one of the typed errors of `client/errors.ts`. This module imports nothing of the worker side.
  */
-import { Client, Connection, WorkflowUpdateStage, type WorkflowUpdateHandle } from '@temporalio/client';
-import { clientDataConverter } from './codec/data-converter';
-import { loadPayloadCodecs } from './codec/payload-keys';
+import { type Client, type Connection, WorkflowUpdateStage, type WorkflowUpdateHandle } from '@temporalio/client';
 import type { ArtifactStore } from './adapters/artifacts/artifact-store';
 import { artifactSettingsOf, openArtifactStore } from './adapters/artifacts/open-artifact-store';
-import { loadConfig } from './config';
 import { type Decision, decisionSchema, type OpenEscalation } from './core/escalation';
 import type { OperationRecord, RecordedTransition, StartRequest } from './core/operation';
-import { temporalConnectionSettings } from './client/connection';
+import { connectFromEnvironment } from './client/connection';
 import { call, type ClientContext, DEFAULT_TASK_QUEUE, workerCall, workflowHandle } from './client/context';
 import { describeOperation, describeRaw, workflowFailure, type OperationDescription } from './client/describe';
 import {
-  AsyncJobConnectionError,
   AsyncJobInputError,
   AsyncJobRequestRefused,
   type InputIssue,
@@ -154,29 +150,11 @@ export class AsyncJobClient {
    */
   static async connect(options: AsyncJobConnectOptions = {}): Promise<AsyncJobClient> {
     const env = options.env ?? process.env;
-    const config = loadConfig(env);
-    const settings = temporalConnectionSettings(config);
-    // The keys are read before connecting: a key that cannot be read is a bad environment (exit 2), not a connection fault.
-    const { payloadCodecs } = await loadPayloadCodecs(env);
-    let connection: Connection;
-    try {
-      connection = await Connection.connect({
-        address: settings.address,
-        connectTimeout: options.connectTimeoutMs ?? 10_000,
-        ...(settings.tls ? { tls: settings.tls } : {}),
-        ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
-      });
-    } catch (err) {
-      throw new AsyncJobConnectionError(settings.address, { cause: err });
-    }
+    const { client, connection, config } = await connectFromEnvironment(env, options.connectTimeoutMs);
     const made = new AsyncJobClient({
-      client: new Client({
-        connection,
-        namespace: settings.namespace,
-        dataConverter: clientDataConverter(payloadCodecs),
-      }),
+      client,
       taskQueue: options.taskQueue ?? config.ASYNCJOB_TASK_QUEUE,
-      namespace: settings.namespace,
+      namespace: client.options.namespace,
       ownedConnection: connection,
       ...(options.artifacts !== undefined ? { artifacts: options.artifacts } : {}),
     });

@@ -5,13 +5,10 @@
  * Runs are followed back through continue-as-new. Workflows in Temporal with no rows in the store are found
  * by listing the `AsyncJobWorkflow` executions of `ASYNCJOB_TASK_QUEUE` (whole-operation removal).
  */
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { defaultPayloadConverter, type PayloadCodec } from '@temporalio/common';
 import { type History, type Payload } from '@temporalio/common/lib/proto-utils';
-import { temporalConnectionSettings } from '../client/connection';
-import { clientDataConverter } from '../codec/data-converter';
-import { loadPayloadCodecs } from '../codec/payload-keys';
-import { loadConfig } from '../config';
+import { connectFromEnvironment } from '../client/connection';
 import { AsyncJobError } from '../core/errors';
 
 /** An entry the workflow saw recorded. */
@@ -198,18 +195,6 @@ function clientWitness(client: Client, taskQueue: string, maxRuns = 1000): Tempo
 export async function connectTemporalWitness(
   env: NodeJS.ProcessEnv,
 ): Promise<TemporalWitness & { close(): Promise<void> }> {
-  const config = loadConfig(env);
-  const settings = temporalConnectionSettings(config);
-  const { payloadCodecs } = await loadPayloadCodecs(env);
-  const connection = await Connection.connect({
-    address: settings.address,
-    ...(settings.tls ? { tls: settings.tls } : {}),
-    ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
-  });
-  const client = new Client({
-    connection,
-    namespace: settings.namespace,
-    dataConverter: clientDataConverter(payloadCodecs),
-  });
+  const { client, connection, config } = await connectFromEnvironment(env);
   return { ...clientWitness(client, config.ASYNCJOB_TASK_QUEUE), close: () => connection.close() };
 }

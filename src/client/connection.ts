@@ -5,8 +5,12 @@
  * `NativeConnection.connect` (worker).
  */
 import { readFileSync } from 'node:fs';
-import { type Config } from '../config';
+import { Client, Connection } from '@temporalio/client';
+import { clientDataConverter } from '../codec/data-converter';
+import { loadPayloadCodecs } from '../codec/payload-keys';
+import { type Config, loadConfig } from '../config';
 import { AsyncJobError } from '../core/errors';
+import { AsyncJobConnectionError } from './errors';
 
 /** TLS settings as both Temporal connection kinds take them. */
 interface TemporalTls {
@@ -58,4 +62,39 @@ export function temporalConnectionSettings(
     ...(useTls ? { tls } : {}),
     ...(config.TEMPORAL_API_KEY !== undefined ? { apiKey: config.TEMPORAL_API_KEY } : {}),
   };
+}
+
+/** A client connected from the environment, with the configuration it was read from. */
+export interface EnvironmentClient {
+  client: Client;
+  connection: Connection;
+  config: Config;
+}
+
+/**
+ * Connects using Temporal's environment conventions and the payload keys (ASYNCJOB_PAYLOAD_KEYS), as every reader
+ * of operations does: the client, the audit's witness, the replay check. Throws `ConfigError` for a bad
+ * environment or key and `TlsFileError` for an unreadable TLS file (both before connecting), and
+ * {@link AsyncJobConnectionError} when the server cannot be reached within `connectTimeoutMs`.
+ */
+export async function connectFromEnvironment(
+  env: NodeJS.ProcessEnv,
+  connectTimeoutMs = 10_000,
+): Promise<EnvironmentClient> {
+  const config = loadConfig(env);
+  const settings = temporalConnectionSettings(config);
+  const { payloadCodecs } = await loadPayloadCodecs(env);
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({
+      address: settings.address,
+      connectTimeout: connectTimeoutMs,
+      ...(settings.tls ? { tls: settings.tls } : {}),
+      ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
+    });
+  } catch (err) {
+    throw new AsyncJobConnectionError(settings.address, { cause: err });
+  }
+  const dataConverter = clientDataConverter(payloadCodecs);
+  return { client: new Client({ connection, namespace: settings.namespace, dataConverter }), connection, config };
 }

@@ -3,11 +3,9 @@
  * store lists the running AsyncJobWorkflow executions of the task queue (newest first), and the current run of each
  * is read whole. No worker is needed. These are the histories a new worker will replay when it picks them up.
  */
-import { Client, Connection } from '@temporalio/client';
-import { temporalConnectionSettings } from '../client/connection';
+import { connectFromEnvironment } from '../client/connection';
 import { call, type ClientContext, WORKFLOW_TYPE } from '../client/context';
-import { AsyncJobConnectionError, OperationNotFoundError } from '../client/errors';
-import { loadConfig } from '../config';
+import { OperationNotFoundError } from '../client/errors';
 import type { ReplayHistory } from './replay-check';
 
 /** How many histories are read at once: a few, so a hundred are read in seconds without crowding the server. */
@@ -51,22 +49,9 @@ export function runningQuery(taskQueue: string, extra?: string): string {
  * `AsyncJobConnectionError` when the server cannot be reached (exit 5).
  */
 export async function connectHistorySource(env: NodeJS.ProcessEnv): Promise<HistorySource> {
-  const config = loadConfig(env);
-  const settings = temporalConnectionSettings(config);
-  let connection: Connection;
-  try {
-    connection = await Connection.connect({
-      address: settings.address,
-      connectTimeout: 10_000,
-      ...(settings.tls ? { tls: settings.tls } : {}),
-      ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
-    });
-  } catch (err) {
-    throw new AsyncJobConnectionError(settings.address, { cause: err });
-  }
-  const client = new Client({ connection, namespace: settings.namespace });
+  const { client, connection, config } = await connectFromEnvironment(env);
   return {
-    ctx: { client, taskQueue: config.ASYNCJOB_TASK_QUEUE, namespace: settings.namespace },
+    ctx: { client, taskQueue: config.ASYNCJOB_TASK_QUEUE, namespace: client.options.namespace },
     close: () => connection.close(),
   };
 }
