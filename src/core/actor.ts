@@ -13,6 +13,7 @@
  */
 import { z } from 'zod';
 import { lazySchema } from './lazy-schema';
+import { sha256HexOfText } from './sha256';
 
 /** What kind of party an identity names. */
 export type ActorKind = 'human' | 'agent' | 'service' | 'temporal-ui';
@@ -31,7 +32,8 @@ const MAX_ACTOR_LENGTH = 200;
  * Schemes, the kind each names and the one spelling it is recorded with: `svc:` is `service:`, and `human:` and
  * `user:` are dropped (a person is their e-mail address or name), so no party has two identities. `temporal:` is
  * Temporal itself acting for someone its history names (the Web UI's Request Cancellation); `workflow` and
- * `worker:`, `policy:` are asyncjob's own processes and policies.
+ * `worker:`, `policy:` are asyncjob's own processes and policies. `workflow:<namespace>/<ID>` (a calling workflow)
+ * is parsed before folding, see {@link workflowActor}.
  */
 const SCHEMES: Readonly<Record<string, { kind: ActorKind; recordedAs: string | null }>> = {
   agent: { kind: 'agent', recordedAs: 'agent' },
@@ -69,6 +71,34 @@ const LOOK_ALIKE_SCRIPTS: ReadonlyArray<readonly [string, RegExp]> = [
   ['Coptic', /\p{Script=Coptic}/u],
 ];
 
+/**
+ * A Temporal workflow acting as a caller (a parent workflow, a Nexus operation's caller):
+ * `workflow:<namespace>/<workflow ID>`, the ID percent-encoded outside `[A-Za-z0-9._@+/:-]`. Case is kept:
+ * Temporal's namespaces and workflow IDs are case-sensitive, so `Order-1` and `order-1` are two callers.
+ */
+const WORKFLOW_CALLER = /^workflow:([A-Za-z0-9][A-Za-z0-9._-]*)\/([A-Za-z0-9._@+/:%-]+)$/i;
+
+/** A workflow ID byte outside this set is percent-encoded in a `workflow:` identity. */
+const WORKFLOW_ID_KEPT = /[A-Za-z0-9._@+/:-]/;
+
+/**
+ * The identity of a Temporal workflow that calls asyncjob (a parent, a Nexus caller), recorded as the operation's
+ * starter or a cancel's requester. An ID too long for an identity is named by the first 32 hex of its SHA-256.
+ */
+export function workflowActor(namespace: string, workflowId: string): string {
+  const bytes = new TextEncoder().encode(workflowId);
+  let encoded = '';
+  for (const byte of bytes) {
+    const char = String.fromCharCode(byte);
+    encoded +=
+      byte < 0x80 && WORKFLOW_ID_KEPT.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  const text = `workflow:${namespace}/${encoded}`;
+  return text.length <= MAX_ACTOR_LENGTH
+    ? text
+    : `workflow:${namespace}/sha256-${sha256HexOfText(workflowId).slice(0, 32)}`;
+}
+
 /** The result of {@link parseActor}. */
 export type ActorParse = { kind: 'ok'; actor: Actor } | { kind: 'invalid'; message: string };
 
@@ -103,6 +133,7 @@ function classify(folded: string): Actor | string {
   if (!schemed) return bare(folded);
   const [, word, name] = schemed as unknown as [string, string, string];
   const scheme = SCHEMES[word];
+  if (word === 'workflow') return 'a calling workflow is workflow:<namespace>/<workflow ID>';
   if (scheme === undefined) return `unknown scheme "${word}:" (use agent:, service:, human:, or an e-mail address)`;
   if (scheme.recordedAs === null) {
     const person = bare(name);
@@ -124,6 +155,12 @@ export function parseActor(text: unknown): ActorParse {
   // The whole text, edges included: trim() would drop a byte order mark, a line separator or a newline unseen.
   const hidden = INVISIBLE.exec(text);
   if (hidden) return { kind: 'invalid', message: `holds an invisible or control character (${codePoint(hidden[0])})` };
+  const caller = WORKFLOW_CALLER.exec(text.normalize('NFKC').trim());
+  if (caller) {
+    const id = `workflow:${caller[1]}/${caller[2]}`;
+    if (id.length > MAX_ACTOR_LENGTH) return { kind: 'invalid', message: `longer than ${MAX_ACTOR_LENGTH}` };
+    return { kind: 'ok', actor: { kind: 'service', id } };
+  }
   const canonical = fold(text);
   if (canonical.length === 0) return { kind: 'invalid', message: 'an identity is not empty' };
   if (canonical.length > MAX_ACTOR_LENGTH) return { kind: 'invalid', message: `longer than ${MAX_ACTOR_LENGTH}` };

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { actorInputSchema, actorKind, parseActor, sameActor, shownAsTyped } from '../../src/core/actor';
+import { actorInputSchema, actorKind, parseActor, sameActor, shownAsTyped, workflowActor } from '../../src/core/actor';
 
 /** Characters of a generated name: ASCII letters, digits and the separators every scheme accepts. */
 const NAME_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789'.split('');
@@ -277,4 +277,28 @@ describe('kinds and schemes (D1)', () => {
     expect(refused.success).toBe(false);
     expect(refused.error?.issues[0]?.message).toBe('not an identity: holds an invisible or control character (U+200B)');
   });
+});
+
+describe('a calling workflow as an identity (D1)', () => {
+  it('D1: workflowActor names the namespace and the workflow ID, case kept, everything else percent-encoded', () => {
+    expect(workflowActor('default', 'Order-17')).toBe('workflow:default/Order-17');
+    expect(workflowActor('billing', 'a b/ü%')).toBe('workflow:billing/a%20b/%C3%BC%25');
+    expect(sameActor('workflow:default/Order-17', 'workflow:default/order-17')).toBe(false);
+    expect(sameActor('WORKFLOW:default/Order-17', 'workflow:default/Order-17')).toBe(true);
+  });
+
+  it('D1: a recorded workflow identity parses to itself, as a service', () => {
+    for (const id of [workflowActor('ns-2', 'parent:1'), workflowActor('default', 'x'.repeat(500))]) {
+      expect(parseActor(id)).toEqual({ kind: 'ok', actor: { kind: 'service', id } });
+      expect(id.length).toBeLessThanOrEqual(200);
+    }
+    expect(workflowActor('default', 'x'.repeat(500))).toMatch(/^workflow:default\/sha256-[0-9a-f]{32}$/);
+  });
+
+  it.each(['workflow:', 'workflow:default', 'workflow:/x', 'workflow:default/a b', 'workflow:default/\u200Bx'])(
+    'D1: %j is not a workflow identity',
+    (typed) => {
+      expect(parseActor(typed).kind).toBe('invalid');
+    },
+  );
 });
