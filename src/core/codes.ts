@@ -172,6 +172,28 @@ export const ERROR_CODES = {
   ASYNCJOB_ERR_HTTP_CLIENT_CLOSED: row(EXIT.internal, RETRYABLE, 'the HTTP client was used after it was closed'),
   ASYNCJOB_ERR_HTTP_SINK_FAILED: row(EXIT.internal, RETRYABLE, 'the download sink failed (a local fault)'),
   ASYNCJOB_ERR_BODY_TOO_LARGE: row(EXIT.internal, FINAL, 'a body is over its size limit; answered 413 or observed'),
+  // A user's workflow running an operation (asyncjob/workflow, Nexus): how an operation that did not succeed ends it.
+  ASYNCJOB_ERR_OPERATION_EXISTS: row(
+    EXIT.refused,
+    FINAL,
+    'the operation ID is already used: a child workflow never joins it (N1); join through the client or Nexus runJob',
+  ),
+  ASYNCJOB_ERR_OPERATION_FAILED: row(
+    EXIT.operationEndedBadly,
+    FINAL,
+    'the operation ended failed: the provider reported the job failed, or a stop condition ended it',
+  ),
+  ASYNCJOB_ERR_OPERATION_CANCELLED: row(EXIT.operationEndedBadly, FINAL, 'the operation ended cancelled (X2)'),
+  ASYNCJOB_ERR_OPERATION_CLOSED: row(
+    EXIT.operationEndedBadly,
+    FINAL,
+    'a decision closed the operation without a result',
+  ),
+  ASYNCJOB_ERR_ESCALATION_EXPIRED: row(
+    EXIT.operationEndedBadly,
+    FINAL,
+    'the operation stayed escalated past its decision deadline (E2): nobody decided',
+  ),
   // Encrypted payloads (ASYNCJOB_PAYLOAD_KEYS) and the codec server.
   ASYNCJOB_ERR_PAYLOAD_KEY_UNKNOWN: row(
     EXIT.usage,
