@@ -38,6 +38,7 @@ import type { AsyncJobWorkflow } from './async-job-workflow';
 import { handleMessage } from './message-steps';
 import { MessageInbox } from './message-inbox';
 import type { AsyncJobWorkflowInput, CarriedState, OperationSummary } from './messages';
+import { ParentLink } from './parent-link';
 import { Publication } from './publication';
 import { invalidInput, refusal } from './refusals';
 
@@ -56,6 +57,7 @@ export class OperationRun {
   readonly inbox: MessageInbox;
   private readonly startedAtMs = Date.now();
   private readonly publication: Publication;
+  private readonly parentLink: ParentLink;
 
   /** The record exists before the first await, so queries and messages work from the first workflow task. */
   constructor(
@@ -66,6 +68,7 @@ export class OperationRun {
     this.facts = carried?.provider;
     this.inbox = new MessageInbox(carried?.pending);
     this.publication = new Publication(this.record);
+    this.parentLink = new ParentLink(this.record, carried !== undefined);
   }
 
   /**
@@ -104,17 +107,21 @@ export class OperationRun {
     const historyLimit = this.input.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT;
     for (;;) {
       await this.processMessages();
-      this.publication.publish(this.record);
+      this.publish();
       const info = workflowInfo();
       if (continuesAsNew(info.historyLength, info.continueAsNewSuggested, historyLimit)) {
         await this.settle();
-        this.publication.publish(this.record);
+        this.publish();
+        await this.parentLink.sent();
         const carried: CarriedState = { record: this.record, provider: facts, pending: this.inbox.carried() };
         return continueAsNew<typeof AsyncJobWorkflow>(this.input, carried);
       }
       const now = Date.now();
       const summary = await this.execute(nextCommand(this.record, now, facts.reconciliation), now, facts);
-      if (summary !== undefined) return summary;
+      if (summary !== undefined) {
+        await this.parentLink.sent();
+        return summary;
+      }
     }
   }
 
@@ -151,7 +158,7 @@ export class OperationRun {
     switch (command.kind) {
       case 'finished':
         await this.settle();
-        this.publication.publish(this.record);
+        this.publish();
         return operationSummary(this.record);
       case 'wait':
         if (facts.pollLoop !== undefined && loopTakesWait(this.record, now, facts.pollLoop))
@@ -175,6 +182,12 @@ export class OperationRun {
           provider.collectResult.executeWithOptions({ ...options, summary: `collect ${label}` }, [this.callInput()]),
         ));
     }
+  }
+
+  /** Shows the record: to operators (search attributes, details) and, when it has one, to the parent (N3). */
+  private publish(): void {
+    this.publication.publish(this.record);
+    this.parentLink.follow(this.record);
   }
 
   /** Sleeps until `untilMs`, or until a message arrives. */
