@@ -112,4 +112,24 @@ export default tseslint.config(
       'no-restricted-globals': ['error', 'process', 'fetch', 'require'],
     },
   },
+  {
+    // Rule: asyncjob/workflow runs in a user's workflow: src/core, the workflows' messages and the SDK only.
+    files: ['src/workflow-api.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            io('Workflow code is deterministic: no I/O.'),
+            {
+              group: ['./*', '!./core', '!./core/*', '!./workflows', '!./workflows/*'],
+              message: 'asyncjob/workflow imports only src/core, src/workflows and the workflow SDK.',
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', 'process', 'fetch', 'require'],
+    },
+  },
 );

@@ -1,0 +1,287 @@
+/**
+ * `asyncjob/workflow`: run an operation from inside your own workflow, as a child workflow (`AsyncJobWorkflow` on
+ * the asyncjob workers' task queue, workflow ID = operation ID). Workflow code: it imports only the Temporal
+ * workflow SDK, zod and asyncjob's pure core, so it bundles into any workflow bundle (test/package, bundling test).
+ *
+ * - N1: the request is checked here, before any child exists (a bad one is a typed failure); the starter is the
+ *   parent workflow (`workflow:<namespace>/<workflow ID>`), never a name the parent's code gives; an operation ID
+ *   used before is refused (`ASYNCJOB_ERR_OPERATION_EXISTS`): a child never joins an operation started elsewhere.
+ * - N2: when the scope that started the child is cancelled, asyncjob's own `cancel` signal is sent with the parent
+ *   as requester, and the result is still awaited: `cancelled` is a `CancelledFailure`, a success that arrived
+ *   anyway is returned as the success it is. Temporal's bare child cancellation is never sent (`ABANDON`).
+ * - N3: the child signals its escalations; `handle.escalation()` and the parent's `asyncjob.escalations` query
+ *   show them.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
+  ChildWorkflowCancellationType,
+  isCancellation,
+  log,
+  setHandler,
+  startChild,
+  workflowInfo,
+  type ChildWorkflowHandle,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { workflowActor } from './core/actor';
+import { failureFields } from './core/errors';
+import { newIdempotencyToken, startFingerprint } from './core/fingerprint';
+import { outcomeFailure } from './core/outcome-failure';
+import { sha256HexOfText } from './core/sha256';
+import { validateStartRequest, type StartRequest, type StartRequestIssue } from './core/start-request';
+import { DEFAULT_TASK_QUEUE } from './core/task-queues';
+import type { AsyncJobWorkflow } from './workflows/async-job-workflow';
+import { cancelSignal, type AsyncJobWorkflowInput, type OperationSummary } from './workflows/messages';
+import {
+  escalationNoticeSignal,
+  escalationsQuery,
+  type EscalationNotice,
+  type ParentEscalation,
+} from './workflows/parent-link';
+import { providerKey, resultDeadlineKey, stateKey } from './workflows/search-attributes';
+
+export { DEFAULT_TASK_QUEUE };
+export type { EscalationNotice, OperationSummary, ParentEscalation };
+export { escalationsQuery };
+
+/** A start request as a workflow gives it: everything but `startedBy`, which is the parent workflow itself (N1). */
+export type ChildStartRequest = Omit<StartRequest, 'startedBy'>;
+
+/** What a parent does with its still-running child when it closes without waiting (N1). */
+export type AsyncJobParentClosePolicy = 'REQUEST_CANCEL' | 'ABANDON';
+
+/** Options of {@link startAsyncJob} and {@link executeAsyncJob}. */
+export interface AsyncJobChildOptions {
+  /**
+   * The task queue of the asyncjob workers' workflows (their `ASYNCJOB_TASK_QUEUE`). Default
+   * {@link DEFAULT_TASK_QUEUE} (`asyncjob`), the default of `asyncjob worker` and of the client.
+   */
+  taskQueue?: string;
+  /**
+   * When the parent closes while the operation runs: `REQUEST_CANCEL` (default) leaves a Temporal cancel request,
+   * which the operation records as a cancel intent and sends to the provider once (X1), so no job runs on unseen;
+   * `ABANDON` lets the job run to its end with nobody waiting. `TERMINATE` is refused: it would stop the operation
+   * without a record and leave the provider's job running.
+   */
+  parentClosePolicy?: AsyncJobParentClosePolicy;
+  /** The reason recorded with the cancel sent when the parent's scope is cancelled (N2). */
+  cancelReason?: string;
+  /** Continue the operation as new past this many history events (tests use small values). */
+  historyEventLimit?: number;
+}
+
+/** A running child operation. */
+export interface AsyncJobHandle {
+  /** The operation ID (= the child's workflow ID). */
+  readonly operationId: string;
+  /**
+   * The operation's summary once it succeeded; otherwise throws its typed `ApplicationFailure` (type = our code,
+   * `details[0]` = the summary), or `CancelledFailure` when it ended cancelled after the parent's scope was
+   * cancelled (N2). Safe to call more than once; keeps waiting in a cancelled scope.
+   */
+  result(): Promise<OperationSummary>;
+  /** The escalation the operation waits on now, as its last signal said (N3); null when none is open. */
+  escalation(): ParentEscalation | null;
+  /**
+   * Asks for cancellation at the provider: asyncjob's recorded cancel intent, the parent as requester (X1). The
+   * operation decides (it may refuse, or the job may finish first, X2): {@link result} tells how it ended.
+   */
+  cancel(reason: string, expectedEffect?: string): Promise<void>;
+}
+
+/** The open escalations of this workflow's children, by operation ID (module state is per workflow execution). */
+const escalations = new Map<string, ParentEscalation | null>();
+let handlersSet = false;
+
+/** Registers the escalation signal and query on the parent, once. */
+function setEscalationHandlers(): void {
+  if (handlersSet) return;
+  handlersSet = true;
+  setHandler(escalationNoticeSignal, (notice: EscalationNotice) => {
+    escalations.set(notice.operationId, notice.escalation);
+  });
+  setHandler(escalationsQuery, () =>
+    [...escalations].flatMap(([operationId, escalation]) => (escalation ? [{ operationId, escalation }] : [])),
+  );
+}
+
+function invalidRequest(issues: StartRequestIssue[]): ApplicationFailure {
+  const text = issues.map((issue) => `${issue.path || '(request)'}: ${issue.message}`).join('; ');
+  return ApplicationFailure.create({ ...failureFields('ASYNCJOB_ERR_INVALID_INPUT', text), details: [issues] });
+}
+
+/** What a workflow's code may not decide (N1): the starter, and a policy that would terminate the operation. */
+function refusedOptions(request: object, options: AsyncJobChildOptions): StartRequestIssue[] {
+  const issues: StartRequestIssue[] = [];
+  if ('startedBy' in request)
+    issues.push({ path: 'startedBy', message: 'not given by a workflow: the starter is the parent workflow itself' });
+  const policy = options.parentClosePolicy;
+  if (policy !== undefined && policy !== 'REQUEST_CANCEL' && policy !== 'ABANDON')
+    issues.push({
+      path: 'parentClosePolicy',
+      message: `${String(policy)} is refused: REQUEST_CANCEL or ABANDON (a terminated operation leaves its job unseen)`,
+    });
+  return issues;
+}
+
+function bytesOfHex(hex: string): Uint8Array {
+  return Uint8Array.from({ length: hex.length / 2 }, (_, i) => parseInt(hex.slice(2 * i, 2 * i + 2), 16));
+}
+
+/**
+ * The operation's idempotency token and trace ID, made deterministically (workflow code has no `crypto`): SHA-256
+ * over the parent's namespace, workflow ID and run ID, the operation ID and 32 bytes of the workflow's seeded
+ * random, under a label per use. Why it holds I1: the token is 256 bits, and unique per operation because its
+ * input is (the server keeps a run ID unique, the operation ID is unique in the namespace, REJECT_DUPLICATE), so no
+ * two operations share one and a retry of this start (a replay) carries the same. Its unpredictability is that of
+ * the run ID, a UUIDv4 the server drew: 122 random bits. The seeded random is the SDK's PRNG keyed by a 64-bit hash
+ * of the first run ID, so it separates draws but adds no independent entropy: the token carries 122 bits that no
+ * caller can choose or predict, not 128 drawn apart from the run ID.
+ */
+function derivedSecrets(operationId: string): { token: string; traceId: string } {
+  const { namespace, workflowId, runId } = workflowInfo();
+  const seeded = Array.from({ length: 32 }, () =>
+    Math.floor(Math.random() * 256)
+      .toString(16)
+      .padStart(2, '0'),
+  );
+  const input = [namespace, workflowId, runId, operationId, seeded.join('')].join('\u0000');
+  const token = newIdempotencyToken(bytesOfHex(sha256HexOfText(`asyncjob idempotency token\u0000${input}`)));
+  if (token.kind !== 'ok') throw ApplicationFailure.create(failureFields(token.code, token.message));
+  const trace = sha256HexOfText(`asyncjob trace\u0000${input}`).slice(0, 32);
+  // A W3C trace ID is never all zeros (T1).
+  return { token: token.token, traceId: /^0+$/.test(trace) ? `${trace.slice(0, 31)}1` : trace };
+}
+
+/** Starts the child; an operation ID used before is refused (N1). */
+async function startOperationChild(
+  request: StartRequest,
+  input: AsyncJobWorkflowInput,
+  options: AsyncJobChildOptions,
+): Promise<ChildWorkflowHandle<typeof AsyncJobWorkflow>> {
+  const nowMs = Date.now();
+  const deadline = request.resultDeadline;
+  try {
+    return await startChild<typeof AsyncJobWorkflow>('AsyncJobWorkflow', {
+      workflowId: request.operationId,
+      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+      args: [input],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      parentClosePolicy: options.parentClosePolicy ?? 'REQUEST_CANCEL',
+      // N2: the parent's cancellation is our cancel signal, sent by the handle; Temporal sends the child nothing.
+      cancellationType: ChildWorkflowCancellationType.ABANDON,
+      memo: { requestFingerprint: startFingerprint(request.payload, request.variables), traceId: input.traceId },
+      typedSearchAttributes: [
+        { key: stateKey, value: 'create_pending' },
+        { key: providerKey, value: request.provider },
+        { key: resultDeadlineKey, value: new Date('atMs' in deadline ? deadline.atMs : nowMs + deadline.afterMs) },
+      ],
+      staticSummary: `asyncjob ${request.provider} ${request.operationId}`,
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    throw ApplicationFailure.create(
+      failureFields(
+        'ASYNCJOB_ERR_OPERATION_EXISTS',
+        `operation ${request.operationId} exists already: a child workflow never joins an operation started ` +
+          'elsewhere; wait for it through the asyncjob client or the Nexus runJob operation, or use a new ID',
+      ),
+    );
+  }
+}
+
+/** The handle of one child operation, and the watch that turns the parent's cancellation into our cancel (N2). */
+class ChildOperation implements AsyncJobHandle {
+  private cancelledByParent = false;
+  private outcome: Promise<OperationSummary> | undefined;
+  private cancelSent: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly operationId: string,
+    private readonly child: ChildWorkflowHandle<typeof AsyncJobWorkflow>,
+    private readonly requester: string,
+    scope: CancellationScope,
+    cancelReason: string,
+  ) {
+    scope.cancelRequested.catch((err: unknown) => {
+      if (!isCancellation(err)) return;
+      this.cancelledByParent = true;
+      this.cancelSent = this.cancel(cancelReason, 'the provider stops the job');
+    });
+  }
+
+  result(): Promise<OperationSummary> {
+    this.outcome ??= CancellationScope.nonCancellable(async () => {
+      const summary = await this.child.result();
+      await this.cancelSent;
+      escalations.delete(this.operationId);
+      if (summary.localState === 'cancelled' && this.cancelledByParent)
+        throw new CancelledFailure(`operation ${this.operationId} ended cancelled, as the parent asked`, [summary]);
+      const failure = outcomeFailure(summary);
+      if (failure !== null) throw ApplicationFailure.create(failure);
+      return summary;
+    });
+    return this.outcome;
+  }
+
+  escalation(): ParentEscalation | null {
+    return escalations.get(this.operationId) ?? null;
+  }
+
+  cancel(reason: string, expectedEffect?: string): Promise<void> {
+    const request = {
+      requestedBy: this.requester,
+      reason,
+      ...(expectedEffect !== undefined ? { expectedEffect } : {}),
+    };
+    // Sent even from a cancelled scope: it is how the cancellation reaches the provider.
+    return CancellationScope.nonCancellable(() =>
+      this.child.signal(cancelSignal, request).catch((err: unknown) => {
+        log.warn('the cancel signal did not reach the operation (it has ended)', {
+          operationId: this.operationId,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }),
+    );
+  }
+}
+
+/**
+ * Starts `request` as a child operation of the calling workflow and returns its handle once the child runs.
+ * Throws (nothing started) a non-retryable `ApplicationFailure` of type `ASYNCJOB_ERR_INVALID_INPUT` naming every
+ * bad field, or `ASYNCJOB_ERR_OPERATION_EXISTS` for an operation ID used before (N1). Workflow code only.
+ */
+export async function startAsyncJob(
+  request: ChildStartRequest,
+  options: AsyncJobChildOptions = {},
+): Promise<AsyncJobHandle> {
+  const info = workflowInfo();
+  const parent = workflowActor(info.namespace, info.workflowId);
+  const refused = refusedOptions(request, options);
+  const checked = validateStartRequest({ ...request, startedBy: parent }, Date.now());
+  if (refused.length > 0 || checked.kind === 'refused')
+    throw invalidRequest([...refused, ...(checked.kind === 'refused' ? checked.issues : [])]);
+  const valid = checked.request;
+  const { token, traceId } = derivedSecrets(valid.operationId);
+  const input: AsyncJobWorkflowInput = {
+    request: valid,
+    idempotencyToken: token,
+    traceId,
+    ...(options.historyEventLimit !== undefined ? { historyEventLimit: options.historyEventLimit } : {}),
+  };
+  setEscalationHandlers();
+  const scope = CancellationScope.current();
+  const child = await CancellationScope.nonCancellable(() => startOperationChild(valid, input, options));
+  const reason = options.cancelReason ?? `the parent workflow ${info.workflowId} was cancelled`;
+  return new ChildOperation(valid.operationId, child, parent, scope, reason);
+}
+
+/** Starts `request` as a child operation (see {@link startAsyncJob}) and returns its result (see `result()`). */
+export async function executeAsyncJob(
+  request: ChildStartRequest,
+  options: AsyncJobChildOptions = {},
+): Promise<OperationSummary> {
+  return (await startAsyncJob(request, options)).result();
+}

@@ -1,0 +1,172 @@
+/**
+ * `asyncjob/workflow` on the real dev server: a user's parent workflows (child-workflow/parents.ts) on a worker of
+ * their own run operations as children on a real asyncjob worker against the provider simulator (the workflow
+ * tests' harness); an escalation is answered with the real `asyncjob decide` bin; the parent's history replays.
+ */
+import path from 'node:path';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { workflowActor } from '../../src/core/actor';
+import type { ChildStartRequest } from '../../src/workflow-api';
+import { escalationsQuery } from '../../src/workflows/parent-link';
+import { runShell } from '../docs/shell';
+import { uniqueId, workflowBundle } from '../setup/temporal';
+import { startHarness, type Harness } from '../workflows/harness';
+import { handleEscalationQuery, type runReportJob, type runUncheckedJob } from './child-workflow/parents';
+
+const noop = (): void => {};
+const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
+
+describe('asyncjob/workflow: an operation as a child workflow (N1, N2, N3)', () => {
+  let h: Harness;
+  let parentBundle: WorkflowBundleWithSourceMap;
+  let parentWorker: Worker;
+  let parentRunning: Promise<void>;
+  const parentQueue = uniqueId('parents');
+
+  beforeAll(async () => {
+    const scripts = {
+      quick: { steps: [{ state: 'running', polls: 1 }, { state: 'succeeded' }] },
+      cancellable: { steps: [{ state: 'running' }], cancel: { afterMs: 50, outcome: 'cancelled' } },
+      review_then_done: {
+        steps: [{ state: 'running', polls: 1 }, { state: 'manual_review', polls: 1 }, { state: 'succeeded' }],
+      },
+    };
+    h = await startHarness('child', { scenarios: { rest: { scripts } } as never });
+    parentBundle = await bundleWorkflowCode({
+      workflowsPath: path.join(__dirname, 'child-workflow', 'parents.ts'),
+      logger: quietLogger,
+    });
+    parentWorker = await Worker.create({
+      connection: h.env.nativeConnection,
+      namespace: inject('temporalNamespace'),
+      taskQueue: parentQueue,
+      workflowBundle: parentBundle,
+    });
+    parentRunning = parentWorker.run();
+  });
+  afterAll(async () => {
+    parentWorker?.shutdown();
+    await parentRunning?.catch(() => undefined);
+    await h?.stop();
+  });
+
+  /** The harness's request for a script, as a parent gives it (no starter: the parent is the starter). */
+  function childRequest(script: string): ChildStartRequest {
+    const { startedBy: _ignored, ...request } = h.request('rest', { script });
+    return request;
+  }
+
+  function startParent(request: ChildStartRequest, parentId = uniqueId('parent')) {
+    return h.env.client.workflow.start<typeof runReportJob>('runReportJob', {
+      taskQueue: parentQueue,
+      workflowId: parentId,
+      args: [request, { taskQueue: h.taskQueue }],
+    });
+  }
+
+  /** The parent's failure as the client reads it: the cause of its WorkflowFailedError. */
+  async function parentFailure(result: Promise<unknown>): Promise<unknown> {
+    const err = await result.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    return (err as WorkflowFailedError).cause;
+  }
+
+  it('N1: a parent runs a job as a child to succeeded; the child is the operation ID and its recorded starter is the parent', async () => {
+    const request = childRequest('quick');
+    const parent = await startParent(request);
+    const summary = await parent.result();
+    expect(summary).toMatchObject({ operationId: request.operationId, localState: 'succeeded' });
+    const record = await h.client.get(request.operationId);
+    expect(record.authorisation.startedBy).toBe(workflowActor(inject('temporalNamespace'), parent.workflowId));
+    const child = await h.env.client.workflow.getHandle(request.operationId).describe();
+    expect(child.type).toBe('AsyncJobWorkflow');
+    expect(child.parentExecution?.workflowId).toBe(parent.workflowId);
+  });
+
+  it('N1: an invalid request, or a starter given by the parent code, fails in the parent with a typed failure and no child exists', async () => {
+    const request = { ...childRequest('quick'), createDeadline: { afterMs: 0 }, startedBy: 'service:forged' };
+    const parent = await h.env.client.workflow.start<typeof runUncheckedJob>('runUncheckedJob', {
+      taskQueue: parentQueue,
+      workflowId: uniqueId('parent-invalid'),
+      args: [request, { taskQueue: h.taskQueue, parentClosePolicy: 'TERMINATE' }],
+    });
+    const cause = await parentFailure(parent.result());
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    const failure = cause as ApplicationFailure;
+    expect(failure.type).toBe('ASYNCJOB_ERR_INVALID_INPUT');
+    expect(failure.nonRetryable).toBe(true);
+    const paths = (failure.details?.[0] as { path: string }[]).map((issue) => issue.path);
+    expect(paths).toEqual(expect.arrayContaining(['startedBy', 'parentClosePolicy', 'createDeadline.afterMs']));
+    await expect(h.env.client.workflow.getHandle(request.operationId).describe()).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
+    );
+  });
+
+  it('N1: an operation ID already used by another starter is refused in the parent (ASYNCJOB_ERR_OPERATION_EXISTS), never joined', async () => {
+    const request = childRequest('quick');
+    await h.client.start({ ...request, startedBy: 'service:elsewhere' });
+    const cause = await parentFailure((await startParent(request)).result());
+    expect(cause).toMatchObject({ type: 'ASYNCJOB_ERR_OPERATION_EXISTS', nonRetryable: true });
+    const record = await h.client.get(request.operationId);
+    expect(record.authorisation.startedBy).toBe('service:elsewhere');
+  });
+
+  it("N2: cancelling the parent records the parent's cancel intent, the provider sees exactly one cancel, and the parent ends cancelled", async () => {
+    const request = childRequest('cancellable');
+    const parent = await startParent(request);
+    await expect
+      .poll(async () => (await h.client.get(request.operationId).catch(() => null))?.localState, { timeout: 30_000 })
+      .toBe('observing');
+    await parent.cancel();
+    const cause = await parentFailure(parent.result());
+    expect(cause).toBeInstanceOf(CancelledFailure);
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('cancelled');
+    const record = await h.client.get(request.operationId);
+    expect(record.cancel?.requestedBy).toBe(workflowActor(inject('temporalNamespace'), parent.workflowId));
+    const cancels = h.sims.rest.requests({ action: 'cancel' }).filter((r) => r.jobId?.endsWith(summary.jobId!));
+    expect(cancels).toHaveLength(1);
+    // Temporal itself sent the child no cancellation request: ours is the only cancel.
+    const childHistory = await h.env.client.workflow.getHandle(request.operationId).fetchHistory();
+    expect(childHistory.events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes)).toBe(false);
+  });
+
+  it("N3: a child's escalation is visible through the parent's query and handle, answered with asyncjob decide, and the parent then gets the result; the parent's history replays", async () => {
+    const request = childRequest('review_then_done');
+    const parent = await startParent(request);
+    await expect
+      .poll(async () => (await parent.query(escalationsQuery)).map((e) => [e.operationId, e.escalation?.reason]), {
+        timeout: 30_000,
+        interval: 200,
+      })
+      .toEqual([[request.operationId, 'unknown_state']]);
+    expect(await parent.query(handleEscalationQuery)).toMatchObject({ reason: 'unknown_state' });
+
+    const env = { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace') };
+    const decided = await runShell(
+      `bin/asyncjob decide ${request.operationId} --option extend --extend 15m --checks 4 --by ops@example.com --reason "reviewed by hand"`,
+      { env, timeoutMs: 60_000 },
+    );
+    expect(decided.code, decided.stdout + decided.stderr).toBe(0);
+    expect(await parent.result()).toMatchObject({ operationId: request.operationId, localState: 'succeeded' });
+    expect(await parent.query(escalationsQuery)).toEqual([]);
+    expect(await parent.query(handleEscalationQuery)).toBeNull();
+
+    // The link: the parent's own history holds the child's signals, the escalation opened and then closed.
+    const history = await parent.fetchHistory();
+    const notices = (history.events ?? []).filter(
+      (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'asyncjob.escalation',
+    );
+    expect(notices).toHaveLength(2);
+    await Worker.runReplayHistory({ workflowBundle: parentBundle, replayName: 'parent' }, history, parent.workflowId);
+    // The child's history (its signals to the parent behind their patch marker) replays on the asyncjob bundle.
+    const childHistory = await h.env.client.workflow.getHandle(request.operationId).fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, childHistory, request.operationId);
+  });
+});
