@@ -31,6 +31,7 @@ import { type PollLoopLimits } from './core/poll-loop';
 import { EXPECTED_SDK_MESSAGES } from './doctor/sdk-logger';
 import { workflowsPath } from './workflow-bundle';
 import { checkWorkerStart, logDeciderPolicy } from './worker-start-check';
+import { asyncJobServiceHandler } from './nexus/handler';
 import { createJsonLogger, sdkLogLevel } from './logging';
 import { webhookOutcomeReporter } from './webhooks/outcome-reporter';
 import { startWebhookReceiver, type WebhookSettings } from './webhooks/receiver';
@@ -81,6 +82,11 @@ export interface AsyncJobWorkerOptions {
   maxCachedWorkflows?: number;
   /** Codecs of every payload the workers send and receive (`codec/payload-keys.ts`); none: plaintext. */
   payloadCodecs?: PayloadCodec[];
+  /**
+   * Nexus services the workflow worker serves on its task queue: the `asyncjob` service's handler
+   * (`nexus/handler.ts`) when a Nexus endpoint routes to this worker; none when absent.
+   */
+  nexusServices?: WorkerOptions['nexusServices'];
   /** Graceful shutdown time for in-flight activities. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /**
@@ -125,6 +131,7 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities: options.activities,
     maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
+    ...(options.nexusServices !== undefined ? { nexusServices: options.nexusServices } : {}),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
   });
   const seen = new Set<string>();
@@ -281,6 +288,35 @@ async function connectWorker(
   }
 }
 
+/** Says once at start what the worker serves: its queue, providers, store, artifacts, workflows, Nexus endpoint. */
+function logServing(
+  logger: Logger,
+  config: Config,
+  providers: string[],
+  bundle: { codePath: string; stamp: { asyncjob: string; sources: string } } | undefined,
+): void {
+  const storeShown = config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@');
+  const artifactsShown = config.ASYNCJOB_ARTIFACTS ?? config.ASYNCJOB_ARTIFACTS_DIR;
+  const nexusShown =
+    config.ASYNCJOB_NEXUS_ENDPOINT !== undefined
+      ? `, Nexus service asyncjob for endpoint ${config.ASYNCJOB_NEXUS_ENDPOINT}`
+      : '';
+  const workflowsShown = bundle
+    ? `bundle ${bundle.codePath} (asyncjob ${bundle.stamp.asyncjob}, sources ${bundle.stamp.sources.slice(0, 19)})`
+    : 'bundled from source';
+  logger.info(
+    `asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${providers.join(', ')}, store ${storeShown}, artifacts ${artifactsShown}, workflows ${workflowsShown}${nexusShown}`,
+    {
+      taskQueue: config.ASYNCJOB_TASK_QUEUE,
+      providers,
+      store: storeShown,
+      artifacts: artifactsShown,
+      ...(config.ASYNCJOB_NEXUS_ENDPOINT !== undefined ? { nexusEndpoint: config.ASYNCJOB_NEXUS_ENDPOINT } : {}),
+      ...(bundle ? { workflowBundle: bundle.codePath, workflowSources: bundle.stamp.sources } : {}),
+    },
+  );
+}
+
 /**
  * `asyncjob worker`: a worker process configured from the environment (see `src/config.ts`): the store, the
  * providers (credentials by reference, resolved here and nowhere else, T4), one JSON-lines logger for the SDK and
@@ -330,6 +366,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     taskQueue: config.ASYNCJOB_TASK_QUEUE,
     ...(bundle ? { workflowBundle: { codePath: bundle.codePath } } : {}),
     maxCachedWorkflows: config.ASYNCJOB_MAX_CACHED_WORKFLOWS,
+    // The endpoint routes to this task queue (asyncjob doctor checks it); the handler answers there.
+    ...(config.ASYNCJOB_NEXUS_ENDPOINT !== undefined ? { nexusServices: [asyncJobServiceHandler()] } : {}),
     activities: createActivities({
       store,
       providers: registry,
@@ -349,21 +387,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   });
   const receiverContext = { env, temporal, store, registry, logger, payloadCodecs: payloads.payloadCodecs };
   const stopReceiver = await startReceiverBeside(receiverContext, config);
-  const storeShown = config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@');
-  const artifactsShown = config.ASYNCJOB_ARTIFACTS ?? config.ASYNCJOB_ARTIFACTS_DIR;
-  const workflowsShown = bundle
-    ? `bundle ${bundle.codePath} (asyncjob ${bundle.stamp.asyncjob}, sources ${bundle.stamp.sources.slice(0, 19)})`
-    : 'bundled from source';
-  logger.info(
-    `asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${registry.names().join(', ')}, store ${storeShown}, artifacts ${artifactsShown}, workflows ${workflowsShown}`,
-    {
-      taskQueue: config.ASYNCJOB_TASK_QUEUE,
-      providers: registry.names(),
-      store: storeShown,
-      artifacts: artifactsShown,
-      ...(bundle ? { workflowBundle: bundle.codePath, workflowSources: bundle.stamp.sources } : {}),
-    },
-  );
+  logServing(logger, config, registry.names(), bundle);
   logDeciderPolicy(logger, config.ASYNCJOB_DECIDER_POLICY, deciders);
   try {
     await runWorkers(workers);

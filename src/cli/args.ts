@@ -51,8 +51,14 @@ export type CliCommand =
   | ReplayCheckCommand
   | KeysCommand
   | CodecServerCommand
-  | { command: 'worker' }
+  | WorkerCommand
   | { command: 'dev' };
+
+/** `asyncjob worker [--nexus-endpoint NAME]`: the worker; the flag sets ASYNCJOB_NEXUS_ENDPOINT for it. */
+interface WorkerCommand {
+  command: 'worker';
+  nexusEndpoint?: string;
+}
 
 /** `asyncjob replay-check`: the running operations' histories (or history files) against this install's workflows. */
 interface ReplayCheckCommand extends CommonFlags {
@@ -221,7 +227,15 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
     case 'simulate':
     case 'doctor':
       return { command, argv: rest };
-    case 'worker':
+    case 'worker': {
+      const { values, positionals } = parse(command, rest, { 'nexus-endpoint': { type: 'string' } });
+      if (values.help) return { command: 'help', topic: command };
+      noPositionals(command, positionals);
+      const nexusEndpoint = optional(values, 'nexus-endpoint');
+      if (nexusEndpoint !== undefined && nexusEndpoint.trim().length === 0)
+        throw new UsageError('--nexus-endpoint needs an endpoint name', command);
+      return { command, ...(nexusEndpoint !== undefined ? { nexusEndpoint: nexusEndpoint.trim() } : {}) };
+    }
     case 'dev': {
       const { values, positionals } = parse(command, rest, {});
       if (values.help) return { command: 'help', topic: command };

@@ -68,7 +68,8 @@ export interface CliDeps {
   runSimulate(argv: string[]): Promise<number>;
   /** `asyncjob doctor ...` (src/doctor/cli.ts), which owns its arguments and exit codes. */
   runDoctor?(argv: string[]): Promise<number>;
-  runWorker(): Promise<number>;
+  /** `asyncjob worker`; `nexusEndpoint` (`--nexus-endpoint`) overrides ASYNCJOB_NEXUS_ENDPOINT. */
+  runWorker(options?: { nexusEndpoint?: string }): Promise<number>;
   runDev(): Promise<number>;
 }
 
@@ -99,8 +100,12 @@ export function processDeps(): CliDeps {
     runMcp: (argv) => loadMcpCommand().runMcpCommand(argv),
     runSimulate: (argv) => runSimulateCommand(argv),
     runDoctor: (argv) => runDoctorCli(argv),
-    runWorker: async () => {
-      await runWorker();
+    runWorker: async (options = {}) => {
+      await runWorker(
+        options.nexusEndpoint !== undefined
+          ? { ...process.env, ASYNCJOB_NEXUS_ENDPOINT: options.nexusEndpoint }
+          : process.env,
+      );
       return 0;
     },
     runDev: () => runDev(),

@@ -108,7 +108,7 @@ async function dispatch(cmd: CliCommand, ctx: CommandContext): Promise<number> {
     case 'codec-server':
       return codecServerCommand(ctx, cmd);
     case 'worker':
-      return ctx.deps.runWorker();
+      return ctx.deps.runWorker(cmd.nexusEndpoint !== undefined ? { nexusEndpoint: cmd.nexusEndpoint } : {});
     case 'dev':
       return ctx.deps.runDev();
   }

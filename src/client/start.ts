@@ -10,7 +10,11 @@
  *   (fingerprint and provider, I2) with the same settings (`join.ts`); otherwise refuse, changing nothing.
  */
 import { randomBytes } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, type WorkflowExecutionDescription } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  type WorkflowExecutionDescription,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
 import { newIdempotencyToken, startFingerprint } from '../core/fingerprint';
 import { type StartRequest, validateStartRequest } from '../core/operation';
 import { checkOperationVariables, type VariableDeclarations } from '../core/operation-variables';
@@ -105,6 +109,53 @@ function workflowInput(req: StartRequest, traceId: string, options: StartOptions
   };
 }
 
+/** The options of an operation's workflow start: how the client and the Nexus service start every run. */
+export type RunStartOptions = WorkflowStartOptions<typeof AsyncJobWorkflow> & { taskQueue: string };
+
+/**
+ * Starts the operation's workflow with `options` (the client's `workflow.start`, or the Nexus `startWorkflow`
+ * that attaches the caller's callback and links). Throws `WorkflowExecutionAlreadyStartedError` as they do.
+ */
+export type RunLauncher = (options: RunStartOptions) => Promise<unknown>;
+
+/** The client's launcher: a plain `workflow.start`. */
+function clientLauncher(ctx: ClientContext): RunLauncher {
+  return (options) => ctx.client.workflow.start<typeof AsyncJobWorkflow>(WORKFLOW_TYPE, options);
+}
+
+/**
+ * The start options of the operation's run: its ID is the operation ID; a running operation with this ID is
+ * joined (and checked by the caller); a closed one is restarted only when it failed on its input (`replacing`,
+ * decided before).
+ */
+export function runStartOptions(
+  ctx: ClientContext,
+  req: StartRequest,
+  traceId: string,
+  options: StartOptions,
+  replacing: boolean,
+): RunStartOptions {
+  const nowMs = Date.now();
+  return {
+    workflowId: req.operationId,
+    taskQueue: ctx.taskQueue,
+    args: [workflowInput(req, traceId, options)],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: replacing ? 'ALLOW_DUPLICATE_FAILED_ONLY' : 'REJECT_DUPLICATE',
+    memo: { requestFingerprint: startFingerprint(req.payload, req.variables), traceId },
+    typedSearchAttributes: [
+      { key: stateKey, value: 'create_pending' },
+      { key: providerKey, value: req.provider },
+      // A relative deadline as the client sees it; the workflow publishes its exact one with the next state.
+      {
+        key: resultDeadlineKey,
+        value: new Date('atMs' in req.resultDeadline ? req.resultDeadline.atMs : nowMs + req.resultDeadline.afterMs),
+      },
+    ],
+    staticSummary: `asyncjob ${req.provider} ${req.operationId}`,
+  };
+}
+
 /** Starts a new run; a run that appeared meanwhile is joined instead (checked by the caller). */
 async function startRun(
   ctx: ClientContext,
@@ -112,33 +163,10 @@ async function startRun(
   traceId: string,
   options: StartOptions,
   replacing: boolean,
+  launch: RunLauncher,
 ): Promise<void> {
-  const nowMs = Date.now();
   try {
-    await call(ctx, req.operationId, () =>
-      ctx.client.workflow.start<typeof AsyncJobWorkflow>(WORKFLOW_TYPE, {
-        workflowId: req.operationId,
-        taskQueue: ctx.taskQueue,
-        args: [workflowInput(req, traceId, options)],
-        // A running operation with this ID is joined (and checked by the caller); a closed one is restarted
-        // only when it failed on its input (decided before this call).
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: replacing ? 'ALLOW_DUPLICATE_FAILED_ONLY' : 'REJECT_DUPLICATE',
-        memo: { requestFingerprint: startFingerprint(req.payload, req.variables), traceId },
-        typedSearchAttributes: [
-          { key: stateKey, value: 'create_pending' },
-          { key: providerKey, value: req.provider },
-          // A relative deadline as the client sees it; the workflow publishes its exact one with the next state.
-          {
-            key: resultDeadlineKey,
-            value: new Date(
-              'atMs' in req.resultDeadline ? req.resultDeadline.atMs : nowMs + req.resultDeadline.afterMs,
-            ),
-          },
-        ],
-        staticSummary: `asyncjob ${req.provider} ${req.operationId}`,
-      }),
-    );
+    await call(ctx, req.operationId, () => launch(runStartOptions(ctx, req, traceId, options, replacing)));
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
@@ -170,12 +198,13 @@ async function assertSameRequest(
  * Starts an operation, or joins it (see the module comment). Throws {@link AsyncJobInputError} naming every bad
  * field, {@link InvalidVariableError} naming every variable the adapter refuses (with `declaredVariables`),
  * `ProviderUnservedError`, {@link FingerprintMismatchError} or `JoinMismatchError`; nothing is started or changed
- * when it throws.
+ * when it throws. `launch` starts a new run (the Nexus service passes one that attaches its caller).
  */
 export async function startOperation(
   ctx: ClientContext,
   request: StartRequest,
   options: StartOptions = {},
+  launch: RunLauncher = clientLauncher(ctx),
 ): Promise<StartedRun> {
   const checked = validateStartRequest(request, Date.now());
   if (checked.kind === 'refused') throw new AsyncJobInputError(checked.issues);
@@ -191,7 +220,7 @@ export async function startOperation(
   const replaced = existing ? await restartableFailure(ctx, existing) : null;
   if (!existing || replaced) {
     if (!options.allowUnservedProvider) await assertProviderServed(ctx, req.provider);
-    await startRun(ctx, req, traceId, options, replaced !== null);
+    await startRun(ctx, req, traceId, options, replaced !== null, launch);
   }
   const d = await describeRaw(ctx, req.operationId);
   const existingTrace = memoString(d, 'traceId');

@@ -111,6 +111,21 @@ export const workerSettings = {
     example: '/app/workflow-bundle.js',
     whenUnset: 'bundled at start',
   }),
+  ASYNCJOB_NEXUS_ENDPOINT: setting(
+    z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z][A-Za-z0-9_-]{0,199}$/, 'must be a Nexus endpoint name: a letter, then letters, digits, _ or -')
+      .optional(),
+    {
+      group: 'worker',
+      usedBy: ['worker', 'doctor'],
+      description:
+        'the Nexus endpoint that routes to this worker (docs/nexus.md): the worker serves the `asyncjob` Nexus service (`runJob`, `getOperation`, `requestCancel`) on its task queue, and `asyncjob doctor` checks that the endpoint exists and targets this namespace and task queue; `asyncjob worker --nexus-endpoint NAME` sets it too',
+      example: 'asyncjob',
+      whenUnset: 'no Nexus service',
+    },
+  ),
   ASYNCJOB_METRICS_ADDRESS: setting(z.string().default(''), {
     group: 'worker',
     usedBy: ['worker', 'receiver', 'doctor'],

@@ -8,6 +8,7 @@ import { openArtifactStore } from '../adapters/artifacts/open-artifact-store';
 import { checkArtifacts, checkPort, checkStore, checkTemporal } from './checks';
 import { checkEnvironment, parseHostPort } from './environment';
 import { DOCTOR_EXIT, exitCodeOf, type Finding } from './findings';
+import { checkNexusEndpoint } from './nexus-check';
 import { checkObjectStore } from './object-store-check';
 
 /** Where the command writes and what environment it reads. */
@@ -26,9 +27,10 @@ export const DOCTOR_USAGE = `usage: asyncjob doctor [--json]
   variables and the files they name; Temporal (reachable, the namespace, asyncjob's search attributes); the store
   (opens, migrations current); every provider in ASYNCJOB_PROVIDERS (its contract loads, its base URL variables
   and credential are set, its webhook secret when the receiver runs); the artifact directory (writable); the
-  webhook and metrics ports (free). Every setting: docs/configuration.md.
-exit codes: 0 all ok (warnings allowed), 1 a setup problem (namespace, search attributes, store, port, artifact
-            directory), 2 a bad environment (an invalid setting, a missing variable or file) or command line,
+  webhook and metrics ports (free); with ASYNCJOB_NEXUS_ENDPOINT, that the Nexus endpoint exists and targets the
+  worker's namespace and task queue. Every setting: docs/configuration.md.
+exit codes: 0 all ok (warnings allowed), 1 a setup problem (namespace, search attributes, Nexus endpoint, store,
+            port, artifact directory), 2 a bad environment (an invalid setting, a missing variable or file) or command line,
             5 Temporal cannot be reached
 `;
 
@@ -65,6 +67,9 @@ async function runDoctor(
     return findings;
   }
   findings.push(...(await checkTemporal(config, options.timeoutMs ?? 5_000)));
+  // Only a worker that serves Nexus has an endpoint to check.
+  if (config.ASYNCJOB_NEXUS_ENDPOINT !== undefined)
+    findings.push(await checkNexusEndpoint(config, config.ASYNCJOB_NEXUS_ENDPOINT, options.timeoutMs ?? 5_000));
   findings.push(await checkStore(config.ASYNCJOB_STORE));
   findings.push(
     config.ASYNCJOB_ARTIFACTS === undefined

@@ -13,6 +13,7 @@ import { CANCEL_AND_DECIDE_FLAGS, LIST_FLAGS, START_FLAGS, WATCH_FLAGS } from '.
 import {
   ADAPTER_FLAGS,
   AUDIT_FLAGS,
+  WORKER_FLAGS,
   BUNDLE_FLAGS,
   CODEC_SERVER_FLAGS,
   DEV_SERVER_FLAGS,
@@ -32,6 +33,7 @@ export const FLAGS: readonly Flag[] = [
   ...CANCEL_AND_DECIDE_FLAGS,
   ...LIST_FLAGS,
   ...RESULT_FLAGS,
+  ...WORKER_FLAGS,
   ...ADAPTER_FLAGS,
   ...BUNDLE_FLAGS,
   ...REPLAY_FLAGS,
@@ -121,11 +123,12 @@ export function workerHelpText(): string {
     const meaning = `${s.description}${s.secret ? '; a secret, never printed' : ''}${unset !== '' ? ` (default ${unset})` : ''}`;
     return `  ${s.name.padEnd(width)}${wrap(meaning.replace(/`/g, ''), 112 - width, indent)}`;
   });
-  return `usage: asyncjob worker
+  return `usage: asyncjob worker [--nexus-endpoint NAME]
   Runs a worker for asyncjob's workflows and activities until SIGINT/SIGTERM, configured from the environment.
   It first checks what it is asked to serve (every provider's contract, base URL variable and credential, the
   webhook secrets when the receiver runs, the TLS and audit key files) and exits 2 naming every problem at once;
   "asyncjob doctor" checks the whole setup. Every setting: docs/configuration.md.
+  --nexus-endpoint NAME: serve the asyncjob Nexus service for endpoint NAME (as ASYNCJOB_NEXUS_ENDPOINT; docs/nexus.md).
 
 environment:
 ${variables.join('\n')}

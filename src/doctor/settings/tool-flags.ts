@@ -1,8 +1,20 @@
 /**
- * The flags of the tool commands: `adapter`, `audit`, `bundle`, `replay-check`, `keys`, `codec-server`, `simulate` and
+ * The flags of the tool commands: `worker`, `adapter`, `audit`, `bundle`, `replay-check`, `keys`, `codec-server`, `simulate` and
  * `npm run temporal -- start`.
  */
 import { type Flag } from './flag';
+
+/** `asyncjob worker`. */
+export const WORKER_FLAGS: readonly Flag[] = [
+  {
+    name: '--nexus-endpoint',
+    usedBy: ['worker'],
+    default: '`$ASYNCJOB_NEXUS_ENDPOINT`',
+    meaning:
+      'serve the `asyncjob` Nexus service for the endpoint NAME (docs/nexus.md), instead of ASYNCJOB_NEXUS_ENDPOINT',
+    example: '--nexus-endpoint asyncjob',
+  },
+];
 
 /** `asyncjob adapter`. */
 export const ADAPTER_FLAGS: readonly Flag[] = [
