@@ -18,6 +18,7 @@ import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 import { AsyncJobClient } from '../../src/client';
 import type { DeciderPolicyInForce } from '../../src/core/decider-policy';
 import type { PollLoopLimits } from '../../src/core/poll-loop';
+import { asyncJobServiceHandler } from '../../src/nexus/handler';
 import { createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
 import { connectTestEnvironment, workflowBundle } from '../setup/temporal';
 
@@ -50,6 +51,8 @@ export async function startDocumentWorker(options: {
   maxRequestsPerSecond?: number;
   /** The decider policy the worker holds (D2): each operation started keeps it. Default: none. */
   deciders?: DeciderPolicyInForce;
+  /** Serve the `asyncjob` Nexus service on the task queue, as `asyncjob worker` with ASYNCJOB_NEXUS_ENDPOINT. */
+  nexus?: boolean;
 }): Promise<DocumentWorker> {
   const { taskQueue, dataDir } = options;
   const env = await connectTestEnvironment();
@@ -79,6 +82,7 @@ export async function startDocumentWorker(options: {
       ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),
     })),
     workflowBundle: await workflowBundle(),
+    ...(options.nexus === true ? { nexusServices: [asyncJobServiceHandler()] } : {}),
     shutdownGraceTime: '1 second',
   });
   const running = runWorkers(workers);

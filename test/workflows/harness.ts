@@ -54,6 +54,8 @@ export interface HarnessOptions {
   pollLoop?: PollLoopLimits | false;
   /** The decider policy the worker holds (D2), as `loadDeciderPolicy` reads it: operations started keep it. Default: none. */
   deciders?: DeciderPolicyInForce;
+  /** Serve the `asyncjob` Nexus service on the workflows' task queue. Default: not served. */
+  nexus?: boolean;
 }
 
 /** Starts everything a workflow test needs. */
@@ -83,6 +85,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     ...(options.pollLoop !== undefined ? { pollLoop: options.pollLoop } : {}),
     ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),
     ...(options.deciders !== undefined ? { deciders: options.deciders } : {}),
+    ...(options.nexus === true ? { nexus: true } : {}),
   });
   const { env, client, store, registry, taskQueue } = worker;
   return {
