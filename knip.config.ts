@@ -14,6 +14,7 @@ const config: KnipConfig = {
     'src/client-api.ts',
     'src/worker-api.ts',
     'src/testing.ts',
+    'src/workflow-api.ts',
     // The CLI, loaded by bin/asyncjob with a computed path.
     'src/cli.ts',
     'scripts/**/*.{ts,mjs}',

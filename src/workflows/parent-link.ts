@@ -26,7 +26,7 @@ export const escalationsQuery = defineQuery<EscalationNotice[]>('asyncjob.escala
 const ESCALATION_TO_PARENT_PATCH = 'asyncjob-escalation-to-parent';
 
 /** The escalation a record shows its parent, or null. */
-export function parentEscalation(record: OperationRecord): ParentEscalation | null {
+function parentEscalation(record: OperationRecord): ParentEscalation | null {
   return record.escalation ? { ...record.escalation, text: renderEscalation(record.escalation) } : null;
 }
 

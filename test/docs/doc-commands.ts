@@ -30,6 +30,8 @@ const NPM_START = 'test/integration/npm-start.test.ts';
 const DECIDERS = 'test/integration/who-may-decide.test.ts';
 /** Results in an object store: a worker on moto's S3, the result read back verified, tampered, audited. */
 const OBJECT_STORE = 'test/integration/object-store-results.test.ts';
+/** The child-workflow example, run as written against a worker serving demo-reports. */
+const CHILD_WORKFLOW_EXAMPLE = 'test/integration/child-workflow-example.test.ts';
 
 const SYNOPSIS = 'a synopsis or mention with placeholders; the documented examples of the same command run';
 
@@ -153,7 +155,7 @@ const ENTRIES: Entry[] = [
 
   // npm start and the dev server.
   [
-    ['README.md', 'docs/cli.md', 'docs/configuration.md'],
+    ['README.md', 'docs/cli.md', 'docs/configuration.md', 'docs/child-workflows.md'],
     'npm start',
     // Run on free ports through the settings the README gives for that, not on 7233 and 8233.
     { test: NPM_START, mentions: 'ASYNCJOB_TEMPORAL_PORT=17233 ASYNCJOB_UI_PORT=18233 npm start' },
@@ -365,6 +367,11 @@ const ENTRIES: Entry[] = [
     { test: 'test/integration/encrypted-payloads.test.ts' },
   ],
   [['docs/configuration.md'], 'asyncjob codec-server', { illustrative: SYNOPSIS }],
+
+  // Running an operation from a user's workflow.
+  [['docs/child-workflows.md'], 'npx tsx examples/child-workflow/run.ts', { test: CHILD_WORKFLOW_EXAMPLE }],
+  [['docs/child-workflows.md'], 'asyncjob status', { illustrative: SYNOPSIS }],
+  [['docs/child-workflows.md'], 'asyncjob decide', { illustrative: SYNOPSIS }],
 
   // Mentions of commands by name or with placeholders.
   [
