@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { workflowActor } from '../../src/core/actor';
@@ -77,7 +78,7 @@ describe('asyncjob/workflow: an operation as a child workflow (N1, N2, N3)', () 
     return (err as WorkflowFailedError).cause;
   }
 
-  it('N1: a parent runs a job as a child to succeeded; the child is the operation ID and its recorded starter is the parent', async () => {
+  it('N1: a parent runs a job as a child to succeeded; the child is the operation ID, its recorded starter is the parent, started REJECT_DUPLICATE and REQUEST_CANCEL', async () => {
     const request = childRequest('quick');
     const parent = await startParent(request);
     const summary = await parent.result();
@@ -87,6 +88,14 @@ describe('asyncjob/workflow: an operation as a child workflow (N1, N2, N3)', () 
     const child = await h.env.client.workflow.getHandle(request.operationId).describe();
     expect(child.type).toBe('AsyncJobWorkflow');
     expect(child.parentExecution?.workflowId).toBe(parent.workflowId);
+    // As the parent's history recorded the start: never reused, cancelled (never terminated) if the parent closes.
+    const started = (await parent.fetchHistory()).events?.find(
+      (e) => e.startChildWorkflowExecutionInitiatedEventAttributes,
+    )?.startChildWorkflowExecutionInitiatedEventAttributes;
+    expect(started?.parentClosePolicy).toBe(temporal.api.enums.v1.ParentClosePolicy.PARENT_CLOSE_POLICY_REQUEST_CANCEL);
+    expect(started?.workflowIdReusePolicy).toBe(
+      temporal.api.enums.v1.WorkflowIdReusePolicy.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+    );
   });
 
   it('N1: an invalid request, or a starter given by the parent code, fails in the parent with a typed failure and no child exists', async () => {
