@@ -1,5 +1,6 @@
 /**
- * `npm run schema`: writes the provider contract as JSON Schema (draft-07, the form editors support best) to
+ * `npm run schema`: writes the `asyncjob` Nexus service's operations as JSON Schemas to `schema/nexus/`
+ * (`src/nexus/json-schema.ts`, checked by test/nexus/schemas.test.ts), and the provider contract as JSON Schema (draft-07, the form editors support best) to
  * `schema/provider-contract.schema.json`, from the zod schema the loader validates with (`providerContractSchema`,
  * in its INPUT form: what a user writes, defaults optional) and the field reference of
  * docs/writing-an-adapter.md (each field's description). `npm run schema -- --check` exits 1 when the committed
@@ -18,6 +19,7 @@ import { z } from 'zod';
 import { providerContractSchema } from '../src/adapters/providers/contract';
 import { presetNames } from '../src/adapters/providers/presets/expand';
 import { pollPolicySchema } from '../src/core/policy';
+import { NEXUS_SCHEMA_DIR, nexusJsonSchemas, renderNexusSchema } from '../src/nexus/json-schema';
 
 type Json = Record<string, unknown>;
 
@@ -174,23 +176,32 @@ export function generateSchemaText(): string {
   return renderSchema(buildContractJsonSchema(readReference(readFileSync(REFERENCE_DOC, 'utf8'))));
 }
 
+/** Every file `npm run schema` writes, by path from the root: the provider contract and `schema/nexus/`. */
+export function generateSchemaFiles(): Map<string, string> {
+  const files = new Map([[path.relative(ROOT, SCHEMA_FILE), generateSchemaText()]]);
+  for (const [file, schema] of Object.entries(nexusJsonSchemas()))
+    files.set(path.join(NEXUS_SCHEMA_DIR, file), renderNexusSchema(schema));
+  return files;
+}
+
 if (require.main === module) {
-  const text = generateSchemaText();
+  const files = generateSchemaFiles();
   if (process.argv.includes('--check')) {
-    let committed = '';
-    try {
-      committed = readFileSync(SCHEMA_FILE, 'utf8');
-    } catch {
-      committed = '';
-    }
-    if (committed !== text) {
-      console.error(`schema: ${path.relative(process.cwd(), SCHEMA_FILE)} is out of date: run npm run schema`);
-      process.exit(1);
-    }
-    console.log(`schema: ${path.relative(process.cwd(), SCHEMA_FILE)} is up to date`);
+    const stale = [...files].filter(([file, text]) => {
+      try {
+        return readFileSync(path.join(ROOT, file), 'utf8') !== text;
+      } catch {
+        return true;
+      }
+    });
+    for (const [file] of stale) console.error(`schema: ${file} is out of date: run npm run schema`);
+    if (stale.length > 0) process.exit(1);
+    console.log(`schema: ${files.size} files up to date`);
   } else {
-    mkdirSync(path.dirname(SCHEMA_FILE), { recursive: true });
-    writeFileSync(SCHEMA_FILE, text);
-    console.log(`schema: wrote ${path.relative(process.cwd(), SCHEMA_FILE)}`);
+    for (const [file, text] of files) {
+      mkdirSync(path.dirname(path.join(ROOT, file)), { recursive: true });
+      writeFileSync(path.join(ROOT, file), text);
+      console.log(`schema: wrote ${file}`);
+    }
   }
 }
