@@ -37,7 +37,7 @@ describe('examples/child-workflow against a worker serving demo-reports', () => 
     await sim?.stop();
   });
 
-  it('N2: the month-end close runs its two jobs in parallel, and compensates the report when the review ends without a decision', async () => {
+  it('the month-end close runs its two jobs in parallel as children, and compensates the report when the review ends without a decision', async () => {
     const command = docCommand('docs/child-workflows.md', 'npx tsx examples/child-workflow/run.ts').text;
     const run = await runShell(command, {
       env: {
