@@ -121,7 +121,7 @@ export const workerSettings = {
       group: 'worker',
       usedBy: ['worker', 'doctor'],
       description:
-        'the Nexus endpoint that routes to this worker (docs/nexus.md): the worker serves the `asyncjob` Nexus service (`runJob`, `getOperation`, `requestCancel`) on its task queue, and `asyncjob doctor` checks that the endpoint exists and targets this namespace and task queue; `asyncjob worker --nexus-endpoint NAME` sets it too',
+        'the Nexus endpoint that routes to this worker (docs/nexus.md): the worker serves the `asyncjob` Nexus service (`runJob`, `getOperation`, `requestCancel`) on its task queue, and `asyncjob doctor` checks that the endpoint exists and targets this namespace and task queue; the `--nexus-endpoint` flag of the worker command sets it too',
       example: 'asyncjob',
       whenUnset: 'no Nexus service',
     },

@@ -18,6 +18,7 @@ import { createJsonLogger } from '../logging';
 import { startSimulator, type Simulator } from '../simulator';
 import { webhookOutcomeReporter } from '../webhooks/outcome-reporter';
 import { startWebhookReceiver, type WebhookReceiver, type WebhookSettings } from '../webhooks/receiver';
+import { asyncJobServiceHandler } from '../nexus/handler';
 import { createWorkers, runWorkers, shutdownWorkers } from '../worker';
 import { DEMO_SCENARIO } from './demo-scenario';
 import type { DevServer } from './temporal-server';
@@ -104,6 +105,8 @@ export async function startDemoServices(
   const workers = await createWorkers({
     connection,
     payloadCodecs,
+    // The asyncjob Nexus service, for a caller's workflow through an endpoint (examples/nexus-caller, docs/nexus.md).
+    nexusServices: [asyncJobServiceHandler()],
     activities: createActivities({
       store,
       providers: registry,

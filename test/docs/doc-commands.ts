@@ -373,6 +373,44 @@ const ENTRIES: Entry[] = [
   [['docs/child-workflows.md'], 'asyncjob status', { illustrative: SYNOPSIS }],
   [['docs/child-workflows.md'], 'asyncjob decide', { illustrative: SYNOPSIS }],
 
+  // Calling asyncjob through Nexus.
+  [
+    ['docs/nexus.md'],
+    'npx tsx examples/nexus-caller/run.ts',
+    { test: 'test/integration/nexus-caller-example.test.ts' },
+  ],
+  [
+    ['docs/nexus.md'],
+    'temporal operator namespace create --namespace asyncjob-callers',
+    { test: 'test/nexus/setup-commands.test.ts' },
+  ],
+  [
+    ['docs/nexus.md'],
+    'temporal operator nexus endpoint create --name asyncjob --target-namespace default --target-task-queue asyncjob',
+    { test: 'test/nexus/setup-commands.test.ts' },
+  ],
+  [
+    ['docs/nexus.md'],
+    'asyncjob worker --nexus-endpoint asyncjob',
+    {
+      illustrative:
+        'runs until stopped on the default queue; test/cli parses the flag, and the Nexus tests serve the service as it makes asyncjob worker do',
+    },
+  ],
+  [
+    ['docs/nexus.md'],
+    'npm start',
+    { test: NPM_START, mentions: 'ASYNCJOB_TEMPORAL_PORT=17233 ASYNCJOB_UI_PORT=18233 npm start' },
+  ],
+  [['docs/nexus.md'], 'asyncjob doctor', { test: INTEGRATION, mentions: "'asyncjob doctor'" }],
+  [
+    ['docs/nexus.md'],
+    'npm run schema',
+    { illustrative: 'rewrites schema/; test/nexus/schemas.test.ts checks the committed files equal its output' },
+  ],
+  [['docs/nexus.md'], 'npm run temporal', { illustrative: SYNOPSIS }],
+  [['docs/nexus.md'], 'asyncjob decide', { illustrative: SYNOPSIS }],
+
   // Mentions of commands by name or with placeholders.
   [
     ['README.md', 'docs/cli.md'],
