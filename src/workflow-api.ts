@@ -27,7 +27,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { workflowActor } from './core/actor';
 import { failureFields } from './core/errors';
-import { newIdempotencyToken, startFingerprint } from './core/fingerprint';
+import { startFingerprint } from './core/fingerprint';
 import { outcomeFailure } from './core/outcome-failure';
 import { sha256HexOfText } from './core/sha256';
 import { validateStartRequest, type StartRequest, type StartRequestIssue } from './core/start-request';
@@ -126,33 +126,20 @@ function refusedOptions(request: object, options: AsyncJobChildOptions): StartRe
   return issues;
 }
 
-function bytesOfHex(hex: string): Uint8Array {
-  return Uint8Array.from({ length: hex.length / 2 }, (_, i) => parseInt(hex.slice(2 * i, 2 * i + 2), 16));
-}
-
 /**
- * The operation's idempotency token and trace ID, made deterministically (workflow code has no `crypto`): SHA-256
- * over the parent's namespace, workflow ID and run ID, the operation ID and 32 bytes of the workflow's seeded
- * random, under a label per use. Why it holds I1: the token is 256 bits, and unique per operation because its
- * input is (the server keeps a run ID unique, the operation ID is unique in the namespace, REJECT_DUPLICATE), so no
- * two operations share one and a retry of this start (a replay) carries the same. Its unpredictability is that of
- * the run ID, a UUIDv4 the server drew: 122 random bits. The seeded random is the SDK's PRNG keyed by a 64-bit hash
- * of the first run ID, so it separates draws but adds no independent entropy: the token carries 122 bits that no
- * caller can choose or predict, not 128 drawn apart from the run ID.
+ * The operation's trace ID (T1), made deterministically: workflow code has no `crypto`, and a replay must make
+ * the same one. SHA-256 over the parent's namespace, workflow ID and run ID and the operation ID. The idempotency
+ * token is not made here: it must carry 128 bits no one can predict (I1), so the worker draws it (the input leaves
+ * it out).
  */
-function derivedSecrets(operationId: string): { token: string; traceId: string } {
+function derivedTraceId(operationId: string): string {
   const { namespace, workflowId, runId } = workflowInfo();
-  const seeded = Array.from({ length: 32 }, () =>
-    Math.floor(Math.random() * 256)
-      .toString(16)
-      .padStart(2, '0'),
+  const trace = sha256HexOfText(['asyncjob trace', namespace, workflowId, runId, operationId].join('\u0000')).slice(
+    0,
+    32,
   );
-  const input = [namespace, workflowId, runId, operationId, seeded.join('')].join('\u0000');
-  const token = newIdempotencyToken(bytesOfHex(sha256HexOfText(`asyncjob idempotency token\u0000${input}`)));
-  if (token.kind !== 'ok') throw ApplicationFailure.create(failureFields(token.code, token.message));
-  const trace = sha256HexOfText(`asyncjob trace\u0000${input}`).slice(0, 32);
   // A W3C trace ID is never all zeros (T1).
-  return { token: token.token, traceId: /^0+$/.test(trace) ? `${trace.slice(0, 31)}1` : trace };
+  return /^0+$/.test(trace) ? `${trace.slice(0, 31)}1` : trace;
 }
 
 /** Starts the child; an operation ID used before is refused (N1). */
@@ -264,11 +251,9 @@ export async function startAsyncJob(
   if (refused.length > 0 || checked.kind === 'refused')
     throw invalidRequest([...refused, ...(checked.kind === 'refused' ? checked.issues : [])]);
   const valid = checked.request;
-  const { token, traceId } = derivedSecrets(valid.operationId);
   const input: AsyncJobWorkflowInput = {
     request: valid,
-    idempotencyToken: token,
-    traceId,
+    traceId: derivedTraceId(valid.operationId),
     ...(options.historyEventLimit !== undefined ? { historyEventLimit: options.historyEventLimit } : {}),
   };
   setEscalationHandlers();

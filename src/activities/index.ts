@@ -8,6 +8,7 @@ import { appendJournal } from './append-journal';
 import { collectResult } from './collect-result';
 import { createJob } from './create-job';
 import { describeProvider } from './describe-provider';
+import { drawIdempotencyToken } from './draw-idempotency-token';
 import { activityContext, type ActivityDependencies } from './provider-call';
 import { pollStatus } from './poll-status';
 import { readStatus } from './read-status';
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDependencies): AsyncJobActivities
   const ctx = activityContext(deps);
   return {
     describeProvider: withFailures(describeProvider(ctx)),
+    drawIdempotencyToken: withFailures(drawIdempotencyToken()),
     recordIntent: withFailures(recordIntent(ctx)),
     appendJournal: withFailures(appendJournal(ctx)),
     createJob: withFailures(createJob(ctx)),

@@ -49,6 +49,8 @@ export type StartedCallInput = ProviderCallInput & {
 export interface AsyncJobActivities {
   /** Facts about a provider (capabilities, reconciliation method); throws a non-retryable failure for an unknown provider. */
   describeProvider(input: { provider: string }): Promise<ProviderFacts>;
+  /** I1: a fresh idempotency token, for an operation whose starter (a workflow) could not draw one. */
+  drawIdempotencyToken(input: { operationId: string }): Promise<string>;
   /**
    * C1: writes the intent (sequence 1), the first transition and the snapshot before anything is sent. Refuses
    * (non-retryable `ASYNCJOB_ERR_FINGERPRINT_MISMATCH`) when the operation ID already holds another request (I2).

@@ -25,6 +25,12 @@ export const localDescribe = proxyLocalActivities<AsyncJobActivities>({
   retry: describeRetry,
 }).describeProvider;
 
+/** The token draw (`drawIdempotencyToken`) as a local activity: once, before anything is recorded. */
+export const localDrawToken = proxyLocalActivities<AsyncJobActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: describeRetry,
+}).drawIdempotencyToken;
+
 /**
  * The activity options of provider calls: never retried by Temporal, the workflow decides every retry, so every
  * request is counted (B2); a failed attempt is planned again by `afterActivityFailure`. Each call passes them with

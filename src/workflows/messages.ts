@@ -54,8 +54,11 @@ export const asyncJobWorkflowInputSchema = lazySchema(() =>
   z
     .object({
       request: startRequestSchema,
-      /** >= 128 bits, base64url (I1); bound to the request fingerprint (I2). */
-      idempotencyToken: z.string().min(22).max(200),
+      /**
+       * >= 128 bits, base64url (I1); bound to the request fingerprint (I2). Absent when the starter is workflow code
+       * (`asyncjob/workflow`), which cannot draw one: the worker draws it before anything is recorded.
+       */
+      idempotencyToken: z.string().min(22).max(200).optional(),
       /** One trace per operation (T1); never the token (I4). */
       traceId: z.string().regex(/^[0-9a-f]{32}$/, 'must be 32 lowercase hex characters (a W3C trace ID)'),
       /** Continue as new past this many history events even if the server does not suggest it. */

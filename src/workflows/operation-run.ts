@@ -33,7 +33,7 @@ import {
 } from '../core/step';
 import { foldOutcome, outcomeOfRecord, withoutTails, type StepOutcome } from '../core/step-outcome';
 import { refuseVariables, settleVariables } from '../core/step-variables';
-import { localDescribe, localStore, providerActivities, providerCallOptions } from './activity-options';
+import { localDescribe, localDrawToken, localStore, providerActivities, providerCallOptions } from './activity-options';
 import type { AsyncJobWorkflow } from './async-job-workflow';
 import { handleMessage } from './message-steps';
 import { MessageInbox } from './message-inbox';
@@ -43,6 +43,9 @@ import { Publication } from './publication';
 import { invalidInput, refusal } from './refusals';
 
 const ACTOR = 'workflow';
+
+/** The placeholder token of a record whose token the worker has not drawn yet: never recorded, never sent. */
+const UNDRAWN_TOKEN = 'undrawn-idempotency-token';
 
 /** What a provider call schedules: one activity, given the provider's activities and their options. */
 type ProviderCall = (
@@ -132,9 +135,15 @@ export class OperationRun {
    */
   private async prepare(): Promise<ProviderFacts> {
     if (!this.facts) {
+      // I1: a starter in workflow code could not draw the token; this worker does, before anything is recorded.
+      const drawn =
+        this.input.idempotencyToken === undefined
+          ? await localDrawToken({ operationId: this.input.request.operationId })
+          : undefined;
       this.facts = await localDescribe({ provider: this.input.request.provider });
       // The provider's tuning goes under the caller's overrides; nothing was recorded yet, so the record is remade.
-      if (this.facts.policy && !this.carried) this.record = this.newRecord(this.facts.policy);
+      if ((this.facts.policy || drawn !== undefined) && !this.carried)
+        this.record = this.newRecord(this.facts.policy, drawn);
     }
     if (!this.carried) {
       const settled = settleVariables(this.record, this.facts.variables, this.input.request.variables);
@@ -335,8 +344,14 @@ export class OperationRun {
     }
   }
 
-  private newRecord(providerPolicy?: ProviderFacts['policy']): OperationRecord {
-    const { request: given, idempotencyToken, traceId } = this.input;
+  /**
+   * The record as the input makes it. Until a token the worker draws replaces it (`prepare`, before anything is
+   * recorded or sent, and before any message is accepted: `ensureReady`), a record without one holds
+   * {@link UNDRAWN_TOKEN}.
+   */
+  private newRecord(providerPolicy?: ProviderFacts['policy'], drawnToken?: string): OperationRecord {
+    const { request: given, traceId } = this.input;
+    const idempotencyToken = drawnToken ?? this.input.idempotencyToken ?? UNDRAWN_TOKEN;
     const request = providerPolicy ? { ...given, policy: { ...providerPolicy, ...(given.policy ?? {}) } } : given;
     const made = newOperationRecord({ request, nowMs: this.startedAtMs, idempotencyToken, traceId });
     if (made.kind === 'refused') throw invalidInput(made.issues.map((i) => `${i.path}: ${i.message}`).join('; '));

@@ -78,13 +78,19 @@ describe('asyncjob/workflow: an operation as a child workflow (N1, N2, N3)', () 
     return (err as WorkflowFailedError).cause;
   }
 
-  it('N1: a parent runs a job as a child to succeeded; the child is the operation ID, its recorded starter is the parent, started REJECT_DUPLICATE and REQUEST_CANCEL', async () => {
+  it('N1, I1: a parent runs a job as a child to succeeded; the child is the operation ID, its recorded starter is the parent, its token drawn by the worker, started REJECT_DUPLICATE and REQUEST_CANCEL', async () => {
     const request = childRequest('quick');
     const parent = await startParent(request);
     const summary = await parent.result();
     expect(summary).toMatchObject({ operationId: request.operationId, localState: 'succeeded' });
     const record = await h.client.get(request.operationId);
     expect(record.authorisation.startedBy).toBe(workflowActor(inject('temporalNamespace'), parent.workflowId));
+    // I1: the parent sent no token; the worker drew 32 random bytes, and the provider's create carried them.
+    expect(record.idempotencyToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const creates = h.sims.rest
+      .requests({ action: 'create' })
+      .filter((r) => r.idempotencyKey === record.idempotencyToken);
+    expect(creates).toHaveLength(1);
     const child = await h.env.client.workflow.getHandle(request.operationId).describe();
     expect(child.type).toBe('AsyncJobWorkflow');
     expect(child.parentExecution?.workflowId).toBe(parent.workflowId);
