@@ -9,14 +9,14 @@ import type { Config } from '../config';
 import { ok, problem, type Finding } from './findings';
 
 /** Where an endpoint sends its calls: a worker's namespace and task queue, or an external URL. */
-export interface EndpointTarget {
+interface EndpointTarget {
   namespace?: string | null;
   taskQueue?: string | null;
   url?: string | null;
 }
 
 /** What the worker expects the endpoint to target, and the server address for the commands that fix it. */
-export interface ExpectedTarget {
+interface ExpectedTarget {
   endpoint: string;
   namespace: string;
   taskQueue: string;

@@ -26,7 +26,7 @@ const HANDLER_ERROR_TYPES: Partial<Record<ErrorCode, HandlerErrorType>> = {
 };
 
 /** A `HandlerError` of type `type` for our `code`, with `text` and the details a caller reads. */
-export function handlerError(
+function handlerError(
   type: HandlerErrorType,
   code: ErrorCode,
   text: string,
