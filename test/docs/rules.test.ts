@@ -19,7 +19,7 @@ const ROOT = join(__dirname, '../..');
 const RULES_PATH = 'docs/rules.md';
 
 /** A rule ID as a whole word: a family letter, then one or two digits without a leading zero. */
-const RULE_ID = /\b[MCIUPBSHEADXRTVGWF][1-9]\d?\b/g;
+const RULE_ID = /\b[MCIUPBSHEADXRTVGNWF][1-9]\d?\b/g;
 
 /**
  * Words that look like rule IDs and are not rules. Keep this short, and say what each one is.
