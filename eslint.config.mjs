@@ -122,8 +122,19 @@ export default tseslint.config(
           patterns: [
             io('Workflow code is deterministic: no I/O.'),
             {
-              group: ['./*', '!./core', '!./core/*', '!./workflows', '!./workflows/*'],
-              message: 'asyncjob/workflow imports only src/core, src/workflows and the workflow SDK.',
+              // The Nexus service definition is workflow-safe (nexus-rpc's definition helpers and types only).
+              group: [
+                './*',
+                '!./core',
+                '!./core/*',
+                '!./workflows',
+                '!./workflows/*',
+                '!./nexus',
+                './nexus/*',
+                '!./nexus/service',
+              ],
+              message:
+                'asyncjob/workflow imports only src/core, src/workflows, the Nexus service definition and the workflow SDK.',
               allowTypeImports: true,
             },
           ],

@@ -45,6 +45,11 @@ import { providerKey, resultDeadlineKey, stateKey } from './workflows/search-att
 export { DEFAULT_TASK_QUEUE };
 export type { EscalationNotice, OperationSummary, ParentEscalation };
 export { escalationsQuery };
+/** For a caller through Nexus (docs/nexus.md): the service to name beside the endpoint, and the outcome mapping. */
+export { ASYNCJOB_SERVICE_NAME, asyncJobService } from './nexus/service';
+export type { GetOperationInput, RequestCancelInput, RunJobInput } from './nexus/service';
+export type { MessageAnswer } from './workflows/messages';
+export { outcomeFailure };
 
 /** A start request as a workflow gives it: everything but `startedBy`, which is the parent workflow itself (N1). */
 export type ChildStartRequest = Omit<StartRequest, 'startedBy'>;

@@ -5,9 +5,14 @@
  * test/integration/nexus.test.ts runs all three against a real asyncjob worker.
  */
 import { ApplicationFailure, createNexusServiceClient } from '@temporalio/workflow';
-import { outcomeFailure } from '../../src/core/outcome-failure';
-import { asyncJobService, type RunJobInput } from '../../src/nexus/service';
-import type { MessageAnswer, OperationSummary } from '../../src/workflows/messages';
+// In your service: from 'asyncjob/workflow'.
+import {
+  asyncJobService,
+  type MessageAnswer,
+  type OperationSummary,
+  outcomeFailure,
+  type RunJobInput,
+} from '../../src/workflow-api';
 
 /** The asyncjob service behind `endpoint`. */
 function asyncjob(endpoint: string) {

@@ -1,5 +1,5 @@
 /**
- * The `asyncjob` Nexus service's handler, served by the worker on the workflows' task queue (N4, N5):
+ * The `asyncjob` Nexus service's handler, served by the worker on the workflows' task queue (N4, N2):
  *
  * - `runJob`: a workflow-run operation over `AsyncJobWorkflow`, started or joined with the client's own checks
  *   and join rules (`client/start.ts`); the calling workflow (the request's links) is the recorded starter. The
@@ -132,7 +132,7 @@ class RunJobHandler implements nexus.OperationHandler<RunJobInput, OperationSumm
     }
   }
 
-  /** N5: the caller's cancel becomes our recorded cancel intent, requested by the operation's starter. */
+  /** N2: the caller's cancel becomes our recorded cancel intent, requested by the operation's starter. */
   async cancel(_nexusCtx: nexus.CancelOperationContext, token: string): Promise<void> {
     const operationId = loadWorkflowRunOperationToken(token).wid;
     const ctx = clientContext();

@@ -369,13 +369,17 @@ const ENTRIES: Entry[] = [
   [['docs/configuration.md'], 'asyncjob codec-server', { illustrative: SYNOPSIS }],
 
   // Running an operation from a user's workflow.
-  [['docs/child-workflows.md'], 'npx tsx examples/child-workflow/run.ts', { test: CHILD_WORKFLOW_EXAMPLE }],
+  [
+    ['docs/child-workflows.md', 'README.md'],
+    'npx tsx examples/child-workflow/run.ts',
+    { test: CHILD_WORKFLOW_EXAMPLE },
+  ],
   [['docs/child-workflows.md'], 'asyncjob status', { illustrative: SYNOPSIS }],
   [['docs/child-workflows.md'], 'asyncjob decide', { illustrative: SYNOPSIS }],
 
   // Calling asyncjob through Nexus.
   [
-    ['docs/nexus.md'],
+    ['docs/nexus.md', 'README.md'],
     'npx tsx examples/nexus-caller/run.ts',
     { test: 'test/integration/nexus-caller-example.test.ts' },
   ],

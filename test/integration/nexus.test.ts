@@ -14,14 +14,14 @@ import { renderStory } from '../../src/audit/story';
 import { workflowActor } from '../../src/core/actor';
 import { ensureNexusSetup } from '../../src/dev/nexus-setup';
 import type { RunJobInput } from '../../src/nexus/service';
-import type { inspectThenCancel, runReportThroughNexus } from '../../examples/nexus-caller/workflows';
+import type { inspectThenCancel, runJobTwice, runReportThroughNexus } from './nexus/callers';
 import { uniqueId } from '../setup/temporal';
 import { startHarness, type Harness } from '../workflows/harness';
 
 const noop = (): void => {};
 const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
 
-describe('the asyncjob Nexus service (N4, N5)', () => {
+describe('the asyncjob Nexus service (N4, N2)', () => {
   let h: Harness;
   let callers: Client;
   let callerWorker: Worker;
@@ -48,7 +48,7 @@ describe('the asyncjob Nexus service (N4, N5)', () => {
       namespace: callerNamespace,
       taskQueue: callerQueue,
       workflowBundle: await bundleWorkflowCode({
-        workflowsPath: path.join(__dirname, '..', '..', 'examples', 'nexus-caller', 'workflows.ts'),
+        workflowsPath: path.join(__dirname, 'nexus', 'callers.ts'),
         logger: quietLogger,
       }),
     });
@@ -103,6 +103,28 @@ describe('the asyncjob Nexus service (N4, N5)', () => {
     expect(run.raw.callbacks?.length ?? 0).toBeGreaterThan(0);
   });
 
+  it('N4: runJob joins as the client does: the same caller twice gets one operation and both its end; another caller is CONFLICT naming the starter', async () => {
+    const input = runJobInput('quick');
+    const twice = await callers.workflow.execute<typeof runJobTwice>('runJobTwice', {
+      taskQueue: callerQueue,
+      workflowId: uniqueId('caller-twice'),
+      args: [input, endpoint],
+    });
+    expect(twice.map((s) => s.localState)).toEqual(['succeeded', 'succeeded']);
+    // One operation, one provider job: a single create carried its token.
+    const record = await h.client.get(input.operationId);
+    expect(
+      h.sims.rest.requests({ action: 'create' }).filter((r) => r.idempotencyKey === record.idempotencyToken),
+    ).toHaveLength(1);
+
+    const other = await nexusFailure((await startCaller(input)).result());
+    expect((other.cause as HandlerError).type).toBe('CONFLICT');
+    const cause = (other.cause as HandlerError).cause as ApplicationFailure;
+    expect(cause.type).toBe('ASYNCJOB_ERR_JOIN_MISMATCH');
+    expect(cause.message).toContain('startedBy');
+    expect((await h.client.get(input.operationId)).authorisation.startedBy).toBe(record.authorisation.startedBy);
+  });
+
   it('N4: an invalid input, or a starter other than the calling workflow, is a BAD_REQUEST naming every field, and nothing is created', async () => {
     const input = { ...runJobInput('quick'), createDeadline: { afterMs: 0 }, startedBy: 'service:forged' };
     const failure = await nexusFailure((await startCaller(input)).result());
@@ -118,7 +140,7 @@ describe('the asyncjob Nexus service (N4, N5)', () => {
     );
   });
 
-  it("N5: cancelling the caller workflow reaches the provider exactly once, as the caller's recorded cancel intent, never Temporal's bare cancel", async () => {
+  it("N2: cancelling the caller workflow reaches the provider exactly once, as the caller's recorded cancel intent, never Temporal's bare cancel", async () => {
     const input = runJobInput('cancellable');
     const caller = await startCaller(input);
     await expect
@@ -141,7 +163,7 @@ describe('the asyncjob Nexus service (N4, N5)', () => {
     expect(history.events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes)).toBe(false);
   });
 
-  it('N4, N5: getOperation answers the summary and requestCancel records the calling workflow as the requester', async () => {
+  it('N4, N2: getOperation answers the summary and requestCancel records the calling workflow as the requester', async () => {
     const input = runJobInput('cancellable');
     await startCaller(input);
     await expect

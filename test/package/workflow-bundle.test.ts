@@ -14,9 +14,28 @@ import { ROOT } from './entries';
 
 const run = promisify(execFile);
 
-/** A user's workflow: two operations in parallel through the entry, as docs/child-workflows.md shows. */
+/**
+ * A user's workflows: two operations in parallel through the entry, as docs/child-workflows.md shows, and a Nexus
+ * caller as docs/nexus.md shows.
+ */
 const USER_WORKFLOW = `
-import { executeAsyncJob, startAsyncJob, escalationsQuery, DEFAULT_TASK_QUEUE } from 'asyncjob/workflow';
+import { ApplicationFailure, createNexusServiceClient } from '@temporalio/workflow';
+import {
+  asyncJobService,
+  executeAsyncJob,
+  outcomeFailure,
+  startAsyncJob,
+  escalationsQuery,
+  DEFAULT_TASK_QUEUE,
+} from 'asyncjob/workflow';
+
+export async function nexusCaller(request: Record<string, unknown>): Promise<string> {
+  const asyncjob = createNexusServiceClient({ endpoint: 'asyncjob', service: asyncJobService });
+  const summary = await asyncjob.executeOperation('runJob', request as never, { scheduleToCloseTimeout: '1 hour' });
+  const failure = outcomeFailure(summary);
+  if (failure !== null) throw ApplicationFailure.create(failure);
+  return summary.localState;
+}
 
 export async function monthEndWorkflow(month: string): Promise<string[]> {
   const request = (kind: string) => ({
