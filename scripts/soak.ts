@@ -10,6 +10,10 @@
  *   of the payload the simulator served;
  * - every job the provider finished successfully belongs to an operation that either succeeded or escalated.
  *
+ * With `--via nexus`, each operation is started by a caller workflow in another namespace through the `asyncjob`
+ * Nexus service's `runJob` (an endpoint made with the Temporal CLI), and each caller must receive the operation's own
+ * end and be its recorded starter (`load/nexus-route.ts`).
+ *
  * Prints a table of outcomes and exits 1 on any violation. `npm run soak -- --count 200 --seed 7 --fault-rate 0.05`.
  * Importable: `runSoak({ count: 60 })` resolves with the report (the integration test runs a reduced count).
  */
@@ -27,6 +31,8 @@ import { AsyncJobClient } from '../src/client';
 import { startDevServer, type DevServer } from '../src/dev/temporal-server';
 import { startSimulator, type Simulator } from '../src/simulator';
 import { createWorkers, runWorkers, shutdownWorkers, workflowsPath } from '../src/worker';
+import { asyncJobServiceHandler } from '../src/nexus/handler';
+import { openNexusRoute, type NexusRoute } from './load/nexus-route';
 import { DIALECTS, planLoad, type Dialect } from './load/plan';
 import {
   formatRows,
@@ -56,6 +62,8 @@ export interface SoakOptions {
   concurrency?: number;
   /** Where progress and the table go (default console.log); pass `() => {}` to silence. */
   log?: (line: string) => void;
+  /** How operations are started: the client (default), or caller workflows through Nexus `runJob`. */
+  via?: 'client' | 'nexus';
 }
 
 /** One violation of the soak's invariants. */
@@ -64,6 +72,7 @@ export type SoakViolation = LoadViolation;
 /** What a soak run found. */
 export interface SoakReport {
   count: number;
+  via: 'client' | 'nexus';
   seed: number;
   faultRate: number;
   /** Faults planned into the scripts, by kind. */
@@ -88,7 +97,7 @@ export interface SoakReport {
 /** Formats the report as a plain-text table. */
 export function formatSoakReport(report: SoakReport): string {
   const rows: [string, string][] = [
-    ['operations', String(report.count)],
+    ['operations', `${report.count} (started through ${report.via === 'nexus' ? 'Nexus runJob' : 'the client'})`],
     ['seed / fault rate', `${report.seed} / ${report.faultRate}`],
     ['started within', `${report.startSpreadMs} ms`],
     ['total duration', `${report.durationMs} ms`],
@@ -122,6 +131,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
   const seed = options.seed ?? 1;
   const faultRate = options.faultRate ?? 0.05;
   const concurrency = options.concurrency ?? 100;
+  const via = options.via ?? 'client';
   const log = options.log ?? ((line: string) => console.log(line));
   const runId = `${seed}-${createHash('sha256').update(`${process.pid}:${process.hrtime.bigint()}`).digest('hex').slice(0, 8)}`;
   const dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-soak-'));
@@ -196,6 +206,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
         },
       }),
       shutdownGraceTime: '2 seconds',
+      ...(via === 'nexus' ? { nexusServices: [asyncJobServiceHandler()] } : {}),
     });
     const running = runWorkers(workers);
     cleanups.unshift(async () => {
@@ -207,11 +218,17 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     const client = new AsyncJobClient({ client: new Client({ connection }), taskQueue });
     // Operations start only once every provider's queue has a poller: a start refuses an unserved provider.
     await client.waitForWorkers(registry.names());
+    let route: NexusRoute | undefined;
+    if (via === 'nexus') {
+      route = await openNexusRoute({ address, namespace: 'default', taskQueue, runId, nativeConnection, connection });
+      cleanups.unshift(() => route!.close());
+    }
 
     log(`soak: ${count} operations, seed ${seed}, fault rate ${faultRate}, Temporal ${address}, data ${dataDir}`);
     const began = Date.now();
     const startedAt = await pool(operations, concurrency, async (op) => {
-      await client.start(op.request);
+      if (route) await route.start(op.request);
+      else await client.start(op.request);
       return Date.now();
     });
     const startSpreadMs = Math.max(...startedAt) - began;
@@ -224,6 +241,8 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     await pool(operations, concurrency, async (op, i) => {
       const id = op.request.operationId;
       try {
+        // Through Nexus the operation exists once its caller's runJob started it: the caller ends after it does.
+        await route?.ended(id);
         const summary = await client.result(id, { untilFinal: true });
         latencies.push(Date.now() - startedAt[i]!);
         const key = outcomeKey(summary);
@@ -231,6 +250,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
         const explained = await unusualOutcome(client, op, summary);
         if (explained) unusual.push(explained);
         violations.push(...(await verifyOperation({ store, artifacts, sims }, op, summary)));
+        if (route) violations.push(...(await route.check(id, summary, client)));
       } catch (error) {
         outcomes.error = (outcomes.error ?? 0) + 1;
         violations.push({
@@ -247,6 +267,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     latencies.sort((a, b) => a - b);
     return {
       count,
+      via,
       seed,
       faultRate,
       faultsPlanned,
@@ -302,9 +323,15 @@ function parseArgs(argv: readonly string[]): SoakOptions {
       case '--temporal':
         options.temporalAddress = value();
         break;
+      case '--via': {
+        const via = value();
+        if (via !== 'client' && via !== 'nexus') throw new Error('--via must be client or nexus');
+        options.via = via;
+        break;
+      }
       default:
         throw new Error(
-          `unknown option ${flag} (use --count N, --seed N, --fault-rate R, --concurrency N, --create-deadline-ms N, --temporal HOST:PORT)`,
+          `unknown option ${flag} (use --count N, --seed N, --fault-rate R, --concurrency N, --create-deadline-ms N, --temporal HOST:PORT, --via client|nexus)`,
         );
     }
   }

@@ -17,7 +17,15 @@ import type { Dialect, PlannedOperation } from './plan';
 /** One violation of the run's invariants. */
 export interface LoadViolation {
   operationId: string;
-  kind: 'not_final' | 'duplicate_job' | 'lost_result' | 'bad_artifact' | 'unbounded_escalation' | 'error';
+  kind:
+    | 'not_final'
+    | 'duplicate_job'
+    | 'lost_result'
+    | 'bad_artifact'
+    | 'unbounded_escalation'
+    | 'error'
+    /** Through Nexus: the caller received another end than the operation's, or is not its recorded starter. */
+    | 'nexus_mismatch';
   detail: string;
 }
 
