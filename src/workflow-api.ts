@@ -29,6 +29,7 @@ import { workflowActor } from './core/actor';
 import { failureFields } from './core/errors';
 import { startFingerprint } from './core/fingerprint';
 import { outcomeFailure } from './core/outcome-failure';
+import { runDetails, runSummary } from './core/run-metadata';
 import { sha256HexOfText } from './core/sha256';
 import { validateStartRequest, type StartRequest, type StartRequestIssue } from './core/start-request';
 import { DEFAULT_TASK_QUEUE } from './core/task-queues';
@@ -170,7 +171,8 @@ async function startOperationChild(
         { key: providerKey, value: request.provider },
         { key: resultDeadlineKey, value: new Date('atMs' in deadline ? deadline.atMs : nowMs + deadline.afterMs) },
       ],
-      staticSummary: `asyncjob ${request.provider} ${request.operationId}`,
+      staticSummary: runSummary(request),
+      staticDetails: runDetails(request),
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -17,6 +17,7 @@ import {
 } from '@temporalio/client';
 import { newIdempotencyToken, startFingerprint } from '../core/fingerprint';
 import { type StartRequest, validateStartRequest } from '../core/operation';
+import { runDetails, runSummary } from '../core/run-metadata';
 import { checkOperationVariables, type VariableDeclarations } from '../core/operation-variables';
 import type { AsyncJobWorkflow } from '../workflows/async-job-workflow';
 import type { AsyncJobWorkflowInput } from '../workflows/messages';
@@ -152,7 +153,8 @@ export function runStartOptions(
         value: new Date('atMs' in req.resultDeadline ? req.resultDeadline.atMs : nowMs + req.resultDeadline.afterMs),
       },
     ],
-    staticSummary: `asyncjob ${req.provider} ${req.operationId}`,
+    staticSummary: runSummary(req),
+    staticDetails: runDetails(req),
   };
 }
 

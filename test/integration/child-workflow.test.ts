@@ -94,6 +94,8 @@ describe('asyncjob/workflow: an operation as a child workflow (N1, N2, N3)', () 
     const child = await h.env.client.workflow.getHandle(request.operationId).describe();
     expect(child.type).toBe('AsyncJobWorkflow');
     expect(child.parentExecution?.workflowId).toBe(parent.workflowId);
+    // The Web UI's details of the run name the parent as its starter.
+    expect(await child.staticDetails()).toContain(workflowActor(inject('temporalNamespace'), parent.workflowId));
     // As the parent's history recorded the start: never reused, cancelled (never terminated) if the parent closes.
     const started = (await parent.fetchHistory()).events?.find(
       (e) => e.startChildWorkflowExecutionInitiatedEventAttributes,

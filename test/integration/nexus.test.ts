@@ -101,6 +101,8 @@ describe('the asyncjob Nexus service (N4, N2)', () => {
     // The operation's run carries the caller's completion callback and a link back to the caller's history.
     const run = await h.env.client.workflow.getHandle(input.operationId).describe();
     expect(run.raw.callbacks?.length ?? 0).toBeGreaterThan(0);
+    // The Web UI's details of the run name the caller as its starter.
+    expect(await run.staticDetails()).toContain(starter);
   });
 
   it('N4: runJob joins as the client does: the same caller twice gets one operation and both its end; another caller is CONFLICT naming the starter', async () => {
