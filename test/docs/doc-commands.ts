@@ -32,6 +32,8 @@ const DECIDERS = 'test/integration/who-may-decide.test.ts';
 const OBJECT_STORE = 'test/integration/object-store-results.test.ts';
 /** The child-workflow example, run as written against a worker serving demo-reports. */
 const CHILD_WORKFLOW_EXAMPLE = 'test/integration/child-workflow-example.test.ts';
+/** The real bin's worker and doctor with a Nexus endpoint set (the flag, ASYNCJOB_NEXUS_ENDPOINT). */
+const NEXUS_WORKER_PROCESS = 'test/integration/nexus-worker-process.test.ts';
 
 const SYNOPSIS = 'a synopsis or mention with placeholders; the documented examples of the same command run';
 
@@ -396,17 +398,14 @@ const ENTRIES: Entry[] = [
   [
     ['docs/nexus.md'],
     'asyncjob worker --nexus-endpoint asyncjob',
-    {
-      illustrative:
-        'runs until stopped on the default queue; test/cli parses the flag, and the Nexus tests serve the service as it makes asyncjob worker do',
-    },
+    { test: NEXUS_WORKER_PROCESS, mentions: "['worker', '--nexus-endpoint', servedEndpoint]" },
   ],
   [
     ['docs/nexus.md'],
     'npm start',
     { test: NPM_START, mentions: 'ASYNCJOB_TEMPORAL_PORT=17233 ASYNCJOB_UI_PORT=18233 npm start' },
   ],
-  [['docs/nexus.md'], 'asyncjob doctor', { test: INTEGRATION, mentions: "'asyncjob doctor'" }],
+  [['docs/nexus.md'], 'asyncjob doctor', { test: NEXUS_WORKER_PROCESS, mentions: "runAsyncjob(['doctor']" }],
   [
     ['docs/nexus.md'],
     'npm run schema',

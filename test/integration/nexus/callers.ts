@@ -1,6 +1,6 @@
 /**
- * The callers of the Nexus integration test: the example's workflows, and one that runs the same operation twice
- * (a join from the same caller).
+ * The callers of the Nexus integration tests: the example's workflows, one that runs the same operation twice
+ * (a join from the same caller), and one with a short timeout (an endpoint whose worker does not serve the service).
  */
 import { createNexusServiceClient } from '@temporalio/workflow';
 import { asyncJobService, type OperationSummary, type RunJobInput } from '../../../src/workflow-api';
@@ -12,4 +12,17 @@ export async function runJobTwice(input: RunJobInput, endpoint: string): Promise
   const service = createNexusServiceClient({ endpoint, service: asyncJobService });
   const run = () => service.executeOperation('runJob', input, { scheduleToCloseTimeout: '10 minutes' });
   return Promise.all([run(), run()]);
+}
+
+/**
+ * Runs `runJob` once, given at most `scheduleToCloseTimeoutMs` to end: a caller of an endpoint whose worker does
+ * not serve the service sees the operation time out instead of waiting an hour.
+ */
+export async function runJobWithin(
+  input: RunJobInput,
+  endpoint: string,
+  scheduleToCloseTimeoutMs: number,
+): Promise<OperationSummary> {
+  const service = createNexusServiceClient({ endpoint, service: asyncJobService });
+  return service.executeOperation('runJob', input, { scheduleToCloseTimeout: scheduleToCloseTimeoutMs });
 }
