@@ -67,9 +67,10 @@ export interface AsyncJobChildOptions {
   taskQueue?: string;
   /**
    * When the parent closes while the operation runs: `REQUEST_CANCEL` (default) leaves a Temporal cancel request,
-   * which the operation records as a cancel intent and sends to the provider once (X1), so no job runs on unseen;
-   * `ABANDON` lets the job run to its end with nobody waiting. `TERMINATE` is refused: it would stop the operation
-   * without a record and leave the provider's job running.
+   * which the operation records as a cancel intent and sends to the provider once (X1) if the provider has
+   * accepted the job; before that (create pending, unknown or being reconciled) the cancel rules refuse it, journal
+   * the refusal, and the job runs to its end. `ABANDON` lets the job run to its end with nobody waiting.
+   * `TERMINATE` is refused: it would stop the operation without a record and leave the provider's job running.
    */
   parentClosePolicy?: AsyncJobParentClosePolicy;
   /** The reason recorded with the cancel sent when the parent's scope is cancelled (N2). */
