@@ -67,9 +67,8 @@ export interface AsyncJobChildOptions {
   taskQueue?: string;
   /**
    * When the parent closes while the operation runs: `REQUEST_CANCEL` (default) leaves a Temporal cancel request,
-   * which the operation records as a cancel intent and sends to the provider once (X1) if the provider has
-   * accepted the job; before that (create pending, unknown or being reconciled) the cancel rules refuse it, journal
-   * the refusal, and the job runs to its end. `ABANDON` lets the job run to its end with nobody waiting.
+   * which the operation records as a cancel intent and sends to the provider once (X1); one that comes before the
+   * provider has the job is held until it has (X5). `ABANDON` lets the job run to its end with nobody waiting.
    * `TERMINATE` is refused: it would stop the operation without a record and leave the provider's job running.
    */
   parentClosePolicy?: AsyncJobParentClosePolicy;

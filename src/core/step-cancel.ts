@@ -11,6 +11,17 @@ import { planWait } from './wait-time';
 import { transition } from './transitions';
 import { type StepContext, type StepResult, type StepRefusal, Builder } from './step-draft';
 
+/** States in which the provider may not have the job yet, but may still get it: create pending or unknown, reconciliation. */
+const JOB_NOT_YET_KNOWN: ReadonlySet<string> = new Set(['create_pending', 'create_unknown', 'reconciliation']);
+
+/**
+ * X5: true when a cancel that `requestCancel` refused for `record` is held until the provider has the job, not
+ * refused: it was refused only because no job is known yet, and one may still be. Pure.
+ */
+export function cancelWaitsForJob(record: OperationRecord, refusal: StepRefusal): boolean {
+  return refusal.code === 'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED' && JOB_NOT_YET_KNOWN.has(record.localState);
+}
+
 /**
  * A cancel request from a caller (X1): refused when the adapter has no cancel endpoint, when a cancel was
  * already sent or is pending (X3), when no job is known yet, or in a state that cannot be cancelled; otherwise

@@ -19,7 +19,7 @@ export {
 } from './step-draft';
 export { afterCreate, afterReconcile, reserveCreateAttempt } from './step-create';
 export { onWake, afterStatus, applyWebhookHint } from './step-poll';
-export { requestCancel, afterCancel } from './step-cancel';
+export { requestCancel, afterCancel, cancelWaitsForJob } from './step-cancel';
 export { type CollectOutcome, afterCollect } from './step-collect';
 export { applyDecision, recordRejectedDecision, decisionDeadlinePassed } from './step-decide';
 export { afterActivityFailure } from './step-failure';

@@ -6,7 +6,14 @@
 import { log, setHandler } from '@temporalio/workflow';
 import { renderEscalation } from '../core/escalation';
 import { issueText } from '../core/issues';
-import { applyDecision, extensionRequestSchema, isRefusal, requestCancel, requestExtension } from '../core/step';
+import {
+  applyDecision,
+  cancelWaitsForJob,
+  extensionRequestSchema,
+  isRefusal,
+  requestCancel,
+  requestExtension,
+} from '../core/step';
 import {
   cancelRequestSchema,
   cancelSignal,
@@ -64,7 +71,8 @@ function setUpdateHandlers(run: OperationRun): void {
       const checked = cancelRequestSchema.safeParse(request);
       if (!checked.success) throw invalidInput(issueText(checked.error.issues));
       const dryRun = requestCancel(run.record, checked.data, run.stepContext(0));
-      if (isRefusal(dryRun)) throw refusal(dryRun.code, dryRun.message);
+      // X5: a cancel before the job is known is accepted and held, not refused.
+      if (isRefusal(dryRun) && !cancelWaitsForJob(run.record, dryRun)) throw refusal(dryRun.code, dryRun.message);
     },
   });
   setHandler(

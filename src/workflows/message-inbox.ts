@@ -15,6 +15,8 @@ export type PendingMessageBody = PendingMessage extends infer Message
 /** Messages waiting for the main loop, and the answers of processed updates. */
 export class MessageInbox {
   private readonly pending: PendingMessage[];
+  /** Cancels held until the provider has the job (X5): answered already, processed again on every pass. */
+  private readonly held: PendingMessage[] = [];
   private readonly answers = new Map<number, MessageAnswer>();
   private nextId: number;
 
@@ -48,6 +50,16 @@ export class MessageInbox {
     return this.pending.shift();
   }
 
+  /** Keeps a message aside until {@link releaseHeld}: it does not wake the loop, and continue-as-new carries it. */
+  hold(message: PendingMessage): void {
+    this.held.push(message);
+  }
+
+  /** Puts the held messages back at the head of the queue, in arrival order, for the next pass. */
+  releaseHeld(): void {
+    this.pending.unshift(...this.held.splice(0).sort((a, b) => a.id - b.id));
+  }
+
   /** Answers the update that sent message `id` (a signal's answer is never read). */
   answer(id: number, answer: MessageAnswer): void {
     this.answers.set(id, answer);
@@ -57,8 +69,8 @@ export class MessageInbox {
     return this.pending.length > 0;
   }
 
-  /** The pending messages, for the next run (continue-as-new). */
+  /** The pending and held messages, in arrival order, for the next run (continue-as-new). */
   carried(): PendingMessage[] {
-    return [...this.pending];
+    return [...this.held, ...this.pending].sort((a, b) => a.id - b.id);
   }
 }

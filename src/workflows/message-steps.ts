@@ -2,10 +2,11 @@
  * What the main loop does with each queued message: a cancel or a decision is applied by the core's rules, or
  * refused and answered with a code (a refused decision is recorded too, A2); a webhook hint moves the next read.
  */
-import { log } from '@temporalio/workflow';
+import { log, patched } from '@temporalio/workflow';
 import {
   applyDecision,
   applyWebhookHint,
+  cancelWaitsForJob,
   isRefusal,
   recordRejectedDecision,
   requestCancel,
@@ -13,6 +14,9 @@ import {
 } from '../core/step';
 import type { PendingMessage } from './messages';
 import type { OperationRun } from './operation-run';
+
+/** Older histories refused a cancel that came before the job: the marker keeps them replaying as they ran (X5). */
+const HELD_CANCEL_PATCH = 'asyncjob-held-cancel';
 
 /**
  * The cancel intent of a Temporal cancellation request. The SDK does not give the workflow the requester's
@@ -38,6 +42,12 @@ export async function handleMessage(run: OperationRun, message: PendingMessage):
 async function handleCancel(run: OperationRun, message: Extract<PendingMessage, { kind: 'cancel' }>): Promise<void> {
   const context = run.stepContext();
   const step = requestCancel(run.record, message.request, context);
+  if (isRefusal(step) && cancelWaitsForJob(run.record, step) && patched(HELD_CANCEL_PATCH)) {
+    // X5: no job yet, but there may be one: held, and applied (or refused) once the create is settled.
+    run.inbox.hold(message);
+    run.inbox.answer(message.id, { accepted: true, localState: run.record.localState });
+    return;
+  }
   if (isRefusal(step)) {
     run.inbox.answer(message.id, { accepted: false, code: step.code, message: step.message });
     log.warn('cancel refused', { code: step.code, message: step.message });

@@ -330,6 +330,7 @@ export class OperationRun {
 
   /** Handles every queued message, in arrival order. */
   private async processMessages(): Promise<void> {
+    this.inbox.releaseHeld();
     for (let message = this.inbox.take(); message !== undefined; message = this.inbox.take()) {
       await handleMessage(this, message);
     }

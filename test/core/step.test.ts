@@ -14,7 +14,9 @@ import {
   afterStatus,
   applyDecision,
   applyWebhookHint,
+  cancelWaitsForJob,
   decisionDeadlinePassed,
+  isRefusal,
   nextCommand,
   onWake,
   operationSummary,
@@ -987,6 +989,25 @@ describe('cancellation (X1-X3, M2)', () => {
       ctx(T0 + 50_000, { capabilities }),
     );
     expect(refused).toMatchObject({ kind: 'refused', code });
+  });
+
+  it('X5: a cancel refused only because no job is known yet waits for the job; one refused for any other reason does not', () => {
+    const intent = { requestedBy: 'alice@example.com', reason: 'stop' };
+    const at = ctx(T0 + 50_000);
+    for (const localState of ['create_pending', 'create_unknown', 'reconciliation'] as const) {
+      const r = { ...newRecord(FAST), localState };
+      const refused = requestCancel(r, intent, at);
+      expect(isRefusal(refused) && cancelWaitsForJob(r, refused)).toBe(true);
+    }
+    const escalated = budgetEscalated();
+    const notAllowed = requestCancel(escalated, intent, at);
+    expect(isRefusal(notAllowed) && cancelWaitsForJob(escalated, notAllowed)).toBe(false);
+    const noEndpoint = requestCancel(
+      newRecord(FAST),
+      intent,
+      ctx(T0 + 50_000, { capabilities: { cancel: false, repeatableCollect: true } }),
+    );
+    expect(isRefusal(noEndpoint) && cancelWaitsForJob(newRecord(FAST), noEndpoint)).toBe(false);
   });
 
   it('X1, M2: the intent (who, why, expected effect) is recorded before any cancel call', () => {

@@ -143,7 +143,7 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     expect(summary.escalation?.text).toContain(summary.jobId);
   });
 
-  it('X1: a cancel before the provider accepted the job is refused at once and records nothing', async () => {
+  it('X5: a cancel before the provider accepted the job is held; when no job ever comes, no cancel is recorded or sent', async () => {
     const request = h.request('rest', {
       script: 'unavailable',
       createDeadline: { afterMs: 4_000 },
@@ -153,16 +153,19 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     await h.client.start(request);
     // A 503 on create proves nothing (U1): the operation reconciles, with no job to cancel yet.
     await until(h, request.operationId, (s) => s === 'reconciliation');
-    const before = (await h.store.entries(request.operationId)).length;
-    await expect(h.client.cancel(request.operationId, cancelBy)).rejects.toMatchObject({
-      refusalCode: 'ASYNCJOB_ERR_CANCEL_NOT_ALLOWED',
+    await expect(h.client.cancel(request.operationId, cancelBy)).resolves.toMatchObject({
+      accepted: true,
+      localState: 'reconciliation',
     });
-    const after = (await h.store.entries(request.operationId)).filter(
+    const summary = await h.client.result(request.operationId, { untilFinal: true });
+    expect(summary.localState).not.toBe('cancelled');
+    const recorded = (await h.store.entries(request.operationId)).filter(
       (e) => e.entry.body.kind === 'transition' && e.entry.body.to === 'cancel_requested',
     );
-    expect(after).toHaveLength(0);
-    expect((await h.store.entries(request.operationId)).length).toBeGreaterThanOrEqual(before);
-    await h.client.result(request.operationId);
+    expect(recorded).toHaveLength(0);
+    // No job: nothing to send a cancel for, and none was recorded as sent.
+    expect(summary.jobId).toBeUndefined();
+    expect((await h.client.get(request.operationId)).cancel).toBeNull();
   });
 
   it('A1, A2: an escalation waits for a human; an extension by update adds bounded checks and the operation finishes', async () => {
