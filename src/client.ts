@@ -37,6 +37,7 @@ import { openVerifiedResult, recordedResultOf, type VerifiedResultStream } from 
 import { OperationHandle, type UpdateOptions } from './client/operation-handle';
 import { waitForProviderWorkers } from './client/provider-check';
 import { startOperation, type StartOptions } from './client/start';
+import { refuseClaimedCallers } from './client/caller-claims';
 import { waitForOutcome, watchOperation, type WaitOptions, type WatchOptions } from './client/wait';
 import {
   cancelRequestSchema,
@@ -182,6 +183,7 @@ export class AsyncJobClient {
    * nothing is started or changed when it throws.
    */
   async start(request: StartRequest, options: StartOptions = {}): Promise<OperationHandle> {
+    refuseClaimedCallers({ startedBy: request?.startedBy, authorisedBy: request?.authorisedBy });
     const started = await startOperation(this.ctx, request, options);
     return new OperationHandle(this, started, workflowHandle(this.ctx, started.operationId));
   }
@@ -224,6 +226,7 @@ export class AsyncJobClient {
     request: CancelRequest,
     options: UpdateOptions = {},
   ): Promise<MessageAnswer & { accepted: true }> {
+    refuseClaimedCallers({ requestedBy: request?.requestedBy });
     const parsed = cancelRequestSchema.safeParse(request);
     if (!parsed.success) throw new AsyncJobInputError(zodIssues(parsed.error.issues));
     return this.update(operationId, options, () =>
@@ -246,6 +249,7 @@ export class AsyncJobClient {
     decision: Decision,
     options: UpdateOptions = {},
   ): Promise<MessageAnswer & { accepted: true }> {
+    refuseClaimedCallers({ approvedBy: (decision as { approvedBy?: unknown } | undefined)?.approvedBy });
     const parsed = decisionSchema.safeParse(decision);
     if (!parsed.success) throw new AsyncJobInputError(zodIssues(parsed.error.issues));
     return this.update(operationId, options, () =>
@@ -271,6 +275,7 @@ export class AsyncJobClient {
     request: ExtensionRequest,
     options: UpdateOptions = {},
   ): Promise<MessageAnswer & { accepted: true }> {
+    refuseClaimedCallers({ requestedBy: request?.requestedBy });
     const parsed = extensionRequestSchema.safeParse(request);
     if (!parsed.success) throw new AsyncJobInputError(zodIssues(parsed.error.issues));
     return this.update(operationId, options, () =>

@@ -99,6 +99,15 @@ export function workflowActor(namespace: string, workflowId: string): string {
     : `workflow:${namespace}/sha256-${sha256HexOfText(workflowId).slice(0, 32)}`;
 }
 
+/**
+ * True for a calling workflow's identity (`workflow:<namespace>/<ID>`): what Temporal says of a caller (a parent
+ * workflow, a Nexus request's link), so never accepted as written by a client, a tool or a Nexus input (N1, N4).
+ */
+export function isWorkflowCaller(text: unknown): boolean {
+  const parsed = parseActor(text);
+  return parsed.kind === 'ok' && parsed.actor.id.startsWith('workflow:');
+}
+
 /** The result of {@link parseActor}. */
 export type ActorParse = { kind: 'ok'; actor: Actor } | { kind: 'invalid'; message: string };
 

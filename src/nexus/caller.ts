@@ -6,7 +6,7 @@
  */
 import type { Link } from 'nexus-rpc';
 import { convertNexusLinkToWorkflowEventLink } from '@temporalio/nexus/lib/link-converter';
-import { sameActor, workflowActor } from '../core/actor';
+import { isWorkflowCaller, sameActor, workflowActor } from '../core/actor';
 
 /** The Nexus link type of a workflow history event (the caller's `NexusOperationScheduled`). */
 const WORKFLOW_EVENT_LINK = 'temporal.api.common.v1.Link.WorkflowEvent';
@@ -39,6 +39,12 @@ export type CallerIdentity =
  * later with the rest of the input; undefined when absent). Pure.
  */
 export function callerIdentity(caller: string | undefined, given: unknown, field: string): CallerIdentity {
+  if (caller === undefined && isWorkflowCaller(given))
+    return {
+      kind: 'refused',
+      path: field,
+      message: 'the request names no calling workflow: a workflow: identity is taken only from its Nexus link',
+    };
   if (caller === undefined) return { kind: 'ok', actor: given };
   if (given === undefined || (typeof given === 'string' && sameActor(given, caller)))
     return { kind: 'ok', actor: caller };

@@ -65,10 +65,13 @@ export function runJobRequest(input: unknown, caller: string | undefined, nowMs:
   const identity = callerIdentity(caller, given.startedBy, 'startedBy');
   const request = { ...given, startedBy: identity.kind === 'ok' ? identity.actor : caller };
   const checked = validateStartRequest(typeof input === 'object' && input !== null ? request : input, nowMs);
-  const issues = [
-    ...(identity.kind === 'refused' ? [{ path: identity.path, message: identity.message }] : []),
-    ...(checked.kind === 'refused' ? checked.issues : []),
-  ];
+  const refusedIdentity = identity.kind === 'refused' ? [{ path: identity.path, message: identity.message }] : [];
+  // A refused identity is named once, by why it was refused.
+  const others =
+    checked.kind === 'refused'
+      ? checked.issues.filter((i) => refusedIdentity.length === 0 || i.path !== 'startedBy')
+      : [];
+  const issues = [...refusedIdentity, ...others];
   if (issues.length > 0 || checked.kind !== 'ok') throw badRequest(issues);
   return checked.request;
 }

@@ -67,6 +67,10 @@ describe('the Nexus caller (N4)', () => {
       'service:billing',
     );
   });
+
+  it('N4: a calling workflow is named only by its link: a workflow: starter given without one is refused', () => {
+    expect(badFields(() => runJobRequest({ ...request, startedBy: caller }, undefined, NOW))).toEqual(['startedBy']);
+  });
 });
 
 describe('asyncjob doctor: the Nexus endpoint', () => {
