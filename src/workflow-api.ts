@@ -17,6 +17,7 @@ import {
   CancellationScope,
   CancelledFailure,
   ChildWorkflowCancellationType,
+  ChildWorkflowFailure,
   isCancellation,
   log,
   setHandler,
@@ -26,6 +27,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { workflowActor } from './core/actor';
+import { ERROR_CODES, type ErrorCode } from './core/codes';
 import { failureFields } from './core/errors';
 import { startFingerprint } from './core/fingerprint';
 import { outcomeFailure } from './core/outcome-failure';
@@ -118,9 +120,21 @@ function invalidRequest(issues: StartRequestIssue[]): ApplicationFailure {
   return ApplicationFailure.create({ ...failureFields('ASYNCJOB_ERR_INVALID_INPUT', text), details: [issues] });
 }
 
-/** What a workflow's code may not decide (N1): the starter, and a policy that would terminate the operation. */
+/**
+ * What a workflow's code may not decide (N1): the starter, and a policy that would terminate the operation; and
+ * options the child would refuse only once it exists (its ID then used up): an empty task queue (the SDK would
+ * put the child on the parent's queue), a history limit outside the workflow's bounds.
+ */
 function refusedOptions(request: object, options: AsyncJobChildOptions): StartRequestIssue[] {
   const issues: StartRequestIssue[] = [];
+  const { taskQueue, historyEventLimit } = options;
+  if (taskQueue !== undefined && (typeof taskQueue !== 'string' || taskQueue.trim() === ''))
+    issues.push({ path: 'taskQueue', message: "the asyncjob workers' task queue: a non-empty name" });
+  if (
+    historyEventLimit !== undefined &&
+    !(Number.isInteger(historyEventLimit) && historyEventLimit >= 100 && historyEventLimit <= 50_000)
+  )
+    issues.push({ path: 'historyEventLimit', message: 'an integer from 100 to 50000' });
   if ('startedBy' in request)
     issues.push({ path: 'startedBy', message: 'not given by a workflow: the starter is the parent workflow itself' });
   const policy = options.parentClosePolicy;
@@ -180,10 +194,28 @@ async function startOperationChild(
       failureFields(
         'ASYNCJOB_ERR_OPERATION_EXISTS',
         `operation ${request.operationId} exists already: a child workflow never joins an operation started ` +
-          'elsewhere; wait for it through the asyncjob client or the Nexus runJob operation, or use a new ID',
+          'elsewhere; follow it with the asyncjob client or the Nexus getOperation operation, or use a new ID',
       ),
     );
   }
+}
+
+/**
+ * A child that ended without a summary (it failed before recording anything, e.g. an unknown provider, or was
+ * terminated or timed out) as one typed failure: its own code when it carries one, else
+ * `ASYNCJOB_ERR_WORKFLOW_FAILED`; the child's failure is the cause.
+ */
+function endedWithoutSummary(operationId: string, err: unknown): ApplicationFailure {
+  const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
+  const type = cause instanceof ApplicationFailure ? cause.type : undefined;
+  const code: ErrorCode =
+    typeof type === 'string' && type in ERROR_CODES ? (type as ErrorCode) : 'ASYNCJOB_ERR_WORKFLOW_FAILED';
+  const text = `operation ${operationId} ended without a summary: ${cause instanceof Error ? cause.message : String(cause)}`;
+  return ApplicationFailure.create({
+    ...failureFields(code, text),
+    nonRetryable: true,
+    cause: cause instanceof Error ? cause : undefined,
+  });
 }
 
 /** The handle of one child operation, and the watch that turns the parent's cancellation into our cancel (N2). */
@@ -208,7 +240,9 @@ class ChildOperation implements AsyncJobHandle {
 
   result(): Promise<OperationSummary> {
     this.outcome ??= CancellationScope.nonCancellable(async () => {
-      const summary = await this.child.result();
+      const summary = await this.child.result().catch((err: unknown) => {
+        throw endedWithoutSummary(this.operationId, err);
+      });
       await this.cancelSent;
       escalations.delete(this.operationId);
       if (summary.localState === 'cancelled' && this.cancelledByParent)

@@ -176,7 +176,7 @@ export const ERROR_CODES = {
   ASYNCJOB_ERR_OPERATION_EXISTS: row(
     EXIT.refused,
     FINAL,
-    'the operation ID is already used: a child workflow never joins it (N1); join through the client or Nexus runJob',
+    'the operation ID is already used: a child workflow never joins it (N1); follow it with the client or Nexus getOperation',
   ),
   ASYNCJOB_ERR_OPERATION_FAILED: row(
     EXIT.operationEndedBadly,

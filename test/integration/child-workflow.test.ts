@@ -123,6 +123,32 @@ describe('asyncjob/workflow: an operation as a child workflow (N1, N2, N3)', () 
     await expect(h.env.client.workflow.getHandle(request.operationId).describe()).rejects.toBeInstanceOf(
       WorkflowNotFoundError,
     );
+
+    // Options the child would refuse only once it exists (its ID used up) are refused in the parent too.
+    const valid = childRequest('quick');
+    const badOptions = await h.env.client.workflow.start<typeof runUncheckedJob>('runUncheckedJob', {
+      taskQueue: parentQueue,
+      workflowId: uniqueId('parent-invalid-options'),
+      args: [valid, { taskQueue: '', historyEventLimit: 5 }],
+    });
+    const optionsFailure = (await parentFailure(badOptions.result())) as ApplicationFailure;
+    expect(optionsFailure.type).toBe('ASYNCJOB_ERR_INVALID_INPUT');
+    expect((optionsFailure.details?.[0] as { path: string }[]).map((issue) => issue.path)).toEqual([
+      'taskQueue',
+      'historyEventLimit',
+    ]);
+    await expect(h.env.client.workflow.getHandle(valid.operationId).describe()).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
+    );
+  });
+
+  it('N1: a child that ends without a summary (an unknown provider) is one typed failure in the parent, with its code', async () => {
+    const request = { ...childRequest('quick'), provider: 'no-such-provider' };
+    const parent = await startParent(request);
+    const failure = (await parentFailure(parent.result())) as ApplicationFailure;
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure.type).toBe('ASYNCJOB_ERR_PROVIDER_UNKNOWN');
+    expect(failure.nonRetryable).toBe(true);
   });
 
   it('N1: an operation ID already used by another starter is refused in the parent (ASYNCJOB_ERR_OPERATION_EXISTS), never joined', async () => {
