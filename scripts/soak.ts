@@ -206,7 +206,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
         },
       }),
       shutdownGraceTime: '2 seconds',
-      ...(via === 'nexus' ? { nexusServices: [asyncJobServiceHandler()] } : {}),
+      ...(via === 'nexus' ? { nexusServices: [asyncJobServiceHandler({ providers: registry })] } : {}),
     });
     const running = runWorkers(workers);
     cleanups.unshift(async () => {

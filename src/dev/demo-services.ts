@@ -106,7 +106,7 @@ export async function startDemoServices(
     connection,
     payloadCodecs,
     // The asyncjob Nexus service, for a caller's workflow through an endpoint (examples/nexus-caller, docs/nexus.md).
-    nexusServices: [asyncJobServiceHandler()],
+    nexusServices: [asyncJobServiceHandler({ providers: registry })],
     activities: createActivities({
       store,
       providers: registry,

@@ -16,6 +16,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { getClient, operationInfo, startWorkflow } from '@temporalio/nexus';
 import { generateWorkflowRunOperationToken, loadWorkflowRunOperationToken } from '@temporalio/nexus/lib/token';
 import * as nexus from 'nexus-rpc';
+import type { ProviderRegistry } from '../adapters/providers/registry';
+import type { VariableDeclarations } from '../core/operation-variables';
 import { AsyncJobClient } from '../client';
 import { call, type ClientContext, WORKFLOW_TYPE, workerCall, workflowHandle } from '../client/context';
 import { describeRaw } from '../client/describe';
@@ -110,8 +112,28 @@ async function attachToRunning(
   }
 }
 
+/** What the handler may read of the worker it runs in. */
+export interface AsyncJobServiceOptions {
+  /**
+   * The worker's providers: a start's operation variables are checked against the adapter's declarations before
+   * anything is created (C5), as the CLI does; absent, the workflow checks them.
+   */
+  providers?: ProviderRegistry;
+}
+
+/** The variables `provider`'s adapter declares, when this worker serves it. */
+function declaredVariablesOf(
+  providers: ProviderRegistry | undefined,
+  provider: string,
+): VariableDeclarations | undefined {
+  if (providers === undefined || !providers.names().includes(provider)) return undefined;
+  return providers.get(provider).adapter.contract?.variables ?? {};
+}
+
 /** `runJob`: see the module comment. */
 class RunJobHandler implements nexus.OperationHandler<RunJobInput, OperationSummary> {
+  constructor(private readonly options: AsyncJobServiceOptions) {}
+
   async start(
     nexusCtx: nexus.StartOperationContext,
     input: RunJobInput,
@@ -120,7 +142,9 @@ class RunJobHandler implements nexus.OperationHandler<RunJobInput, OperationSumm
     const ctx = clientContext();
     try {
       let launched = false;
-      const started = await startOperation(ctx, request, {}, async (options) => {
+      const declaredVariables = declaredVariablesOf(this.options.providers, request.provider);
+      const checks = declaredVariables !== undefined ? { declaredVariables } : {};
+      const started = await startOperation(ctx, request, checks, async (options) => {
         await startWorkflow(nexusCtx, WORKFLOW_TYPE, options);
         launched = true;
       });
@@ -222,9 +246,11 @@ async function requestCancel(nexusCtx: nexus.StartOperationContext, input: unkno
  * The handler of the `asyncjob` service, for a worker's `nexusServices` on the workflows' task queue (the queue
  * the Nexus endpoint targets): its operations start and read operations in the worker's namespace and queue.
  */
-export function asyncJobServiceHandler(): nexus.ServiceHandler<typeof asyncJobService.operations> {
+export function asyncJobServiceHandler(
+  options: AsyncJobServiceOptions = {},
+): nexus.ServiceHandler<typeof asyncJobService.operations> {
   return nexus.serviceHandler(asyncJobService, {
-    runJob: new RunJobHandler(),
+    runJob: new RunJobHandler(options),
     getOperation,
     requestCancel,
   });

@@ -127,7 +127,7 @@ describe('the asyncjob Nexus service (N4, N2)', () => {
     expect((await h.client.get(input.operationId)).authorisation.startedBy).toBe(record.authorisation.startedBy);
   });
 
-  it('N4: an invalid input, or a starter other than the calling workflow, is a BAD_REQUEST naming every field, and nothing is created', async () => {
+  it('N4, C5: an invalid input, a starter other than the calling workflow or an undeclared variable is a BAD_REQUEST naming every field, and nothing is created', async () => {
     const input = { ...runJobInput('quick'), createDeadline: { afterMs: 0 }, startedBy: 'service:forged' };
     const failure = await nexusFailure((await startCaller(input)).result());
     expect(failure.cause).toBeInstanceOf(HandlerError);
@@ -138,6 +138,15 @@ describe('the asyncjob Nexus service (N4, N2)', () => {
     const paths = ((cause as ApplicationFailure).details as { path: string }[]).map((issue) => issue.path);
     expect(paths).toEqual(expect.arrayContaining(['startedBy', 'createDeadline.afterMs']));
     await expect(h.env.client.workflow.getHandle(input.operationId).describe()).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
+    );
+
+    // A variable the provider's adapter does not declare (C5) is refused by the worker's handler, before any run.
+    const undeclared = { ...runJobInput('quick'), variables: { region: 'eu-west-1' } };
+    const refused = await nexusFailure((await startCaller(undeclared)).result());
+    expect((refused.cause as HandlerError).type).toBe('BAD_REQUEST');
+    expect(((refused.cause as HandlerError).cause as ApplicationFailure).type).toBe('ASYNCJOB_ERR_INVALID_VARIABLE');
+    await expect(h.env.client.workflow.getHandle(undeclared.operationId).describe()).rejects.toBeInstanceOf(
       WorkflowNotFoundError,
     );
   });

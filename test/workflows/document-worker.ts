@@ -82,7 +82,7 @@ export async function startDocumentWorker(options: {
       ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),
     })),
     workflowBundle: await workflowBundle(),
-    ...(options.nexus === true ? { nexusServices: [asyncJobServiceHandler()] } : {}),
+    ...(options.nexus === true ? { nexusServices: [asyncJobServiceHandler({ providers: registry })] } : {}),
     shutdownGraceTime: '1 second',
   });
   const running = runWorkers(workers);
