@@ -367,7 +367,9 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     ...(bundle ? { workflowBundle: { codePath: bundle.codePath } } : {}),
     maxCachedWorkflows: config.ASYNCJOB_MAX_CACHED_WORKFLOWS,
     // The endpoint routes to this task queue (asyncjob doctor checks it); the handler answers there.
-    ...(config.ASYNCJOB_NEXUS_ENDPOINT !== undefined ? { nexusServices: [asyncJobServiceHandler({ providers: registry })] } : {}),
+    ...(config.ASYNCJOB_NEXUS_ENDPOINT !== undefined
+      ? { nexusServices: [asyncJobServiceHandler({ providers: registry })] }
+      : {}),
     activities: createActivities({
       store,
       providers: registry,

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startUserWorkflowWorker, type UserWorkflowWorker, withoutStarter } from './user-workflows';
 import type { ChildStartRequest } from '../../src/workflow-api';
 import { TEMPORAL_CANCEL_REQUEST } from '../../src/workflows/message-steps';
 import { uniqueId } from '../setup/temporal';
@@ -24,9 +24,6 @@ import {
   type waitUntilTerminated,
 } from './child-workflow/closing-parents';
 
-const noop = (): void => {};
-const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
-
 /** The parent workflows, by workflow type. */
 interface ClosingParents {
   closeAfterStart: typeof closeAfterStart;
@@ -37,8 +34,7 @@ interface ClosingParents {
 
 describe('asyncjob/workflow: the parent-close policy at run time (N1, X1)', () => {
   let h: Harness;
-  let parentWorker: Worker;
-  let parentRunning: Promise<void>;
+  let parents: UserWorkflowWorker;
   const parentQueue = uniqueId('closing-parents');
 
   beforeAll(async () => {
@@ -52,28 +48,19 @@ describe('asyncjob/workflow: the parent-close policy at run time (N1, X1)', () =
       },
     };
     h = await startHarness('child-close', { scenarios: { rest: { scripts } } as never });
-    parentWorker = await Worker.create({
-      connection: h.env.nativeConnection,
+    parents = await startUserWorkflowWorker(h.env.nativeConnection, {
       namespace: inject('temporalNamespace'),
       taskQueue: parentQueue,
-      workflowBundle: await bundleWorkflowCode({
-        workflowsPath: path.join(__dirname, 'child-workflow', 'closing-parents.ts'),
-        logger: quietLogger,
-      }),
+      workflowsPath: path.join(__dirname, 'child-workflow', 'closing-parents.ts'),
     });
-    parentRunning = parentWorker.run();
   });
   afterAll(async () => {
-    parentWorker?.shutdown();
-    await parentRunning?.catch(() => undefined);
+    await parents?.stop();
     await h?.stop();
   });
 
   /** The harness's request for a script, as a parent gives it (no starter: the parent is the starter). */
-  function childRequest(script: string): ChildStartRequest {
-    const { startedBy: _ignored, ...request } = h.request('rest', { script });
-    return request;
-  }
+  const childRequest = (script: string): ChildStartRequest => withoutStarter(h.request('rest', { script }));
 
   /** Starts a parent on its own worker, with the asyncjob workers' task queue and `options` for the child. */
   function startParent(

@@ -7,8 +7,9 @@ import path from 'node:path';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startUserWorkflowWorker, type UserWorkflowWorker, withoutStarter } from './user-workflows';
 import { workflowActor } from '../../src/core/actor';
 import type { ChildStartRequest } from '../../src/workflow-api';
 import { escalationsQuery } from '../../src/workflows/parent-link';
@@ -17,14 +18,9 @@ import { uniqueId, workflowBundle } from '../setup/temporal';
 import { startHarness, type Harness } from '../workflows/harness';
 import { handleEscalationQuery, type runReportJob, type runUncheckedJob } from './child-workflow/parents';
 
-const noop = (): void => {};
-const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
-
 describe('asyncjob/workflow: an operation as a child workflow (N1, N2, N3)', () => {
   let h: Harness;
-  let parentBundle: WorkflowBundleWithSourceMap;
-  let parentWorker: Worker;
-  let parentRunning: Promise<void>;
+  let parents: UserWorkflowWorker;
   const parentQueue = uniqueId('parents');
 
   beforeAll(async () => {
@@ -36,29 +32,19 @@ describe('asyncjob/workflow: an operation as a child workflow (N1, N2, N3)', () 
       },
     };
     h = await startHarness('child', { scenarios: { rest: { scripts } } as never });
-    parentBundle = await bundleWorkflowCode({
-      workflowsPath: path.join(__dirname, 'child-workflow', 'parents.ts'),
-      logger: quietLogger,
-    });
-    parentWorker = await Worker.create({
-      connection: h.env.nativeConnection,
+    parents = await startUserWorkflowWorker(h.env.nativeConnection, {
       namespace: inject('temporalNamespace'),
       taskQueue: parentQueue,
-      workflowBundle: parentBundle,
+      workflowsPath: path.join(__dirname, 'child-workflow', 'parents.ts'),
     });
-    parentRunning = parentWorker.run();
   });
   afterAll(async () => {
-    parentWorker?.shutdown();
-    await parentRunning?.catch(() => undefined);
+    await parents?.stop();
     await h?.stop();
   });
 
   /** The harness's request for a script, as a parent gives it (no starter: the parent is the starter). */
-  function childRequest(script: string): ChildStartRequest {
-    const { startedBy: _ignored, ...request } = h.request('rest', { script });
-    return request;
-  }
+  const childRequest = (script: string): ChildStartRequest => withoutStarter(h.request('rest', { script }));
 
   function startParent(request: ChildStartRequest, parentId = uniqueId('parent')) {
     return h.env.client.workflow.start<typeof runReportJob>('runReportJob', {
@@ -207,7 +193,7 @@ describe('asyncjob/workflow: an operation as a child workflow (N1, N2, N3)', () 
       (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'asyncjob.escalation',
     );
     expect(notices).toHaveLength(2);
-    await Worker.runReplayHistory({ workflowBundle: parentBundle, replayName: 'parent' }, history, parent.workflowId);
+    await Worker.runReplayHistory({ workflowBundle: parents.bundle, replayName: 'parent' }, history, parent.workflowId);
     // The child's history (its signals to the parent behind their patch marker) replays on the asyncjob bundle.
     const childHistory = await h.env.client.workflow.getHandle(request.operationId).fetchHistory();
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, childHistory, request.operationId);

@@ -14,8 +14,8 @@ import { promisify } from 'node:util';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import { NexusOperationFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startUserWorkflowWorker, type UserWorkflowWorker } from './user-workflows';
 import type { runJobWithin, runReportThroughNexus } from './nexus/callers';
 import { writeRestContract } from './rest-contract';
 import { AsyncJobClient } from '../../src/client';
@@ -29,8 +29,6 @@ import { connectTestEnvironment, uniqueId, weeklyReportRequest } from '../setup/
 
 const BIN = path.join(__dirname, '..', '..', 'bin', 'asyncjob');
 const TOKEN = `nexus-proc-${randomBytes(12).toString('hex')}`;
-const noop = (): void => {};
-const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
 
 /** A running `asyncjob worker` process and everything it has printed. */
 interface WorkerProcess {
@@ -86,8 +84,7 @@ describe('asyncjob worker --nexus-endpoint and asyncjob doctor as a user runs th
   let sim: Simulator;
   let env: TestWorkflowEnvironment;
   let callers: Client;
-  let callerWorker: Worker;
-  let callerRunning: Promise<void>;
+  let callerWorker: UserWorkflowWorker;
   let served: WorkerProcess;
   let unserved: WorkerProcess;
   let servedEnv: Record<string, string>;
@@ -136,22 +133,16 @@ describe('asyncjob worker --nexus-endpoint and asyncjob doctor as a user runs th
       startWorkerProcess(['worker'], workerEnv(unservedQueue, 'plain')),
     ]);
     env = await connectTestEnvironment();
-    callerWorker = await Worker.create({
-      connection: env.nativeConnection,
+    callerWorker = await startUserWorkflowWorker(env.nativeConnection, {
       namespace: callerNamespace,
       taskQueue: callerQueue,
-      workflowBundle: await bundleWorkflowCode({
-        workflowsPath: path.join(__dirname, 'nexus', 'callers.ts'),
-        logger: quietLogger,
-      }),
+      workflowsPath: path.join(__dirname, 'nexus', 'callers.ts'),
     });
-    callerRunning = callerWorker.run();
     callers = new Client({ connection: env.connection, namespace: callerNamespace });
   });
 
   afterAll(async () => {
-    callerWorker?.shutdown();
-    await callerRunning?.catch(() => undefined);
+    await callerWorker?.stop();
     for (const worker of [served, unserved]) {
       if (worker?.child.exitCode !== null) continue;
       worker.child.kill('SIGTERM');

@@ -7,9 +7,9 @@
 import path from 'node:path';
 import { Client, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure, NexusOperationFailure } from '@temporalio/common';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { HandlerError } from 'nexus-rpc';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startUserWorkflowWorker, type UserWorkflowWorker, withoutStarter } from './user-workflows';
 import { renderStory } from '../../src/audit/story';
 import { workflowActor } from '../../src/core/actor';
 import { ensureNexusSetup } from '../../src/dev/nexus-setup';
@@ -18,14 +18,10 @@ import type { inspectThenCancel, runJobTwice, runReportThroughNexus } from './ne
 import { uniqueId } from '../setup/temporal';
 import { startHarness, type Harness } from '../workflows/harness';
 
-const noop = (): void => {};
-const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
-
 describe('the asyncjob Nexus service (N4, N2)', () => {
   let h: Harness;
   let callers: Client;
-  let callerWorker: Worker;
-  let callerRunning: Promise<void>;
+  let callerWorker: UserWorkflowWorker;
   const callerNamespace = uniqueId('callers').toLowerCase();
   const callerQueue = uniqueId('nexus-callers');
   const endpoint = uniqueId('asyncjob').replace(/[^A-Za-z0-9-]/g, '-');
@@ -43,29 +39,20 @@ describe('the asyncjob Nexus service (N4, N2)', () => {
       targetNamespace: inject('temporalNamespace'),
       targetTaskQueue: h.taskQueue,
     });
-    callerWorker = await Worker.create({
-      connection: h.env.nativeConnection,
+    callerWorker = await startUserWorkflowWorker(h.env.nativeConnection, {
       namespace: callerNamespace,
       taskQueue: callerQueue,
-      workflowBundle: await bundleWorkflowCode({
-        workflowsPath: path.join(__dirname, 'nexus', 'callers.ts'),
-        logger: quietLogger,
-      }),
+      workflowsPath: path.join(__dirname, 'nexus', 'callers.ts'),
     });
-    callerRunning = callerWorker.run();
     callers = new Client({ connection: h.env.connection, namespace: callerNamespace });
   });
   afterAll(async () => {
-    callerWorker?.shutdown();
-    await callerRunning?.catch(() => undefined);
+    await callerWorker?.stop();
     await h?.stop();
   });
 
   /** The harness's request for a script, as a caller gives it: no starter (the calling workflow is the starter). */
-  function runJobInput(script: string): RunJobInput {
-    const { startedBy: _ignored, ...request } = h.request('rest', { script });
-    return request;
-  }
+  const runJobInput = (script: string): RunJobInput => withoutStarter(h.request('rest', { script }));
 
   function startCaller(input: RunJobInput, callerId = uniqueId('caller')) {
     return callers.workflow.start<typeof runReportThroughNexus>('runReportThroughNexus', {
