@@ -1,7 +1,8 @@
 /**
  * The worker process's start-up check, made before anything is connected: the environment and everything it names
  * (the store, the providers, the decider policy), the payload keys and the prebuilt workflow bundle, every problem
- * at once (exit 2); and the one line that says which decider policy the worker's operations keep.
+ * at once (exit 2); the one line that says which decider policy the worker's operations keep, and the one that says
+ * what the worker serves.
  */
 import path from 'node:path';
 import type { Logger } from '@temporalio/worker';
@@ -74,4 +75,33 @@ export function logDeciderPolicy(
       deciderPolicy: file,
       deciderPolicyDigest: deciders.digest,
     });
+}
+
+/** Says once at start what the worker serves: its queue, providers, store, artifacts, workflows, Nexus endpoint. */
+export function logServing(
+  logger: Logger,
+  config: Config,
+  providers: string[],
+  bundle: CheckedBundle | undefined,
+): void {
+  const storeShown = config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@');
+  const artifactsShown = config.ASYNCJOB_ARTIFACTS ?? config.ASYNCJOB_ARTIFACTS_DIR;
+  const nexusShown =
+    config.ASYNCJOB_NEXUS_ENDPOINT !== undefined
+      ? `, Nexus service asyncjob for endpoint ${config.ASYNCJOB_NEXUS_ENDPOINT}`
+      : '';
+  const workflowsShown = bundle
+    ? `bundle ${bundle.codePath} (asyncjob ${bundle.stamp.asyncjob}, sources ${bundle.stamp.sources.slice(0, 19)})`
+    : 'bundled from source';
+  logger.info(
+    `asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${providers.join(', ')}, store ${storeShown}, artifacts ${artifactsShown}, workflows ${workflowsShown}${nexusShown}`,
+    {
+      taskQueue: config.ASYNCJOB_TASK_QUEUE,
+      providers,
+      store: storeShown,
+      artifacts: artifactsShown,
+      ...(config.ASYNCJOB_NEXUS_ENDPOINT !== undefined ? { nexusEndpoint: config.ASYNCJOB_NEXUS_ENDPOINT } : {}),
+      ...(bundle ? { workflowBundle: bundle.codePath, workflowSources: bundle.stamp.sources } : {}),
+    },
+  );
 }

@@ -30,7 +30,7 @@ import { assertSupportedNode } from './node-version';
 import { type PollLoopLimits } from './core/poll-loop';
 import { EXPECTED_SDK_MESSAGES } from './doctor/sdk-logger';
 import { workflowsPath } from './workflow-bundle';
-import { checkWorkerStart, logDeciderPolicy } from './worker-start-check';
+import { checkWorkerStart, logDeciderPolicy, logServing } from './worker-start-check';
 import { asyncJobServiceHandler } from './nexus/handler';
 import { createJsonLogger, sdkLogLevel } from './logging';
 import { webhookOutcomeReporter } from './webhooks/outcome-reporter';
@@ -286,35 +286,6 @@ async function connectWorker(
     for (const resource of opened) await resource.close();
     throw new AsyncJobConnectionError(temporal.address, { cause: err });
   }
-}
-
-/** Says once at start what the worker serves: its queue, providers, store, artifacts, workflows, Nexus endpoint. */
-function logServing(
-  logger: Logger,
-  config: Config,
-  providers: string[],
-  bundle: { codePath: string; stamp: { asyncjob: string; sources: string } } | undefined,
-): void {
-  const storeShown = config.ASYNCJOB_STORE.replace(/\/\/[^@]*@/, '//***@');
-  const artifactsShown = config.ASYNCJOB_ARTIFACTS ?? config.ASYNCJOB_ARTIFACTS_DIR;
-  const nexusShown =
-    config.ASYNCJOB_NEXUS_ENDPOINT !== undefined
-      ? `, Nexus service asyncjob for endpoint ${config.ASYNCJOB_NEXUS_ENDPOINT}`
-      : '';
-  const workflowsShown = bundle
-    ? `bundle ${bundle.codePath} (asyncjob ${bundle.stamp.asyncjob}, sources ${bundle.stamp.sources.slice(0, 19)})`
-    : 'bundled from source';
-  logger.info(
-    `asyncjob worker: task queue ${config.ASYNCJOB_TASK_QUEUE}, providers ${providers.join(', ')}, store ${storeShown}, artifacts ${artifactsShown}, workflows ${workflowsShown}${nexusShown}`,
-    {
-      taskQueue: config.ASYNCJOB_TASK_QUEUE,
-      providers,
-      store: storeShown,
-      artifacts: artifactsShown,
-      ...(config.ASYNCJOB_NEXUS_ENDPOINT !== undefined ? { nexusEndpoint: config.ASYNCJOB_NEXUS_ENDPOINT } : {}),
-      ...(bundle ? { workflowBundle: bundle.codePath, workflowSources: bundle.stamp.sources } : {}),
-    },
-  );
 }
 
 /**
