@@ -36,7 +36,12 @@ import { sha256HexOfText } from './core/sha256';
 import { validateStartRequest, type StartRequest, type StartRequestIssue } from './core/start-request';
 import { DEFAULT_TASK_QUEUE } from './core/task-queues';
 import type { AsyncJobWorkflow } from './workflows/async-job-workflow';
-import { cancelSignal, type AsyncJobWorkflowInput, type OperationSummary } from './workflows/messages';
+import {
+  cancelRequestSchema,
+  cancelSignal,
+  type AsyncJobWorkflowInput,
+  type OperationSummary,
+} from './workflows/messages';
 import {
   escalationNoticeSignal,
   escalationsQuery,
@@ -127,7 +132,12 @@ function invalidRequest(issues: StartRequestIssue[]): ApplicationFailure {
  */
 function refusedOptions(request: object, options: AsyncJobChildOptions): StartRequestIssue[] {
   const issues: StartRequestIssue[] = [];
-  const { taskQueue, historyEventLimit } = options;
+  const { taskQueue, historyEventLimit, cancelReason } = options;
+  if (
+    cancelReason !== undefined &&
+    (typeof cancelReason !== 'string' || !/\S/.test(cancelReason) || cancelReason.length > 2000)
+  )
+    issues.push({ path: 'cancelReason', message: 'a reason of 1 to 2000 characters' });
   if (taskQueue !== undefined && (typeof taskQueue !== 'string' || taskQueue.trim() === ''))
     issues.push({ path: 'taskQueue', message: "the asyncjob workers' task queue: a non-empty name" });
   if (
@@ -264,6 +274,12 @@ class ChildOperation implements AsyncJobHandle {
       reason,
       ...(expectedEffect !== undefined ? { expectedEffect } : {}),
     };
+    // The operation would refuse a malformed request without an answer: refused here, where the caller sees it.
+    const checked = cancelRequestSchema.safeParse(request);
+    if (!checked.success) {
+      const issues = checked.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+      return Promise.reject(invalidRequest(issues));
+    }
     // Sent even from a cancelled scope: it is how the cancellation reaches the provider.
     return CancellationScope.nonCancellable(() =>
       this.child.signal(cancelSignal, request).catch((err: unknown) => {

@@ -16,7 +16,12 @@ import { escalationsQuery } from '../../src/workflows/parent-link';
 import { runShell } from '../docs/shell';
 import { uniqueId, workflowBundle } from '../setup/temporal';
 import { startHarness, type Harness } from '../workflows/harness';
-import { handleEscalationQuery, type runReportJob, type runUncheckedJob } from './child-workflow/parents';
+import {
+  type cancelWithReason,
+  handleEscalationQuery,
+  type runReportJob,
+  type runUncheckedJob,
+} from './child-workflow/parents';
 
 describe('asyncjob/workflow: an operation as a child workflow (N1, N2, N3)', () => {
   let h: Harness;
@@ -115,17 +120,32 @@ describe('asyncjob/workflow: an operation as a child workflow (N1, N2, N3)', () 
     const badOptions = await h.env.client.workflow.start<typeof runUncheckedJob>('runUncheckedJob', {
       taskQueue: parentQueue,
       workflowId: uniqueId('parent-invalid-options'),
-      args: [valid, { taskQueue: '', historyEventLimit: 5 }],
+      args: [valid, { taskQueue: '', historyEventLimit: 5, cancelReason: ' ' }],
     });
     const optionsFailure = (await parentFailure(badOptions.result())) as ApplicationFailure;
     expect(optionsFailure.type).toBe('ASYNCJOB_ERR_INVALID_INPUT');
     expect((optionsFailure.details?.[0] as { path: string }[]).map((issue) => issue.path)).toEqual([
+      'cancelReason',
       'taskQueue',
       'historyEventLimit',
     ]);
     await expect(h.env.client.workflow.getHandle(valid.operationId).describe()).rejects.toBeInstanceOf(
       WorkflowNotFoundError,
     );
+  });
+
+  it('N2: a cancel from the handle with an empty reason is refused in the parent, typed, and nothing is cancelled', async () => {
+    const request = childRequest('quick');
+    const parent = await h.env.client.workflow.start<typeof cancelWithReason>('cancelWithReason', {
+      taskQueue: parentQueue,
+      workflowId: uniqueId('parent-cancel-reason'),
+      // ABANDON: the parent fails on the refusal, and its close must not cancel the job either.
+      args: [request, { taskQueue: h.taskQueue, parentClosePolicy: 'ABANDON' }, '  '],
+    });
+    const failure = (await parentFailure(parent.result())) as ApplicationFailure;
+    expect(failure.type).toBe('ASYNCJOB_ERR_INVALID_INPUT');
+    expect((failure.details?.[0] as { path: string }[]).map((issue) => issue.path)).toEqual(['reason']);
+    expect((await h.client.get(request.operationId)).cancel).toBeNull();
   });
 
   it('N1: a child that ends without a summary (an unknown provider) is one typed failure in the parent, with its code', async () => {

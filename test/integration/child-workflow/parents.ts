@@ -29,3 +29,14 @@ export async function runReportJob(
 export async function runUncheckedJob(request: unknown, options: unknown): Promise<OperationSummary> {
   return executeAsyncJob(request as ChildStartRequest, options as AsyncJobChildOptions);
 }
+
+/** Starts an operation, asks to cancel it with `reason`, and returns its summary (a refused reason is the test). */
+export async function cancelWithReason(
+  request: ChildStartRequest,
+  options: AsyncJobChildOptions,
+  reason: string,
+): Promise<OperationSummary> {
+  const handle = await startAsyncJob(request, options);
+  await handle.cancel(reason);
+  return handle.result();
+}
