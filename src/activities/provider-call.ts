@@ -272,9 +272,25 @@ export interface CallOutcome<T> {
   extra?: T;
 }
 
+/** The observation of a request not sent because its deadline had come (S3): nothing left, nothing counted. */
+export function deadlinePassed(action: Action, nowMs: number): Observation {
+  return {
+    action,
+    transport: 'refused',
+    signal: 'refused',
+    errorCategory: 'deadline_passed',
+    receivedAtMs: nowMs,
+    requestsSent: 0,
+  };
+}
+
 /**
  * Sends a built request once (never retried here, B2) and interprets the answer; a refused build is recorded
  * as such and nothing is sent. The observation counts the one request it sent.
+ *
+ * `sendByMs` (epoch ms, the activity's clock) bounds the instant the request is written, not the instant it was
+ * built: a session read, a pacer's turn, a connection or a busy event loop can pass between the two, and a
+ * request the deadline has overtaken meanwhile is not written at all ({@link deadlinePassed}).
  */
 export async function sendOnce(
   ctx: ActivityContext,
@@ -284,6 +300,7 @@ export async function sendOnce(
   built: BuildResult,
   record: OperationRecord,
   interpret: (answer: ProviderAnswer) => Observation,
+  sendByMs = Number.POSITIVE_INFINITY,
 ): Promise<CallOutcome<never>> {
   built = decorateForOperation(ctx, adapter, record, built);
   if (built.kind === 'refused') {
@@ -299,12 +316,16 @@ export async function sendOnce(
   // timeout rather than the call's whole time limit; the workflow then plans the call again (B2). The request is
   // paced by the instant it is written (request-pacer.ts).
   const request = built.request;
+  let overtaken = false;
   const exchange = await withRequestSlot((slot) =>
     whileHeartbeating(() =>
       withProviderSession(ctx, adapter, record, (session) =>
         http.send({
           ...httpRequestOf(request, record.traceId, session),
-          onWritten: slot.written,
+          onWritten: (writtenAtMs) => {
+            overtaken = ctx.clock() >= sendByMs;
+            return !overtaken && slot.written(writtenAtMs);
+          },
           safeToResend: safeToResend(adapter, action),
           answerFormat: adapter.answerFormat?.(action, {
             ...(record.remote.pollReading !== undefined ? { pollReading: record.remote.pollReading } : {}),
@@ -314,6 +335,9 @@ export async function sendOnce(
       ),
     ),
   );
+  // Only a first write can be overtaken unsent; a resend after a renewed credential follows a request that left.
+  if (overtaken && exchange.outcome === 'not_sent' && exchange.rejectedAttempt === undefined)
+    return { observation: deadlinePassed(action, ctx.clock()) };
   const observation =
     exchange.outcome === 'response'
       ? { ...interpret(answerOf(exchange)), requestsSent: 1, ...renewalOf(exchange) }

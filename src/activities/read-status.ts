@@ -6,12 +6,11 @@ import { type StatusContext } from '../adapters/providers';
 import { type RegisteredProvider } from '../adapters/providers/registry';
 import { type OperationRecord } from '../core/operation';
 import { type StepOutcome } from '../core/step-outcome';
-import { type Observation } from '../core/observation';
 import { afterStatus, type StepContext, type StepResult } from '../core/step';
 import { effectiveDeadlineMs } from '../core/wait-planner';
 import { type ProviderCallInput } from './types';
 import { inCallFrame } from './call-frame';
-import { requestFactsOf, sendOnce, type ActivityContext } from './provider-call';
+import { deadlinePassed, requestFactsOf, sendOnce, type ActivityContext } from './provider-call';
 import { stageInlineResult } from './stage-inline';
 
 /** What interpreting a status answer needs from the record: the job, its poll URL and reading, the create's URLs (V1, V2). */
@@ -39,25 +38,25 @@ export async function sendStatusRead(
   step: StepContext,
 ): Promise<StepResult> {
   const nowMs = ctx.clock();
-  if (nowMs >= effectiveDeadlineMs(record)) {
-    const notSent: Observation = {
-      action: 'status',
-      transport: 'refused',
-      signal: 'refused',
-      errorCategory: 'deadline_passed',
-      receivedAtMs: nowMs,
-      requestsSent: 0,
-    };
-    return afterStatus(record, notSent, { ...step, nowMs });
-  }
+  const deadlineMs = effectiveDeadlineMs(record);
+  if (nowMs >= deadlineMs) return afterStatus(record, deadlinePassed('status', nowMs), { ...step, nowMs });
   const built = adapter.buildStatusRequest({
     ...requestFactsOf(record, nowMs),
     ...(record.jobId !== undefined ? { jobId: record.jobId } : {}),
     ...(record.remote.statusUrl !== undefined ? { statusUrl: record.remote.statusUrl } : {}),
   });
-  const { observation } = await sendOnce(ctx, http, adapter, 'status', built, record, (answer) =>
-    adapter.interpretStatus(answer, statusContextOf(record)),
+  const { observation } = await sendOnce(
+    ctx,
+    http,
+    adapter,
+    'status',
+    built,
+    record,
+    (answer) => adapter.interpretStatus(answer, statusContextOf(record)),
+    deadlineMs,
   );
+  if (observation.transport === 'refused' && observation.errorCategory === 'deadline_passed')
+    return afterStatus(record, observation, { ...step, nowMs: observation.receivedAtMs });
   return afterStatus(record, await stageInlineResult(ctx, record, observation), step);
 }
 

@@ -57,6 +57,39 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     return r;
   }
 
+  it('S3: a status read the deadline overtakes between its check and its write is not written; the deadline stops the wait', async () => {
+    const { record } = await started({ report: 'overtaken', scenario: 'default' });
+    const reserved = await reserveStatus(record, caps());
+    const deadlineMs = reserved.deadlines.resultDeadlineMs;
+    // The clock is just before the deadline at the activity's check, and at it once the request is built: whatever
+    // passes between building and writing (a session read, a pacer's turn, a connection) is where it is overtaken.
+    let built = false;
+    const real = h.registry.get(dialect);
+    const adapter = Object.create(real.adapter, {
+      buildStatusRequest: {
+        value: (facts: Parameters<typeof real.adapter.buildStatusRequest>[0]) => {
+          built = true;
+          return real.adapter.buildStatusRequest(facts);
+        },
+      },
+    }) as typeof real.adapter;
+    const providers = Object.create(h.registry, { get: { value: () => ({ ...real, adapter }) } }) as typeof h.registry;
+    const overtaken = createActivities({
+      store: h.store,
+      providers,
+      artifacts: h.artifacts,
+      clock: () => (built ? deadlineMs : deadlineMs - 1),
+    });
+    const readsBefore = h.sim.requests({ action: 'status' }).length;
+    const after = await step(overtaken.readStatus, { record: reserved, random: 0.5 });
+    expect(built).toBe(true);
+    expect(h.sim.requests({ action: 'status' })).toHaveLength(readsBefore);
+    expect(after.localState).toBe('escalated');
+    expect(after.escalation?.reason).toBe('deadline_exceeded');
+    // B2: the reservation stays counted, and nothing more than it.
+    expect(after.used.statusRequests).toBe(reserved.used.statusRequests);
+  });
+
   it('C1, I1, I3: a repeated createJob returns the stored record and sends nothing; the token is where the dialect expects it', async () => {
     const payload = { report: 'q3', scenario: 'default' };
     const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });

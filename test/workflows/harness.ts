@@ -26,6 +26,15 @@ export const SIM_TOKEN = `sim-secret-${randomBytes(12).toString('hex')}`;
 export const DIALECTS = ['rest', 'lro', 'operation-location'] as const;
 export type Dialect = (typeof DIALECTS)[number];
 
+/**
+ * How long after its writing a request may be stamped by the simulator, ms. The worker writes no status read at
+ * or after the deadline (S3, proved at the write instant in `test/activities/activities.test.ts`); the simulator
+ * stamps a request when its headers are parsed, on this process's event loop, so a read written in the deadline's
+ * last millisecond can carry the deadline's own stamp or a later one. A read sent one poll interval late (100 ms
+ * or more in these tests) is still caught.
+ */
+export const ARRIVAL_LAG_MS = 50;
+
 /** A running harness. */
 export interface Harness {
   env: TestWorkflowEnvironment;
