@@ -17,6 +17,7 @@ import { reconcileJob } from './reconcile-job';
 import { recordIntent } from './record-intent';
 import { requestCancel } from './request-cancel';
 import { withFailures } from './to-failure';
+import { wakeStatusLoop } from './wake-status-loop';
 import { type AsyncJobActivities } from './types';
 
 export { type ActivityDependencies, type ActivityLogger } from './provider-call';
@@ -36,6 +37,7 @@ export function createActivities(deps: ActivityDependencies): AsyncJobActivities
     readStatus: withFailures(readStatus(ctx)),
     pollStatus: withFailures(pollStatus(ctx)),
     readStoredState: withFailures(readStoredState(ctx)),
+    wakeStatusLoop: withFailures(wakeStatusLoop()),
     requestCancel: withFailures(requestCancel(ctx)),
     collectResult: withFailures(collectResult(ctx)),
   };

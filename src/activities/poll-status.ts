@@ -22,9 +22,9 @@ import {
 } from '../core/poll-loop';
 import { onWake, type StepEntry, type StepResult } from '../core/step';
 import { tailEntries, withoutTails, type StepOutcome } from '../core/step-outcome';
-import { onLocalWebhook } from '../webhooks/local-wake';
 import { AsyncJobError } from '../core/errors';
 import { whileHeartbeating } from './heartbeat';
+import { onStatusLoopWake, type LoopWake } from './loop-wake';
 import { alreadyRecorded, commitStep, parseInputRecord, snapshotOf } from './journal-writer';
 import { stepContext, type ActivityContext } from './provider-call';
 import { sendStatusRead } from './read-status';
@@ -35,8 +35,8 @@ export interface PollStatusInput extends ProviderCallInput {
   loop: PollLoopLimits;
 }
 
-/** What ended a wait between two reads. */
-type WaitEnd = 'due' | 'webhook' | 'cancelled';
+/** What ended a wait between two reads: its time, a wake in this process, or Temporal's cancellation. */
+type WaitEnd = 'due' | LoopWake | 'cancelled';
 
 function currentContext(): Context | undefined {
   try {
@@ -59,6 +59,10 @@ class StatusLoop {
   private readonly context = currentContext();
   private readonly startedAtMs: number;
   exit: LoopExit | undefined;
+  /** The workflow asked for the operation back through this process (`loop-wake.ts`), before Temporal's cancellation. */
+  private messaged = false;
+  /** Ends the current wait early; set only while waiting. */
+  private endWait: ((wake: LoopWake) => void) | undefined;
 
   constructor(
     private readonly ctx: ActivityContext,
@@ -76,6 +80,17 @@ class StatusLoop {
     this.entries.push(...step.entries);
   }
 
+  /** A wake in this process: a message ends the loop at its next step (or its wait at once), a webhook ends a wait. */
+  readonly woken = (wake: LoopWake): void => {
+    if (wake === 'message') this.messaged = true;
+    this.endWait?.(wake);
+  };
+
+  /** Whether the workflow asked for the operation back, through this process or through Temporal. */
+  private askedBack(): boolean {
+    return this.messaged || this.context?.cancellationSignal.aborted === true;
+  }
+
   /** Reads with the reservation `record` holds, and records the answer. */
   async read(record: OperationRecord, random: number): Promise<void> {
     const step = stepContext(this.ctx, this.provider, random);
@@ -86,11 +101,12 @@ class StatusLoop {
   async loop(limits: PollLoopLimits, entered: OperationRecord): Promise<void> {
     const loop = { startedAtMs: this.startedAtMs, entered };
     while (this.exit === undefined) {
+      if (this.askedBack()) return void (this.exit = 'cancelled');
       const next = nextLoopStep(this.state, this.ctx.clock(), loop, limits);
       if (next.kind === 'exit') return void (this.exit = next.reason);
       if (next.kind === 'wait') {
         const ended = await this.waitUntil(next.untilMs);
-        if (ended === 'cancelled') return void (this.exit = 'cancelled');
+        if (ended === 'cancelled' || ended === 'message') return void (this.exit = 'cancelled');
         if (ended === 'webhook' && webhookMovesReadToNow(this.state, this.ctx.clock()))
           this.state = readNowForWebhook(this.state, this.ctx.clock());
         continue;
@@ -101,7 +117,7 @@ class StatusLoop {
 
   /** The wake-up check (P5, S3, S4), then, when a read is due, its reservation stored before it is sent (B2). */
   private async wakeAndRead(): Promise<void> {
-    if (this.context?.cancellationSignal.aborted) return void (this.exit = 'cancelled');
+    if (this.askedBack()) return void (this.exit = 'cancelled');
     const random = Math.random();
     const woke = onWake(this.state, stepContext(this.ctx, this.provider, random));
     if (woke.kind === 'stopped') return this.commit(woke.step);
@@ -111,7 +127,7 @@ class StatusLoop {
     await this.read(woke.record, random);
   }
 
-  /** Waits until `untilMs`, heartbeating with the position; ends early on a cancel or a local webhook. */
+  /** Waits until `untilMs`, heartbeating with the position; ends early on a cancel or a wake in this process. */
   private waitUntil(untilMs: number): Promise<WaitEnd> {
     const signal = this.context?.cancellationSignal;
     const position = () => ({
@@ -125,13 +141,13 @@ class StatusLoop {
           if (signal?.aborted) return resolve('cancelled');
           const end = (reason: WaitEnd) => {
             clearTimeout(timer);
-            stopListening();
+            this.endWait = undefined;
             signal?.removeEventListener('abort', onAbort);
             resolve(reason);
           };
           const onAbort = () => end('cancelled');
           const timer = setTimeout(() => end('due'), Math.max(0, untilMs - this.ctx.clock()));
-          const stopListening = onLocalWebhook(this.state.operationId, () => end('webhook'));
+          this.endWait = end;
           signal?.addEventListener('abort', onAbort);
         }),
       this.context === undefined ? {} : { context: this.context, details: position },
@@ -156,10 +172,15 @@ export function pollStatus(ctx: ActivityContext) {
       return recorded;
     }
     const loop = new StatusLoop(ctx, provider, state);
-    // A reservation the workflow made is read first, with its random draw (the jitter history holds); without
-    // one, the loop begins with the short wait the workflow handed it.
-    if (state.schedule.reservedAtMs !== undefined) await loop.read(state, input.random);
-    await loop.loop(limits, state);
+    const stopListening = onStatusLoopWake(state.operationId, loop.woken);
+    try {
+      // A reservation the workflow made is read first, with its random draw (the jitter history holds); without
+      // one, the loop begins with the short wait the workflow handed it.
+      if (state.schedule.reservedAtMs !== undefined) await loop.read(state, input.random);
+      await loop.loop(limits, state);
+    } finally {
+      stopListening();
+    }
     ctx.logger.info('status loop handed back', {
       operationId: state.operationId,
       provider: state.provider,

@@ -85,6 +85,11 @@ export interface AsyncJobActivities {
    * loop ended without returning (a worker lost mid-loop). Reads only.
    */
   readStoredState(input: { operationId: string; fromSequence: number }): Promise<StepOutcome>;
+  /**
+   * Asks a status loop of this operation in this process to hand the operation back now (a message arrived): run
+   * as a local activity, beside the loop's cancellation. Answers how many loops were woken; sends nothing.
+   */
+  wakeStatusLoop(input: { operationId: string }): Promise<{ loopsWoken: number }>;
   /** Sends the one cancel request (X1) and applies `afterCancel`. */
   requestCancel(input: ProviderCallInput): Promise<StepOutcome>;
   /** Streams the result to artifact storage, validates it (R1-R4) and applies `afterCollect`. */

@@ -13,7 +13,7 @@ import { readField } from '../adapters/providers/field-path';
 import { AsyncJobError, hasCode } from '../core/errors';
 import type { OperationStore } from '../adapters/store/operation-store';
 import type { WebhookHint } from '../workflows/messages';
-import { wakeLocalPolling } from './local-wake';
+import { wakeStatusLoops } from '../activities/loop-wake';
 import { verifyWebhookSignature } from './signature';
 
 /** How a provider signs its webhooks, as its contract states (secret by reference, T4). */
@@ -157,8 +157,8 @@ async function recordAndSignal(verified: VerifiedEvent, context: ReceiverContext
       outcome: { provider, status: 202, result: 'unknown_job', eventId },
     };
   }
-  // A status-polling activity of this operation in this process reads at once (local-wake.ts); the signal follows.
-  wakeLocalPolling(operationId);
+  // A status loop of this operation in this process reads at once (activities/loop-wake.ts); the signal follows.
+  wakeStatusLoops(operationId, 'webhook');
   let signalled = true;
   try {
     const occurredAt = field(event, 'occurred_at');

@@ -32,6 +32,16 @@ export const localDrawToken = proxyLocalActivities<AsyncJobActivities>({
 }).drawIdempotencyToken;
 
 /**
+ * The in-process wake of a status loop (`wakeStatusLoop`) as a local activity: it must run in the worker process
+ * that runs the workflow's task, where a loop of the operation may be waiting. Tried once: the loop's cancellation,
+ * requested beside it, ends the loop anyway.
+ */
+export const localWakeStatusLoop = proxyLocalActivities<AsyncJobActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 1 },
+}).wakeStatusLoop;
+
+/**
  * The activity options of provider calls: never retried by Temporal, the workflow decides every retry, so every
  * request is counted (B2); a failed attempt is planned again by `afterActivityFailure`. Each call passes them with
  * its own summary to `executeWithOptions`.

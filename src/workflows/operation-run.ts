@@ -12,6 +12,7 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ProviderFacts } from '../activities/types';
@@ -33,7 +34,14 @@ import {
 } from '../core/step';
 import { foldOutcome, outcomeOfRecord, withoutTails, type StepOutcome } from '../core/step-outcome';
 import { refuseVariables, settleVariables } from '../core/step-variables';
-import { localDescribe, localDrawToken, localStore, providerActivities, providerCallOptions } from './activity-options';
+import {
+  localDescribe,
+  localDrawToken,
+  localStore,
+  localWakeStatusLoop,
+  providerActivities,
+  providerCallOptions,
+} from './activity-options';
 import type { AsyncJobWorkflow } from './async-job-workflow';
 import { handleMessage } from './message-steps';
 import { MessageInbox } from './message-inbox';
@@ -44,6 +52,8 @@ import { invalidInput, refusal } from './refusals';
 
 const ACTOR = 'workflow';
 
+/** The in-process wake of a status loop on a message (`askLoopBack`): histories from before it replay without. */
+const LOOP_WAKE_PATCH = 'asyncjob-message-wakes-loop';
 /** The placeholder token of a record whose token the worker has not drawn yet: never recorded, never sent. */
 const UNDRAWN_TOKEN = 'undrawn-idempotency-token';
 
@@ -262,8 +272,8 @@ export class OperationRun {
 
   /**
    * Status reads in one activity while the waits are short (`core/poll-loop.ts`), from a read the workflow reserved
-   * or from a short wait it hands over (no durable timer then). A message cancels it: the activity
-   * finishes any read in flight, records it and returns the stored state. When it ends without an outcome (a worker
+   * or from a short wait it hands over (no durable timer then). A message asks for the operation back
+   * ({@link askLoopBack}): the activity finishes any read in flight, records it and returns the stored state. When it ends without an outcome (a worker
    * lost mid-loop), the workflow adopts what the store holds and, when a read was reserved and never recorded,
    * journals the failed call as for any provider call (B2).
    */
@@ -283,13 +293,28 @@ export class OperationRun {
     const markEnded = () => void (ended = true);
     polling.then(markEnded, markEnded);
     await condition(() => ended || this.inbox.hasPending());
-    if (!ended) scope.cancel();
+    if (!ended) await this.askLoopBack(scope);
     try {
       this.record = foldOutcome(this.record, await polling);
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       if (err.cause instanceof ApplicationFailure && err.cause.nonRetryable) throw err.cause;
       await this.adoptStoredState(fromSequence, String(err.cause?.message ?? err.message));
+    }
+  }
+
+  /**
+   * Asks the status loop for the operation back: Temporal's cancellation, which reaches the loop at its next
+   * heartbeat, and the wake in this worker process, which reaches a loop running here at once
+   * (`activities/loop-wake.ts`). A wake that fails changes nothing: the cancellation is on its way.
+   */
+  private async askLoopBack(scope: CancellationScope): Promise<void> {
+    scope.cancel();
+    if (!patched(LOOP_WAKE_PATCH)) return;
+    try {
+      await localWakeStatusLoop({ operationId: this.record.operationId });
+    } catch (err) {
+      log.warn('status loop not woken in this process; its cancellation ends it', { error: String(err) });
     }
   }
 

@@ -1,8 +1,8 @@
 /**
  * Determinism guard: the histories recorded from real runs (`test/histories/**.json`) must replay against the
- * current workflow code. A change that reorders or drops commands fails here. Before 1.0 there is one generation:
- * the histories are re-recorded from the current code (`test/workflows/record-histories.test.ts`); from 1.0 on,
- * each release's histories are kept in a folder of their own and replayed too (`src/workflows/README.md`).
+ * current workflow code. A change that reorders or drops commands fails here. The top folder holds the current
+ * code's recordings (`test/workflows/record-histories.test.ts`); each earlier generation is kept in a folder of its
+ * own (`0.1.0/`) and replayed too (`src/workflows/README.md`).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperationStore } from '../../src/adapters/store/operation-store';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
-import { onLocalWebhook } from '../../src/webhooks/local-wake';
+import { onStatusLoopWake } from '../../src/activities/loop-wake';
 import { startWebhookReceiver, type WebhookReceiver, type WebhookSettings } from '../../src/webhooks/receiver';
 import { signWebhook } from '../../src/webhooks/signature';
 import type { WebhookHint } from '../../src/workflows/messages';
@@ -71,7 +71,7 @@ describe('webhook receiver (W1, F4)', () => {
   it('W1: a genuine event is recorded, then the operation is signalled once, its status loop in this process woken', async () => {
     const before = signals.length;
     let woken = 0;
-    const stopListening = onLocalWebhook('op-webhook-1', () => void (woken += 1));
+    const stopListening = onStatusLoopWake('op-webhook-1', (wake) => void (woken += wake === 'webhook' ? 1 : 0));
     const answer = await post({
       event_id: 'evt-1',
       job_id: 'job_42',

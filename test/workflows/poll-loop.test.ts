@@ -20,6 +20,19 @@ async function scheduledActivities(h: Harness, operationId: string): Promise<str
   });
 }
 
+/** The results of the local activities of type `type` the workflow ran, from their markers in its history. */
+async function localActivityResults(h: Harness, operationId: string, type: string): Promise<unknown[]> {
+  const history = await h.env.client.workflow.getHandle(operationId).fetchHistory();
+  const decode = (payload: { data?: Uint8Array | null } | undefined): unknown =>
+    JSON.parse(Buffer.from(payload?.data ?? new Uint8Array()).toString('utf8'));
+  return (history.events ?? []).flatMap((event) => {
+    const details = event.markerRecordedEventAttributes?.details;
+    const data = details?.['data']?.payloads?.[0];
+    if (data === undefined || (decode(data) as { activity_type?: string }).activity_type !== type) return [];
+    return [decode(details?.['result']?.payloads?.[0])];
+  });
+}
+
 async function journal(
   h: Harness,
   operationId: string,
@@ -142,6 +155,29 @@ describe('status reads inside one activity (P4, B2)', () => {
     expect(h.statusReads('rest', record.jobId)).toHaveLength(record.used.statusRequests);
     const history = await h.env.client.workflow.getHandle(request.operationId).fetchHistory();
     expect(history.events?.some((event) => event.activityTaskCancelRequestedEventAttributes)).toBe(true);
+  });
+
+  it("P4, X1, B2: a cancel arriving while the loop waits in the workflow worker's process is taken there at once: woken in process, the cancel sent once", async () => {
+    const request = h.request('rest', {
+      script: 'cancellable',
+      // Reads 2 s, 2 s, then 4 s apart (inside the loop's 30 s): the loop waits when the cancel comes after read 2.
+      policy: { baseDelayMs: 2_000, maxDelayMs: 20_000, minJitterRatio: 1, cancelDeadlineMs: 10_000 },
+    });
+    await h.client.start(request);
+    await untilReadsCounted(h, request.operationId, 2);
+    await h.client.cancel(request.operationId, {
+      requestedBy: 'alice@example.com',
+      reason: 'no longer needed',
+      expectedEffect: 'the report is not produced',
+    });
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('cancelled');
+    expect(h.sims.rest.requests({ action: 'cancel' }).filter((r) => r.jobId?.endsWith(summary.jobId!))).toHaveLength(1);
+    const record = await h.client.get(request.operationId);
+    expect(h.statusReads('rest', record.jobId)).toHaveLength(record.used.statusRequests);
+    // The workflow's local activity found the loop waiting in this process and woke it (a later message, the
+    // provider's webhook for the cancelled job, may find no loop running).
+    expect((await localActivityResults(h, request.operationId, 'wakeStatusLoop'))[0]).toEqual({ loopsWoken: 1 });
   });
 
   it('W1: a webhook arriving while the loop waits is confirmed by one status read sent at once, not a second one from its signal', async () => {

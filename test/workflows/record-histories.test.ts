@@ -2,8 +2,9 @@
  * Records the histories the replay test checks (`test/histories/*.json`) from the current code, on the dev server the
  * integration project starts. Runs only when asked:
  * `ASYNCJOB_RECORD_HISTORIES=1 npx vitest run --project integration test/workflows/record-histories.test.ts`.
- * Re-record after every change of the workflow's commands: before 1.0 there is one generation, so the files are
- * replaced; from 1.0 on a release's files are kept too (`src/workflows/README.md`, Changing workflow code).
+ * Re-record after every change of the workflow's commands, having moved the current files into the folder of the
+ * version they were recorded from, where they are kept and replayed too (`src/workflows/README.md`, Changing
+ * workflow code).
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
