@@ -10,6 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { PARTITIONED_SLOT } from './chaos';
 import type { WorkerFleet } from './fleet';
+import type { PartitionSpan } from './held-deliveries';
 import type { Hosts } from './hosts';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -115,6 +116,8 @@ export class Partition {
   private held: HeldActivity[] = [];
   private pid: number | undefined;
   private cutForMs = 0;
+  private cutAtMs: number | undefined;
+  private restoredAtMs: number | undefined;
 
   constructor(
     private readonly hosts: Hosts,
@@ -139,14 +142,23 @@ export class Partition {
       await sleep(250);
     }
     const cutAt = Date.now();
+    this.cutAtMs = cutAt;
     await this.hosts.partition(PARTITIONED_SLOT);
     try {
       this.held = await this.heldNow();
       await sleep(Math.max(0, cutAt + this.durationMs - Date.now()));
     } finally {
       await this.hosts.restore(PARTITIONED_SLOT);
-      this.cutForMs = Date.now() - cutAt;
+      this.restoredAtMs = Date.now();
+      this.cutForMs = this.restoredAtMs - cutAt;
     }
+  }
+
+  /** When the worker was cut off and joined again; undefined unless the partition has run. */
+  span(): PartitionSpan | undefined {
+    return this.cutAtMs !== undefined && this.restoredAtMs !== undefined
+      ? { cutAtMs: this.cutAtMs, restoredAtMs: this.restoredAtMs }
+      : undefined;
   }
 
   private async heldNow(): Promise<HeldActivity[]> {

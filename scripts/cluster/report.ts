@@ -5,7 +5,7 @@ import type { ChaosEvent } from './chaos';
 import type { FleetStats } from './fleet';
 import type { PartitionReport } from './partition';
 import type { ReadBack } from './results';
-import type { ObservedRate } from './rate';
+import type { FleetRate } from './rate';
 
 export interface ClusterReport {
   runId: string;
@@ -21,7 +21,8 @@ export interface ClusterReport {
   transientRetries: Record<string, number>;
   /** The configured limit, requests per second per provider (ASYNCJOB_PROVIDER_RATE_LIMIT on every worker). */
   ratePerSecond: number;
-  rates: Record<Dialect, ObservedRate>;
+  /** Per provider, the requests it saw; those the partition's network held are reported, not counted. */
+  rates: Record<Dialect, FleetRate>;
   audit: string;
   /** Where the processes ran and where results were kept. */
   placement: string;
@@ -57,7 +58,10 @@ export function formatClusterReport(report: ClusterReport): string {
       .map((event): [string, string] => [event.what, `at ${Math.round(event.atMs / 1000)} s, took ${event.tookMs} ms`]),
     ...Object.entries(report.rates).map(([dialect, rate]): [string, string] => [
       `rate ${dialect} (limit ${report.ratePerSecond}/s)`,
-      `max ${rate.maxInWindow} in any 1 s, mean ${rate.meanPerSecond}/s, ${rate.windowsOverLimit} windows over`,
+      `max ${rate.maxInWindow} in any 1 s, mean ${rate.meanPerSecond}/s, ${rate.windowsOverLimit} windows over` +
+        (rate.heldThroughPartition > 0
+          ? `; ${rate.heldThroughPartition} held by the partition's network, not counted`
+          : ''),
     ]),
     ...(report.partition
       ? [

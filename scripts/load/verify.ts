@@ -51,11 +51,14 @@ const FINAL_STATES: ReadonlySet<LocalState> = new Set([
   'closed',
 ]);
 
+/** What the checks read of a provider: its request log and its jobs (a simulator, or a view of one). */
+export type ProviderRecords = Pick<Simulator, 'requests' | 'jobs' | 'jobsByToken'>;
+
 /** Where the truth is read from. */
 export interface VerifyContext {
   store: OperationStore;
   artifacts: ArtifactStore;
-  sims: Record<Dialect, Simulator>;
+  sims: Record<Dialect, ProviderRecords>;
 }
 
 /** The outcome's key in a report: the local state, or `escalated:<reason>`. */
@@ -140,7 +143,7 @@ export interface ProviderTotals {
   maxJobsPerToken: number;
 }
 
-export function providerTotals(sims: Record<Dialect, Simulator>): ProviderTotals {
+export function providerTotals(sims: Record<Dialect, ProviderRecords>): ProviderTotals {
   const tokens = new Map<string, number>();
   const faultsApplied: Record<string, number> = {};
   let requests = 0;

@@ -18,6 +18,8 @@ export interface RequestRecord {
   seq: number;
   /** When the request arrived (simulator clock, ms since the epoch). */
   atMs: number;
+  /** The sending host's address, as the connection shows it. */
+  from?: string;
   method: string;
   path: string;
   /** The query string without the leading `?` (empty when none). */

@@ -61,6 +61,7 @@ export function openExchange(req: IncomingMessage, res: ServerResponse, settings
     authorization: authorizationSeen(req, settings.bearer),
     requestId: `req_${seq}`,
   };
+  if (req.socket.remoteAddress !== undefined) record.from = req.socket.remoteAddress;
   const trace = req.headers['x-trace-id'];
   if (typeof trace === 'string') record.traceId = trace;
   const traceparent = req.headers['traceparent'];

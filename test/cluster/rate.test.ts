@@ -3,7 +3,7 @@
  * arrived within any one second, against the configured limit.
  */
 import { describe, expect, it } from 'vitest';
-import { observedRate } from '../../scripts/cluster/rate';
+import { busiestWindow, observedRate } from '../../scripts/cluster/rate';
 import type { RequestRecord } from '../../src/simulator/accounting';
 
 const at = (atMs: number, action: RequestRecord['action'] = 'status'): RequestRecord =>
@@ -35,5 +35,22 @@ describe('observed fleet rate', () => {
 
   it('an empty log is no rate at all', () => {
     expect(observedRate([], 10)).toEqual({ requests: 0, maxInWindow: 0, meanPerSecond: 0, windowsOverLimit: 0 });
+  });
+
+  it("names the busiest window's requests, each with its offset, action and sending host", () => {
+    const from = (atMs: number, host: string, action: RequestRecord['action'] = 'status'): RequestRecord => ({
+      ...at(atMs, action),
+      from: host,
+    });
+    const records = [
+      from(0, '10.0.0.1'),
+      from(1_500, '10.0.0.2', 'create'),
+      from(1_503, '10.0.0.1'),
+      from(2_400, '10.0.0.2'),
+    ];
+    expect(busiestWindow(records)).toEqual({
+      startMs: 1_500,
+      requests: ['+0 create from 10.0.0.2', '+3 status from 10.0.0.1', '+900 status from 10.0.0.2'],
+    });
   });
 });
