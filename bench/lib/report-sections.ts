@@ -80,6 +80,12 @@ export function reactionLines(x: ReactionResult): string[] {
     `| read's activity started -> read at the simulator | ${latency(b.activityToRead)} |`,
     `| signal -> read, by an activity already running (${b.paths.activity_already_running} reads) | ${latency(b.signalToRead)} |`,
     `| baseline: no webhook, job finished -> next status read (the policy's wait) | ${latency(x.polling.reaction)} |`,
+    ...(x.cancel === undefined
+      ? []
+      : [
+          `| **cancel sent by the client while the status loop waits -> the provider's cancel request** | **${latency(x.cancel.reaction)}** |`,
+          `| the client's cancel answered (the update) | ${latency(x.cancel.clientAnswer)} |`,
+        ]),
     '',
     `Reads not provably the webhook's (at or after the earliest planned read): ${x.webhook.notBeforePlannedRead}. Server over the run: ${x.server.evidence}; activity task schedule-to-start p99 ${x.server.activityTaskScheduleToStart.p99Ms} ms.`,
     '',

@@ -4,7 +4,9 @@
  * clock). The receiver runs beside the workers in the worker process, as `asyncjob worker` runs it. Operations
  * start one every 500 ms; the job finishes 1.5 s after its create and the webhook is posted then, while the
  * policy's next read is 10-20 s away, so a read before that is the webhook's. Every fifth operation gets no
- * webhook: the baseline, reaction by polling, side by side. Where the time goes is read from the histories, and
+ * webhook: the baseline, reaction by polling, side by side. Another fifth is cancelled at the same point, while its
+ * status loop waits: the cancel's reaction, from the bench's clock before the client's cancel to the provider's
+ * cancel request. Where the time goes is read from the histories, and
  * the server's load over the run says whether it was saturated.
  */
 import path from 'node:path';
@@ -14,15 +16,23 @@ import { deploy, type BenchContext } from '../../lib/context';
 import { latencySummary, startServerWindow } from '../../lib/server-load';
 import { round, runPool, sleepMs } from '../../lib/stats';
 import { breakdownOf } from './breakdown';
-import { JOB_RUNS_MS, polledOperation, REACTION_POLICY, webhookOperation, type Posted } from './operations';
+import {
+  cancelledOperation,
+  JOB_RUNS_MS,
+  polledOperation,
+  REACTION_POLICY,
+  webhookOperation,
+  type Cancelled,
+  type Posted,
+} from './operations';
 import type { ReactionBreakdown, ReactionResult, WebhookSample } from './result';
 import { TARGET_P99_MS } from './targets';
 
 export type { ReactionResult } from './result';
 export { reactionTargets } from './targets';
 
-/** Every this many operations, one gets no webhook (the polling baseline). */
-const POLLING_EVERY = 5;
+/** The roles of each five operations started in turn: three told by webhook, one cancelled, one polled (baseline). */
+const ROLES = ['webhook', 'webhook', 'cancel', 'webhook', 'polled'] as const;
 const START_SPACING_MS = 500;
 /** The policy's earliest read after the create: bounded jitter's lower bound (asyncjob's default 0.5). */
 const EARLIEST_READ_MS = REACTION_POLICY.baseDelayMs * 0.5;
@@ -49,9 +59,30 @@ function readsByJob(records: readonly RequestRecord[]): Map<string, number[]> {
   return byJob;
 }
 
+/**
+ * The cancels' reaction: the bench's clock just before the cancel was sent -> the provider's cancel request (its
+ * arrival in the simulator's log), while each operation's status loop waited in the worker process.
+ */
+async function cancelReactionOf(
+  dep: Awaited<ReturnType<typeof deploy>>,
+  cancelled: readonly Cancelled[],
+): Promise<ReactionResult['cancel']> {
+  const cancelsByJob = readsByJob(await dep.sims.hooked!.requests('cancel'));
+  const reactions = cancelled.map((c) => {
+    const sentAtMs = cancelsByJob.get(c.jobId)?.find((t) => t >= c.requestedAtMs);
+    if (sentAtMs === undefined) throw new Error(`reaction: no cancel request for ${c.jobId} after its cancel`);
+    return sentAtMs - c.requestedAtMs;
+  });
+  return {
+    samples: reactions.length,
+    reaction: latencySummary(reactions),
+    clientAnswer: latencySummary(cancelled.map((c) => c.answeredAtMs - c.requestedAtMs)),
+  };
+}
+
 /** Measures figure 5. */
 export async function measureReaction(ctx: BenchContext, log: (line: string) => void): Promise<ReactionResult> {
-  const operations = ctx.quick ? 50 : 300;
+  const operations = ctx.quick ? 60 : 400;
   const dep = await deploy(ctx, 'react', { providers: { polled: {}, hooked: {} }, webhookReceiver: true });
   const db = new Database(path.join(dep.dataDir, 'asyncjob.db'), { readonly: true, fileMustExist: true });
   try {
@@ -60,15 +91,22 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
     const window = startServerWindow(ctx);
     const posted: Promise<Outcome<Posted>>[] = [];
     const polled: Promise<Outcome<string>>[] = [];
+    const cancels: Promise<Outcome<Cancelled>>[] = [];
     for (let i = 0; i < operations; i++) {
-      if (i % POLLING_EVERY === POLLING_EVERY - 1) polled.push(settle(polledOperation(dep)));
+      const role = ROLES[i % ROLES.length]!;
+      if (role === 'polled') polled.push(settle(polledOperation(dep)));
+      else if (role === 'cancel') cancels.push(settle(cancelledOperation(dep, db)));
       else posted.push(settle(webhookOperation(ctx, dep, db)));
       await sleepMs(START_SPACING_MS);
     }
     const hooks = values(await Promise.all(posted));
     const polledIds = values(await Promise.all(polled));
+    const cancelled = values(await Promise.all(cancels));
     // Queueing of a quarter of the 200 ms target moves the figure.
-    const server = await window.stop([...hooks.map((h) => h.operationId), ...polledIds], TARGET_P99_MS / 4);
+    const server = await window.stop(
+      [...hooks.map((h) => h.operationId), ...polledIds, ...cancelled.map((c) => c.operationId)],
+      TARGET_P99_MS / 4,
+    );
     log(`  server: ${server.evidence}`);
     const hookedReads = readsByJob(await dep.sims.hooked!.requests('status'));
     const createdAt = new Map((await dep.sims.hooked!.jobs()).map((j) => [j.jobId, Date.parse(j.createdAt)]));
@@ -104,6 +142,7 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
     });
     const segment = (pick: (b: ReactionBreakdown) => number | undefined) =>
       latencySummary(breakdowns.map(pick).filter((x): x is number => x !== undefined));
+    const cancelReaction = await cancelReactionOf(dep, cancelled);
     const reaction = latencySummary(samples.map((s) => s.reactionMs));
     log(
       `  webhook: ${samples.length} samples, p50 ${reaction.p50Ms} ms, p99 ${reaction.p99Ms} ms, max ${reaction.maxMs} ms`,
@@ -113,6 +152,7 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
       statusLoop: dep.worker.pollLoop,
       jobRunsMs: JOB_RUNS_MS,
       startSpacingMs: START_SPACING_MS,
+      roles: [...ROLES],
       webhook: {
         samples: samples.length,
         reaction,
@@ -132,6 +172,7 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
         },
       },
       polling: { samples: pollingReactions.length, reaction: latencySummary(pollingReactions) },
+      cancel: cancelReaction,
       server,
       samples: samples.map((s) => ({ ...s, reactionMs: round(s.reactionMs, 1) })),
     };

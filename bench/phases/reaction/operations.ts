@@ -76,3 +76,38 @@ export async function polledOperation(dep: Deployment): Promise<string> {
   await succeeded(handle);
   return handle.operationId;
 }
+
+/** A cancel requested by the bench while the operation's status loop waits, as the bench saw it. */
+export interface Cancelled {
+  operationId: string;
+  jobId: string;
+  /** The bench's clock just before it sent the cancel (the client's update), and when the update was answered. */
+  requestedAtMs: number;
+  answeredAtMs: number;
+}
+
+/**
+ * Starts an operation on provider `hooked` whose job runs until cancelled (the simulator's cancel ends it at once),
+ * and cancels it while its status loop waits (the policy's first read is 10-20 s away); waits until it has ended
+ * `cancelled`.
+ */
+export async function cancelledOperation(dep: Deployment, db: Database.Database): Promise<Cancelled> {
+  const handle = await dep.client.start(
+    dep.request('hooked', 'forever', { ...REACTION_POLICY, cancelDeadlineMs: 120_000 }),
+  );
+  const jobId = await jobIdOf(db, handle.operationId);
+  // The create's answer is recorded and the workflow has handed the wait to the loop well within this.
+  await sleepMs(JOB_RUNS_MS + 200);
+  const requestedAtMs = Date.now();
+  const answer = await dep.client.cancel(handle.operationId, {
+    requestedBy: 'bench@example.com',
+    reason: 'figure 5: cancel reaction',
+    expectedEffect: 'the job stops',
+  });
+  const answeredAtMs = Date.now();
+  if (!answer.accepted) throw new Error(`reaction: the cancel of ${handle.operationId} was refused`);
+  const summary = await withTimeout(handle.result(), 300_000, `reaction operation ${handle.operationId}`);
+  if (summary.localState !== 'cancelled')
+    throw new Error(`reaction: ${handle.operationId} ended ${summary.localState} after its cancel`);
+  return { operationId: handle.operationId, jobId, requestedAtMs, answeredAtMs };
+}

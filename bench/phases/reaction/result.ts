@@ -44,8 +44,10 @@ export interface ReactionResult {
   statusLoop: WorkerReady['pollLoop'];
   /** The job finishes this long after its create; the webhook is posted once it has. */
   jobRunsMs: number;
-  /** One start every this many ms; every `pollingEvery`-th operation gets no webhook (the baseline). */
+  /** One start every this many ms. */
   startSpacingMs: number;
+  /** The role of each operation in turn (repeating): told by webhook, cancelled, or polled (the baseline). */
+  roles?: string[];
   webhook: {
     samples: number;
     /** Webhook arrival (the bench's clock just before posting) -> the confirming status read at the simulator. */
@@ -67,7 +69,12 @@ export interface ReactionResult {
   };
   /** The baseline: no webhook, the job finishing -> the first status read after it (the policy's wait). */
   polling: { samples: number; reaction: LatencySummary };
-  /** The dev server and machine while both ran side by side. */
+  /**
+   * Cancels sent while the operation's status loop waited in the worker process: the bench's clock just before
+   * the client's cancel -> the provider's cancel request at the simulator; and the client's answer (the update).
+   */
+  cancel?: { samples: number; reaction: LatencySummary; clientAnswer: LatencySummary };
+  /** The dev server and machine while all ran side by side. */
   server: ServerLoad;
   /** Each webhook sample (for a look at the slow ones). */
   samples: WebhookSample[];
