@@ -112,9 +112,13 @@ export function renderMarkdown(input: Record<string, unknown>): string {
           ]);
       }
     }
+    const added = p.addedLatencyPerReadMs;
     rows.push([
-      'added latency per status read over the naive loop, short policy: asyncjob / bare',
-      `${p.addedLatencyPerReadMs.asyncjob} / ${p.addedLatencyPerReadMs.bare}`,
+      'added latency per status read over the naive loop, short policy: asyncjob / bare' +
+        (added.asyncjob < 0 || added.bare < 0
+          ? ' (below zero is no gain: the difference of two medians is within their rounds’ spread)'
+          : ''),
+      `${added.asyncjob} / ${added.bare}`,
       'ms',
     ]);
     lines.push(

@@ -6,6 +6,7 @@
  * ({@link WorkerReady}), stops on SIGTERM or `stop`, and answers `{ memory: { gc } }` with its memory
  * ({@link WorkerMemory}), optionally after a forced GC.
  */
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import v8 from 'node:v8';
 import workerThreads from 'node:worker_threads';
@@ -17,6 +18,7 @@ import { createProviderRegistry, type ProviderRegistry } from '../../src/adapter
 import type { OperationStore } from '../../src/adapters/store/operation-store';
 import { openSqliteStore } from '../../src/adapters/store/sqlite-store';
 import { configSchema } from '../../src/config';
+import { DEFAULT_PROVIDER_CALL_SLOTS } from '../../src/config/worker';
 import { startWebhookReceiver } from '../../src/webhooks/receiver';
 import type { PollLoopLimits } from '../../src/core/poll-loop';
 import { createWorkers, pollLoopOf, runWorkers, shutdownWorkers, webhookSettingsOf } from '../../src/worker';
@@ -214,8 +216,10 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const env = { ASYNCJOB_SIMULATOR_TOKEN: config.token, ASYNCJOB_SIMULATOR_WEBHOOK_SECRET: config.webhookSecret };
   const connection = await NativeConnection.connect({ address: config.address });
+  // The production configuration: the journal chained with an HMAC key kept outside the database (README, Audit).
   const store = await openSqliteStore({
     path: path.join(config.dataDir, 'asyncjob.db'),
+    hmacKey: randomBytes(32).toString('hex'),
     forbiddenValues: [config.token],
   });
   const registry = await createProviderRegistry({
@@ -260,7 +264,8 @@ async function main(): Promise<void> {
         taskQueue: config.bare.taskQueue,
         workflowBundle: { codePath: config.bare.bundlePath },
         activities: bare.activities,
-        maxConcurrentActivityTaskExecutions: 100,
+        // asyncjob's provider slots (ASYNCJOB_PROVIDER_CALL_SLOTS' default), so neither waits for a slot the other has.
+        maxConcurrentActivityTaskExecutions: DEFAULT_PROVIDER_CALL_SLOTS,
         // asyncjob's cache size, not the SDK's default (sized from memory): past it both replay evicted workflows.
         maxCachedWorkflows: asyncjobCache,
         shutdownGraceTime: '1 second',
