@@ -6,6 +6,9 @@
  *
  * The install reuses npm's cache (`--prefer-offline`) and skips install scripts: the one that matters, the native
  * build of better-sqlite3, is the compile `npm ci` does (.ci/run runs it), and neither command here opens a store.
+ * A consumer resolves the newest versions its ranges allow, so some tarballs come from the registry; a registry
+ * connection that stalls is given up after a minute and tried again (npm's own default waits 5 minutes a try,
+ * and two stalls in a row once outlasted the install's 10 minutes).
  */
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -58,7 +61,7 @@ describe('the installed package', { timeout: 900_000 }, () => {
     // README.md: `npm install /path/to/asyncjob`, with the tarball npm pack wrote as the path.
     const install = docCommand('README.md', 'npm install /path/to/asyncjob').text.replace('/path/to/asyncjob', tarball);
     const installed = await runShell(
-      `${install} ${pinned('typescript')} ${pinned('@types/node')} --prefer-offline --ignore-scripts --no-audit --no-fund`,
+      `${install} ${pinned('typescript')} ${pinned('@types/node')} --prefer-offline --ignore-scripts --no-audit --no-fund --fetch-timeout=60000 --fetch-retries=5`,
       { cwd: project, timeoutMs: NPM_MS },
     );
     expect(installed.code, installed.stdout + installed.stderr).toBe(0);
