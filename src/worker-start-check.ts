@@ -100,6 +100,8 @@ export function logServing(
       providers,
       store: storeShown,
       artifacts: artifactsShown,
+      providerCallSlots: config.ASYNCJOB_PROVIDER_CALL_SLOTS,
+      maxCachedWorkflows: config.ASYNCJOB_MAX_CACHED_WORKFLOWS,
       ...(config.ASYNCJOB_NEXUS_ENDPOINT !== undefined ? { nexusEndpoint: config.ASYNCJOB_NEXUS_ENDPOINT } : {}),
       ...(bundle ? { workflowBundle: bundle.codePath, workflowSources: bundle.stamp.sources } : {}),
     },

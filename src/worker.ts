@@ -25,7 +25,7 @@ import { temporalConnectionSettings, type TemporalConnectionSettings } from './c
 import { DEFAULT_TASK_QUEUE } from './client/context';
 import { AsyncJobConnectionError } from './client/errors';
 import { type Config, describeSettings } from './config';
-import { DEFAULT_MAX_CACHED_WORKFLOWS } from './config/worker';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_PROVIDER_CALL_SLOTS } from './config/worker';
 import { assertSupportedNode } from './node-version';
 import { type PollLoopLimits } from './core/poll-loop';
 import { EXPECTED_SDK_MESSAGES } from './doctor/sdk-logger';
@@ -44,18 +44,15 @@ export { workflowsPath };
 
 export { DEFAULT_MAX_CACHED_WORKFLOWS };
 
-/** Provider-call activities a worker runs at once per provider queue (mostly status loops waiting). */
-const DEFAULT_PROVIDER_CALL_SLOTS = 1_000;
-
 /** A provider's activity queue and its rate. */
 export interface ProviderQueue {
   /** The provider's activity task queue (from `ProviderFacts.taskQueue`). */
   taskQueue: string;
   /**
-   * The most provider calls per second: strict for this process in any sliding window; strict for the fleet too
-   * with {@link AsyncJobWorkerOptions.reserveProviderSend}, else its average only, enforced by the server. A positive finite number; unlimited when absent. The server counts activities, so for
-   * its fleet-wide bound to count every status read, give `createActivities` `pollLoop: false` (as `asyncjob
-   * worker` does when `ASYNCJOB_PROVIDER_RATE_LIMIT` is set).
+   * The most provider requests per second (a positive finite number; unlimited when absent): strict for this
+   * process in any sliding window, every request paced as it is written, the status loop's reads included; strict
+   * for the fleet too with {@link AsyncJobWorkerOptions.reserveProviderSend}, else for the fleet its average only,
+   * enforced by the server per activity it dispatches.
    */
   maxRequestsPerSecond?: number;
 }
@@ -69,11 +66,7 @@ export interface AsyncJobWorkerOptions {
   providerQueues: ProviderQueue[];
   /** Pre-bundled workflow code (tests bundle once per file); bundled from source when absent. */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  /**
-   * Concurrent provider-call activities per worker and queue (default 1,000). A status-polling activity holds its
-   * slot while it waits between reads (`core/poll-loop.ts`), so this bounds the operations polling at once in
-   * this process, not only the requests in flight.
-   */
+  /** Concurrent provider-call activities per worker and queue: {@link DEFAULT_PROVIDER_CALL_SLOTS} when absent. */
   maxConcurrentProviderCalls?: number;
   /**
    * Workflows kept in memory between tasks. An evicted one is replayed from its (bounded, continue-as-new) history
@@ -120,9 +113,10 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
     connection: options.connection,
     namespace,
     shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds',
-    // The SDK sends heartbeats at most every 0.8 x the heartbeat timeout (8 s of 10): one late under CPU load and
-    // a live activity timed out (a conformance scenario escalated so in a loaded CI run). Sent as often as
-    // activities beat, the timeout keeps 8 s of margin and still finds a dead worker in 10.
+    // The SDK would send heartbeats at most every 0.8 x the heartbeat timeout, so one beat late under CPU load
+    // timed a live activity out (a conformance scenario escalated so in a loaded CI run, when the timeout was 10 s).
+    // Sent as often as activities beat (every 2 s), the 30 s timeout keeps 28 s of margin, and Temporal's
+    // cancellation reaches a status loop in another process within a beat.
     maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL_MS,
     dataConverter: workerDataConverter(options.payloadCodecs ?? []),
   };
@@ -167,11 +161,12 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
 }
 
 /**
- * The poll loop this worker offers its workflows, or `false`. Off with a provider rate limit: the server bounds
- * the fleet's rate per activity it dispatches, and reads inside one activity are paced by this process alone.
+ * The poll loop this worker offers its workflows, or `false` (`ASYNCJOB_POLL_LOOP_MAX_WAIT_MS=0`). On under a
+ * provider rate limit too: each read of a loop takes its own turn of the pacer and, with a shared store, its own
+ * fleet send slot, as every other provider request does.
  */
 export function pollLoopOf(config: Config): PollLoopLimits | false {
-  if (config.ASYNCJOB_POLL_LOOP_MAX_WAIT_MS === 0 || config.ASYNCJOB_PROVIDER_RATE_LIMIT !== undefined) return false;
+  if (config.ASYNCJOB_POLL_LOOP_MAX_WAIT_MS === 0) return false;
   return { maxWaitMs: config.ASYNCJOB_POLL_LOOP_MAX_WAIT_MS, maxLoopMs: config.ASYNCJOB_POLL_LOOP_MAX_MS };
 }
 
@@ -337,6 +332,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     taskQueue: config.ASYNCJOB_TASK_QUEUE,
     ...(bundle ? { workflowBundle: { codePath: bundle.codePath } } : {}),
     maxCachedWorkflows: config.ASYNCJOB_MAX_CACHED_WORKFLOWS,
+    maxConcurrentProviderCalls: config.ASYNCJOB_PROVIDER_CALL_SLOTS,
     // The endpoint routes to this task queue (asyncjob doctor checks it); the handler answers there.
     ...(config.ASYNCJOB_NEXUS_ENDPOINT !== undefined
       ? { nexusServices: [asyncJobServiceHandler({ providers: registry })] }

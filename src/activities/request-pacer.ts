@@ -12,8 +12,8 @@
  * previous one was written (or gave its slot back unsent), and no sooner than one interval after that write.
  *
  * It runs as an activity inbound interceptor, so an activity waits for its first slot before it starts (before
- * its deadline checks and reservations, S3); a further request of the same activity (a result page) waits for a
- * slot of its own ({@link withRequestSlot}).
+ * its deadline checks and reservations, S3); a further request of the same activity (a result page, the status
+ * loop's next read) waits for a slot of its own ({@link withRequestSlot}).
  *
  * With a store every worker shares (PostgreSQL), each request also takes a fleet send slot
  * (`fleet-send-slots.ts`) right before it is sent, after its turn here: the fleet's rate is then strict too. The
@@ -278,10 +278,19 @@ export async function withRequestSlot<T>(send: (slot: RequestSlot) => Promise<T>
 }
 
 /**
- * The activity interceptor that paces a provider's queue: each activity waits for a slot of `pacer`, then runs;
- * its requests are paced by their send instants ({@link withRequestSlot}), and, given `reserveFleetSend` (the
- * shared store's slots of this queue), each also waits for a fleet send slot and is written only inside it. Every activity on a provider's queue is
- * a provider call, so all of them are paced.
+ * The activities that may wait before their first request: the status loop (`pollStatus`) can begin with the
+ * short wait its workflow handed it, and a slot taken before it ran would be held through that wait, keeping every
+ * other call of the queue in this process waiting. Each of its requests takes its slot when it is about to be
+ * sent; a read the slot's wait made late is still never written at or after the deadline (`sendOnce`, S3).
+ */
+const WAIT_BEFORE_SENDING: ReadonlySet<string> = new Set(['pollStatus']);
+
+/**
+ * The activity interceptor that paces a provider's queue: each activity waits for a slot of `pacer`, then runs
+ * (one that may wait before it sends, {@link WAIT_BEFORE_SENDING}, takes its first slot when it sends); its
+ * requests are paced by their send instants ({@link withRequestSlot}), and, given `reserveFleetSend` (the shared
+ * store's slots of this queue), each also waits for a fleet send slot and is written only inside it. Every
+ * activity on a provider's queue is a provider call, so all of them are paced.
  */
 export function pacingInterceptor(
   pacer: RequestPacer,
@@ -290,7 +299,9 @@ export function pacingInterceptor(
   return (context) => ({
     inbound: {
       async execute(input, next) {
-        const first = await awaitRequestSlot(pacer, context);
+        const first = WAIT_BEFORE_SENDING.has(context.info.activityType)
+          ? undefined
+          : await awaitRequestSlot(pacer, context);
         const pacing = new ActivityPacing(pacer, context, first, reserveFleetSend);
         pacings.set(context, pacing);
         try {

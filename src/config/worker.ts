@@ -11,6 +11,13 @@ import { nonEmpty, port, setting } from './setting';
  */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 128;
 
+/**
+ * Provider-call activities a worker runs at once per provider queue by default. A status loop holds its slot while
+ * it waits between reads (`core/poll-loop.ts`), so this bounds the operations polling at once in one process, not
+ * only the requests in flight; each waiting loop costs a timer and a few KiB.
+ */
+export const DEFAULT_PROVIDER_CALL_SLOTS = 1_000;
+
 /** The providers served, store, artifacts, rate, cache, workflow bundle, metrics and logs. */
 export const workerSettings = {
   ASYNCJOB_PROVIDERS: setting(z.string().default(''), {
@@ -65,7 +72,7 @@ export const workerSettings = {
       group: 'worker',
       usedBy: ['worker'],
       description:
-        'status reads planned at most this many ms apart are made in one heartbeating activity (no workflow task, timer or activity per read); longer waits are durable timers; `0` turns the loop off. Off when `ASYNCJOB_PROVIDER_RATE_LIMIT` is set (the server bounds the fleet only per activity)',
+        'status reads planned at most this many ms apart are made in one heartbeating activity (no workflow task, timer or activity per read); longer waits are durable timers; `0` turns the loop off. Under `ASYNCJOB_PROVIDER_RATE_LIMIT` each read of a loop is paced (and takes its fleet send slot) like any provider request',
       example: '10000',
     },
   ),
@@ -82,6 +89,16 @@ export const workerSettings = {
       description:
         'the longest one status-polling activity keeps an operation (it holds an activity slot meanwhile) before handing it back to its workflow',
       example: '60000',
+    },
+  ),
+  ASYNCJOB_PROVIDER_CALL_SLOTS: setting(
+    z.coerce.number().int().min(1).max(100_000).default(DEFAULT_PROVIDER_CALL_SLOTS),
+    {
+      group: 'worker',
+      usedBy: ['worker'],
+      description:
+        "provider calls this worker runs at once per provider (Temporal's `maxConcurrentActivityTaskExecutions` of each provider queue); a status loop holds its slot while it waits between reads, so this bounds the operations polling at once in this process; other workers take what this one leaves",
+      example: '200',
     },
   ),
   ASYNCJOB_MAX_CACHED_WORKFLOWS: setting(

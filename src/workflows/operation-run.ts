@@ -263,7 +263,7 @@ export class OperationRun {
     const { statusRequests } = woke.record.used;
     const summary = `status ${label} (${statusRequests} of ${woke.record.budgets.maxStatusRequests})`;
     // The facts decide (recorded in history by describeProvider, carried across continue-as-new): a worker with the
-    // loop off (ASYNCJOB_POLL_LOOP_MAX_WAIT_MS=0, or a provider rate limit) gives no poll loop, one activity per read.
+    // loop off (ASYNCJOB_POLL_LOOP_MAX_WAIT_MS=0) gives no poll loop, one activity per read.
     if (facts.pollLoop !== undefined && facts.pollLoop.maxWaitMs > 0) return this.pollInActivity(facts, summary);
     await this.callProvider('status', facts, (provider, options) =>
       provider.readStatus.executeWithOptions({ ...options, summary }, [this.callInput()]),

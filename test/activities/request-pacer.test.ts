@@ -312,6 +312,35 @@ describe('pacingInterceptor', () => {
     expect(ranAtMs).toBe(Math.ceil(pacer.pace.windowMs));
   });
 
+  it('the status loop starts at once and holds no slot while it waits; each read takes its own when it is sent', async () => {
+    const pacer = new RequestPacer(0.1, { clock: () => Date.now() });
+    (await pacer.acquire()).written(Date.now());
+    const env = new MockActivityEnvironment(
+      { activityType: 'pollStatus' },
+      { interceptors: [pacingInterceptor(pacer)] },
+    );
+    let startedAtMs: number | undefined;
+    const sentAtMs: number[] = [];
+    const run = env.run(async () => {
+      startedAtMs = Date.now();
+      // The wait its workflow handed it, then a read: the read, not the wait, waits for the pacer's turn.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await withRequestSlot(async (slot) => {
+        sentAtMs.push(Date.now());
+        slot.written(Date.now());
+      });
+      return 'handed back';
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(startedAtMs).toBe(0);
+    // The read waits its turn in the pacer's queue; the loop took none while it waited.
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(pacer.waiting).toBe(1);
+    await vi.advanceTimersByTimeAsync(pacer.pace.windowMs);
+    await expect(run).resolves.toBe('handed back');
+    expect(sentAtMs).toEqual([Math.ceil(pacer.pace.windowMs)]);
+  });
+
   it('stops waiting and throws CancelledFailure when the activity is cancelled; the activity never runs', async () => {
     const pacer = new RequestPacer(0.1, { clock: () => Date.now() });
     (await pacer.acquire()).written(Date.now());

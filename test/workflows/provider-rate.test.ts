@@ -25,7 +25,10 @@ describe('per-provider rate limit on a real server', () => {
   const listener = (message: unknown): void => void published.push(message as RequestWrittenMessage);
 
   beforeAll(async () => {
-    const scripts = { two_reads: { steps: [{ state: 'running', polls: 1 }, { state: 'succeeded' }] } };
+    const scripts = {
+      two_reads: { steps: [{ state: 'running', polls: 1 }, { state: 'succeeded' }] },
+      five_reads: { steps: [{ state: 'running', polls: 4 }, { state: 'succeeded' }] },
+    };
     h = await startHarness('rate', { maxRequestsPerSecond: LIMIT, scenarios: { rest: { scripts } } as never });
     subscribe(REQUEST_WRITTEN_CHANNEL, listener);
   });
@@ -53,6 +56,31 @@ describe('per-provider rate limit on a real server', () => {
     expect(sends.length).toBeGreaterThanOrEqual(OPERATIONS * 4);
     // Every request the provider received was written through the client, its send instant recorded.
     expect(received).toHaveLength(sends.length);
+    const { intervalMs } = paceOf(LIMIT);
+    sends.slice(1).forEach((sentAtMs, i) => expect(sentAtMs - sends[i]!).toBeGreaterThanOrEqual(intervalMs));
+    expect(maxInWindow(sends, 1_000)).toBeLessThanOrEqual(LIMIT);
+  });
+
+  it('P4 under the limit: the status loop keeps reads in one activity, each read paced as it is written', async () => {
+    const from = published.length;
+    const deadlines = { createDeadline: { afterMs: 300_000 }, resultDeadline: { afterMs: 300_000 } };
+    // Reads 300 ms apart: inside the loop's wait, so each operation's reads after the first stay in one activity.
+    const policy = { baseDelayMs: 300, maxDelayMs: 300, minJitterRatio: 1 };
+    const requests = Array.from({ length: 4 }, () => h.request('rest', { script: 'five_reads', ...deadlines, policy }));
+    await Promise.all(requests.map((r) => h.client.start(r)));
+    const summaries = await Promise.all(requests.map((r) => h.client.result(r.operationId)));
+    expect(summaries.filter((s) => s.localState !== 'succeeded')).toEqual([]);
+    for (const request of requests) {
+      const history = await h.env.client.workflow.getHandle(request.operationId).fetchHistory();
+      const scheduled = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
+      expect(scheduled.filter((name) => name === 'readStatus')).toHaveLength(0);
+      expect(scheduled.filter((name) => name === 'pollStatus').length).toBeLessThan(5);
+    }
+    const origin = new URL(h.sims.rest.url).origin;
+    const sends = published
+      .slice(from)
+      .filter((m) => m.origin === origin)
+      .map((m) => m.writtenAtMs);
     const { intervalMs } = paceOf(LIMIT);
     sends.slice(1).forEach((sentAtMs, i) => expect(sentAtMs - sends[i]!).toBeGreaterThanOrEqual(intervalMs));
     expect(maxInWindow(sends, 1_000)).toBeLessThanOrEqual(LIMIT);

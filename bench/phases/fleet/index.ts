@@ -65,8 +65,8 @@ async function limitedRun(
 /** Measures figure 4. */
 export async function measureFleet(ctx: BenchContext, log: (line: string) => void): Promise<FleetResult> {
   const scale = SCALE[ctx.quick ? 'quick' : 'full'];
-  // Two worker processes, as the product configures them: without a rate limit (the status loop on) for the
-  // herds, and with one (`asyncjob worker` turns the loop off so the server counts every read) for the limited run.
+  // Two worker processes, as the product configures them: without a rate limit for the herds, and with one for the
+  // limited run (the status loop on in both; under the limit each of its reads is paced as it is written).
   const dep = await deploy(ctx, 'fleet', { providers: { free: {} } });
   const rounds: HerdRound[] = [];
   try {

@@ -48,7 +48,7 @@ export interface HerdSize {
 /** Figure 4. */
 export interface FleetResult {
   policy: { baseDelayMs: number; maxDelayMs: number };
-  /** The status loop each worker process offered (`pollLoopOf`: on without a rate limit, off with one). */
+  /** The status loop each worker process offered (`pollLoopOf`: on unless `ASYNCJOB_POLL_LOOP_MAX_WAIT_MS=0`). */
   statusLoop: { herds: WorkerReady['pollLoop']; limited: WorkerReady['pollLoop'] };
   /** Herds in alternated rounds, asyncjob (A) and the naive loop (B, the same plan with no engine): A B B A ... */
   rounds: HerdRound[];

@@ -65,6 +65,8 @@ describe.skipIf(!url)(title, () => {
     // A fleet, not one busy worker: more than one process made provider calls.
     const calling = workers.filter((w) => w.logs().includes('"provider call"'));
     expect(calling.length).toBeGreaterThan(1);
+    // The status loop stays on under the limit: its reads took their slots like every other request.
+    expect(workers.some((w) => w.logs().includes('"status loop handed back"'))).toBe(true);
     // The slots came from the shared row of the provider's queue.
     const rows = await raw.query<{ task_queue: string }>(`SELECT task_queue FROM "${schema}".provider_send_slots`);
     expect(rows.rows.map((row) => row.task_queue)).toContain(`${world.taskQueue}-provider-${world.provider('rest')}`);
