@@ -51,8 +51,8 @@ export interface ProviderQueue {
   /**
    * The most provider requests per second (a positive finite number; unlimited when absent): strict for this
    * process in any sliding window, every request paced as it is written, the status loop's reads included; strict
-   * for the fleet too with {@link AsyncJobWorkerOptions.reserveProviderSend}, else for the fleet its average only,
-   * enforced by the server per activity it dispatches.
+   * for the fleet too with {@link AsyncJobWorkerOptions.reserveProviderSend}. The server's own limit, set from it,
+   * bounds activity dispatches only (a status loop makes many reads in one activity).
    */
   maxRequestsPerSecond?: number;
 }
@@ -145,9 +145,9 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
         taskQueue: queue.taskQueue,
         activities: options.activities,
         maxConcurrentActivityTaskExecutions: options.maxConcurrentProviderCalls ?? DEFAULT_PROVIDER_CALL_SLOTS,
-        // The server's limit bounds the fleet's average, whose single seconds can burst above it; this process's
-        // pacer makes the rate strict in every sliding window for the calls it sends; a shared store's send slots
-        // make it strict for the whole fleet.
+        // The server's limit bounds activity dispatches, not requests (a status loop reads many times in one); this
+        // process's pacer makes the rate strict in every sliding window for the requests it sends; a shared
+        // store's send slots make it strict for the whole fleet.
         ...(rate !== undefined
           ? {
               maxTaskQueueActivitiesPerSecond: rate,

@@ -66,6 +66,8 @@ export function busiestWindow(
 export interface FleetRate extends ObservedRate {
   /** Requests the cut-off worker sent before it was joined again that arrived after the cut (`held-deliveries.ts`). */
   heldThroughPartition: number;
+  /** The busiest window of the requests counted ({@link busiestWindow}). */
+  busiest: ReturnType<typeof busiestWindow>;
 }
 
 /**
@@ -84,7 +86,7 @@ export async function fleetRates(
     const records = sims[dialect].requests();
     const held = span ? heldThrough(span, provider(dialect), calls, records) : new Set<string>();
     const counted = records.filter((record) => !held.has(record.requestId));
-    return { ...observedRate(counted, limit), heldThroughPartition: held.size };
+    return { ...observedRate(counted, limit), heldThroughPartition: held.size, busiest: busiestWindow(counted) };
   };
   return Object.fromEntries(DIALECTS.map((dialect) => [dialect, rateOf(dialect)])) as Record<Dialect, FleetRate>;
 }

@@ -42,7 +42,7 @@ import { payloadsEncryptedProblems } from './database-search';
 import { Partition } from './partition';
 import { placeRun } from './placement';
 import { ProviderView } from './provider-views';
-import { busiestWindow, fleetRates } from './rate';
+import { fleetRates } from './rate';
 import { readResultsBack } from './results';
 import { retryingTransient } from './retry';
 import { checkVisibility } from './visibility';
@@ -318,7 +318,7 @@ async function main(): Promise<number> {
     for (const dialect of DIALECTS) {
       const rate = rates[dialect];
       if (rate.maxInWindow <= options.ratePerSecond) continue;
-      const busiest = busiestWindow(sims[dialect].requests());
+      const { busiest } = rate;
       problems.push(
         `provider ${dialect} saw ${rate.maxInWindow} requests in one second (limit ${options.ratePerSecond}/s, ${rate.windowsOverLimit} windows over); the first such second, at ${((busiest.startMs - began) / 1000).toFixed(3)} s: ${busiest.requests.join(', ')}`,
       );

@@ -1,8 +1,8 @@
 /**
  * The per-process request pacer of a provider's activity worker: at most `capacity` provider requests WRITTEN in
- * any sliding window, waiters served first come, first served. Temporal's `maxTaskQueueActivitiesPerSecond` keeps
- * a whole fleet's *average* under the provider's rate but lets single seconds burst above it; this pacer makes the
- * bound strict for the requests of one worker process.
+ * any sliding window, waiters served first come, first served. Temporal's `maxTaskQueueActivitiesPerSecond` bounds
+ * activity dispatches, not requests (a status loop reads many times in one activity), and lets single seconds burst
+ * above it; this pacer makes the bound strict for the requests of one worker process.
  *
  * It spaces the instants at which undici starts writing each request on the socket (`HttpRequest.onWritten`), not
  * the instants slots were granted: an activity admitted on time can still write late (its store read, building the
@@ -12,8 +12,10 @@
  * previous one was written (or gave its slot back unsent), and no sooner than one interval after that write.
  *
  * It runs as an activity inbound interceptor, so an activity waits for its first slot before it starts (before
- * its deadline checks and reservations, S3); a further request of the same activity (a result page, the status
- * loop's next read) waits for a slot of its own ({@link withRequestSlot}).
+ * its deadline checks and reservations, S3), except the status loop, which takes each slot when a read is about to
+ * be sent ({@link WAIT_BEFORE_SENDING}; a read that wait made late is refused at its write instant, `sendOnce`); a
+ * further request of the same activity (a result page, the loop's next read) waits for a slot of its own
+ * ({@link withRequestSlot}).
  *
  * With a store every worker shares (PostgreSQL), each request also takes a fleet send slot
  * (`fleet-send-slots.ts`) right before it is sent, after its turn here: the fleet's rate is then strict too. The
@@ -204,7 +206,7 @@ interface ReadySlot {
   missed(): boolean;
 }
 
-/** The slots of one paced activity: the first, taken before it started, then one more per further request. */
+/** The slots of one paced activity: the first, taken before it started (none for the status loop), then one per request. */
 class ActivityPacing {
   constructor(
     private readonly pacer: RequestPacer,

@@ -2,7 +2,7 @@
  * Determinism guard: the histories recorded from real runs (`test/histories/**.json`) must replay against the
  * current workflow code. A change that reorders or drops commands fails here. The top folder holds the current
  * code's recordings (`test/workflows/record-histories.test.ts`); each earlier generation is kept in a folder of its
- * own (`0.1.0/`) and replayed too (`src/workflows/README.md`).
+ * own (`before-message-wake/`) and replayed too (`src/workflows/README.md`).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';

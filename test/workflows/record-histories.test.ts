@@ -2,8 +2,8 @@
  * Records the histories the replay test checks (`test/histories/*.json`) from the current code, on the dev server the
  * integration project starts. Runs only when asked:
  * `ASYNCJOB_RECORD_HISTORIES=1 npx vitest run --project integration test/workflows/record-histories.test.ts`.
- * Re-record after every change of the workflow's commands, having moved the current files into the folder of the
- * version they were recorded from, where they are kept and replayed too (`src/workflows/README.md`, Changing
+ * Re-record after every change of the workflow's commands, having moved the current files into a folder of their
+ * own under `test/histories/` (their generation), where they are kept and replayed too (`src/workflows/README.md`, Changing
  * workflow code).
  */
 import { writeFile } from 'node:fs/promises';

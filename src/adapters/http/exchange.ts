@@ -21,7 +21,7 @@ export type HttpErrorCategory =
   | 'connect_reset'
   /** not_sent: any other failure before the request was written. */
   | 'connect_failed'
-  /** not_sent: the caller refused the write at its instant (`onWritten` returned false: a send slot had passed). */
+  /** not_sent: the caller refused the write at its instant (`onWritten` returned false: a send slot had passed, or a status read's deadline had come, S3). */
   | 'send_window_missed'
   /** ambiguous: no response headers within `headersTimeoutMs` after the request was written. */
   | 'timeout_after_send'
