@@ -6,8 +6,9 @@
  * (`store.putReservation`, guarded by the snapshot's version), and each answer is recorded with the core's
  * decision before the next wait, exactly as the one-read activity does. The operation goes back to the workflow
  * when `nextLoopStep` says so (a state change, a long wait, the loop's time spent), when the workflow cancels the
- * activity or wakes it in this process (a message arrived, `loop-wake.ts`), or when another writer moved it on. A worker killed mid-loop loses nothing: the
- * store holds every observation and reservation, and the workflow plans again from it.
+ * activity or wakes it in this process (a message arrived, `loop-wake.ts`), or when another writer moved it on. A
+ * worker killed mid-loop loses nothing: the store holds every observation and reservation, and the workflow plans
+ * again from it.
  */
 import { Context } from '@temporalio/activity';
 import { type RegisteredProvider } from '../adapters/providers/registry';
