@@ -167,7 +167,11 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
  */
 export function pollLoopOf(config: Config): PollLoopLimits | false {
   if (config.ASYNCJOB_POLL_LOOP_MAX_WAIT_MS === 0) return false;
-  return { maxWaitMs: config.ASYNCJOB_POLL_LOOP_MAX_WAIT_MS, maxLoopMs: config.ASYNCJOB_POLL_LOOP_MAX_MS };
+  return {
+    maxWaitMs: config.ASYNCJOB_POLL_LOOP_MAX_WAIT_MS,
+    maxLoopMs: config.ASYNCJOB_POLL_LOOP_MAX_MS,
+    retryWaits: true,
+  };
 }
 
 /** Runs workers until they are shut down (the runtime stops them on SIGINT/SIGTERM). */

@@ -6,7 +6,8 @@
  * (`store.putReservation`, guarded by the snapshot's version), and each answer is recorded with the core's
  * decision before the next wait, exactly as the one-read activity does. The operation goes back to the workflow
  * when `nextLoopStep` says so (a state change, a long wait, the loop's time spent), when the workflow cancels the
- * activity or wakes it in this process (a message arrived, `loop-wake.ts`), or when another writer moved it on. A
+ * activity or wakes it in this process (a message arrived, `loop-wake.ts`), or when another writer moved it on; in
+ * a retry-driven wait, a long wait ends the attempt instead and the next attempt reads (`retry-wait.ts`). A
  * worker killed mid-loop loses nothing: the store holds every observation and reservation, and the workflow plans
  * again from it.
  */
@@ -17,6 +18,7 @@ import {
   nextLoopStep,
   pollLoopLimitsSchema,
   readNowForWebhook,
+  retryDelayAfter,
   webhookMovesReadToNow,
   type LoopExit,
   type PollLoopLimits,
@@ -29,6 +31,7 @@ import { onStatusLoopWake, type LoopWake } from './loop-wake';
 import { alreadyRecorded, commitStep, parseInputRecord, snapshotOf } from './journal-writer';
 import { stepContext, type ActivityContext } from './provider-call';
 import { sendStatusRead } from './read-status';
+import { resumeAttempt, waitAsRetry } from './retry-wait';
 import type { ProviderCallInput } from './types';
 
 /** Input of `pollStatus`: a provider call with the loop's limits. */
@@ -90,6 +93,14 @@ class StatusLoop {
   /** Whether the workflow asked for the operation back, through this process or through Temporal. */
   private askedBack(): boolean {
     return this.messaged || this.context?.cancellationSignal.aborted === true;
+  }
+
+  /** Takes the operation up from the store in an attempt after the first (`retry-wait.ts`). */
+  async resume(held: OperationRecord, random: number): Promise<void> {
+    const resumed = await resumeAttempt(this.ctx, held, stepContext(this.ctx, this.provider, random));
+    this.state = resumed.state;
+    this.entries.push(...resumed.entries);
+    if (resumed.lostRead !== undefined) await this.commit(resumed.lostRead);
   }
 
   /** Reads with the reservation `record` holds, and records the answer. */
@@ -165,29 +176,36 @@ class StatusLoop {
 export function pollStatus(ctx: ActivityContext) {
   return async (input: PollStatusInput): Promise<StepOutcome> => {
     const limits = parseLimits(input.loop);
-    const state = parseInputRecord(input.state);
-    const provider = ctx.providers.get(state.provider);
-    const recorded = await alreadyRecorded(ctx.store, state);
+    // Waits longer than the loop keeps are retries of this activity (`retry-wait.ts`), not a return to the workflow.
+    const retryWaits = limits.retryWaits === true;
+    const held = parseInputRecord(input.state);
+    const provider = ctx.providers.get(held.provider);
+    const resuming = retryWaits && (currentContext()?.info.attempt ?? 1) > 1;
+    const recorded = resuming ? undefined : await alreadyRecorded(ctx.store, held);
     if (recorded !== undefined) {
-      ctx.logger.info('status already recorded: nothing sent', { operationId: state.operationId });
+      ctx.logger.info('status already recorded: nothing sent', { operationId: held.operationId });
       return recorded;
     }
-    const loop = new StatusLoop(ctx, provider, state);
-    const stopListening = onStatusLoopWake(state.operationId, loop.woken);
+    const loop = new StatusLoop(ctx, provider, held);
+    const stopListening = onStatusLoopWake(held.operationId, loop.woken);
     try {
       // A reservation the workflow made is read first, with its random draw (the jitter history holds); without
-      // one, the loop begins with the short wait the workflow handed it.
-      if (state.schedule.reservedAtMs !== undefined) await loop.read(state, input.random);
-      await loop.loop(limits, state);
+      // one, the loop begins with the wait the workflow handed it. A later attempt begins where the store stands.
+      if (resuming) await loop.resume(held, input.random);
+      else if (held.schedule.reservedAtMs !== undefined) await loop.read(held, input.random);
+      await loop.loop(limits, held);
     } finally {
       stopListening();
     }
-    ctx.logger.info('status loop handed back', {
-      operationId: state.operationId,
-      provider: state.provider,
+    const retryInMs = retryWaits ? retryDelayAfter(loop.exit!, loop.state, held, ctx.clock()) : undefined;
+    ctx.logger.info(retryInMs === undefined ? 'status loop handed back' : 'status loop waits as a retry', {
+      operationId: held.operationId,
+      provider: held.provider,
       reads: loop.entries.filter((entry) => entry.body.kind === 'observation' && entry.body.action === 'status').length,
       reason: loop.exit,
+      ...(retryInMs !== undefined ? { retryInMs } : {}),
     });
+    if (retryInMs !== undefined) throw waitAsRetry(retryInMs);
     return loop.outcome();
   };
 }

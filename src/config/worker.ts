@@ -72,7 +72,7 @@ export const workerSettings = {
       group: 'worker',
       usedBy: ['worker'],
       description:
-        'status reads planned at most this many ms apart are made in one heartbeating activity (no workflow task, timer or activity per read); longer waits are durable timers; `0` turns the loop off. Under `ASYNCJOB_PROVIDER_RATE_LIMIT` each read of a loop is paced (and takes its fleet send slot) like any provider request',
+        'status reads planned at most this many ms apart are made in one heartbeating activity (no workflow task, timer or activity per read); longer waits are retries of that activity (nothing in history between reads); `0` turns the loop off (one activity and one durable timer per read). Under `ASYNCJOB_PROVIDER_RATE_LIMIT` each read of a loop is paced (and takes its fleet send slot) like any provider request',
       example: '10000',
     },
   ),

@@ -3,6 +3,7 @@
  * continues as new. Every other loop is a pure step bounded by the record's budgets (see docs/rules.md#b3).
  * Workflow code reads these constants; tests read the same ones.
  */
+import { type OperationRecord } from './operation';
 
 /** Store calls are idempotent by sequence: retried, at most this many attempts, then the workflow task fails loudly. */
 export const STORE_CALL_RETRY = {
@@ -18,7 +19,29 @@ export const DESCRIBE_RETRY = {
   nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'],
 } as const;
 
-/** Provider calls are never retried by Temporal: the workflow plans every retry, so every request is counted (B2). */
+/** The attempts a retry-driven status activity may make beyond one per read left: its first wait and lost attempts. */
+export const RETRY_ATTEMPTS_BEYOND_READS = 20;
+
+/**
+ * The retry policy of a retry-driven status activity (B3): attempts bounded by the reads the budget still allows,
+ * plus room for attempts lost with their worker or failed on the store (each planned again from the store), with
+ * Temporal's backoff for those; a wait's own delay is the planner's (`nextRetryDelay`).
+ */
+export function retryDrivenWaitRetry(record: OperationRecord) {
+  const readsLeft = Math.max(0, record.budgets.maxStatusRequests - record.used.statusRequests);
+  return {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    // Attempts number in the reads made, so Temporal's backoff for a lost attempt is soon at its maximum.
+    maximumInterval: '10 seconds',
+    maximumAttempts: Math.min(readsLeft + RETRY_ATTEMPTS_BEYOND_READS, 1_000_000),
+  } as const;
+}
+
+/**
+ * Provider calls are never retried by Temporal: the workflow plans every retry, so every request is counted (B2). The
+ * one exception is a retry-driven status wait ({@link retryDrivenWaitRetry}), whose every attempt reserves its read.
+ */
 export const PROVIDER_CALL_RETRY = { maximumAttempts: 1 } as const;
 
 /**

@@ -2,7 +2,8 @@
  * Status polling inside one activity (P4, B2): while the planned wait between status reads is short, the
  * status-polling activity keeps the operation and reads again itself, instead of returning to the workflow for a
  * durable timer and a new activity every read. Temporal's guidance for frequent polling is exactly this: the
- * reads stay in a heartbeating activity; long waits stay durable timers. Every read is still reserved and stored
+ * reads stay in a heartbeating activity; for infrequent polling, long waits are retries of the same activity
+ * (`retryDelayAfter`), recorded nowhere in history. Every read is still reserved and stored
  * before it is sent and every decision is still the core's (`onWake`, `afterStatus`): this module only says
  * whether the loop keeps the operation or hands it back. Pure.
  */
@@ -16,7 +17,7 @@ import { effectiveDeadlineMs } from './wait-planner';
 export const pollLoopLimitsSchema = lazySchema(() =>
   z
     .object({
-      /** A planned wait longer than this goes back to the workflow (a durable timer); 0 turns the loop off. */
+      /** A planned wait longer than this ends the loop (a retry of its activity, or a durable timer); 0 turns it off. */
       maxWaitMs: z
         .number()
         .int()
@@ -28,6 +29,11 @@ export const pollLoopLimitsSchema = lazySchema(() =>
         .int()
         .min(1_000)
         .max(9 * 60_000),
+      /**
+       * Longer waits are retries of the status activity (`retryDelayAfter`), not durable timers. Recorded with the
+       * provider's facts in every operation's history, so an operation started without it keeps its timers.
+       */
+      retryWaits: z.boolean().optional(),
     })
     .strict(),
 );
@@ -38,7 +44,7 @@ export type PollLoopLimits = z.infer<typeof pollLoopLimitsSchema>;
  * The defaults: waits up to 30 s stay in the activity, which keeps an operation at most 2 minutes (it holds an
  * activity slot meanwhile, so other operations' reads are not kept waiting for long when slots run short).
  */
-export const DEFAULT_POLL_LOOP_LIMITS: PollLoopLimits = { maxWaitMs: 30_000, maxLoopMs: 2 * 60_000 };
+export const DEFAULT_POLL_LOOP_LIMITS: PollLoopLimits = { maxWaitMs: 30_000, maxLoopMs: 2 * 60_000, retryWaits: true };
 
 /**
  * How stale the workflow's copy of a running job's progress and of the provider's word for its state may grow while
@@ -51,7 +57,7 @@ export const PROGRESS_REFRESH_MS = 15_000;
 export type LoopExit =
   /** The operation left the polling states (a result to collect, a failure, an escalation, a cancel to send). */
   | 'state_changed'
-  /** The next read is planned further away than `maxWaitMs`: a durable timer waits for it. */
+  /** The next read is planned further away than `maxWaitMs`: a retry of the activity, or a durable timer, waits for it. */
   | 'long_wait'
   /** The loop has kept the operation for `maxLoopMs`. */
   | 'loop_time_spent'
@@ -142,6 +148,42 @@ export function readNowForWebhook(record: OperationRecord, nowMs: number): Opera
 export function loopTakesWait(record: OperationRecord, nowMs: number, limits: PollLoopLimits): boolean {
   if (limits.maxWaitMs === 0) return false;
   return nextLoopStep(record, nowMs, { startedAtMs: nowMs, entered: record }, limits).kind === 'wait';
+}
+
+/**
+ * Whether the workflow hands a long wait to a retry-driven status activity instead of a durable timer: a polling
+ * operation whose next read is planned further away than the loop keeps (`long_wait`), nothing reserved. The
+ * activity's attempts are then the reads: an attempt that finds the read not due fails with the wait as its retry
+ * delay ({@link retryDelayAfter}), which Temporal does not record in history.
+ */
+export function retryTakesWait(record: OperationRecord, nowMs: number, limits: PollLoopLimits): boolean {
+  if (limits.maxWaitMs === 0 || limits.retryWaits !== true) return false;
+  const step = nextLoopStep(record, nowMs, { startedAtMs: nowMs, entered: record }, limits);
+  return step.kind === 'exit' && step.reason === 'long_wait';
+}
+
+/** The failure type of an attempt of a retry-driven wait that ends to wait: benign, not an error. */
+export const STATUS_WAIT_FAILURE_TYPE = 'AsyncJobStatusWait';
+
+/**
+ * In a retry-driven wait: how long until the activity's next attempt when the loop ended with `exit` at `nowMs`, or
+ * `undefined` when the operation goes back to the workflow. Only a wait goes on as a retry (`long_wait`, or a
+ * `loop_time_spent` that ends one attempt's time), and only while what the workflow shows of the job (`entered`, its
+ * copy) is what the store holds: a moved state or progress goes back, so the workflow's copy is never older than
+ * one wait (P8). Never less than 1 ms: a zero delay would leave the retry to Temporal's backoff.
+ */
+export function retryDelayAfter(
+  exit: LoopExit,
+  record: OperationRecord,
+  entered: OperationRecord,
+  nowMs: number,
+): number | undefined {
+  if (exit !== 'long_wait' && exit !== 'loop_time_spent') return undefined;
+  if (shownStateMoved(entered, record)) return undefined;
+  const command = nextCommand(record, nowMs);
+  if (command.kind === 'read_status') return 1;
+  if (command.kind !== 'wait') return undefined;
+  return Math.max(1, command.untilMs - nowMs);
 }
 
 /**

@@ -71,8 +71,10 @@ export interface Simulator {
   reset(): void;
   /** Validates and installs a scenario (throws ScenarioError naming the field); existing jobs keep their scripts. */
   setScenario(scenario: ScenarioInput): void;
-  /** Request records in arrival order, optionally filtered. */
+  /** Request records in arrival order, optionally filtered; a request is recorded once it is answered. */
   requests(filter?: RequestFilter): RequestRecord[];
+  /** Requests a `delay` fault holds now: received, not yet answered (so not yet in {@link requests}). */
+  heldRequests(): number;
   /** Every job, oldest first. */
   jobs(): JobSummary[];
   /** One job by public or raw ID. */

@@ -18,6 +18,11 @@ export class HeldDelays {
     });
   }
 
+  /** How many requests are held now (received, not yet answered). */
+  get size(): number {
+    return this.held.size;
+  }
+
   /** Releases every held request now (used on stop; their sockets are destroyed right after). Safe to repeat. */
   releaseAll(): void {
     for (const [timer, release] of this.held) {

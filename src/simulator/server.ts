@@ -99,6 +99,10 @@ class SimulatorServer implements Simulator {
     return job ? this.summary(job) : undefined;
   }
 
+  heldRequests(): number {
+    return this.state.delays.size;
+  }
+
   jobsByToken(token: string): JobSummary[] {
     return this.state.jobs.byIdempotencyToken(token).map((job) => this.summary(job));
   }

@@ -2,7 +2,7 @@
  * The activity options of the workflow, written once: store calls and the provider lookup (local activities), and
  * provider calls (never retried by Temporal: the workflow decides every retry, so every request is counted, B2).
  */
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { AsyncJobActivities, ProviderFacts } from '../activities/types';
 import { DESCRIBE_RETRY, PROVIDER_CALL_RETRY, STORE_CALL_RETRY } from '../core/loop-bounds';
 
@@ -59,5 +59,4 @@ export function providerCallOptions(facts: ProviderFacts) {
 }
 
 /** The provider-call activities, proxied with their options (see {@link providerCallOptions}). */
-export const providerActivities = (options: ReturnType<typeof providerCallOptions>) =>
-  proxyActivities<AsyncJobActivities>(options);
+export const providerActivities = (options: ActivityOptions) => proxyActivities<AsyncJobActivities>(options);

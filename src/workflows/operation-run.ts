@@ -18,9 +18,9 @@ import {
 import type { ProviderFacts } from '../activities/types';
 import { waitSummary } from '../core/delay-sources';
 import { NO_CAPABILITIES } from '../core/escalation';
-import { DEFAULT_HISTORY_EVENT_LIMIT, continuesAsNew } from '../core/loop-bounds';
+import { DEFAULT_HISTORY_EVENT_LIMIT, continuesAsNew, retryDrivenWaitRetry } from '../core/loop-bounds';
 import { newOperationRecord, type OperationRecord } from '../core/operation';
-import { loopTakesWait, storeIsAhead } from '../core/poll-loop';
+import { loopTakesWait, retryTakesWait, storeIsAhead } from '../core/poll-loop';
 import {
   afterActivityFailure,
   decisionDeadlinePassed,
@@ -180,10 +180,7 @@ export class OperationRun {
         this.publish();
         return operationSummary(this.record);
       case 'wait':
-        if (facts.pollLoop !== undefined && loopTakesWait(this.record, now, facts.pollLoop))
-          return void (await this.pollInActivity(facts, `status ${label} (next read in a loop)`));
-        await this.sleepUntil(command.untilMs, now);
-        return undefined;
+        return void (await this.wait(command.untilMs, now, facts, label));
       case 'await_decision':
         return this.awaitDecision(command.untilMs, now);
       case 'create':
@@ -207,6 +204,21 @@ export class OperationRun {
   private publish(): void {
     this.publication.publish(this.record);
     this.parentLink.follow(this.record);
+  }
+
+  /**
+   * Waits for the next command: a short wait before a status read in the status loop, a long one as retries of the
+   * status activity (`retryTakesWait`), any other on a durable timer.
+   */
+  private async wait(untilMs: number, now: number, facts: ProviderFacts, label: string): Promise<void> {
+    // The facts decide (recorded in history by describeProvider, carried across continue-as-new): an operation
+    // started before retry waits, or on a worker with the loop off, keeps its durable timers.
+    const limits = facts.pollLoop;
+    if (limits !== undefined && loopTakesWait(this.record, now, limits))
+      return this.pollInActivity(facts, `status ${label} (next read in a loop)`);
+    if (limits !== undefined && retryTakesWait(this.record, now, limits))
+      return this.pollInActivity(facts, `status ${label} (reads as retries)`);
+    await this.sleepUntil(untilMs, now);
   }
 
   /** Sleeps until `untilMs`, or until a message arrives. */
@@ -272,15 +284,18 @@ export class OperationRun {
 
   /**
    * Status reads in one activity while the waits are short (`core/poll-loop.ts`), from a read the workflow reserved
-   * or from a short wait it hands over (no durable timer then). A message asks for the operation back
-   * ({@link askLoopBack}): the activity finishes any read in flight, records it and returns the stored state. When it ends without an outcome (a worker
-   * lost mid-loop), the workflow adopts what the store holds and, when a read was reserved and never recorded,
-   * journals the failed call as for any provider call (B2).
+   * or from a wait it hands over (no durable timer then); with `pollLoop.retryWaits`, longer waits are retries of the same
+   * activity (`activities/retry-wait.ts`), which returns only on a change the workflow must see. A message asks for
+   * the operation back ({@link askLoopBack}): the activity finishes any read in flight, records it and returns the
+   * stored state; an activity waiting for its next attempt is cancelled at once by the server. When it ends without
+   * an outcome (a worker lost mid-loop, a wait cancelled, its attempts spent), the workflow adopts what the store
+   * holds and, when a read was reserved and never recorded, journals the failed call as for any provider call (B2).
    */
   private async pollInActivity(facts: ProviderFacts, summary: string): Promise<void> {
     const options = {
       ...providerCallOptions(facts),
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      ...(facts.pollLoop?.retryWaits === true ? { retry: retryDrivenWaitRetry(this.record) } : {}),
     };
     const fromSequence = this.record.journal.nextSequence;
     const scope = new CancellationScope();

@@ -4,8 +4,10 @@ import {
   DESCRIBE_RETRY,
   MAX_CREATE_ATTEMPTS,
   PROVIDER_CALL_RETRY,
+  RETRY_ATTEMPTS_BEYOND_READS,
   STORE_CALL_RETRY,
   continuesAsNew,
+  retryDrivenWaitRetry,
 } from '../../src/core/loop-bounds';
 import { type Observation } from '../../src/core/observation';
 import { type OperationRecord } from '../../src/core/operation';
@@ -210,6 +212,12 @@ describe('every retry loop is bounded in attempts and in history (B3)', () => {
 
   it('B3: activity retry policies have a finite number of attempts; a run continues as new at its history limit', () => {
     expect(PROVIDER_CALL_RETRY.maximumAttempts).toBe(1);
+    // A retry-driven status wait: one attempt per read the budget still allows, and a few more.
+    const record = observingRecord();
+    const readsLeft = record.budgets.maxStatusRequests - record.used.statusRequests;
+    expect(retryDrivenWaitRetry(record).maximumAttempts).toBe(readsLeft + RETRY_ATTEMPTS_BEYOND_READS);
+    const spent = { ...record, used: { ...record.used, statusRequests: record.budgets.maxStatusRequests } };
+    expect(retryDrivenWaitRetry(spent).maximumAttempts).toBe(RETRY_ATTEMPTS_BEYOND_READS);
     expect(STORE_CALL_RETRY.maximumAttempts).toBeLessThanOrEqual(20);
     expect(DESCRIBE_RETRY.maximumAttempts).toBeLessThanOrEqual(5);
     expect(continuesAsNew(DEFAULT_HISTORY_EVENT_LIMIT - 1, false)).toBe(false);

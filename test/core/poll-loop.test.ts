@@ -6,6 +6,8 @@ import {
   DEFAULT_POLL_LOOP_LIMITS,
   PROGRESS_REFRESH_MS,
   loopTakesWait,
+  retryDelayAfter,
+  retryTakesWait,
   storeIsAhead,
   nextLoopStep,
   pollLoopLimitsSchema,
@@ -149,6 +151,48 @@ describe('the status loop keeps an operation only while its waits are short (P4,
     expect(pollLoopLimitsSchema.safeParse({ maxWaitMs: 30_000, maxLoopMs: 10 * 60_000 }).success).toBe(false);
     expect(pollLoopLimitsSchema.safeParse({ maxWaitMs: -1, maxLoopMs: 60_000 }).success).toBe(false);
     expect(pollLoopLimitsSchema.safeParse({ maxWaitMs: 1_000, maxLoopMs: 60_000, extra: 1 }).success).toBe(false);
+  });
+});
+
+describe('long waits as retries of the status activity (P4, P8)', () => {
+  const now = T0 + 10_000;
+
+  it('P4: the workflow hands a long wait of a polling operation to retries; a short one, a reservation, or any other state does not', () => {
+    const retries = { ...LIMITS, retryWaits: true };
+    expect(retryTakesWait(waitingUntil(now + 60_000), now, retries)).toBe(true);
+    expect(retryTakesWait(waitingUntil(now + 5_000), now, retries)).toBe(false);
+    expect(retryTakesWait(waitingUntil(now + 60_000), now, { ...retries, maxWaitMs: 0 })).toBe(false);
+    expect(retryTakesWait({ ...waitingUntil(now + 60_000), localState: 'reconciliation' }, now, retries)).toBe(false);
+    expect(retryTakesWait({ ...waitingUntil(now + 60_000), localState: 'cancelling' }, now, retries)).toBe(false);
+    const reserved = { ...observingRecord(), schedule: { reservedAtMs: now } } satisfies OperationRecord;
+    expect(retryTakesWait(reserved, now, retries)).toBe(false);
+    // Facts recorded before retry waits (an operation started on an earlier version) keep its durable timers.
+    expect(retryTakesWait(waitingUntil(now + 60_000), now, LIMITS)).toBe(false);
+    expect(DEFAULT_POLL_LOOP_LIMITS.retryWaits).toBe(true);
+  });
+
+  it('P4: a long wait, or an attempt whose time is spent, goes on as a retry after exactly the planned wait', () => {
+    const record = waitingUntil(now + 45_000);
+    expect(retryDelayAfter('long_wait', record, record, now)).toBe(45_000);
+    expect(retryDelayAfter('loop_time_spent', record, record, now)).toBe(45_000);
+    // A read already due is the next attempt at once (1 ms: a zero delay would be Temporal's backoff).
+    expect(retryDelayAfter('loop_time_spent', waitingUntil(now), waitingUntil(now), now)).toBe(1);
+  });
+
+  it.each(['state_changed', 'refresh_due', 'cancelled', 'superseded'] as const)(
+    'P5: a loop ended by %s goes back to the workflow, never on as a retry',
+    (exit) => {
+      const record = waitingUntil(now + 45_000);
+      expect(retryDelayAfter(exit, record, record, now)).toBeUndefined();
+    },
+  );
+
+  it("P8: a long wait after the provider's word or progress moved goes back, so the workflow's copy is never older than one wait", () => {
+    const entered = waitingUntil(now + 45_000);
+    const running = { ...entered, remote: { ...entered.remote, state: 'running-now' } };
+    const progressed = { ...entered, remote: { ...entered.remote, progress: 42 } };
+    expect(retryDelayAfter('long_wait', running, entered, now)).toBeUndefined();
+    expect(retryDelayAfter('long_wait', progressed, entered, now)).toBeUndefined();
   });
 });
 

@@ -2,7 +2,7 @@
  * Determinism guard: the histories recorded from real runs (`test/histories/**.json`) must replay against the
  * current workflow code. A change that reorders or drops commands fails here. The top folder holds the current
  * code's recordings (`test/workflows/record-histories.test.ts`); each earlier generation is kept in a folder of its
- * own (`before-message-wake/`) and replayed too (`src/workflows/README.md`).
+ * own (`before-message-wake/`, `before-retry-waits/`) and replayed too (`src/workflows/README.md`).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -39,6 +39,11 @@ describe('replay of recorded histories (determinism)', () => {
     expect(activityTypes).toContain('pollStatus');
     for (const name of ['readStatus', 'describeProvider', 'recordIntent', 'appendJournal'])
       expect(activityTypes).not.toContain(name);
+    // One of them waits as retries of the status activity: its reads are attempts after the first.
+    const attempts = histories
+      .find((h) => h.file === 'retry-waits-rest.json')!
+      .history.events!.flatMap((event) => event.activityTaskStartedEventAttributes?.attempt ?? []);
+    expect(Math.max(...attempts)).toBeGreaterThan(1);
     const noop = () => undefined;
     const bundle = await bundleWorkflowCode({
       workflowsPath,

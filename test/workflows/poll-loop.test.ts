@@ -5,56 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JournalEntryBody } from '../../src/core/journal';
 import { startWebhookReceiver, type WebhookReceiver } from '../../src/webhooks/receiver';
 import { ARRIVAL_LAG_MS, startHarness, type Harness } from './harness';
+import { journal, localActivityResults, scheduledActivities, untilReadsCounted } from './status-loop-checks';
 
 const WEBHOOK_SECRET = `whsec-${randomBytes(16).toString('hex')}`;
-
-/** The activities the workflow scheduled, by type, over every run of the operation. */
-async function scheduledActivities(h: Harness, operationId: string): Promise<string[]> {
-  const history = await h.env.client.workflow.getHandle(operationId).fetchHistory();
-  return (history.events ?? []).flatMap((event) => {
-    const name = event.activityTaskScheduledEventAttributes?.activityType?.name;
-    return name ? [name] : [];
-  });
-}
-
-/** The results of the local activities of type `type` the workflow ran, from their markers in its history. */
-async function localActivityResults(h: Harness, operationId: string, type: string): Promise<unknown[]> {
-  const history = await h.env.client.workflow.getHandle(operationId).fetchHistory();
-  const decode = (payload: { data?: Uint8Array | null } | undefined): unknown =>
-    JSON.parse(Buffer.from(payload?.data ?? new Uint8Array()).toString('utf8'));
-  return (history.events ?? []).flatMap((event) => {
-    const details = event.markerRecordedEventAttributes?.details;
-    const data = details?.['data']?.payloads?.[0];
-    if (data === undefined || (decode(data) as { activity_type?: string }).activity_type !== type) return [];
-    return [decode(details?.['result']?.payloads?.[0])];
-  });
-}
-
-async function journal(
-  h: Harness,
-  operationId: string,
-): Promise<{ actor: string; atMs: number; body: JournalEntryBody }[]> {
-  return (await h.store.entries(operationId)).map(({ entry }) => ({
-    actor: entry.actor,
-    atMs: Date.parse(entry.at),
-    body: entry.body,
-  }));
-}
-
-/** Waits (polling the store, no fixed sleep) until the operation has counted `reads` status requests. */
-async function untilReadsCounted(h: Harness, operationId: string, reads: number): Promise<void> {
-  const end = Date.now() + 60_000;
-  for (;;) {
-    const snapshot = await h.store.getOperation(operationId);
-    const used = (snapshot?.record as { used?: { statusRequests?: number } } | undefined)?.used?.statusRequests ?? 0;
-    if (used >= reads) return;
-    if (Date.now() > end) throw new Error(`${operationId}: ${used} status requests counted, waiting for ${reads}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe('status reads inside one activity (P4, B2)', () => {
   let h: Harness;

@@ -16,6 +16,7 @@ const record = process.env.ASYNCJOB_RECORD_HISTORIES === '1';
 
 describe.runIf(record)('record histories for the replay test', () => {
   let h: Harness;
+  let retries: Harness;
   beforeAll(async () => {
     const scripts = {
       three_polls: { steps: [{ state: 'queued', polls: 1 }, { state: 'running', polls: 1 }, { state: 'succeeded' }] },
@@ -31,11 +32,19 @@ describe.runIf(record)('record histories for the replay test', () => {
     h = await startHarness('record', {
       scenarios: { rest: { scripts }, lro: { scripts }, 'operation-location': { scripts } } as never,
     });
+    // A worker whose loop keeps waits up to 100 ms: longer ones are retries of the status activity.
+    retries = await startHarness('record-retries', {
+      scenarios: { rest: { scripts } } as never,
+      pollLoop: { maxWaitMs: 100, maxLoopMs: 60_000, retryWaits: true },
+    });
   });
-  afterAll(async () => h?.stop());
+  afterAll(async () => {
+    await h?.stop();
+    await retries?.stop();
+  });
 
-  const save = async (name: string, operationId: string) => {
-    const history = await h.env.client.workflow.getHandle(operationId).fetchHistory();
+  const save = async (name: string, operationId: string, from: Harness = h) => {
+    const history = await from.env.client.workflow.getHandle(operationId).fetchHistory();
     await writeFile(
       path.join(__dirname, '..', 'histories', `${name}.json`),
       JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n',
@@ -84,5 +93,13 @@ describe.runIf(record)('record histories for the replay test', () => {
     });
     await h.client.result(review.operationId);
     await save('escalate-extend', review.operationId);
+
+    const waits = retries.request('rest', {
+      script: 'retry_after',
+      policy: { baseDelayMs: 300, maxDelayMs: 300, minJitterRatio: 1 },
+    });
+    await retries.client.start(waits);
+    await retries.client.result(waits.operationId);
+    await save('retry-waits-rest', waits.operationId, retries);
   });
 });

@@ -1,0 +1,127 @@
+/**
+ * Retry-driven status waits (`activities/retry-wait.ts`) on a real server: the worker's loop keeps waits up to 100 ms,
+ * so every longer wait is a retry of the status activity. Asserted from the simulator's request log, the store's
+ * journal and the workflow's history: reads happen at their planned times without a timer or workflow task each,
+ * the budget and the deadline stop them exactly, and a cancel ends a wait at once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STATUS_WAIT_FAILURE_TYPE } from '../../src/core/poll-loop';
+import { ARRIVAL_LAG_MS, startHarness, type Harness } from './harness';
+import { journal, scheduledActivities } from './status-loop-checks';
+
+/** The status activity the workflow waits on, once it waits for its next attempt after a failed (waiting) one. */
+async function untilWaitingForAttempt(h: Harness, operationId: string): Promise<void> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const { raw } = await h.env.client.workflow.getHandle(operationId).describe();
+    const pending = raw.pendingActivities?.[0];
+    if (pending?.lastFailure?.applicationFailureInfo?.type === STATUS_WAIT_FAILURE_TYPE && (pending.attempt ?? 0) > 1)
+      return;
+    if (Date.now() > end) throw new Error(`${operationId}: no status activity waiting for its next attempt`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+async function historyEvents(h: Harness, operationId: string) {
+  return (await h.env.client.workflow.getHandle(operationId).fetchHistory()).events ?? [];
+}
+
+describe('status waits as retries of one activity (P4, B2)', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    const scripts = {
+      nine_reads: { steps: [{ state: 'running', polls: 8 }, { state: 'succeeded' }] },
+      forever: { steps: [{ state: 'running' }] },
+      cancellable: { steps: [{ state: 'running' }], cancel: { afterMs: 50, outcome: 'cancelled' } },
+    };
+    h = await startHarness('retry-waits', {
+      scenarios: { rest: { scripts } } as never,
+      pollLoop: { maxWaitMs: 100, maxLoopMs: 60_000, retryWaits: true },
+    });
+  });
+  afterAll(async () => h?.stop());
+
+  it('P4: reads 300 ms apart are attempts of one activity: no timer, no workflow task between them, each read at its planned time', async () => {
+    const request = h.request('rest', {
+      script: 'nine_reads',
+      policy: { baseDelayMs: 300, maxDelayMs: 300, minJitterRatio: 1 },
+    });
+    await h.client.start(request);
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('succeeded');
+    const record = await h.client.get(request.operationId);
+    const reads = h.statusReads('rest', record.jobId);
+    expect(reads).toHaveLength(9);
+    expect(record.used.statusRequests).toBe(9);
+    // Read 1 leaves `accepted` (back to the workflow); reads 2-9 are attempts of the second activity.
+    expect((await scheduledActivities(h, request.operationId)).filter((name) => name === 'pollStatus')).toHaveLength(2);
+    const events = await historyEvents(h, request.operationId);
+    expect(events.some((event) => event.timerStartedEventAttributes)).toBe(false);
+    const attempts = events.flatMap((event) => event.activityTaskStartedEventAttributes?.attempt ?? []);
+    expect(Math.max(...attempts)).toBeGreaterThanOrEqual(8);
+    // Each read waited its planned 300 ms (Temporal's own backoff would have doubled from 1 s).
+    const observed = (await journal(h, request.operationId)).filter(
+      (entry) => entry.body.kind === 'observation' && entry.body.action === 'status',
+    );
+    for (const [index, read] of reads.slice(2).entries()) {
+      const plannedAtMs = Date.parse((observed[index + 1]!.body as { nextPollAt: string }).nextPollAt);
+      expect(read.atMs).toBeGreaterThanOrEqual(plannedAtMs);
+      expect(read.atMs - plannedAtMs).toBeLessThan(5_000);
+    }
+  });
+
+  it('S4, B2: the budget is reached in a retry-driven wait: exactly maxStatusRequests reads, the stop recorded by the worker', async () => {
+    const request = h.request('rest', {
+      script: 'forever',
+      policy: { baseDelayMs: 200, maxDelayMs: 200, maxStatusRequests: 6, decisionDeadlineMs: 300 },
+    });
+    await h.client.start(request);
+    const summary = await h.client.result(request.operationId);
+    expect(summary.escalation?.reason).toBe('request_budget_exhausted');
+    expect(h.statusReads('rest', summary.jobId)).toHaveLength(6);
+    const escalation = (await journal(h, request.operationId)).find((entry) => entry.body.kind === 'escalation');
+    expect(escalation?.actor).toMatch(/^worker:/);
+  });
+
+  it('S3, B2: the deadline is reached in a retry-driven wait: no read at or after it, every counted read sent or unused', async () => {
+    const request = h.request('rest', {
+      script: 'forever',
+      createDeadline: { afterMs: 2_000 },
+      resultDeadline: { afterMs: 3_000 },
+      policy: { baseDelayMs: 250, maxDelayMs: 250, decisionDeadlineMs: 300 },
+    });
+    await h.client.start(request);
+    const summary = await h.client.result(request.operationId);
+    expect(summary.escalation?.reason).toBe('deadline_exceeded');
+    const record = await h.client.get(request.operationId);
+    const reads = h.statusReads('rest', record.jobId);
+    expect(reads.length).toBeGreaterThan(3);
+    for (const read of reads) expect(read.atMs).toBeLessThan(record.deadlines.resultDeadlineMs + ARRIVAL_LAG_MS);
+    expect(record.used.statusRequests - reads.length).toBeGreaterThanOrEqual(0);
+    expect(record.used.statusRequests - reads.length).toBeLessThanOrEqual(1);
+  });
+
+  it('X1, B2: a cancel arriving while the activity waits for its next attempt is taken at once: the cancel sent once, every counted read accounted for', async () => {
+    const request = h.request('rest', {
+      script: 'cancellable',
+      // Reads 30 s apart: a cancel that had to wait for the next attempt would take that long.
+      policy: { baseDelayMs: 30_000, maxDelayMs: 30_000, minJitterRatio: 1, cancelDeadlineMs: 10_000 },
+    });
+    await h.client.start(request);
+    await untilWaitingForAttempt(h, request.operationId);
+    const cancelledAtMs = Date.now();
+    await h.client.cancel(request.operationId, {
+      requestedBy: 'alice@example.com',
+      reason: 'no longer needed',
+      expectedEffect: 'the report is not produced',
+    });
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('cancelled');
+    const cancels = h.sims.rest.requests({ action: 'cancel' }).filter((r) => r.jobId?.endsWith(summary.jobId!));
+    expect(cancels).toHaveLength(1);
+    expect(cancels[0]!.atMs - cancelledAtMs).toBeLessThan(15_000);
+    const record = await h.client.get(request.operationId);
+    expect(h.statusReads('rest', record.jobId)).toHaveLength(record.used.statusRequests);
+  });
+});
