@@ -26,6 +26,7 @@ import {
 import { onWake, type StepEntry, type StepResult } from '../core/step';
 import { tailEntries, withoutTails, type StepOutcome } from '../core/step-outcome';
 import { AsyncJobError } from '../core/errors';
+import { collectResult } from './collect-result';
 import { whileHeartbeating } from './heartbeat';
 import { onStatusLoopWake, type LoopWake } from './loop-wake';
 import { alreadyRecorded, commitStep, parseInputRecord, snapshotOf } from './journal-writer';
@@ -166,6 +167,18 @@ class StatusLoop {
     );
   }
 
+  /**
+   * A read saw success: the result is collected here, as the `collectResult` activity would (its own idempotent
+   * step, recorded with its snapshot), so no workflow turn, activity or search-attribute write comes between the
+   * read and the collect. A failure of ours is thrown as that activity's would be: the workflow (or the next
+   * attempt of a retry-driven wait) finds the operation in `result_collecting` and collects again.
+   */
+  async collect(): Promise<void> {
+    const collected = await collectResult(this.ctx)({ state: withoutTails(this.state), random: Math.random() });
+    this.state = collected.state;
+    this.entries.push(...collected.entries);
+  }
+
   /** What the activity returns: the state as stored, and the loop's entries the tails keep. */
   outcome(): StepOutcome {
     return { state: withoutTails(this.state), entries: tailEntries(this.entries) };
@@ -206,6 +219,7 @@ export function pollStatus(ctx: ActivityContext) {
       ...(retryInMs !== undefined ? { retryInMs } : {}),
     });
     if (retryInMs !== undefined) throw waitAsRetry(retryInMs);
+    if (loop.exit === 'state_changed' && loop.state.localState === 'result_collecting') await loop.collect();
     return loop.outcome();
   };
 }

@@ -42,7 +42,7 @@ describe('status waits as retries of one activity (P4, B2)', () => {
   });
   afterAll(async () => h?.stop());
 
-  it('P4: reads 300 ms apart are attempts of one activity: no timer, no workflow task between them, each read at its planned time', async () => {
+  it('P4: reads 300 ms apart are attempts of one activity, which collects the result: no timer, no workflow task between them, each read at its planned time', async () => {
     const request = h.request('rest', {
       script: 'nine_reads',
       policy: { baseDelayMs: 300, maxDelayMs: 300, minJitterRatio: 1 },
@@ -54,8 +54,11 @@ describe('status waits as retries of one activity (P4, B2)', () => {
     const reads = h.statusReads('rest', record.jobId);
     expect(reads).toHaveLength(9);
     expect(record.used.statusRequests).toBe(9);
-    // Read 1 leaves `accepted` (back to the workflow); reads 2-9 are attempts of the second activity.
-    expect((await scheduledActivities(h, request.operationId)).filter((name) => name === 'pollStatus')).toHaveLength(2);
+    // Read 1 leaves `accepted` (back to the workflow); reads 2-9 are attempts of the second activity, which also
+    // collected the result its last read announced: no collect activity, no workflow turn between.
+    expect(await scheduledActivities(h, request.operationId)).toEqual(['createJob', 'pollStatus', 'pollStatus']);
+    expect(summary.result?.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(h.sims.rest.requests({ action: 'result' }).filter((r) => r.jobId?.endsWith(record.jobId!))).toHaveLength(1);
     const events = await historyEvents(h, request.operationId);
     expect(events.some((event) => event.timerStartedEventAttributes)).toBe(false);
     const attempts = events.flatMap((event) => event.activityTaskStartedEventAttributes?.attempt ?? []);
