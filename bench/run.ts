@@ -22,7 +22,7 @@ import { measureStore, type StoreResult } from './phases/store';
 import { measurePerPoll, measureThroughput, throughputTargets } from './phases/throughput';
 import { measureWaiting, waitingTargets, type WaitingResult } from './phases/waiting';
 
-const PHASES = ['simulator', 'store', 'throughput', 'fleet', 'reaction', 'waiting'] as const;
+const PHASES = ['simulator', 'store', 'throughput', 'per-poll', 'fleet', 'reaction', 'waiting'] as const;
 type Phase = (typeof PHASES)[number];
 
 function log(line: string): void {
@@ -52,6 +52,14 @@ function benchTargets(results: Record<string, unknown>): Target[] {
     ...reactionTargets(results.reaction as ReactionResult | undefined),
   );
   return targets;
+}
+
+/** An error's message with its causes' (a workflow's failure says why only in its cause chain). */
+function withCauses(err: unknown): string {
+  const messages: string[] = [];
+  for (let e: unknown = err; e !== undefined && messages.length < 5; e = e instanceof Error ? e.cause : undefined)
+    messages.push(e instanceof Error ? e.message : String(e));
+  return messages.join(': ');
 }
 
 /** Figures a run measured only in part, which a run meant to be full must not hide (run C skipped PostgreSQL). */
@@ -110,8 +118,8 @@ async function main(): Promise<number> {
       return await run();
     } catch (err) {
       log(`  ${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      failures.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
-      return { failed: err instanceof Error ? err.message : String(err) };
+      failures.push(`${name}: ${withCauses(err)}`);
+      return { failed: withCauses(err) };
     } finally {
       const measured = load.stop();
       loads.push(measured);
@@ -148,10 +156,18 @@ async function main(): Promise<number> {
     }
     const c = ctx;
     if (c && wanted('throughput'))
-      await phase('throughput', 'throughput and per-poll cost', async () => {
+      await phase('throughput', 'throughput', async () => {
         const dep = await deploy(c, 'tp', { providers: { main: {} }, bareOn: 'main' });
         try {
           results.throughput = await measureThroughput(c, dep, log);
+        } finally {
+          await dep.stop();
+        }
+      });
+    if (c && wanted('per-poll'))
+      await phase('per-poll', 'per-poll cost', async () => {
+        const dep = await deploy(c, 'pp', { providers: { main: {} }, bareOn: 'main' });
+        try {
           results.perPoll = await measurePerPoll(c, dep);
         } finally {
           await dep.stop();

@@ -1,6 +1,7 @@
 /**
- * The bare Temporal baseline: one workflow that creates a job, reads its status until it is final, then
- * downloads and checks the result. Same poll timing as asyncjob (./poll-plan.ts: each read planned from the
+ * The bare Temporal baselines. `BareJobWorkflow` creates a job, reads its status until it is final, then
+ * downloads and checks the result; `BareHeartbeatJobWorkflow` and `BareRetryJobWorkflow` make the same calls with
+ * the reads in the two patterns Temporal recommends for polling (a heartbeating activity, activity retries). Same poll timing as asyncjob (./poll-plan.ts: each read planned from the
  * previous call's start with the same backoff and bounded jitter, and a timer only when that instant is still
  * ahead at the workflow task), no record keeping: what Temporal alone costs for the same calls. Bundled
  * separately from asyncjob's workflows.
@@ -62,4 +63,40 @@ export async function BareJobWorkflow(input: BareJobInput): Promise<BareJobResul
     message: `job ${jobId} not final after ${input.maxStatusReads} reads`,
     nonRetryable: true,
   });
+}
+
+/**
+ * The bare workflow with Temporal's recommended pattern for frequent polling: the status reads in one heartbeating
+ * activity that sleeps the same planned delays between them. Create and collect as {@link BareJobWorkflow}.
+ */
+export async function BareHeartbeatJobWorkflow(input: BareJobInput): Promise<BareJobResult> {
+  const created = await bareCreateJob(input.payload);
+  // As Temporal's sample: one heartbeat per read, the heartbeat timeout longer than the interval between reads.
+  const { bareHeartbeatPoll } = proxyActivities<BareActivities>({
+    startToCloseTimeout: '1 hour',
+    heartbeatTimeout: input.maxDelayMs + 30_000,
+    retry: { maximumAttempts: 1 },
+  });
+  const statusReads = await bareHeartbeatPoll(created.value, input);
+  return { ...(await bareCollectResult(created.value)), statusReads, timersStarted: 0 };
+}
+
+/**
+ * The bare workflow with Temporal's recommended pattern for infrequent polling: an activity whose attempts are the
+ * reads, its retry policy a fixed interval of the policy's delay (`backoffCoefficient` 1). The first read is the
+ * first attempt, at once; asyncjob and the other baselines wait a planned delay before it.
+ */
+export async function BareRetryJobWorkflow(input: BareJobInput): Promise<BareJobResult> {
+  const created = await bareCreateJob(input.payload);
+  const { bareRetryPoll } = proxyActivities<BareActivities>({
+    startToCloseTimeout: '1 minute',
+    retry: {
+      initialInterval: input.maxDelayMs,
+      backoffCoefficient: 1,
+      maximumAttempts: input.maxStatusReads,
+      nonRetryableErrorTypes: ['ASYNCJOB_BENCH_ERR_JOB_ENDED'],
+    },
+  });
+  const statusReads = await bareRetryPoll(created.value);
+  return { ...(await bareCollectResult(created.value)), statusReads, timersStarted: 0 };
 }

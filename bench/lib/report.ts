@@ -122,7 +122,7 @@ export function renderMarkdown(input: Record<string, unknown>): string {
       'ms',
     ]);
     lines.push(
-      '### 2. Per-poll cost (medians per operation; concurrency 1 at the short policy, a few side by side at 1 s and 5 s)',
+      "### 2. Per-poll cost (medians per operation; concurrency 1 at the short policy, a few side by side from 1 s on; bare-heartbeat and bare-retry are Temporal's recommended polling patterns)",
       '',
       '| policy | system | status reads | samples | history events | events / read | history bytes | bytes / read | timers | journal entries | snapshot writes | latency (ms) |',
       '|---|---|---|---|---|---|---|---|---|---|---|---|',

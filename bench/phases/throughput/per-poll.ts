@@ -1,6 +1,7 @@
 /**
  * Figure 2: per policy, the histories of single asyncjob and bare operations (and asyncjob's store entries), per
- * operation and per status read, and the cost of one more read.
+ * operation and per status read, and the cost of one more read; from 1 s on, beside Temporal's two recommended
+ * polling patterns (a heartbeating activity, activity retries).
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -8,9 +9,16 @@ import type { BenchContext, Deployment } from '../../lib/context';
 import { plainCalls } from '../../lib/provider-calls';
 import { median, nowMs, round, runPool } from '../../lib/stats';
 import { historyCost, type HistoryCost } from './history';
-import { POLICIES, type BenchPolicy, type PolicyName, type SystemName } from './policies';
-import type { MarginalRead, PerPollOperation, PerPollPolicy, PerPollResult } from './result';
-import { systems, type RunOne } from './systems';
+import { PER_POLL_POLICIES, type BenchPolicy, type PolicyName } from './policies';
+import type {
+  MarginalRead,
+  PerPollAnchor,
+  PerPollOperation,
+  PerPollPolicy,
+  PerPollResult,
+  PerPollSystem,
+} from './result';
+import { recommendedPatterns, systems, type RunOne } from './systems';
 
 /** The longest operation of figure 2, at 1 s: the target's "amortised over a 20-poll operation". */
 const LONG_READS = 20;
@@ -22,13 +30,15 @@ function perPollPlan(policy: PolicyName, quick: boolean): { reads: number[]; sam
   return { reads: [3], samples: quick ? 2 : 3, sideBySide: true };
 }
 
-/** The two durable systems, whose histories figure 2 reads. */
-type Durable = 'asyncjob' | 'bare';
+/** The systems figure 2 runs at a policy: the recommended patterns from 1 s on (the short policy is no polling). */
+function systemsAt(policy: PolicyName): PerPollSystem[] {
+  return policy === 'short' ? ['asyncjob', 'bare'] : ['asyncjob', 'bare', 'bare-heartbeat', 'bare-retry'];
+}
 
 /** What figure 2 runs operations with: the systems, and asyncjob's store read beside its worker. */
 interface Probe {
   ctx: BenchContext;
-  run: Record<SystemName, RunOne>;
+  run: Record<PerPollSystem | 'naive', RunOne>;
   /** An asyncjob operation's journal entries and its snapshot's version (one write per version). */
   journalEntries(operationId: string): number;
   snapshotVersion(operationId: string): number;
@@ -48,7 +58,7 @@ interface Sample {
  */
 async function cleanSamples(
   probe: Probe,
-  system: Durable,
+  system: PerPollSystem,
   policy: BenchPolicy,
   reads: number,
   samples: number,
@@ -77,7 +87,7 @@ async function cleanSamples(
 }
 
 /** One kind of operation's figures: medians over its clean samples. */
-function operationOf(system: Durable, reads: number, clean: readonly Sample[]): PerPollOperation {
+function operationOf(system: PerPollSystem, reads: number, clean: readonly Sample[]): PerPollOperation {
   const events = median(clean.map((c) => c.cost.events));
   const bytes = median(clean.map((c) => c.cost.bytes));
   return {
@@ -127,8 +137,8 @@ async function measurePolicy(
 ): Promise<PerPollPolicy> {
   const p0 = nowMs();
   const { reads, samples, sideBySide } = perPollPlan(policy.name, probe.ctx.quick);
-  const kinds = (['asyncjob', 'bare'] as const).flatMap((system) => reads.map((n) => ({ system, n })));
-  const measure = async (k: { system: Durable; n: number }): Promise<PerPollOperation> =>
+  const kinds = systemsAt(policy.name).flatMap((system) => reads.map((n) => ({ system, n })));
+  const measure = async (k: { system: PerPollSystem; n: number }): Promise<PerPollOperation> =>
     operationOf(k.system, k.n, await cleanSamples(probe, k.system, policy, k.n, samples, sideBySide));
   const operations: PerPollOperation[] = [];
   // Long policies: every kind side by side (a light load at these delays), so the section lasts one operation.
@@ -140,9 +150,9 @@ async function measurePolicy(
 
 /** Figure 2's headline figures, from its policies and the naive loop's latencies at the short policy. */
 function perPollResult(policies: PerPollPolicy[], naiveLatency: Record<number, number>, t0: number): PerPollResult {
-  const find = (name: PolicyName, system: Durable, reads: number) =>
+  const find = (name: PolicyName, system: PerPollSystem, reads: number) =>
     policies.find((p) => p.name === name)!.operations.find((o) => o.system === system && o.statusReads === reads)!;
-  const added = (system: Durable) =>
+  const added = (system: 'asyncjob' | 'bare') =>
     round(
       (find('short', system, 6).latencyMs -
         find('short', system, 3).latencyMs -
@@ -157,6 +167,7 @@ function perPollResult(policies: PerPollPolicy[], naiveLatency: Record<number, n
       asyncjob: find('1s', 'asyncjob', LONG_READS).eventsPerRead,
       bare: find('1s', 'bare', LONG_READS).eventsPerRead,
     },
+    anchors: policies.filter((p) => p.name !== 'short').map(anchorOf),
     addedLatencyPerReadMs: { asyncjob: added('asyncjob'), bare: added('bare') },
     latencyMs: {
       asyncjob: { reads3: find('short', 'asyncjob', 3).latencyMs, reads6: find('short', 'asyncjob', 6).latencyMs },
@@ -174,16 +185,17 @@ export async function measurePerPoll(ctx: BenchContext, dep: Deployment): Promis
   const db = new Database(path.join(dep.dataDir, 'asyncjob.db'), { readonly: true, fileMustExist: true });
   const journalEntries = db.prepare('SELECT count(*) FROM journal WHERE operation_id = ?').pluck();
   const version = db.prepare('SELECT version FROM operations WHERE operation_id = ?').pluck();
+  const patterns = recommendedPatterns(ctx, dep);
   const probe: Probe = {
     ctx,
-    run: systems(ctx, dep, calls),
+    run: { ...systems(ctx, dep, calls), 'bare-heartbeat': patterns.heartbeat, 'bare-retry': patterns.retry },
     journalEntries: (id) => journalEntries.get(id) as number,
     snapshotVersion: (id) => version.get(id) as number,
   };
   try {
     const policies: PerPollPolicy[] = [];
     const naiveLatency: Record<number, number> = {};
-    for (const policy of POLICIES) policies.push(await measurePolicy(probe, policy, naiveLatency));
+    for (const policy of PER_POLL_POLICIES) policies.push(await measurePolicy(probe, policy, naiveLatency));
     return perPollResult(policies, naiveLatency, t0);
   } finally {
     db.close();
@@ -194,7 +206,7 @@ export async function measurePerPoll(ctx: BenchContext, dep: Deployment): Promis
 /** Per system, the cost of one more read between its shortest and longest operation (none with one length). */
 function marginalReads(operations: readonly PerPollOperation[]): MarginalRead[] {
   const out: MarginalRead[] = [];
-  for (const system of ['asyncjob', 'bare'] as const) {
+  for (const system of ['asyncjob', 'bare', 'bare-heartbeat', 'bare-retry'] as const) {
     const mine = operations.filter((o) => o.system === system).sort((a, b) => a.statusReads - b.statusReads);
     const first = mine[0];
     const last = mine[mine.length - 1];
@@ -215,4 +227,18 @@ function marginalReads(operations: readonly PerPollOperation[]): MarginalRead[] 
     });
   }
   return out;
+}
+
+/** asyncjob's events per read beside the recommended patterns', for a policy's longest operation. */
+function anchorOf(policy: PerPollPolicy): PerPollAnchor {
+  const statusReads = Math.max(...policy.operations.map((o) => o.statusReads));
+  const of = (system: PerPollSystem) =>
+    policy.operations.find((o) => o.system === system && o.statusReads === statusReads)!.eventsPerRead;
+  return {
+    policy: policy.name,
+    statusReads,
+    asyncjob: of('asyncjob'),
+    heartbeat: of('bare-heartbeat'),
+    retry: of('bare-retry'),
+  };
 }

@@ -1,6 +1,6 @@
 /** The results of figures 1 and 2, as `results.json` holds them under `throughput` and `perPoll`. */
 import type { Spread } from '../../lib/stats';
-import type { BenchPolicy, SystemName } from './policies';
+import type { BenchPolicy, PolicyName, SystemName } from './policies';
 
 /** One system's rounds at one concurrency and policy. */
 export interface SystemRounds {
@@ -65,9 +65,15 @@ export interface ThroughputResult {
   notes: string[];
 }
 
+/**
+ * The durable systems of figure 2: asyncjob, the bare timer-per-read workflow, and Temporal's two recommended polling
+ * patterns (a heartbeating activity that reads in a loop, an activity whose retries are the reads).
+ */
+export type PerPollSystem = 'asyncjob' | 'bare' | 'bare-heartbeat' | 'bare-retry';
+
 /** One kind of operation of figure 2 (medians over its samples). */
 export interface PerPollOperation {
-  system: 'asyncjob' | 'bare';
+  system: PerPollSystem;
   statusReads: number;
   samples: number;
   historyEvents: number;
@@ -85,7 +91,7 @@ export interface PerPollOperation {
 
 /** The cost of one more status read, from the shortest and the longest operation of a policy. */
 export interface MarginalRead {
-  system: 'asyncjob' | 'bare';
+  system: PerPollSystem;
   fromReads: number;
   toReads: number;
   eventsPerRead: number;
@@ -106,9 +112,23 @@ export interface PerPollResult {
   policies: PerPollPolicy[];
   /** The target figure: history events per status read at 1 s, amortised over a 20-read operation. */
   eventsPerReadAt1s: { statusReads: number; asyncjob: number; bare: number };
+  /**
+   * Per policy from 1 s on, history events per status read of its longest operation (amortised) for asyncjob and
+   * each recommended pattern; the anchor is the cheaper pattern.
+   */
+  anchors: PerPollAnchor[];
   /** Short policy, one at a time: latency one more status read adds over the naive loop's (3- and 6-read ops), ms. */
   addedLatencyPerReadMs: { asyncjob: number; bare: number };
   /** Short policy, one at a time: whole-operation latency, ms (medians). */
   latencyMs: Record<SystemName, { reads3: number; reads6: number }>;
   seconds: number;
+}
+
+/** asyncjob beside Temporal's recommended polling patterns at one policy (events per read, amortised). */
+export interface PerPollAnchor {
+  policy: PolicyName;
+  statusReads: number;
+  asyncjob: number;
+  heartbeat: number;
+  retry: number;
 }

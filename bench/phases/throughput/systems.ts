@@ -35,9 +35,38 @@ let extraReads = 0;
 /** Status reads asyncjob sent beyond its scripts' so far in this process. */
 export const asyncjobExtraStatusReads = (): number => extraReads;
 
+let bareSeq = 0;
+
+/** Runs one operation as the bare workflow `workflowType` (`bench/bare/workflows.ts`) on `dep`'s bare worker. */
+function bareRunner(ctx: BenchContext, dep: Deployment, workflowType: string): RunOne {
+  return async ({ script, reads, policy }) => {
+    const input: BareJobInput = {
+      payload: { report: 'bench', scenario: script },
+      ...delaysOf(policy),
+      maxStatusReads: 1_000,
+    };
+    const workflowId = `${dep.bareTaskQueue}-${++bareSeq}`;
+    const result = (await withTimeout(
+      ctx.temporal.workflow.execute(workflowType, { taskQueue: dep.bareTaskQueue, workflowId, args: [input] }),
+      OPERATION_TIMEOUT_MS,
+      `bare workflow ${workflowId}`,
+    )) as BareJobResult;
+    if (result.statusReads !== reads)
+      throw new Error(`${workflowType} read ${result.statusReads} times, expected ${reads}`);
+    return { id: workflowId, statusReads: reads };
+  };
+}
+
+/** Temporal's recommended polling patterns (figure 2's anchors): a heartbeating activity, activity retries. */
+export function recommendedPatterns(ctx: BenchContext, dep: Deployment): Record<'heartbeat' | 'retry', RunOne> {
+  return {
+    heartbeat: bareRunner(ctx, dep, 'BareHeartbeatJobWorkflow'),
+    retry: bareRunner(ctx, dep, 'BareRetryJobWorkflow'),
+  };
+}
+
 /** How each system runs one operation: over `dep`'s worker process and simulator, the naive loop over `calls`. */
 export function systems(ctx: BenchContext, dep: Deployment, calls: PlainCalls): Record<SystemName, RunOne> {
-  let bareSeq = 0;
   return {
     async asyncjob({ script, reads, policy }) {
       const handle = await dep.client.start(dep.request('main', script, delaysOf(policy)));
@@ -55,22 +84,7 @@ export function systems(ctx: BenchContext, dep: Deployment, calls: PlainCalls): 
       extraReads += summary.statusRequestsUsed - reads;
       return { id: handle.operationId, statusReads: summary.statusRequestsUsed };
     },
-    async bare({ script, reads, policy }) {
-      const input: BareJobInput = {
-        payload: { report: 'bench', scenario: script },
-        ...delaysOf(policy),
-        maxStatusReads: 1_000,
-      };
-      const workflowId = `${dep.bareTaskQueue}-${++bareSeq}`;
-      const result = (await withTimeout(
-        ctx.temporal.workflow.execute('BareJobWorkflow', { taskQueue: dep.bareTaskQueue, workflowId, args: [input] }),
-        OPERATION_TIMEOUT_MS,
-        `bare workflow ${workflowId}`,
-      )) as BareJobResult;
-      if (result.statusReads !== reads)
-        throw new Error(`bare workflow read ${result.statusReads} times, expected ${reads}`);
-      return { id: workflowId, statusReads: reads };
-    },
+    bare: bareRunner(ctx, dep, 'BareJobWorkflow'),
     async naive({ script, reads: expected, policy }) {
       let startedAtMs = Date.now();
       const jobId = await calls.createJob({ report: 'bench', scenario: script });
