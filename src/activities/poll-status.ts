@@ -7,7 +7,8 @@
  * decision before the next wait, exactly as the one-read activity does. The operation goes back to the workflow
  * when `nextLoopStep` says so (a state change, a long wait, the loop's time spent), when the workflow cancels the
  * activity or wakes it in this process (a message arrived, `loop-wake.ts`), or when another writer moved it on; in
- * a retry-driven wait, a long wait ends the attempt instead and the next attempt reads (`retry-wait.ts`). A
+ * a retry-driven wait, a long wait ends the attempt instead and the next attempt reads (`retry-wait.ts`). A read
+ * that sees success is followed by the collect in the same activity. A
  * worker killed mid-loop loses nothing: the store holds every observation and reservation, and the workflow plans
  * again from it.
  */

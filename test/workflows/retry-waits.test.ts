@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STATUS_WAIT_FAILURE_TYPE } from '../../src/core/poll-loop';
-import { ARRIVAL_LAG_MS, startHarness, type Harness } from './harness';
-import { journal, scheduledActivities } from './status-loop-checks';
+import { startHarness, type Harness } from './harness';
+import { expectBudgetStop, expectDeadlineStop, journal, scheduledActivities } from './status-loop-checks';
 
 /** The status activity the workflow waits on, once it waits for its next attempt after a failed (waiting) one. */
 async function untilWaitingForAttempt(h: Harness, operationId: string): Promise<void> {
@@ -80,11 +80,7 @@ describe('status waits as retries of one activity (P4, B2)', () => {
       policy: { baseDelayMs: 200, maxDelayMs: 200, maxStatusRequests: 6, decisionDeadlineMs: 300 },
     });
     await h.client.start(request);
-    const summary = await h.client.result(request.operationId);
-    expect(summary.escalation?.reason).toBe('request_budget_exhausted');
-    expect(h.statusReads('rest', summary.jobId)).toHaveLength(6);
-    const escalation = (await journal(h, request.operationId)).find((entry) => entry.body.kind === 'escalation');
-    expect(escalation?.actor).toMatch(/^worker:/);
+    await expectBudgetStop(h, request.operationId, 6);
   });
 
   it('S3, B2: the deadline is reached in a retry-driven wait: no read at or after it, every counted read sent or unused', async () => {
@@ -95,14 +91,7 @@ describe('status waits as retries of one activity (P4, B2)', () => {
       policy: { baseDelayMs: 250, maxDelayMs: 250, decisionDeadlineMs: 300 },
     });
     await h.client.start(request);
-    const summary = await h.client.result(request.operationId);
-    expect(summary.escalation?.reason).toBe('deadline_exceeded');
-    const record = await h.client.get(request.operationId);
-    const reads = h.statusReads('rest', record.jobId);
-    expect(reads.length).toBeGreaterThan(3);
-    for (const read of reads) expect(read.atMs).toBeLessThan(record.deadlines.resultDeadlineMs + ARRIVAL_LAG_MS);
-    expect(record.used.statusRequests - reads.length).toBeGreaterThanOrEqual(0);
-    expect(record.used.statusRequests - reads.length).toBeLessThanOrEqual(1);
+    await expectDeadlineStop(h, request.operationId);
   });
 
   it('X1, B2: a cancel arriving while the activity waits for its next attempt is taken at once: the cancel sent once, every counted read accounted for', async () => {

@@ -2,8 +2,9 @@
  * What the status-loop tests read back from a real server and store: the activities a workflow scheduled, its local
  * activities' results, the journal, and the status requests counted so far.
  */
+import { expect } from 'vitest';
 import type { JournalEntryBody } from '../../src/core/journal';
-import type { Harness } from './harness';
+import { ARRIVAL_LAG_MS, type Harness } from './harness';
 
 /** The activities the workflow scheduled, by type, over every run of the operation. */
 export async function scheduledActivities(h: Harness, operationId: string): Promise<string[]> {
@@ -48,4 +49,29 @@ export async function untilReadsCounted(h: Harness, operationId: string, reads: 
     if (Date.now() > end) throw new Error(`${operationId}: ${used} status requests counted, waiting for ${reads}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** S4, B2: the operation stopped at its budget: exactly `budget` reads sent, the escalation recorded by the worker. */
+export async function expectBudgetStop(h: Harness, operationId: string, budget: number): Promise<void> {
+  const summary = await h.client.result(operationId);
+  expect(summary.escalation?.reason).toBe('request_budget_exhausted');
+  expect(h.statusReads('rest', summary.jobId)).toHaveLength(budget);
+  const escalation = (await journal(h, operationId)).find((entry) => entry.body.kind === 'escalation');
+  expect(escalation?.actor).toMatch(/^worker:/);
+}
+
+/**
+ * S3, B2: the operation stopped at its deadline: more than three reads, none at or after the deadline, every counted
+ * read sent but at most the one the deadline overtook. Returns the reads the provider saw.
+ */
+export async function expectDeadlineStop(h: Harness, operationId: string): Promise<unknown[]> {
+  const summary = await h.client.result(operationId);
+  expect(summary.escalation?.reason).toBe('deadline_exceeded');
+  const record = await h.client.get(operationId);
+  const reads = h.statusReads('rest', record.jobId);
+  expect(reads.length).toBeGreaterThan(3);
+  for (const read of reads) expect(read.atMs).toBeLessThan(record.deadlines.resultDeadlineMs + ARRIVAL_LAG_MS);
+  expect(record.used.statusRequests - reads.length).toBeGreaterThanOrEqual(0);
+  expect(record.used.statusRequests - reads.length).toBeLessThanOrEqual(1);
+  return reads;
 }

@@ -72,6 +72,22 @@ describe('a worker killed during a retry-driven status wait', () => {
   });
   afterAll(async () => world?.stop());
 
+  /**
+   * SIGKILLs `first`, starts a second worker and waits for the operation to succeed: one job, the result collected
+   * once, the journal's chain intact; then its status accounts.
+   */
+  async function killAndFinish(first: WorkerProcess, operationId: string) {
+    first.kill('SIGKILL');
+    expect(await first.exited).toBe('SIGKILL');
+    await spawnWorker().ready;
+    expect((await world.client.result(operationId)).localState).toBe('succeeded');
+    const accounts = await statusAccounts(world, operationId);
+    expect(world.sims.rest.jobsByToken(accounts.record.idempotencyToken)).toHaveLength(1);
+    expect(world.jobRequests('rest', accounts.record.jobId!, 'result')).toHaveLength(1);
+    expect((await world.store.verifyChains({ operationId })).breaks).toEqual([]);
+    return accounts;
+  }
+
   it('F2, B2: SIGKILL while the activity waits for its next attempt: the next attempt runs on the second worker, nothing lost, nothing failed', async () => {
     const first = spawnWorker();
     await first.ready;
@@ -89,18 +105,8 @@ describe('a worker killed during a retry-driven status wait', () => {
         pending.lastFailure?.applicationFailureInfo?.type === STATUS_WAIT_FAILURE_TYPE;
       return waiting && ((await storedRecord(world, request.operationId))?.used.statusRequests ?? 0) >= 2;
     });
-    first.kill('SIGKILL');
-    expect(await first.exited).toBe('SIGKILL');
-    const second = spawnWorker();
-    await second.ready;
-    const summary = await world.client.result(request.operationId);
-    expect(summary.localState).toBe('succeeded');
-
-    const accounts = await statusAccounts(world, request.operationId);
-    expect(world.sims.rest.jobsByToken(accounts.record.idempotencyToken)).toHaveLength(1);
-    expect(world.jobRequests('rest', accounts.record.jobId!, 'result')).toHaveLength(1);
+    const accounts = await killAndFinish(first, request.operationId);
     expect(accounts).toMatchObject({ counted: 6, answered: 6, failed: 0, sent: 6 });
-    expect((await world.store.verifyChains({ operationId: request.operationId })).breaks).toEqual([]);
   });
 
   it('P4, F2, B2: SIGKILL while an attempt reads: the read stays counted, journalled as failed, and is planned again; one job, nothing answered lost', async () => {
@@ -112,16 +118,7 @@ describe('a worker killed during a retry-driven status wait', () => {
     });
     await world.client.start(request);
     await until('the fourth status read held at the provider', async () => world.sims.rest.heldRequests() === 1);
-    first.kill('SIGKILL');
-    expect(await first.exited).toBe('SIGKILL');
-    const second = spawnWorker();
-    await second.ready;
-    const summary = await world.client.result(request.operationId);
-    expect(summary.localState).toBe('succeeded');
-
-    const accounts = await statusAccounts(world, request.operationId);
-    expect(world.sims.rest.jobsByToken(accounts.record.idempotencyToken)).toHaveLength(1);
-    expect(world.jobRequests('rest', accounts.record.jobId!, 'result')).toHaveLength(1);
+    const accounts = await killAndFinish(first, request.operationId);
     // B2: the read in flight at the kill is counted and journalled as the failed call; every other one answered.
     expect(accounts.failed).toBe(1);
     expect(accounts.counted).toBe(accounts.answered + accounts.failed);
@@ -130,6 +127,5 @@ describe('a worker killed during a retry-driven status wait', () => {
       ({ entry }) => entry.body.kind === 'observation' && entry.body.errorCategory === 'activity_failed',
     );
     expect(failure?.entry.actor).toMatch(/^worker:/);
-    expect((await world.store.verifyChains({ operationId: request.operationId })).breaks).toEqual([]);
   });
 });
