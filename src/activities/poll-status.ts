@@ -36,9 +36,11 @@ import { sendStatusRead } from './read-status';
 import { resumeAttempt, waitAsRetry } from './retry-wait';
 import type { ProviderCallInput } from './types';
 
-/** Input of `pollStatus`: a provider call with the loop's limits. */
+/** Input of `pollStatus`: a provider call with the loop's limits (`statusActivityLimits`). */
 export interface PollStatusInput extends ProviderCallInput {
   loop: PollLoopLimits;
+  /** Waits longer than the loop keeps are retries of this activity (`retry-wait.ts`), not a return to the workflow. */
+  retryWaits?: boolean;
 }
 
 /** What ended a wait between two reads: its time, a wake in this process, or Temporal's cancellation. */
@@ -50,6 +52,11 @@ function currentContext(): Context | undefined {
   } catch {
     return undefined;
   }
+}
+
+function parseRetryWaits(value: unknown): boolean {
+  if (value === undefined || typeof value === 'boolean') return value === true;
+  throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', 'retryWaits: expected a boolean');
 }
 
 function parseLimits(value: unknown): PollLoopLimits {
@@ -190,8 +197,7 @@ class StatusLoop {
 export function pollStatus(ctx: ActivityContext) {
   return async (input: PollStatusInput): Promise<StepOutcome> => {
     const limits = parseLimits(input.loop);
-    // Waits longer than the loop keeps are retries of this activity (`retry-wait.ts`), not a return to the workflow.
-    const retryWaits = limits.retryWaits === true;
+    const retryWaits = parseRetryWaits(input.retryWaits);
     const held = parseInputRecord(input.state);
     const provider = ctx.providers.get(held.provider);
     const resuming = retryWaits && (currentContext()?.info.attempt ?? 1) > 1;

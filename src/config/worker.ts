@@ -87,7 +87,7 @@ export const workerSettings = {
       group: 'worker',
       usedBy: ['worker'],
       description:
-        'the longest one status-polling activity keeps an operation (it holds an activity slot meanwhile) before handing it back to its workflow',
+        'the longest one attempt of the status-polling activity keeps an operation (it holds an activity slot meanwhile); the next attempt goes on at the next planned read (operations started on an earlier version: handed back to the workflow)',
       example: '60000',
     },
   ),

@@ -162,6 +162,37 @@ export function retryTakesWait(record: OperationRecord, nowMs: number, limits: P
   return step.kind === 'exit' && step.reason === 'long_wait';
 }
 
+/**
+ * What the status activity receives beside the operation: the loop's limits as every version of the activity reads
+ * them (a strict schema, so `retryWaits` is not among them), and `retryWaits` beside them, which a worker of an
+ * earlier version ignores: it then runs the loop as before, handing long waits back (see {@link handedBackUnread}).
+ */
+export function statusActivityLimits(limits: PollLoopLimits): {
+  loop: PollLoopLimits;
+  retryWaits?: true;
+} {
+  const loop = { maxWaitMs: limits.maxWaitMs, maxLoopMs: limits.maxLoopMs };
+  return limits.retryWaits === true ? { loop, retryWaits: true } : { loop };
+}
+
+/**
+ * After a status activity asked for retry waits returned: the instant of a long wait it handed back without
+ * recording anything, which only a worker of an earlier version does (it ignores `retryWaits`), or `undefined`. The
+ * workflow then waits on a durable timer, as that version's workflow did, instead of handing the same wait to the
+ * activity again at once.
+ */
+export function handedBackUnread(
+  before: OperationRecord,
+  after: OperationRecord,
+  nowMs: number,
+  limits: PollLoopLimits,
+): number | undefined {
+  if (after.journal.nextSequence !== before.journal.nextSequence || !retryTakesWait(after, nowMs, limits))
+    return undefined;
+  const command = nextCommand(after, nowMs);
+  return command.kind === 'wait' ? command.untilMs : undefined;
+}
+
 /** The failure type of an attempt of a retry-driven wait that ends to wait: benign, not an error. */
 export const STATUS_WAIT_FAILURE_TYPE = 'AsyncJobStatusWait';
 

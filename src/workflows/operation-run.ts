@@ -20,7 +20,7 @@ import { waitSummary } from '../core/delay-sources';
 import { NO_CAPABILITIES } from '../core/escalation';
 import { DEFAULT_HISTORY_EVENT_LIMIT, continuesAsNew, retryDrivenWaitRetry } from '../core/loop-bounds';
 import { newOperationRecord, type OperationRecord } from '../core/operation';
-import { loopTakesWait, retryTakesWait, storeIsAhead } from '../core/poll-loop';
+import { handedBackUnread, loopTakesWait, retryTakesWait, statusActivityLimits, storeIsAhead } from '../core/poll-loop';
 import {
   afterActivityFailure,
   decisionDeadlinePassed,
@@ -302,7 +302,7 @@ export class OperationRun {
     let ended = false;
     const polling = scope.run(() =>
       providerActivities(options).pollStatus.executeWithOptions({ ...options, summary }, [
-        { ...this.callInput(), loop: facts.pollLoop! },
+        { ...this.callInput(), ...statusActivityLimits(facts.pollLoop!) },
       ]),
     );
     const markEnded = () => void (ended = true);
@@ -310,7 +310,10 @@ export class OperationRun {
     await condition(() => ended || this.inbox.hasPending());
     if (!ended) await this.askLoopBack(scope);
     try {
+      const before = this.record;
       this.record = foldOutcome(this.record, await polling);
+      const untilMs = handedBackUnread(before, this.record, Date.now(), facts.pollLoop!);
+      if (untilMs !== undefined && !this.inbox.hasPending()) await this.sleepUntil(untilMs, Date.now());
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       if (err.cause instanceof ApplicationFailure && err.cause.nonRetryable) throw err.cause;

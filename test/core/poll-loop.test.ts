@@ -5,8 +5,10 @@ import { type OperationRecord } from '../../src/core/operation';
 import {
   DEFAULT_POLL_LOOP_LIMITS,
   PROGRESS_REFRESH_MS,
+  handedBackUnread,
   loopTakesWait,
   retryDelayAfter,
+  statusActivityLimits,
   retryTakesWait,
   storeIsAhead,
   nextLoopStep,
@@ -193,6 +195,20 @@ describe('long waits as retries of the status activity (P4, P8)', () => {
     const progressed = { ...entered, remote: { ...entered.remote, progress: 42 } };
     expect(retryDelayAfter('long_wait', running, entered, now)).toBeUndefined();
     expect(retryDelayAfter('long_wait', progressed, entered, now)).toBeUndefined();
+  });
+
+  it('P4: a worker of an earlier version is given the limits its strict schema reads, and a long wait it hands back unread waits on a timer', () => {
+    const retries = { ...LIMITS, retryWaits: true };
+    expect(statusActivityLimits(retries)).toEqual({ loop: LIMITS, retryWaits: true });
+    expect(pollLoopLimitsSchema.safeParse(statusActivityLimits(retries).loop).success).toBe(true);
+    expect(statusActivityLimits(LIMITS)).toEqual({ loop: LIMITS });
+    const waiting = waitingUntil(now + 60_000);
+    // Handed back with nothing recorded and the same long wait ahead: only an earlier version does that.
+    expect(handedBackUnread(waiting, waiting, now, retries)).toBe(now + 60_000);
+    const recorded = { ...waiting, journal: { ...waiting.journal, nextSequence: waiting.journal.nextSequence + 1 } };
+    expect(handedBackUnread(waiting, recorded, now, retries)).toBeUndefined();
+    expect(handedBackUnread(waiting, waitingUntil(now + 5_000), now, retries)).toBeUndefined();
+    expect(handedBackUnread(waiting, waiting, now, LIMITS)).toBeUndefined();
   });
 });
 
