@@ -24,7 +24,7 @@ import {
   type LoopExit,
   type PollLoopLimits,
 } from '../core/poll-loop';
-import { onWake, type StepEntry, type StepResult } from '../core/step';
+import { afterActivityFailure, onWake, type StepEntry, type StepResult } from '../core/step';
 import { tailEntries, withoutTails, type StepOutcome } from '../core/step-outcome';
 import { AsyncJobError } from '../core/errors';
 import { collectResult } from './collect-result';
@@ -33,6 +33,7 @@ import { onStatusLoopWake, type LoopWake } from './loop-wake';
 import { alreadyRecorded, commitStep, parseInputRecord, snapshotOf } from './journal-writer';
 import { stepContext, type ActivityContext } from './provider-call';
 import { sendStatusRead } from './read-status';
+import { toFailure } from './to-failure';
 import { resumeAttempt, waitAsRetry } from './retry-wait';
 import type { ProviderCallInput } from './types';
 
@@ -178,13 +179,25 @@ class StatusLoop {
   /**
    * A read saw success: the result is collected here, as the `collectResult` activity would (its own idempotent
    * step, recorded with its snapshot), so no workflow turn, activity or search-attribute write comes between the
-   * read and the collect. A failure of ours is thrown as that activity's would be: the workflow (or the next
-   * attempt of a retry-driven wait) finds the operation in `result_collecting` and collects again.
+   * read and the collect. A retryable failure of ours is recorded as the workflow records that activity's failure
+   * (a transport failure counted, the collect planned again, S5), never retried blindly by Temporal; a final one is
+   * thrown, as that activity's would be.
    */
   async collect(): Promise<void> {
-    const collected = await collectResult(this.ctx)({ state: withoutTails(this.state), random: Math.random() });
-    this.state = collected.state;
-    this.entries.push(...collected.entries);
+    try {
+      const collected = await collectResult(this.ctx)({ state: withoutTails(this.state), random: Math.random() });
+      this.state = collected.state;
+      this.entries.push(...collected.entries);
+    } catch (error) {
+      const failure = toFailure(error);
+      if (failure.nonRetryable) throw failure;
+      this.ctx.logger.warn('collect activity failed; planned again', {
+        operationId: this.state.operationId,
+        error: failure.message,
+      });
+      const step = stepContext(this.ctx, this.provider, Math.random());
+      await this.commit(afterActivityFailure(this.state, 'collect', failure.message, step));
+    }
   }
 
   /** What the activity returns: the state as stored, and the loop's entries the tails keep. */

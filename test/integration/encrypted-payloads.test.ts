@@ -83,6 +83,8 @@ describe('encrypted payloads on a real dev server', () => {
         ASYNCJOB_ARTIFACTS_DIR: path.join(dir, ARTIFACTS),
         ASYNCJOB_PROVIDERS: contractFile,
         REPORTS_TOKEN: TOKEN,
+        // Each provider call its own activity, so a collect that fails fails an activity in history (a test below).
+        ASYNCJOB_POLL_LOOP_MAX_WAIT_MS: '0',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

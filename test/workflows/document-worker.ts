@@ -7,6 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../src/activities';
+import type { AsyncJobActivities } from '../../src/activities/types';
 import { FileArtifactStore } from '../../src/adapters/artifacts/artifact-store';
 import {
   createProviderRegistry,
@@ -53,6 +54,8 @@ export async function startDocumentWorker(options: {
   deciders?: DeciderPolicyInForce;
   /** Serve the `asyncjob` Nexus service on the task queue, as `asyncjob worker` with ASYNCJOB_NEXUS_ENDPOINT. */
   nexus?: boolean;
+  /** Changes the activities the worker registers (a worker of an earlier version, say). Default: as made. */
+  activities?: (made: AsyncJobActivities) => AsyncJobActivities;
 }): Promise<DocumentWorker> {
   const { taskQueue, dataDir } = options;
   const env = await connectTestEnvironment();
@@ -70,13 +73,15 @@ export async function startDocumentWorker(options: {
   const workers = await createWorkers({
     connection: env.nativeConnection,
     taskQueue,
-    activities: createActivities({
-      store,
-      providers: registry,
-      artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
-      ...(options.pollLoop !== undefined ? { pollLoop: options.pollLoop } : {}),
-      ...(options.deciders !== undefined ? { deciders: options.deciders } : {}),
-    }),
+    activities: (options.activities ?? ((made) => made))(
+      createActivities({
+        store,
+        providers: registry,
+        artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
+        ...(options.pollLoop !== undefined ? { pollLoop: options.pollLoop } : {}),
+        ...(options.deciders !== undefined ? { deciders: options.deciders } : {}),
+      }),
+    ),
     providerQueues: registry.names().map((name) => ({
       taskQueue: registry.get(name).facts.taskQueue!,
       ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),

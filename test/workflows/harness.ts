@@ -3,6 +3,7 @@
  * simulators (one per dialect), a SQLite store and an artifact directory in a temp folder (`startDocumentWorker`). Providers are
  * registered under names unique to the test file, so files running side by side never share a task queue.
  */
+import type { AsyncJobActivities } from '../../src/activities/types';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -65,6 +66,8 @@ export interface HarnessOptions {
   deciders?: DeciderPolicyInForce;
   /** Serve the `asyncjob` Nexus service on the workflows' task queue. Default: not served. */
   nexus?: boolean;
+  /** Changes the activities the worker registers (a worker of an earlier version, say). Default: as made. */
+  activities?: (made: AsyncJobActivities) => AsyncJobActivities;
 }
 
 /** Starts everything a workflow test needs. */
@@ -95,6 +98,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),
     ...(options.deciders !== undefined ? { deciders: options.deciders } : {}),
     ...(options.nexus === true ? { nexus: true } : {}),
+    ...(options.activities !== undefined ? { activities: options.activities } : {}),
   });
   const { env, client, store, registry, taskQueue } = worker;
   return {

@@ -4,7 +4,11 @@
  * journal and the workflow's history: reads happen at their planned times without a timer or workflow task each,
  * the budget and the deadline stop them exactly, and a cancel ends a wait at once.
  */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { artifactFolderOf } from '../../src/adapters/artifacts/artifact-store';
+import type { PollStatusInput } from '../../src/activities/poll-status';
 import { STATUS_WAIT_FAILURE_TYPE } from '../../src/core/poll-loop';
 import { startHarness, type Harness } from './harness';
 import { expectBudgetStop, expectDeadlineStop, journal, scheduledActivities } from './status-loop-checks';
@@ -94,6 +98,36 @@ describe('status waits as retries of one activity (P4, B2)', () => {
     await expectDeadlineStop(h, request.operationId);
   });
 
+  it('S5: a failure of ours collecting inside the status activity is journalled once as the collect activity failed, and escalates at the transport-failure budget', async () => {
+    const request = h.request('rest', {
+      script: 'nine_reads',
+      policy: {
+        baseDelayMs: 300,
+        maxDelayMs: 300,
+        minJitterRatio: 1,
+        maxTransportFailures: 1,
+        decisionDeadlineMs: 300,
+      },
+    });
+    // A file where the worker makes the operation's artifact folder: the collect fails with our error.
+    const folder = path.join(h.dataDir, 'artifacts', artifactFolderOf(request.operationId));
+    await mkdir(path.dirname(folder), { recursive: true });
+    await writeFile(folder, 'not a folder');
+    await h.client.start(request);
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('escalated');
+    const failures = (await journal(h, request.operationId)).filter(
+      (entry) => entry.body.kind === 'observation' && entry.body.errorCategory === 'activity_failed',
+    );
+    expect(failures).toHaveLength(1);
+    expect(failures[0]!.actor).toMatch(/^worker:/);
+    expect(JSON.stringify(failures[0]!.body)).toContain('ASYNCJOB_ERR_ARTIFACT_FAILED');
+    // Never retried by Temporal: no activity failed in history, and the status activity ran no attempt for it.
+    const events = await historyEvents(h, request.operationId);
+    expect(events.some((event) => event.activityTaskFailedEventAttributes)).toBe(false);
+    expect(await scheduledActivities(h, request.operationId)).not.toContain('collectResult');
+  });
+
   it('X1, B2: a cancel arriving while the activity waits for its next attempt is taken at once: the cancel sent once, every counted read accounted for', async () => {
     const request = h.request('rest', {
       script: 'cancellable',
@@ -115,5 +149,41 @@ describe('status waits as retries of one activity (P4, B2)', () => {
     expect(cancels[0]!.atMs - cancelledAtMs).toBeLessThan(15_000);
     const record = await h.client.get(request.operationId);
     expect(h.statusReads('rest', record.jobId)).toHaveLength(record.used.statusRequests);
+  });
+});
+
+describe('an operation with retry waits served by a worker of an earlier version (upgrades)', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    const scripts = { nine_reads: { steps: [{ state: 'running', polls: 8 }, { state: 'succeeded' }] } };
+    h = await startHarness('earlier-worker', {
+      scenarios: { rest: { scripts } } as never,
+      pollLoop: { maxWaitMs: 100, maxLoopMs: 60_000, retryWaits: true },
+      // The status activity as an earlier version runs it: it knows nothing of retryWaits and ignores it.
+      activities: (made) => ({
+        ...made,
+        pollStatus: ({ retryWaits: _ignored, ...input }: PollStatusInput) => made.pollStatus(input),
+      }),
+    });
+  });
+  afterAll(async () => h?.stop());
+
+  it('P4: long waits handed back unread are waited on timers, never handed over again at once; every read counted', async () => {
+    const request = h.request('rest', {
+      script: 'nine_reads',
+      policy: { baseDelayMs: 300, maxDelayMs: 300, minJitterRatio: 1 },
+    });
+    await h.client.start(request);
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('succeeded');
+    const record = await h.client.get(request.operationId);
+    expect(h.statusReads('rest', record.jobId)).toHaveLength(9);
+    expect(record.used.statusRequests).toBe(9);
+    const events = await historyEvents(h, request.operationId);
+    expect(events.filter((event) => event.timerStartedEventAttributes).length).toBeGreaterThanOrEqual(8);
+    // Each long wait was handed over once and came back unread: one activity per read and per wait, no more.
+    const polls = (await scheduledActivities(h, request.operationId)).filter((name) => name === 'pollStatus');
+    expect(polls.length).toBeLessThanOrEqual(2 * 9 + 1);
   });
 });
