@@ -18,6 +18,7 @@ import { round, runPool, sleepMs } from '../../lib/stats';
 import { breakdownOf } from './breakdown';
 import {
   cancelledOperation,
+  RETRY_WAIT_POLICY,
   JOB_RUNS_MS,
   polledOperation,
   REACTION_POLICY,
@@ -31,8 +32,11 @@ import { TARGET_P99_MS } from './targets';
 export type { ReactionResult } from './result';
 export { reactionTargets } from './targets';
 
-/** The roles of each five operations started in turn: three told by webhook, one cancelled, one polled (baseline). */
-const ROLES = ['webhook', 'webhook', 'cancel', 'webhook', 'polled'] as const;
+/**
+ * The roles of each six operations started in turn: three told by webhook, one cancelled while its status loop
+ * waits, one polled (baseline), one cancelled during a retry-driven wait.
+ */
+const ROLES = ['webhook', 'webhook', 'cancel', 'webhook', 'polled', 'cancel-retry-wait'] as const;
 const START_SPACING_MS = 500;
 /** The policy's earliest read after the create: bounded jitter's lower bound (asyncjob's default 0.5). */
 const EARLIEST_READ_MS = REACTION_POLICY.baseDelayMs * 0.5;
@@ -92,19 +96,27 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
     const posted: Promise<Outcome<Posted>>[] = [];
     const polled: Promise<Outcome<string>>[] = [];
     const cancels: Promise<Outcome<Cancelled>>[] = [];
+    const retryWaitCancels: Promise<Outcome<Cancelled>>[] = [];
     for (let i = 0; i < operations; i++) {
       const role = ROLES[i % ROLES.length]!;
       if (role === 'polled') polled.push(settle(polledOperation(dep)));
       else if (role === 'cancel') cancels.push(settle(cancelledOperation(dep, db)));
+      else if (role === 'cancel-retry-wait')
+        retryWaitCancels.push(settle(cancelledOperation(dep, db, RETRY_WAIT_POLICY)));
       else posted.push(settle(webhookOperation(ctx, dep, db)));
       await sleepMs(START_SPACING_MS);
     }
     const hooks = values(await Promise.all(posted));
     const polledIds = values(await Promise.all(polled));
     const cancelled = values(await Promise.all(cancels));
+    const retryWaitCancelled = values(await Promise.all(retryWaitCancels));
     // Queueing of a quarter of the 200 ms target moves the figure.
     const server = await window.stop(
-      [...hooks.map((h) => h.operationId), ...polledIds, ...cancelled.map((c) => c.operationId)],
+      [
+        ...hooks.map((h) => h.operationId),
+        ...polledIds,
+        ...[...cancelled, ...retryWaitCancelled].map((c) => c.operationId),
+      ],
       TARGET_P99_MS / 4,
     );
     log(`  server: ${server.evidence}`);
@@ -173,6 +185,7 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
       },
       polling: { samples: pollingReactions.length, reaction: latencySummary(pollingReactions) },
       cancel: cancelReaction,
+      cancelInRetryWait: await cancelReactionOf(dep, retryWaitCancelled),
       server,
       samples: samples.map((s) => ({ ...s, reactionMs: round(s.reactionMs, 1) })),
     };

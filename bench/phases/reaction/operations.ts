@@ -12,6 +12,12 @@ import { nowMs, sleepMs, withTimeout } from '../../lib/stats';
 /** The policy of figure 5: a planned wait of 10-20 s, long beside any reaction, so an early read is the webhook's. */
 export const REACTION_POLICY = { baseDelayMs: 20_000, maxDelayMs: 20_000 } as const;
 
+/**
+ * The policy of the cancels made during a retry-driven wait: the first read 30-60 s away, past the status loop's
+ * 30 s, so the workflow hands the wait to retries of its status activity, which waits for its next attempt.
+ */
+export const RETRY_WAIT_POLICY = { baseDelayMs: 60_000, maxDelayMs: 60_000 } as const;
+
 /** The `finishes` script's job runs this long (bench/lib/context.ts). */
 export const JOB_RUNS_MS = 1_500;
 
@@ -88,15 +94,17 @@ export interface Cancelled {
 
 /**
  * Starts an operation on provider `hooked` whose job runs until cancelled (the simulator's cancel ends it at once),
- * and cancels it while its status loop waits (the policy's first read is 10-20 s away); waits until it has ended
- * `cancelled`.
+ * and cancels it while it waits for its first read: in the status loop (`REACTION_POLICY`, 10-20 s away), or as a
+ * retry-driven wait (`RETRY_WAIT_POLICY`); waits until it has ended `cancelled`.
  */
-export async function cancelledOperation(dep: Deployment, db: Database.Database): Promise<Cancelled> {
-  const handle = await dep.client.start(
-    dep.request('hooked', 'forever', { ...REACTION_POLICY, cancelDeadlineMs: 120_000 }),
-  );
+export async function cancelledOperation(
+  dep: Deployment,
+  db: Database.Database,
+  policy: { baseDelayMs: number; maxDelayMs: number } = REACTION_POLICY,
+): Promise<Cancelled> {
+  const handle = await dep.client.start(dep.request('hooked', 'forever', { ...policy, cancelDeadlineMs: 120_000 }));
   const jobId = await jobIdOf(db, handle.operationId);
-  // The create's answer is recorded and the workflow has handed the wait to the loop well within this.
+  // The create's answer is recorded and the workflow has handed the wait over well within this.
   await sleepMs(JOB_RUNS_MS + 200);
   const requestedAtMs = Date.now();
   const answer = await dep.client.cancel(handle.operationId, {

@@ -74,6 +74,8 @@ export interface ReactionResult {
    * the client's cancel -> the provider's cancel request at the simulator; and the client's answer (the update).
    */
   cancel?: { samples: number; reaction: LatencySummary; clientAnswer: LatencySummary };
+  /** The same, for operations cancelled while their status activity waited for its next attempt (a retry-driven wait). */
+  cancelInRetryWait?: { samples: number; reaction: LatencySummary; clientAnswer: LatencySummary };
   /** The dev server and machine while all ran side by side. */
   server: ServerLoad;
   /** Each webhook sample (for a look at the slow ones). */

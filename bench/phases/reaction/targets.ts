@@ -37,5 +37,17 @@ export function reactionTargets(r: ReactionResult | undefined): Target[] {
             conditions: r.server.evidence,
           },
         ]),
+    ...(r.cancelInRetryWait === undefined
+      ? []
+      : [
+          {
+            name: `cancel reaction p99 while the status activity waits for its next attempt (a retry-driven wait), ${r.cancelInRetryWait.samples} samples (the client's cancel sent -> the provider's cancel request), server ${r.server.saturated ? 'SATURATED' : 'not saturated'}`,
+            target: `<= ${CANCEL_TARGET_P99_MS}`,
+            measured: r.cancelInRetryWait.reaction.p99Ms,
+            unit: 'ms',
+            met: r.cancelInRetryWait.reaction.p99Ms <= CANCEL_TARGET_P99_MS,
+            conditions: r.server.evidence,
+          },
+        ]),
   ];
 }
