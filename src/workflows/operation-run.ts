@@ -4,23 +4,20 @@
  * a pure function of `src/core`; this class schedules activities, waits on timers and handles messages.
  */
 import {
-  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
-  CancellationScope,
   allHandlersFinished,
   condition,
   continueAsNew,
   log,
-  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ProviderFacts } from '../activities/types';
 import { waitSummary } from '../core/delay-sources';
 import { NO_CAPABILITIES } from '../core/escalation';
-import { DEFAULT_HISTORY_EVENT_LIMIT, continuesAsNew, retryDrivenWaitRetry } from '../core/loop-bounds';
+import { DEFAULT_HISTORY_EVENT_LIMIT, continuesAsNew } from '../core/loop-bounds';
 import { newOperationRecord, type OperationRecord } from '../core/operation';
-import { handedBackUnread, loopTakesWait, retryTakesWait, statusActivityLimits, storeIsAhead } from '../core/poll-loop';
+import { loopTakesWait, retryTakesWait } from '../core/poll-loop';
 import {
   afterActivityFailure,
   decisionDeadlinePassed,
@@ -34,26 +31,18 @@ import {
 } from '../core/step';
 import { foldOutcome, outcomeOfRecord, withoutTails, type StepOutcome } from '../core/step-outcome';
 import { refuseVariables, settleVariables } from '../core/step-variables';
-import {
-  localDescribe,
-  localDrawToken,
-  localStore,
-  localWakeStatusLoop,
-  providerActivities,
-  providerCallOptions,
-} from './activity-options';
+import { localDescribe, localDrawToken, localStore, providerActivities, providerCallOptions } from './activity-options';
 import type { AsyncJobWorkflow } from './async-job-workflow';
 import { handleMessage } from './message-steps';
 import { MessageInbox } from './message-inbox';
 import type { AsyncJobWorkflowInput, CarriedState, OperationSummary } from './messages';
 import { ParentLink } from './parent-link';
+import { pollInActivity } from './status-activity';
 import { Publication } from './publication';
 import { invalidInput, refusal } from './refusals';
 
 const ACTOR = 'workflow';
 
-/** The in-process wake of a status loop on a message (`askLoopBack`): histories from before it replay without. */
-const LOOP_WAKE_PATCH = 'asyncjob-message-wakes-loop';
 /** The placeholder token of a record whose token the worker has not drawn yet: never recorded, never sent. */
 const UNDRAWN_TOKEN = 'undrawn-idempotency-token';
 
@@ -215,14 +204,14 @@ export class OperationRun {
     // started before retry waits, or on a worker with the loop off, keeps its durable timers.
     const limits = facts.pollLoop;
     if (limits !== undefined && loopTakesWait(this.record, now, limits))
-      return this.pollInActivity(facts, `status ${label} (next read in a loop)`);
+      return pollInActivity(this, facts, `status ${label} (next read in a loop)`);
     if (limits !== undefined && retryTakesWait(this.record, now, limits))
-      return this.pollInActivity(facts, `status ${label} (reads as retries)`);
+      return pollInActivity(this, facts, `status ${label} (reads as retries)`);
     await this.sleepUntil(untilMs, now);
   }
 
   /** Sleeps until `untilMs`, or until a message arrives. */
-  private async sleepUntil(untilMs: number, now: number): Promise<void> {
+  async sleepUntil(untilMs: number, now: number): Promise<void> {
     const summary = waitSummary(this.record.localState, this.record.schedule.delaySource);
     await condition(() => this.inbox.hasPending(), Math.max(1, untilMs - now), { summary });
   }
@@ -276,73 +265,10 @@ export class OperationRun {
     const summary = `status ${label} (${statusRequests} of ${woke.record.budgets.maxStatusRequests})`;
     // The facts decide (recorded in history by describeProvider, carried across continue-as-new): a worker with the
     // loop off (ASYNCJOB_POLL_LOOP_MAX_WAIT_MS=0) gives no poll loop, one activity per read.
-    if (facts.pollLoop !== undefined && facts.pollLoop.maxWaitMs > 0) return this.pollInActivity(facts, summary);
+    if (facts.pollLoop !== undefined && facts.pollLoop.maxWaitMs > 0) return pollInActivity(this, facts, summary);
     await this.callProvider('status', facts, (provider, options) =>
       provider.readStatus.executeWithOptions({ ...options, summary }, [this.callInput()]),
     );
-  }
-
-  /**
-   * Status reads in one activity while the waits are short (`core/poll-loop.ts`), from a read the workflow reserved
-   * or from a wait it hands over (no durable timer then); with `pollLoop.retryWaits`, longer waits are retries of the same
-   * activity (`activities/retry-wait.ts`), which returns only on a change the workflow must see. A message asks for
-   * the operation back ({@link askLoopBack}): the activity finishes any read in flight, records it and returns the
-   * stored state; an activity waiting for its next attempt is cancelled at once by the server. When it ends without
-   * an outcome (a worker lost mid-loop, a wait cancelled, its attempts spent), the workflow adopts what the store
-   * holds and, when a read was reserved and never recorded, journals the failed call as for any provider call (B2).
-   */
-  private async pollInActivity(facts: ProviderFacts, summary: string): Promise<void> {
-    const options = {
-      ...providerCallOptions(facts),
-      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-      ...(facts.pollLoop?.retryWaits === true ? { retry: retryDrivenWaitRetry(this.record) } : {}),
-    };
-    const fromSequence = this.record.journal.nextSequence;
-    const scope = new CancellationScope();
-    let ended = false;
-    const polling = scope.run(() =>
-      providerActivities(options).pollStatus.executeWithOptions({ ...options, summary }, [
-        { ...this.callInput(), ...statusActivityLimits(facts.pollLoop!) },
-      ]),
-    );
-    const markEnded = () => void (ended = true);
-    polling.then(markEnded, markEnded);
-    await condition(() => ended || this.inbox.hasPending());
-    if (!ended) await this.askLoopBack(scope);
-    try {
-      const before = this.record;
-      this.record = foldOutcome(this.record, await polling);
-      const untilMs = handedBackUnread(before, this.record, Date.now(), facts.pollLoop!);
-      if (untilMs !== undefined && !this.inbox.hasPending()) await this.sleepUntil(untilMs, Date.now());
-    } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      if (err.cause instanceof ApplicationFailure && err.cause.nonRetryable) throw err.cause;
-      await this.adoptStoredState(fromSequence, String(err.cause?.message ?? err.message));
-    }
-  }
-
-  /**
-   * Asks the status loop for the operation back: Temporal's cancellation, which reaches the loop at its next
-   * heartbeat, and the wake in this worker process, which reaches a loop running here at once
-   * (`activities/loop-wake.ts`). A wake that fails changes nothing: the cancellation is on its way.
-   */
-  private async askLoopBack(scope: CancellationScope): Promise<void> {
-    scope.cancel();
-    if (!patched(LOOP_WAKE_PATCH)) return;
-    try {
-      await localWakeStatusLoop({ operationId: this.record.operationId });
-    } catch (err) {
-      log.warn('status loop not woken in this process; its cancellation ends it', { error: String(err) });
-    }
-  }
-
-  /** After a status loop ended without an outcome: the store's state, and a reserved read journalled as failed. */
-  private async adoptStoredState(fromSequence: number, message: string): Promise<void> {
-    const stored = await localStore.readStoredState({ operationId: this.record.operationId, fromSequence });
-    if (storeIsAhead(this.record, stored.state)) this.record = foldOutcome(this.record, stored);
-    if (this.record.schedule.reservedAtMs === undefined) return;
-    log.warn('status loop ended without an outcome; planned again', { error: message });
-    await this.commit(afterActivityFailure(this.record, 'status', message, this.stepContext()));
   }
 
   /** What the calls that send the start request receive: the payload and the variables as given (I2). */
@@ -352,7 +278,7 @@ export class OperationRun {
   }
 
   /** What a provider call receives: the operation state without its journal tails, and a random draw. */
-  private callInput() {
+  callInput() {
     return { state: withoutTails(this.record), random: Math.random() };
   }
 

@@ -26,6 +26,18 @@ async function untilWaitingForAttempt(h: Harness, operationId: string): Promise<
   }
 }
 
+/** Runs a job that succeeds on its ninth status read, reads 300 ms apart, to its success. */
+async function nineReadsSucceeded(h: Harness) {
+  const request = h.request('rest', {
+    script: 'nine_reads',
+    policy: { baseDelayMs: 300, maxDelayMs: 300, minJitterRatio: 1 },
+  });
+  await h.client.start(request);
+  const summary = await h.client.result(request.operationId);
+  expect(summary.localState).toBe('succeeded');
+  return { request, summary, record: await h.client.get(request.operationId) };
+}
+
 async function historyEvents(h: Harness, operationId: string) {
   return (await h.env.client.workflow.getHandle(operationId).fetchHistory()).events ?? [];
 }
@@ -47,14 +59,7 @@ describe('status waits as retries of one activity (P4, B2)', () => {
   afterAll(async () => h?.stop());
 
   it('P4: reads 300 ms apart are attempts of one activity, which collects the result: no timer, no workflow task between them, each read at its planned time', async () => {
-    const request = h.request('rest', {
-      script: 'nine_reads',
-      policy: { baseDelayMs: 300, maxDelayMs: 300, minJitterRatio: 1 },
-    });
-    await h.client.start(request);
-    const summary = await h.client.result(request.operationId);
-    expect(summary.localState).toBe('succeeded');
-    const record = await h.client.get(request.operationId);
+    const { request, summary, record } = await nineReadsSucceeded(h);
     const reads = h.statusReads('rest', record.jobId);
     expect(reads).toHaveLength(9);
     expect(record.used.statusRequests).toBe(9);
@@ -170,14 +175,7 @@ describe('an operation with retry waits served by a worker of an earlier version
   afterAll(async () => h?.stop());
 
   it('P4: long waits handed back unread are waited on timers, never handed over again at once; every read counted', async () => {
-    const request = h.request('rest', {
-      script: 'nine_reads',
-      policy: { baseDelayMs: 300, maxDelayMs: 300, minJitterRatio: 1 },
-    });
-    await h.client.start(request);
-    const summary = await h.client.result(request.operationId);
-    expect(summary.localState).toBe('succeeded');
-    const record = await h.client.get(request.operationId);
+    const { request, record } = await nineReadsSucceeded(h);
     expect(h.statusReads('rest', record.jobId)).toHaveLength(9);
     expect(record.used.statusRequests).toBe(9);
     const events = await historyEvents(h, request.operationId);
