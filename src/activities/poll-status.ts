@@ -30,7 +30,7 @@ import { AsyncJobError } from '../core/errors';
 import { collectResult } from './collect-result';
 import { whileHeartbeating } from './heartbeat';
 import { onStatusLoopWake, type LoopWake } from './loop-wake';
-import { alreadyRecorded, commitStep, parseInputRecord, snapshotOf } from './journal-writer';
+import { alreadyRecorded, commitStep, parseInputRecord, snapshotOf, storedOutcome } from './journal-writer';
 import { stepContext, type ActivityContext } from './provider-call';
 import { sendStatusRead } from './read-status';
 import { toFailure } from './to-failure';
@@ -43,6 +43,9 @@ export interface PollStatusInput extends ProviderCallInput {
   /** Waits longer than the loop keeps are retries of this activity (`retry-wait.ts`), not a return to the workflow. */
   retryWaits?: boolean;
 }
+
+/** The store's refusal of an entry at a sequence another writer recorded first. */
+const JOURNAL_CONFLICT = 'ASYNCJOB_ERR_JOURNAL_CONFLICT';
 
 /** What ended a wait between two reads: its time, a wake in this process, or Temporal's cancellation. */
 type WaitEnd = 'due' | LoopWake | 'cancelled';
@@ -190,14 +193,32 @@ class StatusLoop {
       this.entries.push(...collected.entries);
     } catch (error) {
       const failure = toFailure(error);
+      if (failure.type === JOURNAL_CONFLICT) return this.takeStoredState();
       if (failure.nonRetryable) throw failure;
       this.ctx.logger.warn('collect activity failed; planned again', {
         operationId: this.state.operationId,
         error: failure.message,
       });
       const step = stepContext(this.ctx, this.provider, Math.random());
-      await this.commit(afterActivityFailure(this.state, 'collect', failure.message, step));
+      await this.commit(afterActivityFailure(this.state, 'collect', failure.message, step)).catch((err: unknown) => {
+        if (toFailure(err).type !== JOURNAL_CONFLICT) throw err;
+        return this.takeStoredState();
+      });
     }
+  }
+
+  /**
+   * Another writer recorded this step first (an attempt that was timed out and replaced, still running on a cut-off
+   * worker, collected too): the store's state stands, and the operation goes back with it.
+   */
+  private async takeStoredState(): Promise<void> {
+    const stored = await storedOutcome(this.ctx.store, this.state.operationId, this.state.journal.nextSequence);
+    this.ctx.logger.info('another writer recorded this step first; the stored state stands', {
+      operationId: this.state.operationId,
+    });
+    this.state = stored.state;
+    this.entries.push(...stored.entries);
+    this.exit = 'superseded';
   }
 
   /** What the activity returns: the state as stored, and the loop's entries the tails keep. */

@@ -90,6 +90,42 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     expect(after.used.statusRequests).toBe(reserved.used.statusRequests);
   });
 
+  it.skipIf(dialect !== 'rest')(
+    'M3, P4: a collect another writer recorded first while the status activity collected: the stored state stands, nothing fails',
+    async () => {
+      const { record: reserved } = await started({ report: 'raced', scenario: 'default' });
+      // The other writer (an attempt timed out and replaced, still running on a cut-off worker) collects and records
+      // first, while this activity's collect begins its artifact.
+      let raced = false;
+      const artifacts = Object.create(h.artifacts, {
+        begin: {
+          value: async (operationId: string, name: string) => {
+            if (!raced) {
+              raced = true;
+              const stored = (await h.store.getOperation(operationId))!.record as unknown as OperationRecord;
+              await step(a.collectResult, { record: stored, random: 0.5 });
+            }
+            return h.artifacts.begin(operationId, name);
+          },
+        },
+      }) as typeof h.artifacts;
+      const live = createActivities({ store: h.store, providers: h.registry, artifacts });
+      // As the workflow does: the status activity again while the operation polls (the first read leaves `accepted`).
+      let state = withoutTails(reserved);
+      for (let i = 0; i < 5 && (state.localState === 'accepted' || state.localState === 'observing'); i++) {
+        const loop = { maxWaitMs: 30_000, maxLoopMs: 60_000 };
+        state = (await run(live.pollStatus, { state, random: 0.5, loop })).state;
+      }
+      expect(raced).toBe(true);
+      expect(state.localState).toBe('succeeded');
+      const collects = (await h.store.entries(reserved.operationId)).filter(
+        ({ entry }) => entry.body.kind === 'observation' && entry.body.action === 'collect',
+      );
+      expect(collects).toHaveLength(1);
+      expect((await h.store.verifyChains({ operationId: reserved.operationId })).breaks).toEqual([]);
+    },
+  );
+
   it('C1, I1, I3: a repeated createJob returns the stored record and sends nothing; the token is where the dialect expects it', async () => {
     const payload = { report: 'q3', scenario: 'default' };
     const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });
