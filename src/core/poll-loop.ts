@@ -47,9 +47,9 @@ export type PollLoopLimits = z.infer<typeof pollLoopLimitsSchema>;
 export const DEFAULT_POLL_LOOP_LIMITS: PollLoopLimits = { maxWaitMs: 30_000, maxLoopMs: 2 * 60_000, retryWaits: true };
 
 /**
- * How stale the workflow's copy of a running job's progress and of the provider's word for its state may grow while
- * the loop keeps it: queries, `asyncjob watch` and the Web UI read the workflow's record (P8). A change of local
- * state goes back at once.
+ * How stale the workflow's copy of a running job may grow while the loop keeps it (P8): its progress, the provider's
+ * word for its state, and `accepted` to `observing` (the first readable answer). Queries, `asyncjob watch` and the
+ * Web UI read the workflow's record. A change of local state that ends polling goes back at once.
  */
 export const PROGRESS_REFRESH_MS = 15_000;
 
@@ -89,11 +89,7 @@ export function nextLoopStep(
   loop: { startedAtMs: number; entered: OperationRecord },
   limits: PollLoopLimits,
 ): LoopStep {
-  if (
-    !POLLING.has(record.localState) ||
-    record.localState !== loop.entered.localState ||
-    record.schedule.reservedAtMs !== undefined
-  )
+  if (!POLLING.has(record.localState) || record.schedule.reservedAtMs !== undefined)
     return { kind: 'exit', reason: 'state_changed' };
   if (shownStateMoved(loop.entered, record) && nowMs - loop.startedAtMs >= PROGRESS_REFRESH_MS)
     return { kind: 'exit', reason: 'refresh_due' };
@@ -106,15 +102,16 @@ export function nextLoopStep(
 }
 
 /**
- * Whether what the workflow shows of a running job moved since the loop began: the provider's word for its state
- * (`queued` to `running`) or its progress. Neither needs the workflow (the job is still running), so the loop goes
- * on and hands back once the copy is {@link PROGRESS_REFRESH_MS} old: a workflow round trip for every job that goes
- * from queued to running would cost a short job as much as the loop saves. A local state change (`accepted` to
- * `observing`, which search attributes and callers wait on) goes back at once. Counters show the loop's start until
- * it hands back.
+ * Whether what the workflow shows of a running job moved since the loop began: `accepted` to `observing` (the first
+ * readable answer), the provider's word for its state (`queued` to `running`) or its progress. None needs the
+ * workflow (the job is still running and still polled, and the store holds every answer and transition), so the loop
+ * goes on and hands back once the copy is {@link PROGRESS_REFRESH_MS} old: a workflow round trip for every first
+ * answer or every job that goes from queued to running would cost a short job as much as the loop saves. Counters
+ * show the loop's start until it hands back.
  */
 function shownStateMoved(entered: OperationRecord, now: OperationRecord): boolean {
   return (
+    now.localState !== entered.localState ||
     now.remote.state !== entered.remote.state ||
     now.remote.category !== entered.remote.category ||
     now.remote.progress !== entered.remote.progress

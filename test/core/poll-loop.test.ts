@@ -69,7 +69,7 @@ describe('the status loop keeps an operation only while its waits are short (P4,
     },
   );
 
-  it("P8: the provider's word for a running job (queued to running) goes back once the workflow's copy is PROGRESS_REFRESH_MS old; accepted to observing at once", () => {
+  it("P8: the provider's word for a running job (queued to running) and accepted to observing go back once the workflow's copy is PROGRESS_REFRESH_MS old", () => {
     const queued = { ...waitingUntil(T0 + 5_000), remote: { ...observingRecord().remote, state: 'queued' } };
     const running = { ...queued, remote: { ...queued.remote, state: 'running' } };
     const loop = { startedAtMs: T0, entered: queued };
@@ -81,7 +81,11 @@ describe('the status loop keeps an operation only while its waits are short (P4,
     });
     const accepted = { ...queued, localState: 'accepted' as const };
     const acceptedLoop = { startedAtMs: T0, entered: accepted };
-    expect(nextLoopStep(queued, T0 + 1_000, acceptedLoop, LIMITS)).toEqual({ kind: 'exit', reason: 'state_changed' });
+    expect(nextLoopStep(queued, T0 + 1_000, acceptedLoop, LIMITS)).toMatchObject({ kind: 'wait' });
+    expect(nextLoopStep(queued, T0 + PROGRESS_REFRESH_MS, acceptedLoop, LIMITS)).toEqual({
+      kind: 'exit',
+      reason: 'refresh_due',
+    });
   });
 
   it('P8: new progress goes back to the workflow once its copy is PROGRESS_REFRESH_MS old, not on every read', () => {
@@ -189,12 +193,14 @@ describe('long waits as retries of the status activity (P4, P8)', () => {
     },
   );
 
-  it("P8: a long wait after the provider's word or progress moved goes back, so the workflow's copy is never older than one wait", () => {
+  it("P8: a long wait after the provider's word, progress or accepted to observing moved goes back, so the workflow's copy is never older than one wait", () => {
     const entered = waitingUntil(now + 45_000);
     const running = { ...entered, remote: { ...entered.remote, state: 'running-now' } };
     const progressed = { ...entered, remote: { ...entered.remote, progress: 42 } };
     expect(retryDelayAfter('long_wait', running, entered, now)).toBeUndefined();
     expect(retryDelayAfter('long_wait', progressed, entered, now)).toBeUndefined();
+    const accepted = { ...entered, localState: 'accepted' as const };
+    expect(retryDelayAfter('long_wait', entered, accepted, now)).toBeUndefined();
   });
 
   it('P4: a worker of an earlier version is given the limits its strict schema reads, and a long wait it hands back unread waits on a timer', () => {

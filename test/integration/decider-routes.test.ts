@@ -73,7 +73,7 @@ describe('decision routes under a decider policy (D1, D2, D3, D5, G2)', () => {
   async function escalated(requester = 'agent:beta'): Promise<string> {
     const request = h.request('rest', { script: 'forever' });
     await h.client.start(request);
-    await until(async () => (await h.client.get(request.operationId)).localState === 'observing');
+    await until(async () => ['accepted', 'observing'].includes((await h.client.get(request.operationId)).localState));
     await h.client.requestExtension(request.operationId, {
       requestedBy: requester,
       reason: 'the report covers three years',
@@ -131,7 +131,7 @@ describe('decision routes under a decider policy (D1, D2, D3, D5, G2)', () => {
         arguments: { operationId: request.operationId, provider: request.provider, payload: request.payload },
       });
       expect(started.isError).not.toBe(true);
-      await until(async () => (await h.client.get(request.operationId)).localState === 'observing');
+      await until(async () => ['accepted', 'observing'].includes((await h.client.get(request.operationId)).localState));
       const asked = await mcp.callTool({
         name: 'request_extension',
         arguments: { operationId: request.operationId, reason: 'more pages than expected', extendMs: 60_000 },

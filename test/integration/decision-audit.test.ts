@@ -116,7 +116,7 @@ const CASES: Case[] = [
     reason: 'cancellation_unconfirmed',
     request: (h) => h.request('rest', { script: 'uncancellable', policy: POLICY }),
     ask: async (h, operationId) => {
-      await waitFor(h, operationId, (s) => s === 'observing');
+      await waitFor(h, operationId, (s) => s === 'accepted' || s === 'observing');
       await h.client.cancel(operationId, { requestedBy: APPROVER, reason: 'no longer needed' });
     },
   },

@@ -98,7 +98,7 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
     });
 
     /** Starts an operation and waits until the workflow reports `state`. */
-    async function startUntil(request: StartRequest, state: string): Promise<void> {
+    async function startUntil(request: StartRequest, ...states: string[]): Promise<void> {
       await h.client.start(request);
       await expect
         .poll(
@@ -109,7 +109,7 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
             ),
           { timeout: 30_000, interval: 100 },
         )
-        .toBe(state);
+        .toBeOneOf(states);
     }
 
     /** Opens the workflow's page (its current run), as an operator following a link from the list. */
@@ -444,7 +444,7 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
           maxHintMs: 60_000,
         },
       });
-      await startUntil(request, 'observing');
+      await startUntil(request, 'accepted', 'observing');
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       await openWorkflow(page, request.operationId);
       await page.getByRole('button', { name: 'Request Cancellation' }).click();

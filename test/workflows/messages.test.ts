@@ -52,7 +52,7 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
   it('X1, X2: a cancel while observing records the intent, calls cancel once, and ends cancelled as the provider reports', async () => {
     const request = h.request('rest', { script: 'cancellable' });
     await h.client.start(request);
-    await until(h, request.operationId, (s) => s === 'observing');
+    await until(h, request.operationId, (s) => s === 'accepted' || s === 'observing');
     expect(await h.client.cancel(request.operationId, cancelBy)).toMatchObject({
       accepted: true,
       localState: 'cancel_requested',
@@ -70,7 +70,7 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
   it('X1: a Temporal "Request Cancellation" (Web UI, temporal workflow cancel) is a recorded cancel intent handled by the cancel rules', async () => {
     const request = h.request('rest', { script: 'cancellable' });
     await h.client.start(request);
-    await until(h, request.operationId, (s) => s === 'observing');
+    await until(h, request.operationId, (s) => s === 'accepted' || s === 'observing');
     await h.env.client.workflow.getHandle(request.operationId).cancel();
     const summary = await h.client.result(request.operationId);
     // Not a bare workflow cancellation: the provider was asked once and said so.
@@ -118,7 +118,7 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
   it('F3, X2: a success that crosses the cancel is collected and reported as succeeded, in order', async () => {
     const request = h.request('rest', { script: 'race' });
     await h.client.start(request);
-    await until(h, request.operationId, (s) => s === 'observing');
+    await until(h, request.operationId, (s) => s === 'accepted' || s === 'observing');
     await h.client.cancel(request.operationId, cancelBy);
     const summary = await h.client.result(request.operationId);
     expect(summary.localState).toBe('succeeded');
@@ -135,7 +135,7 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
       policy: { baseDelayMs: 50, maxDelayMs: 100, cancelDeadlineMs: 600, decisionDeadlineMs: 300 },
     });
     await h.client.start(request);
-    await until(h, request.operationId, (s) => s === 'observing');
+    await until(h, request.operationId, (s) => s === 'accepted' || s === 'observing');
     await h.client.cancel(request.operationId, cancelBy);
     const summary = await h.client.result(request.operationId);
     expect(summary.escalation?.reason).toBe('cancellation_unconfirmed');
@@ -220,7 +220,7 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     const request = h.request('rest', { script: 'cancellable' });
     const operationId = request.operationId;
     await h.client.start(request);
-    await until(h, operationId, (s) => s === 'observing');
+    await until(h, operationId, (s) => s === 'accepted' || s === 'observing');
     const agent = 'agent:report-bot';
     const ask = { requestedBy: agent, reason: 'the report covers three years', extendMs: 600_000 };
     expect(await h.client.requestExtension(operationId, ask)).toMatchObject({

@@ -74,7 +74,7 @@ describe.runIf(record)('record histories for the replay test', () => {
 
     const race = h.request('rest', { script: 'race' });
     await h.client.start(race);
-    await waitFor(race.operationId, 'observing');
+    await waitFor(race.operationId, 'accepted');
     await h.client.cancel(race.operationId, { requestedBy: 'alice@example.com', reason: 'not needed' });
     await h.client.result(race.operationId);
     await save('cancel-race', race.operationId);

@@ -137,7 +137,7 @@ describe('hostile providers against a worker process', () => {
     async (dialect) => {
       const request = world.request(dialect, { script: 'f3_race' });
       await world.client.start(request);
-      await world.waitForState(request.operationId, ['observing']);
+      await world.waitForState(request.operationId, ['accepted', 'observing']);
       await world.client.cancel(request.operationId, {
         requestedBy: 'alice@example.com',
         reason: 'F3: the report is no longer needed',

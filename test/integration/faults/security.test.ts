@@ -97,7 +97,7 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
     await Promise.all(requests.map((r) => world.client.start(r)));
     const cancel = world.request('operation-location', { script: 'cancel', policy });
     await world.client.start(cancel);
-    await world.waitForState(cancel.operationId, ['observing']);
+    await world.waitForState(cancel.operationId, ['accepted', 'observing']);
     await world.client.cancel(cancel.operationId, { requestedBy: 'alice@example.com', reason: 'T4 run' });
     requests.push(cancel);
     const summaries = await Promise.all(requests.map((r) => world.client.result(r.operationId)));
@@ -199,7 +199,7 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
       policy: { baseDelayMs: 400, maxDelayMs: 400, minJitterRatio: 1, notFoundWindowMs: 2_000 },
     });
     await world.client.start(request);
-    await world.waitForState(request.operationId, ['observing']);
+    await world.waitForState(request.operationId, ['accepted', 'observing']);
     return request.operationId;
   }
 

@@ -49,7 +49,7 @@ describe('F6: the Temporal server restarts on the same database mid-flight', () 
       world.request(d, { script: 'slow', policy }),
     ]);
     await Promise.all(requests.map((r) => world.client.start(r)));
-    await Promise.all(requests.map((r) => world.waitForState(r.operationId, ['observing'], 60_000)));
+    await Promise.all(requests.map((r) => world.waitForState(r.operationId, ['accepted', 'observing'], 60_000)));
 
     await server.stop();
     const down = Date.now();

@@ -77,7 +77,7 @@ describe('worker processes die, restart and double up', () => {
     ]);
     await Promise.all(requests.map((r) => world.client.start(r)));
     // Mid-wait: every operation has been accepted and is between polls; kill one worker, start another.
-    await Promise.all(requests.map((r) => world.waitForState(r.operationId, ['observing'], 60_000)));
+    await Promise.all(requests.map((r) => world.waitForState(r.operationId, ['accepted', 'observing'], 60_000)));
     await sleep(150);
     // A graceful restart (SIGTERM). A SIGKILL during a provider call is noticed by the 10 s heartbeat timeout and
     // the call is planned again (its reservation stays counted, B2); F2 covers SIGKILL between calls.

@@ -71,6 +71,9 @@ type Operation = {
   approvals: { approvedBy: string; option: string }[];
 };
 
+/** The states of a job being polled (`observing` is shown once the workflow's copy is refreshed, P8). */
+const POLLING_STATES = ['accepted', 'observing'];
+
 /** Waits with wait_for_change until `until` holds, as an agent would: no loop on get_operation. */
 async function waitUntil(
   client: Client,
@@ -340,14 +343,14 @@ describe('agents over MCP (G1, G2, G3)', () => {
       provider: h.provider('rest'),
       payload: { report: 'q', scenario: 'forever' },
     });
-    const observing = await waitUntil(stdio, 'alpha', operationId, (op) => op.localState === 'observing');
+    const polling = await waitUntil(stdio, 'alpha', operationId, (op) => POLLING_STATES.includes(op.localState));
     // Nothing an agent acts on changes while the job runs: the wait is bounded and says it timed out.
     const quiet = await call(stdio, 'alpha', 'wait_for_change', {
       operationId,
-      sinceChangeToken: observing.changeToken,
+      sinceChangeToken: polling.changeToken,
       waitMs: 600,
     });
-    expect(quiet.data).toMatchObject({ changed: false, timedOut: true, operation: { localState: 'observing' } });
+    expect(quiet.data).toMatchObject({ changed: false, timedOut: true, operation: { localState: polling.localState } });
     const resource = await stdio.readResource({ uri: `asyncjob://operations/${operationId}` });
     expect(JSON.parse((resource.contents[0] as { text: string }).text)).toMatchObject({
       operationId,
@@ -408,7 +411,7 @@ describe('agents over MCP (G1, G2, G3)', () => {
       payload: { report: 'q', scenario: 'longer' },
       maxStatusRequests: 40,
     });
-    await waitUntil(stdio, 'alpha', operationId, (op) => op.localState === 'observing');
+    await waitUntil(stdio, 'alpha', operationId, (op) => POLLING_STATES.includes(op.localState));
     const asked = await call(stdio, 'alpha', 'request_extension', {
       operationId,
       reason: 'the export is larger than usual',
