@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import { type Logger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
-import { HEARTBEAT_INTERVAL_MS } from './activities/heartbeat';
+import { HEARTBEAT_SEND_MS } from './activities/heartbeat';
 import { assertRequestRate, pacingInterceptor, RequestPacer } from './activities/request-pacer';
 import { fleetPaceOf, type SendSlotReservation } from './core/send-slot';
 import type { AsyncJobActivities } from './activities/types';
@@ -115,9 +115,9 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
     shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds',
     // The SDK would send heartbeats at most every 0.8 x the heartbeat timeout, so one beat late under CPU load
     // timed a live activity out (a conformance scenario escalated so in a loaded CI run, when the timeout was 10 s).
-    // Sent as often as activities beat (every 2 s), the 30 s timeout keeps 28 s of margin, and Temporal's
-    // cancellation reaches a status loop in another process within a beat.
-    maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL_MS,
+    // Sent at most every 10 s, the 30 s timeout keeps 20 s of margin, and a status loop waiting 20 s costs the
+    // server two heartbeat writes, not ten.
+    maxHeartbeatThrottleInterval: HEARTBEAT_SEND_MS,
     dataConverter: workerDataConverter(options.payloadCodecs ?? []),
   };
   const main = await Worker.create({

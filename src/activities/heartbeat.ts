@@ -5,8 +5,18 @@
  */
 import { Context } from '@temporalio/activity';
 
-/** How often a waiting activity heartbeats, ms; the workflow's heartbeat timeout is a few times this. */
-export const HEARTBEAT_INTERVAL_MS = 2_000;
+/** How often a waiting activity heartbeats in its process, ms (the worker sends them on as {@link HEARTBEAT_SEND_MS} allows). */
+const HEARTBEAT_INTERVAL_MS = 2_000;
+
+/**
+ * The most often the worker sends an activity's heartbeats to the server, ms (the SDK's
+ * `maxHeartbeatThrottleInterval`: the first at once, then the latest details at most this often). Each one sent is a
+ * persisted write at the server, so this only has to beat the 30 s heartbeat timeout with a wide margin (20 s: a
+ * worker starved of CPU sends late, and a live activity timed out is a call of unknown fate). It also bounds how long
+ * Temporal's cancellation takes to reach an activity in another worker process; one in the workflow's own process is
+ * woken at once (`loop-wake.ts`).
+ */
+export const HEARTBEAT_SEND_MS = 10_000;
 
 /** Options of {@link whileHeartbeating}. */
 export interface HeartbeatOptions {

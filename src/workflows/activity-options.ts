@@ -50,9 +50,9 @@ export function providerCallOptions(facts: ProviderFacts) {
   return {
     ...(facts.taskQueue !== undefined ? { taskQueue: facts.taskQueue } : {}),
     startToCloseTimeout: '10 minutes',
-    // Provider calls heartbeat every 2 s while in flight: a dead worker is noticed within 30 s (F2, F5). Not less:
-    // a live create timed out is a create of unknown fate (reconcile, maybe a human), far costlier than a slower
-    // notice; at 10 s, workers starved of CPU (load 15 on 2 cores) had live creates timed out.
+    // Provider calls heartbeat while in flight (sent at most every 10 s): a dead worker is noticed within 30 s (F2,
+    // F5). Not less: a live create timed out is a create of unknown fate (reconcile, maybe a human), far costlier
+    // than a slower notice; at 10 s, workers starved of CPU (load 15 on 2 cores) had live creates timed out.
     heartbeatTimeout: '30 seconds',
     retry: { ...PROVIDER_CALL_RETRY },
   } as const;
