@@ -169,7 +169,7 @@ describe('asyncjob CLI against a real server, worker and simulator', () => {
     await cli(startArgs(request));
     await expect
       .poll(async () => (await h.client.get(request.operationId)).localState, { timeout: 20_000, interval: 50 })
-      .toBe('observing');
+      .toBeOneOf(['accepted', 'observing']);
     const cancelled = await cli([
       'cancel',
       request.operationId,
