@@ -91,11 +91,13 @@ export function nextLoopStep(
 ): LoopStep {
   if (!POLLING.has(record.localState) || record.schedule.reservedAtMs !== undefined)
     return { kind: 'exit', reason: 'state_changed' };
-  if (shownStateMoved(loop.entered, record) && nowMs - loop.startedAtMs >= PROGRESS_REFRESH_MS)
-    return { kind: 'exit', reason: 'refresh_due' };
   const command = nextCommand(record, nowMs);
   if (command.kind !== 'read_status' && command.kind !== 'wait') return { kind: 'exit', reason: 'state_changed' };
   const untilMs = command.kind === 'wait' ? command.untilMs : nowMs;
+  // The workflow's copy is as old as the loop: once what it shows moved, the loop goes on only while its next step
+  // comes before that copy is PROGRESS_REFRESH_MS old; a wait past that hands back now, not at its end.
+  if (shownStateMoved(loop.entered, record) && untilMs - loop.startedAtMs >= PROGRESS_REFRESH_MS)
+    return { kind: 'exit', reason: 'refresh_due' };
   if (untilMs - nowMs > limits.maxWaitMs) return { kind: 'exit', reason: 'long_wait' };
   if (untilMs - loop.startedAtMs > limits.maxLoopMs) return { kind: 'exit', reason: 'loop_time_spent' };
   return untilMs <= nowMs ? { kind: 'read' } : { kind: 'wait', untilMs };

@@ -88,6 +88,17 @@ describe('the status loop keeps an operation only while its waits are short (P4,
     });
   });
 
+  it('P8: after a move, a wait that would end past PROGRESS_REFRESH_MS goes back at once, so the copy is never older than that', () => {
+    const entered = waitingUntil(T0 + 1_000);
+    const moved = { ...waitingUntil(T0 + PROGRESS_REFRESH_MS + 5_000), localState: 'observing' as const };
+    const loop = { startedAtMs: T0, entered: { ...entered, localState: 'accepted' as const } };
+    expect(nextLoopStep(moved, T0 + 2_000, loop, LIMITS)).toEqual({ kind: 'exit', reason: 'refresh_due' });
+    // Nothing moved: the same wait stays in the loop.
+    expect(nextLoopStep(moved, T0 + 2_000, { startedAtMs: T0, entered: moved }, LIMITS)).toMatchObject({
+      kind: 'wait',
+    });
+  });
+
   it('P8: new progress goes back to the workflow once its copy is PROGRESS_REFRESH_MS old, not on every read', () => {
     const entered = waitingUntil(T0 + 1_000);
     const progressed = { ...entered, remote: { ...entered.remote, progress: 0.4 } };
