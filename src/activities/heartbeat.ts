@@ -35,22 +35,31 @@ function currentContext(): Context | undefined {
 }
 
 /**
- * Runs `work`, heartbeating at once and then every {@link HEARTBEAT_INTERVAL_MS} until it settles; `work` gets a
- * `beat` to heartbeat on progress as well. The context is captured here, at the start: callbacks of streams and
- * sockets run in their own async context, not the activity's. Returns or throws what `work` does.
+ * When each activity last heartbeat, or first waited here: an activity that waits many times (a status loop: a read,
+ * a wait, a read) beats every {@link HEARTBEAT_INTERVAL_MS} or so over all of them, not once per wait.
+ */
+const lastBeatAtMs = new WeakMap<Context, number>();
+
+/**
+ * Runs `work`, heartbeating every {@link HEARTBEAT_INTERVAL_MS} until it settles, and at its start when the activity
+ * has not beaten for that long; never at an activity's first wait (the heartbeat timeout runs from its start, and each
+ * beat sent is a write at the server, so a call that ends sooner sends none). `work` gets a `beat` to heartbeat on
+ * progress as well. The context is captured here, at the start: callbacks of streams and sockets run in their own
+ * async context, not the activity's. Returns or throws what `work` does.
  */
 export async function whileHeartbeating<T>(
   work: (beat: () => void) => Promise<T>,
   options: HeartbeatOptions = {},
 ): Promise<T> {
   const context = options.context ?? currentContext();
-  const beat =
-    context === undefined
-      ? () => undefined
-      : options.details === undefined
-        ? () => context.heartbeat()
-        : () => context.heartbeat(options.details!());
-  beat();
+  if (context === undefined) return work(() => undefined);
+  const beat = () => {
+    lastBeatAtMs.set(context, Date.now());
+    context.heartbeat(options.details?.());
+  };
+  const last = lastBeatAtMs.get(context);
+  if (last === undefined) lastBeatAtMs.set(context, Date.now());
+  else if (Date.now() - last >= HEARTBEAT_INTERVAL_MS) beat();
   const beating = setInterval(beat, HEARTBEAT_INTERVAL_MS);
   try {
     return await work(beat);

@@ -293,7 +293,7 @@ describe('pacingInterceptor', () => {
     vi.useRealTimers();
   });
 
-  it('runs the activity only once a slot is free, heartbeating at once and every 2 s while it waits', async () => {
+  it('runs the activity only once a slot is free, heartbeating every 2 s while it waits', async () => {
     const pacer = new RequestPacer(0.1, { clock: () => Date.now() });
     (await pacer.acquire()).written(Date.now());
     const env = new MockActivityEnvironment({}, { interceptors: [pacingInterceptor(pacer)] });
@@ -306,7 +306,7 @@ describe('pacingInterceptor', () => {
     });
     await vi.advanceTimersByTimeAsync(9_000);
     expect(ranAtMs).toBeUndefined();
-    expect(heartbeats.length).toBe(5);
+    expect(heartbeats.length).toBe(4);
     await vi.advanceTimersByTimeAsync(pacer.pace.windowMs);
     await expect(run).resolves.toBe('sent');
     expect(ranAtMs).toBe(Math.ceil(pacer.pace.windowMs));
