@@ -166,7 +166,7 @@ async function main(): Promise<number> {
       });
     if (c && wanted('per-poll'))
       await phase('per-poll', 'per-poll cost', async () => {
-        const dep = await deploy(c, 'pp', { providers: { main: {} }, bareOn: 'main' });
+        const dep = await deploy(c, 'pp', { providers: { main: {} }, bareOn: 'main', baselineNamespaces: true });
         try {
           results.perPoll = await measurePerPoll(c, dep);
         } finally {

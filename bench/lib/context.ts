@@ -28,7 +28,19 @@ export interface BenchContext {
   bareBundlePath: string;
   /** A unique name for this run and `label`. */
   name(label: string): string;
+  /** A client of namespace `namespace` (one of {@link BASELINE_NAMESPACES} or the server's). */
+  clientIn(namespace: string): Client;
 }
+
+/**
+ * The namespaces figure 2's baselines run in when asked ({@link DeployOptions.baselineNamespaces}), each its own, so
+ * the server's counts per namespace (`server-counts.ts`) are one system's; asyncjob runs in the server's namespace.
+ */
+export const BASELINE_NAMESPACES = {
+  bare: 'bench-bare',
+  'bare-heartbeat': 'bench-heartbeat',
+  'bare-retry': 'bench-retry',
+} as const;
 
 const quietLogger = {
   log: () => {},
@@ -45,6 +57,7 @@ export async function createContext(root: string, quick: boolean): Promise<Bench
   const server = await startDevServer({
     dbFile: path.join(root, 'temporal.db'),
     logFile: path.join(root, 'temporal.log'),
+    extraNamespaces: Object.values(BASELINE_NAMESPACES),
   });
   const connection = await Connection.connect({ address: server.address });
   const temporal = new Client({ connection, namespace: server.namespace });
@@ -62,6 +75,7 @@ export async function createContext(root: string, quick: boolean): Promise<Bench
   );
   const stamp = randomBytes(3).toString('hex');
   let counter = 0;
+  const clients = new Map<string, Client>([[server.namespace, temporal]]);
   return {
     quick,
     root,
@@ -73,6 +87,10 @@ export async function createContext(root: string, quick: boolean): Promise<Bench
     asyncjobBundlePath,
     bareBundlePath,
     name: (label) => `${label}-${stamp}-${++counter}`,
+    clientIn(namespace) {
+      if (!clients.has(namespace)) clients.set(namespace, new Client({ connection, namespace }));
+      return clients.get(namespace)!;
+    },
   };
 }
 
@@ -116,6 +134,8 @@ export interface Deployment {
   client: AsyncJobClient;
   taskQueue: string;
   bareTaskQueue: string;
+  /** The namespace each bare workflow type runs in. */
+  bareNamespace(system: keyof typeof BASELINE_NAMESPACES): string;
   dataDir: string;
   provider(label: string): string;
   /** A start request for provider `label`, job script `script`, and a poll policy. */
@@ -129,6 +149,8 @@ export interface DeployOptions {
   providers: Record<string, { maxRequestsPerSecond?: number; webhookUrl?: (providerName: string) => string }>;
   /** Also run the bare baseline against this provider label's simulator. */
   bareOn?: string;
+  /** Run each baseline in its namespace of {@link BASELINE_NAMESPACES}, not the server's. */
+  baselineNamespaces?: boolean;
   /** Run the webhook receiver beside the workers, in the worker process (`Deployment.worker.webhookUrl`). */
   webhookReceiver?: boolean;
 }
@@ -164,7 +186,14 @@ export async function deploy(ctx: BenchContext, label: string, options: DeployOp
       ...(s.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: s.maxRequestsPerSecond } : {}),
     })),
     ...(options.bareOn
-      ? { bare: { taskQueue: bareTaskQueue, bundlePath: ctx.bareBundlePath, url: sims[options.bareOn]!.url } }
+      ? {
+          bare: {
+            taskQueue: bareTaskQueue,
+            bundlePath: ctx.bareBundlePath,
+            url: sims[options.bareOn]!.url,
+            namespaces: options.baselineNamespaces ? Object.values(BASELINE_NAMESPACES) : [ctx.server.namespace],
+          },
+        }
       : {}),
     ...(options.webhookReceiver ? { webhookReceiver: true } : {}),
   });
@@ -175,6 +204,7 @@ export async function deploy(ctx: BenchContext, label: string, options: DeployOp
     client: new AsyncJobClient({ client: ctx.temporal, taskQueue }),
     taskQueue,
     bareTaskQueue,
+    bareNamespace: (system) => (options.baselineNamespaces ? BASELINE_NAMESPACES[system] : ctx.server.namespace),
     dataDir,
     provider: (p) => names[p]!,
     request: (p, script, policy) => ({

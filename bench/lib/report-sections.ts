@@ -86,13 +86,18 @@ export function reactionLines(x: ReactionResult): string[] {
           `| **cancel sent by the client while the status loop waits -> the provider's cancel request** | **${latency(x.cancel.reaction)}** |`,
           `| the client's cancel answered (the update) | ${latency(x.cancel.clientAnswer)} |`,
         ]),
+    ...(x.webhookInRetryWait === undefined
+      ? []
+      : [
+          `| **webhook arriving while the status activity waits for its next attempt (the signal path) -> confirming status read sent** | **${latency(x.webhookInRetryWait.reaction)}** |`,
+        ]),
     ...(x.cancelInRetryWait === undefined
       ? []
       : [
           `| **cancel sent by the client while the status activity waits for its next attempt -> the provider's cancel request** | **${latency(x.cancelInRetryWait.reaction)}** |`,
         ]),
     '',
-    `Reads not provably the webhook's (at or after the earliest planned read): ${x.webhook.notBeforePlannedRead}. Server over the run: ${x.server.evidence}; activity task schedule-to-start p99 ${x.server.activityTaskScheduleToStart.p99Ms} ms.`,
+    `Reads not provably the webhook's (at or after the earliest planned read): ${x.webhook.notBeforePlannedRead}${x.webhookInRetryWait ? `, in a retry-driven wait ${x.webhookInRetryWait.notBeforePlannedRead}` : ''}. Server over the run: ${x.server.evidence}; activity task schedule-to-start p99 ${x.server.activityTaskScheduleToStart.p99Ms} ms.`,
     '',
   ];
 }

@@ -124,13 +124,13 @@ export function renderMarkdown(input: Record<string, unknown>): string {
     lines.push(
       "### 2. Per-poll cost (medians per operation; concurrency 1 at the short policy, a few side by side from 1 s on; bare-heartbeat and bare-retry are Temporal's recommended polling patterns)",
       '',
-      '| policy | system | status reads | samples | history events | events / read | history bytes | bytes / read | timers | journal entries | snapshot writes | latency (ms) |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|',
+      '| policy | system | status reads | samples | history events | events / read | history bytes | bytes / read | timers | server writes / read | heartbeats / read | journal entries | snapshot writes | latency (ms) |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     );
     for (const policy of p.policies)
       for (const o of policy.operations)
         lines.push(
-          `| ${policy.name} | ${o.system} | ${o.statusReads} | ${o.samples} | ${o.historyEvents} | ${o.eventsPerRead} | ${o.historyBytes} | ${o.bytesPerRead} | ${o.timersStarted} | ${o.journalEntries ?? ''} | ${o.snapshotWrites ?? ''} | ${o.latencyMs} |`,
+          `| ${policy.name} | ${o.system} | ${o.statusReads} | ${o.samples} | ${o.historyEvents} | ${o.eventsPerRead} | ${o.historyBytes} | ${o.bytesPerRead} | ${o.timersStarted} | ${o.serverWritesPerRead} | ${o.heartbeatsPerRead} | ${o.journalEntries ?? ''} | ${o.snapshotWrites ?? ''} | ${o.latencyMs} |`,
         );
     lines.push(
       '',

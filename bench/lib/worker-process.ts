@@ -35,8 +35,8 @@ export interface WorkerProcessConfig {
   asyncjobBundlePath: string;
   /** Providers (rest dialect), each with its simulator and optional rate limit. */
   providers: { name: string; url: string; maxRequestsPerSecond?: number }[];
-  /** The bare baseline, when wanted: its task queue, bundle and simulator. */
-  bare?: { taskQueue: string; bundlePath: string; url: string };
+  /** The bare baseline, when wanted: its task queue, bundle and simulator, and the namespaces it runs in. */
+  bare?: { taskQueue: string; bundlePath: string; url: string; namespaces: string[] };
   /** Runs the webhook receiver beside the workers (127.0.0.1, a free port). */
   webhookReceiver?: boolean;
 }
@@ -257,21 +257,27 @@ async function main(): Promise<void> {
   });
   const asyncjobCache = workers[0]!.options.maxCachedWorkflows;
   const bare = config.bare ? createBareActivities({ baseUrl: config.bare.url, token: config.token }) : undefined;
+  const bareWorkers: Worker[] = [];
   if (config.bare && bare) {
-    workers.push(
-      await Worker.create({
-        connection,
-        taskQueue: config.bare.taskQueue,
-        workflowBundle: { codePath: config.bare.bundlePath },
-        activities: bare.activities,
-        // asyncjob's provider slots (ASYNCJOB_PROVIDER_CALL_SLOTS' default), so neither waits for a slot the other has.
-        maxConcurrentActivityTaskExecutions: DEFAULT_PROVIDER_CALL_SLOTS,
-        // asyncjob's cache size, not the SDK's default (sized from memory): past it both replay evicted workflows.
-        maxCachedWorkflows: asyncjobCache,
-        shutdownGraceTime: '1 second',
-      }),
-    );
+    const { taskQueue, bundlePath, namespaces } = config.bare;
+    for (const namespace of namespaces) {
+      bareWorkers.push(
+        await Worker.create({
+          connection,
+          namespace,
+          taskQueue,
+          workflowBundle: { codePath: bundlePath },
+          activities: bare.activities,
+          // asyncjob's provider slots (ASYNCJOB_PROVIDER_CALL_SLOTS' default), so neither waits for a slot the other has.
+          maxConcurrentActivityTaskExecutions: DEFAULT_PROVIDER_CALL_SLOTS,
+          // asyncjob's cache size, not the SDK's default (sized from memory): past it both replay evicted workflows.
+          maxCachedWorkflows: asyncjobCache,
+          shutdownGraceTime: '1 second',
+        }),
+      );
+    }
   }
+  workers.push(...bareWorkers);
   const receiver = config.webhookReceiver ? await startReceiver(config, store, registry, env) : undefined;
   const stop = (): void => shutdownWorkers(workers);
   process.on('SIGTERM', stop);
@@ -286,7 +292,7 @@ async function main(): Promise<void> {
   const ready: WorkerReady = {
     maxCachedWorkflows: {
       asyncjob: asyncjobCache,
-      ...(config.bare ? { bare: workers[workers.length - 1]!.options.maxCachedWorkflows } : {}),
+      ...(bareWorkers[0] ? { bare: bareWorkers[0].options.maxCachedWorkflows } : {}),
     },
     ...(receiver ? { webhookUrl: receiver.url } : {}),
     pollLoop,

@@ -26,6 +26,8 @@ export interface DevServerOptions {
   /** SQLite file for persistence; in memory when absent. */
   dbFile?: string;
   namespace?: string;
+  /** More namespaces to create beside `namespace` (without asyncjob's search attributes). */
+  extraNamespaces?: readonly string[];
   /** Where the server's own log goes (appended); discarded when absent. */
   logFile?: string;
   /** Extra `--dynamic-config-value` entries, e.g. `limit.historyCount.suggestContinueAsNew=100`. */
@@ -141,6 +143,7 @@ async function startDevServerOn(ports: DevServerPorts, options: DevServerOptions
   const { port, httpPort, metricsPort } = ports;
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--namespace', namespace];
   args.push('--http-port', String(httpPort), '--metrics-port', String(metricsPort), '--log-level', 'warn');
+  for (const extra of options.extraNamespaces ?? []) args.push('--namespace', extra);
   if (options.uiPort !== undefined) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
   if (options.codecEndpoint !== undefined) args.push('--ui-codec-endpoint', options.codecEndpoint);

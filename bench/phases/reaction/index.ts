@@ -33,13 +33,14 @@ export type { ReactionResult } from './result';
 export { reactionTargets } from './targets';
 
 /**
- * The roles of each six operations started in turn: three told by webhook, one cancelled while its status loop
- * waits, one polled (baseline), one cancelled during a retry-driven wait.
+ * The roles of each seven operations started in turn: three told by webhook while the status loop waits (the
+ * in-process wake), one cancelled then, one polled (baseline), one cancelled during a retry-driven wait, and one told
+ * by webhook then (the signal path).
  */
-const ROLES = ['webhook', 'webhook', 'cancel', 'webhook', 'polled', 'cancel-retry-wait'] as const;
+const ROLES = ['webhook', 'webhook', 'cancel', 'webhook', 'polled', 'cancel-retry-wait', 'webhook-retry-wait'] as const;
 const START_SPACING_MS = 500;
-/** The policy's earliest read after the create: bounded jitter's lower bound (asyncjob's default 0.5). */
-const EARLIEST_READ_MS = REACTION_POLICY.baseDelayMs * 0.5;
+/** A policy's earliest read after the create: bounded jitter's lower bound (asyncjob's default 0.5). */
+const earliestReadMs = (policy: { baseDelayMs: number }) => policy.baseDelayMs * 0.5;
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
@@ -84,6 +85,27 @@ async function cancelReactionOf(
   };
 }
 
+/** The webhook samples of posted webhooks, each with the first status read of its job after the post. */
+async function webhookSamples(
+  dep: Awaited<ReturnType<typeof deploy>>,
+): Promise<(posted: readonly Posted[], policy: { baseDelayMs: number }) => WebhookSample[]> {
+  const hookedReads = readsByJob(await dep.sims.hooked!.requests('status'));
+  const createdAt = new Map((await dep.sims.hooked!.jobs()).map((j) => [j.jobId, Date.parse(j.createdAt)]));
+  return (posted, policy) =>
+    posted.map((h) => {
+      const readAtMs = hookedReads.get(h.jobId)?.find((t) => t >= h.postedAtMs);
+      if (readAtMs === undefined) throw new Error(`reaction: no status read of ${h.jobId} after its webhook`);
+      const createdAtMs = createdAt.get(h.jobId) ?? Number.NaN;
+      return {
+        ...h,
+        createdAtMs,
+        readAtMs,
+        reactionMs: readAtMs - h.postedAtMs,
+        beforePlannedRead: readAtMs < createdAtMs + earliestReadMs(policy),
+      };
+    });
+}
+
 /** Measures figure 5. */
 export async function measureReaction(ctx: BenchContext, log: (line: string) => void): Promise<ReactionResult> {
   const operations = ctx.quick ? 60 : 400;
@@ -97,12 +119,15 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
     const polled: Promise<Outcome<string>>[] = [];
     const cancels: Promise<Outcome<Cancelled>>[] = [];
     const retryWaitCancels: Promise<Outcome<Cancelled>>[] = [];
+    const retryWaitPosted: Promise<Outcome<Posted>>[] = [];
     for (let i = 0; i < operations; i++) {
       const role = ROLES[i % ROLES.length]!;
       if (role === 'polled') polled.push(settle(polledOperation(dep)));
       else if (role === 'cancel') cancels.push(settle(cancelledOperation(dep, db)));
       else if (role === 'cancel-retry-wait')
         retryWaitCancels.push(settle(cancelledOperation(dep, db, RETRY_WAIT_POLICY)));
+      else if (role === 'webhook-retry-wait')
+        retryWaitPosted.push(settle(webhookOperation(ctx, dep, db, RETRY_WAIT_POLICY)));
       else posted.push(settle(webhookOperation(ctx, dep, db)));
       await sleepMs(START_SPACING_MS);
     }
@@ -110,30 +135,20 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
     const polledIds = values(await Promise.all(polled));
     const cancelled = values(await Promise.all(cancels));
     const retryWaitCancelled = values(await Promise.all(retryWaitCancels));
+    const retryWaitHooks = values(await Promise.all(retryWaitPosted));
     // Queueing of a quarter of the 200 ms target moves the figure.
     const server = await window.stop(
       [
-        ...hooks.map((h) => h.operationId),
+        ...[...hooks, ...retryWaitHooks].map((h) => h.operationId),
         ...polledIds,
         ...[...cancelled, ...retryWaitCancelled].map((c) => c.operationId),
       ],
       TARGET_P99_MS / 4,
     );
     log(`  server: ${server.evidence}`);
-    const hookedReads = readsByJob(await dep.sims.hooked!.requests('status'));
-    const createdAt = new Map((await dep.sims.hooked!.jobs()).map((j) => [j.jobId, Date.parse(j.createdAt)]));
-    const samples: WebhookSample[] = hooks.map((h) => {
-      const readAtMs = hookedReads.get(h.jobId)?.find((t) => t >= h.postedAtMs);
-      if (readAtMs === undefined) throw new Error(`reaction: no status read of ${h.jobId} after its webhook`);
-      const createdAtMs = createdAt.get(h.jobId) ?? Number.NaN;
-      return {
-        ...h,
-        createdAtMs,
-        readAtMs,
-        reactionMs: readAtMs - h.postedAtMs,
-        beforePlannedRead: readAtMs < createdAtMs + EARLIEST_READ_MS,
-      };
-    });
+    const samplesOf = await webhookSamples(dep);
+    const samples = samplesOf(hooks, REACTION_POLICY);
+    const retryWaitSamples = samplesOf(retryWaitHooks, RETRY_WAIT_POLICY);
     const breakdowns: ReactionBreakdown[] = [];
     await runPool(samples.length, 8, async (i) => {
       const b = await breakdownOf(ctx, samples[i]!);
@@ -182,6 +197,12 @@ export async function measureReaction(ctx: BenchContext, log: (line: string) => 
           activityToRead: segment((b) => b.activityToReadMs),
           signalToRead: segment((b) => b.signalToReadMs),
         },
+      },
+      webhookInRetryWait: {
+        samples: retryWaitSamples.length,
+        reaction: latencySummary(retryWaitSamples.map((x) => x.reactionMs)),
+        receiverAnswer: latencySummary(retryWaitSamples.map((x) => x.answeredAtMs - x.postedAtMs)),
+        notBeforePlannedRead: retryWaitSamples.filter((x) => !x.beforePlannedRead).length,
       },
       polling: { samples: pollingReactions.length, reaction: latencySummary(pollingReactions) },
       cancel: cancelReaction,

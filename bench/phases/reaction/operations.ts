@@ -46,9 +46,19 @@ async function succeeded(handle: { operationId: string; result(): Promise<{ loca
     throw new Error(`reaction: ${handle.operationId} ended ${summary.localState}`);
 }
 
-/** Starts an operation on provider `hooked`, posts its job's webhook once the job has finished, waits for success. */
-export async function webhookOperation(ctx: BenchContext, dep: Deployment, db: Database.Database): Promise<Posted> {
-  const handle = await dep.client.start(dep.request('hooked', 'finishes', REACTION_POLICY));
+/**
+ * Starts an operation on provider `hooked`, posts its job's webhook once the job has finished, waits for success.
+ * Under `REACTION_POLICY` the webhook finds the status loop waiting in the worker process (the in-process wake); under
+ * `RETRY_WAIT_POLICY` it finds the status activity waiting for its next attempt (the signal path: the workflow has the
+ * attempt cancelled and reads itself).
+ */
+export async function webhookOperation(
+  ctx: BenchContext,
+  dep: Deployment,
+  db: Database.Database,
+  policy: { baseDelayMs: number; maxDelayMs: number } = REACTION_POLICY,
+): Promise<Posted> {
+  const handle = await dep.client.start(dep.request('hooked', 'finishes', policy));
   const jobId = await jobIdOf(db, handle.operationId);
   // The job was created before its link was stored, so it has finished JOB_RUNS_MS after now at the latest.
   await sleepMs(JOB_RUNS_MS + 200);

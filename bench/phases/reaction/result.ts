@@ -74,6 +74,16 @@ export interface ReactionResult {
    * the client's cancel -> the provider's cancel request at the simulator; and the client's answer (the update).
    */
   cancel?: { samples: number; reaction: LatencySummary; clientAnswer: LatencySummary };
+  /**
+   * Webhooks that arrived while the status activity waited for its next attempt (a retry-driven wait): the signal path
+   * (the workflow has the attempt cancelled and reads), arrival -> the confirming read, as `webhook`.
+   */
+  webhookInRetryWait?: {
+    samples: number;
+    reaction: LatencySummary;
+    receiverAnswer: LatencySummary;
+    notBeforePlannedRead: number;
+  };
   /** The same, for operations cancelled while their status activity waited for its next attempt (a retry-driven wait). */
   cancelInRetryWait?: { samples: number; reaction: LatencySummary; clientAnswer: LatencySummary };
   /** The dev server and machine while all ran side by side. */

@@ -25,6 +25,18 @@ export function reactionTargets(r: ReactionResult | undefined): Target[] {
       met: measured <= TARGET_P99_MS,
       conditions: r.server.evidence,
     },
+    ...(r.webhookInRetryWait === undefined
+      ? []
+      : [
+          {
+            name: `webhook reaction p99 while the status activity waits for its next attempt (the signal path), ${r.webhookInRetryWait.samples} samples (signed webhook at the receiver -> confirming status read sent), server ${r.server.saturated ? 'SATURATED' : 'not saturated'}`,
+            target: `<= ${TARGET_P99_MS}`,
+            measured: r.webhookInRetryWait.reaction.p99Ms,
+            unit: 'ms',
+            met: r.webhookInRetryWait.reaction.p99Ms <= TARGET_P99_MS,
+            conditions: r.server.evidence,
+          },
+        ]),
     ...(r.cancel === undefined
       ? []
       : [

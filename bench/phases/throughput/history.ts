@@ -9,9 +9,10 @@ export interface HistoryCost {
   timers: number;
 }
 
-/** Reads workflow `workflowId`'s history and measures it. */
-export async function historyCost(ctx: BenchContext, workflowId: string): Promise<HistoryCost> {
-  const history = await ctx.temporal.workflow.getHandle(workflowId).fetchHistory();
+/** Reads workflow `workflowId`'s history (in `namespace`, the server's when absent) and measures it. */
+export async function historyCost(ctx: BenchContext, workflowId: string, namespace?: string): Promise<HistoryCost> {
+  const client = namespace === undefined ? ctx.temporal : ctx.clientIn(namespace);
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const events = history.events ?? [];
   return {
     events: events.length,

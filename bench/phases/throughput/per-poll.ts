@@ -7,7 +7,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { BenchContext, Deployment } from '../../lib/context';
 import { plainCalls } from '../../lib/provider-calls';
-import { median, nowMs, round, runPool } from '../../lib/stats';
+import { countsBetween, readServerCounts, type ServerCounts } from '../../lib/server-counts';
+import { median, nowMs, round, runPool, sleepMs } from '../../lib/stats';
 import { historyCost, type HistoryCost } from './history';
 import { PER_POLL_POLICIES, type BenchPolicy, type PolicyName } from './policies';
 import type {
@@ -39,6 +40,8 @@ function systemsAt(policy: PolicyName): PerPollSystem[] {
 interface Probe {
   ctx: BenchContext;
   run: Record<PerPollSystem | 'naive', RunOne>;
+  /** The namespace each system runs in (each its own: the server's counts per namespace are its). */
+  namespaces: Record<PerPollSystem, string>;
   /** An asyncjob operation's journal entries and its snapshot's version (one write per version). */
   journalEntries(operationId: string): number;
   snapshotVersion(operationId: string): number;
@@ -52,6 +55,13 @@ interface Sample {
   version?: number;
 }
 
+/** One kind of operation's runs: its clean samples, and every operation run and status read made (clean or not). */
+interface Samples {
+  clean: Sample[];
+  operations: number;
+  reads: number;
+}
+
 /**
  * Runs `system` operations of `reads` reads under `policy` until `samples` took exactly `reads` (one at a time, or
  * side by side), reading each one's history (and asyncjob's store).
@@ -63,31 +73,41 @@ async function cleanSamples(
   reads: number,
   samples: number,
   sideBySide: boolean,
-): Promise<Sample[]> {
-  const clean: Sample[] = [];
-  for (let tries = 0; clean.length < samples; tries++) {
+): Promise<Samples> {
+  const out: Samples = { clean: [], operations: 0, reads: 0 };
+  for (let tries = 0; out.clean.length < samples; tries++) {
     if (tries >= samples * 3)
       throw new Error(`per-poll: fewer than ${samples} ${system} operations with exactly ${reads} reads`);
-    const batch = sideBySide ? samples - clean.length : 1;
+    const batch = sideBySide ? samples - out.clean.length : 1;
     await runPool(batch, batch, async () => {
       const t = nowMs();
       const done = await probe.run[system]({ script: `reads${reads}`, reads, policy });
       const ms = nowMs() - t;
+      out.operations += 1;
+      out.reads += done.statusReads;
       // A read lost to a timeout under load is sent again: such a sample is not a clean `reads`-read operation.
       if (done.statusReads !== reads) return;
-      const cost = await historyCost(probe.ctx, done.id);
-      clean.push(
+      const cost = await historyCost(probe.ctx, done.id, done.namespace);
+      out.clean.push(
         system === 'asyncjob'
           ? { ms, cost, entries: probe.journalEntries(done.id), version: probe.snapshotVersion(done.id) }
           : { ms, cost },
       );
     });
   }
-  return clean;
+  return out;
 }
 
-/** One kind of operation's figures: medians over its clean samples. */
-function operationOf(system: PerPollSystem, reads: number, clean: readonly Sample[]): PerPollOperation {
+/**
+ * One kind of operation's figures: medians over its clean samples, and the server's writes and heartbeats in its
+ * namespace over the window it ran in (`server`), per operation run and per status read made there.
+ */
+function operationOf(
+  system: PerPollSystem,
+  reads: number,
+  { clean, ...ran }: Samples,
+  server: ServerCounts,
+): PerPollOperation {
   const events = median(clean.map((c) => c.cost.events));
   const bytes = median(clean.map((c) => c.cost.bytes));
   return {
@@ -105,8 +125,37 @@ function operationOf(system: PerPollSystem, reads: number, clean: readonly Sampl
           snapshotWrites: median(clean.map((c) => c.version ?? Number.NaN)),
         }
       : {}),
+    serverWrites: round(server.writes / ran.operations, 1),
+    serverWritesPerRead: round(server.writes / ran.reads, 2),
+    heartbeats: round(server.heartbeats / ran.operations, 1),
+    heartbeatsPerRead: round(server.heartbeats / ran.reads, 2),
     latencyMs: round(median(clean.map((c) => c.ms)), 1),
   };
+}
+
+/** After the last operation of a window: the server's writes that follow a workflow's close (task completions). */
+const WINDOW_SETTLE_MS = 2_000;
+
+/**
+ * Runs `kinds` (side by side, or one after another) in one window of the server's counts; each kind is one system's,
+ * so its namespace's counts over the window are its own.
+ */
+async function countedWindow(
+  probe: Probe,
+  kinds: readonly PerPollSystem[],
+  reads: number,
+  measure: (system: PerPollSystem) => Promise<Samples>,
+  sideBySide: boolean,
+): Promise<PerPollOperation[]> {
+  const { metricsPort } = probe.ctx.server;
+  const namespaces = kinds.map((system) => probe.namespaces[system]);
+  const before = await readServerCounts(metricsPort, namespaces);
+  const ran: Samples[] = [];
+  if (sideBySide) ran.push(...(await Promise.all(kinds.map(measure))));
+  else for (const system of kinds) ran.push(await measure(system));
+  await sleepMs(WINDOW_SETTLE_MS);
+  const counts = countsBetween(before, await readServerCounts(metricsPort, namespaces));
+  return kinds.map((system, i) => operationOf(system, reads, ran[i]!, counts[probe.namespaces[system]]!));
 }
 
 /** The naive loop's latency (median of `samples`, one at a time) per read count, ms. */
@@ -137,13 +186,13 @@ async function measurePolicy(
 ): Promise<PerPollPolicy> {
   const p0 = nowMs();
   const { reads, samples, sideBySide } = perPollPlan(policy.name, probe.ctx.quick);
-  const kinds = systemsAt(policy.name).flatMap((system) => reads.map((n) => ({ system, n })));
-  const measure = async (k: { system: PerPollSystem; n: number }): Promise<PerPollOperation> =>
-    operationOf(k.system, k.n, await cleanSamples(probe, k.system, policy, k.n, samples, sideBySide));
   const operations: PerPollOperation[] = [];
-  // Long policies: every kind side by side (a light load at these delays), so the section lasts one operation.
-  if (sideBySide) operations.push(...(await Promise.all(kinds.map(measure))));
-  else for (const k of kinds) operations.push(await measure(k));
+  // One window per read count; from 1 s on its systems run side by side (a light load at these delays), so the
+  // window lasts one operation.
+  for (const n of reads) {
+    const measure = (system: PerPollSystem) => cleanSamples(probe, system, policy, n, samples, sideBySide);
+    operations.push(...(await countedWindow(probe, systemsAt(policy.name), n, measure, sideBySide)));
+  }
   if (policy.name === 'short') Object.assign(naiveLatency, await naiveLatencies(probe, policy, reads, samples));
   return { ...policy, operations, marginal: marginalReads(operations), seconds: round((nowMs() - p0) / 1000, 1) };
 }
@@ -189,6 +238,12 @@ export async function measurePerPoll(ctx: BenchContext, dep: Deployment): Promis
   const probe: Probe = {
     ctx,
     run: { ...systems(ctx, dep, calls), 'bare-heartbeat': patterns.heartbeat, 'bare-retry': patterns.retry },
+    namespaces: {
+      asyncjob: ctx.server.namespace,
+      bare: dep.bareNamespace('bare'),
+      'bare-heartbeat': dep.bareNamespace('bare-heartbeat'),
+      'bare-retry': dep.bareNamespace('bare-retry'),
+    },
     journalEntries: (id) => journalEntries.get(id) as number,
     snapshotVersion: (id) => version.get(id) as number,
   };
@@ -234,11 +289,14 @@ function anchorOf(policy: PerPollPolicy): PerPollAnchor {
   const statusReads = Math.max(...policy.operations.map((o) => o.statusReads));
   const of = (system: PerPollSystem) =>
     policy.operations.find((o) => o.system === system && o.statusReads === statusReads)!.eventsPerRead;
+  const writes = (system: PerPollSystem) =>
+    policy.operations.find((o) => o.system === system && o.statusReads === statusReads)!.serverWritesPerRead;
   return {
     policy: policy.name,
     statusReads,
     asyncjob: of('asyncjob'),
     heartbeat: of('bare-heartbeat'),
     retry: of('bare-retry'),
+    writesPerRead: { asyncjob: writes('asyncjob'), heartbeat: writes('bare-heartbeat'), retry: writes('bare-retry') },
   };
 }

@@ -85,6 +85,15 @@ export interface PerPollOperation {
   /** asyncjob only: journal entries appended and snapshot writes (record version bumps) of the operation. */
   journalEntries?: number;
   snapshotWrites?: number;
+  /**
+   * The server's persisted writes (history and matching, `bench/lib/server-counts.ts`) and the heartbeats it received
+   * in this system's namespace over the window its operations ran in: per operation run there and per status read
+   * made (means over every operation of the window, clean or not; not medians).
+   */
+  serverWrites: number;
+  serverWritesPerRead: number;
+  heartbeats: number;
+  heartbeatsPerRead: number;
   /** Start to verified result, ms (at 1 s and 5 s the samples run side by side). */
   latencyMs: number;
 }
@@ -131,4 +140,6 @@ export interface PerPollAnchor {
   asyncjob: number;
   heartbeat: number;
   retry: number;
+  /** The server's persisted writes per status read (see {@link PerPollOperation.serverWritesPerRead}). */
+  writesPerRead: { asyncjob: number; heartbeat: number; retry: number };
 }

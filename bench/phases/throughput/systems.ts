@@ -3,7 +3,7 @@
  * the same poll timing: asyncjob (durable, journaled), a bare Temporal workflow (durable, no record keeping) and a
  * naive in-process loop (no durability: the ceiling).
  */
-import type { BenchContext, Deployment } from '../../lib/context';
+import type { BASELINE_NAMESPACES, BenchContext, Deployment } from '../../lib/context';
 import { FINAL_STATES, type PlainCalls } from '../../lib/provider-calls';
 import { sleepMs, withTimeout } from '../../lib/stats';
 import type { BareJobInput, BareJobResult } from '../../bare/workflows';
@@ -17,9 +17,10 @@ export interface Job {
   policy: BenchPolicy;
 }
 
-/** A finished operation: the ID of its workflow (naive: the job's) and the status reads it took. */
+/** A finished operation: the ID of its workflow (naive: the job's), its namespace, and the status reads it took. */
 interface Done {
   id: string;
+  namespace: string;
   statusReads: number;
 }
 
@@ -38,7 +39,13 @@ export const asyncjobExtraStatusReads = (): number => extraReads;
 let bareSeq = 0;
 
 /** Runs one operation as the bare workflow `workflowType` (`bench/bare/workflows.ts`) on `dep`'s bare worker. */
-function bareRunner(ctx: BenchContext, dep: Deployment, workflowType: string): RunOne {
+function bareRunner(
+  ctx: BenchContext,
+  dep: Deployment,
+  workflowType: string,
+  system: keyof typeof BASELINE_NAMESPACES,
+): RunOne {
+  const namespace = dep.bareNamespace(system);
   return async ({ script, reads, policy }) => {
     const input: BareJobInput = {
       payload: { report: 'bench', scenario: script },
@@ -47,21 +54,23 @@ function bareRunner(ctx: BenchContext, dep: Deployment, workflowType: string): R
     };
     const workflowId = `${dep.bareTaskQueue}-${++bareSeq}`;
     const result = (await withTimeout(
-      ctx.temporal.workflow.execute(workflowType, { taskQueue: dep.bareTaskQueue, workflowId, args: [input] }),
+      ctx
+        .clientIn(namespace)
+        .workflow.execute(workflowType, { taskQueue: dep.bareTaskQueue, workflowId, args: [input] }),
       OPERATION_TIMEOUT_MS,
       `bare workflow ${workflowId}`,
     )) as BareJobResult;
     if (result.statusReads !== reads)
       throw new Error(`${workflowType} read ${result.statusReads} times, expected ${reads}`);
-    return { id: workflowId, statusReads: reads };
+    return { id: workflowId, namespace, statusReads: reads };
   };
 }
 
 /** Temporal's recommended polling patterns (figure 2's anchors): a heartbeating activity, activity retries. */
 export function recommendedPatterns(ctx: BenchContext, dep: Deployment): Record<'heartbeat' | 'retry', RunOne> {
   return {
-    heartbeat: bareRunner(ctx, dep, 'BareHeartbeatJobWorkflow'),
-    retry: bareRunner(ctx, dep, 'BareRetryJobWorkflow'),
+    heartbeat: bareRunner(ctx, dep, 'BareHeartbeatJobWorkflow', 'bare-heartbeat'),
+    retry: bareRunner(ctx, dep, 'BareRetryJobWorkflow', 'bare-retry'),
   };
 }
 
@@ -82,9 +91,9 @@ export function systems(ctx: BenchContext, dep: Deployment, calls: PlainCalls): 
         );
       }
       extraReads += summary.statusRequestsUsed - reads;
-      return { id: handle.operationId, statusReads: summary.statusRequestsUsed };
+      return { id: handle.operationId, namespace: ctx.server.namespace, statusReads: summary.statusRequestsUsed };
     },
-    bare: bareRunner(ctx, dep, 'BareJobWorkflow'),
+    bare: bareRunner(ctx, dep, 'BareJobWorkflow', 'bare'),
     async naive({ script, reads: expected, policy }) {
       let startedAtMs = Date.now();
       const jobId = await calls.createJob({ report: 'bench', scenario: script });
@@ -97,7 +106,7 @@ export function systems(ctx: BenchContext, dep: Deployment, calls: PlainCalls): 
         if (state === 'succeeded') {
           if (reads !== expected) throw new Error(`naive loop read ${reads} times, expected ${expected}`);
           await calls.collectResult(jobId);
-          return { id: jobId, statusReads: reads };
+          return { id: jobId, namespace: '', statusReads: reads };
         }
         if (FINAL_STATES.has(state)) throw new Error(`job ${jobId} ended ${state}`);
       }
