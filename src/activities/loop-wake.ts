@@ -7,7 +7,8 @@
  * - `message`: the workflow received a cancel, a decision or an extension while the loop holds the operation, and
  *   asks for it back (the `wakeStatusLoop` local activity, which runs in the process of the workflow's worker). The
  *   loop hands the operation back at once instead of when its next heartbeat brings Temporal's cancellation. The
- *   cancellation is requested as well, so a loop in another process still ends, at its next heartbeat.
+ *   cancellation is requested as well, so a loop in another process still ends, at its next heartbeat sent (at most
+ *   every 10 s, `HEARTBEAT_SEND_MS`).
  */
 
 /** Why a loop is woken. */

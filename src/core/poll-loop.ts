@@ -62,8 +62,8 @@ export type LoopExit =
   /** The loop has kept the operation for `maxLoopMs`. */
   | 'loop_time_spent'
   /**
-   * The provider's progress or its word for a running job moved (`queued` to `running`) and the workflow's copy is
-   * {@link PROGRESS_REFRESH_MS} old (P8).
+   * What the workflow shows of a running job moved (`accepted` to `observing`, the provider's word, its progress) and
+   * the loop's next step would come {@link PROGRESS_REFRESH_MS} or more after the loop began (P8).
    */
   | 'refresh_due'
   /** The workflow asked for the operation back (a message arrived). */
@@ -107,7 +107,7 @@ export function nextLoopStep(
  * Whether what the workflow shows of a running job moved since the loop began: `accepted` to `observing` (the first
  * readable answer), the provider's word for its state (`queued` to `running`) or its progress. None needs the
  * workflow (the job is still running and still polled, and the store holds every answer and transition), so the loop
- * goes on and hands back once the copy is {@link PROGRESS_REFRESH_MS} old: a workflow round trip for every first
+ * goes on and hands back before its next step would make the copy {@link PROGRESS_REFRESH_MS} old: a workflow round trip for every first
  * answer or every job that goes from queued to running would cost a short job as much as the loop saves. Counters
  * show the loop's start until it hands back.
  */

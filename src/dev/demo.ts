@@ -211,8 +211,8 @@ async function runReport(demo: DemoRun): Promise<string> {
   return first.localState;
 }
 
-/** The states before the operation observes its provider job: a cancel sent then would not race the job. */
-const BEFORE_OBSERVING: readonly string[] = ['starting', 'create_pending', 'creating', 'reconciliation', 'accepted'];
+/** The states before the provider accepted the job: a cancel sent then would not race it. */
+const BEFORE_ACCEPTED: readonly string[] = ['starting', 'create_pending', 'creating', 'reconciliation'];
 
 /**
  * The export is cancelled while it runs, and finishes before the cancel takes effect (X2). On a busy machine the
@@ -222,7 +222,7 @@ const BEFORE_OBSERVING: readonly string[] = ['starting', 'create_pending', 'crea
 async function runLostCancelRace(demo: DemoRun): Promise<void> {
   const { client } = demo.services;
   const { operationId } = await startDemoOperation(demo, 'export');
-  await waitUntilObserving(demo, operationId);
+  await waitUntilAccepted(demo, operationId);
   try {
     const answer = await client.cancel(operationId, {
       requestedBy: 'alice@example.com',
@@ -245,15 +245,18 @@ async function runLostCancelRace(demo: DemoRun): Promise<void> {
   await printStory(demo, operationId);
 }
 
-/** Waits, up to 30 s in steps of 100 ms, until the operation observes its provider job (so a cancel can race it). */
-async function waitUntilObserving(demo: DemoRun, operationId: string): Promise<void> {
+/**
+ * Waits, up to 30 s in steps of 100 ms, until the provider accepted the job (so a cancel can race it). Not until
+ * `observing`: the workflow is shown that up to 15 s after the first answer (P8), later than this job runs.
+ */
+async function waitUntilAccepted(demo: DemoRun, operationId: string): Promise<void> {
   const localState = () =>
     demo.services.client.get(operationId).then(
       (record) => record.localState,
       () => 'starting',
     );
   const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && BEFORE_OBSERVING.includes(await localState()))
+  while (Date.now() < deadline && BEFORE_ACCEPTED.includes(await localState()))
     await new Promise((resolve) => setTimeout(resolve, 100));
 }
 

@@ -64,7 +64,7 @@ export async function pollInActivity(run: OperationRun, facts: ProviderFacts, su
 
 /**
  * Asks the status loop for the operation back: Temporal's cancellation, which reaches the loop at its next
- * heartbeat, and the wake in this worker process, which reaches a loop running here at once
+ * heartbeat sent (at most every 10 s), and the wake in this worker process, which reaches a loop running here at once
  * (`activities/loop-wake.ts`). A wake that fails changes nothing: the cancellation is on its way.
  */
 async function askLoopBack(run: OperationRun, scope: CancellationScope): Promise<void> {

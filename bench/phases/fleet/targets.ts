@@ -2,8 +2,12 @@
 import type { Target } from '../../lib/targets';
 import type { FleetResult } from './result';
 
-/** The issue's target: status reads' peak / mean of a herd, with the server not saturated. */
-const TARGET_PEAK_OVER_MEAN = 1.5;
+/**
+ * The target: status reads' peak / mean of a herd, with the server not saturated. The plan alone (the naive loop)
+ * measures about 2.6: every operation's first reads fall within its first delays, so no jitter inside the policy's
+ * delays reaches this; the figure says how far the herd is from it.
+ */
+const TARGET_PEAK_OVER_MEAN = 1.2;
 
 /**
  * The fleet target: the median over asyncjob's herds of the smallest size. A saturated server smears a herd and
