@@ -90,9 +90,18 @@ class StatusLoop {
     this.startedAtMs = ctx.clock();
   }
 
-  /** Records a step with its snapshot; a newer stored state means another writer took the operation over. */
+  /**
+   * Records a step with its snapshot; a newer stored state, or a different entry another writer recorded first at
+   * its sequence, means another writer took the operation over: its state stands.
+   */
   async commit(step: StepResult): Promise<void> {
-    const outcome = await commitStep(this.ctx.store, step.record, step.entries, this.ctx.clock());
+    let outcome: StepOutcome;
+    try {
+      outcome = await commitStep(this.ctx.store, step.record, step.entries, this.ctx.clock());
+    } catch (error) {
+      if (toFailure(error).type !== JOURNAL_CONFLICT) throw error;
+      return this.takeStoredState();
+    }
     if (outcome.state.journal.nextSequence !== step.record.journal.nextSequence) this.exit = 'superseded';
     this.state = outcome.state;
     this.entries.push(...step.entries);
@@ -201,16 +210,13 @@ class StatusLoop {
         error: failure.message,
       });
       const step = stepContext(this.ctx, this.provider, Math.random());
-      await this.commit(afterActivityFailure(this.state, 'collect', failure.message, step)).catch((err: unknown) => {
-        if (toFailure(err).type !== JOURNAL_CONFLICT) throw err;
-        return this.takeStoredState();
-      });
+      await this.commit(afterActivityFailure(this.state, 'collect', failure.message, step));
     }
   }
 
   /**
    * Another writer recorded this step first (an attempt that was timed out and replaced, still running on a cut-off
-   * worker, collected too): the store's state stands, and the operation goes back with it.
+   * worker, read or collected too): the store's state stands, and the operation goes back with it.
    */
   private async takeStoredState(): Promise<void> {
     const stored = await storedOutcome(this.ctx.store, this.state.operationId, this.state.journal.nextSequence);

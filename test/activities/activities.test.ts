@@ -126,6 +126,40 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     },
   );
 
+  it.skipIf(dialect !== 'rest')(
+    'M3, B2: a read another writer recorded first while the status activity read: the stored state stands, nothing fails',
+    async () => {
+      const { record } = await started({ report: 'read-raced', scenario: 'default' });
+      const reserved = await reserveStatus(record, caps());
+      // The other writer (an attempt timed out and replaced, still running on a cut-off worker) reads with the same
+      // reservation and records its answer first, while this activity's answer is on its way to the store.
+      let raced = false;
+      const store = Object.create(h.store, {
+        appendWithSnapshot: {
+          value: async (...args: Parameters<typeof h.store.appendWithSnapshot>) => {
+            const [entries] = args;
+            if (!raced && entries.some((e) => e.body.kind === 'observation' && e.body.action === 'status')) {
+              raced = true;
+              await step(a.readStatus, { record: reserved, random: 0.25 });
+            }
+            return h.store.appendWithSnapshot(...args);
+          },
+        },
+      }) as typeof h.store;
+      const live = createActivities({ store, providers: h.registry, artifacts: h.artifacts });
+      const loop = { maxWaitMs: 30_000, maxLoopMs: 60_000 };
+      const outcome = await run(live.pollStatus, { state: withoutTails(reserved), random: 0.5, loop });
+      expect(raced).toBe(true);
+      const stored = (await h.store.getOperation(reserved.operationId))!.record as unknown as OperationRecord;
+      expect(outcome.state.journal.nextSequence).toBe(stored.journal.nextSequence);
+      const reads = (await h.store.entries(reserved.operationId)).filter(
+        ({ entry }) => entry.body.kind === 'observation' && entry.body.action === 'status',
+      );
+      expect(reads).toHaveLength(1);
+      expect((await h.store.verifyChains({ operationId: reserved.operationId })).breaks).toEqual([]);
+    },
+  );
+
   it('C1, I1, I3: a repeated createJob returns the stored record and sends nothing; the token is where the dialect expects it', async () => {
     const payload = { report: 'q3', scenario: 'default' };
     const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });
