@@ -23,6 +23,8 @@ const config: KnipConfig = {
     'bench/lib/worker-process.ts',
     'bench/lib/simulator-process.ts',
     'bench/bare/workflows.ts',
+    // Preloaded into the workflow bundle by path (`WORKFLOW_BUNDLER_OPTIONS`), never imported.
+    'src/core/zod-warm-up.ts',
     'test/**/*.test.ts',
     'test/integration/faults/worker-entry.ts',
     'test/store/workers/append-worker.ts',

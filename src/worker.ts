@@ -29,7 +29,7 @@ import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_PROVIDER_CALL_SLOTS } from './con
 import { assertSupportedNode } from './node-version';
 import { type PollLoopLimits } from './core/poll-loop';
 import { EXPECTED_SDK_MESSAGES } from './doctor/sdk-logger';
-import { workflowsPath } from './workflow-bundle';
+import { WORKFLOW_BUNDLER_OPTIONS, workflowsPath } from './workflow-bundle';
 import { checkWorkerStart, logDeciderPolicy, logServing } from './worker-start-check';
 import { asyncJobServiceHandler } from './nexus/handler';
 import { createJsonLogger, sdkLogLevel } from './logging';
@@ -40,7 +40,7 @@ import { webhookSignal } from './workflows/messages';
 /** The task queue asyncjob's workflows run on unless told otherwise (the client's, so both always agree). */
 export { DEFAULT_TASK_QUEUE };
 
-export { workflowsPath };
+export { WORKFLOW_BUNDLER_OPTIONS, workflowsPath };
 
 export { DEFAULT_MAX_CACHED_WORKFLOWS };
 
@@ -126,7 +126,9 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
     activities: options.activities,
     maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
     ...(options.nexusServices !== undefined ? { nexusServices: options.nexusServices } : {}),
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath, bundlerOptions: WORKFLOW_BUNDLER_OPTIONS }),
   });
   const seen = new Set<string>();
   const providerWorkers: Worker[] = [];

@@ -8,10 +8,49 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '@temporalio/common';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, type WorkerOptions } from '@temporalio/worker';
+
+/** Webpack's configuration as the SDK's bundler hook takes it (the SDK does not export its name). */
+type WebpackConfiguration = Parameters<
+  NonNullable<NonNullable<WorkerOptions['bundlerOptions']>['webpackConfigHook']>
+>[0];
 
 /** Absolute path of the workflows entry, for bundling (`.ts` from source, `.js` from `dist/`). */
 export const workflowsPath = path.join(__dirname, 'workflows', `index${path.extname(__filename)}`);
+
+/**
+ * The libraries the workflow bundle loads once per reusable V8 context and shares across the workflows it runs (the
+ * SDK's `preloadModules`; frozen once loaded), instead of running their module scope again for every workflow a
+ * worker creates or replays: zod's defines hundreds of classes and the signature library precomputes its curve, about
+ * ten milliseconds of worker CPU per workflow between them. Each is stateless: our schemas and anything a workflow
+ * builds stay in its own modules, which are never shared.
+ */
+const PRELOAD_MODULES = [
+  'zod',
+  path.join(__dirname, 'core', `zod-warm-up${path.extname(__filename)}`),
+  '@noble/hashes/sha2.js',
+  '@noble/hashes/utils.js',
+  '@noble/curves/ed25519.js',
+];
+
+/**
+ * How asyncjob's workflows are bundled, wherever they are (`createWorkers`, `asyncjob bundle`, replay, the bench):
+ * with {@link PRELOAD_MODULES}, which webpack would otherwise drop from the preload as unused, since those packages
+ * declare themselves free of side effects (so their modules are kept, as side-effecting, in the bundle).
+ */
+export const WORKFLOW_BUNDLER_OPTIONS = {
+  preloadModules: PRELOAD_MODULES,
+  webpackConfigHook: (config: WebpackConfiguration): WebpackConfiguration => ({
+    ...config,
+    module: {
+      ...config.module,
+      rules: [
+        ...(config.module?.rules ?? []),
+        { test: /[\\/]node_modules[\\/](zod|@noble)[\\/]|zod-warm-up/, sideEffects: true },
+      ],
+    },
+  }),
+};
 
 /** The package's root (above `src/` or `dist/`): its package.json, and where the workflow sources' paths start. */
 const packageRoot = path.join(__dirname, '..');
@@ -66,7 +105,11 @@ async function hashWorkflowSources(root: string, files: readonly string[]): Prom
  * lines still match) for {@link checkWorkflowBundle}. Several seconds of CPU: done once, at build time.
  */
 export async function bundleWorkflows(logger?: Logger): Promise<{ code: string; stamp: WorkflowBundleStamp }> {
-  const { code } = await bundleWorkflowCode({ workflowsPath, ...(logger ? { logger } : {}) });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    ...WORKFLOW_BUNDLER_OPTIONS,
+    ...(logger ? { logger } : {}),
+  });
   const files = ownWorkflowSources(code, packageRoot);
   // A hash of nothing would accept any bundle: the sources must be found where this install has them.
   if (files.length === 0)

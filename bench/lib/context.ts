@@ -12,7 +12,7 @@ import { AsyncJobClient } from '../../src/client';
 import type { StartRequest } from '../../src/core/operation';
 import { startDevServer, type DevServer } from '../../src/dev/temporal-server';
 import type { ScenarioInput } from '../../src/simulator';
-import { workflowsPath } from '../../src/worker';
+import { WORKFLOW_BUNDLER_OPTIONS, workflowsPath } from '../../src/worker';
 import { startSimulatorProcess, startWorkerProcess, type SimProcess, type WorkerChild } from './processes';
 
 /** The shared context of one bench run. */
@@ -63,7 +63,10 @@ export async function createContext(root: string, quick: boolean): Promise<Bench
   const temporal = new Client({ connection, namespace: server.namespace });
   const asyncjobBundlePath = path.join(root, 'asyncjob-workflows.js');
   const bareBundlePath = path.join(root, 'bare-workflows.js');
-  writeFileSync(asyncjobBundlePath, (await bundleWorkflowCode({ workflowsPath, logger: quietLogger })).code);
+  writeFileSync(
+    asyncjobBundlePath,
+    (await bundleWorkflowCode({ workflowsPath, ...WORKFLOW_BUNDLER_OPTIONS, logger: quietLogger })).code,
+  );
   writeFileSync(
     bareBundlePath,
     (

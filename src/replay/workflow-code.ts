@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { Logger } from '@temporalio/common';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { asyncjobVersion, checkWorkflowBundle, workflowsPath } from '../workflow-bundle';
+import { asyncjobVersion, checkWorkflowBundle, WORKFLOW_BUNDLER_OPTIONS, workflowsPath } from '../workflow-bundle';
 import type { ReplayWorkflowCode } from './replay-check';
 
 /** The workflow code, and what to call it in a report. */
@@ -35,6 +35,6 @@ export async function bundledWorkflowCode(file: string): Promise<WorkflowCode | 
 
 /** This install's workflows, bundled now (webpack's report dropped; its warnings and errors to `logger`). */
 export async function installedWorkflowCode(logger: Logger): Promise<WorkflowCode> {
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger });
+  const { code } = await bundleWorkflowCode({ workflowsPath, ...WORKFLOW_BUNDLER_OPTIONS, logger });
   return { code: { code }, bundle: null, asyncjob: asyncjobVersion() };
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { historyFromFile } from '../../src/replay/history-file';
-import { workflowsPath } from '../../src/worker';
+import { WORKFLOW_BUNDLER_OPTIONS, workflowsPath } from '../../src/worker';
 
 const dir = path.join(__dirname, '..', 'histories');
 
@@ -47,6 +47,7 @@ describe('replay of recorded histories (determinism)', () => {
     const noop = () => undefined;
     const bundle = await bundleWorkflowCode({
       workflowsPath,
+      ...WORKFLOW_BUNDLER_OPTIONS,
       logger: { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error },
     });
     const results: { workflowId: string; error?: unknown }[] = [];

@@ -7,7 +7,7 @@ import type { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { inject } from 'vitest';
-import { workflowsPath } from '../../src/worker';
+import { WORKFLOW_BUNDLER_OPTIONS, workflowsPath } from '../../src/worker';
 
 let runtimeInstalled = false;
 /** Keeps worker logs to warnings so test output stays readable. */
@@ -33,7 +33,8 @@ export async function connectTestEnvironment(): Promise<TestWorkflowEnvironment>
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 /** Bundles the workflows once per test file. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  // As a worker bundles them (`createWorkers`): the stateless libraries loaded once per V8 context.
+  bundle ??= bundleWorkflowCode({ workflowsPath, ...WORKFLOW_BUNDLER_OPTIONS, logger: quietLogger });
   return bundle;
 }
 
