@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 
-/** How often a waiting activity heartbeats in its process, ms (the worker sends them on as {@link HEARTBEAT_SEND_MS} allows). */
+/** How often a waiting activity heartbeats in its process, ms (sent on as {@link HEARTBEAT_SEND_MS} allows). */
 const HEARTBEAT_INTERVAL_MS = 2_000;
 
 /**

@@ -107,9 +107,9 @@ export function nextLoopStep(
  * Whether what the workflow shows of a running job moved since the loop began: `accepted` to `observing` (the first
  * readable answer), the provider's word for its state (`queued` to `running`) or its progress. None needs the
  * workflow (the job is still running and still polled, and the store holds every answer and transition), so the loop
- * goes on and hands back before its next step would make the copy {@link PROGRESS_REFRESH_MS} old: a workflow round trip for every first
- * answer or every job that goes from queued to running would cost a short job as much as the loop saves. Counters
- * show the loop's start until it hands back.
+ * goes on and hands back before its next step would make the copy {@link PROGRESS_REFRESH_MS} old: a workflow round
+ * trip for every first answer or every job that goes from queued to running would cost a short job as much as the loop
+ * saves. Counters show the loop's start until it hands back.
  */
 function shownStateMoved(entered: OperationRecord, now: OperationRecord): boolean {
   return (
