@@ -83,16 +83,18 @@ export async function BareHeartbeatJobWorkflow(input: BareJobInput): Promise<Bar
 
 /**
  * The bare workflow with Temporal's recommended pattern for infrequent polling: an activity whose attempts are the
- * reads, its retry policy a fixed interval of the policy's delay (`backoffCoefficient` 1). The first read is the
- * first attempt, at once; asyncjob and the other baselines wait a planned delay before it.
+ * reads, its retry policy the poll policy's backoff without jitter (from `baseDelayMs`, doubling up to `maxDelayMs`:
+ * a fixed interval where they are equal). The first read is the first attempt, at once; asyncjob and the other
+ * baselines wait a planned delay before it.
  */
 export async function BareRetryJobWorkflow(input: BareJobInput): Promise<BareJobResult> {
   const created = await bareCreateJob(input.payload);
   const { bareRetryPoll } = proxyActivities<BareActivities>({
     startToCloseTimeout: '1 minute',
     retry: {
-      initialInterval: input.maxDelayMs,
-      backoffCoefficient: 1,
+      initialInterval: input.baseDelayMs,
+      backoffCoefficient: 2,
+      maximumInterval: input.maxDelayMs,
       maximumAttempts: input.maxStatusReads,
       nonRetryableErrorTypes: ['ASYNCJOB_BENCH_ERR_JOB_ENDED'],
     },
