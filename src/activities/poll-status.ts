@@ -18,6 +18,7 @@ import { type RegisteredProvider } from '../adapters/providers/registry';
 import { type OperationRecord } from '../core/operation';
 import {
   nextLoopStep,
+  pendingReadDetails,
   pollLoopLimitsSchema,
   readNowForWebhook,
   retryDelayAfter,
@@ -134,7 +135,8 @@ class StatusLoop {
 
   /** Runs until the operation goes back to the workflow; the first read has been made. */
   async loop(limits: PollLoopLimits, entered: OperationRecord): Promise<void> {
-    const loop = { startedAtMs: this.startedAtMs, entered };
+    const copiedAtMs = this.context?.info.scheduledTimestampMs;
+    const loop = { startedAtMs: this.startedAtMs, entered, ...(copiedAtMs !== undefined ? { copiedAtMs } : {}) };
     while (this.exit === undefined) {
       if (this.askedBack()) return void (this.exit = 'cancelled');
       const next = nextLoopStep(this.state, this.ctx.clock(), loop, limits);
@@ -165,11 +167,7 @@ class StatusLoop {
   /** Waits until `untilMs`, heartbeating with the position; ends early on a cancel or a wake in this process. */
   private waitUntil(untilMs: number): Promise<WaitEnd> {
     const signal = this.context?.cancellationSignal;
-    const position = () => ({
-      sequence: this.state.journal.nextSequence - 1,
-      statusRequestsUsed: this.state.used.statusRequests,
-      nextReadAt: new Date(untilMs).toISOString(),
-    });
+    const position = () => pendingReadDetails(this.state, untilMs);
     return whileHeartbeating(
       () =>
         new Promise<WaitEnd>((resolve) => {
@@ -258,7 +256,7 @@ export function pollStatus(ctx: ActivityContext) {
     } finally {
       stopListening();
     }
-    const retryInMs = retryWaits ? retryDelayAfter(loop.exit!, loop.state, held, ctx.clock()) : undefined;
+    const retryInMs = retryWaits ? retryDelayAfter(loop.exit!, loop.state, ctx.clock()) : undefined;
     ctx.logger.info(retryInMs === undefined ? 'status loop handed back' : 'status loop waits as a retry', {
       operationId: held.operationId,
       provider: held.provider,
@@ -266,7 +264,7 @@ export function pollStatus(ctx: ActivityContext) {
       reason: loop.exit,
       ...(retryInMs !== undefined ? { retryInMs } : {}),
     });
-    if (retryInMs !== undefined) throw waitAsRetry(retryInMs);
+    if (retryInMs !== undefined) throw waitAsRetry(retryInMs, loop.state, ctx.clock());
     if (loop.exit === 'state_changed' && loop.state.localState === 'result_collecting') await loop.collect();
     return loop.outcome();
   };

@@ -7,17 +7,22 @@
  */
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { type OperationRecord } from '../core/operation';
-import { STATUS_WAIT_FAILURE_TYPE, storeIsAhead } from '../core/poll-loop';
+import { STATUS_WAIT_FAILURE_TYPE, pendingReadDetails, pendingReadSummary, storeIsAhead } from '../core/poll-loop';
 import { afterActivityFailure, type StepContext, type StepResult } from '../core/step';
 import { type StepOutcome } from '../core/step-outcome';
 import { storedOutcome } from './journal-writer';
 import { type ActivityContext } from './provider-call';
 
-/** The failure that ends an attempt for `delayMs`: Temporal starts the next attempt then (`nextRetryDelay`). */
-export function waitAsRetry(delayMs: number): ApplicationFailure {
+/**
+ * The failure that ends an attempt for `delayMs`: Temporal starts the next attempt then (`nextRetryDelay`). Its
+ * message and details name the job's last answer (`pendingReadDetails`), which the Web UI shows on the pending
+ * activity while the workflow's copy waits for its refresh (P8).
+ */
+export function waitAsRetry(delayMs: number, record: OperationRecord, nowMs: number): ApplicationFailure {
   return ApplicationFailure.create({
     type: STATUS_WAIT_FAILURE_TYPE,
-    message: `the next status read is due in ${delayMs} ms`,
+    message: pendingReadSummary(record, nowMs + delayMs, nowMs),
+    details: [pendingReadDetails(record, nowMs + delayMs)],
     nextRetryDelay: delayMs,
     category: ApplicationFailureCategory.BENIGN,
   });

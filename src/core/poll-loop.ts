@@ -47,11 +47,19 @@ export type PollLoopLimits = z.infer<typeof pollLoopLimitsSchema>;
 export const DEFAULT_POLL_LOOP_LIMITS: PollLoopLimits = { maxWaitMs: 30_000, maxLoopMs: 2 * 60_000, retryWaits: true };
 
 /**
- * How stale the workflow's copy of a running job may grow while the loop keeps it (P8): its progress, the provider's
- * word for its state, and `accepted` to `observing` (the first readable answer). Queries, `asyncjob watch` and the
- * Web UI read the workflow's record. A change of local state that ends polling goes back at once.
+ * How often the workflow's copy of a running job is refreshed while the status activity keeps it (P8): its
+ * progress, the provider's word for its state, and `accepted` to `observing` (the first readable answer). A move
+ * goes back once the copy is at least {@link SHOWN_COPY_REFRESH_READS} status reads and
+ * {@link SHOWN_COPY_REFRESH_MS} old. A refresh is a workflow round trip (seven history events: an activity, a workflow
+ * task and a search-attribute write), so this bounds its cost at a quarter of an event per read, at any poll
+ * interval. The store records every answer at once, and the pending status activity carries the last one (its
+ * heartbeat details, or the last attempt's failure in a retry-driven wait), which the Web UI shows. A change of local
+ * state that ends polling goes back at once.
  */
-export const PROGRESS_REFRESH_MS = 15_000;
+export const SHOWN_COPY_REFRESH_READS = 30;
+
+/** The youngest copy a refresh replaces (see {@link SHOWN_COPY_REFRESH_READS}): at fast policies, reads are cheap. */
+export const SHOWN_COPY_REFRESH_MS = 15_000;
 
 /** Why the loop handed the operation back to the workflow. */
 export type LoopExit =
@@ -62,14 +70,24 @@ export type LoopExit =
   /** The loop has kept the operation for `maxLoopMs`. */
   | 'loop_time_spent'
   /**
-   * What the workflow shows of a running job moved (`accepted` to `observing`, the provider's word, its progress) and
-   * the loop's next step would come {@link PROGRESS_REFRESH_MS} or more after the loop began (P8).
+   * What the workflow shows of a running job moved (`accepted` to `observing`, the provider's word, its progress)
+   * and its copy is due for a refresh (P8, {@link SHOWN_COPY_REFRESH_READS}).
    */
   | 'refresh_due'
   /** The workflow asked for the operation back (a message arrived). */
   | 'cancelled'
   /** Another writer moved the operation on in the store (this activity was timed out and replaced). */
   | 'superseded';
+
+/**
+ * One status activity's hold on an operation: when it began keeping it (this attempt), when the workflow's copy was
+ * made (the activity's scheduling, the same for all its attempts; the loop's start when not given), and that copy.
+ */
+export interface LoopHold {
+  startedAtMs: number;
+  copiedAtMs?: number;
+  entered: OperationRecord;
+}
 
 /** What the loop does next. */
 export type LoopStep = { kind: 'wait'; untilMs: number } | { kind: 'read' } | { kind: 'exit'; reason: LoopExit };
@@ -83,40 +101,37 @@ const POLLING = new Set<OperationRecord['localState']>(['accepted', 'observing']
  * (a result to collect, a failure, an escalation, and `cancelling`, whose messages the workflow handles). A read
  * is never planned at or after the deadline.
  */
-export function nextLoopStep(
-  record: OperationRecord,
-  nowMs: number,
-  loop: { startedAtMs: number; entered: OperationRecord },
-  limits: PollLoopLimits,
-): LoopStep {
+export function nextLoopStep(record: OperationRecord, nowMs: number, loop: LoopHold, limits: PollLoopLimits): LoopStep {
   if (!POLLING.has(record.localState) || record.schedule.reservedAtMs !== undefined)
     return { kind: 'exit', reason: 'state_changed' };
   const command = nextCommand(record, nowMs);
   if (command.kind !== 'read_status' && command.kind !== 'wait') return { kind: 'exit', reason: 'state_changed' };
   const untilMs = command.kind === 'wait' ? command.untilMs : nowMs;
-  // The workflow's copy is as old as the loop: once what it shows moved, the loop goes on only while its next step
-  // comes before that copy is PROGRESS_REFRESH_MS old; a wait past that hands back now, not at its end.
-  if (shownStateMoved(loop.entered, record) && untilMs - loop.startedAtMs >= PROGRESS_REFRESH_MS)
-    return { kind: 'exit', reason: 'refresh_due' };
+  // Checked before the long wait and the loop's time, so a copy due for a refresh goes back rather than on as a retry.
+  if (copyRefreshDue(loop, record, untilMs)) return { kind: 'exit', reason: 'refresh_due' };
   if (untilMs - nowMs > limits.maxWaitMs) return { kind: 'exit', reason: 'long_wait' };
   if (untilMs - loop.startedAtMs > limits.maxLoopMs) return { kind: 'exit', reason: 'loop_time_spent' };
   return untilMs <= nowMs ? { kind: 'read' } : { kind: 'wait', untilMs };
 }
 
 /**
- * Whether what the workflow shows of a running job moved since the loop began: `accepted` to `observing` (the first
- * readable answer), the provider's word for its state (`queued` to `running`) or its progress. None needs the
- * workflow (the job is still running and still polled, and the store holds every answer and transition), so the loop
- * goes on and hands back before its next step would make the copy {@link PROGRESS_REFRESH_MS} old: a workflow round
- * trip for every first answer or every job that goes from queued to running would cost a short job as much as the loop
- * saves. Counters show the loop's start until it hands back.
+ * Whether the workflow's copy of a running job is due for a refresh by the loop's next step at `untilMs` (P8): what
+ * it shows moved since the copy was made (`accepted` to `observing`, the provider's word for the job's state, or its
+ * progress) and the copy is {@link SHOWN_COPY_REFRESH_READS} reads and {@link SHOWN_COPY_REFRESH_MS} old by then.
+ * None of these moves changes what the workflow does next (the job is still running and still polled, and the store
+ * holds every answer and transition), so none is worth a round trip of its own. Counters show the copy's values.
  */
-function shownStateMoved(entered: OperationRecord, now: OperationRecord): boolean {
-  return (
+function copyRefreshDue(loop: LoopHold, now: OperationRecord, untilMs: number): boolean {
+  const { entered } = loop;
+  const moved =
     now.localState !== entered.localState ||
     now.remote.state !== entered.remote.state ||
     now.remote.category !== entered.remote.category ||
-    now.remote.progress !== entered.remote.progress
+    now.remote.progress !== entered.remote.progress;
+  return (
+    moved &&
+    now.used.statusRequests - entered.used.statusRequests >= SHOWN_COPY_REFRESH_READS &&
+    untilMs - (loop.copiedAtMs ?? loop.startedAtMs) >= SHOWN_COPY_REFRESH_MS
   );
 }
 
@@ -198,18 +213,11 @@ export const STATUS_WAIT_FAILURE_TYPE = 'AsyncJobStatusWait';
 /**
  * In a retry-driven wait: how long until the activity's next attempt when the loop ended with `exit` at `nowMs`, or
  * `undefined` when the operation goes back to the workflow. Only a wait goes on as a retry (`long_wait`, or a
- * `loop_time_spent` that ends one attempt's time), and only while what the workflow shows of the job (`entered`, its
- * copy) is what the store holds: a moved state or progress goes back, so the workflow's copy is never older than
- * one wait (P8). Never less than 1 ms: a zero delay would leave the retry to Temporal's backoff.
+ * `loop_time_spent` that ends one attempt's time); a copy due for a refresh went back already (`refresh_due`, P8).
+ * Never less than 1 ms: a zero delay would leave the retry to Temporal's backoff.
  */
-export function retryDelayAfter(
-  exit: LoopExit,
-  record: OperationRecord,
-  entered: OperationRecord,
-  nowMs: number,
-): number | undefined {
+export function retryDelayAfter(exit: LoopExit, record: OperationRecord, nowMs: number): number | undefined {
   if (exit !== 'long_wait' && exit !== 'loop_time_spent') return undefined;
-  if (shownStateMoved(entered, record)) return undefined;
   const command = nextCommand(record, nowMs);
   if (command.kind === 'read_status') return 1;
   if (command.kind !== 'wait') return undefined;
@@ -226,4 +234,29 @@ export function storeIsAhead(held: OperationRecord, stored: OperationRecord): bo
   if (stored.journal.nextSequence !== held.journal.nextSequence)
     return stored.journal.nextSequence > held.journal.nextSequence;
   return held.schedule.reservedAtMs === undefined;
+}
+
+/**
+ * What the pending status activity shows between reads (P8), at no history cost: in its heartbeat details while the
+ * loop waits, and in the last attempt's failure during a retry-driven wait; the Web UI and `describe` show both.
+ * The workflow's copy may be older ({@link SHOWN_COPY_REFRESH_READS}).
+ */
+export function pendingReadDetails(record: OperationRecord, nextReadAtMs: number) {
+  return {
+    localState: record.localState,
+    remoteState: record.remote.state ?? null,
+    progress: record.remote.progress ?? null,
+    sequence: record.journal.nextSequence - 1,
+    statusRequestsUsed: record.used.statusRequests,
+    nextReadAt: new Date(nextReadAtMs).toISOString(),
+  };
+}
+
+/** {@link pendingReadDetails} in one line, for the failure message of a retry-driven wait. */
+export function pendingReadSummary(record: OperationRecord, nextReadAtMs: number, nowMs: number): string {
+  const { remoteState, progress } = pendingReadDetails(record, nextReadAtMs);
+  const word = remoteState === null ? '' : ` (provider: ${JSON.stringify(remoteState)})`;
+  const done = progress === null ? '' : `, ${Math.round(progress * 100)}% done`;
+  const reads = `${record.used.statusRequests} status read${record.used.statusRequests === 1 ? '' : 's'}`;
+  return `${record.localState}${word}${done} after ${reads}; the next status read is due in ${nextReadAtMs - nowMs} ms`;
 }

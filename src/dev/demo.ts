@@ -247,7 +247,7 @@ async function runLostCancelRace(demo: DemoRun): Promise<void> {
 
 /**
  * Waits, up to 30 s in steps of 100 ms, until the provider accepted the job (so a cancel can race it). Not until
- * `observing`: the workflow is shown that up to 15 s after the first answer (P8), later than this job runs.
+ * `observing`: the workflow is shown that at its next turn or its copy's refresh (P8), later than this job runs.
  */
 async function waitUntilAccepted(demo: DemoRun, operationId: string): Promise<void> {
   const localState = () =>

@@ -4,7 +4,9 @@ import { NO_CAPABILITIES } from '../../src/core/escalation';
 import { type OperationRecord } from '../../src/core/operation';
 import {
   DEFAULT_POLL_LOOP_LIMITS,
-  PROGRESS_REFRESH_MS,
+  SHOWN_COPY_REFRESH_MS,
+  SHOWN_COPY_REFRESH_READS,
+  pendingReadSummary,
   handedBackUnread,
   loopTakesWait,
   retryDelayAfter,
@@ -69,46 +71,73 @@ describe('the status loop keeps an operation only while its waits are short (P4,
     },
   );
 
-  it("P8: the provider's word for a running job (queued to running) and accepted to observing go back once the workflow's copy is PROGRESS_REFRESH_MS old", () => {
-    const queued = { ...waitingUntil(T0 + 5_000), remote: { ...observingRecord().remote, state: 'queued' } };
-    const running = { ...queued, remote: { ...queued.remote, state: 'running' } };
-    const loop = { startedAtMs: T0, entered: queued };
-    expect(nextLoopStep(queued, T0, loop, LIMITS)).toMatchObject({ kind: 'wait' });
-    expect(nextLoopStep(running, T0, loop, LIMITS)).toMatchObject({ kind: 'wait' });
-    expect(nextLoopStep(running, T0 + PROGRESS_REFRESH_MS, loop, LIMITS)).toEqual({
-      kind: 'exit',
-      reason: 'refresh_due',
-    });
-    const accepted = { ...queued, localState: 'accepted' as const };
-    const acceptedLoop = { startedAtMs: T0, entered: accepted };
-    expect(nextLoopStep(queued, T0 + 1_000, acceptedLoop, LIMITS)).toMatchObject({ kind: 'wait' });
-    expect(nextLoopStep(queued, T0 + PROGRESS_REFRESH_MS, acceptedLoop, LIMITS)).toEqual({
-      kind: 'exit',
-      reason: 'refresh_due',
-    });
-  });
+  /** `record` after `reads` more status reads than `entered`. */
+  function readMore(record: OperationRecord, reads: number): OperationRecord {
+    return { ...record, used: { ...record.used, statusRequests: record.used.statusRequests + reads } };
+  }
 
-  it('P8: after a move, a wait that would end past PROGRESS_REFRESH_MS goes back at once, so the copy is never older than that', () => {
-    const entered = waitingUntil(T0 + 1_000);
-    const moved = { ...waitingUntil(T0 + PROGRESS_REFRESH_MS + 5_000), localState: 'observing' as const };
-    const loop = { startedAtMs: T0, entered: { ...entered, localState: 'accepted' as const } };
-    expect(nextLoopStep(moved, T0 + 2_000, loop, LIMITS)).toEqual({ kind: 'exit', reason: 'refresh_due' });
-    // Nothing moved: the same wait stays in the loop.
-    expect(nextLoopStep(moved, T0 + 2_000, { startedAtMs: T0, entered: moved }, LIMITS)).toMatchObject({
-      kind: 'wait',
-    });
-  });
-
-  it('P8: new progress goes back to the workflow once its copy is PROGRESS_REFRESH_MS old, not on every read', () => {
-    const entered = waitingUntil(T0 + 1_000);
-    const progressed = { ...entered, remote: { ...entered.remote, progress: 0.4 } };
+  it("P8: accepted to observing, the provider's word (queued to running) and progress go back once the workflow's copy is SHOWN_COPY_REFRESH_READS reads and SHOWN_COPY_REFRESH_MS old, not before", () => {
+    const entered = { ...waitingUntil(T0 + 5_000), remote: { ...observingRecord().remote, state: 'queued' } };
     const loop = { startedAtMs: T0, entered };
-    expect(nextLoopStep(progressed, T0 + PROGRESS_REFRESH_MS - 1, loop, LIMITS)).toMatchObject({ kind: 'read' });
-    expect(nextLoopStep(progressed, T0 + PROGRESS_REFRESH_MS, loop, LIMITS)).toEqual({
+    const moves = [
+      { ...entered, localState: 'accepted' as const },
+      { ...entered, remote: { ...entered.remote, state: 'running' } },
+      { ...entered, remote: { ...entered.remote, progress: 0.4 } },
+    ];
+    for (const moved of moves) {
+      const enteredAs = moved.localState === 'accepted' ? { ...loop, entered: moved } : loop;
+      const now = moved.localState === 'accepted' ? entered : moved;
+      const due = readMore(now, SHOWN_COPY_REFRESH_READS);
+      expect(nextLoopStep(readMore(now, SHOWN_COPY_REFRESH_READS - 1), T0 + 60_000, enteredAs, LIMITS)).toMatchObject({
+        kind: 'read',
+      });
+      expect(nextLoopStep(due, T0 + SHOWN_COPY_REFRESH_MS - 1, enteredAs, LIMITS)).toMatchObject({ kind: 'read' });
+      expect(nextLoopStep(due, T0 + SHOWN_COPY_REFRESH_MS, enteredAs, LIMITS)).toEqual({
+        kind: 'exit',
+        reason: 'refresh_due',
+      });
+    }
+    // Nothing moved: however many reads, the copy stands.
+    expect(nextLoopStep(readMore(entered, 500), T0 + 60_000, loop, LIMITS)).toMatchObject({ kind: 'read' });
+  });
+
+  it("P8: the copy's age counts from the activity's scheduling (copiedAtMs) across attempts, and a refresh due before a long wait goes back at once", () => {
+    const entered = { ...waitingUntil(T0 + 1_000), localState: 'accepted' as const };
+    const moved = readMore(waitingUntil(T0 + 150_000), SHOWN_COPY_REFRESH_READS);
+    // An attempt begun just now, of an activity scheduled long ago: the copy is old.
+    const attempt = { startedAtMs: T0 + 90_000, copiedAtMs: T0, entered };
+    expect(nextLoopStep(moved, T0 + 90_000, attempt, LIMITS)).toEqual({ kind: 'exit', reason: 'refresh_due' });
+    // The same wait with nothing moved is a long wait (a retry of the activity).
+    expect(nextLoopStep(moved, T0 + 90_000, { ...attempt, entered: moved }, LIMITS)).toEqual({
       kind: 'exit',
-      reason: 'refresh_due',
+      reason: 'long_wait',
     });
-    expect(nextLoopStep(entered, T0 + PROGRESS_REFRESH_MS, loop, LIMITS)).toMatchObject({ kind: 'read' });
+  });
+
+  it('P8: whatever moves at each read and whatever the interval, refreshes number at most one per SHOWN_COPY_REFRESH_READS reads', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1, max: 120_000 }), (reads, intervalMs) => {
+        let copy = observingRecord();
+        let record = copy;
+        let copiedAtMs = T0;
+        let refreshes = 0;
+        for (let read = 1; read <= reads; read += 1) {
+          const nowMs = T0 + read * intervalMs;
+          record = { ...readMore(record, 1), remote: { ...record.remote, progress: read / (reads + 1) } };
+          const next = {
+            ...record,
+            schedule: { nextPollAtMs: nowMs + intervalMs, delaySource: 'local_backoff' as const },
+          };
+          const step = nextLoopStep(next, nowMs, { startedAtMs: copiedAtMs, entered: copy }, LIMITS);
+          if (step.kind === 'exit' && step.reason === 'refresh_due') {
+            refreshes += 1;
+            copy = record;
+            copiedAtMs = nowMs;
+          }
+        }
+        expect(refreshes).toBeLessThanOrEqual(Math.floor(reads / SHOWN_COPY_REFRESH_READS));
+      }),
+    );
   });
 
   it('B2: a record holding an open reservation is never read again by the loop', () => {
@@ -190,28 +219,37 @@ describe('long waits as retries of the status activity (P4, P8)', () => {
 
   it('P4: a long wait, or an attempt whose time is spent, goes on as a retry after exactly the planned wait', () => {
     const record = waitingUntil(now + 45_000);
-    expect(retryDelayAfter('long_wait', record, record, now)).toBe(45_000);
-    expect(retryDelayAfter('loop_time_spent', record, record, now)).toBe(45_000);
+    expect(retryDelayAfter('long_wait', record, now)).toBe(45_000);
+    expect(retryDelayAfter('loop_time_spent', record, now)).toBe(45_000);
     // A read already due is the next attempt at once (1 ms: a zero delay would be Temporal's backoff).
-    expect(retryDelayAfter('loop_time_spent', waitingUntil(now), waitingUntil(now), now)).toBe(1);
+    expect(retryDelayAfter('loop_time_spent', waitingUntil(now), now)).toBe(1);
   });
 
   it.each(['state_changed', 'refresh_due', 'cancelled', 'superseded'] as const)(
     'P5: a loop ended by %s goes back to the workflow, never on as a retry',
     (exit) => {
       const record = waitingUntil(now + 45_000);
-      expect(retryDelayAfter(exit, record, record, now)).toBeUndefined();
+      expect(retryDelayAfter(exit, record, now)).toBeUndefined();
     },
   );
 
-  it("P8: a long wait after the provider's word, progress or accepted to observing moved goes back, so the workflow's copy is never older than one wait", () => {
-    const entered = waitingUntil(now + 45_000);
-    const running = { ...entered, remote: { ...entered.remote, state: 'running-now' } };
-    const progressed = { ...entered, remote: { ...entered.remote, progress: 42 } };
-    expect(retryDelayAfter('long_wait', running, entered, now)).toBeUndefined();
-    expect(retryDelayAfter('long_wait', progressed, entered, now)).toBeUndefined();
-    const accepted = { ...entered, localState: 'accepted' as const };
-    expect(retryDelayAfter('long_wait', entered, accepted, now)).toBeUndefined();
+  it("P8: a waiting attempt's failure names the job's last answer, for the Web UI's pending activity", () => {
+    const waiting = waitingUntil(now + 45_000);
+    const record = {
+      ...waiting,
+      remote: { ...waiting.remote, state: 'Running', progress: 0.42 },
+      used: { ...waiting.used, statusRequests: 3 },
+    };
+    expect(pendingReadSummary(record, now + 45_000, now)).toBe(
+      'observing (provider: "Running"), 42% done after 3 status reads; the next status read is due in 45000 ms',
+    );
+    expect(
+      pendingReadSummary(
+        { ...waiting, localState: 'accepted', used: { ...waiting.used, statusRequests: 1 } },
+        now + 5,
+        now,
+      ),
+    ).toMatch(/^accepted( \(provider: "[^"]*"\))? after 1 status read; the next status read is due in 5 ms$/);
   });
 
   it('P4: a worker of an earlier version is given the limits its strict schema reads, and a long wait it hands back unread waits on a timer', () => {

@@ -75,7 +75,7 @@ describe('asyncjob/workflow: the parent-close policy at run time (N1, X1)', () =
     });
   }
 
-  /** Until the job is created and polled (`observing` is shown up to 15 s after the first answer, P8). */
+  /** Until the job is created and polled (`observing` is shown at the copy's refresh, P8). */
   async function untilPolling(operationId: string): Promise<void> {
     await expect
       .poll(async () => (await h.client.get(operationId).catch(() => null))?.localState, { timeout: 30_000 })

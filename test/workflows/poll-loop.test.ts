@@ -68,7 +68,7 @@ describe('status reads inside one activity (P4, B2)', () => {
     });
     await h.client.start(request);
     await expectBudgetStop(h, request.operationId, 8);
-    // The first read leaves `accepted`, which the workflow is shown at most 15 s later (P8): all eight are one loop.
+    // The first read leaves `accepted`, which the workflow is shown at its next turn (P8): all eight are one loop.
     expect((await scheduledActivities(h, request.operationId)).filter((name) => name === 'pollStatus')).toHaveLength(1);
   });
 
@@ -138,7 +138,7 @@ describe('status reads inside one activity (P4, B2)', () => {
       policy: { baseDelayMs: 4_000, maxDelayMs: 4_000, minJitterRatio: 1 },
     });
     await h.client.start(request);
-    // Read 1 moves the operation to observing (shown to the workflow later, P8); read 2 follows in the same loop,
+    // Read 1 moves the operation to observing (shown to the workflow at its next turn, P8); read 2 follows in the same loop,
     // which then waits.
     await untilReadsCounted(h, request.operationId, 2);
     const jobId = (await h.client.get(request.operationId)).jobId!;

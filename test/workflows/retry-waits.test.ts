@@ -13,14 +13,17 @@ import { STATUS_WAIT_FAILURE_TYPE } from '../../src/core/poll-loop';
 import { startHarness, type Harness } from './harness';
 import { expectBudgetStop, expectDeadlineStop, journal, scheduledActivities } from './status-loop-checks';
 
-/** The status activity the workflow waits on, once it waits for its next attempt after a failed (waiting) one. */
-async function untilWaitingForAttempt(h: Harness, operationId: string): Promise<void> {
+/**
+ * The status activity the workflow waits on, once it waits for its next attempt after a failed (waiting) one: the
+ * message of that attempt's failure, as the Web UI shows it on the pending activity.
+ */
+async function untilWaitingForAttempt(h: Harness, operationId: string): Promise<string> {
   const end = Date.now() + 60_000;
   for (;;) {
     const { raw } = await h.env.client.workflow.getHandle(operationId).describe();
     const pending = raw.pendingActivities?.[0];
     if (pending?.lastFailure?.applicationFailureInfo?.type === STATUS_WAIT_FAILURE_TYPE && (pending.attempt ?? 0) > 1)
-      return;
+      return pending.lastFailure.message ?? '';
     if (Date.now() > end) throw new Error(`${operationId}: no status activity waiting for its next attempt`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -63,9 +66,9 @@ describe('status waits as retries of one activity (P4, B2)', () => {
     const reads = h.statusReads('rest', record.jobId);
     expect(reads).toHaveLength(9);
     expect(record.used.statusRequests).toBe(9);
-    // Read 1 leaves `accepted` (back to the workflow); reads 2-9 are attempts of the second activity, which also
-    // collected the result its last read announced: no collect activity, no workflow turn between.
-    expect(await scheduledActivities(h, request.operationId)).toEqual(['createJob', 'pollStatus', 'pollStatus']);
+    // All nine reads are attempts of one activity, which also collected the result its last read announced: read 1
+    // leaving `accepted` waits for the copy's refresh (P8), and no collect activity or workflow turn comes between.
+    expect(await scheduledActivities(h, request.operationId)).toEqual(['createJob', 'pollStatus']);
     expect(summary.result?.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(h.sims.rest.requests({ action: 'result' }).filter((r) => r.jobId?.endsWith(record.jobId!))).toHaveLength(1);
     const events = await historyEvents(h, request.operationId);
@@ -133,14 +136,17 @@ describe('status waits as retries of one activity (P4, B2)', () => {
     expect(await scheduledActivities(h, request.operationId)).not.toContain('collectResult');
   });
 
-  it('X1, B2: a cancel arriving while the activity waits for its next attempt is taken at once: the cancel sent once, every counted read accounted for', async () => {
+  it("X1, B2, P8: the attempt waiting names the job's last answer, and a cancel arriving meanwhile is taken at once: the cancel sent once, every counted read accounted for", async () => {
     const request = h.request('rest', {
       script: 'cancellable',
       // Reads 30 s apart: a cancel that had to wait for the next attempt would take that long.
       policy: { baseDelayMs: 30_000, maxDelayMs: 30_000, minJitterRatio: 1, cancelDeadlineMs: 10_000 },
     });
     await h.client.start(request);
-    await untilWaitingForAttempt(h, request.operationId);
+    // P8: the pending activity names the job's last answer, which the workflow's copy shows only at its refresh.
+    expect(await untilWaitingForAttempt(h, request.operationId)).toMatch(
+      /^(accepted|observing) \(provider: "running"\) after \d+ status reads?; the next status read is due in \d+ ms$/,
+    );
     const cancelledAtMs = Date.now();
     await h.client.cancel(request.operationId, {
       requestedBy: 'alice@example.com',

@@ -32,7 +32,7 @@ describe('search attribute publication on a real server (E1, E2)', () => {
     const long = await run('twenty_reads');
     expect(long.summary.localState).toBe('succeeded');
     expect(long.reads - short.reads).toBeGreaterThanOrEqual(18);
-    // accepted and succeeded (create_pending came with the start; `observing` is shown at most 15 s late and both
+    // accepted and succeeded (create_pending came with the start; `observing` waits for the copy's refresh, P8, and both
     // jobs end sooner; the status activity whose read saw success collected the result too, so result_collecting
     // never reached the workflow).
     expect(short.upserts).toBe(2);
