@@ -33,6 +33,7 @@ import {
   type OperationListing,
 } from './client/list';
 import { queryOperation } from './client/queries';
+import { withPendingAnswer } from './client/pending-read';
 import { openVerifiedResult, recordedResultOf, type VerifiedResultStream } from './client/read-result';
 import { OperationHandle, type UpdateOptions } from './client/operation-handle';
 import { waitForProviderWorkers } from './client/provider-check';
@@ -191,12 +192,16 @@ export class AsyncJobClient {
   /**
    * The operation's current record: local and remote state, counters, budgets, schedule. A query: needs a worker;
    * throws `AsyncJobQueryTimeout` when none answers within `timeoutMs` (default 30 000), and
-   * `OperationFailedError` (with the reason) when the workflow failed before it could answer.
+   * `OperationFailedError` (with the reason) when the workflow failed before it could answer. While the status
+   * activity holds a running job, its last answer (state, the provider's word, progress, requests used, next read)
+   * is shown over the workflow's copy, which is refreshed only every 30 reads (P8).
    */
   async get(operationId: string, options: QueryOptions = {}): Promise<OperationRecord> {
-    return queryOperation(this.ctx, operationId, options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS, () =>
+    const timeoutMs = options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+    const queried = queryOperation(this.ctx, operationId, timeoutMs, () =>
       workflowHandle(this.ctx, operationId).query(stateQuery),
     );
+    return withPendingAnswer(this.ctx, operationId, queried);
   }
 
   /** The open escalation with its text and offered options, or null (a query, see {@link get}). */

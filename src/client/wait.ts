@@ -10,6 +10,7 @@ import type { OperationRecord } from '../core/operation';
 import { operationSummary } from '../core/step';
 import { FINAL_STATES } from '../core/transitions';
 import { type OperationSummary, stateQuery } from '../workflows/messages';
+import { withPendingAnswer } from './pending-read';
 import { stateKey } from '../workflows/search-attributes';
 import { type ClientContext, workflowHandle } from './context';
 import { describeRaw, FAILED_EXECUTION_STATUSES, workflowFailure } from './describe';
@@ -155,7 +156,11 @@ export async function* watchOperation(
     let last = '';
     for (;;) {
       const record = await scope.run(() =>
-        queryOperation(ctx, operationId, queryTimeoutMs, () => workflowHandle(ctx, operationId).query(stateQuery)),
+        withPendingAnswer(
+          ctx,
+          operationId,
+          queryOperation(ctx, operationId, queryTimeoutMs, () => workflowHandle(ctx, operationId).query(stateQuery)),
+        ),
       );
       const key = JSON.stringify(record);
       if (key !== last || options.includeUnchanged) yield record;

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { lazySchema } from './lazy-schema';
+import { remoteStateCategorySchema } from './observation';
 import { type OperationRecord } from './operation';
 import { nextCommand } from './step-next';
 import { effectiveDeadlineMs } from './wait-planner';
@@ -236,15 +237,32 @@ export function storeIsAhead(held: OperationRecord, stored: OperationRecord): bo
   return held.schedule.reservedAtMs === undefined;
 }
 
+/** What the pending status activity shows between reads (see {@link pendingReadDetails}), as a reader checks it. */
+const pendingReadDetailsSchema = lazySchema(() =>
+  z.object({
+    localState: z.enum(['accepted', 'observing']),
+    remoteState: z.string().max(500).nullable(),
+    category: remoteStateCategorySchema.nullable(),
+    progress: z.number().min(0).max(1).nullable(),
+    sequence: z.number().int().min(-1),
+    statusRequestsUsed: z.number().int().nonnegative(),
+    nextReadAt: z.iso.datetime(),
+  }),
+);
+
+/** {@link pendingReadDetailsSchema}'s type. */
+export type PendingReadDetails = z.infer<typeof pendingReadDetailsSchema>;
+
 /**
  * What the pending status activity shows between reads (P8), at no history cost: in its heartbeat details while the
- * loop waits, and in the last attempt's failure during a retry-driven wait; the Web UI and `describe` show both.
- * The workflow's copy may be older ({@link SHOWN_COPY_REFRESH_READS}).
+ * loop waits, and in the last attempt's failure during a retry-driven wait; the Web UI and `describe` show both, and
+ * the client shows the newest over the workflow's copy ({@link withPendingRead}).
  */
-export function pendingReadDetails(record: OperationRecord, nextReadAtMs: number) {
+export function pendingReadDetails(record: OperationRecord, nextReadAtMs: number): PendingReadDetails {
   return {
-    localState: record.localState,
+    localState: record.localState === 'accepted' ? 'accepted' : 'observing',
     remoteState: record.remote.state ?? null,
+    category: record.remote.category ?? null,
     progress: record.remote.progress ?? null,
     sequence: record.journal.nextSequence - 1,
     statusRequestsUsed: record.used.statusRequests,
@@ -252,6 +270,38 @@ export function pendingReadDetails(record: OperationRecord, nextReadAtMs: number
   };
 }
 
+/**
+ * The workflow's copy of a running job with the newest of the pending status activity's details over it (P8): its
+ * local state (`accepted` or `observing`), the provider's word, progress, requests used and next read. Details that
+ * do not parse, are not newer than the copy (by journal sequence), or come while the copy is not polling are
+ * ignored, so a reader never sees an operation go backwards or leave a state the workflow moved it out of. Pure.
+ */
+export function withPendingRead(record: OperationRecord, candidates: readonly unknown[]): OperationRecord {
+  if (!POLLING.has(record.localState)) return record;
+  let newest: PendingReadDetails | undefined;
+  for (const candidate of candidates) {
+    const parsed = pendingReadDetailsSchema.safeParse(candidate);
+    if (parsed.success && parsed.data.sequence > (newest?.sequence ?? record.journal.nextSequence - 1))
+      newest = parsed.data;
+  }
+  if (newest === undefined) return record;
+  const { remoteState, category, progress } = newest;
+  return {
+    ...record,
+    localState: newest.localState,
+    remote: {
+      ...record.remote,
+      ...(remoteState !== null ? { state: remoteState } : {}),
+      ...(category !== null ? { category } : {}),
+      ...(progress !== null ? { progress } : {}),
+    },
+    used: { ...record.used, statusRequests: Math.max(record.used.statusRequests, newest.statusRequestsUsed) },
+    schedule: {
+      nextPollAtMs: Date.parse(newest.nextReadAt),
+      ...(record.schedule.delaySource !== undefined ? { delaySource: record.schedule.delaySource } : {}),
+    },
+  };
+}
 /** {@link pendingReadDetails} in one line, for the failure message of a retry-driven wait. */
 export function pendingReadSummary(record: OperationRecord, nextReadAtMs: number, nowMs: number): string {
   const { remoteState, progress } = pendingReadDetails(record, nextReadAtMs);

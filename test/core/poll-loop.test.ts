@@ -6,7 +6,9 @@ import {
   DEFAULT_POLL_LOOP_LIMITS,
   SHOWN_COPY_REFRESH_MS,
   SHOWN_COPY_REFRESH_READS,
+  pendingReadDetails,
   pendingReadSummary,
+  withPendingRead,
   handedBackUnread,
   loopTakesWait,
   retryDelayAfter,
@@ -335,5 +337,42 @@ describe('a webhook inside the loop (W1)', () => {
     expect(heardAfter.record.schedule).toEqual({ nextPollAtMs: now + 50, delaySource: 'webhook_hint' });
     const noReceiverTime = applyWebhookHint(read.record, hint, { ...ctx, nowMs: now + 50 });
     expect(noReceiverTime.record.schedule.delaySource).toBe('webhook_hint');
+  });
+});
+
+describe("the pending status activity's last answer over the workflow's copy (P8)", () => {
+  const copy = { ...observingRecord(), localState: 'accepted' as const, schedule: { nextPollAtMs: T0 + 1_000 } };
+  const last = copy.journal.nextSequence - 1;
+  const answer = (sequence: number, progress: number | null = 0.5) => ({
+    ...pendingReadDetails({ ...copy, localState: 'observing' }, T0 + 60_000),
+    remoteState: 'Running',
+    progress,
+    sequence,
+    statusRequestsUsed: copy.used.statusRequests + (sequence - last),
+  });
+
+  it('P8: a newer answer is shown over the copy: state, the provider word, progress, requests used, next read', () => {
+    const shown = withPendingRead(copy, [answer(last + 3)]);
+    expect(shown).toMatchObject({
+      localState: 'observing',
+      remote: { state: 'Running', progress: 0.5 },
+      used: { statusRequests: copy.used.statusRequests + 3 },
+      schedule: { nextPollAtMs: T0 + 60_000 },
+    });
+    expect(shown.journal).toBe(copy.journal);
+    // The newest of the heartbeat's and the failure's answers wins, whichever order they come in.
+    expect(withPendingRead(copy, [answer(last + 2, 0.2), answer(last + 5, 0.7)]).remote.progress).toBe(0.7);
+    expect(withPendingRead(copy, [answer(last + 5, 0.7), answer(last + 2, 0.2)]).remote.progress).toBe(0.7);
+  });
+
+  it('P8: an answer no newer than the copy, a malformed one, or any answer once the copy left polling is ignored', () => {
+    expect(withPendingRead(copy, [answer(last)])).toBe(copy);
+    expect(withPendingRead(copy, [undefined, null, 'x', { ...answer(last + 3), localState: 'succeeded' }])).toBe(copy);
+    expect(withPendingRead(copy, [{ ...answer(last + 3), progress: 2 }])).toBe(copy);
+    const ended = { ...copy, localState: 'succeeded' as const };
+    expect(withPendingRead(ended, [answer(last + 9)])).toBe(ended);
+    // An answer without progress keeps the copy's.
+    const withProgress = { ...copy, remote: { ...copy.remote, progress: 0.1 } };
+    expect(withPendingRead(withProgress, [answer(last + 1, null)]).remote.progress).toBe(0.1);
   });
 });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifactFolderOf } from '../../src/adapters/artifacts/artifact-store';
 import type { PollStatusInput } from '../../src/activities/poll-status';
 import { STATUS_WAIT_FAILURE_TYPE } from '../../src/core/poll-loop';
+import { stateQuery } from '../../src/workflows/messages';
 import { startHarness, type Harness } from './harness';
 import { expectBudgetStop, expectDeadlineStop, journal, scheduledActivities } from './status-loop-checks';
 
@@ -53,6 +54,12 @@ describe('status waits as retries of one activity (P4, B2)', () => {
       nine_reads: { steps: [{ state: 'running', polls: 8 }, { state: 'succeeded' }] },
       forever: { steps: [{ state: 'running' }] },
       cancellable: { steps: [{ state: 'running' }], cancel: { afterMs: 50, outcome: 'cancelled' } },
+      progressing: {
+        steps: [
+          { state: 'running', polls: 2, progress: 20 },
+          { state: 'running', progress: 60 },
+        ],
+      },
     };
     h = await startHarness('retry-waits', {
       scenarios: { rest: { scripts } } as never,
@@ -134,6 +141,34 @@ describe('status waits as retries of one activity (P4, B2)', () => {
     const events = await historyEvents(h, request.operationId);
     expect(events.some((event) => event.activityTaskFailedEventAttributes)).toBe(false);
     expect(await scheduledActivities(h, request.operationId)).not.toContain('collectResult');
+  });
+
+  it("P8: between refreshes of the workflow's copy, the client shows the pending activity's last answer over it", async () => {
+    const request = h.request('rest', {
+      script: 'progressing',
+      policy: { baseDelayMs: 300, maxDelayMs: 300, minJitterRatio: 1 },
+    });
+    await h.client.start(request);
+    const workflowCopy = () => h.env.client.workflow.getHandle(request.operationId).query(stateQuery);
+    let shown = await h.client.get(request.operationId);
+    while (shown.remote.progress !== 0.6) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      shown = await h.client.get(request.operationId);
+    }
+    // Three reads and more, far fewer than a refresh needs: the workflow still holds the copy it handed over.
+    const copy = await workflowCopy();
+    expect(copy.localState).toBe('accepted');
+    expect(copy.remote.progress).not.toBe(0.6);
+    expect(shown).toMatchObject({ localState: 'observing', remote: { state: 'running', progress: 0.6 } });
+    expect(shown.used.statusRequests).toBeGreaterThanOrEqual(3);
+    expect(shown.used.statusRequests).toBeLessThanOrEqual((await journal(h, request.operationId)).length);
+    // A watcher sees the same, and never goes back to the copy's older state.
+    for await (const watched of h.client.watch(request.operationId, { intervalMs: 50, timeoutMs: 2_000 })) {
+      expect(watched.localState).toBe('observing');
+      expect(watched.remote.progress).toBe(0.6);
+      break;
+    }
+    await h.env.client.workflow.getHandle(request.operationId).terminate('test over');
   });
 
   it("X1, B2, P8: the attempt waiting names the job's last answer, and a cancel arriving meanwhile is taken at once: the cancel sent once, every counted read accounted for", async () => {

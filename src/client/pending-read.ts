@@ -1,0 +1,48 @@
+/**
+ * The pending status activity's last answer (P8): while the status activity holds a running job, the workflow's copy
+ * of it is refreshed only every 30 reads, and the activity carries each answer in its heartbeat details and in a
+ * waiting attempt's failure, which Temporal keeps in the workflow's mutable state (no history). Reading it costs one
+ * `DescribeWorkflowExecution`, made beside the query.
+ */
+import type { Payload } from '@temporalio/client';
+import { withPendingRead } from '../core/poll-loop';
+import type { OperationRecord } from '../core/operation';
+import { type ClientContext } from './context';
+import { describeRaw } from './describe';
+
+/** The name of the status activity, as the workflow schedules it. */
+const STATUS_ACTIVITY = 'pollStatus';
+
+/** Decodes the first payload of `payloads` with the client's data converter (its codecs, then its converter). */
+async function firstDecoded(ctx: ClientContext, payloads: Payload[] | null | undefined): Promise<unknown> {
+  if (!payloads?.length) return undefined;
+  const converter = ctx.client.options.loadedDataConverter;
+  let decoded = payloads.slice(0, 1);
+  for (const codec of [...converter.payloadCodecs].reverse()) decoded = await codec.decode(decoded);
+  return converter.payloadConverter.fromPayload(decoded[0]!);
+}
+
+/** The details the pending status activity carries, undecoded order: its heartbeat's, then its last failure's. */
+async function pendingDetails(ctx: ClientContext, operationId: string): Promise<unknown[]> {
+  const { raw } = await describeRaw(ctx, operationId);
+  const pending = raw.pendingActivities?.find((activity) => activity.activityType?.name === STATUS_ACTIVITY);
+  if (!pending) return [];
+  const failureDetails = pending.lastFailure?.applicationFailureInfo?.details?.payloads;
+  return Promise.all([
+    firstDecoded(ctx, pending.heartbeatDetails?.payloads as Payload[] | undefined),
+    firstDecoded(ctx, failureDetails as Payload[] | undefined),
+  ]);
+}
+
+/**
+ * The record the query returned with the pending status activity's newest answer over it (`withPendingRead`). The
+ * query's record is the authority: when the description cannot be read or decoded, it is returned as it is.
+ */
+export async function withPendingAnswer(
+  ctx: ClientContext,
+  operationId: string,
+  record: Promise<OperationRecord>,
+): Promise<OperationRecord> {
+  const details = pendingDetails(ctx, operationId).catch(() => []);
+  return withPendingRead(await record, await details);
+}
