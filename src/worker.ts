@@ -18,6 +18,7 @@ import type { AsyncJobActivities } from './activities/types';
 import { openArtifactStore } from './adapters/artifacts/open-artifact-store';
 import { createProviderRegistry, type ProviderRegistry } from './adapters/providers/registry';
 import { openStore } from './adapters/store/open-store';
+import { relayMessageWakes } from './activities/loop-wake';
 import type { OperationStore } from './adapters/store/operation-store';
 import { readChainKeySecret } from './audit/keys';
 import { clientDataConverter, workerDataConverter } from './codec/data-converter';
@@ -362,11 +363,14 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   });
   const receiverContext = { env, temporal, store, registry, logger, payloadCodecs: payloads.payloadCodecs };
   const stopReceiver = await startReceiverBeside(receiverContext, config);
+  // Messages for loops in this process that other workers' workflows received (PostgreSQL; none on SQLite).
+  const stopRelay = await relayMessageWakes(store, logger);
   logServing(logger, config, registry.names(), bundle);
   logDeciderPolicy(logger, config.ASYNCJOB_DECIDER_POLICY, deciders);
   try {
     await runWorkers(workers);
   } finally {
+    await stopRelay?.();
     await stopReceiver?.();
     await registry.close();
     await store.close();

@@ -37,7 +37,7 @@ export function createActivities(deps: ActivityDependencies): AsyncJobActivities
     readStatus: withFailures(readStatus(ctx)),
     pollStatus: withFailures(pollStatus(ctx)),
     readStoredState: withFailures(readStoredState(ctx)),
-    wakeStatusLoop: withFailures(wakeStatusLoop()),
+    wakeStatusLoop: withFailures(wakeStatusLoop(ctx)),
     requestCancel: withFailures(requestCancel(ctx)),
     collectResult: withFailures(collectResult(ctx)),
   };

@@ -6,10 +6,15 @@
  *   the signal alone does it (the workflow hands the operation back from the polling activity and reads at once).
  * - `message`: the workflow received a cancel, a decision or an extension while the loop holds the operation, and
  *   asks for it back (the `wakeStatusLoop` local activity, which runs in the process of the workflow's worker). The
- *   loop hands the operation back at once instead of when its next heartbeat brings Temporal's cancellation. The
- *   cancellation is requested as well, so a loop in another process still ends, at its next heartbeat sent (at most
+ *   loop hands the operation back at once instead of when its next heartbeat brings Temporal's cancellation. On a
+ *   store the fleet shares (PostgreSQL), the request goes to every worker process too ({@link publishMessageWake},
+ *   {@link relayMessageWakes}), so a loop in another process hands back within milliseconds as well. The
+ *   cancellation is requested as well, so a loop the notice misses still ends, at its next heartbeat sent (at most
  *   every 10 s, `HEARTBEAT_SEND_MS`).
  */
+import { randomUUID } from 'node:crypto';
+import type { OperationStore } from '../adapters/store/operation-store';
+import type { ActivityLogger } from './provider-call';
 
 /** Why a loop is woken. */
 export type LoopWake = 'webhook' | 'message';
@@ -38,4 +43,34 @@ export function onStatusLoopWake(operationId: string, listener: Listener): () =>
     waiting.delete(listener);
     if (waiting.size === 0 && listeners.get(operationId) === waiting) listeners.delete(operationId);
   };
+}
+
+/** This process, as the notices it publishes name it: its own come back to it and are ignored. */
+const PROCESS_ORIGIN = randomUUID();
+
+/** Asks every worker sharing `store` to wake the operation's status loops for a message (PostgreSQL; else nothing). */
+export async function publishMessageWake(store: OperationStore, operationId: string): Promise<void> {
+  await store.publishLoopWake?.({ operationId, origin: PROCESS_ORIGIN });
+}
+
+/**
+ * Wakes this process's status loops for the messages other processes publish on `store`; resolves to the function
+ * that stops, or to undefined on a store that publishes none (SQLite). A lost listening connection is logged and
+ * made again; a loop whose wake it missed hands back at its next heartbeat sent.
+ */
+export async function relayMessageWakes(
+  store: OperationStore,
+  logger: ActivityLogger,
+): Promise<(() => Promise<void>) | undefined> {
+  return store.listenForLoopWakes?.(
+    (notice) => {
+      if (notice.origin === PROCESS_ORIGIN) return;
+      const woken = wakeStatusLoops(notice.operationId, 'message');
+      if (woken > 0) logger.info('status loop woken for a message another worker received', notice);
+    },
+    (err) =>
+      logger.warn('loop wakes from other workers missed; loops here hand back at their next heartbeat', {
+        error: err.message,
+      }),
+  );
 }

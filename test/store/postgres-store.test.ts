@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/adapters/store/postgres-driver';
-import { openPostgresStore } from '../../src/adapters/store/postgres-store';
+import { openPostgresStore, type PostgresOperationStore } from '../../src/adapters/store/postgres-store';
 import { snapshot, storyEntries } from './fixtures';
 import { operationStoreContract, type StoreHarness } from './operation-store.contract';
 
@@ -119,6 +119,85 @@ describe.skipIf(!url)('PostgreSQL driver: a connection lost inside a transaction
     } finally {
       await admin.end();
       await driver.close();
+    }
+  });
+});
+
+describe.skipIf(!url)('PostgreSQL: loop wakes to every worker sharing the store', () => {
+  /** The notices `store` receives, and the errors it reports, until `stop`. */
+  async function listening(store: PostgresOperationStore) {
+    const notices: unknown[] = [];
+    const errors: string[] = [];
+    const stop = await store.listenForLoopWakes(
+      (notice) => notices.push(notice),
+      (err) => errors.push(err.message),
+    );
+    return { notices, errors, stop };
+  }
+
+  async function until(check: () => boolean): Promise<void> {
+    for (const end = Date.now() + 10_000; !check();) {
+      if (Date.now() > end) throw new Error('nothing arrived within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  it('P4: a wake published by one store reaches every listener on its schema, none on another; a malformed notice is reported, never delivered', async () => {
+    const h = await harness();
+    const other = await harness();
+    try {
+      const sender = (await h.open()) as PostgresOperationStore;
+      const here = await listening((await h.open()) as PostgresOperationStore);
+      const elsewhere = await listening(other.store as PostgresOperationStore);
+      await sender.publishLoopWake({ operationId: 'op-wake-1', origin: 'process-a' });
+      await until(() => here.notices.length === 1);
+      expect(here.notices).toEqual([{ operationId: 'op-wake-1', origin: 'process-a' }]);
+
+      const raw = new Client({ connectionString: url });
+      await raw.connect();
+      await raw.query(`SET search_path TO "${h.schema}"`);
+      await raw.query(`SELECT pg_notify('asyncjob_loop_wake', '{"operationId": "../x", "origin": "p"}')`);
+      await raw.end();
+      await until(() => here.errors.length === 1);
+      expect(here.errors[0]).toContain('not one');
+      // The other schema's listener got the notices too (a channel is the database's) and ignored them.
+      await sender.publishLoopWake({ operationId: 'op-wake-2', origin: 'process-a' });
+      await until(() => here.notices.length === 2);
+      expect(elsewhere.notices).toEqual([]);
+      await here.stop();
+      await elsewhere.stop();
+      await sender.publishLoopWake({ operationId: 'op-wake-3', origin: 'process-a' });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(here.notices).toHaveLength(2);
+    } finally {
+      await h.cleanup();
+      await other.cleanup();
+    }
+  });
+
+  it('P4: a listening connection lost (terminated by the server) is reported and made again; later wakes arrive', async () => {
+    const h = await harness();
+    try {
+      const here = await listening((await h.open()) as PostgresOperationStore);
+      const raw = new Client({ connectionString: url });
+      await raw.connect();
+      const { rowCount } = await raw.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+        [`asyncjob loop wakes ${h.schema}`],
+      );
+      expect(rowCount).toBe(1);
+      await raw.end();
+      await until(() => here.errors.length >= 1);
+      const sender = (await h.open()) as PostgresOperationStore;
+      // Made again after about 1 s: published until one arrives.
+      await until(() => {
+        void sender.publishLoopWake({ operationId: 'op-after-loss', origin: 'process-b' });
+        return here.notices.length > 0;
+      });
+      expect(here.notices[0]).toEqual({ operationId: 'op-after-loss', origin: 'process-b' });
+      await here.stop();
+    } finally {
+      await h.cleanup();
     }
   });
 });

@@ -115,6 +115,13 @@ export interface StoredProviderSession {
   readonly updatedAt: string;
 }
 
+/** A workflow's request for its operation back from a status loop, as the workers sharing a store pass it on. */
+export interface LoopWakeNotice {
+  operationId: string;
+  /** The process that sent it (a random ID of that process). */
+  origin: string;
+}
+
 /** Options shared by both engines. */
 export interface OperationStoreOptions {
   /** Key for HMAC-SHA256 chain hashes, kept outside the database (e.g. `ASYNCJOB_AUDIT_HMAC_KEY`). Never stored. */
@@ -190,6 +197,21 @@ export interface OperationStore {
    * SQLite, whose single host paces each process itself.
    */
   reserveProviderSend?(taskQueue: string, intervalMs: number): Promise<SendSlotReservation>;
+  /**
+   * Tells every worker sharing this store that a workflow asked for its operation back from the status loop
+   * (`activities/loop-wake.ts`): PostgreSQL's NOTIFY, nothing stored, delivered to the processes listening then.
+   * `origin` names the sending process, so it can ignore its own. Absent on SQLite, whose workers share a host.
+   */
+  publishLoopWake?(notice: LoopWakeNotice): Promise<void>;
+  /**
+   * Calls `listener` for each {@link publishLoopWake} of this store's schema, from a connection of its own, which is
+   * made again when lost (reported to `onError`; what was sent meanwhile is missed). Resolves to the function that
+   * stops listening. Absent on SQLite.
+   */
+  listenForLoopWakes?(
+    listener: (notice: LoopWakeNotice) => void,
+    onError: (err: Error) => void,
+  ): Promise<() => Promise<void>>;
   /** Recomputes every chain (or one operation's) and reports the first broken link per operation. Read-only. */
   verifyChains(options?: { operationId?: string }): Promise<ChainVerification>;
   /** Everything `asyncjob audit` reads (every column, the journal's own heads, the checkpoint register). */

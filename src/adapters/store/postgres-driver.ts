@@ -4,7 +4,7 @@
  * operation are the store's (`SELECT ... FOR UPDATE`, {@link SqlDialect.lockRow}). Migrations take a
  * transaction-scoped advisory lock.
  */
-import { Pool, type PoolClient } from 'pg';
+import { Client, Pool, type ClientConfig, type PoolClient } from 'pg';
 import { POSTGRES_DIALECT, type SqlDialect } from './sql-dialect';
 import { type SqlDriver, type SqlResult, type SqlSession, type SqlValue, type TransactionMode } from './sql-driver';
 import { StoreError } from './store-errors';
@@ -19,7 +19,8 @@ export interface PostgresConnectionOptions {
   readonly maxConnections?: number;
 }
 
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** A plain lower-case identifier: a schema or a channel name, used in SQL as written. */
+const PLAIN_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 const BEGIN: Record<TransactionMode, string> = {
   write: 'BEGIN',
@@ -42,23 +43,24 @@ export function numberedPlaceholders(sql: string): string {
 export class PostgresDriver implements SqlDriver {
   readonly dialect: SqlDialect = POSTGRES_DIALECT;
   private readonly pool: Pool;
+  private readonly connectionConfig: ClientConfig;
   private readonly schema: string | undefined;
   private readonly numbered = new Map<string, string>();
 
   /** Creates the pool (no connection yet). Throws `ASYNCJOB_ERR_STORE_LOCATION` for a schema name that is not plain. */
   constructor(options: PostgresConnectionOptions) {
-    if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
-      throw new StoreError('ASYNCJOB_ERR_STORE_LOCATION', `schema must match ${SCHEMA_NAME.source}`, [
+    if (options.schema !== undefined && !PLAIN_NAME.test(options.schema)) {
+      throw new StoreError('ASYNCJOB_ERR_STORE_LOCATION', `schema must match ${PLAIN_NAME.source}`, [
         { path: 'schema', message: 'not a plain lower-case identifier' },
       ]);
     }
     this.schema = options.schema;
     // The schema is a startup parameter of every connection, so no statement can ever run outside it.
-    this.pool = new Pool({
+    this.connectionConfig = {
       connectionString: options.connectionString,
-      max: options.maxConnections ?? 10,
       ...(this.schema === undefined ? {} : { options: `-c search_path=${this.schema}` }),
-    });
+    };
+    this.pool = new Pool({ ...this.connectionConfig, max: options.maxConnections ?? 10 });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
   }
@@ -118,6 +120,76 @@ export class PostgresDriver implements SqlDriver {
   /** @inheritdoc */
   async close(): Promise<void> {
     await this.pool.end();
+  }
+
+  /**
+   * Sends `fields` as a JSON object, with the `schema` it was sent in, to every connection listening on `channel`
+   * (`pg_notify`, delivered when the statement ends). A channel is the database's, whatever the schema: listeners
+   * compare the schema with their own.
+   */
+  async notify(channel: string, fields: Record<string, string>): Promise<void> {
+    const payload = "jsonb_set($2::jsonb, '{schema}', to_jsonb(current_schema()))::text";
+    await this.pool.query(`SELECT pg_notify($1, ${payload})`, [channel, JSON.stringify(fields)]);
+  }
+
+  /**
+   * Listens on `channel` on a connection of its own (a pooled one would be handed to others), calling `onPayload`
+   * for each notification, with the schema of the listening connection. A connection lost or not made is reported to `onError` and made again after 1 s, doubling
+   * to 30 s; what was sent meanwhile is not delivered. Resolves after the first attempt; its result stops listening.
+   */
+  async listen(
+    channel: string,
+    onPayload: (payload: string, schema: string) => void,
+    onError: (err: Error) => void,
+  ): Promise<() => Promise<void>> {
+    if (!PLAIN_NAME.test(channel)) throw new Error(`not a plain channel name: ${channel}`);
+    let stopped = false;
+    let current: Client | undefined;
+    let retryTimer: NodeJS.Timeout | undefined;
+    let delayMs = 1_000;
+    let schema = '';
+    const close = (client: Client) => {
+      client.removeAllListeners();
+      // A closing connection may still report an error; with no listener, that would end the process.
+      client.on('error', () => undefined);
+      return client.end().catch(() => undefined);
+    };
+    const connect = async (): Promise<void> => {
+      // Named, so an operator sees in pg_stat_activity what the connection is for.
+      const name = `asyncjob loop wakes${this.schema !== undefined ? ` ${this.schema}` : ''}`;
+      const client = new Client({ ...this.connectionConfig, application_name: name });
+      const lost = (err: Error) => {
+        void close(client);
+        if (current === client) current = undefined;
+        if (stopped) return;
+        onError(err);
+        retryTimer = setTimeout(() => void connect(), delayMs);
+        delayMs = Math.min(delayMs * 2, 30_000);
+      };
+      client.on('error', lost);
+      client.on('end', () => lost(new Error(`the connection listening on ${channel} ended`)));
+      client.on('notification', (message) => {
+        if (message.channel === channel && message.payload !== undefined) onPayload(message.payload, schema);
+      });
+      try {
+        await client.connect();
+        schema = (await client.query<{ schema: string }>('SELECT current_schema() AS schema')).rows[0]!.schema;
+        await client.query(`LISTEN ${channel}`);
+      } catch (err) {
+        return lost(err instanceof Error ? err : new Error(String(err)));
+      }
+      if (stopped) return void (await close(client));
+      current = client;
+      delayMs = 1_000;
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      clearTimeout(retryTimer);
+      const client = current;
+      current = undefined;
+      if (client) await close(client);
+    };
   }
 
   private sessionOf(client: PoolClient): SqlSession {

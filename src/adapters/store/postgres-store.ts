@@ -4,8 +4,11 @@
  * (`SELECT ... FOR UPDATE`) inside the write transaction, so concurrent writers to one operation take turns;
  * migrations run under a transaction-scoped advisory lock.
  */
+import { z } from 'zod';
+import { lazySchema } from '../../core/lazy-schema';
 import { type SendSlotReservation } from '../../core/send-slot';
-import { type OperationStoreOptions } from './operation-store';
+import { idSchema } from '../../core/start-request';
+import { type LoopWakeNotice, type OperationStoreOptions } from './operation-store';
 import { PostgresDriver, type PostgresConnectionOptions } from './postgres-driver';
 import { migrated, SqlOperationStore } from './sql-store';
 import { StoreError } from './store-errors';
@@ -23,6 +26,14 @@ const RESERVE_SEND_SQL = `INSERT INTO provider_send_slots AS slots (task_queue, 
   VALUES (?, ${DATABASE_NOW_US} + ?)
   ON CONFLICT (task_queue) DO UPDATE SET next_free_at_us = greatest(${DATABASE_NOW_US}, slots.next_free_at_us) + ?
   RETURNING next_free_at_us - ? AS slot_at_us, ${DATABASE_NOW_US} AS database_now_us`;
+
+/** The channel of {@link PostgresOperationStore.publishLoopWake}: the database's, so notices carry their schema. */
+const LOOP_WAKE_CHANNEL = 'asyncjob_loop_wake';
+
+/** A notice as it arrives: checked, since anyone connected to the database may notify the channel. */
+const loopWakeNoticeSchema = lazySchema(() =>
+  z.object({ operationId: idSchema, origin: z.string().min(1).max(100), schema: z.string() }),
+);
 
 /** Options of the PostgreSQL engine. */
 export interface PostgresStoreOptions extends OperationStoreOptions, PostgresConnectionOptions {}
@@ -55,6 +66,37 @@ export class PostgresOperationStore extends SqlOperationStore {
     ]);
     const row = rows[0]!;
     return { slotAtUs: Number(row.slot_at_us), databaseNowUs: Number(row.database_now_us) };
+  }
+
+  /** @inheritdoc */
+  async publishLoopWake(notice: LoopWakeNotice): Promise<void> {
+    await this.postgres.notify(LOOP_WAKE_CHANNEL, { operationId: notice.operationId, origin: notice.origin });
+  }
+
+  /** @inheritdoc */
+  listenForLoopWakes(
+    listener: (notice: LoopWakeNotice) => void,
+    onError: (err: Error) => void,
+  ): Promise<() => Promise<void>> {
+    return this.postgres.listen(
+      LOOP_WAKE_CHANNEL,
+      (payload, schema) => {
+        const parsed = loopWakeNoticeSchema.safeParse(parseJson(payload));
+        if (!parsed.success) return onError(new Error(`a loop wake notice that is not one: ${payload.slice(0, 200)}`));
+        if (parsed.data.schema === schema)
+          listener({ operationId: parsed.data.operationId, origin: parsed.data.origin });
+      },
+      onError,
+    );
+  }
+}
+
+/** `text` as JSON, or undefined when it is not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
 }
 
