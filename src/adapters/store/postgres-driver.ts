@@ -134,8 +134,9 @@ export class PostgresDriver implements SqlDriver {
 
   /**
    * Listens on `channel` on a connection of its own (a pooled one would be handed to others), calling `onPayload`
-   * for each notification, with the schema of the listening connection. A connection lost or not made is reported to `onError` and made again after 1 s, doubling
-   * to 30 s; what was sent meanwhile is not delivered. Resolves after the first attempt; its result stops listening.
+   * for each notification, with the schema of the listening connection. A connection lost or not made is reported
+   * to `onError` and made again after 1 s, doubling to 30 s; what was sent meanwhile is not delivered. Resolves after
+   * the first attempt; its result stops listening.
    */
   async listen(
     channel: string,
