@@ -83,6 +83,24 @@ function inTurn<T>(file: string, call: () => Promise<T>): Promise<T> {
   return turn;
 }
 
+/**
+ * Puts the file in WAL mode (kept in the file once set) and says whether it is. Two processes opening a new file at
+ * once can get SQLITE_BUSY from the journal-mode change at once, without the busy timeout's wait (SQLite does not
+ * wait where waiting could deadlock), so it is tried again every 10 ms until the busy timeout has passed. The wait
+ * blocks the thread: it happens only while a store is opened.
+ */
+function walModeSet(db: Database.Database, busyTimeoutMs: number): boolean {
+  const giveUpAtMs = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      return db.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= giveUpAtMs) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
+
 /** better-sqlite3 under the operation store. */
 export class SqliteDriver implements SqlDriver {
   readonly dialect = SQLITE_DIALECT;
@@ -117,8 +135,9 @@ export class SqliteDriver implements SqlDriver {
         `cannot open SQLite store ${path}: ${err instanceof Error ? err.message : String(err)}`,
       );
     }
-    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 10_000))}`);
-    const wal = this.db.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+    const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 10_000));
+    this.db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    const wal = walModeSet(this.db, busyTimeoutMs);
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
     const isPrivate = this.db.memory || path === '';
