@@ -194,7 +194,8 @@ export class AsyncJobClient {
    * throws `AsyncJobQueryTimeout` when none answers within `timeoutMs` (default 30 000), and
    * `OperationFailedError` (with the reason) when the workflow failed before it could answer. While the status
    * activity holds a running job, its last answer (state, the provider's word, progress, requests used, next read)
-   * is shown over the workflow's copy, which is refreshed only every 30 reads (P8).
+   * is shown over the workflow's copy, which is refreshed only once it is 30 status reads and 15 s old and something
+   * it shows moved (P8).
    */
   async get(operationId: string, options: QueryOptions = {}): Promise<OperationRecord> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;

@@ -18,6 +18,7 @@ export {
   type ProviderQueue,
 } from './worker';
 export { createActivities } from './activities';
+export { relayMessageWakes } from './activities/loop-wake';
 export { AsyncJobError, exitStatusOf, hasCode } from './core/errors';
 export { ERROR_CODES, isErrorCode, type ErrorCode, type ErrorCodeInfo, type ExitCode } from './core/codes';
 export type { ActivityDependencies, ActivityLogger, AsyncJobActivities, ProviderFacts } from './activities';

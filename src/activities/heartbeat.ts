@@ -13,8 +13,8 @@ const HEARTBEAT_INTERVAL_MS = 2_000;
  * `maxHeartbeatThrottleInterval`: the first at once, then the latest details at most this often). Each one sent is a
  * persisted write at the server, so this only has to beat the 30 s heartbeat timeout with a wide margin (20 s: a
  * worker starved of CPU sends late, and a live activity timed out is a call of unknown fate). It also bounds how long
- * Temporal's cancellation takes to reach an activity in another worker process; one in the workflow's own process is
- * woken at once (`loop-wake.ts`).
+ * Temporal's cancellation takes to reach an activity in another worker process that no wake reached; one in the
+ * workflow's own process, or in any worker on a PostgreSQL store, is woken at once (`loop-wake.ts`).
  */
 export const HEARTBEAT_SEND_MS = 10_000;
 
@@ -41,6 +41,12 @@ function currentContext(): Context | undefined {
 const lastBeatAtMs = new WeakMap<Context, number>();
 
 /**
+ * The details each activity last heartbeat with: a beat without details of its own (a provider call in flight)
+ * repeats them, since the server keeps only the latest (the status loop's last answer, shown on the pending activity).
+ */
+const lastDetails = new WeakMap<Context, unknown>();
+
+/**
  * Runs `work`, heartbeating every {@link HEARTBEAT_INTERVAL_MS} until it settles, and at its start when the activity
  * has not beaten for that long; never at an activity's first wait (the heartbeat timeout runs from its start, and each
  * beat sent is a write at the server, so a call that ends sooner sends none). `work` gets a `beat` to heartbeat on
@@ -55,7 +61,8 @@ export async function whileHeartbeating<T>(
   if (context === undefined) return work(() => undefined);
   const beat = () => {
     lastBeatAtMs.set(context, Date.now());
-    context.heartbeat(options.details?.());
+    if (options.details !== undefined) lastDetails.set(context, options.details());
+    context.heartbeat(lastDetails.get(context));
   };
   const last = lastBeatAtMs.get(context);
   if (last === undefined) lastBeatAtMs.set(context, Date.now());

@@ -69,8 +69,9 @@ export async function relayMessageWakes(
       if (woken > 0) logger.info('status loop woken for a message another worker received', notice);
     },
     (err) =>
-      logger.warn('loop wakes from other workers missed; loops here hand back at their next heartbeat', {
+      logger.warn('loop wakes from other workers: a connection lost or a notice refused', {
         error: err.message,
+        effect: 'a loop here whose wake is missed hands back at its next heartbeat',
       }),
   );
 }

@@ -7,7 +7,8 @@
  * decision before the next wait, exactly as the one-read activity does. The operation goes back to the workflow
  * when `nextLoopStep` says so (the job leaves polling, a long wait, the loop's time spent, a moved state due for the
  * workflow's copy, P8), when the workflow cancels the
- * activity or wakes it in this process (a message arrived, `loop-wake.ts`), or when another writer moved it on; in
+ * activity or wakes it (a message arrived, `loop-wake.ts`: in this process, or relayed from another worker on a
+ * PostgreSQL store), or when another writer moved it on; in
  * a retry-driven wait, a long wait ends the attempt instead and the next attempt reads (`retry-wait.ts`). A read
  * that sees success is followed by the collect in the same activity. A
  * worker killed mid-loop loses nothing: the store holds every observation and reservation, and the workflow plans

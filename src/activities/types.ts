@@ -86,8 +86,9 @@ export interface AsyncJobActivities {
    */
   readStoredState(input: { operationId: string; fromSequence: number }): Promise<StepOutcome>;
   /**
-   * Asks a status loop of this operation in this process to hand the operation back now (a message arrived): run
-   * as a local activity, beside the loop's cancellation. Answers how many loops were woken; sends nothing.
+   * Asks a status loop of this operation to hand the operation back now (a message arrived): in this process, and on
+   * a PostgreSQL store in every other worker (a NOTIFY). Run as a local activity, beside the loop's cancellation.
+   * Answers how many loops were woken in this process; sends nothing to a provider and records nothing.
    */
   wakeStatusLoop(input: { operationId: string }): Promise<{ loopsWoken: number }>;
   /** Sends the one cancel request (X1) and applies `afterCancel`. */

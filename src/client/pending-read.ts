@@ -1,11 +1,12 @@
 /**
  * The pending status activity's last answer (P8): while the status activity holds a running job, the workflow's copy
- * of it is refreshed only every 30 reads, and the activity carries each answer in its heartbeat details and in a
- * waiting attempt's failure, which Temporal keeps in the workflow's mutable state (no history). Reading it costs one
- * `DescribeWorkflowExecution`, made beside the query.
+ * of it is refreshed only once it is 30 status reads and 15 s old and something it shows moved, and the activity
+ * carries each answer in its heartbeat details and in a waiting attempt's failure, which Temporal keeps in the
+ * workflow's mutable state (no history). Reading it costs one `DescribeWorkflowExecution` after the query, made only
+ * for a record still polled.
  */
 import type { Payload } from '@temporalio/client';
-import { withPendingRead } from '../core/poll-loop';
+import { isPolling, withPendingRead } from '../core/poll-loop';
 import type { OperationRecord } from '../core/operation';
 import { type ClientContext } from './context';
 import { describeRaw } from './describe';
@@ -22,7 +23,7 @@ async function firstDecoded(ctx: ClientContext, payloads: Payload[] | null | und
   return converter.payloadConverter.fromPayload(decoded[0]!);
 }
 
-/** The details the pending status activity carries, undecoded order: its heartbeat's, then its last failure's. */
+/** The details the pending status activity carries, decoded, in order: its heartbeat's, then its last failure's. */
 async function pendingDetails(ctx: ClientContext, operationId: string): Promise<unknown[]> {
   const { raw } = await describeRaw(ctx, operationId);
   const pending = raw.pendingActivities?.find((activity) => activity.activityType?.name === STATUS_ACTIVITY);
@@ -35,14 +36,16 @@ async function pendingDetails(ctx: ClientContext, operationId: string): Promise<
 }
 
 /**
- * The record the query returned with the pending status activity's newest answer over it (`withPendingRead`). The
- * query's record is the authority: when the description cannot be read or decoded, it is returned as it is.
+ * The record the query returned with the pending status activity's newest answer over it (`withPendingRead`), when
+ * the record is still polled. The query's record is the authority: when the description cannot be read or decoded,
+ * it is returned as it is.
  */
 export async function withPendingAnswer(
   ctx: ClientContext,
   operationId: string,
-  record: Promise<OperationRecord>,
+  queried: Promise<OperationRecord>,
 ): Promise<OperationRecord> {
-  const details = pendingDetails(ctx, operationId).catch(() => []);
-  return withPendingRead(await record, await details);
+  const record = await queried;
+  if (!isPolling(record)) return record;
+  return withPendingRead(record, await pendingDetails(ctx, operationId).catch(() => []));
 }

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { lazySchema } from './lazy-schema';
+import { delaySourceSchema } from './journal';
 import { remoteStateCategorySchema } from './observation';
 import { type OperationRecord } from './operation';
 import { nextCommand } from './step-next';
@@ -244,6 +245,8 @@ const pendingReadDetailsSchema = lazySchema(() =>
     remoteState: z.string().max(500).nullable(),
     category: remoteStateCategorySchema.nullable(),
     progress: z.number().min(0).max(1).nullable(),
+    observedAtMs: z.number().int().nonnegative().nullable(),
+    delaySource: delaySourceSchema.nullable(),
     sequence: z.number().int().min(-1),
     statusRequestsUsed: z.number().int().nonnegative(),
     nextReadAt: z.iso.datetime(),
@@ -264,6 +267,8 @@ export function pendingReadDetails(record: OperationRecord, nextReadAtMs: number
     remoteState: record.remote.state ?? null,
     category: record.remote.category ?? null,
     progress: record.remote.progress ?? null,
+    observedAtMs: record.remote.observedAtMs ?? null,
+    delaySource: record.schedule.delaySource ?? null,
     sequence: record.journal.nextSequence - 1,
     statusRequestsUsed: record.used.statusRequests,
     nextReadAt: new Date(nextReadAtMs).toISOString(),
@@ -272,9 +277,10 @@ export function pendingReadDetails(record: OperationRecord, nextReadAtMs: number
 
 /**
  * The workflow's copy of a running job with the newest of the pending status activity's details over it (P8): its
- * local state (`accepted` or `observing`), the provider's word, progress, requests used and next read. Details that
- * do not parse, are not newer than the copy (by journal sequence), or come while the copy is not polling are
- * ignored, so a reader never sees an operation go backwards or leave a state the workflow moved it out of. Pure.
+ * local state (`accepted` or `observing`), the provider's word and when it was received, progress, requests used,
+ * and the next read with its reason. Details that do not parse, are not newer than the copy (by journal sequence), or
+ * come while the copy is not polling are ignored, so what a reader is shown is never older than the workflow's copy
+ * and never leaves a state the workflow moved the operation out of. Pure.
  */
 export function withPendingRead(record: OperationRecord, candidates: readonly unknown[]): OperationRecord {
   if (!POLLING.has(record.localState)) return record;
@@ -285,7 +291,7 @@ export function withPendingRead(record: OperationRecord, candidates: readonly un
       newest = parsed.data;
   }
   if (newest === undefined) return record;
-  const { remoteState, category, progress } = newest;
+  const { remoteState, category, progress, observedAtMs, delaySource } = newest;
   return {
     ...record,
     localState: newest.localState,
@@ -294,14 +300,17 @@ export function withPendingRead(record: OperationRecord, candidates: readonly un
       ...(remoteState !== null ? { state: remoteState } : {}),
       ...(category !== null ? { category } : {}),
       ...(progress !== null ? { progress } : {}),
+      ...(observedAtMs !== null ? { observedAtMs } : {}),
     },
     used: { ...record.used, statusRequests: Math.max(record.used.statusRequests, newest.statusRequestsUsed) },
-    schedule: {
-      nextPollAtMs: Date.parse(newest.nextReadAt),
-      ...(record.schedule.delaySource !== undefined ? { delaySource: record.schedule.delaySource } : {}),
-    },
+    schedule: { nextPollAtMs: Date.parse(newest.nextReadAt), ...(delaySource !== null ? { delaySource } : {}) },
   };
 }
+/** Whether the status activity may hold the operation: the job still polled (`accepted` or `observing`). */
+export function isPolling(record: OperationRecord): boolean {
+  return POLLING.has(record.localState);
+}
+
 /** {@link pendingReadDetails} in one line, for the failure message of a retry-driven wait. */
 export function pendingReadSummary(record: OperationRecord, nextReadAtMs: number, nowMs: number): string {
   const { remoteState, progress } = pendingReadDetails(record, nextReadAtMs);

@@ -32,9 +32,9 @@ export const localDrawToken = proxyLocalActivities<AsyncJobActivities>({
 }).drawIdempotencyToken;
 
 /**
- * The in-process wake of a status loop (`wakeStatusLoop`) as a local activity: it must run in the worker process
- * that runs the workflow's task, where a loop of the operation may be waiting. Tried once: the loop's cancellation,
- * requested beside it, ends the loop anyway.
+ * The wake of a status loop (`wakeStatusLoop`) as a local activity: it runs in the worker process that runs the
+ * workflow's task, where a loop of the operation may be waiting, and publishes the wake to every other worker on a
+ * PostgreSQL store. Tried once: the loop's cancellation, requested beside it, ends the loop anyway.
  */
 export const localWakeStatusLoop = proxyLocalActivities<AsyncJobActivities>({
   startToCloseTimeout: '10 seconds',

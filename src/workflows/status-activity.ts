@@ -64,8 +64,9 @@ export async function pollInActivity(run: OperationRun, facts: ProviderFacts, su
 
 /**
  * Asks the status loop for the operation back: Temporal's cancellation, which reaches the loop at its next
- * heartbeat sent (at most every 10 s), and the wake in this worker process, which reaches a loop running here at once
- * (`activities/loop-wake.ts`). A wake that fails changes nothing: the cancellation is on its way.
+ * heartbeat sent (at most every 10 s), and the wake (`activities/loop-wake.ts`), which reaches a loop running in this
+ * worker process at once and, on a PostgreSQL store, one in any other worker within moments. A wake that fails
+ * changes nothing: the cancellation is on its way.
  */
 async function askLoopBack(run: OperationRun, scope: CancellationScope): Promise<void> {
   scope.cancel();
@@ -73,7 +74,7 @@ async function askLoopBack(run: OperationRun, scope: CancellationScope): Promise
   try {
     await localWakeStatusLoop({ operationId: run.record.operationId });
   } catch (err) {
-    log.warn('status loop not woken in this process; its cancellation ends it', { error: String(err) });
+    log.warn('status loop not woken; its cancellation ends it', { error: String(err) });
   }
 }
 

@@ -40,4 +40,18 @@ describe('whileHeartbeating', () => {
     expect(beats).toBeGreaterThanOrEqual(7);
     expect(beats).toBeLessThanOrEqual(15);
   });
+
+  it("P8: a beat without details of its own (a provider call in flight) repeats the activity's last details", async () => {
+    const env = new MockActivityEnvironment();
+    const sent: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => void sent.push(details));
+    const run = env.run(async () => {
+      await whileHeartbeating(() => sleep(2_500), { details: () => ({ progress: 0.4 }) });
+      await whileHeartbeating(() => sleep(2_500));
+    });
+    await vi.advanceTimersByTimeAsync(6_000);
+    await run;
+    expect(sent.length).toBeGreaterThanOrEqual(2);
+    expect(sent.every((details) => (details as { progress?: number })?.progress === 0.4)).toBe(true);
+  });
 });

@@ -347,6 +347,8 @@ describe("the pending status activity's last answer over the workflow's copy (P8
     ...pendingReadDetails({ ...copy, localState: 'observing' }, T0 + 60_000),
     remoteState: 'Running',
     progress,
+    observedAtMs: T0 + 5_000,
+    delaySource: 'provider_retry_after' as const,
     sequence,
     statusRequestsUsed: copy.used.statusRequests + (sequence - last),
   });
@@ -357,8 +359,10 @@ describe("the pending status activity's last answer over the workflow's copy (P8
       localState: 'observing',
       remote: { state: 'Running', progress: 0.5 },
       used: { statusRequests: copy.used.statusRequests + 3 },
-      schedule: { nextPollAtMs: T0 + 60_000 },
+      schedule: { nextPollAtMs: T0 + 60_000, delaySource: 'provider_retry_after' },
     });
+    // The provider's word with when it was received, and the next read with its reason: never an old one's.
+    expect(shown.remote.observedAtMs).toBe(T0 + 5_000);
     expect(shown.journal).toBe(copy.journal);
     // The newest of the heartbeat's and the failure's answers wins, whichever order they come in.
     expect(withPendingRead(copy, [answer(last + 2, 0.2), answer(last + 5, 0.7)]).remote.progress).toBe(0.7);

@@ -200,7 +200,8 @@ export interface OperationStore {
   /**
    * Tells every worker sharing this store that a workflow asked for its operation back from the status loop
    * (`activities/loop-wake.ts`): PostgreSQL's NOTIFY, nothing stored, delivered to the processes listening then.
-   * `origin` names the sending process, so it can ignore its own. Absent on SQLite, whose workers share a host.
+   * `origin` names the sending process, so it can ignore its own. Absent on SQLite: a loop in another process
+   * there hands back at its next heartbeat.
    */
   publishLoopWake?(notice: LoopWakeNotice): Promise<void>;
   /**

@@ -22,6 +22,9 @@ export interface PostgresConnectionOptions {
 /** A plain lower-case identifier: a schema or a channel name, used in SQL as written. */
 const PLAIN_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/** How often a listening connection is asked whether it still answers, and how long it has to answer, ms. */
+const LISTEN_CHECK_MS = 15_000;
+
 const BEGIN: Record<TransactionMode, string> = {
   write: 'BEGIN',
   snapshot: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
@@ -135,8 +138,10 @@ export class PostgresDriver implements SqlDriver {
   /**
    * Listens on `channel` on a connection of its own (a pooled one would be handed to others), calling `onPayload`
    * for each notification, with the schema of the listening connection. A connection lost or not made is reported
-   * to `onError` and made again after 1 s, doubling to 30 s; what was sent meanwhile is not delivered. Resolves after
-   * the first attempt; its result stops listening.
+   * to `onError` and made again after 1 s, doubling to 30 s; what was sent meanwhile is not delivered. A connection
+   * that went silent (a half-open one after a partition or an idle timeout raises nothing) is found by asking it
+   * every {@link LISTEN_CHECK_MS}: no answer within that is a lost connection. Resolves after the first attempt; its
+   * result stops listening.
    */
   async listen(
     channel: string,
@@ -158,12 +163,23 @@ export class PostgresDriver implements SqlDriver {
     const connect = async (): Promise<void> => {
       // Named, so an operator sees in pg_stat_activity what the connection is for.
       const name = `asyncjob loop wakes${this.schema !== undefined ? ` ${this.schema}` : ''}`;
-      const client = new Client({ ...this.connectionConfig, application_name: name });
+      const client = new Client({
+        ...this.connectionConfig,
+        application_name: name,
+        keepAlive: true,
+        keepAliveInitialDelayMillis: LISTEN_CHECK_MS,
+      });
+      let gone = false;
+      // pg may report one loss twice (an error event and the query it failed; an end event before a refused
+      // connect's rejection): the first report stands.
       const lost = (err: Error) => {
+        if (gone) return;
+        gone = true;
         void close(client);
         if (current === client) current = undefined;
         if (stopped) return;
         onError(err);
+        clearTimeout(retryTimer);
         retryTimer = setTimeout(() => void connect(), delayMs);
         delayMs = Math.min(delayMs * 2, 30_000);
       };
@@ -183,10 +199,24 @@ export class PostgresDriver implements SqlDriver {
       current = client;
       delayMs = 1_000;
     };
+    const check = () => {
+      const client = current;
+      if (client === undefined) return;
+      const silent = setTimeout(
+        () => client.emit('error', new Error(`no answer on ${channel} in time`)),
+        LISTEN_CHECK_MS,
+      ).unref();
+      client.query('SELECT 1').then(
+        () => clearTimeout(silent),
+        () => clearTimeout(silent),
+      );
+    };
     await connect();
+    const checkTimer = setInterval(check, LISTEN_CHECK_MS).unref();
     return async () => {
       stopped = true;
       clearTimeout(retryTimer);
+      clearInterval(checkTimer);
       const client = current;
       current = undefined;
       if (client) await close(client);
