@@ -5,11 +5,13 @@
  * from the simulator's accounting and from the store.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { Client as PgClient } from 'pg';
 import { inject } from 'vitest';
 import { openSqliteStore } from '../../../src/adapters/store/sqlite-store';
 import type { OperationStore } from '../../../src/adapters/store/operation-store';
@@ -233,6 +235,46 @@ export async function startFaultWorld(label: string, options: FaultWorldOptions 
       await connection.close();
       await store.close();
       await Promise.all(Object.values(sims).map((s) => s.stop()));
+    },
+  };
+}
+
+/** Worker processes sharing one PostgreSQL store, in a schema of their own that `stop` drops. */
+export interface PostgresFleet {
+  world: FaultWorld;
+  workers: WorkerProcess[];
+  /** A connection of the test's own to the database (outside the schema). */
+  raw: PgClient;
+  schema: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a fault world whose `workers` processes open the PostgreSQL store at `url` as an operator would, by its
+ * connection string, in a new schema (so runs and files never see each other's rows), and waits until they serve.
+ */
+export async function startPostgresFleet(
+  label: string,
+  url: string,
+  options: FaultWorldOptions & { workers: number },
+): Promise<PostgresFleet> {
+  const schema = `asyncjob_t_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const raw = new PgClient({ connectionString: url });
+  await raw.connect();
+  await raw.query(`CREATE SCHEMA "${schema}"`);
+  const store = `${url}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const world = await startFaultWorld(label, { ...options, env: { ...options.env, ASYNCJOB_STORE: store } });
+  const workers = Array.from({ length: options.workers }, () => world.spawnWorker());
+  await Promise.all(workers.map((w) => w.ready));
+  return {
+    world,
+    workers,
+    raw,
+    schema,
+    async stop() {
+      await world.stop();
+      await raw.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await raw.end();
     },
   };
 }

@@ -5,10 +5,8 @@
  * so Temporal's own cancellation would come no sooner than the next one; the test asserts the provider's own
  * clock of the cancel request, and that some loops were woken in a process other than their workflow's.
  */
-import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFaultWorld, type FaultWorld, type WorkerProcess } from './fault-harness';
+import { startPostgresFleet, type FaultWorld, type PostgresFleet, type WorkerProcess } from './fault-harness';
 
 const url = process.env.ASYNCJOB_TEST_PG_URL;
 const WORKERS = 2;
@@ -25,28 +23,18 @@ const title = url
   : 'a cancel reaches a status loop in another worker process at once (PostgreSQL): SKIPPED because ASYNCJOB_TEST_PG_URL is unset (eval "$(bash scripts/postgres-for-tests.sh start)")';
 
 describe.skipIf(!url)(title, () => {
-  const schema = `asyncjob_t_${process.pid}_${randomBytes(4).toString('hex')}`;
-  let raw: Client;
+  let fleet: PostgresFleet;
   let world: FaultWorld;
   let workers: WorkerProcess[] = [];
 
   beforeAll(async () => {
-    raw = new Client({ connectionString: url });
-    await raw.connect();
-    await raw.query(`CREATE SCHEMA "${schema}"`);
-    const store = `${url}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    world = await startFaultWorld('fleet-wake', {
+    fleet = await startPostgresFleet('fleet-wake', url!, {
       scenarios: { rest: { scripts } } as never,
-      env: { ASYNCJOB_STORE: store },
+      workers: WORKERS,
     });
-    workers = Array.from({ length: WORKERS }, () => world.spawnWorker());
-    await Promise.all(workers.map((w) => w.ready));
+    ({ world, workers } = fleet);
   });
-  afterAll(async () => {
-    await world?.stop();
-    await raw?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await raw?.end();
-  });
+  afterAll(async () => fleet?.stop());
 
   /** Until the operation's status activity has sent a heartbeat: its loop is waiting, its next beat 10 s away. */
   async function untilLoopBeat(operationId: string): Promise<void> {

@@ -4,11 +4,9 @@
  * more than the limit in any sliding second. The bound holds by construction (`src/core/send-slot.ts`): the test
  * asserts the provider's own count, never a duration.
  */
-import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { observedRate } from '../../../scripts/cluster/rate';
-import { startFaultWorld, type FaultWorld, type WorkerProcess } from './fault-harness';
+import { startPostgresFleet, type FaultWorld, type PostgresFleet, type WorkerProcess } from './fault-harness';
 
 const url = process.env.ASYNCJOB_TEST_PG_URL;
 const LIMIT = 5;
@@ -22,29 +20,19 @@ const title = url
   : 'a provider rate limit across worker processes sharing a PostgreSQL store: SKIPPED because ASYNCJOB_TEST_PG_URL is unset (eval "$(bash scripts/postgres-for-tests.sh start)")';
 
 describe.skipIf(!url)(title, () => {
-  const schema = `asyncjob_t_${process.pid}_${randomBytes(4).toString('hex')}`;
-  let raw: Client;
+  let fleet: PostgresFleet;
   let world: FaultWorld;
   let workers: WorkerProcess[] = [];
 
   beforeAll(async () => {
-    raw = new Client({ connectionString: url });
-    await raw.connect();
-    await raw.query(`CREATE SCHEMA "${schema}"`);
-    // Every worker opens the store as an operator would, by its connection string; the schema keeps runs apart.
-    const store = `${url}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    world = await startFaultWorld('fleet-rate', {
+    fleet = await startPostgresFleet('fleet-rate', url!, {
       scenarios: { rest: { scripts } } as never,
-      env: { ASYNCJOB_STORE: store, ASYNCJOB_PROVIDER_RATE_LIMIT: String(LIMIT) },
+      env: { ASYNCJOB_PROVIDER_RATE_LIMIT: String(LIMIT) },
+      workers: WORKERS,
     });
-    workers = Array.from({ length: WORKERS }, () => world.spawnWorker());
-    await Promise.all(workers.map((w) => w.ready));
+    ({ world, workers } = fleet);
   });
-  afterAll(async () => {
-    await world?.stop();
-    await raw?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await raw?.end();
-  });
+  afterAll(async () => fleet?.stop());
 
   it(`three workers at ${LIMIT}/s: the provider never sees more than ${LIMIT} requests in any sliding second`, async () => {
     // Deadlines far beyond the paced run, so a slow machine makes the test slower, never different.
@@ -68,7 +56,9 @@ describe.skipIf(!url)(title, () => {
     // The status loop stays on under the limit: its reads took their slots like every other request.
     expect(workers.some((w) => w.logs().includes('"status loop handed back"'))).toBe(true);
     // The slots came from the shared row of the provider's queue.
-    const rows = await raw.query<{ task_queue: string }>(`SELECT task_queue FROM "${schema}".provider_send_slots`);
+    const rows = await fleet.raw.query<{ task_queue: string }>(
+      `SELECT task_queue FROM "${fleet.schema}".provider_send_slots`,
+    );
     expect(rows.rows.map((row) => row.task_queue)).toContain(`${world.taskQueue}-provider-${world.provider('rest')}`);
   });
 });
