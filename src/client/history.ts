@@ -128,7 +128,7 @@ export interface RunStart {
 }
 
 /** Decodes payloads with the client's data converter (its codecs, then its payload converter). */
-async function decodePayloads(ctx: ClientContext, payloads: Payload[]): Promise<unknown[]> {
+export async function decodePayloads(ctx: ClientContext, payloads: Payload[]): Promise<unknown[]> {
   const converter = ctx.client.options.loadedDataConverter;
   let decoded = payloads;
   for (const codec of [...converter.payloadCodecs].reverse()) decoded = await codec.decode(decoded);

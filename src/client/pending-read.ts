@@ -10,17 +10,14 @@ import { isPolling, withPendingRead } from '../core/poll-loop';
 import type { OperationRecord } from '../core/operation';
 import { type ClientContext } from './context';
 import { describeRaw } from './describe';
+import { decodePayloads } from './history';
 
 /** The name of the status activity, as the workflow schedules it. */
 const STATUS_ACTIVITY = 'pollStatus';
 
-/** Decodes the first payload of `payloads` with the client's data converter (its codecs, then its converter). */
+/** The first of `payloads`, decoded as every payload the client reads (`decodePayloads`). */
 async function firstDecoded(ctx: ClientContext, payloads: Payload[] | null | undefined): Promise<unknown> {
-  if (!payloads?.length) return undefined;
-  const converter = ctx.client.options.loadedDataConverter;
-  let decoded = payloads.slice(0, 1);
-  for (const codec of [...converter.payloadCodecs].reverse()) decoded = await codec.decode(decoded);
-  return converter.payloadConverter.fromPayload(decoded[0]!);
+  return payloads?.length ? (await decodePayloads(ctx, payloads.slice(0, 1)))[0] : undefined;
 }
 
 /** The details the pending status activity carries, decoded, in order: its heartbeat's, then its last failure's. */
