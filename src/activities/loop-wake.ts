@@ -9,8 +9,8 @@
  *   loop hands the operation back at once instead of when its next heartbeat brings Temporal's cancellation. On a
  *   store the fleet shares (PostgreSQL), the request goes to every worker process too ({@link publishMessageWake},
  *   {@link relayMessageWakes}), so a loop in another process hands back within milliseconds as well. The
- *   cancellation is requested as well, so a loop the notice misses still ends, at its next heartbeat sent (at most
- *   every 10 s, `HEARTBEAT_SEND_MS`).
+ *   cancellation is requested as well, so a loop the notice misses still ends, at its next heartbeat sent (every
+ *   10 to 40 s, `beatEveryMs`).
  */
 import { randomUUID } from 'node:crypto';
 import type { OperationStore } from '../adapters/store/operation-store';
@@ -23,22 +23,53 @@ type Listener = (wake: LoopWake) => void;
 
 const listeners = new Map<string, Set<Listener>>();
 
+/**
+ * Message wakes that found no loop of their operation listening in this process, by when they came (oldest first). A
+ * loop whose activity was scheduled before then and only begins listening now (its task was on its way to this worker)
+ * was asked back too, and takes the wake when it begins. Kept {@link UNHEARD_MESSAGE_KEPT_MS}: a task reaches its
+ * worker well within that, and a loop scheduled after the wake never takes it.
+ */
+const unheardMessages = new Map<string, number>();
+const UNHEARD_MESSAGE_KEPT_MS = 60_000;
+
+function keepUnheardMessage(operationId: string, nowMs: number): void {
+  for (const [kept, atMs] of unheardMessages) {
+    if (nowMs - atMs < UNHEARD_MESSAGE_KEPT_MS) break;
+    unheardMessages.delete(kept);
+  }
+  unheardMessages.delete(operationId);
+  unheardMessages.set(operationId, nowMs);
+}
+
 /** Wakes every status loop of this operation in this process; returns how many were woken. */
 export function wakeStatusLoops(operationId: string, wake: LoopWake): number {
   const waiting = listeners.get(operationId);
-  if (waiting === undefined) return 0;
+  if (waiting === undefined) {
+    if (wake === 'message') keepUnheardMessage(operationId, Date.now());
+    return 0;
+  }
   for (const listener of [...waiting]) listener(wake);
   return waiting.size;
 }
 
-/** Calls `listener` whenever a status loop of this operation is woken in this process; returns the function that stops. */
-export function onStatusLoopWake(operationId: string, listener: Listener): () => void {
+/**
+ * Calls `listener` whenever a status loop of this operation is woken in this process, and at once for a message wake
+ * that came here since `scheduledAtMs` (when the loop's activity attempt was scheduled) and found no loop listening;
+ * returns the function that stops.
+ */
+export function onStatusLoopWake(operationId: string, listener: Listener, scheduledAtMs?: number): () => void {
   let waiting = listeners.get(operationId);
   if (waiting === undefined) {
     waiting = new Set();
     listeners.set(operationId, waiting);
   }
   waiting.add(listener);
+  const unheardAtMs = unheardMessages.get(operationId);
+  const fresh = unheardAtMs !== undefined && Date.now() - unheardAtMs < UNHEARD_MESSAGE_KEPT_MS;
+  if (fresh && scheduledAtMs !== undefined && unheardAtMs >= scheduledAtMs) {
+    unheardMessages.delete(operationId);
+    listener('message');
+  }
   return () => {
     waiting.delete(listener);
     if (waiting.size === 0 && listeners.get(operationId) === waiting) listeners.delete(operationId);

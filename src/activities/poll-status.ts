@@ -247,7 +247,11 @@ export function pollStatus(ctx: ActivityContext) {
       return recorded;
     }
     const loop = new StatusLoop(ctx, provider, held);
-    const stopListening = onStatusLoopWake(held.operationId, loop.woken);
+    const stopListening = onStatusLoopWake(
+      held.operationId,
+      loop.woken,
+      currentContext()?.info.currentAttemptScheduledTimestampMs,
+    );
     try {
       // A reservation the workflow made is read first, with its random draw (the jitter history holds); without
       // one, the loop begins with the wait the workflow handed it. A later attempt begins where the store stands.
