@@ -116,8 +116,8 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
     shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds',
     // The SDK would send heartbeats at most every 0.8 x the heartbeat timeout, so one beat late under CPU load
     // timed a live activity out (a conformance scenario escalated so in a loaded CI run, when the timeout was 10 s).
-    // Sent at most every 10 s, the 30 s timeout keeps 20 s of margin, and a status loop waiting 20 s costs the
-    // server two heartbeat writes, not ten.
+    // Sent at most every 10 s, a provider call's 30 s timeout keeps 20 s of margin; activities beat on their own
+    // cadence beside it (`beatEveryMs`), so a status loop's beats are each sent at once.
     maxHeartbeatThrottleInterval: HEARTBEAT_SEND_MS,
     dataConverter: workerDataConverter(options.payloadCodecs ?? []),
   };

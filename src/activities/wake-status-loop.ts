@@ -2,7 +2,7 @@
  * The workflow's request for its operation back from a status loop (`loop-wake.ts`): run as a local activity, so in
  * the worker process that runs the workflow's task. A loop of the operation in this process hands the operation back
  * at once; on a store the fleet shares (PostgreSQL), the request is published to every worker process, whose loop
- * does too. A loop the request misses hands back at its next heartbeat sent (at most every 10 s), through the
+ * does too. A loop the request misses hands back at its next heartbeat sent (every 10 to 40 s), through the
  * cancellation the workflow requests beside this. Sends nothing to a provider and records nothing.
  */
 import { publishMessageWake, wakeStatusLoops } from './loop-wake';

@@ -191,6 +191,21 @@ export function statusActivityLimits(limits: PollLoopLimits): {
   return limits.retryWaits === true ? { loop, retryWaits: true } : { loop };
 }
 
+/** The heartbeat timeout of provider calls, ms (F2): a dead worker is noticed within it. */
+export const PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS = 30_000;
+
+/**
+ * The status activity's heartbeat timeout, ms: the longest wait its loop keeps for this operation (the policy's
+ * `maxDelayMs`, at most the loop's `maxWaitMs` and 30 s) plus a provider call's 30 s, as Temporal's sample for a
+ * heartbeating poll sets "the interval + 30 s". A lost worker is noticed within it, so the read its loop was waiting
+ * to make is still at most about 30 s late, and a loop at a slow policy heartbeats up to four times less often than
+ * a provider call (`activities/heartbeat.ts`: each beat sent is a write at the server).
+ */
+export function statusHeartbeatTimeoutMs(record: OperationRecord, limits: PollLoopLimits): number {
+  const longestWaitMs = Math.min(record.policy.maxDelayMs, limits.maxWaitMs, PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS);
+  return longestWaitMs + PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS;
+}
+
 /**
  * After a status activity asked for retry waits returned: the instant of a long wait it handed back without
  * recording anything, which only a worker of an earlier version does (it ignores `retryWaits`), or `undefined`. The

@@ -5,6 +5,7 @@
 import { proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { AsyncJobActivities, ProviderFacts } from '../activities/types';
 import { DESCRIBE_RETRY, PROVIDER_CALL_RETRY, STORE_CALL_RETRY } from '../core/loop-bounds';
+import { PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS } from '../core/poll-loop';
 
 const storeRetry = { ...STORE_CALL_RETRY, nonRetryableErrorTypes: [...STORE_CALL_RETRY.nonRetryableErrorTypes] };
 const describeRetry = { ...DESCRIBE_RETRY, nonRetryableErrorTypes: [...DESCRIBE_RETRY.nonRetryableErrorTypes] };
@@ -50,10 +51,10 @@ export function providerCallOptions(facts: ProviderFacts) {
   return {
     ...(facts.taskQueue !== undefined ? { taskQueue: facts.taskQueue } : {}),
     startToCloseTimeout: '10 minutes',
-    // Provider calls heartbeat while in flight (sent at most every 10 s): a dead worker is noticed within 30 s (F2,
-    // F5). Not less: a live create timed out is a create of unknown fate (reconcile, maybe a human), far costlier
-    // than a slower notice; at 10 s, workers starved of CPU (load 15 on 2 cores) had live creates timed out.
-    heartbeatTimeout: '30 seconds',
+    // Provider calls heartbeat while in flight (every 10 s, `activities/heartbeat.ts`): a dead worker is noticed
+    // within 30 s (F2, F5). Not less: a live create timed out is a create of unknown fate (reconcile, maybe a human),
+    // far costlier than a slower notice; at 10 s, workers starved of CPU (load 15 on 2 cores) had live creates timed out.
+    heartbeatTimeout: PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS,
     retry: { ...PROVIDER_CALL_RETRY },
   } as const;
 }

@@ -14,7 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { ProviderFacts } from '../activities/types';
 import { retryDrivenWaitRetry } from '../core/loop-bounds';
-import { handedBackUnread, statusActivityLimits, storeIsAhead } from '../core/poll-loop';
+import { handedBackUnread, statusActivityLimits, statusHeartbeatTimeoutMs, storeIsAhead } from '../core/poll-loop';
 import { afterActivityFailure } from '../core/step';
 import { foldOutcome } from '../core/step-outcome';
 import { localStore, localWakeStatusLoop, providerActivities, providerCallOptions } from './activity-options';
@@ -35,6 +35,7 @@ const LOOP_WAKE_PATCH = 'asyncjob-message-wakes-loop';
 export async function pollInActivity(run: OperationRun, facts: ProviderFacts, summary: string): Promise<void> {
   const options = {
     ...providerCallOptions(facts),
+    heartbeatTimeout: statusHeartbeatTimeoutMs(run.record, facts.pollLoop!),
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     ...(facts.pollLoop?.retryWaits === true ? { retry: retryDrivenWaitRetry(run.record) } : {}),
   };
@@ -64,7 +65,7 @@ export async function pollInActivity(run: OperationRun, facts: ProviderFacts, su
 
 /**
  * Asks the status loop for the operation back: Temporal's cancellation, which reaches the loop at its next
- * heartbeat sent (at most every 10 s), and the wake (`activities/loop-wake.ts`), which reaches a loop running in this
+ * heartbeat sent (every 10 to 40 s, `activities/heartbeat.ts`), and the wake (`activities/loop-wake.ts`), which reaches a loop running in this
  * worker process at once and, on a PostgreSQL store, one in any other worker within moments. A wake that fails
  * changes nothing: the cancellation is on its way.
  */

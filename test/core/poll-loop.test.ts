@@ -13,6 +13,7 @@ import {
   loopTakesWait,
   retryDelayAfter,
   statusActivityLimits,
+  statusHeartbeatTimeoutMs,
   retryTakesWait,
   storeIsAhead,
   nextLoopStep,
@@ -180,6 +181,34 @@ describe('the status loop keeps an operation only while its waits are short (P4,
             expect(step.untilMs - now).toBeLessThanOrEqual(maxWaitMs);
             expect(step.untilMs - (now - loopAgeMs)).toBeLessThanOrEqual(limits.maxLoopMs);
           }
+        },
+      ),
+    );
+  });
+
+  it("P4: the status activity's heartbeat timeout is the loop's longest wait (at most 30 s) + 30 s, so a lost worker's next read is at most 30 s late", () => {
+    const withMaxDelay = (maxDelayMs: number) => {
+      const record = observingRecord();
+      return { ...record, policy: { ...record.policy, maxDelayMs } } satisfies OperationRecord;
+    };
+    expect(statusHeartbeatTimeoutMs(withMaxDelay(1_000), DEFAULT_POLL_LOOP_LIMITS)).toBe(31_000);
+    expect(statusHeartbeatTimeoutMs(withMaxDelay(20_000), DEFAULT_POLL_LOOP_LIMITS)).toBe(50_000);
+    expect(statusHeartbeatTimeoutMs(withMaxDelay(120_000), DEFAULT_POLL_LOOP_LIMITS)).toBe(60_000);
+    expect(statusHeartbeatTimeoutMs(withMaxDelay(120_000), { ...LIMITS, maxWaitMs: 100 })).toBe(30_100);
+    expect(statusHeartbeatTimeoutMs(withMaxDelay(120_000), { ...LIMITS, maxWaitMs: 10 * 60_000 })).toBe(60_000);
+    expect(statusHeartbeatTimeoutMs(withMaxDelay(120_000), { ...LIMITS, maxWaitMs: 0 })).toBe(30_000);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 3_600_000 }),
+        fc.integer({ min: 0, max: 600_000 }),
+        (maxDelayMs, maxWaitMs) => {
+          const limits = { ...LIMITS, maxWaitMs };
+          const record = withMaxDelay(maxDelayMs);
+          const timeoutMs = statusHeartbeatTimeoutMs(record, limits);
+          // A policy's waits up to 30 s are covered whole with 30 s to spare; never past a minute (the loop beats
+          // within each wait anyway, so a longer wait needs no longer timeout).
+          expect(timeoutMs - Math.min(maxDelayMs, maxWaitMs, 30_000)).toBe(30_000);
+          expect(timeoutMs).toBeLessThanOrEqual(60_000);
         },
       ),
     );

@@ -1,8 +1,8 @@
 /**
  * Fast messages across worker PROCESSES sharing a PostgreSQL store: a cancel that one worker's workflow receives
  * reaches a status loop waiting in another worker within moments (the store's loop wake, `activities/loop-wake.ts`),
- * not at the loop's next heartbeat (up to 10 s later). Each cancel is sent only once the loop has sent a heartbeat,
- * so Temporal's own cancellation would come no sooner than the next one; the test asserts the provider's own
+ * not at the loop's first heartbeat (30 s into the loop at this policy). Each cancel is sent once the loop runs, a
+ * second into it, so Temporal's own cancellation would come half a minute later; the test asserts the provider's own
  * clock of the cancel request, and that some loops were woken in a process other than their workflow's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,8 +13,10 @@ const WORKERS = 2;
 /** Operations per round; rounds go on until some loop ran in another process than its workflow's task. */
 const PER_ROUND = 4;
 const MAX_ROUNDS = 4;
-/** Well under the 10 s a heartbeat could take, far over the wake's milliseconds on a busy machine. */
+/** Well under the 29 s the loop's first heartbeat would take, far over the wake's milliseconds on a busy machine. */
 const CANCEL_REACHES_LOOP_MS = 4_000;
+/** A pending activity's state when it runs (`PENDING_ACTIVITY_STATE_STARTED`). */
+const STARTED = 2;
 
 const scripts = { cancellable: { steps: [{ state: 'running' }], cancel: { afterMs: 50, outcome: 'cancelled' } } };
 
@@ -36,14 +38,22 @@ describe.skipIf(!url)(title, () => {
   });
   afterAll(async () => fleet?.stop());
 
-  /** Until the operation's status activity has sent a heartbeat: its loop is waiting, its next beat 10 s away. */
-  async function untilLoopBeat(operationId: string): Promise<void> {
+  /**
+   * Until the operation's status activity has run for a second: its loop waits for its first read, 20 s away, and
+   * beats first 30 s into it (`beatEveryMs` of its 50 s heartbeat timeout), so no heartbeat brings a cancel sooner.
+   */
+  async function untilLoopRuns(operationId: string): Promise<void> {
     const end = Date.now() + 60_000;
+    let seenRunningAtMs: number | undefined;
     for (;;) {
       const { raw: d } = await world.temporal.workflow.getHandle(operationId).describe();
       const pending = d.pendingActivities?.find((a) => a.activityType?.name === 'pollStatus');
-      if (pending?.lastHeartbeatTime) return;
-      if (Date.now() > end) throw new Error(`${operationId}: no status loop heartbeat within 60 s`);
+      if (pending?.state === STARTED) seenRunningAtMs ??= Date.now();
+      if (seenRunningAtMs !== undefined && Date.now() - seenRunningAtMs >= 1_000) {
+        expect(pending?.lastHeartbeatTime ?? null).toBeNull();
+        return;
+      }
+      if (Date.now() > end) throw new Error(`${operationId}: no status loop running within 60 s`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -56,7 +66,7 @@ describe.skipIf(!url)(title, () => {
       policy: { baseDelayMs: 20_000, maxDelayMs: 20_000, minJitterRatio: 1, cancelDeadlineMs: 60_000 },
     });
     await world.client.start(request);
-    await untilLoopBeat(request.operationId);
+    await untilLoopRuns(request.operationId);
     const cancelledAtMs = Date.now();
     await world.client.cancel(request.operationId, {
       requestedBy: 'alice@example.com',

@@ -79,7 +79,7 @@ describe('worker processes die, restart and double up', () => {
     // Mid-wait: every operation has been accepted and is between polls; kill one worker, start another.
     await Promise.all(requests.map((r) => world.waitForState(r.operationId, ['accepted', 'observing'], 60_000)));
     await sleep(150);
-    // A graceful restart (SIGTERM). A SIGKILL during a provider call is noticed by the 10 s heartbeat timeout and
+    // A graceful restart (SIGTERM). A SIGKILL during a provider call is noticed by its heartbeat timeout and
     // the call is planned again (its reservation stays counted, B2); F2 covers SIGKILL between calls.
     a.kill('SIGTERM');
     await a.exited;
