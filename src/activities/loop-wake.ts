@@ -27,7 +27,9 @@ const listeners = new Map<string, Set<Listener>>();
  * Message wakes that found no loop of their operation listening in this process, by when they came (oldest first). A
  * loop whose activity was scheduled before then and only begins listening now (its task was on its way to this worker)
  * was asked back too, and takes the wake when it begins. Kept {@link UNHEARD_MESSAGE_KEPT_MS}: a task reaches its
- * worker well within that, and a loop scheduled after the wake never takes it.
+ * worker well within that, and a loop scheduled after the wake never takes it (by this worker's clock against the
+ * server's: with one ahead of the other, a wake may be left to the heartbeat, or end a newer loop that the workflow,
+ * with no message waiting, then schedules again; either way nothing is lost).
  */
 const unheardMessages = new Map<string, number>();
 const UNHEARD_MESSAGE_KEPT_MS = 60_000;
