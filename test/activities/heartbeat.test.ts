@@ -32,7 +32,8 @@ describe('whileHeartbeating', () => {
     expect(beatEveryMs(60_000)).toBe(40_000);
     expect(beatEveryMs(9_000)).toBe(3_000);
     expect(beatEveryMs(undefined)).toBe(2_000);
-    // Over any timeout, a beat on time leaves at least a third of it, and never less than 20 s from 30 s on.
+    // Over any timeout, a beat on time leaves 20 s before it (two thirds of it, when shorter), and beats are at
+    // least a third of it apart.
     for (let timeoutMs = 1_000; timeoutMs <= 10 * 60_000; timeoutMs += 1_000) {
       const everyMs = beatEveryMs(timeoutMs);
       expect(timeoutMs - everyMs).toBeGreaterThanOrEqual(Math.min(timeoutMs * (2 / 3), 20_000) - 1e-9);
