@@ -96,6 +96,11 @@ export type LoopStep = { kind: 'wait'; untilMs: number } | { kind: 'read' } | { 
 
 const POLLING = new Set<OperationRecord['localState']>(['accepted', 'observing']);
 
+/** Whether the status activity may hold the operation: the job still polled (`accepted` or `observing`). */
+export function isPolling(record: OperationRecord): boolean {
+  return POLLING.has(record.localState);
+}
+
 /**
  * The loop's next step for a record at `nowMs`, in a loop begun at `loop.startedAtMs` with the record
  * `loop.entered`: read now, wait a short while, or hand the operation back. Only `accepted` and `observing` stay
@@ -104,7 +109,7 @@ const POLLING = new Set<OperationRecord['localState']>(['accepted', 'observing']
  * is never planned at or after the deadline.
  */
 export function nextLoopStep(record: OperationRecord, nowMs: number, loop: LoopHold, limits: PollLoopLimits): LoopStep {
-  if (!POLLING.has(record.localState) || record.schedule.reservedAtMs !== undefined)
+  if (!isPolling(record) || record.schedule.reservedAtMs !== undefined)
     return { kind: 'exit', reason: 'state_changed' };
   const command = nextCommand(record, nowMs);
   if (command.kind !== 'read_status' && command.kind !== 'wait') return { kind: 'exit', reason: 'state_changed' };
@@ -144,7 +149,7 @@ function copyRefreshDue(loop: LoopHold, now: OperationRecord, untilMs: number): 
  */
 export function webhookMovesReadToNow(record: OperationRecord, nowMs: number): boolean {
   return (
-    POLLING.has(record.localState) &&
+    isPolling(record) &&
     record.schedule.reservedAtMs === undefined &&
     record.schedule.delaySource !== 'provider_retry_after' &&
     (record.schedule.nextPollAtMs ?? 0) > nowMs &&
@@ -298,7 +303,7 @@ export function pendingReadDetails(record: OperationRecord, nextReadAtMs: number
  * and never leaves a state the workflow moved the operation out of. Pure.
  */
 export function withPendingRead(record: OperationRecord, candidates: readonly unknown[]): OperationRecord {
-  if (!POLLING.has(record.localState)) return record;
+  if (!isPolling(record)) return record;
   let newest: PendingReadDetails | undefined;
   for (const candidate of candidates) {
     const parsed = pendingReadDetailsSchema.safeParse(candidate);
@@ -320,10 +325,6 @@ export function withPendingRead(record: OperationRecord, candidates: readonly un
     used: { ...record.used, statusRequests: Math.max(record.used.statusRequests, newest.statusRequestsUsed) },
     schedule: { nextPollAtMs: Date.parse(newest.nextReadAt), ...(delaySource !== null ? { delaySource } : {}) },
   };
-}
-/** Whether the status activity may hold the operation: the job still polled (`accepted` or `observing`). */
-export function isPolling(record: OperationRecord): boolean {
-  return POLLING.has(record.localState);
 }
 
 /** {@link pendingReadDetails} in one line, for the failure message of a retry-driven wait. */

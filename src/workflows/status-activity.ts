@@ -65,9 +65,9 @@ export async function pollInActivity(run: OperationRun, facts: ProviderFacts, su
 
 /**
  * Asks the status loop for the operation back: Temporal's cancellation, which reaches the loop at its next
- * heartbeat sent (every 10 to 40 s, `activities/heartbeat.ts`), and the wake (`activities/loop-wake.ts`), which reaches a loop running in this
- * worker process at once and, on a PostgreSQL store, one in any other worker within moments. A wake that fails
- * changes nothing: the cancellation is on its way.
+ * heartbeat sent (every 10 to 40 s, `activities/heartbeat.ts`), and the wake (`activities/loop-wake.ts`), which
+ * reaches a loop running in this worker process at once and, on a PostgreSQL store, one in any other worker within
+ * moments. A wake that fails changes nothing: the cancellation is on its way.
  */
 async function askLoopBack(run: OperationRun, scope: CancellationScope): Promise<void> {
   scope.cancel();
