@@ -5,7 +5,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Payload, WorkflowService } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { AsyncJobWorkflowInput, CarriedState } from '../workflows/messages';
+import { stateKey } from '../workflows/search-attributes';
 import { type ClientContext } from './context';
 import { withLinkedSignal } from './wait-scope';
 
@@ -17,8 +19,12 @@ type HistoryEvent = NonNullable<NonNullable<HistoryResponse['history']>['events'
 export interface HistoryBatch {
   /** The events (none when the server's long poll expired first). */
   events: HistoryEvent[];
-  /** The search attributes changed (the workflow publishes its state and escalation there). */
-  searchAttributesChanged: boolean;
+  /**
+   * The operation may be escalated now: the state the batch's events published last (the workflow publishes its
+   * state as a search attribute, and a run starts with one) is `escalated` or could not be read, or the run
+   * continued as new. A batch that published no state, or another one, cannot have escalated it.
+   */
+  mayHaveEscalated: boolean;
   /** The operation's workflow closed (not continued as new). */
   closed: boolean;
 }
@@ -28,6 +34,29 @@ export interface HistoryBatch {
  * follower of an operation polling every millisecond costs the server a few calls a second, not one per event.
  */
 const MIN_READ_INTERVAL_MS = 250;
+
+/** The `AsyncJobState` an event published (its upsert, or its run's start), null when unreadable, undefined when none. */
+function publishedState(event: HistoryEvent): string | null | undefined {
+  const attributes =
+    event.upsertWorkflowSearchAttributesEventAttributes ?? event.workflowExecutionStartedEventAttributes;
+  const payload = attributes?.searchAttributes?.indexedFields?.[stateKey.name];
+  if (!payload) return undefined;
+  try {
+    const value: unknown = defaultPayloadConverter.fromPayload(payload);
+    return typeof value === 'string' ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the state `events` published last is `escalated` or unreadable (see {@link HistoryBatch}). */
+export function lastPublishedMayBeEscalated(events: readonly HistoryEvent[]): boolean {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const state = publishedState(events[i]!);
+    if (state !== undefined) return state === null || state === 'escalated';
+  }
+  return false;
+}
 
 /** Follows the history of an operation's workflow from its first event, through continue-as-new. */
 export class HistoryFollower {
@@ -48,7 +77,7 @@ export class HistoryFollower {
    * are the SDK's, untranslated: the caller knows whether it aborted the call itself.
    */
   async next(signal: AbortSignal): Promise<HistoryBatch> {
-    if (this.closed) return { events: [], searchAttributesChanged: false, closed: true };
+    if (this.closed) return { events: [], mayHaveEscalated: false, closed: true };
     const wait = this.lastReadAtMs + this.minIntervalMs - Date.now();
     if (wait > 0) await sleep(wait, undefined, { signal });
     this.lastReadAtMs = Date.now();
@@ -67,17 +96,14 @@ export class HistoryFollower {
     const events = response.history?.events ?? [];
     const continued = events.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)
       ?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
-    const searchAttributesChanged = events.some(
-      (e) => e.upsertWorkflowSearchAttributesEventAttributes || e.workflowExecutionStartedEventAttributes,
-    );
     if (continued) {
       this.runId = continued;
       this.token = undefined;
-      return { events, searchAttributesChanged: true, closed: false };
+      return { events, mayHaveEscalated: true, closed: false };
     }
     if (!response.nextPageToken || response.nextPageToken.length === 0) this.closed = true;
     else this.token = response.nextPageToken;
-    return { events, searchAttributesChanged, closed: this.closed };
+    return { events, mayHaveEscalated: lastPublishedMayBeEscalated(events), closed: this.closed };
   }
 }
 

@@ -59,6 +59,12 @@ async function servedProviders(ctx: ClientContext, except: string): Promise<stri
     .sort();
 }
 
+/** Whether a worker polled the provider's activity task queue recently (or the server would not say), asked once. */
+export async function providerServedNow(ctx: ClientContext, provider: string): Promise<boolean> {
+  const count = await pollerCount(ctx, provider);
+  return count === null || count > 0;
+}
+
 /**
  * Throws {@link ProviderUnservedError} (naming the providers that are served) when no worker polled the
  * provider's task queue recently. When the server will not say (an older server, a permission), the start goes on.

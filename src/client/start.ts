@@ -32,7 +32,7 @@ import {
   type WorkflowFailure,
 } from './errors';
 import { assertSameSettings, assertSameVariables } from './join';
-import { assertProviderServed } from './provider-check';
+import { assertProviderServed, providerServedNow } from './provider-check';
 
 /** Options for {@link startOperation}. */
 export interface StartOptions {
@@ -175,6 +175,44 @@ async function startRun(
 }
 
 /**
+ * A new operation, the common case, in one call: a start that Temporal refuses when any run holds the ID (the FAIL
+ * conflict policy, REJECT_DUPLICATE reuse), so a start that succeeds made a new run and nothing needs describing
+ * before or after it. Null, with nothing started, when a run holds the ID or no worker serves the provider at first
+ * look: the general path decides then (join, replace, wait for a worker, or refuse). The client's own start only: a
+ * Nexus start joins a running operation within its start call, to attach its caller.
+ */
+async function startedNew(
+  ctx: ClientContext,
+  req: StartRequest,
+  traceId: string,
+  options: StartOptions,
+  requestFingerprint: string,
+): Promise<StartedRun | null> {
+  if (!options.allowUnservedProvider && !(await providerServedNow(ctx, req.provider))) return null;
+  try {
+    const handle = await call(ctx, req.operationId, () =>
+      ctx.client.workflow.start<typeof AsyncJobWorkflow>(WORKFLOW_TYPE, {
+        ...runStartOptions(ctx, req, traceId, options, false),
+        workflowIdConflictPolicy: 'FAIL',
+      }),
+    );
+    const runId = handle.firstExecutionRunId;
+    return {
+      operationId: req.operationId,
+      runId,
+      joined: false,
+      requestFingerprint,
+      traceId,
+      executionStatus: 'RUNNING',
+      replaced: null,
+    };
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return null;
+    throw err;
+  }
+}
+
+/**
  * I2: the same payload and variables (fingerprint) under the same provider; then the same settings (`join.ts`). A
  * fingerprint that differs only by the variables is refused naming each variable that differs.
  */
@@ -200,13 +238,14 @@ async function assertSameRequest(
  * Starts an operation, or joins it (see the module comment). Throws {@link AsyncJobInputError} naming every bad
  * field, {@link InvalidVariableError} naming every variable the adapter refuses (with `declaredVariables`),
  * `ProviderUnservedError`, {@link FingerprintMismatchError} or `JoinMismatchError`; nothing is started or changed
- * when it throws. `launch` starts a new run (the Nexus service passes one that attaches its caller).
+ * when it throws. `launch` starts a new run (the Nexus service passes one that attaches its caller); without it,
+ * a new operation ID costs one start call ({@link startedNew}).
  */
 export async function startOperation(
   ctx: ClientContext,
   request: StartRequest,
   options: StartOptions = {},
-  launch: RunLauncher = clientLauncher(ctx),
+  launch?: RunLauncher,
 ): Promise<StartedRun> {
   const checked = validateStartRequest(request, Date.now());
   if (checked.kind === 'refused') throw new AsyncJobInputError(checked.issues);
@@ -217,12 +256,16 @@ export async function startOperation(
   }
   const fingerprint = startFingerprint(req.payload, req.variables);
   const traceId = newTraceId();
+  if (launch === undefined) {
+    const started = await startedNew(ctx, req, traceId, options, fingerprint);
+    if (started !== null) return started;
+  }
 
   const existing = await describeIfExists(ctx, req.operationId);
   const replaced = existing ? await restartableFailure(ctx, existing) : null;
   if (!existing || replaced) {
     if (!options.allowUnservedProvider) await assertProviderServed(ctx, req.provider);
-    await startRun(ctx, req, traceId, options, replaced !== null, launch);
+    await startRun(ctx, req, traceId, options, replaced !== null, launch ?? clientLauncher(ctx));
   }
   const d = await describeRaw(ctx, req.operationId);
   const existingTrace = memoString(d, 'traceId');

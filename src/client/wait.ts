@@ -49,11 +49,14 @@ async function closedWithoutSummary(
   });
 }
 
-/** The summary of a closed operation, or its workflow's failure as {@link OperationFailedError}. */
-async function closedOutcome(ctx: ClientContext, scope: WaitScope): Promise<OperationSummary> {
+/**
+ * The summary of a closed operation, or its workflow's failure as {@link OperationFailedError}. `seenClosed`: the
+ * caller followed the history to its close (not a continue-as-new), so no wait for it is needed.
+ */
+async function closedOutcome(ctx: ClientContext, scope: WaitScope, seenClosed = false): Promise<OperationSummary> {
   const { operationId } = scope;
   // The run's failure is an answer to explain (with its execution status), read before the call's errors are typed.
-  await scope.run(() => waitUntilClosed(ctx, operationId, scope.signal));
+  if (!seenClosed) await scope.run(() => waitUntilClosed(ctx, operationId, scope.signal));
   const outcome = await scope.run(async () => {
     try {
       return { kind: 'summary' as const, summary: await workflowHandle(ctx, operationId).result() };
@@ -97,8 +100,8 @@ export async function waitForOutcome(
     const follower = new HistoryFollower(ctx, operationId, d.runId);
     for (;;) {
       const batch = await scope.run(() => follower.next(scope.signal));
-      if (batch.closed) return await closedOutcome(ctx, scope);
-      if (batch.searchAttributesChanged) {
+      if (batch.closed) return await closedOutcome(ctx, scope, true);
+      if (batch.mayHaveEscalated) {
         const escalated = await escalatedNow(ctx, scope);
         if (escalated) return escalated;
       }
