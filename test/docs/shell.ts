@@ -51,11 +51,18 @@ export function dependOnThisPackage(dir: string): void {
   symlinkSync(path.join('..', 'asyncjob', 'bin', 'asyncjob'), path.join(dir, 'node_modules', '.bin', 'asyncjob'));
 }
 
+const SHELL_VARIABLES = ['HOME', 'TMPDIR', 'LANG', 'TERM', 'USER', 'npm_config_cache'];
+/** The machine's proxy and TLS trust: a user's shell has them, and npm needs them behind a proxy with its own CA. */
+const NETWORK_VARIABLES = [
+  ...['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy'],
+  ...['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'npm_config_cafile'],
+];
+
 /** The environment a documented command runs in: the test's PATH with `asyncjob` on it, and `extra` over it. */
 export function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
-  // Only what a shell needs: none of the test runner's own variables (VITEST, NODE_OPTIONS) leaks into the command.
-  for (const name of ['HOME', 'TMPDIR', 'LANG', 'TERM', 'USER', 'npm_config_cache']) {
+  // Only what a user's shell has: none of the test runner's own variables (VITEST, NODE_OPTIONS) leaks into the command.
+  for (const name of [...SHELL_VARIABLES, ...NETWORK_VARIABLES]) {
     if (process.env[name] !== undefined) base[name] = process.env[name];
   }
   const nodeDir = path.dirname(process.execPath);
