@@ -76,8 +76,7 @@ export async function assertProviderServed(
 ): Promise<void> {
   const until = Date.now() + graceMs;
   for (;;) {
-    const count = await pollerCount(ctx, provider);
-    if (count === null || count > 0) return;
+    if (await providerServedNow(ctx, provider)) return;
     if (Date.now() >= until) break;
     await sleep(RETRY_MS);
   }

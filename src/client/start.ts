@@ -196,10 +196,9 @@ async function startedNew(
         workflowIdConflictPolicy: 'FAIL',
       }),
     );
-    const runId = handle.firstExecutionRunId;
     return {
       operationId: req.operationId,
-      runId,
+      runId: handle.firstExecutionRunId,
       joined: false,
       requestFingerprint,
       traceId,
