@@ -13,7 +13,7 @@ import { withLinkedSignal } from './wait-scope';
 
 type HistoryResponse = Awaited<ReturnType<WorkflowService['getWorkflowExecutionHistory']>>;
 /** One history event as the server sends it. */
-type HistoryEvent = NonNullable<NonNullable<HistoryResponse['history']>['events']>[number];
+export type HistoryEvent = NonNullable<NonNullable<HistoryResponse['history']>['events']>[number];
 
 /** What one long poll brought. */
 export interface HistoryBatch {
@@ -111,12 +111,17 @@ export class HistoryFollower {
 const CLOSE_EVENT_ONLY = 2;
 
 /**
- * Waits until the operation's workflow has closed (not continued as new): Temporal's long poll on the close event,
- * as the SDK's `handle.result()` waits, but each long poll on a fresh signal. The SDK's own loop hands one signal
- * to every long poll, and each adds an abort listener it never removes: a wait of some minutes piled them up
- * (Node's MaxListenersExceededWarning in the cluster run). Errors are the SDK's, untranslated.
+ * Waits until the operation's workflow has closed (not continued as new) and returns its close event: Temporal's
+ * long poll on the close event, as the SDK's `handle.result()` waits, but each long poll on a fresh signal. The
+ * SDK's own loop hands one signal to every long poll, and each adds an abort listener it never removes: a wait of
+ * some minutes piled them up (Node's MaxListenersExceededWarning in the cluster run). Errors are the SDK's,
+ * untranslated.
  */
-export async function waitUntilClosed(ctx: ClientContext, operationId: string, signal: AbortSignal): Promise<void> {
+export async function waitUntilClosed(
+  ctx: ClientContext,
+  operationId: string,
+  signal: AbortSignal,
+): Promise<HistoryEvent> {
   const { client, namespace } = ctx;
   let runId: string | undefined;
   let token: Uint8Array | undefined;
@@ -140,7 +145,7 @@ export async function waitUntilClosed(ctx: ClientContext, operationId: string, s
       continue;
     }
     const continued = close.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
-    if (!continued) return;
+    if (!continued) return close;
     runId = continued;
     token = undefined;
   }

@@ -76,11 +76,14 @@ export class WaitScope {
     if (this.signal.aborted) throw this.stopped();
   }
 
-  /** Runs one call within the wait: aborted with it; any failure comes back typed. */
-  async run<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one call within the wait: aborted with it (or with `signal`, one that follows the wait's); any failure
+   * comes back typed.
+   */
+  async run<T>(fn: () => Promise<T>, signal: AbortSignal = this.signal): Promise<T> {
     this.throwIfStopped();
     try {
-      return await withLinkedSignal(this.signal, (signal) => this.ctx.client.withAbortSignal(signal, fn));
+      return await withLinkedSignal(signal, (linked) => this.ctx.client.withAbortSignal(linked, fn));
     } catch (err) {
       throw this.failure(err);
     }

@@ -5,7 +5,7 @@
  * the workflow's history by long poll (no worker needed to notice a change, and no busy polling): the workflow
  * publishes every state change as a search attribute, so a wait wakes within moments of an escalation.
  */
-import { WorkflowFailedError, type WorkflowExecutionDescription } from '@temporalio/client';
+import { type Payload, WorkflowFailedError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { OperationRecord } from '../core/operation';
 import { operationSummary } from '../core/step';
 import { FINAL_STATES } from '../core/transitions';
@@ -15,7 +15,7 @@ import { stateKey } from '../workflows/search-attributes';
 import { type ClientContext, workflowHandle } from './context';
 import { describeRaw, FAILED_EXECUTION_STATUSES, workflowFailure } from './describe';
 import { OperationFailedError } from './errors';
-import { HistoryFollower, type HistoryBatch, waitUntilClosed } from './history';
+import { decodePayloads, HistoryFollower, type HistoryBatch, type HistoryEvent, waitUntilClosed } from './history';
 import { queryOperation } from './queries';
 import { type WaitOptions, WaitScope } from './wait-scope';
 
@@ -50,13 +50,19 @@ async function closedWithoutSummary(
 }
 
 /**
- * The summary of a closed operation, or its workflow's failure as {@link OperationFailedError}. `seenClosed`: the
- * caller followed the history to its close (not a continue-as-new), so no wait for it is needed.
+ * The summary of a closed operation, or its workflow's failure as {@link OperationFailedError}. `close`: the run's
+ * close event when the caller has it; without it the close is waited for.
  */
-async function closedOutcome(ctx: ClientContext, scope: WaitScope, seenClosed = false): Promise<OperationSummary> {
+async function closedOutcome(ctx: ClientContext, scope: WaitScope, close?: HistoryEvent): Promise<OperationSummary> {
   const { operationId } = scope;
+  const event = close ?? (await scope.run(() => waitUntilClosed(ctx, operationId, scope.signal)));
+  // A completed run's summary is in its close event: decoded as the SDK's `result()` decodes it, with no read.
+  const completed = event.workflowExecutionCompletedEventAttributes;
+  if (completed) {
+    const [summary] = await scope.run(() => decodePayloads(ctx, (completed.result?.payloads ?? []) as Payload[]));
+    return summary as OperationSummary;
+  }
   // The run's failure is an answer to explain (with its execution status), read before the call's errors are typed.
-  if (!seenClosed) await scope.run(() => waitUntilClosed(ctx, operationId, scope.signal));
   const outcome = await scope.run(async () => {
     try {
       return { kind: 'summary' as const, summary: await workflowHandle(ctx, operationId).result() };
@@ -70,16 +76,65 @@ async function closedOutcome(ctx: ClientContext, scope: WaitScope, seenClosed = 
 }
 
 /** The summary of the operation when it is escalated right now (its record, read by query), else null. */
-async function escalatedNow(ctx: ClientContext, scope: WaitScope): Promise<OperationSummary | null> {
-  const d = await scope.run(() => describeRaw(ctx, scope.operationId));
+async function escalatedNow(
+  ctx: ClientContext,
+  scope: WaitScope,
+  signal: AbortSignal,
+): Promise<OperationSummary | null> {
+  const d = await scope.run(() => describeRaw(ctx, scope.operationId), signal);
   if (d.status.name !== 'RUNNING' || d.typedSearchAttributes.get(stateKey) !== 'escalated') return null;
   // The search attribute says so; the record (the workflow's own truth, after every message it answered) confirms.
-  const record = await scope.run(() =>
-    queryOperation(ctx, scope.operationId, DEFAULT_QUERY_TIMEOUT_MS, () =>
-      workflowHandle(ctx, scope.operationId).query(stateQuery),
-    ),
+  const record = await scope.run(
+    () =>
+      queryOperation(ctx, scope.operationId, DEFAULT_QUERY_TIMEOUT_MS, () =>
+        workflowHandle(ctx, scope.operationId).query(stateQuery),
+      ),
+    signal,
   );
   return record.localState === 'escalated' ? operationSummary(record) : null;
+}
+
+/** Follows the run's history until the operation escalates (its summary) or closes (null). */
+async function escalationSeen(
+  ctx: ClientContext,
+  scope: WaitScope,
+  runId: string,
+  signal: AbortSignal,
+): Promise<OperationSummary | null> {
+  const follower = new HistoryFollower(ctx, scope.operationId, runId);
+  for (;;) {
+    const batch = await follower.next(signal);
+    if (batch.closed) return null;
+    if (batch.mayHaveEscalated) {
+      const escalated = await escalatedNow(ctx, scope, signal);
+      if (escalated) return escalated;
+    }
+  }
+}
+
+type CloseOrEscalation = { close: HistoryEvent } | { escalated: OperationSummary };
+
+/**
+ * The run's close event or, if it comes first, the operation's escalation; the other's calls are stopped. The close
+ * has its own long poll, answered the moment the run closes: the follower reads a busy history at most every
+ * 250 ms, which would hold a short operation's result back by as much.
+ */
+async function closeOrEscalation(ctx: ClientContext, scope: WaitScope, runId: string): Promise<CloseOrEscalation> {
+  const settled = new AbortController();
+  const signal = AbortSignal.any([scope.signal, settled.signal]);
+  try {
+    const close = waitUntilClosed(ctx, scope.operationId, signal).then((event): CloseOrEscalation => ({
+      close: event,
+    }));
+    const escalation = escalationSeen(ctx, scope, runId, signal).then(
+      (escalated): CloseOrEscalation | Promise<CloseOrEscalation> => (escalated ? { escalated } : close),
+    );
+    return await Promise.race([close, escalation]);
+  } catch (err) {
+    throw scope.failure(err);
+  } finally {
+    settled.abort();
+  }
 }
 
 /**
@@ -94,18 +149,11 @@ export async function waitForOutcome(
 ): Promise<OperationSummary> {
   const scope = new WaitScope(ctx, operationId, options);
   try {
-    // Only the end matters: Temporal's own wait for the close event (the SDK's `result()`), no other event read.
+    // Only the end matters: Temporal's own wait for the close event, no other event read.
     if (options.untilFinal) return await closedOutcome(ctx, scope);
     const d = await scope.run(() => describeRaw(ctx, operationId));
-    const follower = new HistoryFollower(ctx, operationId, d.runId);
-    for (;;) {
-      const batch = await scope.run(() => follower.next(scope.signal));
-      if (batch.closed) return await closedOutcome(ctx, scope, true);
-      if (batch.mayHaveEscalated) {
-        const escalated = await escalatedNow(ctx, scope);
-        if (escalated) return escalated;
-      }
-    }
+    const first = await closeOrEscalation(ctx, scope, d.runId);
+    return 'escalated' in first ? first.escalated : await closedOutcome(ctx, scope, first.close);
   } finally {
     scope.dispose();
   }

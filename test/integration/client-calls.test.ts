@@ -1,20 +1,36 @@
 /**
  * What the client asks the server, counted on the wire (a gRPC interceptor on its own connection) against the real
  * dev server, worker and simulator: a new operation is one start after the provider check, a join describes the run
- * it joins, and a wait reads the history and nothing else until the operation closes or escalates.
+ * it joins, and a wait reads the history and nothing else until the operation closes or escalates, its close in
+ * one long poll of its own.
  */
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AsyncJobClient } from '../../src/client';
 import { startHarness, type Harness } from '../workflows/harness';
 
-/** The WorkflowService methods called since the last `take()`, in order. */
+const { GetWorkflowExecutionHistoryRequest } = temporal.api.workflowservice.v1;
+const CLOSE_EVENT_ONLY = temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT;
+
+/**
+ * The WorkflowService methods called since the last `take()`, in order; a history read that asks for the close
+ * event only is `GetWorkflowExecutionHistory:close` (the request is read from the bytes the SDK sends).
+ */
 class CallLog {
   private calls: string[] = [];
   readonly interceptor: Interceptor = (options, nextCall) => {
-    this.calls.push(options.method_definition.path.split('/').pop() ?? '');
-    return new InterceptingCall(nextCall(options));
+    const method = options.method_definition.path.split('/').pop() ?? '';
+    return new InterceptingCall(nextCall(options), {
+      sendMessage: (message: Uint8Array, next) => {
+        const closeOnly =
+          method === 'GetWorkflowExecutionHistory' &&
+          GetWorkflowExecutionHistoryRequest.decode(message).historyEventFilterType === CLOSE_EVENT_ONLY;
+        this.calls.push(closeOnly ? `${method}:close` : method);
+        next(message);
+      },
+    });
   };
   take(): string[] {
     const taken = this.calls;
@@ -54,7 +70,11 @@ describe('the client asks the server only what it needs', () => {
     expect((await handle.result()).localState).toBe('succeeded');
     const waited = log.take();
     expect(waited.filter((c) => c === 'DescribeWorkflowExecution')).toHaveLength(1);
-    expect(waited.filter((c) => c !== 'DescribeWorkflowExecution' && c !== 'GetWorkflowExecutionHistory')).toEqual([]);
+    // The close is awaited by one long poll of its own, whose event carries the summary: no second read of it.
+    expect(waited.filter((c) => c === 'GetWorkflowExecutionHistory:close')).toHaveLength(1);
+    expect(
+      waited.filter((c) => !['DescribeWorkflowExecution', 'GetWorkflowExecutionHistory'].includes(c.split(':')[0]!)),
+    ).toEqual([]);
   });
 
   it('a second start of the same request joins it, after describing the run it joins', async () => {
