@@ -20,10 +20,15 @@ interface Compared {
 }
 
 /**
- * A figure's name with its numbers and the server's saturation masked: a target's name says what was measured
- * (19,994 operations waiting in one run, 20,000 in the other), which must not keep the two runs' figures apart.
+ * A target's key: its name with the numbers a run measured masked, and the server's saturation: a name says what
+ * was measured (19,994 operations waiting in one run, 20,000 in the other; a baseline's figure), which must not keep
+ * two runs' figures apart. The numbers that say which figure it is stay: the policy ("the 60s policy", "a 1 s
+ * policy") and the operation's reads ("3-read"), or the targets of figure 2 would all share one key.
  */
-const keyOf = (name: string): string => name.replace(/\d[\d,.]*/g, '#').replace(/not saturated|SATURATED/g, '#');
+export const keyOf = (name: string): string =>
+  name
+    .replace(/(\d+ ?s policy|\d+-read)|\d[\d,.]*/g, (number: string, kept: string | undefined) => kept ?? '#')
+    .replace(/not saturated|SATURATED/g, '#');
 
 /**
  * The figures of one run, by key: throughput ratios at every point (by name), then every target's measured figure
@@ -116,4 +121,4 @@ function main(): void {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-main();
+if (require.main === module) main();
