@@ -48,26 +48,26 @@ export function loggedCalls(text: string): LoggedCall[] {
 }
 
 /**
- * The requests (by request ID) the network held through `span` on their way to `provider`: calls of the cut-off
- * worker (`calls`) that started before it was joined again and reached the provider (`records`, its request log)
- * after it was cut. The cut-off worker reaches nothing while it is cut off, so such a request arrived as the network
- * came back.
+ * The requests (by request ID) the network held through the partition's `spans` (each time the worker was cut off)
+ * on their way to `provider`: calls of the cut-off worker (`calls`) that started before it was joined again and
+ * reached the provider (`records`, its request log) after it was cut, in one span. The cut-off worker reaches
+ * nothing while it is cut off, so such a request arrived as the network came back.
  */
 export function heldThrough(
-  span: PartitionSpan,
+  spans: readonly PartitionSpan[],
   provider: string,
   calls: readonly LoggedCall[],
   records: readonly RequestRecord[],
 ): Set<string> {
-  const startedBeforeRestore = new Set(
-    calls
-      .filter((call) => call.provider === provider && call.startedAtMs < span.restoredAtMs)
-      .map((call) => call.providerRequestId),
+  const started = new Map(
+    calls.filter((call) => call.provider === provider).map((call) => [call.providerRequestId, call.startedAtMs]),
   );
+  const heldBy = (span: PartitionSpan, record: RequestRecord): boolean => {
+    const startedAtMs = started.get(record.requestId);
+    return startedAtMs !== undefined && startedAtMs < span.restoredAtMs && record.atMs >= span.cutAtMs;
+  };
   return new Set(
-    records
-      .filter((record) => record.atMs >= span.cutAtMs && startedBeforeRestore.has(record.requestId))
-      .map((record) => record.requestId),
+    records.filter((record) => spans.some((span) => heldBy(span, record))).map((record) => record.requestId),
   );
 }
 

@@ -105,19 +105,21 @@ export interface PartitionReport extends PartitionOutcome {
   /** The cut-off worker's pid, and how long it was cut off, ms. */
   pid: number;
   cutForMs: number;
+  /** Brief cuts before it that found the worker holding nothing, each joined again at once. */
+  briefCuts: number;
   problems: string[];
 }
 
-/** How long a partition waits for the worker to hold a provider call before it cuts anyway, ms. */
+/** How long a partition tries to cut the worker while it holds a provider call before it cuts anyway, ms. */
 const HOLD_WAIT_MS = 60_000;
+/** How long the worker stays joined between a brief cut and the next try, ms. */
+const BETWEEN_TRIES_MS = 1_000;
 
 /** The partition of one run: cut the worker of slot {@link PARTITIONED_SLOT} off, note what it held, join it again. */
 export class Partition {
   private held: HeldActivity[] = [];
   private pid: number | undefined;
-  private cutForMs = 0;
-  private cutAtMs: number | undefined;
-  private restoredAtMs: number | undefined;
+  private readonly cuts: PartitionSpan[] = [];
 
   constructor(
     private readonly hosts: Hosts,
@@ -129,54 +131,74 @@ export class Partition {
 
   /**
    * Cuts the worker off for the duration while it holds provider calls, noting which; resolves once it is joined
-   * again. A partition of a worker holding nothing would prove nothing, so it waits (up to {@link HOLD_WAIT_MS})
-   * until the server lists a call the worker runs, then cuts. The calls it holds are those the server still lists
-   * after the cut: a call that ended in between was reported before the cut and is not the partition's.
+   * again. A partition of a worker holding nothing would prove nothing. Its calls last milliseconds, so no reading
+   * of the server can tell one will be running at the cut: the calls it holds are those the server still lists
+   * after the cut (one that ended before was reported and is not the partition's). When it lists none, the worker
+   * is joined again at once and cut again a moment later, until {@link HOLD_WAIT_MS} has passed; the last try is
+   * the partition either way.
    */
   async run(): Promise<void> {
-    const waitUntil = Date.now() + HOLD_WAIT_MS;
+    const giveUpAt = Date.now() + HOLD_WAIT_MS;
+    for (;;) {
+      await this.untilWorking(giveUpAt);
+      const lastTry = Date.now() >= giveUpAt;
+      const cutAtMs = Date.now();
+      await this.hosts.partition(PARTITIONED_SLOT);
+      try {
+        this.held = await this.heldNow();
+        if (this.held.length > 0 || lastTry) await sleep(Math.max(0, cutAtMs + this.durationMs - Date.now()));
+      } finally {
+        await this.hosts.restore(PARTITIONED_SLOT);
+        this.cuts.push({ cutAtMs, restoredAtMs: Date.now() });
+      }
+      if (this.held.length > 0 || lastTry) return;
+      await sleep(BETWEEN_TRIES_MS);
+    }
+  }
+
+  /** Waits until the worker of the slot is up and the server lists a call it runs (or until `giveUpAt`). */
+  private async untilWorking(giveUpAt: number): Promise<void> {
     for (;;) {
       this.pid = this.fleet.pidOf(PARTITIONED_SLOT);
-      const holds = this.pid !== undefined && (await this.heldNow()).length > 0;
-      if (holds || Date.now() >= waitUntil) break;
+      if (this.pid !== undefined && (await this.heldNow()).length > 0) return;
+      if (Date.now() >= giveUpAt) return;
       await sleep(250);
     }
-    const cutAt = Date.now();
-    this.cutAtMs = cutAt;
-    await this.hosts.partition(PARTITIONED_SLOT);
-    try {
-      this.held = await this.heldNow();
-      await sleep(Math.max(0, cutAt + this.durationMs - Date.now()));
-    } finally {
-      await this.hosts.restore(PARTITIONED_SLOT);
-      this.restoredAtMs = Date.now();
-      this.cutForMs = this.restoredAtMs - cutAt;
-    }
   }
 
-  /** When the worker was cut off and joined again; undefined unless the partition has run. */
-  span(): PartitionSpan | undefined {
-    return this.cutAtMs !== undefined && this.restoredAtMs !== undefined
-      ? { cutAtMs: this.cutAtMs, restoredAtMs: this.restoredAtMs }
-      : undefined;
+  /** Each time the worker was cut off and joined again, oldest first; the last is the partition. */
+  spans(): readonly PartitionSpan[] {
+    return this.cuts;
   }
 
+  /** What the worker holds now by the server's account; nothing known while the server cannot tell (it restarts). */
   private async heldNow(): Promise<HeldActivity[]> {
-    return this.pid === undefined ? [] : activitiesHeldBy(this.client, this.taskQueue, this.pid);
+    if (this.pid === undefined) return [];
+    return activitiesHeldBy(this.client, this.taskQueue, this.pid).catch(() => []);
   }
 
   /** How the held activities ended (after the run), and what that proves or fails to. */
   async outcome(): Promise<PartitionReport> {
     const problems: string[] = [];
-    if (this.pid === undefined)
-      return { ...emptyOutcome(), pid: 0, cutForMs: 0, problems: ['no worker was running when the partition came'] };
+    const last = this.cuts.at(-1);
+    if (this.pid === undefined || last === undefined)
+      return {
+        ...emptyOutcome(),
+        pid: 0,
+        cutForMs: 0,
+        briefCuts: 0,
+        problems: ['no worker was running when the partition came'],
+      };
     const outcome = await partitionOutcome(this.client, this.held, this.pid);
     if (outcome.held === 0)
-      problems.push('the cut-off worker held no provider call when it was cut: the partition proved nothing');
+      problems.push(
+        `the cut-off worker held no provider call when it was cut (${this.cuts.length} tries in ${HOLD_WAIT_MS / 1000} s): the partition proved nothing`,
+      );
     else if (outcome.resumedElsewhere === 0)
       problems.push(`none of the ${outcome.held} provider calls the cut-off worker held was resumed by another worker`);
     problems.push(...outcome.unexplained.map((line) => `partition: ${line}`));
-    return { ...outcome, pid: this.pid, cutForMs: this.cutForMs, problems };
+    const cutForMs = last.restoredAtMs - last.cutAtMs;
+    return { ...outcome, pid: this.pid, cutForMs, briefCuts: this.cuts.length - 1, problems };
   }
 }
 

@@ -72,19 +72,20 @@ export interface FleetRate extends ObservedRate {
 
 /**
  * Each provider's rate as its simulator saw it, leaving out the requests the network held through the partition
- * (`span`, when there was one), which the cut-off worker's logs in `logDir` name.
+ * (`spans`: each time it cut the worker off; none without a partition), which the cut-off worker's logs in `logDir`
+ * name.
  */
 export async function fleetRates(
   sims: Record<Dialect, ProviderRecords>,
   provider: (dialect: Dialect) => string,
   limit: number,
-  span: PartitionSpan | undefined,
+  spans: readonly PartitionSpan[],
   logDir: string,
 ): Promise<Record<Dialect, FleetRate>> {
-  const calls = span ? await callsOfSlot(logDir, PARTITIONED_SLOT) : [];
+  const calls = spans.length > 0 ? await callsOfSlot(logDir, PARTITIONED_SLOT) : [];
   const rateOf = (dialect: Dialect): FleetRate => {
     const records = sims[dialect].requests();
-    const held = span ? heldThrough(span, provider(dialect), calls, records) : new Set<string>();
+    const held = heldThrough(spans, provider(dialect), calls, records);
     const counted = records.filter((record) => !held.has(record.requestId));
     return { ...observedRate(counted, limit), heldThroughPartition: held.size, busiest: busiestWindow(counted) };
   };

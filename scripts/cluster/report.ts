@@ -26,6 +26,11 @@ export interface ClusterReport {
   audit: string;
   /** Where the processes ran and where results were kept. */
   placement: string;
+  /**
+   * The operations planned to escalate for a human review, and those whose review the chaos made moot: the
+   * provider's answer was lost before it was recorded, and the next read found the job finished.
+   */
+  reviews: { planned: number; lostBeforeRecord: string[] };
   /** Results read back on the client's host (with an object store). */
   readBack?: ReadBack;
   /** What the partition did (with separate hosts). */
@@ -53,6 +58,13 @@ export function formatClusterReport(report: ClusterReport): string {
     ['workers that exited 5 (Temporal unreachable)', String(report.fleet.unreachableExits.length)],
     ['worker boot p50 / max', `${percentile(boot, 50)} / ${boot.at(-1) ?? 0} ms`],
     ['client calls retried', JSON.stringify(report.transientRetries)],
+    [
+      'reviews planned / answered',
+      `${report.reviews.planned} / ${report.reviews.planned - report.reviews.lostBeforeRecord.length}` +
+        (report.reviews.lostBeforeRecord.length > 0
+          ? ` (the answer that asked for one was lost before its record, and the job read again had finished: ${report.reviews.lostBeforeRecord.join(', ')})`
+          : ''),
+    ],
     ...report.chaos
       .filter((event) => event.tookMs !== undefined)
       .map((event): [string, string] => [event.what, `at ${Math.round(event.atMs / 1000)} s, took ${event.tookMs} ms`]),
@@ -67,7 +79,10 @@ export function formatClusterReport(report: ClusterReport): string {
       ? [
           [
             'partition',
-            `worker pid ${report.partition.pid} cut off for ${Math.round(report.partition.cutForMs / 1000)} s holding ${report.partition.held} provider calls: ${report.partition.resumedElsewhere} resumed by other workers, ${report.partition.finishedAfterRestore} finished by it after it was joined again`,
+            `worker pid ${report.partition.pid} cut off for ${Math.round(report.partition.cutForMs / 1000)} s holding ${report.partition.held} provider calls: ${report.partition.resumedElsewhere} resumed by other workers, ${report.partition.finishedAfterRestore} finished by it after it was joined again` +
+              (report.partition.briefCuts > 0
+                ? ` (after ${report.partition.briefCuts} brief cuts that found it holding none)`
+                : ''),
           ] as [string, string],
         ]
       : []),

@@ -33,7 +33,14 @@ import { AsyncJobClient, providerTaskQueue } from '../../src/client';
 import { renderPayload } from '../../src/simulator';
 import { writeContract } from '../load/contracts';
 import { DIALECTS, planLoad, type Dialect } from '../load/plan';
-import { outcomeKey, pool, providerTotals, verifyOperation, type LoadViolation } from '../load/verify';
+import {
+  outcomeKey,
+  pool,
+  providerTotals,
+  reviewLostBeforeRecord,
+  verifyOperation,
+  type LoadViolation,
+} from '../load/verify';
 import { Chaos } from './chaos';
 import { auditVerify, clusterCommand, clusterUp, createStoreDatabase, writeWorkflowBundle } from './cluster-control';
 import { WorkerFleet } from './fleet';
@@ -231,17 +238,28 @@ async function main(): Promise<number> {
     );
     clearInterval(progressLog);
     await chaos.stop();
+    const store = await openPostgresStore({ connectionString: storeUrl, forbiddenValues: [token] });
+    const artifactSettings = { ...process.env, ...artifactEnv };
+    const artifacts = openArtifactStore(loadConfig(artifactSettings), artifactSettings);
+    const verifyContext = { store, artifacts, sims };
     const reviewed = plan.operations.filter((op) => op.needsReview);
     const summaryOf = (op: (typeof reviewed)[number]) => summaries[plan.operations.indexOf(op)]!;
-    for (const op of reviewed)
-      if (summaryOf(op).escalation?.reason !== 'unknown_state')
-        problems.push(`${op.request.operationId}: a review was planned, it ended ${outcomeKey(summaryOf(op))}`);
+    await refreshViews();
+    const reviewsLost: string[] = [];
+    for (const op of reviewed) {
+      const summary = summaryOf(op);
+      if (summary.escalation?.reason === 'unknown_state') continue;
+      if (summary.localState === 'succeeded' && (await reviewLostBeforeRecord(verifyContext, op)))
+        reviewsLost.push(op.request.operationId);
+      else problems.push(`${op.request.operationId}: a review was planned, it ended ${outcomeKey(summary)}`);
+    }
     // What an operator's Web UI search finds: exactly the operations waiting for a human.
     const waiting = reviewed.filter((op) => summaryOf(op).escalation).map((op) => op.request.operationId);
     problems.push(...(await checkVisibility(temporalClient, taskQueue, { escalated: waiting })));
     // The human's answer: an extension within the offered bounds; the operation then reads on and succeeds.
     for (const op of reviewed) {
       const id = op.request.operationId;
+      if (reviewsLost.includes(id)) continue;
       const escalation = await client.escalation(id);
       const extend = escalation?.options.find((o) => o.option === 'extend');
       if (!extend) {
@@ -264,14 +282,11 @@ async function main(): Promise<number> {
 
     clearInterval(refresher);
     await refreshViews();
-    const store = await openPostgresStore({ connectionString: storeUrl, forbiddenValues: [token] });
-    const artifactSettings = { ...process.env, ...artifactEnv };
-    const artifacts = openArtifactStore(loadConfig(artifactSettings), artifactSettings);
     const outcomes: Record<string, number> = {};
     for (const [index, op] of plan.operations.entries()) {
       const summary = summaries[index]!;
       outcomes[outcomeKey(summary)] = (outcomes[outcomeKey(summary)] ?? 0) + 1;
-      violations.push(...(await verifyOperation({ store, artifacts, sims }, op, summary)));
+      violations.push(...(await verifyOperation(verifyContext, op, summary)));
     }
     await store.close();
     const succeededOps = plan.operations.filter((_, i) => summaries[i]!.localState === 'succeeded');
@@ -314,7 +329,7 @@ async function main(): Promise<number> {
     problems.push(...chaos.missed());
 
     // The fleet's limit is strict: no provider may see more than it in any one second.
-    const rates = await fleetRates(sims, provider, options.ratePerSecond, partition?.span(), logDir);
+    const rates = await fleetRates(sims, provider, options.ratePerSecond, partition?.spans() ?? [], logDir);
     for (const dialect of DIALECTS) {
       const rate = rates[dialect];
       if (rate.maxInWindow <= options.ratePerSecond) continue;
@@ -342,6 +357,7 @@ async function main(): Promise<number> {
         : placement.hostsUnavailable !== undefined
           ? `one host (${placement.hostsUnavailable}), results in an object store, payloads encrypted`
           : 'one host, results in files',
+      reviews: { planned: reviewed.length, lostBeforeRecord: reviewsLost },
       ...(readBack ? { readBack } : {}),
       ...(partitioned ? { partition: withoutProblems(partitioned) } : {}),
       violations,

@@ -11,6 +11,9 @@ import type { ResultPayload } from '../../src/simulator/scenario';
 export const DIALECTS = ['rest', 'lro', 'operation-location'] as const;
 export type Dialect = (typeof DIALECTS)[number];
 
+/** The state a reviewed operation's provider reports once: no contract maps it, so the operation escalates. */
+export const REVIEW_STATE = 'manual_review';
+
 const FAULT_KINDS = ['http_503', 'http_429', 'drop', 'reset'] as const;
 
 function faultOf(kind: (typeof FAULT_KINDS)[number], rnd: SeededRandom): Record<string, unknown> {
@@ -103,7 +106,7 @@ export function planLoad(options: PlanOptions): LoadPlan {
         ...(queuedPolls > 0 ? [{ state: 'queued', polls: queuedPolls }] : []),
         { state: 'running', polls: runningPolls },
         // A state no contract maps: the operation escalates `unknown_state`; after an extension it reads on.
-        ...(needsReview ? [{ state: 'manual_review', polls: 1 }] : []),
+        ...(needsReview ? [{ state: REVIEW_STATE, polls: 1 }] : []),
         { state: 'succeeded' },
       ],
       result,

@@ -12,7 +12,7 @@ import type { EscalationReason, LocalState } from '../../src/core/journal';
 import type { OperationRecord } from '../../src/core/operation';
 import type { OperationSummary } from '../../src/workflows/messages';
 import { renderPayload, type Simulator } from '../../src/simulator';
-import type { Dialect, PlannedOperation } from './plan';
+import { REVIEW_STATE, type Dialect, type PlannedOperation } from './plan';
 
 /** One violation of the run's invariants. */
 export interface LoadViolation {
@@ -105,6 +105,25 @@ export async function verifyOperation(
     );
   }
   return violations;
+}
+
+/**
+ * Whether a reviewed operation that ended without its escalation lost the review to the chaos, as the rules allow:
+ * its provider answered {@link REVIEW_STATE} to a status read (the job went through that state), but no journal
+ * entry records that answer (its worker or the database went down between the answer and its record), so the
+ * operation read the job again and found it further on. If the answer was recorded, the operation had to escalate.
+ */
+export async function reviewLostBeforeRecord(ctx: VerifyContext, op: PlannedOperation): Promise<boolean> {
+  const operationId = op.request.operationId;
+  const record = (await ctx.store.getOperation(operationId))?.record as unknown as OperationRecord | undefined;
+  if (record === undefined) return false;
+  const served = ctx.sims[op.dialect]
+    .jobsByToken(record.idempotencyToken)
+    .some((job) => job.history.some((change) => change.state === REVIEW_STATE));
+  const recorded = (await ctx.store.entries(operationId)).some(
+    ({ entry }) => entry.body.kind === 'observation' && entry.body.remoteState === REVIEW_STATE,
+  );
+  return served && !recorded;
 }
 
 /** An operation that did not end succeeded: its outcome, the faults planned into its script, and why. */

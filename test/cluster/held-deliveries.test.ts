@@ -55,11 +55,35 @@ describe('requests held through the partition', () => {
       call('req_4', 9_995, 'lro'), // another provider's request of the same number
     ];
     const records = [record('req_1', 9_010), record('req_2', 40_120), record('req_3', 41_005), record('req_4', 40_130)];
-    expect([...heldThrough(span, 'rest', calls, records)]).toEqual(['req_2']);
+    expect([...heldThrough([span], 'rest', calls, records)]).toEqual(['req_2']);
   });
 
   it('a request of another worker is never held, whatever its instants', () => {
     const span = { cutAtMs: 10_000, restoredAtMs: 40_000 };
-    expect(heldThrough(span, 'rest', [], [record('req_9', 40_001)]).size).toBe(0);
+    expect(heldThrough([span], 'rest', [], [record('req_9', 40_001)]).size).toBe(0);
+  });
+
+  it('with a brief cut before the long one, a request is held only when it crossed one of the cuts', () => {
+    const spans = [
+      { cutAtMs: 10_000, restoredAtMs: 11_500 }, // a try that found the worker holding nothing
+      { cutAtMs: 14_000, restoredAtMs: 44_000 },
+    ];
+    const calls = [
+      call('req_1', 9_990), // written just before the first cut, delivered when it was joined again
+      call('req_2', 12_000), // between the cuts, delivered at once
+      call('req_3', 13_990), // written just before the second cut, delivered at its end
+      call('req_4', 45_000), // after the partition
+    ];
+    const records = [
+      record('req_1', 11_600),
+      record('req_2', 12_004),
+      record('req_3', 44_100),
+      record('req_4', 45_003),
+    ];
+    expect([...heldThrough(spans, 'rest', calls, records)]).toEqual(['req_1', 'req_3']);
+  });
+
+  it('without a partition nothing is held', () => {
+    expect(heldThrough([], 'rest', [call('req_1', 1)], [record('req_1', 2)]).size).toBe(0);
   });
 });
