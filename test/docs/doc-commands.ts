@@ -423,7 +423,7 @@ const ENTRIES: Entry[] = [
   [['README.md'], 'npx asyncjob …', { illustrative: SYNOPSIS }],
   [
     ['README.md'],
-    'asyncjob start | status | watch | cancel | decide | list | audit show | audit verify | audit checkpoint | adapter validate | adapter explain | doctor | mcp | simulate | worker | bundle | replay-check | dev',
+    'asyncjob start | status | watch | result | cancel | decide | list | audit show | audit verify | audit checkpoint | adapter validate | adapter explain | doctor | mcp | simulate | worker | bundle | replay-check | keys new | codec-server | dev',
     { illustrative: 'the list of commands' },
   ],
   [['README.md', 'docs/operating.md', 'docs/rules.md'], 'asyncjob decide', { illustrative: SYNOPSIS }],
