@@ -66,6 +66,11 @@ export function outcomeKey(summary: OperationSummary): string {
   return summary.escalation ? `escalated:${summary.escalation.reason}` : summary.localState;
 }
 
+/** The operation's record as the store holds it, or undefined when there is none. */
+async function storedRecord(ctx: VerifyContext, operationId: string): Promise<OperationRecord | undefined> {
+  return (await ctx.store.getOperation(operationId))?.record as unknown as OperationRecord | undefined;
+}
+
 /** Checks one ended operation against the provider's and the store's records. */
 export async function verifyOperation(
   ctx: VerifyContext,
@@ -79,7 +84,7 @@ export async function verifyOperation(
   if (!FINAL_STATES.has(summary.localState)) add('not_final', `ended in ${summary.localState}`);
   if (summary.escalation && !BOUNDED_ESCALATIONS.has(summary.escalation.reason))
     add('unbounded_escalation', summary.escalation.reason);
-  const record = (await ctx.store.getOperation(operationId))?.record as unknown as OperationRecord | undefined;
+  const record = await storedRecord(ctx, operationId);
   if (record === undefined) {
     add('error', 'no record in the store');
     return violations;
@@ -115,7 +120,7 @@ export async function verifyOperation(
  */
 export async function reviewLostBeforeRecord(ctx: VerifyContext, op: PlannedOperation): Promise<boolean> {
   const operationId = op.request.operationId;
-  const record = (await ctx.store.getOperation(operationId))?.record as unknown as OperationRecord | undefined;
+  const record = await storedRecord(ctx, operationId);
   if (record === undefined) return false;
   const served = ctx.sims[op.dialect]
     .jobsByToken(record.idempotencyToken)
