@@ -9,7 +9,7 @@ import { round } from './lib/stats';
 import type { BenchResults } from './lib/report';
 import { sameMeasuredCode } from './lib/code-version';
 
-/** One figure in both runs. */
+/** One figure in both runs; for a target, whether each run met it (by that run's own baselines). */
 interface Compared {
   name: string;
   unit: string;
@@ -17,6 +17,14 @@ interface Compared {
   runB: number;
   bOverA: number;
   within20Percent: boolean;
+  met?: { runA: boolean; runB: boolean };
+}
+
+interface Figure {
+  name: string;
+  value: number;
+  unit: string;
+  met?: boolean;
 }
 
 /**
@@ -34,8 +42,8 @@ export const keyOf = (name: string): string =>
  * The figures of one run, by key: throughput ratios at every point (by name), then every target's measured figure
  * (by its name with the numbers masked; the targets' names differ in their wording otherwise).
  */
-function figuresOf(results: BenchResults): Map<string, { name: string; value: number; unit: string }> {
-  const figures = new Map<string, { name: string; value: number; unit: string }>();
+function figuresOf(results: BenchResults): Map<string, Figure> {
+  const figures = new Map<string, Figure>();
   for (const policy of results.throughput?.policies ?? [])
     for (const point of policy.points) {
       const at = `policy ${policy.name}, concurrency ${point.concurrency}`;
@@ -46,7 +54,7 @@ function figuresOf(results: BenchResults): Map<string, { name: string; value: nu
         figures.set(name, { name, value, unit: 'ratio' });
     }
   for (const target of results.targets ?? [])
-    figures.set(keyOf(target.name), { name: target.name, value: target.measured, unit: target.unit });
+    figures.set(keyOf(target.name), { name: target.name, value: target.measured, unit: target.unit, met: target.met });
   return figures;
 }
 
@@ -65,6 +73,7 @@ export function compareRuns(runA: BenchResults, runB: BenchResults): Compared[] 
       runB: b.value,
       bOverA: round(bOverA, 3),
       within20Percent: bOverA >= 0.8 && bOverA <= 1.2,
+      ...(first.met !== undefined && b.met !== undefined ? { met: { runA: first.met, runB: b.met } } : {}),
     });
   }
   return out;
@@ -96,11 +105,16 @@ function main(): void {
     runB: describeRun(runB),
     sameCode,
     ratiosWithin20Percent: ratios.every((f) => f.within20Percent),
+    // A target counts as met for the pair only when each run met it against its own baselines.
+    targetsMetInBoth: figures.filter((f) => f.met?.runA && f.met.runB).map((f) => f.name),
+    targetsMissedInEither: figures.filter((f) => f.met && !(f.met.runA && f.met.runB)).map((f) => f.name),
     figures,
   };
   writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
   const targetsA = new Map((runA.targets ?? []).map((t) => [keyOf(t.name), t]));
   const targetsB = new Map((runB.targets ?? []).map((t) => [keyOf(t.name), t]));
+  const verdict = (target: { met: boolean } | undefined): string =>
+    target === undefined ? 'not measured' : target.met ? 'met' : '**missed**';
   const lines = [
     `Run A ${runA.startedAt ?? '?'} (${runA.durationSeconds ?? '?'} s), run B ${runB.startedAt ?? '?'} (${runB.durationSeconds ?? '?'} s); every ratio within 20%: ${ratios.every((f) => f.within20Percent) ? 'yes' : 'no'}; same code: ${sameCode ? 'yes' : 'no (not a repeatability pair)'}`,
     '',
@@ -111,12 +125,12 @@ function main(): void {
         `| ${f.name} | ${f.unit} | ${f.runA} | ${f.runB} | ${f.bOverA} | ${f.within20Percent ? 'yes' : '**no**'} |`,
     ),
     '',
-    `| target | run A | run B | unit | met (${resultsPath}) | conditions |`,
-    '|---|---|---|---|---|---|',
-    ...(results.targets ?? []).map(
-      (t) =>
-        `| ${t.name} ${t.target} | ${targetsA.get(keyOf(t.name))?.measured ?? 'not measured'} | ${targetsB.get(keyOf(t.name))?.measured ?? 'not measured'} | ${t.unit} | ${t.met ? 'met' : '**missed**'} | ${t.conditions ?? ''} |`,
-    ),
+    '| target | run A | run B | unit | run A | run B | conditions |',
+    '|---|---|---|---|---|---|---|',
+    ...(results.targets ?? []).map((t) => {
+      const [a, b] = [targetsA.get(keyOf(t.name)), targetsB.get(keyOf(t.name))];
+      return `| ${t.name} ${t.target} | ${a?.measured ?? 'not measured'} | ${b?.measured ?? 'not measured'} | ${t.unit} | ${verdict(a)} | ${verdict(b)} | ${t.conditions ?? ''} |`;
+    }),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
