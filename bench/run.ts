@@ -20,7 +20,13 @@ import { measureReaction, reactionTargets, type ReactionResult } from './phases/
 import { measureSimulator } from './phases/simulator';
 import { measureStore, type StoreResult } from './phases/store';
 import { measurePerPoll, measureThroughput, throughputTargets } from './phases/throughput';
-import { measureWaiting, waitingTargets, type WaitingResult } from './phases/waiting';
+import {
+  measureWaiting,
+  WAITING_SCALES,
+  waitingTargets,
+  type WaitingResult,
+  type WaitingScaleName,
+} from './phases/waiting';
 
 const PHASES = ['simulator', 'store', 'throughput', 'per-poll', 'fleet', 'reaction', 'waiting'] as const;
 type Phase = (typeof PHASES)[number];
@@ -76,6 +82,7 @@ async function main(): Promise<number> {
       only: { type: 'string' },
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
+      waiting: { type: 'string' },
     },
     strict: true,
   });
@@ -85,6 +92,9 @@ async function main(): Promise<number> {
       throw new Error(`--only: unknown phase "${name}" (known: ${PHASES.join(', ')})`);
   const wanted = (p: Phase): boolean => only.includes(p);
   const quick = values.quick ?? false;
+  const waitingScale = (values.waiting ?? (quick ? 'quick' : 'full')) as WaitingScaleName;
+  if (!Object.hasOwn(WAITING_SCALES, waitingScale))
+    throw new Error(`--waiting: unknown scale "${waitingScale}" (known: ${Object.keys(WAITING_SCALES).join(', ')})`);
   const outDir = values.out ?? __dirname;
   Runtime.install({ logger: new DefaultLogger('ERROR') });
 
@@ -95,6 +105,7 @@ async function main(): Promise<number> {
   const loads: PhaseLoad[] = [];
   const results: Record<string, unknown> = {
     mode: quick ? 'quick' : 'full',
+    waitingScale,
     startedAt: startedAt.toISOString(),
     code: codeVersion(),
     machine,
@@ -179,7 +190,7 @@ async function main(): Promise<number> {
         measureReaction(c, log),
       );
     if (c && wanted('waiting'))
-      results.waiting = await phase('waiting', 'scale of waiting', () => measureWaiting(c, log));
+      results.waiting = await phase('waiting', 'scale of waiting', () => measureWaiting(c, waitingScale, log));
   } finally {
     if (ctx) {
       (results.temporal as Record<string, unknown>).serverRssAtEndMiB = round(rssMiB(ctx.server.pid), 1);

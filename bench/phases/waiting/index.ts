@@ -1,6 +1,6 @@
 /**
  * Figure 3: the scale of waiting, measured at two levels (2,000 and 20,000 operations waiting; fewer with
- * `--quick`). Every operation's job stays running and its next poll is on a durable timer: sleepers hours away,
+ * `--quick`; 20,000 and 100,000 with `--waiting large`). Every operation's job stays running and its next poll is on a durable timer: sleepers hours away,
  * and at each level the same number of wakers (more than the worker's workflow cache holds) every 45-90 s,
  * started once the level's sleepers wait and terminated after its window. Each level is held with no starts
  * while the wakers wake (replay churn through a bounded cache) and the worker's RSS is sampled over the window:
@@ -14,15 +14,20 @@ import { nowMs, round, rssMiB, sleepMs } from '../../lib/stats';
 import { Filler } from './fill';
 import { describeMemory, liveHeapPerCachedKiB, memoryPair } from './memory';
 import type { WaitingLevel, WaitingResult } from './result';
-import { SLEEPER_DELAY_MS, WAITING_SCALES } from './scale';
+import { SLEEPER_DELAY_MS, WAITING_SCALES, type WaitingScaleName } from './scale';
 import { holdLevel } from './window';
 
 export type { WaitingResult } from './result';
 export { waitingTargets } from './targets';
+export { WAITING_SCALES, type WaitingScaleName } from './scale';
 
-/** Measures figure 3. */
-export async function measureWaiting(ctx: BenchContext, log: (line: string) => void): Promise<WaitingResult> {
-  const scale = WAITING_SCALES[ctx.quick ? 'quick' : 'full'];
+/** Measures figure 3 at a scale (`full` or `quick` with the run, or `large`). */
+export async function measureWaiting(
+  ctx: BenchContext,
+  scaleName: WaitingScaleName,
+  log: (line: string) => void,
+): Promise<WaitingResult> {
+  const scale = WAITING_SCALES[scaleName];
   const dep = await deploy(ctx, 'wait', { providers: { main: {} } });
   const db = new Database(path.join(dep.dataDir, 'asyncjob.db'), { readonly: true, fileMustExist: true });
   const filler = new Filler(ctx, dep, db, scale, log);
