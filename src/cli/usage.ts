@@ -123,7 +123,8 @@ commands:
   mcp        serve the agent tools over MCP (stdio or Streamable HTTP), bounded by a policy file
   help       this text, or "asyncjob help COMMAND"
 
-options of every command: --json (stable JSON on stdout), --verbose (error details), --help
+options: --help (every command); --json (stable JSON on stdout; not audit checkpoint, mcp, simulate);
+         --verbose (error details; not doctor, audit, mcp, simulate)
 exit codes: 0 ok/succeeded, 1 operation ended badly, 2 usage or bad input, 3 refused by the workflow,
             4 operation not found, 5 cannot reach Temporal (or no worker answers), 6 unexpected error,
             7 needs a decision (escalated)

@@ -28,7 +28,9 @@ export type SettingUser =
   | 'result'
   | 'codec-server'
   | 'npm run temporal'
-  | 'every command';
+  | 'every command'
+  | 'every command but audit checkpoint, mcp, simulate'
+  | 'every command but doctor, audit, mcp, simulate';
 
 /** The groups of the configuration reference, in the order it shows them, with their titles. */
 export const SETTING_GROUPS = {

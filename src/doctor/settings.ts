@@ -6,7 +6,7 @@
  * variables ({@link workerHelpText}).
  */
 import { describeSettings, SETTING_GROUPS, type SettingDescription, type SettingGroup } from '../config';
-import { EVERY_COMMAND_FLAGS } from './settings/common-flags';
+import { SHARED_FLAGS } from './settings/shared-flags';
 import { type Flag } from './settings/flag';
 import { MCP_FLAGS } from './settings/mcp';
 import { CANCEL_AND_DECIDE_FLAGS, LIST_FLAGS, START_FLAGS, WATCH_FLAGS } from './settings/operation-flags';
@@ -27,7 +27,7 @@ export type { Flag } from './settings/flag';
 
 /** Every flag, by command. The order is the order of the flags' table in docs/configuration.md. */
 export const FLAGS: readonly Flag[] = [
-  ...EVERY_COMMAND_FLAGS,
+  ...SHARED_FLAGS,
   ...START_FLAGS,
   ...WATCH_FLAGS,
   ...CANCEL_AND_DECIDE_FLAGS,

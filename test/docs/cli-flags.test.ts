@@ -6,6 +6,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { USAGE } from '../../src/cli/usage';
+import { SHARED_FLAGS } from '../../src/doctor/settings/shared-flags';
 import { ROOT, runShell } from './shell';
 
 /** The commands docs/cli.md says take all three flags. */
@@ -59,6 +61,22 @@ describe('the flags each command takes, as docs/cli.md says', () => {
     const sentence = doc.slice(doc.indexOf('The commands that act on operations'), doc.indexOf('(and their own flags'));
     for (const command of [...EVERY_FLAG.map((c) => (c === 'adapter validate' ? 'adapter' : c)), ...HELP])
       expect(sentence, command).toContain(`\`${command}\``);
+  });
+
+  it("asyncjob's own usage and the flags table name the commands that refuse --json and --verbose", () => {
+    for (const flag of ['--json', '--verbose']) {
+      const commands = REFUSED.filter(([, f]) => f === flag).map(([c]) => c.replace(/ op-1$/, ''));
+      // Where every audit subcommand refuses a flag, both texts say `audit`.
+      const named = commands.includes('audit verify')
+        ? [...new Set(commands.map((c) => (c.startsWith('audit') ? 'audit' : c)))]
+        : commands;
+      const usageLine = USAGE.split('\n').find((line) => line.includes(`${flag} (`))!;
+      const tableCell = SHARED_FLAGS.find((f) => f.name === flag)!.usedBy.join(', ');
+      for (const command of named) {
+        expect(usageLine, `${flag} in asyncjob --help`).toContain(command);
+        expect(tableCell, `${flag} in docs/configuration.md`).toContain(command);
+      }
+    }
   });
 
   it('takes --json, --verbose and --help together where it says so, and refuses the flags it does not list', async () => {
