@@ -48,6 +48,39 @@ const title = url
 describe.skipIf(!url)(title, () => {
   operationStoreContract('PostgreSQL', harness);
 
+  it("a role that may only read (an agent's, an auditor's) opens a migrated store and reads it; it writes nothing", async () => {
+    const h = await harness();
+    const role = `asyncjob_reader_${randomBytes(4).toString('hex')}`;
+    const raw = new Client({ connectionString: url });
+    await raw.connect();
+    try {
+      const [first, second] = storyEntries('op-read');
+      await h.store.append(first!);
+      await raw.query(`CREATE ROLE ${role} LOGIN`);
+      await raw.query(`GRANT USAGE ON SCHEMA "${h.schema}" TO ${role}`);
+      await raw.query(`GRANT SELECT ON ALL TABLES IN SCHEMA "${h.schema}" TO ${role}`);
+      const asReader = new URL(url!);
+      asReader.username = role;
+      asReader.password = '';
+      const reader = await openPostgresStore({
+        connectionString: asReader.toString(),
+        schema: h.schema,
+        maxConnections: 1,
+      });
+      try {
+        expect((await reader.entries('op-read')).map((e) => e.entry.sequence)).toEqual([1]);
+        await expect(reader.append(second!)).rejects.toThrow(/permission denied/);
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      await raw.query(`DROP OWNED BY ${role}`);
+      await raw.query(`DROP ROLE ${role}`);
+      await raw.end();
+      await h.cleanup();
+    }
+  });
+
   it("W1: a snapshot's provider job IDs are stored as a JSONB array, not as text", async () => {
     const h = await harness();
     const raw = new Client({ connectionString: url });
