@@ -24,6 +24,7 @@ export { ERROR_CODES, isErrorCode, type ErrorCode, type ErrorCodeInfo, type Exit
 export type { ActivityDependencies, ActivityLogger, AsyncJobActivities, ProviderFacts } from './activities';
 export { loadConfig, ConfigError, configSchema, type Config } from './config';
 export { openStore, parseStoreLocation, type OpenStoreOptions, type StoreLocation } from './adapters/store/open-store';
+export { StoreError } from './adapters/store/store-errors';
 export type { OperationStore } from './adapters/store/operation-store';
 export { FileArtifactStore, type ArtifactStore } from './adapters/artifacts/artifact-store';
 export {

@@ -43,7 +43,7 @@ export const SIGNAL_MEANING: Record<AnswerSignal, string> = {
   unreadable: 'a 2xx answer whose body, or a field the call needs, could not be used (S2)',
   several_jobs: 'a 2xx lookup answer naming several provider jobs for one operation (U3)',
   conflict: 'HTTP 409',
-  rate_limited: 'HTTP 429',
+  rate_limited: 'HTTP 429, or an error answer whose code the adapter names in `providerError.rateLimitedCodes` (H1)',
   unavailable: 'HTTP 503',
   auth_denied: 'HTTP 401 or 403',
   not_found: 'HTTP 404, or a lookup answer the adapter declares "no such job" (U2)',

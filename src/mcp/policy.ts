@@ -20,7 +20,7 @@ import { idSchema } from '../core/start-request';
  */
 const agentIdentitySchema = z
   .string()
-  .regex(/^agent:[A-Za-z0-9._-]{1,100}$/, 'must be agent:<name> (letters, digits, . _ -)')
+  .regex(/^agent:[a-z0-9._-]{1,100}$/i, 'must be agent:<name> (letters, digits, . _ -)')
   .pipe(actorInputSchema);
 
 /** The most a `wait_for_change` may be allowed to wait (MCP clients time requests out after about a minute). */

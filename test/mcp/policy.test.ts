@@ -36,6 +36,22 @@ describe('agent policy file (G1, G3)', () => {
     });
   });
 
+  it('D1: an identity in the file is taken in canonical form, so Agent:Alpha is agent:alpha', () => {
+    const provider = { name: 'p', maxCreateDeadline: '1m', maxResultDeadline: '1h', maxStatusRequests: 5 };
+    const policy = agentPolicyFrom(
+      {
+        version: 1,
+        authorisedBy: 'policy:agents@ops',
+        stdioIdentity: 'AGENT:Alpha',
+        agents: [{ identity: 'Agent:Alpha', providers: [provider] }],
+      },
+      'p.yaml',
+      {},
+    );
+    expect(policy.agents.map((a) => a.identity)).toEqual(['agent:alpha']);
+    expect(policy.stdioIdentity).toBe('agent:alpha');
+  });
+
   it('a bad policy file is refused with every problem named, and a missing token source is named without a value', () => {
     const bad = {
       version: 1,

@@ -432,6 +432,11 @@ describe('agents over MCP (G1, G2, G3)', () => {
     // No tool grants it, and the requester cannot approve it even where people decide.
     const noDecide = (await stdio.callTool({ name: 'decide_operation', arguments: { operationId } })) as CallToolResult;
     expect(noDecide.isError).toBe(true);
+    // Arguments outside a tool's input schema: refused by the SDK before the tool runs, naming the field (agents.md).
+    const malformed = await call(stdio, 'alpha', 'get_operation', { operationId: 42 });
+    expect(malformed.error).toMatch(
+      /^MCP error -32602: Input validation error: Invalid arguments for tool get_operation: [\s\S]*operationId/,
+    );
     const own = await runOn(h.client, [
       ...['decide', operationId, '--option', 'extend', '--extend', '30s', '--checks', '4'],
       ...['--by', 'agent:alpha', '--reason', 'approving myself', '--json'],
