@@ -1,11 +1,11 @@
 /**
  * Figure 3: the scale of waiting, measured at two levels (2,000 and 20,000 operations waiting; fewer with
- * `--quick`; 20,000 and 100,000 with `--waiting large`). Every operation's job stays running and its next poll is on a durable timer: sleepers hours away,
- * and at each level the same number of wakers (more than the worker's workflow cache holds) every 45-90 s,
- * started once the level's sleepers wait and terminated after its window. Each level is held with no starts
- * while the wakers wake (replay churn through a bounded cache) and the worker's RSS is sampled over the window:
- * its peak and its settled value (the median of its last three quarters, SETTLED_FROM). Beside them, the baseline: the same worker
- * process with nothing started. Measured, not extrapolated.
+ * `--quick`; 20,000 and 100,000 with `--waiting large`). Every operation's job stays running and waits for its next
+ * poll: sleepers hours away, and at each level the same number of wakers (more than the worker's workflow cache
+ * holds) every 45-90 s, started once the level's sleepers wait and terminated after its window. Each level is held
+ * with no starts while the wakers wake and the worker's RSS is sampled over the window: its peak and its settled
+ * value (the median of its last three quarters, SETTLED_FROM). Beside them, the baseline: the same worker process
+ * with nothing started. Measured, not extrapolated.
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
