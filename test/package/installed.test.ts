@@ -76,6 +76,29 @@ describe('the installed package', { timeout: 900_000 }, () => {
     expect(help.stdout).toMatch(/^usage: asyncjob <command> \[options\]/);
   });
 
+  it("docs/agents.md: an MCP host runs the installed asyncjob by its path, from a directory of the host's own", async () => {
+    const agents = readFileSync(path.join(ROOT, 'docs/agents.md'), 'utf8');
+    const config = [...agents.matchAll(/^```json\n([\s\S]*?)\n```$/gm)]
+      .map((match) => JSON.parse(match[1]!) as { mcpServers: Record<string, { command?: string; args?: string[] }> })
+      .map((parsed) => parsed.mcpServers.asyncjob!)
+      .find((server) => server.command !== undefined)!;
+    expect(config.command).toMatch(/^\/\S+\/node_modules\/\.bin\/asyncjob$/);
+    expect(config.args?.slice(0, 2)).toEqual(['mcp', '--policy']);
+    // The service's install is where the docs' example path has its node_modules; the host starts elsewhere.
+    const command = config.command!.replace(/^.*(?=\/node_modules\/)/, project);
+    const hostDirectory = await mkdtemp(path.join(tmpdir(), 'asyncjob-mcp-host-'));
+    const help = await runShell(`${command} mcp --help`, { cwd: hostDirectory, timeoutMs: 60_000 });
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^usage: asyncjob mcp --policy FILE/);
+    const absent = path.join(hostDirectory, 'agents.yaml');
+    const started = await runShell(`${command} ${[...config.args!.slice(0, 2), absent].join(' ')}`, {
+      cwd: hostDirectory,
+      timeoutMs: 60_000,
+    });
+    expect(started.code, started.stdout + started.stderr).toBe(2);
+    expect(started.stderr).toContain('agents.yaml');
+  });
+
   it('npx asyncjob adapter validate checks a contract in the consumer project', async () => {
     await writeFile(
       path.join(project, 'reports.yaml'),
