@@ -4,7 +4,7 @@
  * when a worker is given it (ASYNCJOB_WORKFLOW_BUNDLE).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '@temporalio/common';
@@ -18,25 +18,37 @@ type WebpackConfiguration = Parameters<
 /** Absolute path of the workflows entry, for bundling (`.ts` from source, `.js` from `dist/`). */
 export const workflowsPath = path.join(__dirname, 'workflows', `index${path.extname(__filename)}`);
 
+/** asyncjob's own pure modules (`src/core`, `.ts` from source, `.js` from `dist/`), which workflows import. */
+function coreModules(): string[] {
+  const dir = path.join(__dirname, 'core');
+  const ext = path.extname(__filename);
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(ext) && !name.endsWith(`.d${ext}`))
+    .sort()
+    .map((name) => path.join(dir, name));
+}
+
 /**
- * The libraries the workflow bundle loads once per reusable V8 context and shares across the workflows it runs (the
+ * The modules the workflow bundle loads once per reusable V8 context and shares across the workflows it runs (the
  * SDK's `preloadModules`; frozen once loaded), instead of running their module scope again for every workflow a
- * worker creates or replays: zod's defines hundreds of classes and the signature library precomputes its curve, about
- * ten milliseconds of worker CPU per workflow between them. Each is stateless: our schemas and anything a workflow
- * builds stay in its own modules, which are never shared.
+ * worker creates or replays: zod's defines hundreds of classes, the signature library precomputes its curve, and
+ * `src/core` defines the product's rules and the schemas workflows parse with (built once, on first use, then
+ * shared). Each is free of state a workflow could change: `src/core` is pure functions and frozen tables, its
+ * schemas are immutable once built, and anything a workflow builds stays in `src/workflows`' modules, which are
+ * never shared.
  */
 const PRELOAD_MODULES = [
   'zod',
-  path.join(__dirname, 'core', `zod-warm-up${path.extname(__filename)}`),
   '@noble/hashes/sha2.js',
   '@noble/hashes/utils.js',
   '@noble/curves/ed25519.js',
+  ...coreModules(),
 ];
 
 /**
  * How asyncjob's workflows are bundled, wherever they are (`createWorkers`, `asyncjob bundle`, replay, the bench):
- * with {@link PRELOAD_MODULES}, which webpack would otherwise drop from the preload as unused, since those packages
- * declare themselves free of side effects (so their modules are kept, as side-effecting, in the bundle).
+ * with {@link PRELOAD_MODULES}; webpack would otherwise drop zod's and @noble's from the preload as unused, since those
+ * packages declare themselves free of side effects (so their modules are kept, as side-effecting, in the bundle).
  */
 export const WORKFLOW_BUNDLER_OPTIONS = {
   preloadModules: PRELOAD_MODULES,

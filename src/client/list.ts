@@ -4,7 +4,7 @@
  * first. The same queries work in the Web UI. Visibility is eventually consistent (a second or so behind).
  */
 import { escalationReasonSchema, type EscalationReason, localStateSchema, type LocalState } from '../core/journal';
-import { ID_PATTERN, ID_RULE } from '../core/operation';
+import { idPattern, ID_RULE } from '../core/operation';
 import { escalationReasonKey, providerJobIdKey, providerKey, stateKey } from '../workflows/search-attributes';
 import { call, type ClientContext, WORKFLOW_TYPE } from './context';
 import { AsyncJobInputError, type InputIssue } from './errors';
@@ -56,7 +56,7 @@ function filterIssues(options: ListOptions): InputIssue[] {
   const issues: InputIssue[] = [];
   if (options.state !== undefined && !localStateSchema.safeParse(options.state).success)
     issues.push({ path: 'state', message: `must be one of ${localStateSchema.options.join(', ')}` });
-  if (options.provider !== undefined && !ID_PATTERN.test(options.provider))
+  if (options.provider !== undefined && !idPattern().test(options.provider))
     issues.push({ path: 'provider', message: `must match ${ID_RULE}` });
   if (options.reason !== undefined && !escalationReasonSchema.safeParse(options.reason).success) {
     issues.push({ path: 'reason', message: `must be one of ${escalationReasonSchema.options.join(', ')}` });

@@ -1,16 +1,19 @@
 /**
- * A zod schema built on first use. Temporal evaluates a workflow's imports anew for every workflow it keeps in
- * its cache (workflows are isolated from each other), so schemas built when a module loads cost each cached
- * workflow their whole heap (~1.7 MiB for `src/core`) even when the workflow never parses with them; the worker's
- * memory then grows with its cache (bench/README.md). Built on first use, a workflow pays only for the few it uses
- * (its input and messages), and activities, which parse records, build each once per worker.
+ * A zod schema built on first use, so a module of schemas costs nothing until one is parsed with: activities build
+ * each once per worker, and the workflow bundle loads `src/core` once per worker thread (`workflow-bundle.ts`), so
+ * workflows share the few schemas they parse with instead of each building them.
  *
  * The value behaves as the schema itself (same type, same methods), so definitions and call sites do not change.
+ * It can be neither frozen nor made non-extensible: the worker freezes the modules its workflows share, walking
+ * every object it can reach from their exports, and a frozen zod schema breaks (zod defines some of its properties
+ * on first use). The proxy's target is a function, which that walk freezes without looking inside, and freezing it
+ * throws, which the walk expects of objects it cannot freeze.
  */
 export function lazySchema<T extends object>(build: () => T): T {
   let built: T | undefined;
   const schema = (): T => (built ??= build());
-  return new Proxy({} as T, {
+  const target = (() => undefined) as unknown as T;
+  return new Proxy(target, {
     get: (_target, key) => {
       const s = schema();
       return Reflect.get(s, key, s) as unknown;
@@ -25,5 +28,6 @@ export function lazySchema<T extends object>(build: () => T): T {
       // A proxy may not report a property as non-configurable unless its own target has it so.
       return descriptor === undefined ? undefined : { ...descriptor, configurable: true };
     },
+    preventExtensions: () => false,
   });
 }

@@ -14,11 +14,15 @@ import { pollPolicySchema } from './policy';
  * reads as `.`, `..` or a hidden file name. Stores never use an identifier as a path or key as written (they
  * derive one from its digest); refusing these here is the second line of defence, at the door.
  */
-export const ID_PATTERN = /^(?!\.)[A-Za-z0-9._:-]{1,200}$/;
+export function idPattern(): RegExp {
+  // A new RegExp each time, never one exported: zod resets a pattern's `lastIndex` before each test, and a RegExp
+  // exported from src/core is frozen where workflows share the module (workflow-bundle.ts).
+  return /^(?!\.)[A-Za-z0-9._:-]{1,200}$/;
+}
 /** The identifier grammar in words, for error messages and tool descriptions. */
 export const ID_RULE = "[A-Za-z0-9._:-]{1,200}, not starting with '.'";
 /** An operation ID, provider name or client reference. */
-export const idSchema = lazySchema(() => z.string().regex(ID_PATTERN, `must match ${ID_RULE}`));
+export const idSchema = lazySchema(() => z.string().regex(idPattern(), `must match ${ID_RULE}`));
 
 /** The largest payload accepted, as canonical JSON in UTF-16 code units (it is carried in workflow history). */
 export const MAX_PAYLOAD_CHARS = 256 * 1024;

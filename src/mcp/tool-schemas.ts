@@ -4,12 +4,12 @@
  */
 import { z } from 'zod';
 import { MAX_VARIABLE_VALUE_CHARS, MAX_VARIABLES } from '../core/operation-variables';
-import { ID_PATTERN, ID_RULE } from '../core/start-request';
+import { idPattern, ID_RULE } from '../core/start-request';
 import { agentOperationSchema, resultSummaryViewSchema } from './views';
 
 const operationId = z
   .string()
-  .regex(ID_PATTERN, `must match ${ID_RULE}`)
+  .regex(idPattern(), `must match ${ID_RULE}`)
   .describe('the operation ID (yours: chosen when you started it)');
 
 /** `start_operation` input. */
@@ -17,11 +17,11 @@ export const startInputShape = {
   operationId: operationId.describe(
     `an ID you choose, ${ID_RULE}; starting again with the same ID and request joins the same operation`,
   ),
-  provider: z.string().regex(ID_PATTERN, `must match ${ID_RULE}`).describe('a provider from list_providers'),
+  provider: z.string().regex(idPattern(), `must match ${ID_RULE}`).describe('a provider from list_providers'),
   payload: z.record(z.string(), z.unknown()).describe('the JSON object the provider receives as the job request'),
   clientReference: z
     .string()
-    .regex(ID_PATTERN, `must match ${ID_RULE}`)
+    .regex(idPattern(), `must match ${ID_RULE}`)
     .optional()
     .describe('your own reference, kept with the operation'),
   variables: z

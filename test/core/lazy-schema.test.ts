@@ -35,3 +35,19 @@ describe('lazySchema: a schema built on first use (a cached workflow pays only f
     expect(job.optional().parse(undefined)).toBeUndefined();
   });
 });
+
+describe('lazySchema in a module the worker shares between workflows (frozen once loaded)', () => {
+  it('refuses to be frozen, without building, and stays usable', () => {
+    let builds = 0;
+    const schema = lazySchema(() => {
+      builds += 1;
+      return z.object({ id: z.string().min(1) });
+    });
+    expect(Object.isFrozen(schema)).toBe(false);
+    expect(() => Object.freeze(schema)).toThrow(TypeError);
+    expect(() => Object.preventExtensions(schema)).toThrow(TypeError);
+    expect(builds).toBe(0);
+    expect(schema.parse({ id: 'a' })).toEqual({ id: 'a' });
+    expect(Object.isFrozen(schema)).toBe(false);
+  });
+});
