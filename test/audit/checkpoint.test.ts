@@ -150,15 +150,19 @@ describe('checkpoints', () => {
     });
   });
 
+  /** The store's register row of a checkpoint, as `audit checkpoint` writes it. */
+  const row = (c: Checkpoint) => ({
+    sequence: c.sequence,
+    takenAt: c.takenAt,
+    digest: checkpointDigest(c),
+    document: JSON.stringify(c),
+  });
+  const problems = (resolved: { findings: readonly { checkpoint?: number; problem: string }[] }) =>
+    resolved.findings.map((f) => [f.checkpoint, f.problem]);
+
   it('resolves the chain: a missing middle checkpoint, a broken link and a shrinking head are findings', async () => {
     const [c1, c2] = await chainOfTwo();
     const verifier = await readCheckpointVerifier(env, undefined);
-    const row = (c: Checkpoint) => ({
-      sequence: c.sequence,
-      takenAt: c.takenAt,
-      digest: checkpointDigest(c),
-      document: JSON.stringify(c),
-    });
     const ok = resolveCheckpoints([], [row(c1), row(c2)], verifier);
     expect(ok.findings).toEqual([]);
     expect(ok.newest?.sequence).toBe(2);
@@ -187,6 +191,50 @@ describe('checkpoints', () => {
     });
     const relinked = resolveCheckpoints([], [row(c1), row(c2), row({ ...forked, sequence: 3 })], verifier);
     expect(relinked.findings.map((f) => f.problem)).toContain('checkpoint_signature');
+  });
+
+  it('an edited register row, a given checkpoint the register holds otherwise, twins, and a checkpoint that names another predecessor', async () => {
+    const [c1, c2] = await chainOfTwo();
+    const verifier = await readCheckpointVerifier(env, undefined);
+    const signer = (await readCheckpointSigner(env, undefined))!;
+    // The register's row says another time than the checkpoint it holds: the row was edited.
+    const edited = resolveCheckpoints([], [row(c1), { ...row(c2), takenAt: '2026-11-29T11:30:00.000Z' }], verifier);
+    expect(problems(edited)).toContainEqual([2, 'checkpoint_register']);
+    // A genuinely signed checkpoint 2 given from a file, but not the one the register recorded.
+    const other = buildCheckpoint({
+      previous: c1,
+      base: new Map(),
+      current: new Map([['op-9', [1, H('f')]]]),
+      takenAt: '2026-11-29T11:00:00.000Z',
+      signer,
+    });
+    const given = (c: Checkpoint, where: string) => ({ ok: true as const, checkpoint: c, where });
+    const differs = resolveCheckpoints([given(other, 'cp.jsonl line 2')], [row(c1), row(c2)], verifier);
+    expect(problems(differs)).toContainEqual([2, 'checkpoint_register']);
+    // Two different checkpoints 2 given: the chain forked.
+    const twins = resolveCheckpoints([given(c2, 'a'), given(other, 'b')], [row(c1), row(c2)], verifier);
+    expect(problems(twins)).toContainEqual([2, 'checkpoint_chain']);
+    // A checkpoint 2 that follows another checkpoint 1 than the one held.
+    const stranger = buildCheckpoint({
+      previous: null,
+      base: new Map(),
+      current: new Map(),
+      takenAt: '2026-11-29T09:00:00.000Z',
+      signer,
+    });
+    const unlinked = buildCheckpoint({
+      previous: stranger,
+      base: new Map(),
+      current: new Map(),
+      takenAt: '2026-11-29T11:00:00.000Z',
+      signer,
+    });
+    expect(unlinked.sequence).toBe(2);
+    expect(problems(resolveCheckpoints([], [row(c1), row(unlinked)], verifier))).toContainEqual([
+      2,
+      'checkpoint_chain',
+    ]);
+    expect(problems(resolveCheckpoints([], [row(c1), row(c2)], verifier))).toEqual([]);
   });
 });
 

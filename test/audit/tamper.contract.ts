@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type AuditOperationRow } from '../../src/adapters/store/audit-source';
+import { entryHash } from '../../src/adapters/store/chain';
 import { type OperationStore, type OperationStoreOptions } from '../../src/adapters/store/operation-store';
 import { runAuditCommand } from '../../src/audit/cli';
 import { type AuditFinding } from '../../src/audit/findings';
@@ -343,6 +344,32 @@ export function tamperSuite(engine: string, factory: () => Promise<TamperHarness
       expect(about(report, 'op-a')).toEqual([
         expect.objectContaining({ sequence: 8, problem: 'artifact_file_mismatch' }),
       ]);
+    });
+
+    it('an entry edited and the chain recomputed without the key: unsigned_entry where the rewrite begins, anchor_mismatch over what checkpoint 1 pinned', async () => {
+      await h.dropGuards();
+      const rows = await h.rows(
+        "SELECT sequence, entry, prev_hash FROM journal WHERE operation_id = 'op-a' AND sequence >= 5 ORDER BY sequence",
+      );
+      // Every row from the edit on is re-linked with plain SHA-256 hashes, as one without the key can.
+      let prevHash = String(rows[0]!.prev_hash);
+      for (const row of rows) {
+        const sequence = Number(row.sequence);
+        const text = String(row.entry).replace('"httpStatus":503', '"httpStatus":500');
+        const hash = entryHash(JSON.parse(text) as JournalEntry, prevHash);
+        await h.sql(
+          `UPDATE journal SET entry = ${q(text)}, prev_hash = ${q(prevHash)}, hash = ${q(hash)}, key_id = NULL${sequence === 5 ? ', http_status = 500' : ''} WHERE operation_id = 'op-a' AND sequence = ${sequence}`,
+        );
+        prevHash = hash;
+      }
+      await h.sql(`UPDATE operations SET last_hash = ${q(prevHash)} WHERE operation_id = 'op-a'`);
+      const { code, report } = await verifyJson('--against', checkpoints);
+      expect(code).toBe(1);
+      expect(about(report, 'op-a')).toContainEqual(expect.objectContaining({ sequence: 5, problem: 'unsigned_entry' }));
+      expect(about(report, 'op-a')).toContainEqual(
+        expect.objectContaining({ sequence: 1, through: 7, problem: 'anchor_mismatch', checkpoint: 1 }),
+      );
+      expect(about(report, 'op-b')).toEqual([]);
     });
 
     it('T2: an entry edited and given an invented key ID: key_id_unknown at its sequence (exit 1), and audit show marks it unverified', async () => {

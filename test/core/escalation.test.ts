@@ -142,6 +142,14 @@ describe('A2: decisions are validated against the options offered', () => {
     else expect(result).toMatchObject({ kind: 'refused', code: expected });
   });
 
+  it('A2: an empty message (what the Web UI sends when its editor forgot the text) is refused as docs/operating.md shows', () => {
+    expect(validateDecision(esc(), undefined, { nowMs: NOW + 1000 })).toEqual({
+      kind: 'refused',
+      code: 'ASYNCJOB_ERR_DECISION_INCOMPLETE',
+      message: '(decision): Invalid input: expected object, received undefined',
+    });
+  });
+
   it('A2: a decision after the decision deadline is refused', () => {
     const e = esc();
     expect(validateDecision(e, { option: 'close', ...who }, { nowMs: e.decisionDeadlineMs + 1 })).toMatchObject({
