@@ -7,11 +7,11 @@ import { startFingerprint } from '../core/fingerprint';
 import { type OperationRecord } from '../core/operation';
 import { type OperationVariables } from '../core/operation-variables';
 import { type StepOutcome } from '../core/step-outcome';
-import { afterCreate } from '../core/step';
+import { afterCreate, stopAtCreateDeadline } from '../core/step';
 import { type StartedCallInput } from './types';
 import { AsyncJobError } from '../core/errors';
 import { inCallFrame } from './call-frame';
-import { requestFactsOf, sendOnce, type ActivityContext } from './provider-call';
+import { overtakenByDeadline, requestFactsOf, sendOnce, type ActivityContext } from './provider-call';
 import { recordedIntent } from './record-intent';
 import { stageInlineResult } from './stage-inline';
 
@@ -65,12 +65,24 @@ export function createJob(ctx: ActivityContext) {
         firstSentAtMs: record.createdAtMs,
       });
       const requestUrl = built.kind === 'request' ? built.request.url : undefined;
-      const { observation } = await sendOnce(ctx, http, adapter, 'create', built, record, (answer) =>
-        adapter.interpretCreate(answer, {
-          requestUrl,
-          ...(record.variables !== undefined ? { variables: record.variables } : {}),
-        }),
+      // Written before the create deadline or not at all (I3): a create that waited in the queue or for its turn
+      // past it is not sent, and the operation stops there as its next reservation would.
+      const { observation } = await sendOnce(
+        ctx,
+        http,
+        adapter,
+        'create',
+        built,
+        record,
+        (answer) =>
+          adapter.interpretCreate(answer, {
+            requestUrl,
+            ...(record.variables !== undefined ? { variables: record.variables } : {}),
+          }),
+        record.deadlines.createDeadlineMs,
       );
+      if (overtakenByDeadline(observation))
+        return stopAtCreateDeadline(record, { ...step, nowMs: observation.receivedAtMs });
       return afterCreate(record, await stageInlineResult(ctx, record, observation), step);
     });
   };

@@ -284,6 +284,11 @@ export function deadlinePassed(action: Action, nowMs: number): Observation {
   };
 }
 
+/** Whether a request was not sent because its deadline came first ({@link deadlinePassed}). */
+export function overtakenByDeadline(observation: Observation): boolean {
+  return observation.transport === 'refused' && observation.errorCategory === 'deadline_passed';
+}
+
 /**
  * Sends a built request once (never retried here, B2) and interprets the answer; a refused build is recorded
  * as such and nothing is sent. The observation counts the one request it sent.

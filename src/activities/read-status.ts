@@ -10,7 +10,7 @@ import { afterStatus, type StepContext, type StepResult } from '../core/step';
 import { effectiveDeadlineMs } from '../core/wait-planner';
 import { type ProviderCallInput } from './types';
 import { inCallFrame } from './call-frame';
-import { deadlinePassed, requestFactsOf, sendOnce, type ActivityContext } from './provider-call';
+import { deadlinePassed, overtakenByDeadline, requestFactsOf, sendOnce, type ActivityContext } from './provider-call';
 import { stageInlineResult } from './stage-inline';
 
 /** What interpreting a status answer needs from the record: the job, its poll URL and reading, the create's URLs (V1, V2). */
@@ -55,7 +55,7 @@ export async function sendStatusRead(
     (answer) => adapter.interpretStatus(answer, statusContextOf(record)),
     deadlineMs,
   );
-  if (observation.transport === 'refused' && observation.errorCategory === 'deadline_passed')
+  if (overtakenByDeadline(observation))
     return afterStatus(record, observation, { ...step, nowMs: observation.receivedAtMs });
   return afterStatus(record, await stageInlineResult(ctx, record, observation), step);
 }

@@ -287,6 +287,29 @@ export function afterReconcile(record: OperationRecord, observation: Observation
 }
 
 /**
+ * The stop at the create deadline (I3, U4): no create is sent once it has passed, and a human decides. The reason
+ * says what the provider may hold: maybe our job (`create_unknown`, after an ambiguous create), none because it
+ * failed every create (`provider_failure`), or none because no create ever reached it (`deadline_exceeded`).
+ */
+export function stopAtCreateDeadline(record: OperationRecord, ctx: StepContext): StepResult {
+  const draft = new Builder(record, record);
+  const ambiguous = record.localState !== 'create_pending';
+  // Nothing ever reached the provider (our own backlog, a paused worker, a reservation whose worker died before
+  // sending): a deadline, not the provider's failure, however many attempts were reserved.
+  const last = record.remote.lastHttp;
+  const sent = last !== undefined && last.transport !== 'not_sent';
+  const reason = ambiguous ? 'create_unknown' : sent ? 'provider_failure' : 'deadline_exceeded';
+  const what = sent ? 'without a job ID' : 'before any create request reached the provider';
+  draft.escalate(
+    reason,
+    `the create deadline ${new Date(record.deadlines.createDeadlineMs).toISOString()} passed ${what} (U4)`,
+    ctx,
+    'create_deadline',
+  );
+  return draft.result();
+}
+
+/**
  * Reserves one create attempt before the create request is sent (B2, I3), or stops at the create deadline (U4) or
  * after {@link MAX_CREATE_ATTEMPTS} (B3).
  */
@@ -294,23 +317,8 @@ export function reserveCreateAttempt(
   record: OperationRecord,
   ctx: StepContext,
 ): { kind: 'reserved'; record: OperationRecord } | { kind: 'stopped'; step: StepResult } {
-  if (ctx.nowMs >= record.deadlines.createDeadlineMs) {
-    const draft = new Builder(record, record);
-    const ambiguous = record.localState !== 'create_pending';
-    // Nothing ever reached the provider (our own backlog, a paused worker, a reservation whose worker died before
-    // sending): a deadline, not the provider's failure, however many attempts were reserved.
-    const last = record.remote.lastHttp;
-    const sent = last !== undefined && last.transport !== 'not_sent';
-    const reason = ambiguous ? 'create_unknown' : sent ? 'provider_failure' : 'deadline_exceeded';
-    const what = sent ? 'without a job ID' : 'before any create request reached the provider';
-    draft.escalate(
-      reason,
-      `the create deadline ${new Date(record.deadlines.createDeadlineMs).toISOString()} passed ${what} (U4)`,
-      ctx,
-      'create_deadline',
-    );
-    return { kind: 'stopped', step: draft.result() };
-  }
+  if (ctx.nowMs >= record.deadlines.createDeadlineMs)
+    return { kind: 'stopped', step: stopAtCreateDeadline(record, ctx) };
   if (record.used.createAttempts >= MAX_CREATE_ATTEMPTS) {
     const draft = new Builder(record, record);
     const reason = record.localState === 'create_pending' ? 'provider_failure' : 'create_unknown';

@@ -17,7 +17,7 @@ export {
   type StepRefusal,
   isRefusal,
 } from './step-draft';
-export { afterCreate, afterReconcile, reserveCreateAttempt } from './step-create';
+export { afterCreate, afterReconcile, reserveCreateAttempt, stopAtCreateDeadline } from './step-create';
 export { onWake, afterStatus, applyWebhookHint } from './step-poll';
 export { requestCancel, afterCancel, cancelWaitsForJob } from './step-cancel';
 export { type CollectOutcome, afterCollect } from './step-collect';

@@ -90,6 +90,37 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     expect(after.used.statusRequests).toBe(reserved.used.statusRequests);
   });
 
+  it('I3: a create the create deadline overtakes between its reservation and its write is not written; the operation stops there', async () => {
+    const payload = { report: 'create-overtaken', scenario: 'default' };
+    const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });
+    const deadlineMs = record.deadlines.createDeadlineMs;
+    // Reserved before the deadline; the deadline comes while the request waits to be written (a queue, a turn).
+    let built = false;
+    const real = h.registry.get(dialect);
+    const adapter = Object.create(real.adapter, {
+      buildCreateRequest: {
+        value: (facts: Parameters<typeof real.adapter.buildCreateRequest>[0]) => {
+          built = true;
+          return real.adapter.buildCreateRequest(facts);
+        },
+      },
+    }) as typeof real.adapter;
+    const providers = Object.create(h.registry, { get: { value: () => ({ ...real, adapter }) } }) as typeof h.registry;
+    const overtaken = createActivities({
+      store: h.store,
+      providers,
+      artifacts: h.artifacts,
+      clock: () => (built ? deadlineMs : deadlineMs - 1),
+    });
+    const after = await step(overtaken.createJob, { record, random: 0.5, payload });
+    expect(built).toBe(true);
+    expect(h.sim.requests({ action: 'create', idempotencyKey: record.idempotencyToken })).toHaveLength(0);
+    expect(h.sim.jobsByToken(record.idempotencyToken)).toHaveLength(0);
+    expect(after.localState).toBe('escalated');
+    expect(after.escalation?.reason).toBe('deadline_exceeded');
+    expect(after.escalation?.message.detail).toContain('before any create request reached the provider');
+  });
+
   it.skipIf(dialect !== 'rest')(
     'M3, P4: a collect another writer recorded first while the status activity collected: the stored state stands, nothing fails',
     async () => {
