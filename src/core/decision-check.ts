@@ -68,11 +68,15 @@ export function decisionBounds(decision: Decision): Record<string, number | stri
   return bounds;
 }
 
-/** The route a decision is recorded with: the one our tools declare, else what its transport says. */
+/**
+ * The route a decision is recorded with. The transport is the one fact the workflow has: a signal is the Web UI's
+ * form, whatever its JSON declares (a signal can say anything); an update is the route our tools declare (`cli`,
+ * `api`, `mcp`), else `api`.
+ */
 export function decisionRoute(decision: { route?: unknown }, transport: DecisionTransport): DecisionRoute {
+  if (transport === 'signal') return 'web-ui';
   const declared = decision.route;
-  if (declared === 'cli' || declared === 'api' || declared === 'mcp') return declared;
-  return transport === 'signal' ? 'web-ui' : 'api';
+  return declared === 'cli' || declared === 'mcp' ? declared : 'api';
 }
 
 /** G2, D1: agents only decline; no requester approves their own request, compared in canonical form. */

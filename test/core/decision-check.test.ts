@@ -431,9 +431,10 @@ describe('routes (D5)', () => {
   it.each([
     ['signal', 'nothing', 'web-ui'],
     ['update', 'nothing', 'api'],
-    ['signal', 'cli', 'cli'],
+    ['signal', 'cli', 'web-ui'],
     ['update', 'cli', 'cli'],
-    ['signal', 'mcp', 'mcp'],
+    ['signal', 'mcp', 'web-ui'],
+    ['update', 'mcp', 'mcp'],
     ['update', 'api', 'api'],
   ] as const)('D5: a decision by %s declaring %s is recorded as from %s', (transport, declared, route) => {
     const record = escalated();
@@ -442,7 +443,7 @@ describe('routes (D5)', () => {
     expect(decisionEntry(applied(applyDecision(record, input, ctx(NOW), transport)))).toMatchObject({ route });
   });
 
-  it('D5: a decision cannot declare itself from the Web UI; the route is told by the transport alone', () => {
+  it('D5: the route is told by the transport: a signal is the Web UI form whatever it declares, and an update cannot declare itself from the Web UI', () => {
     const record = escalated();
     expect(check(record, { ...extend15, extendMs: 600_000, route: 'web-ui' }, 'update')).toMatchObject({
       kind: 'refused',
@@ -450,5 +451,6 @@ describe('routes (D5)', () => {
     });
     expect(decisionRoute({ route: 'web-ui' }, 'update')).toBe('api');
     expect(decisionRoute({ route: 'something' }, 'signal')).toBe('web-ui');
+    expect(decisionRoute({ route: 'cli' }, 'signal')).toBe('web-ui');
   });
 });
