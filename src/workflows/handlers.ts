@@ -1,19 +1,13 @@
 /**
  * The workflow's message handlers. Queries read the record and never wait or change anything; signals and
- * updates queue their message for the main loop (in arrival order, between outside calls). An update's validator
- * refuses at once, with our error code as the failure's type, what the main loop would refuse.
+ * updates queue their message for the main loop (in arrival order, between outside calls). The cancel and
+ * extension updates' validators refuse at once, with our error code as the failure's type, what the main loop would
+ * refuse; a decision is refused by the main loop, which records it (A2), and its update fails with that code.
  */
 import { log, setHandler } from '@temporalio/workflow';
 import { renderEscalation } from '../core/escalation';
 import { issueText } from '../core/issues';
-import {
-  applyDecision,
-  cancelWaitsForJob,
-  extensionRequestSchema,
-  isRefusal,
-  requestCancel,
-  requestExtension,
-} from '../core/step';
+import { cancelWaitsForJob, extensionRequestSchema, isRefusal, requestCancel, requestExtension } from '../core/step';
 import {
   cancelRequestSchema,
   cancelSignal,
@@ -75,16 +69,16 @@ function setUpdateHandlers(run: OperationRun): void {
       if (isRefusal(dryRun) && !cancelWaitsForJob(run.record, dryRun)) throw refusal(dryRun.code, dryRun.message);
     },
   });
+  // A2: a decision is checked where it is recorded, accepted or refused (as one by signal), so a refusal enters the
+  // history and the journal instead of ending in a validator; the update then fails with the refusal's code.
   setHandler(
     decideUpdate,
-    (decision) => run.inbox.answerOnceProcessed({ kind: 'decide', decision, transport: 'update' }),
-    {
-      validator: (decision) => {
-        run.ensureReady();
-        const dryRun = applyDecision(run.record, decision, run.stepContext(0), 'update');
-        if (isRefusal(dryRun)) throw refusal(dryRun.code, dryRun.message);
-      },
+    async (decision) => {
+      const answer = await run.inbox.answerOnceProcessed({ kind: 'decide', decision, transport: 'update' });
+      if (!answer.accepted) throw refusal(answer.code, answer.message);
+      return answer;
     },
+    { validator: (_decision) => run.ensureReady() },
   );
   const extension = (request: unknown) =>
     run.inbox.answerOnceProcessed({ kind: 'extension', request: extensionRequestSchema.parse(request) });

@@ -222,6 +222,15 @@ describe('decision routes under a decider policy (D1, D2, D3, D5, G2)', () => {
     expect(await refusalOf(h.client.decide(second, { ...decision, signature }))).toMatch(
       /ASYNCJOB_ERR_SIGNATURE_INVALID/,
     );
+    // Journalled by the update's route too, before the update answered (A2).
+    expect(await decisions(second)).toEqual([
+      expect.objectContaining({
+        accepted: false,
+        route: 'api',
+        signature: expect.objectContaining({ keyId: BOB_KEY }) as unknown,
+        rejectionReason: expect.stringMatching(/^ASYNCJOB_ERR_SIGNATURE_INVALID/) as unknown,
+      }),
+    ]);
     await h.env.client.workflow.getHandle(first).signal(decideSignal, { ...decision, extendMs: 120_000, signature });
     await until(async () => (await decisions(first)).length > 0);
     expect((await decisions(first))[0]).toMatchObject({

@@ -276,9 +276,15 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
           .first()
           .waitFor({ timeout: 20_000 });
         await shot(page, 'decide-3-update-refused');
-        // Refused by the update's validator: it never entered the history, so nothing changed and nothing was recorded.
+        // Refused by the main loop, which recorded it (A2); nothing else changed.
         expect((await h.client.get(request.operationId)).localState).toBe('escalated');
-        expect(await decisions(request.operationId)).toEqual([]);
+        const updateRefusal = expect.objectContaining({
+          decision: 'extend',
+          accepted: false,
+          route: 'api',
+          rejectionReason: expect.stringContaining('ASYNCJOB_ERR_DECISION_OUT_OF_BOUNDS'),
+        });
+        expect(await decisions(request.operationId)).toEqual([updateRefusal]);
 
         // 2. "Send a Signal" (decide) with an option that was not offered: the signal is delivered, the decision is
         // refused and recorded with its reason, and the operation stays escalated.
@@ -298,6 +304,7 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
         await expect
           .poll(() => decisions(request.operationId), { timeout: 20_000, interval: 100 })
           .toEqual([
+            updateRefusal,
             expect.objectContaining({
               decision: 'accept_result',
               approvedBy,
@@ -344,6 +351,7 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
           reason: decision.reason,
         });
         expect(await decisions(request.operationId)).toEqual([
+          updateRefusal,
           expect.objectContaining({ decision: 'accept_result', accepted: false }),
           expect.objectContaining({
             decision: 'extend',
@@ -382,7 +390,7 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
       };
       const command = `asyncjob decide ${request.operationId} --option cancel_at_provider --by alice@example.com --reason "the report is not needed" --sign`;
 
-      // "Send an Update": refused at once, in the dialog, naming the command.
+      // "Send an Update": refused in the dialog, naming the command, and journalled (A2).
       await openWorkflow(page, request.operationId);
       const refusedUpdate = await submitMessage(
         page,
@@ -414,16 +422,18 @@ describe.skipIf(!uiUrl || !existsSync(CHROMIUM))(
       await page.getByText('Workflow signaled.').first().waitFor({ timeout: 20_000 });
       await expect
         .poll(() => decisions(request.operationId), { timeout: 20_000, interval: 100 })
-        .toEqual([
-          expect.objectContaining({
-            decision: 'cancel_at_provider',
-            approvedBy: 'alice@example.com',
-            accepted: false,
-            route: 'web-ui',
-            rejectionReason: expect.stringContaining(`ASYNCJOB_ERR_SIGNATURE_REQUIRED`),
-          }),
-        ]);
-      const [refused] = await decisions(request.operationId);
+        .toEqual(
+          (['api', 'web-ui'] as const).map((route) =>
+            expect.objectContaining({
+              decision: 'cancel_at_provider',
+              approvedBy: 'alice@example.com',
+              accepted: false,
+              route,
+              rejectionReason: expect.stringContaining(`ASYNCJOB_ERR_SIGNATURE_REQUIRED`),
+            }),
+          ),
+        );
+      const refused = (await decisions(request.operationId)).at(-1);
       expect(refused?.kind === 'decision' && refused.rejectionReason).toContain(command);
       const record = await h.client.get(request.operationId);
       expect(record.localState).toBe('escalated');

@@ -210,7 +210,7 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
     ).length;
   }
 
-  it('malformed signals and updates sent straight to the workflow (past the client) are refused; nothing is recorded; the operation ends normally', async () => {
+  it('malformed signals and updates sent straight to the workflow (past the client) are refused; only the decision is recorded (A2); the operation ends normally', async () => {
     const operationId = await runningOperation();
     const handle = world.temporal.workflow.getHandle(operationId);
     const before = (await world.store.entries(operationId)).length;
@@ -235,9 +235,17 @@ describe('T4, T2: no secret anywhere, tampering found', () => {
     expect(states).not.toContain('cancel_requested');
     const bodies = (await world.store.entries(operationId)).map((e) => e.entry.body);
     expect(bodies.length).toBeGreaterThan(before);
-    expect(bodies.filter((b) => b.kind === 'decision' || (b.kind === 'observation' && b.action === 'webhook'))).toEqual(
-      [],
-    );
+    expect(bodies.filter((b) => b.kind === 'observation' && b.action === 'webhook')).toEqual([]);
+    // A2: the refused decision is recorded, with placeholders and its code, by the update's route.
+    expect(bodies.filter((b) => b.kind === 'decision')).toEqual([
+      expect.objectContaining({
+        decision: '(none)',
+        approvedBy: '(unknown)',
+        accepted: false,
+        route: 'api',
+        rejectionReason: expect.stringMatching(/^ASYNCJOB_ERR_DECISION_INCOMPLETE/) as unknown,
+      }),
+    ]);
     expect(await workflowTaskFailures(operationId)).toBe(0);
   });
 
