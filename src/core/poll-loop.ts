@@ -13,7 +13,7 @@ import { delaySourceSchema } from './journal';
 import { remoteStateCategorySchema } from './observation';
 import { type OperationRecord } from './operation';
 import { nextCommand } from './step-next';
-import { effectiveDeadlineMs } from './wait-planner';
+import { webhookMayBringReadForward } from './wait-planner';
 
 /** How long the activity may keep an operation. Read by the workflow from the provider's facts. */
 export const pollLoopLimitsSchema = lazySchema(() =>
@@ -144,17 +144,11 @@ function copyRefreshDue(loop: LoopHold, now: OperationRecord, untilMs: number): 
 
 /**
  * W1 inside the loop: whether a webhook that just arrived for this operation moves its next read to now, by the
- * same rules as {@link applyWebhookHint} (never over a provider's Retry-After, never past the deadline). The
- * workflow records the hint itself when its signal is handled.
+ * same rules as the workflow's ({@link webhookMayBringReadForward}). The workflow records the hint itself when its
+ * signal is handled.
  */
 export function webhookMovesReadToNow(record: OperationRecord, nowMs: number): boolean {
-  return (
-    isPolling(record) &&
-    record.schedule.reservedAtMs === undefined &&
-    record.schedule.delaySource !== 'provider_retry_after' &&
-    (record.schedule.nextPollAtMs ?? 0) > nowMs &&
-    nowMs < effectiveDeadlineMs(record)
-  );
+  return isPolling(record) && webhookMayBringReadForward(record, nowMs);
 }
 
 /** The record with its next read moved to now by a webhook (see {@link webhookMovesReadToNow}). */

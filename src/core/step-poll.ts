@@ -3,7 +3,7 @@
  */
 import { type Observation } from './observation';
 import { type OperationRecord } from './operation';
-import { effectiveDeadlineMs, planAfterObservation, reserveStatusRequest } from './wait-planner';
+import { planAfterObservation, reserveStatusRequest, webhookMayBringReadForward } from './wait-planner';
 import { type StepContext, type StepResult, Builder } from './step-draft';
 
 /** The result of {@link onWake}. */
@@ -60,14 +60,7 @@ export function applyWebhookHint(
     ...(hint.remoteJobId !== undefined ? { remoteJobId: hint.remoteJobId } : {}),
     ...(hint.state !== undefined ? { remoteState: hint.state } : {}),
   };
-  const wakeNow =
-    polling &&
-    ourJob &&
-    !confirmed &&
-    record.schedule.reservedAtMs === undefined &&
-    record.schedule.delaySource !== 'provider_retry_after' &&
-    (record.schedule.nextPollAtMs ?? 0) > ctx.nowMs &&
-    ctx.nowMs < effectiveDeadlineMs(record);
+  const wakeNow = polling && ourJob && !confirmed && webhookMayBringReadForward(record, ctx.nowMs);
   const why = !ourJob
     ? ` for another job than ${record.jobId ?? '(none yet)'}: ignored`
     : confirmed

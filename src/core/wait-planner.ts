@@ -78,6 +78,21 @@ export function effectiveDeadlineMs(record: OperationRecord): number {
   return record.deadlines.resultDeadlineMs;
 }
 
+/**
+ * W1: whether a webhook may bring the next read forward to `nowMs`: a read is planned later and nothing is reserved,
+ * and the wait is ours to shorten: never a provider's `Retry-After` (P3), never the growing backoff after a 429
+ * (H1: the provider said "not now", and a read sooner only counts another 429), never past the deadline.
+ */
+export function webhookMayBringReadForward(record: OperationRecord, nowMs: number): boolean {
+  return (
+    record.schedule.reservedAtMs === undefined &&
+    record.schedule.delaySource !== 'provider_retry_after' &&
+    record.used.consecutiveRateLimited === 0 &&
+    (record.schedule.nextPollAtMs ?? 0) > nowMs &&
+    nowMs < effectiveDeadlineMs(record)
+  );
+}
+
 /** The escalation event raised from `record` (E1). `raisedFrom` names the state a preceding event leads to. */
 function escalationEvent(
   record: OperationRecord,

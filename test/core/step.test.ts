@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type Decision, OPTIONS_BY_REASON } from '../../src/core/escalation';
 import { journalEntryBodySchema } from '../../src/core/journal';
 import { type Observation } from '../../src/core/observation';
+import { webhookMovesReadToNow } from '../../src/core/poll-loop';
 import { operationRecordSchema, type OperationRecord } from '../../src/core/operation';
 import { type PollPolicyInput } from '../../src/core/policy';
 import {
@@ -1764,6 +1765,20 @@ describe('webhook hints (W1)', () => {
     const at = r.schedule.nextPollAtMs! - 60_000;
     const h = check(r, applyWebhookHint(r, { eventId: 'evt-3', receivedAtMs: at }, ctx(at)));
     expect(h.schedule).toEqual(r.schedule);
+  });
+
+  it('W1, H1: a hint never cuts short the backoff after a 429; after the next answer that got through it wakes again', () => {
+    let r = observing();
+    r = poll(r, r.schedule.nextPollAtMs!, (t) => statusObs(t, { httpStatus: 429 }));
+    expect(r.used.consecutiveRateLimited).toBe(1);
+    const at = r.schedule.nextPollAtMs! - 1_000;
+    const h = check(r, applyWebhookHint(r, { eventId: 'evt-429', receivedAtMs: at }, ctx(at)));
+    expect(h.schedule).toEqual(r.schedule);
+    expect(webhookMovesReadToNow(r, at)).toBe(false);
+    r = poll(r, r.schedule.nextPollAtMs!, running);
+    const later = r.schedule.nextPollAtMs! - 1_000;
+    const woken = check(r, applyWebhookHint(r, { eventId: 'evt-ok', receivedAtMs: later }, ctx(later)));
+    expect(woken.schedule).toEqual({ nextPollAtMs: later, delaySource: 'webhook_hint' });
   });
 
   it('W1, U3: a hint naming another job wakes nothing and adds no job ID', () => {
