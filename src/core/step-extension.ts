@@ -81,12 +81,20 @@ function rateLimit(record: OperationRecord, nowMs: number, deciders?: DeciderPol
   };
 }
 
-/** The escalation with `requester` among those who asked (a join): they may not approve it either. */
-function joined(record: OperationRecord, requester: string): OperationRecord {
+/** The most requesters who may join one escalation (the record keeps each: none of them may approve it). */
+const MAX_JOINED = 20;
+
+/**
+ * The escalation with `requester` among those who asked (a join): they may not approve it either. Undefined when
+ * the escalation already holds the most joins the record keeps: a requester it could not keep is refused, never
+ * let in unrecorded, where nothing would stop them approving their own request (D1, G2).
+ */
+function joined(record: OperationRecord, requester: string): OperationRecord | undefined {
   const escalation = record.escalation!;
-  const askers = [escalation.requestedBy, ...(escalation.joinedBy ?? [])];
-  if (askers.includes(requester) || askers.length > 20) return record;
-  return { ...record, escalation: { ...escalation, joinedBy: [...(escalation.joinedBy ?? []), requester] } };
+  const joinedBy = escalation.joinedBy ?? [];
+  if (escalation.requestedBy === requester || joinedBy.includes(requester)) return record;
+  if (joinedBy.length >= MAX_JOINED) return undefined;
+  return { ...record, escalation: { ...escalation, joinedBy: [...joinedBy, requester] } };
 }
 
 /**
@@ -112,7 +120,15 @@ export function requestExtension(
   const rate = rateLimit(record, ctx.nowMs, ctx.deciders);
   if (rate.refused !== undefined) return refusal('ASYNCJOB_ERR_EXTENSION_RATE_LIMITED', rate.refused);
   const counted: OperationRecord = { ...record, extensionRequestsAtMs: [...rate.recent, ctx.nowMs].slice(-100) };
-  if (state === 'escalated') return { kind: 'step', record: joined(counted, request.requestedBy), entries: [] };
+  if (state === 'escalated') {
+    const join = joined(counted, request.requestedBy);
+    if (join === undefined)
+      return refusal(
+        'ASYNCJOB_ERR_EXTENSION_RATE_LIMITED',
+        `${MAX_JOINED} requesters have joined this escalation already (at most ${MAX_JOINED}); ask again once it is answered`,
+      );
+    return { kind: 'step', record: join, entries: [] };
+  }
   const draft = new Builder(counted, counted);
   const detail = `${request.requestedBy} asks for ${askedFor(request)}: ${request.reason}`;
   draft.escalate(

@@ -210,6 +210,28 @@ describe('extension requests are bounded (D4)', () => {
     expect(later.record.extensionRequestsAtMs).toEqual([T0 + 60_000, T0 + 120_000, T0 + 3_602_000]);
   });
 
+  it('D4, G2: an escalation keeps 20 joined requesters; a 21st is refused, never let in unrecorded to approve its own request', () => {
+    let record = escalatedByAgent();
+    const at = (n: number) => T0 + 2_000 + n * 21 * 60_000; // three an hour at most, as the default allows
+    for (let n = 1; n <= 20; n++)
+      record = applied(
+        requestExtension(
+          record,
+          extensionRequestSchema.parse({ ...ask, requestedBy: `agent:helper-${n}` }),
+          ctx(at(n)),
+        ),
+      ).record;
+    expect(record.escalation?.joinedBy).toHaveLength(20);
+    const late = extensionRequestSchema.parse({ ...ask, requestedBy: 'agent:helper-21' });
+    expect(refusedWith(requestExtension(record, late, ctx(at(21))))).toEqual({
+      code: 'ASYNCJOB_ERR_EXTENSION_RATE_LIMITED',
+      message: '20 requesters have joined this escalation already (at most 20); ask again once it is answered',
+    });
+    // One already among them asks again: counted, nothing else changes.
+    const again = extensionRequestSchema.parse({ ...ask, requestedBy: 'agent:helper-7' });
+    expect(applied(requestExtension(record, again, ctx(at(21)))).record.escalation).toEqual(record.escalation);
+  });
+
   it("D4: the decider policy's extensionRequests replaces the default three an hour", () => {
     const policy = deciders({ options: ['extend'] }, { most: 1, withinMs: 600_000 });
     const first = applied(requestExtension(observingRecord(), ask, { ...ctx(T0 + 2_000), deciders: policy }));
