@@ -57,32 +57,39 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     return r;
   }
 
-  it('S3: a status read the deadline overtakes between its check and its write is not written; the deadline stops the wait', async () => {
-    const { record } = await started({ report: 'overtaken', scenario: 'default' });
-    const reserved = await reserveStatus(record, caps());
-    const deadlineMs = reserved.deadlines.resultDeadlineMs;
-    // The clock is just before the deadline at the activity's check, and at it once the request is built: whatever
-    // passes between building and writing (a session read, a pacer's turn, a connection) is where it is overtaken.
+  /**
+   * Activities whose clock is just before `deadlineMs` until the adapter builds its request with `build`, and at it
+   * from then on: whatever passes between building and writing (a session read, a pacer's turn, a connection, a
+   * queue) is where a request is overtaken.
+   */
+  function overtakenOnceBuilt(build: 'buildStatusRequest' | 'buildCreateRequest', deadlineMs: number) {
     let built = false;
     const real = h.registry.get(dialect);
     const adapter = Object.create(real.adapter, {
-      buildStatusRequest: {
-        value: (facts: Parameters<typeof real.adapter.buildStatusRequest>[0]) => {
+      [build]: {
+        value: (facts: unknown) => {
           built = true;
-          return real.adapter.buildStatusRequest(facts);
+          return (real.adapter[build] as (facts: unknown) => unknown).call(real.adapter, facts);
         },
       },
     }) as typeof real.adapter;
     const providers = Object.create(h.registry, { get: { value: () => ({ ...real, adapter }) } }) as typeof h.registry;
-    const overtaken = createActivities({
+    const activities = createActivities({
       store: h.store,
       providers,
       artifacts: h.artifacts,
       clock: () => (built ? deadlineMs : deadlineMs - 1),
     });
+    return { activities, built: () => built };
+  }
+
+  it('S3: a status read the deadline overtakes between its check and its write is not written; the deadline stops the wait', async () => {
+    const { record } = await started({ report: 'overtaken', scenario: 'default' });
+    const reserved = await reserveStatus(record, caps());
+    const overtaken = overtakenOnceBuilt('buildStatusRequest', reserved.deadlines.resultDeadlineMs);
     const readsBefore = h.sim.requests({ action: 'status' }).length;
-    const after = await step(overtaken.readStatus, { record: reserved, random: 0.5 });
-    expect(built).toBe(true);
+    const after = await step(overtaken.activities.readStatus, { record: reserved, random: 0.5 });
+    expect(overtaken.built()).toBe(true);
     expect(h.sim.requests({ action: 'status' })).toHaveLength(readsBefore);
     expect(after.localState).toBe('escalated');
     expect(after.escalation?.reason).toBe('deadline_exceeded');
@@ -93,27 +100,10 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
   it('I3: a create the create deadline overtakes between its reservation and its write is not written; the operation stops there', async () => {
     const payload = { report: 'create-overtaken', scenario: 'default' };
     const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });
-    const deadlineMs = record.deadlines.createDeadlineMs;
     // Reserved before the deadline; the deadline comes while the request waits to be written (a queue, a turn).
-    let built = false;
-    const real = h.registry.get(dialect);
-    const adapter = Object.create(real.adapter, {
-      buildCreateRequest: {
-        value: (facts: Parameters<typeof real.adapter.buildCreateRequest>[0]) => {
-          built = true;
-          return real.adapter.buildCreateRequest(facts);
-        },
-      },
-    }) as typeof real.adapter;
-    const providers = Object.create(h.registry, { get: { value: () => ({ ...real, adapter }) } }) as typeof h.registry;
-    const overtaken = createActivities({
-      store: h.store,
-      providers,
-      artifacts: h.artifacts,
-      clock: () => (built ? deadlineMs : deadlineMs - 1),
-    });
-    const after = await step(overtaken.createJob, { record, random: 0.5, payload });
-    expect(built).toBe(true);
+    const overtaken = overtakenOnceBuilt('buildCreateRequest', record.deadlines.createDeadlineMs);
+    const after = await step(overtaken.activities.createJob, { record, random: 0.5, payload });
+    expect(overtaken.built()).toBe(true);
     expect(h.sim.requests({ action: 'create', idempotencyKey: record.idempotencyToken })).toHaveLength(0);
     expect(h.sim.jobsByToken(record.idempotencyToken)).toHaveLength(0);
     expect(after.localState).toBe('escalated');
