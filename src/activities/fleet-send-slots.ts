@@ -5,8 +5,9 @@
  * read) is not written on it and takes a new one (`core/send-slot.ts` says why that makes the bound strict).
  *
  * Degradation: a worker that cannot reach the store gets no slot and sends nothing: the reservation's error fails
- * the activity, retryably, and Temporal runs it again, perhaps on another worker. A worker never sends on a guess,
- * so it never exceeds its share, whatever the others do.
+ * the call, which Temporal does not run again (provider calls have one attempt); the workflow plans it again as it
+ * does any failed call (`afterActivityFailure`). A worker never sends on a guess, so it never exceeds its share,
+ * whatever the others do, and never waits out an outage to send after its workflow has moved on.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mayWriteIn, type SendSlotReservation, type SendWindow } from '../core/send-slot';
@@ -16,7 +17,7 @@ export type ReserveProviderSend = () => Promise<SendSlotReservation>;
 
 /**
  * Reservations in a row that may come back unusable (a round trip to the store longer than the lateness guard, or
- * a write that came too late) before the activity gives up and fails, retryably: a worker that slow sends nothing.
+ * a write that came too late) before the activity gives up and fails: a worker that slow sends nothing.
  */
 const MAX_MISSED_SLOTS = 10;
 
@@ -47,7 +48,7 @@ export async function awaitSendWindow(
   throw tooManyMissed();
 }
 
-/** The error of an activity whose requests missed {@link MAX_MISSED_SLOTS} send slots in a row (retryable). */
+/** The error of an activity whose requests missed {@link MAX_MISSED_SLOTS} send slots in a row: nothing was sent. */
 export function tooManyMissed(): Error {
   return new Error(
     `${MAX_MISSED_SLOTS} provider send slots in a row could not be kept (the store's answer or this worker's event loop too slow); nothing was sent`,
