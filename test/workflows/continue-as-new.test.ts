@@ -54,7 +54,7 @@ describe('continue-as-new', () => {
     return sent;
   };
 
-  it(`an operation polling ${POLLS} times continues as new every ${HISTORY_EVENT_LIMIT} events, takes messages across the hops, keeps its counters and ends with a complete store record`, async () => {
+  it(`B1: an operation polling ${POLLS} times continues as new every ${HISTORY_EVENT_LIMIT} events, takes messages across the hops, keeps its counters and ends with a complete store record`, async () => {
     const request = h.request('rest', {
       script: 'marathon',
       resultDeadline: { afterMs: 5 * 60_000 },
