@@ -879,6 +879,8 @@ describe('status reads (P1-P8, H1-H5, S1-S5) end to end through onWake/afterStat
     const r = observing();
     const f = poll(r, r.schedule.nextPollAtMs!, (t) => statusObs(t, o));
     expect(f.localState).toBe('failed');
+    // The provider's error, where it gave one, is kept for the caller.
+    expect(operationSummary(f).providerError).toEqual('providerError' in o ? o.providerError : undefined);
     expect(nextCommand(f, RESULT_DEADLINE + 1)).toEqual({ kind: 'finished' });
   });
 
