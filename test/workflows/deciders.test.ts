@@ -75,7 +75,7 @@ describe('a worker holding a decider policy (D2, D5)', () => {
       extendMs: extend.extendMs!,
       extraStatusRequests: 1,
     };
-    // By update (the client library): refused before it reaches history.
+    // By update (the client library): refused, and journalled (A2).
     await expect(
       h.client.decide(operationId, { ...decision, approvedBy: 'mallory@example.com' }),
     ).rejects.toMatchObject({
@@ -93,7 +93,7 @@ describe('a worker holding a decider policy (D2, D5)', () => {
     await h.env.client.workflow
       .getHandle(operationId)
       .signal(decideSignal, { ...decision, approvedBy: 'mallory@example.com' });
-    await until(async () => (await bodies(operationId)).some((b) => b.kind === 'decision'));
+    await until(async () => (await bodies(operationId)).filter((b) => b.kind === 'decision').length === 3);
     expect((await h.client.get(operationId)).localState).toBe('escalated');
 
     const answer = await h.client.decide(operationId, { ...decision, approvedBy: 'carol@example.com' });
@@ -102,6 +102,19 @@ describe('a worker holding a decider policy (D2, D5)', () => {
 
     const decisions = (await bodies(operationId)).filter((b) => b.kind === 'decision');
     expect(decisions).toEqual([
+      expect.objectContaining({
+        approvedBy: 'mallory@example.com',
+        accepted: false,
+        route: 'api',
+        rejectionReason: expect.stringMatching(/^ASYNCJOB_ERR_DECIDER_NOT_ALLOWED: .*mallory@example\.com/) as string,
+        policy: { digest: deciders.digest },
+      }),
+      expect.objectContaining({
+        approvedBy: 'bob@example.com',
+        accepted: false,
+        route: 'api',
+        rejectionReason: expect.stringContaining('rule "oncall-may-extend" grants at most 1 extra checks') as string,
+      }),
       expect.objectContaining({
         approvedBy: 'mallory@example.com',
         accepted: false,
