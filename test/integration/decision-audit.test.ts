@@ -19,7 +19,8 @@ const AGENT = 'agent:planner';
 const POLICY = { baseDelayMs: 20, maxDelayMs: 100, extensionMs: 20_000, extensionStatusRequests: 6 };
 
 const scripts = {
-  slow: { steps: [{ state: 'running', durationMs: 2_000 }, { state: 'succeeded' }] },
+  /** Running past the result deadline of its case, however loaded the machine. */
+  slow: { steps: [{ state: 'running', durationMs: 60_000 }, { state: 'succeeded' }] },
   /**
    * Still running when the agent asks, however loaded the machine: at least 5 s, then 40 more status reads (a slow
    * machine reads more slowly too).
@@ -82,8 +83,10 @@ const CASES: Case[] = [
     request: (h) =>
       h.request('rest', {
         script: 'slow',
-        createDeadline: { afterMs: 1_000 },
-        resultDeadline: { afterMs: 1_200 },
+        // The create is sent well inside its deadline on a loaded machine (one written after it is never sent, I3),
+        // so every operation of this case has its job when the result deadline passes.
+        createDeadline: { afterMs: 5_000 },
+        resultDeadline: { afterMs: 6_000 },
         policy: POLICY,
       }),
   },

@@ -110,7 +110,7 @@ describe('who may decide, as docs/operating.md tells an operator (D2, D3, D5)', 
       payload: { report: 'sales', scenario: 'forever' },
       startedBy: 'service:billing',
       authorisedBy: 'alice@example.com',
-      createDeadline: { afterMs: 3_000 },
+      createDeadline: { afterMs: 4_000 },
       // The job runs on: the operation escalates deadline_exceeded after four seconds.
       resultDeadline: { afterMs: 4_000 },
       policy: { baseDelayMs: 20, maxDelayMs: 200, maxHintMs: 60_000 },

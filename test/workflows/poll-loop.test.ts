@@ -75,7 +75,8 @@ describe('status reads inside one activity (P4, B2)', () => {
   it('S3, B2: the deadline is reached inside the loop: no read at or after it, every counted read sent or unused', async () => {
     const request = h.request('rest', {
       script: 'forever',
-      createDeadline: { afterMs: 2_000 },
+      // A create is never written after its deadline (I3): all of the window, for a loaded machine.
+      createDeadline: { afterMs: 3_000 },
       resultDeadline: { afterMs: 3_000 },
       policy: { baseDelayMs: 150, maxDelayMs: 150, decisionDeadlineMs: 300 },
     });

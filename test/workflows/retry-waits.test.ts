@@ -105,7 +105,8 @@ describe('status waits as retries of one activity (P4, B2)', () => {
   it('S3, B2: the deadline is reached in a retry-driven wait: no read at or after it, every counted read sent or unused', async () => {
     const request = h.request('rest', {
       script: 'forever',
-      createDeadline: { afterMs: 2_000 },
+      // A create is never written after its deadline (I3): all of the window, for a loaded machine.
+      createDeadline: { afterMs: 3_000 },
       resultDeadline: { afterMs: 3_000 },
       policy: { baseDelayMs: 250, maxDelayMs: 250, decisionDeadlineMs: 300 },
     });

@@ -298,7 +298,7 @@ describe('hostile providers against a worker process', () => {
   it.each(['rest', 'lro'] as const)(
     'I3, U2: %s a 503 on create, no job found by the lookup: create is re-sent with the same token and the operation succeeds',
     async (dialect) => {
-      const request = world.request(dialect, { script: 'create_503', createDeadline: { afterMs: 3_000 } });
+      const request = world.request(dialect, { script: 'create_503', createDeadline: { afterMs: 10_000 } });
       await world.client.start(request);
       const summary = await world.client.result(request.operationId);
       const record = (await world.store.getOperation(request.operationId))!.record as unknown as OperationRecord;
