@@ -30,6 +30,8 @@ interface AnsweredEscalation {
   sequence: number;
   reason: EscalationReason;
   requestedBy?: string;
+  /** Who joined it with a request of their own (`escalation_joined` entries, D4): none of them may approve it. */
+  joinedBy: string[];
 }
 
 /** What an operation's journal says that its decisions are checked with: the intent's provider and policy. */
@@ -41,20 +43,28 @@ export interface DecisionContext {
   readonly escalations: ReadonlyArray<AnsweredEscalation>;
 }
 
-/** The context of an operation's decisions, from its entries in journal order. */
+/**
+ * The context of an operation's decisions, from its entries in journal order. A join names the escalation it
+ * joined; one that names none joined the latest raised before it.
+ */
 export function decisionContext(entries: readonly JournalEntry[]): DecisionContext {
   const intent = entries[0]?.body.kind === 'intent' ? entries[0].body : undefined;
-  const escalations = entries.flatMap((e) =>
-    e.body.kind === 'escalation'
-      ? [
-          {
-            sequence: e.sequence,
-            reason: e.body.reason,
-            ...(e.body.requestedBy !== undefined ? { requestedBy: e.body.requestedBy } : {}),
-          },
-        ]
-      : [],
-  );
+  const escalations: AnsweredEscalation[] = [];
+  for (const e of entries) {
+    const b = e.body;
+    if (b.kind === 'escalation')
+      escalations.push({
+        sequence: e.sequence,
+        reason: b.reason,
+        ...(b.requestedBy !== undefined ? { requestedBy: b.requestedBy } : {}),
+        joinedBy: [],
+      });
+    else if (b.kind === 'escalation_joined')
+      (b.escalation === undefined
+        ? escalations.at(-1)
+        : escalations.find((x) => x.sequence === b.escalation)
+      )?.joinedBy.push(b.requestedBy);
+  }
   return {
     ...(intent !== undefined ? { provider: intent.provider } : {}),
     ...(intent?.deciderPolicy !== undefined ? { policy: intent.deciderPolicy } : {}),
@@ -201,8 +211,11 @@ function decisionFindings(context: DecisionContext, entry: DecisionEntry): Audit
   if (!b.accepted) return findings;
   if (b.policy === undefined && digest !== undefined)
     findings.push(at('decision_policy_mismatch', `decider policy ${digest} (the intent's)`, 'no decider policy named'));
-  const requester = answered(context, entry)?.requestedBy;
-  if (b.decision !== 'keep_bounds' && requester !== undefined && sameActor(requester, b.approvedBy))
+  const escalation = answered(context, entry);
+  const requester = [escalation?.requestedBy, ...(escalation?.joinedBy ?? [])].find(
+    (r) => r !== undefined && sameActor(r, b.approvedBy),
+  );
+  if (b.decision !== 'keep_bounds' && requester !== undefined)
     findings.push(
       at(
         'decision_self_approval',

@@ -163,6 +163,8 @@ export function storyText(entry: JournalEntry, context?: DecisionContext): strin
       return observationText(entry, b);
     case 'escalation':
       return `escalated: ${b.reason}; options: ${b.options.join(', ')}`;
+    case 'escalation_joined':
+      return `joined escalation ${b.escalation ?? '(the open one)'}: ${b.request}`;
     case 'decision': {
       const outcome = b.accepted
         ? 'accepted'

@@ -1,7 +1,7 @@
 /**
  * The vocabulary of an operation's append-only journal (M3, T2-T4): the local states, delay sources and
  * escalation reasons as closed unions, and the entries appended to the record (intent, transition,
- * observation, escalation, decision, artifact). Shared by the workflow, the activities and the store, which
+ * observation, escalation, escalation joined, decision, artifact). Shared by the workflow, the activities and the store, which
  * chains every entry of an operation by hash in one sequence (`sequence` 1, 2, 3, ... assigned by the workflow).
  */
 import { z } from 'zod';
@@ -204,6 +204,21 @@ const escalationEntrySchema = lazySchema(() =>
 );
 
 /**
+ * A requester who joined the open escalation (D4): their extension request was added to it instead of opening
+ * another, and they may not approve it either (G2), which the audit checks from this entry.
+ */
+const escalationJoinedEntrySchema = lazySchema(() =>
+  z.object({
+    kind: z.literal('escalation_joined'),
+    /** The escalation joined (its ID, the journal sequence of its escalation entry). */
+    escalation: z.number().int().positive().optional(),
+    requestedBy: actorSchema,
+    /** What they asked for and why, as the escalation's requester's request is rendered. */
+    request: z.string().min(1).max(2000),
+  }),
+);
+
+/**
  * How a decision reached the workflow (D5): `cli` (`asyncjob decide`), `api` (the `decideOperation` update from
  * the client library or any Temporal client), `mcp`, or `web-ui` (the `decide` signal: the Web UI's Send a Signal
  * form or any client sending that signal). `cli`, `api` and `mcp` are as the tool declares itself.
@@ -280,6 +295,7 @@ export const journalEntryBodySchema = lazySchema(() =>
     transitionEntrySchema,
     observationEntrySchema,
     escalationEntrySchema,
+    escalationJoinedEntrySchema,
     decisionEntrySchema,
     artifactEntrySchema,
   ]),

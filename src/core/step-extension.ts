@@ -85,16 +85,45 @@ function rateLimit(record: OperationRecord, nowMs: number, deciders?: DeciderPol
 const MAX_JOINED = 20;
 
 /**
- * The escalation with `requester` among those who asked (a join): they may not approve it either. Undefined when
- * the escalation already holds the most joins the record keeps: a requester it could not keep is refused, never
- * let in unrecorded, where nothing would stop them approving their own request (D1, G2).
+ * The escalation joined by `request` (D4): its requester is among those who asked, so they may not approve it
+ * either (G2), and the join is journalled (`escalation_joined`), so the audit holds them to that too; a requester
+ * who asked before is not added twice, their request is journalled again. `journalJoin` false: the record alone, as
+ * workflows recorded joins before they were journalled (their histories replay so). Undefined when the escalation
+ * already holds the most joins the record keeps: a requester it could not keep is refused, never let in unrecorded,
+ * where nothing would stop them approving their own request (D1, G2).
  */
-function joined(record: OperationRecord, requester: string): OperationRecord | undefined {
+function joined(
+  record: OperationRecord,
+  request: ExtensionRequest,
+  ctx: StepContext,
+  journalJoin: boolean,
+): StepResult | undefined {
   const escalation = record.escalation!;
   const joinedBy = escalation.joinedBy ?? [];
-  if (escalation.requestedBy === requester || joinedBy.includes(requester)) return record;
-  if (joinedBy.length >= MAX_JOINED) return undefined;
-  return { ...record, escalation: { ...escalation, joinedBy: [...joinedBy, requester] } };
+  const requester = request.requestedBy;
+  const known = escalation.requestedBy === requester || joinedBy.includes(requester);
+  if (!known && joinedBy.length >= MAX_JOINED) return undefined;
+  const withRequester = known
+    ? record
+    : { ...record, escalation: { ...escalation, joinedBy: [...joinedBy, requester] } };
+  if (!journalJoin) return { kind: 'step', record: withRequester, entries: [] };
+  const draft = new Builder(record, withRequester);
+  draft.appendExtra(
+    {
+      kind: 'escalation_joined',
+      ...(escalation.id !== undefined ? { escalation: escalation.id } : {}),
+      requestedBy: requester,
+      request: requestText(request),
+    },
+    ctx.nowMs,
+    requester,
+  );
+  return draft.result();
+}
+
+/** How a request is recorded: who asks for what, and why. */
+function requestText(request: ExtensionRequest): string {
+  return `${request.requestedBy} asks for ${askedFor(request)}: ${request.reason}`.slice(0, 2000);
 }
 
 /**
@@ -106,6 +135,7 @@ export function requestExtension(
   record: OperationRecord,
   request: ExtensionRequest,
   ctx: StepContext,
+  journalJoin = true,
 ): StepResult | StepRefusal {
   if (FINAL_STATES.includes(record.localState))
     return refusal('ASYNCJOB_ERR_OPERATION_FINAL', `the operation already ended ${record.localState}`);
@@ -121,16 +151,17 @@ export function requestExtension(
   if (rate.refused !== undefined) return refusal('ASYNCJOB_ERR_EXTENSION_RATE_LIMITED', rate.refused);
   const counted: OperationRecord = { ...record, extensionRequestsAtMs: [...rate.recent, ctx.nowMs].slice(-100) };
   if (state === 'escalated') {
-    const join = joined(counted, request.requestedBy);
-    if (join === undefined)
-      return refusal(
+    const join = joined(counted, request, ctx, journalJoin);
+    return (
+      join ??
+      refusal(
         'ASYNCJOB_ERR_EXTENSION_RATE_LIMITED',
         `${MAX_JOINED} requesters have joined this escalation already (at most ${MAX_JOINED}); ask again once it is answered`,
-      );
-    return { kind: 'step', record: join, entries: [] };
+      )
+    );
   }
   const draft = new Builder(counted, counted);
-  const detail = `${request.requestedBy} asks for ${askedFor(request)}: ${request.reason}`;
+  const detail = requestText(request);
   draft.escalate(
     'extension_requested',
     detail,

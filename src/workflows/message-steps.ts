@@ -18,6 +18,9 @@ import type { OperationRun } from './operation-run';
 /** Older histories refused a cancel that came before the job: the marker keeps them replaying as they ran (X5). */
 const HELD_CANCEL_PATCH = 'asyncjob-held-cancel';
 
+/** Older histories joined an escalation without a journal entry (D4): the marker keeps them replaying as they ran. */
+const JOURNALLED_JOIN_PATCH = 'asyncjob-journalled-join';
+
 /**
  * The cancel intent of a Temporal cancellation request. The SDK does not give the workflow the requester's
  * identity or reason: they stay in the history's WorkflowExecutionCancelRequested event, which the intent names.
@@ -78,12 +81,17 @@ async function handleDecision(run: OperationRun, message: Extract<PendingMessage
   run.inbox.answer(message.id, { accepted: true, localState: run.record.localState });
 }
 
-/** An extension request raises (or joins) an escalation a human answers (G2); a refusal is answered, not recorded. */
+/**
+ * An extension request raises (or joins, journalled) an escalation a human answers (G2, D4); a refusal is answered,
+ * not recorded.
+ */
 async function handleExtension(
   run: OperationRun,
   message: Extract<PendingMessage, { kind: 'extension' }>,
 ): Promise<void> {
-  const step = requestExtension(run.record, message.request, run.stepContext());
+  const joins = run.record.localState === 'escalated';
+  const journalJoin = !joins || patched(JOURNALLED_JOIN_PATCH);
+  const step = requestExtension(run.record, message.request, run.stepContext(), journalJoin);
   if (isRefusal(step)) {
     run.inbox.answer(message.id, { accepted: false, code: step.code, message: step.message });
     return;

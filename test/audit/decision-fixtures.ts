@@ -17,8 +17,10 @@ import { intentEntryOf, type OperationRecord } from '../../src/core/operation';
 import {
   afterCreate,
   applyDecision,
+  extensionRequestSchema,
   isRefusal,
   recordRejectedDecision,
+  requestExtension,
   reserveCreateAttempt,
   type StepContext,
   type StepResult,
@@ -106,6 +108,16 @@ export class DecidedOperation {
     const draft = new Builder(this.record, this.record);
     draft.escalate(reason, `fixture: ${reason}`, this.ctx());
     this.commit(draft.result());
+    return this;
+  }
+
+  /** `requestedBy` asks for more time a minute on (G2, D4): it raises the escalation, or joins the open one. */
+  request(requestedBy: string, reason: string): this {
+    this.now += 60_000;
+    const request = extensionRequestSchema.parse({ requestedBy, reason, extendMs: 600_000 });
+    const step = requestExtension(this.record, request, this.ctx(this.now, requestedBy));
+    if (isRefusal(step)) throw new Error(`extension request refused: ${step.message}`);
+    this.commit(step);
     return this;
   }
 

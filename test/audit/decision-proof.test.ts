@@ -254,6 +254,35 @@ describe('D5: audit verify re-checks how each decision was proven', () => {
     expect(code).toBe(1);
   });
 
+  it('D4, D5: a decision recorded as granted by a requester who joined the escalation is decision_self_approval', async () => {
+    const store = await openSqliteStore({ path, hmacKey: HMAC_KEY });
+    const op = new DecidedOperation('op-joined').request('agent:planner', 'the export is large').request(BOB, 'me too');
+    const sequence = op.decide({
+      option: 'extend',
+      approvedBy: ALICE,
+      reason: 'fine',
+      extendMs: 600_000,
+      extraStatusRequests: 4,
+    });
+    await op.write(store);
+    await store.close();
+    expect((await verify('op-joined')).report.breaks).toEqual([]);
+    const shown = await audit('show', 'op-joined');
+    expect(shown.out).toContain(`joined escalation ${sequence - 2}: ${BOB} asks for 600 s more: me too`);
+    // An insider holding the chain key makes bob, who joined the request, its granter.
+    await rewriteDecision('op-joined', sequence, (b) => ({ ...b, approvedBy: BOB }));
+    const { code, report } = await verify('op-joined');
+    expect(report.breaks).toEqual([
+      expect.objectContaining({
+        sequence,
+        problem: 'decision_self_approval',
+        expected: `someone other than ${BOB}, who asked for it`,
+        found: `${BOB} chose extend`,
+      }),
+    ]);
+    expect(code).toBe(1);
+  });
+
   it("D2, D5: a withdrawal recorded as the requester's by someone who did not ask for the escalation is decision_not_allowed", async () => {
     await rewriteDecision('op-bob', at['op-bob']!, (b) => {
       const { bounds: _bounds, ...rest } = b;

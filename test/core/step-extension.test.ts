@@ -28,6 +28,21 @@ function applied(result: StepResult | StepRefusal): StepResult {
   return result;
 }
 
+/** The journal entry of `requester`'s request joining `escalated`'s open escalation at `atMs` (D4). */
+function joinEntry(escalated: OperationRecord, requester: string, atMs: number) {
+  return {
+    sequence: escalated.journal.nextSequence,
+    atMs,
+    actor: requester,
+    body: {
+      kind: 'escalation_joined',
+      escalation: escalated.escalation!.id,
+      requestedBy: requester,
+      request: `${requester} asks for 600 s more and 4 more status checks: ${ask.reason}`,
+    },
+  };
+}
+
 function escalatedByAgent(): OperationRecord {
   return applied(requestExtension(observingRecord(), ask, ctx(T0 + 2_000))).record;
 }
@@ -102,8 +117,9 @@ describe('extension requests: an agent asks, only a human grants (G2)', () => {
   it('G2: a request joins an open escalation, and is refused for a final operation or before a job exists', () => {
     const escalated = escalatedByAgent();
     const joined = applied(requestExtension(escalated, ask, ctx(T0 + 4_000)));
-    expect(joined.entries).toEqual([]);
+    expect(joined.entries).toEqual([joinEntry(escalated, AGENT, T0 + 4_000)]);
     expect(joined.record.escalation).toEqual(escalated.escalation);
+    expect(joined.record.journal.nextSequence).toBe(escalated.journal.nextSequence + 1);
     expect(joined.record.extensionRequestsAtMs).toEqual([T0 + 2_000, T0 + 4_000]);
     const before = requestExtension(newRecord(), ask, ctx(T0 + 100));
     expect(isRefusal(before) && before.code).toBe('ASYNCJOB_ERR_EXTENSION_NOT_APPLICABLE');
@@ -189,7 +205,7 @@ describe('extension requests are bounded (D4)', () => {
     const second = applied(
       requestExtension(first, extensionRequestSchema.parse({ ...ask, requestedBy: 'agent:helper' }), ctx(T0 + 60_000)),
     );
-    expect(second.entries).toEqual([]);
+    expect(second.entries).toEqual([joinEntry(first, 'agent:helper', T0 + 60_000)]);
     expect(second.record.escalation).toEqual({ ...escalation, joinedBy: ['agent:helper'] });
     const third = applied(
       requestExtension(
@@ -198,7 +214,8 @@ describe('extension requests are bounded (D4)', () => {
         ctx(T0 + 120_000),
       ),
     );
-    expect(third.entries).toEqual([]);
+    // Asked before (in another spelling): journalled again, not added twice.
+    expect(third.entries).toEqual([joinEntry(second.record, AGENT, T0 + 120_000)]);
     expect(third.record.escalation).toEqual({ ...escalation, joinedBy: ['agent:helper'] });
     expect(third.record.extensionRequestsAtMs).toEqual([T0 + 2_000, T0 + 60_000, T0 + 120_000]);
     const fourth = refusedWith(requestExtension(third.record, ask, ctx(T0 + 180_000)));
@@ -230,6 +247,16 @@ describe('extension requests are bounded (D4)', () => {
     // One already among them asks again: counted, nothing else changes.
     const again = extensionRequestSchema.parse({ ...ask, requestedBy: 'agent:helper-7' });
     expect(applied(requestExtension(record, again, ctx(at(21)))).record.escalation).toEqual(record.escalation);
+  });
+
+  it('D4: a join is journalled; a workflow whose history joined unjournalled replays with the record alone', () => {
+    const escalated = escalatedByAgent();
+    const helper = extensionRequestSchema.parse({ ...ask, requestedBy: 'agent:helper' });
+    const journalled = applied(requestExtension(escalated, helper, ctx(T0 + 60_000)));
+    expect(journalled.entries.map((e) => e.body)).toEqual([joinEntry(escalated, 'agent:helper', T0 + 60_000).body]);
+    const asBefore = applied(requestExtension(escalated, helper, ctx(T0 + 60_000), false));
+    expect(asBefore.entries).toEqual([]);
+    expect(asBefore.record).toEqual({ ...journalled.record, journal: escalated.journal });
   });
 
   it("D4: the decider policy's extensionRequests replaces the default three an hour", () => {

@@ -2,7 +2,8 @@
  * Determinism guard: the histories recorded from real runs (`test/histories/**.json`) must replay against the
  * current workflow code. A change that reorders or drops commands fails here. The top folder holds the current
  * code's recordings (`test/workflows/record-histories.test.ts`); each earlier generation is kept in a folder of its
- * own (`before-message-wake/`, `before-retry-waits/`) and replayed too (`src/workflows/README.md`).
+ * own (`before-message-wake/`, `before-retry-waits/`, `before-journalled-joins/`) and replayed too
+ * (`src/workflows/README.md`).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';

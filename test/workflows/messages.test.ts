@@ -216,7 +216,7 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     expect(record.authorisation.approvals.at(-1)).toMatchObject({ approvedBy: 'bob@example.com', option: 'extend' });
   });
 
-  it('G2: an extension request escalates for a human; the requester cannot approve it; a human extends and polling goes on', async () => {
+  it('G2, D4: an extension request escalates for a human; a second joins it, journalled; no requester can approve it; a human extends and polling goes on', async () => {
     const request = h.request('rest', { script: 'cancellable' });
     const operationId = request.operationId;
     await h.client.start(request);
@@ -230,11 +230,21 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
     const escalation = await h.client.escalation(operationId);
     expect(escalation?.reason).toBe('extension_requested');
     expect(escalation?.text).toContain('the report covers three years');
-    // Asked again while the escalation is open: the request joins it.
-    expect(await h.client.requestExtension(operationId, ask)).toMatchObject({
-      accepted: true,
-      localState: 'escalated',
-    });
+    // Another agent asks while the escalation is open: the request joins it, and the journal says so.
+    const helper = 'agent:helper-bot';
+    expect(
+      await h.client.requestExtension(operationId, { ...ask, requestedBy: helper, reason: 'me too' }),
+    ).toMatchObject({ accepted: true, localState: 'escalated' });
+    const bodies = (await h.store.entries(operationId)).map((e) => e.entry.body);
+    const raised = bodies.findIndex((b) => b.kind === 'escalation');
+    expect(bodies.filter((b) => b.kind === 'escalation_joined')).toEqual([
+      {
+        kind: 'escalation_joined',
+        escalation: raised + 1,
+        requestedBy: helper,
+        request: `${helper} asks for 600 s more: me too`,
+      },
+    ]);
     const extend = escalation!.options.find((o) => o.option === 'extend')!;
     const decision = {
       option: 'extend' as const,
@@ -242,9 +252,10 @@ describe('AsyncJobWorkflow messages: cancel, decisions, webhooks, joins', () => 
       extendMs: extend.extendMs!,
       extraStatusRequests: extend.extraStatusRequests!,
     };
-    await expect(h.client.decide(operationId, { ...decision, approvedBy: agent })).rejects.toMatchObject({
-      refusalCode: 'ASYNCJOB_ERR_SELF_APPROVAL',
-    });
+    for (const requester of [agent, helper])
+      await expect(h.client.decide(operationId, { ...decision, approvedBy: requester })).rejects.toMatchObject({
+        refusalCode: 'ASYNCJOB_ERR_SELF_APPROVAL',
+      });
     const before = await h.client.get(operationId);
     const granted = await h.client.decide(operationId, { ...decision, approvedBy: 'alice@example.com' });
     expect(granted).toMatchObject({ accepted: true, localState: 'observing' });

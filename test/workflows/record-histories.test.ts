@@ -24,6 +24,7 @@ describe.runIf(record)('record histories for the replay test', () => {
       review_then_done: {
         steps: [{ state: 'running', polls: 1 }, { state: 'manual_review', polls: 1 }, { state: 'succeeded' }],
       },
+      cancellable: { steps: [{ state: 'running' }], cancel: { afterMs: 50, outcome: 'cancelled' } },
       retry_after: {
         steps: [{ state: 'running', polls: 2 }, { state: 'succeeded' }],
         faults: [{ on: 'status', nth: 1, fault: { kind: 'http_error', status: 503, retryAfterSeconds: 1 } }],
@@ -93,6 +94,24 @@ describe.runIf(record)('record histories for the replay test', () => {
     });
     await h.client.result(review.operationId);
     await save('escalate-extend', review.operationId);
+
+    // An agent asks for more time, a second agent's request joins the escalation, a person extends, then cancels.
+    const asked = h.request('rest', { script: 'cancellable' });
+    await h.client.start(asked);
+    await waitFor(asked.operationId, 'observing');
+    for (const requestedBy of ['agent:report-bot', 'agent:helper-bot'])
+      await h.client.requestExtension(asked.operationId, { requestedBy, reason: 'a large export', extendMs: 600_000 });
+    const offered = (await h.client.escalation(asked.operationId))!.options.find((o) => o.option === 'extend')!;
+    await h.client.decide(asked.operationId, {
+      option: 'extend',
+      approvedBy: 'alice@example.com',
+      reason: 'fine',
+      extendMs: offered.extendMs!,
+      extraStatusRequests: offered.extraStatusRequests!,
+    });
+    await h.client.cancel(asked.operationId, { requestedBy: 'alice@example.com', reason: 'done waiting' });
+    await h.client.result(asked.operationId);
+    await save('extension-join', asked.operationId);
 
     const waits = retries.request('rest', {
       script: 'retry_after',
