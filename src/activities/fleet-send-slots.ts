@@ -5,9 +5,10 @@
  * read) is not written on it and takes a new one (`core/send-slot.ts` says why that makes the bound strict).
  *
  * Degradation: a worker that cannot reach the store gets no slot and sends nothing: the reservation's error fails
- * the call, which Temporal does not run again (provider calls have one attempt); the workflow plans it again as it
- * does any failed call (`afterActivityFailure`). A worker never sends on a guess, so it never exceeds its share,
- * whatever the others do, and never waits out an outage to send after its workflow has moved on.
+ * the call as `ASYNCJOB_ERR_NOTHING_SENT` (`sent-requests.ts`), which Temporal does not run again (provider calls
+ * have one attempt); the workflow sends it again later as a request that never left (`afterActivityFailure`). A
+ * worker never sends on a guess, so it never exceeds its share, whatever the others do, and never waits out an
+ * outage to send after its workflow has moved on.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mayWriteIn, type SendSlotReservation, type SendWindow } from '../core/send-slot';

@@ -27,7 +27,7 @@ import {
   type LoopExit,
   type PollLoopLimits,
 } from '../core/poll-loop';
-import { afterActivityFailure, onWake, type StepEntry, type StepResult } from '../core/step';
+import { afterActivityFailure, NOTHING_SENT_FAILURE_TYPE, onWake, type StepEntry, type StepResult } from '../core/step';
 import { tailEntries, withoutTails, type StepOutcome } from '../core/step-outcome';
 import { AsyncJobError } from '../core/errors';
 import { collectResult } from './collect-result';
@@ -209,7 +209,8 @@ class StatusLoop {
         error: failure.message,
       });
       const step = stepContext(this.ctx, this.provider, Math.random());
-      await this.commit(afterActivityFailure(this.state, 'collect', failure.message, step));
+      const sent = failure.type === NOTHING_SENT_FAILURE_TYPE ? 'nothing' : 'maybe';
+      await this.commit(afterActivityFailure(this.state, 'collect', failure.message, step, sent));
     }
   }
 

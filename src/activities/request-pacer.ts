@@ -33,6 +33,7 @@ import {
   type ReserveProviderSend,
 } from './fleet-send-slots';
 import { whileHeartbeating } from './heartbeat';
+import { markingWrites } from './sent-requests';
 
 /**
  * A pace: at most `capacity` sends in any `windowMs`, kept by spacing sends at least `intervalMs`
@@ -258,19 +259,22 @@ function currentPacing(): ActivityPacing | undefined {
 }
 
 /**
- * Sends one provider request in its slot: `send` must pass `slot.written` to the HTTP client as `onWritten`. The
- * slot is given back when `send` settles (a no-op once written). Outside a paced activity the slot does nothing.
+ * Sends one provider request in its slot: `send` must pass `slot.written` to the HTTP client as `onWritten`, which
+ * also marks the activity as having written a request (`sent-requests.ts`). The slot is given back when `send`
+ * settles (a no-op once written). Outside a paced activity the slot does nothing.
  * A write the slot refused (its fleet send window had passed) sent nothing, so `send` runs again on a new slot:
  * safe for any request, since the refusal comes before the first byte (or, for a resend after a renewed credential,
  * before the second attempt of a request that is safe to resend). Throws after too many misses in a row.
  */
 export async function withRequestSlot<T>(send: (slot: RequestSlot) => Promise<T>): Promise<T> {
+  const marking = markingWrites();
+  const marked = (slot: RequestSlot): RequestSlot => ({ ...slot, written: marking(slot.written) });
   const pacing = currentPacing();
-  if (pacing === undefined) return send(UNPACED);
+  if (pacing === undefined) return send(marked(UNPACED));
   for (let tries = 0; tries < MAX_MISSED_SEND_SLOTS; tries++) {
     const ready = await pacing.next();
     try {
-      const sent = await send(ready.slot);
+      const sent = await send(marked(ready.slot));
       if (!ready.missed()) return sent;
     } finally {
       ready.slot.release();

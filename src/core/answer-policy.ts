@@ -52,7 +52,8 @@ export const SIGNAL_MEANING: Record<AnswerSignal, string> = {
   server_error: 'HTTP 500, 502, 504 and any other 5xx',
   unexpected: 'a 1xx or 3xx status',
   too_large: 'an answer over the size limit',
-  not_sent: 'nothing reached the provider (connection refused, DNS, TLS, connect timeout)',
+  not_sent:
+    'nothing reached the provider (connection refused, DNS, TLS, connect timeout, a call that failed before its write)',
   ambiguous: 'the request may have arrived, no answer did (timeout or reset after sending, cut-off body, lost worker)',
   refused: 'refused by us before sending (another origin, a request that cannot be built)',
   no_credential: 'refused by us before sending: the credential could not be had',

@@ -141,6 +141,11 @@ export const ERROR_CODES = {
   ASYNCJOB_ERR_INSUFFICIENT_ENTROPY: row(EXIT.internal, FINAL, 'an idempotency token needs 16 random bytes (I1)'),
   // The worker: activities, the store, the provider registry and contracts, the HTTP client.
   ASYNCJOB_ERR_ACTIVITY_FAILED: row(EXIT.internal, RETRYABLE, 'an activity failed for a reason not of ours'),
+  ASYNCJOB_ERR_NOTHING_SENT: row(
+    EXIT.internal,
+    RETRYABLE,
+    'a provider call failed before it wrote any request (the store unreachable, no send slot): the provider got nothing',
+  ),
   ASYNCJOB_ERR_INTENT_MISSING: row(EXIT.internal, FINAL, 'the intent is not recorded; nothing is sent before it (C1)'),
   ASYNCJOB_ERR_SNAPSHOT_MISSING: row(EXIT.internal, FINAL, 'the journal holds a step the stored snapshot does not'),
   ASYNCJOB_ERR_ARTIFACT_FAILED: row(EXIT.internal, RETRYABLE, 'the result artifact could not be written or read'),

@@ -2,6 +2,7 @@
  * The step after an activity of ours failed (B2, S5, U1, R5, X3): planned again or escalated, never retried blindly.
  */
 import { reactionTo } from './answer-policy';
+import { type ErrorCode } from './codes';
 import { actionSchema, type Action } from './journal';
 import { type Observation } from './observation';
 import { type OperationRecord } from './operation';
@@ -9,23 +10,36 @@ import { type StepContext, type StepResult, Builder } from './step-draft';
 import { enterReconciliation } from './step-create';
 
 /**
+ * What a failed activity sent: `maybe` (it may have reached the provider: a worker lost, a timeout, a failure
+ * after the write) or `nothing` (the activity failed before any request was written, which it reports itself:
+ * `NOTHING_SENT_FAILURE_TYPE`).
+ */
+export type FailedCallSent = 'maybe' | 'nothing';
+
+/** The failure type of a provider-call activity that failed before writing any request: nothing was sent. */
+export const NOTHING_SENT_FAILURE_TYPE: ErrorCode = 'ASYNCJOB_ERR_NOTHING_SENT';
+
+/**
  * Journals the failed call as an observation with `errorCategory: 'activity_failed'` and the decision taken (T3):
- * it may or may not have reached the provider. Nothing was heard from the provider, so its facts are unchanged
- * (M2). Returns undefined, journalling nothing, for an action the journal does not know.
+ * `ambiguous` when it may have reached the provider, `not_sent` when it provably did not. Nothing was heard from
+ * the provider, so its facts are unchanged (M2). Returns undefined, journalling nothing, for an action the journal
+ * does not know.
  */
 function noteFailedCall(
   draft: Builder,
   action: Action | undefined,
+  sent: FailedCallSent,
   detail: string,
   ctx: StepContext,
   decision: string,
   nextPollAtMs?: number,
 ): { observation: Observation; sequence: number } | undefined {
   if (action === undefined) return undefined;
+  const signal = sent === 'nothing' ? 'not_sent' : 'ambiguous';
   const observation: Observation = {
     action,
-    transport: 'ambiguous',
-    signal: 'ambiguous',
+    transport: signal,
+    signal,
     receivedAtMs: ctx.nowMs,
     errorCategory: 'activity_failed',
   };
@@ -40,19 +54,21 @@ function noteFailedCall(
 }
 
 /**
- * An outside-call activity failed for a reason of ours (worker lost, timeout, bug), so nothing was observed:
- * the reservation stays counted (B2: an unused reservation beats an invisible request), the failure counts
- * against the transport-failure budget, is journalled as an observation with `errorCategory: 'activity_failed'`
- * (T3), and the call is planned again after a backoff, or automation stops when the budget is spent (S5). What
- * a call that may have reached the provider does next is the answer policy's `ambiguous` row: a create goes to
- * reconciliation (U1, U2), a cancel escalates `cancellation_unconfirmed` (X3), a collect that is not safe to
- * repeat escalates (R5).
+ * An outside-call activity failed for a reason of ours (worker lost, timeout, bug, the store unreachable), so
+ * nothing was observed: the reservation stays counted (B2: an unused reservation beats an invisible request), the
+ * failure counts against the transport-failure budget, is journalled as an observation with `errorCategory:
+ * 'activity_failed'` (T3), and the call is planned again after a backoff, or automation stops when the budget is
+ * spent (S5). What a call that may have reached the provider does next is the answer policy's `ambiguous` row: a
+ * create goes to reconciliation (U1, U2), a cancel escalates `cancellation_unconfirmed` (X3), a collect that is
+ * not safe to repeat escalates (R5). A call the activity never wrote (`sent: 'nothing'`) is its `not_sent` row:
+ * sent again, as a connection refused is.
  */
 export function afterActivityFailure(
   record: OperationRecord,
   action: string,
   message: string,
   ctx: StepContext,
+  sent: FailedCallSent = 'maybe',
 ): StepResult {
   const used = {
     ...record.used,
@@ -61,13 +77,15 @@ export function afterActivityFailure(
   };
   const draft = new Builder(record, { ...record, used, schedule: {} });
   const cause = `${action.slice(0, 60)}_activity_failed`;
-  const detail = `the ${action.slice(0, 60)} activity failed (${used.transportFailures} transport failures of ${record.budgets.maxTransportFailures}); last: ${message.slice(0, 500)}`;
+  const before = sent === 'nothing' ? ' before sending anything' : '';
+  const detail = `the ${action.slice(0, 60)} activity failed${before} (${used.transportFailures} transport failures of ${record.budgets.maxTransportFailures}); last: ${message.slice(0, 500)}`;
   const known = actionSchema.safeParse(action);
   const call = known.success ? known.data : undefined;
   const note = (decision: string, nextPollAtMs?: number) =>
-    noteFailedCall(draft, call, detail, ctx, decision, nextPollAtMs);
-  // The activity's outside call may or may not have happened: the answer policy's row for an ambiguous exchange.
-  const reaction = call !== undefined && call !== 'webhook' ? reactionTo(call, 'ambiguous') : undefined;
+    noteFailedCall(draft, call, sent, detail, ctx, decision, nextPollAtMs);
+  // The answer policy's row for an exchange that may have happened (ambiguous), or that certainly did not.
+  const signal = sent === 'nothing' ? 'not_sent' : 'ambiguous';
+  const reaction = call !== undefined && call !== 'webhook' ? reactionTo(call, signal) : undefined;
   if (reaction?.kind === 'reconcile' && record.localState === 'create_pending') {
     // U1: the create may have been sent before the activity failed: the same ambiguity as a lost answer.
     const noted = note('reconcile');

@@ -22,6 +22,6 @@ export { onWake, afterStatus, applyWebhookHint } from './step-poll';
 export { requestCancel, afterCancel, cancelWaitsForJob } from './step-cancel';
 export { type CollectOutcome, afterCollect } from './step-collect';
 export { applyDecision, recordRejectedDecision, decisionDeadlinePassed } from './step-decide';
-export { afterActivityFailure } from './step-failure';
+export { afterActivityFailure, type FailedCallSent, NOTHING_SENT_FAILURE_TYPE } from './step-failure';
 export { extensionRequestSchema, requestExtension } from './step-extension';
 export { type Command, nextCommand, operationSummary } from './step-next';

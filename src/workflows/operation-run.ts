@@ -10,6 +10,7 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ProviderFacts } from '../activities/types';
@@ -21,6 +22,7 @@ import { loopTakesWait, retryTakesWait } from '../core/poll-loop';
 import {
   afterActivityFailure,
   decisionDeadlinePassed,
+  NOTHING_SENT_FAILURE_TYPE,
   nextCommand,
   onWake,
   operationSummary,
@@ -42,6 +44,12 @@ import { Publication } from './publication';
 import { invalidInput, refusal } from './refusals';
 
 const ACTOR = 'workflow';
+
+/**
+ * Older histories took every failed provider call for one that may have arrived: the marker keeps them replaying
+ * so, should one hold a failure that says nothing was sent.
+ */
+const NOTHING_SENT_PATCH = 'asyncjob-nothing-sent';
 
 /** The placeholder token of a record whose token the worker has not drawn yet: never recorded, never sent. */
 const UNDRAWN_TOKEN = 'undrawn-idempotency-token';
@@ -293,7 +301,8 @@ export class OperationRun {
       if (cause?.nonRetryable) throw cause;
       const message = String(err.cause?.message ?? err.message);
       log.warn(`${action} activity failed; planned again`, { error: message });
-      await this.commit(afterActivityFailure(this.record, action, message, this.stepContext()));
+      const sent = cause?.type === NOTHING_SENT_FAILURE_TYPE && patched(NOTHING_SENT_PATCH) ? 'nothing' : 'maybe';
+      await this.commit(afterActivityFailure(this.record, action, message, this.stepContext(), sent));
     }
   }
 

@@ -10,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { w3cTraceIdFor } from '../../src/adapters/http';
 import { createProviderRegistry } from '../../src/adapters/providers/registry';
 import { createActivities, type AsyncJobActivities } from '../../src/activities';
+import { pacingInterceptor, RequestPacer } from '../../src/activities/request-pacer';
 import { operationRecordSchema, type OperationRecord } from '../../src/core/operation';
 import { type StepEntry } from '../../src/core/step';
-import { foldOutcome, withoutTails, type StepOutcome } from '../../src/core/step-outcome';
+import { foldOutcome, outcomeOfRecord, withoutTails, type StepOutcome } from '../../src/core/step-outcome';
 import { DIALECTS, TOKEN, newRecord, reserveStatus, run, startHarness, step, type Harness } from './harness';
 
 async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
@@ -109,6 +110,31 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     expect(after.localState).toBe('escalated');
     expect(after.escalation?.reason).toBe('deadline_exceeded');
     expect(after.escalation?.message.detail).toContain('before any create request reached the provider');
+  });
+
+  it('B2, U1: a create that fails before its write says nothing was sent (no send slot: the fleet store unreachable); one that fails after it does not', async () => {
+    const payload = { report: 'no-send-slot', scenario: 'default' };
+    const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });
+    const { state } = outcomeOfRecord(record);
+    const input = { state, random: 0.5, payload };
+    // The provider's queue is rate-limited fleet-wide and PostgreSQL, which hands out the send slots, is down.
+    const unreachable = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    const paced = new MockActivityEnvironment(
+      {},
+      { interceptors: [pacingInterceptor(new RequestPacer(50), unreachable)] },
+    );
+    const unsent = await failureOf(paced.run(a.createJob, input));
+    expect(unsent).toMatchObject({ type: 'ASYNCJOB_ERR_NOTHING_SENT', nonRetryable: false });
+    expect(unsent.message).toContain('nothing was sent: connect ECONNREFUSED 127.0.0.1:5432');
+    expect(h.sim.requests({ action: 'create', idempotencyKey: record.idempotencyToken })).toHaveLength(0);
+    // The create is written, then the store fails to record its answer: it may have created a job.
+    const store = Object.create(h.store, {
+      appendWithSnapshot: { value: () => Promise.reject(new Error('connection terminated unexpectedly')) },
+    }) as typeof h.store;
+    const lost = createActivities({ store, providers: h.registry, artifacts: h.artifacts });
+    const maybe = await failureOf(run(lost.createJob, input));
+    expect(maybe.type).toBe('ASYNCJOB_ERR_ACTIVITY_FAILED');
+    expect(h.sim.requests({ action: 'create', idempotencyKey: record.idempotencyToken })).toHaveLength(1);
   });
 
   it.skipIf(dialect !== 'rest')(

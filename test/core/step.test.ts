@@ -1871,6 +1871,41 @@ describe('activity failures (B2, S5)', () => {
     expect(nextCommand(again, again.schedule.nextPollAtMs!)).toEqual({ kind: 'collect' });
   });
 
+  it('B2, U1, X3, R5: a call the activity failed before writing sent nothing: a create, a cancel and a collect are sent again, none taken for one that may have arrived', () => {
+    const r = newRecord(FAST);
+    const reserved = reserveCreateAttempt(r, ctx(T0 + 10));
+    if (reserved.kind !== 'reserved') throw new Error('expected reserved');
+    const noSlot = 'nothing was sent: connect ECONNREFUSED 127.0.0.1:5432';
+    const create = afterActivityFailure(reserved.record, 'create', noSlot, ctx(T0 + 100), 'nothing');
+    const c = check(reserved.record, create);
+    expect(kinds(create.entries)).toEqual(['observation']);
+    expect(create.entries[0]!.body).toMatchObject({
+      action: 'create',
+      transport: 'not_sent',
+      errorCategory: 'activity_failed',
+      decision: 'retry',
+    });
+    expect(c.localState).toBe('create_pending');
+    expect(c.used.transportFailures).toBe(1);
+    expect(nextCommand(c, c.schedule.nextPollAtMs!)).toMatchObject({ kind: 'create' });
+    expect(reserveCreateAttempt(c, ctx(c.schedule.nextPollAtMs!)).kind).toBe('reserved');
+
+    const o = observing();
+    const at = o.schedule.nextPollAtMs! - 1;
+    const req = check(o, notRefused(requestCancel(o, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(at))));
+    const cancel = check(req, afterActivityFailure(req, 'cancel', noSlot, ctx(at + 100), 'nothing'));
+    expect(cancel.localState).toBe('cancel_requested');
+    expect(cancel.cancel?.sentAtMs).toBeUndefined();
+    expect(nextCommand(cancel, cancel.schedule.nextPollAtMs!)).toEqual({ kind: 'cancel' });
+
+    const a = acceptedRecord();
+    const collecting = poll(a, a.schedule.nextPollAtMs!, done);
+    const when = collecting.journal.observations.at(-1)!.atMs + 5;
+    const unsafe = ctx(when, { capabilities: { cancel: true, repeatableCollect: false } });
+    const collect = check(collecting, afterActivityFailure(collecting, 'collect', noSlot, unsafe, 'nothing'));
+    expect(nextCommand(collect, collect.schedule.nextPollAtMs!)).toEqual({ kind: 'collect' });
+  });
+
   it('U2: a reconciliation the provider cannot do is never read as "no job"', () => {
     const r0 = newRecord(FAST);
     const r = check(

@@ -20,7 +20,7 @@ import { AsyncJobClient } from '../../src/client';
 import type { DeciderPolicyInForce } from '../../src/core/decider-policy';
 import type { PollLoopLimits } from '../../src/core/poll-loop';
 import { asyncJobServiceHandler } from '../../src/nexus/handler';
-import { createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
+import { type AsyncJobWorkerOptions, createWorkers, runWorkers, shutdownWorkers } from '../../src/worker';
 import { connectTestEnvironment, workflowBundle } from '../setup/temporal';
 
 /** What {@link startDocumentWorker} started. */
@@ -50,6 +50,8 @@ export async function startDocumentWorker(options: {
   pollLoop?: PollLoopLimits | false;
   /** Rate limit per provider queue (requests per second). */
   maxRequestsPerSecond?: number;
+  /** The fleet's send slots of rate-limited queues (a PostgreSQL store's `reserveProviderSend`). Default: none. */
+  reserveProviderSend?: AsyncJobWorkerOptions['reserveProviderSend'];
   /** The decider policy the worker holds (D2): each operation started keeps it. Default: none. */
   deciders?: DeciderPolicyInForce;
   /** Serve the `asyncjob` Nexus service on the task queue, as `asyncjob worker` with ASYNCJOB_NEXUS_ENDPOINT. */
@@ -86,6 +88,7 @@ export async function startDocumentWorker(options: {
       taskQueue: registry.get(name).facts.taskQueue!,
       ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),
     })),
+    ...(options.reserveProviderSend !== undefined ? { reserveProviderSend: options.reserveProviderSend } : {}),
     workflowBundle: await workflowBundle(),
     ...(options.nexus === true ? { nexusServices: [asyncJobServiceHandler({ providers: registry })] } : {}),
     shutdownGraceTime: '1 second',

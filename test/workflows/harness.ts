@@ -19,6 +19,7 @@ import type { RequestRecord } from '../../src/simulator/accounting';
 import type { ScenarioInput } from '../../src/simulator/scenario';
 import { startSimulator, type Simulator } from '../../src/simulator';
 import { uniqueId } from '../setup/temporal';
+import type { AsyncJobWorkerOptions } from '../../src/worker';
 import { startDocumentWorker } from './document-worker';
 
 /** The simulators' bearer token: the secret that must never leak. */
@@ -60,6 +61,8 @@ export interface HarnessOptions {
   scenarios?: Partial<Record<Dialect, ScenarioInput>>;
   /** Rate limit per provider queue (requests per second). */
   maxRequestsPerSecond?: number;
+  /** The fleet's send slots of rate-limited queues (a PostgreSQL store's `reserveProviderSend`). Default: none. */
+  reserveProviderSend?: AsyncJobWorkerOptions['reserveProviderSend'];
   /** The worker's status loop (`core/poll-loop.ts`); `false`: one activity per status read. Default: on. */
   pollLoop?: PollLoopLimits | false;
   /** The decider policy the worker holds (D2), as `loadDeciderPolicy` reads it: operations started keep it. Default: none. */
@@ -96,6 +99,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     forbiddenValues: [SIM_TOKEN],
     ...(options.pollLoop !== undefined ? { pollLoop: options.pollLoop } : {}),
     ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),
+    ...(options.reserveProviderSend !== undefined ? { reserveProviderSend: options.reserveProviderSend } : {}),
     ...(options.deciders !== undefined ? { deciders: options.deciders } : {}),
     ...(options.nexus === true ? { nexus: true } : {}),
     ...(options.activities !== undefined ? { activities: options.activities } : {}),

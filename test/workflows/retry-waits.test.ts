@@ -138,6 +138,8 @@ describe('status waits as retries of one activity (P4, B2)', () => {
     expect(failures).toHaveLength(1);
     expect(failures[0]!.actor).toMatch(/^worker:/);
     expect(JSON.stringify(failures[0]!.body)).toContain('ASYNCJOB_ERR_ARTIFACT_FAILED');
+    // It failed before the download was written: nothing was sent.
+    expect(failures[0]!.body).toMatchObject({ action: 'collect', transport: 'not_sent' });
     // Never retried by Temporal: no activity failed in history, and the status activity ran no attempt for it.
     const events = await historyEvents(h, request.operationId);
     expect(events.some((event) => event.activityTaskFailedEventAttributes)).toBe(false);
