@@ -26,6 +26,7 @@ import {
   reserveCreateAttempt,
   type Command,
   type CollectOutcome,
+  type FailedCallSent,
   type ReconciliationMethod,
   type StepContext,
   type StepEntry,
@@ -1346,6 +1347,66 @@ describe('cancellation (X1-X3, M2)', () => {
     expect(again.cancel?.sentAtMs).toBeUndefined();
     expect(nextCommand(again, again.schedule.nextPollAtMs!)).toEqual({ kind: 'cancel' });
   });
+
+  it('X3: over random cancel answers, one that may have taken effect is never sent again; one that certainly did not is sent again until one lands or a bound stops it', () => {
+    /** One cancel call's fate: an answer, a request that never left or was refused by us, or a failed activity. */
+    const fate = fc.record({
+      kind: fc.constantFrom('response', 'response', 'response', 'not_sent', 'refused', 'ambiguous', 'maybe', 'nothing'),
+      httpStatus: fc.constantFrom(200, 202, 409, 429, 429, 503, 503, 500, 502, 400, 404),
+      retryAfter: fc.constantFrom(undefined, undefined, '1'),
+    });
+    let sentAgain = 0;
+    fc.assert(
+      fc.property(fc.array(fate, { minLength: 1, maxLength: 12 }), (fates) => {
+        const o = observing({ ...FAST, maxTransportFailures: 4, maxRateLimited: 3 });
+        let now = o.schedule.nextPollAtMs! - 1;
+        let r = check(o, notRefused(requestCancel(o, { requestedBy: 'alice@example.com', reason: 'stop' }, ctx(now))));
+        let mayHaveTakenEffect = false;
+        let withoutEffect = 0;
+        for (const f of fates) {
+          let cmd = nextCommand(r, now);
+          while (cmd.kind === 'wait') {
+            now = Math.max(now + 1, cmd.untilMs);
+            cmd = nextCommand(r, now);
+          }
+          if (cmd.kind !== 'cancel') {
+            // Not sent again: because one may have taken effect, or a bound stopped it (escalated, never silently).
+            expect(mayHaveTakenEffect || r.localState === 'escalated').toBe(true);
+            return;
+          }
+          expect(mayHaveTakenEffect).toBe(false);
+          if (withoutEffect > 0) sentAgain++;
+          const at = now + 10;
+          const certainlyNoEffect =
+            f.kind === 'nothing' ||
+            f.kind === 'not_sent' ||
+            f.kind === 'refused' ||
+            (f.kind === 'response' && (f.httpStatus === 429 || f.httpStatus === 503));
+          if (certainlyNoEffect) withoutEffect++;
+          else mayHaveTakenEffect = true;
+          r =
+            f.kind === 'maybe' || f.kind === 'nothing'
+              ? check(r, afterActivityFailure(r, 'cancel', 'worker lost', ctx(at), f.kind))
+              : check(
+                  r,
+                  afterCancel(
+                    r,
+                    cancelObs(at, {
+                      transport: f.kind,
+                      ...(f.kind === 'response' ? { httpStatus: f.httpStatus } : { httpStatus: undefined }),
+                      ...(f.retryAfter !== undefined ? { retryAfter: f.retryAfter } : {}),
+                    }),
+                    ctx(at),
+                  ),
+                );
+          now = at;
+        }
+      }),
+      { numRuns: 400, seed: 4321 },
+    );
+    // The re-send is exercised, not only allowed.
+    expect(sentAgain).toBeGreaterThan(20);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -1988,8 +2049,11 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
     retryAfter: w<string | undefined>([12, undefined], [1, '1'], [1, '30'], [1, 'garbage'], [1, '-5']),
     parseProblem: w<string | undefined>([15, undefined], [1, 'not JSON']),
     collect: w<'valid' | 'invalid' | 'none'>([5, 'valid'], [1, 'invalid'], [1, 'none']),
-    /** The activity itself fails (worker lost, timeout): nothing is observed (B2). */
-    activityFails: w([14, false], [1, true]),
+    /**
+     * The activity itself fails: after its request may have left (`maybe`: a worker lost, a timeout) or before it
+     * wrote any (`nothing`: no send slot); nothing is observed (B2).
+     */
+    activityFails: w<false | FailedCallSent>([14, false], [1, 'maybe'], [1, 'nothing']),
     delayMs: fc.oneof(
       { weight: 8, arbitrary: fc.integer({ min: 0, max: 60_000 }) },
       { weight: 1, arbitrary: fc.integer({ min: 60_000, max: 1_200_000 }) },
@@ -2043,6 +2107,7 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
           );
           let now = T0;
           let cancelsDelivered = 0;
+          let cancelsWithoutEffect = 0;
           const apply = (s: StepResult): void => {
             r = check(r, s);
             for (const e of s.entries) if (e.body.kind === 'transition') reached.add(e.body.to);
@@ -2103,6 +2168,7 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
                         'create',
                         'worker lost',
                         ctx(at, { random, reconciliation, capabilities }),
+                        a.activityFails,
                       ),
                     );
                   else
@@ -2124,6 +2190,7 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
                       'reconcile',
                       'worker lost',
                       ctx(at, { random, reconciliation, capabilities }),
+                      a.activityFails,
                     ),
                   );
                 else
@@ -2148,6 +2215,7 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
                         'status',
                         'worker lost',
                         ctx(at, { random, reconciliation, capabilities }),
+                        a.activityFails,
                       ),
                     );
                   else
@@ -2163,12 +2231,25 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
               }
               case 'cancel': {
                 const o = observationFor('cancel', a, at);
-                // X3: a cancel that may have reached the provider is sent at most once per operation.
-                if (a.activityFails || (o.transport !== 'not_sent' && o.transport !== 'refused')) cancelsDelivered++;
+                // X3: a cancel that may have taken effect is sent at most once per operation; one that certainly did
+                // not (never sent, refused by us, 429, 503, an activity that failed before its write) is sent again.
+                const certainlyNoEffect = a.activityFails
+                  ? a.activityFails === 'nothing'
+                  : o.transport === 'not_sent' ||
+                    o.transport === 'refused' ||
+                    (o.transport === 'response' && (a.httpStatus === 429 || a.httpStatus === 503));
+                if (certainlyNoEffect) cancelsWithoutEffect++;
+                else cancelsDelivered++;
                 expect(cancelsDelivered).toBeLessThanOrEqual(1);
                 if (a.activityFails)
                   apply(
-                    afterActivityFailure(r, 'cancel', 'worker lost', ctx(at, { random, reconciliation, capabilities })),
+                    afterActivityFailure(
+                      r,
+                      'cancel',
+                      'worker lost',
+                      ctx(at, { random, reconciliation, capabilities }),
+                      a.activityFails,
+                    ),
                   );
                 else apply(afterCancel(r, o, ctx(at, { random, reconciliation, capabilities })));
                 break;
@@ -2182,6 +2263,7 @@ describe('properties over random lifecycles (M3, B1, S1, S4)', () => {
                       'collect',
                       'worker lost',
                       ctx(at, { random, reconciliation, capabilities }),
+                      a.activityFails,
                     ),
                   );
                 else
