@@ -158,26 +158,29 @@ describe('encrypted payloads on a real dev server', () => {
     const summary = await client.result(operationId);
     expect(summary.localState).toBe('escalated');
 
-    // History: the activity failed with our failure type in plain (it names no data), the text encoded.
+    // History: the activity failed with our failure type in plain (it names no data), the text encoded. It failed
+    // before its download was written: nothing was sent.
     const temporal = client['ctx'].client;
     const failed = (await eventsOfEveryRun(temporal, operationId)).filter((e) => e.activityTaskFailedEventAttributes);
     expect(failed).toHaveLength(1);
     const failure = failed[0]!.activityTaskFailedEventAttributes!.failure!;
     expect(failure.message).toBe('Encoded failure');
     expect(failure.stackTrace ?? '').toBe('');
-    expect(failure.applicationFailureInfo?.type).toBe('ASYNCJOB_ERR_ARTIFACT_FAILED');
+    expect(failure.applicationFailureInfo?.type).toBe('ASYNCJOB_ERR_NOTHING_SENT');
     expect(Buffer.from(failure.encodedAttributes!.metadata!.encoding!).toString()).toBe('binary/encrypted');
     // The client's data converter (the keys) restores the message and the stack trace.
     const decoded = await decodeOptionalFailureToOptionalError(temporal.options.loadedDataConverter, failure);
     const message = `ASYNCJOB_ERR_ARTIFACT_FAILED: cannot start the artifact of ${operationId}: EEXIST`;
-    expect(decoded?.message).toContain(message);
+    expect(decoded?.message).toContain(`ASYNCJOB_ERR_NOTHING_SENT: nothing was sent: ${message}`);
     expect(decoded?.message).toContain(folder);
     expect(decoded?.stack).toContain('to-failure.ts');
-    expect((decoded?.cause as Error | undefined)?.stack).toContain('collect-result.ts');
+    const cause = decoded?.cause as Error | undefined;
+    expect(cause?.stack).toContain('sent-requests.ts');
+    expect((cause?.cause as Error | undefined)?.stack).toContain('collect-result.ts');
 
     // Temporal's database: the failure event is there (its type), its text and stack traces are not.
     const database = await temporalDatabase(dir);
-    expect(database.includes('ASYNCJOB_ERR_ARTIFACT_FAILED')).toBe(true);
+    expect(database.includes('ASYNCJOB_ERR_NOTHING_SENT')).toBe(true);
     expect(database.includes('cannot start the artifact of')).toBe(false);
     expect(database.includes(artifactFolderOf(operationId))).toBe(false);
     expect(database.includes('to-failure.ts')).toBe(false);
@@ -188,7 +191,9 @@ describe('encrypted payloads on a real dev server', () => {
     const cliEnv = { ...(env as Record<string, string>), ASYNCJOB_STORE: `sqlite:${path.join(dir, 'asyncjob.db')}` };
     const shown = await runShell(`bin/asyncjob decide ${operationId}`, { env: cliEnv, timeoutMs: 60_000 });
     expect(shown.code, shown.stdout + shown.stderr).toBe(0);
-    expect(shown.stdout).toContain(`the collect activity failed (1 transport failures of 1); last: ${message}`);
+    expect(shown.stdout).toContain(
+      `the collect activity failed before sending anything (1 transport failures of 1); last: ASYNCJOB_ERR_NOTHING_SENT: nothing was sent: ${message}`,
+    );
     await rm(folder);
     const decided = await runShell(
       `bin/asyncjob decide ${operationId} --option extend --extend 15m --checks 4 --transport-failures 1 --by ops@example.com --reason "artifact folder repaired"`,
