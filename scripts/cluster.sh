@@ -12,7 +12,8 @@
 #   bash scripts/cluster.sh build | status
 #
 # Settings (environment): ASYNCJOB_CLUSTER_PORT (frontend gRPC, default 7333; the other services use the next
-# ports and +100), ASYNCJOB_CLUSTER_PG_PORT (default 55440), ASYNCJOB_CLUSTER_DIR (state, default
+# ports and +100), ASYNCJOB_CLUSTER_PG_PORT (default 25440;
+# below the ephemeral port range, as scripts/postgres-for-tests.sh says why), ASYNCJOB_CLUSTER_DIR (state, default
 # /tmp/asyncjob-cluster), ASYNCJOB_CLUSTER_CACHE (binaries, default ~/.cache/asyncjob/temporal-server-VERSION).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,7 @@ ROOT="$PWD"
 
 VERSION=1.32.2
 PORT="${ASYNCJOB_CLUSTER_PORT:-7333}"
-PG_PORT="${ASYNCJOB_CLUSTER_PG_PORT:-55440}"
+PG_PORT="${ASYNCJOB_CLUSTER_PG_PORT:-25440}"
 STATE="${ASYNCJOB_CLUSTER_DIR:-/tmp/asyncjob-cluster}"
 CACHE="${ASYNCJOB_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/asyncjob/temporal-server-$VERSION}"
 ADDRESS="127.0.0.1:$PORT"

@@ -3,7 +3,9 @@
 # directory, and prints the connection string for the store contract tests (ASYNCJOB_TEST_PG_URL).
 # Usage: eval "$(bash scripts/postgres-for-tests.sh start)"   |   bash scripts/postgres-for-tests.sh restart|stop
 set -euo pipefail
-PORT="${ASYNCJOB_TEST_PG_PORT:-55432}"
+# Below Linux's ephemeral range (32768-60999): a port in it can be held, when the server starts, as the local port of
+# any outgoing connection on the machine, and PostgreSQL then fails to bind ("Address already in use").
+PORT="${ASYNCJOB_TEST_PG_PORT:-25432}"
 DATA="${ASYNCJOB_TEST_PG_DIR:-/tmp/asyncjob-pg-$PORT}"
 
 pg_bin() {
