@@ -9,6 +9,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { AsyncJobWorkflowInput, CarriedState } from '../workflows/messages';
 import { stateKey } from '../workflows/search-attributes';
 import { type ClientContext } from './context';
+import { serverBusy } from './translate';
 import { withLinkedSignal } from './wait-scope';
 
 type HistoryResponse = Awaited<ReturnType<WorkflowService['getWorkflowExecutionHistory']>>;
@@ -58,6 +59,36 @@ export function lastPublishedMayBeEscalated(events: readonly HistoryEvent[]): bo
   return false;
 }
 
+/** The longest pause before a long poll the server refused for load is asked again, ms. */
+const MAX_BUSY_PAUSE_MS = 5_000;
+
+/**
+ * One long poll for history, asked again after a pause while the server refuses it for load (RESOURCE_EXHAUSTED:
+ * the namespace's concurrent long polls are at their limit, 1,200 per frontend by default, which a caller waiting
+ * on hundreds of operations at once reaches with two long polls per wait): the waits are then paced by the server,
+ * none fails. The pause doubles from 100 ms to {@link MAX_BUSY_PAUSE_MS}, each drawn at random in its upper half
+ * (so the refused polls do not come back together); the caller's signal ends it. Hand-written: the SDK's own retry
+ * of this code gives up after a few attempts, and a wait outlives any count of them.
+ */
+async function longPoll(
+  ctx: ClientContext,
+  signal: AbortSignal,
+  request: Parameters<WorkflowService['getWorkflowExecutionHistory']>[0],
+): Promise<HistoryResponse> {
+  const { client } = ctx;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await withLinkedSignal(signal, (linked) =>
+        client.withAbortSignal(linked, () => client.workflowService.getWorkflowExecutionHistory(request)),
+      );
+    } catch (err) {
+      if (!serverBusy(err) || signal.aborted) throw err;
+      const ceilingMs = Math.min(MAX_BUSY_PAUSE_MS, 100 * 2 ** Math.min(attempt, 10));
+      await sleep(ceilingMs / 2 + Math.random() * (ceilingMs / 2), undefined, { signal });
+    }
+  }
+}
+
 /** Follows the history of an operation's workflow from its first event, through continue-as-new. */
 export class HistoryFollower {
   private token: Uint8Array | undefined;
@@ -81,18 +112,13 @@ export class HistoryFollower {
     const wait = this.lastReadAtMs + this.minIntervalMs - Date.now();
     if (wait > 0) await sleep(wait, undefined, { signal });
     this.lastReadAtMs = Date.now();
-    const { client, namespace } = this.ctx;
-    const response = await withLinkedSignal(signal, (linked) =>
-      client.withAbortSignal(linked, () =>
-        client.workflowService.getWorkflowExecutionHistory({
-          namespace,
-          execution: { workflowId: this.operationId, runId: this.runId },
-          ...(this.token ? { nextPageToken: this.token } : {}),
-          waitNewEvent: true,
-          skipArchival: true,
-        }),
-      ),
-    );
+    const response = await longPoll(this.ctx, signal, {
+      namespace: this.ctx.namespace,
+      execution: { workflowId: this.operationId, runId: this.runId },
+      ...(this.token ? { nextPageToken: this.token } : {}),
+      waitNewEvent: true,
+      skipArchival: true,
+    });
     const events = response.history?.events ?? [];
     const continued = events.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)
       ?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
@@ -122,22 +148,17 @@ export async function waitUntilClosed(
   operationId: string,
   signal: AbortSignal,
 ): Promise<HistoryEvent> {
-  const { client, namespace } = ctx;
   let runId: string | undefined;
   let token: Uint8Array | undefined;
   for (;;) {
-    const response = await withLinkedSignal(signal, (linked) =>
-      client.withAbortSignal(linked, () =>
-        client.workflowService.getWorkflowExecutionHistory({
-          namespace,
-          execution: { workflowId: operationId, ...(runId ? { runId } : {}) },
-          ...(token ? { nextPageToken: token } : {}),
-          waitNewEvent: true,
-          skipArchival: true,
-          historyEventFilterType: CLOSE_EVENT_ONLY,
-        }),
-      ),
-    );
+    const response = await longPoll(ctx, signal, {
+      namespace: ctx.namespace,
+      execution: { workflowId: operationId, ...(runId ? { runId } : {}) },
+      ...(token ? { nextPageToken: token } : {}),
+      waitNewEvent: true,
+      skipArchival: true,
+      historyEventFilterType: CLOSE_EVENT_ONLY,
+    });
     const close = response.history?.events?.[0];
     if (!close) {
       // The server's long poll expired first: ask again from where it stopped.

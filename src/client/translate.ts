@@ -45,6 +45,7 @@ const GRPC = {
   DEADLINE_EXCEEDED: 4,
   NOT_FOUND: 5,
   PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
   FAILED_PRECONDITION: 9,
   INTERNAL: 13,
   UNAVAILABLE: 14,
@@ -120,6 +121,14 @@ export function noWorkerAnswer(err: unknown, ctx: CallContext, detail?: string):
 export function reachabilityUnknown(err: unknown): boolean {
   const status = grpcStatusOf(err);
   return status !== null && (status.code === GRPC.DEADLINE_EXCEEDED || status.code === GRPC.UNAVAILABLE);
+}
+
+/**
+ * True when the server refused the call for load (RESOURCE_EXHAUSTED): a limit of the namespace, such as its
+ * concurrent long polls (`frontend.namespaceCount`, 1,200 per frontend by default), or its request rate.
+ */
+export function serverBusy(err: unknown): boolean {
+  return grpcStatusOf(err)?.code === GRPC.RESOURCE_EXHAUSTED;
 }
 
 /** Temporal's execution status of a run that ended with this failure (as the SDK's `result()` builds them). */
