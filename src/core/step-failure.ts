@@ -28,14 +28,13 @@ export const NOTHING_SENT_FAILURE_TYPE: ErrorCode = 'ASYNCJOB_ERR_NOTHING_SENT';
 function noteFailedCall(
   draft: Builder,
   action: Action | undefined,
-  sent: FailedCallSent,
+  signal: 'not_sent' | 'ambiguous',
   detail: string,
   ctx: StepContext,
   decision: string,
   nextPollAtMs?: number,
 ): { observation: Observation; sequence: number } | undefined {
   if (action === undefined) return undefined;
-  const signal = sent === 'nothing' ? 'not_sent' : 'ambiguous';
   const observation: Observation = {
     action,
     transport: signal,
@@ -81,10 +80,10 @@ export function afterActivityFailure(
   const detail = `the ${action.slice(0, 60)} activity failed${before} (${used.transportFailures} transport failures of ${record.budgets.maxTransportFailures}); last: ${message.slice(0, 500)}`;
   const known = actionSchema.safeParse(action);
   const call = known.success ? known.data : undefined;
-  const note = (decision: string, nextPollAtMs?: number) =>
-    noteFailedCall(draft, call, sent, detail, ctx, decision, nextPollAtMs);
   // The answer policy's row for an exchange that may have happened (ambiguous), or that certainly did not.
   const signal = sent === 'nothing' ? 'not_sent' : 'ambiguous';
+  const note = (decision: string, nextPollAtMs?: number) =>
+    noteFailedCall(draft, call, signal, detail, ctx, decision, nextPollAtMs);
   const reaction = call !== undefined && call !== 'webhook' ? reactionTo(call, signal) : undefined;
   if (reaction?.kind === 'reconcile' && record.localState === 'create_pending') {
     // U1: the create may have been sent before the activity failed: the same ambiguity as a lost answer.

@@ -1862,6 +1862,12 @@ describe('webhook hints (W1)', () => {
 
 // ---------------------------------------------------------------------------------------------------------
 
+/** The step journalled one observation of a failed activity, with `fields`, and planned the call again. */
+function expectOneRetriedFailure(step: StepResult, fields: Record<string, unknown>): void {
+  expect(kinds(step.entries)).toEqual(['observation']);
+  expect(step.entries[0]!.body).toMatchObject({ ...fields, errorCategory: 'activity_failed', decision: 'retry' });
+}
+
 describe('activity failures (B2, S5)', () => {
   it('B2: a status activity that failed keeps its reservation counted and is planned again after a backoff', () => {
     const r = observing();
@@ -1870,12 +1876,7 @@ describe('activity failures (B2, S5)', () => {
     const at = r.schedule.nextPollAtMs! + 100;
     const step = afterActivityFailure(woke.record, 'status', 'worker lost', ctx(at));
     const f = check(woke.record, step);
-    expect(kinds(step.entries)).toEqual(['observation']);
-    expect(step.entries[0]!.body).toMatchObject({
-      action: 'status',
-      errorCategory: 'activity_failed',
-      decision: 'retry',
-    });
+    expectOneRetriedFailure(step, { action: 'status' });
     expect(f.used.statusRequests).toBe(woke.record.used.statusRequests);
     expect(f.used.transportFailures).toBe(woke.record.used.transportFailures + 1);
     expect(f.schedule.reservedAtMs).toBeUndefined();
@@ -1939,13 +1940,7 @@ describe('activity failures (B2, S5)', () => {
     const noSlot = 'nothing was sent: connect ECONNREFUSED 127.0.0.1:5432';
     const create = afterActivityFailure(reserved.record, 'create', noSlot, ctx(T0 + 100), 'nothing');
     const c = check(reserved.record, create);
-    expect(kinds(create.entries)).toEqual(['observation']);
-    expect(create.entries[0]!.body).toMatchObject({
-      action: 'create',
-      transport: 'not_sent',
-      errorCategory: 'activity_failed',
-      decision: 'retry',
-    });
+    expectOneRetriedFailure(create, { action: 'create', transport: 'not_sent' });
     expect(c.localState).toBe('create_pending');
     expect(c.used.transportFailures).toBe(1);
     expect(nextCommand(c, c.schedule.nextPollAtMs!)).toMatchObject({ kind: 'create' });
