@@ -45,9 +45,12 @@ export { WORKFLOW_BUNDLER_OPTIONS, workflowsPath };
 
 export { DEFAULT_MAX_CACHED_WORKFLOWS };
 
-/** A provider's activity queue and its rate. */
+/**
+ * A provider's own activity queue and its rate. A rate only holds for calls that come to this queue: name the
+ * provider in the registry's `ownQueues` (its calls otherwise run on the workflows' queue, F9).
+ */
 export interface ProviderQueue {
-  /** The provider's activity task queue (from `ProviderFacts.taskQueue`). */
+  /** The provider's own activity task queue (`RegisteredProvider.taskQueue`). */
   taskQueue: string;
   /**
    * The most provider requests per second (a positive finite number; unlimited when absent): strict for this
@@ -67,7 +70,10 @@ export interface AsyncJobWorkerOptions {
   providerQueues: ProviderQueue[];
   /** Pre-bundled workflow code (tests bundle once per file); bundled from source when absent. */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  /** Concurrent provider-call activities per worker and queue: {@link DEFAULT_PROVIDER_CALL_SLOTS} when absent. */
+  /**
+   * Concurrent provider-call activities per worker and queue (the workflows' queue, where the calls of providers
+   * without their own queue run, and each provider queue): {@link DEFAULT_PROVIDER_CALL_SLOTS} when absent.
+   */
   maxConcurrentProviderCalls?: number;
   /**
    * Workflows kept in memory between tasks. An evicted one is replayed from its (bounded, continue-as-new) history
@@ -125,6 +131,7 @@ export async function createWorkers(options: AsyncJobWorkerOptions): Promise<Wor
     ...common,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities: options.activities,
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentProviderCalls ?? DEFAULT_PROVIDER_CALL_SLOTS,
     maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
     ...(options.nexusServices !== undefined ? { nexusServices: options.nexusServices } : {}),
     ...(options.workflowBundle
@@ -328,6 +335,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     searchDirs: config.ASYNCJOB_PROVIDERS_PATH.split(path.delimiter).filter(Boolean),
     env,
     taskQueue: config.ASYNCJOB_TASK_QUEUE,
+    // A rate limit is kept on each provider's own queue (its pacer, the server's dispatch limit); F9.
+    ...(config.ASYNCJOB_PROVIDER_RATE_LIMIT !== undefined ? { ownQueues: 'all' as const } : {}),
   });
   // One reading of Temporal's connection conventions (address, namespace, TLS files, API key), shared with the client.
   const temporal = temporalConnectionSettings(config);
@@ -355,7 +364,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     // Only a store the whole fleet shares (PostgreSQL) has send slots; with SQLite each process paces itself.
     ...(store.reserveProviderSend !== undefined ? { reserveProviderSend: store.reserveProviderSend.bind(store) } : {}),
     providerQueues: registry.names().map((name) => ({
-      taskQueue: registry.get(name).facts.taskQueue!,
+      taskQueue: registry.get(name).taskQueue,
       ...(config.ASYNCJOB_PROVIDER_RATE_LIMIT !== undefined
         ? { maxRequestsPerSecond: config.ASYNCJOB_PROVIDER_RATE_LIMIT }
         : {}),

@@ -227,8 +227,10 @@ async function main(): Promise<void> {
     baseUrls: Object.fromEntries(config.providers.map((p) => [p.name, p.url])),
     env,
     taskQueue: config.taskQueue,
+    // A rate-limited provider's calls on its own queue, as `asyncjob worker` puts them (F9); the others' eager.
+    ownQueues: config.providers.filter((p) => p.maxRequestsPerSecond !== undefined).map((p) => p.name),
   });
-  // The status loop as `asyncjob worker` sets it from its environment: off when providers are rate-limited.
+  // The status loop as `asyncjob worker` sets it from its environment (a rate limit included).
   const rate = config.providers.find((p) => p.maxRequestsPerSecond !== undefined)?.maxRequestsPerSecond;
   const pollLoop = pollLoopOf(
     configSchema.parse({
@@ -246,7 +248,7 @@ async function main(): Promise<void> {
       pollLoop,
     }),
     providerQueues: config.providers.map((p) => ({
-      taskQueue: registry.get(p.name).facts.taskQueue!,
+      taskQueue: registry.get(p.name).taskQueue,
       ...(p.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: p.maxRequestsPerSecond } : {}),
     })),
     workflowBundle: { codePath: config.asyncjobBundlePath },

@@ -20,7 +20,10 @@ export interface ProviderFacts {
   reconciliation: ReconciliationMethod;
   /** The provider's P2 tuning, applied under the caller's own overrides. */
   policy?: PollPolicyInput;
-  /** The activity task queue for this provider's calls (rate-limited per provider). */
+  /**
+   * The provider's own activity task queue, for a provider whose calls run there (a rate-limited one); absent: its
+   * calls run on the workflow's own task queue (F9).
+   */
   taskQueue?: string;
   /** Status reads a short wait apart stay in one activity (`pollStatus`); absent: one activity per read. */
   pollLoop?: PollLoopLimits;

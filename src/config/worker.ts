@@ -97,7 +97,7 @@ export const workerSettings = {
       group: 'worker',
       usedBy: ['worker'],
       description:
-        "provider calls this worker runs at once per provider (Temporal's `maxConcurrentActivityTaskExecutions` of each provider queue); a status loop holds its slot while it waits between reads, so this bounds the operations polling at once in this process; other workers take what this one leaves",
+        "provider calls this worker runs at once (Temporal's `maxConcurrentActivityTaskExecutions`): on the workflows' task queue for its providers together, and per provider on each provider's own queue (a rate-limited provider's calls); a status loop holds its slot while it waits between reads, so this bounds the operations polling at once in this process; other workers take what this one leaves",
       example: '200',
     },
   ),

@@ -101,6 +101,8 @@ export async function startDemoServices(
     providers: [{ name: DEMO_PROVIDER, path: 'rest' }],
     baseUrls: { [DEMO_PROVIDER]: simulator.url },
     env: secrets,
+    // Its calls on its own queue, where the rate limit below is kept (F9).
+    ownQueues: [DEMO_PROVIDER],
   });
   const workers = await createWorkers({
     connection,
@@ -112,7 +114,7 @@ export async function startDemoServices(
       providers: registry,
       artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
     }),
-    providerQueues: [{ taskQueue: registry.get(DEMO_PROVIDER).facts.taskQueue!, maxRequestsPerSecond: 20 }],
+    providerQueues: [{ taskQueue: registry.get(DEMO_PROVIDER).taskQueue, maxRequestsPerSecond: 20 }],
   });
   const running = runWorkers(workers);
   // The demo's operations start once the worker polls the provider's queue (a start refuses an unserved provider).

@@ -45,7 +45,8 @@ export const localWakeStatusLoop = proxyLocalActivities<AsyncJobActivities>({
 /**
  * The activity options of provider calls: never retried by Temporal, the workflow decides every retry, so every
  * request is counted (B2); a failed attempt is planned again by `afterActivityFailure`. Each call passes them with
- * its own summary to `executeWithOptions`.
+ * its own summary to `executeWithOptions`. On the provider's own queue when its facts name one (a rate-limited
+ * provider), else on the workflow's queue, where the server hands the call back eagerly (F9).
  */
 export function providerCallOptions(facts: ProviderFacts) {
   return {

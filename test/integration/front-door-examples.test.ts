@@ -94,7 +94,7 @@ describe('the examples of README.md and docs/cli.md run as written against a wor
         providers: registry,
         artifacts: new FileArtifactStore(path.join(dataDir, 'artifacts')),
       }),
-      providerQueues: [{ taskQueue: registry.get(PROVIDER).facts.taskQueue! }],
+      providerQueues: [{ taskQueue: registry.get(PROVIDER).taskQueue }],
       workflowBundle: await workflowBundle(),
       shutdownGraceTime: '1 second',
     });

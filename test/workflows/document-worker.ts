@@ -71,6 +71,8 @@ export async function startDocumentWorker(options: {
     env: options.env,
     ...(options.baseUrls !== undefined ? { baseUrls: options.baseUrls } : {}),
     http: { headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, connectTimeoutMs: 1_000 },
+    // A rate is kept on the providers' own queues, as `asyncjob worker` does under ASYNCJOB_PROVIDER_RATE_LIMIT.
+    ...(options.maxRequestsPerSecond !== undefined ? { ownQueues: 'all' as const } : {}),
   });
   const workers = await createWorkers({
     connection: env.nativeConnection,
@@ -85,7 +87,7 @@ export async function startDocumentWorker(options: {
       }),
     ),
     providerQueues: registry.names().map((name) => ({
-      taskQueue: registry.get(name).facts.taskQueue!,
+      taskQueue: registry.get(name).taskQueue,
       ...(options.maxRequestsPerSecond !== undefined ? { maxRequestsPerSecond: options.maxRequestsPerSecond } : {}),
     })),
     ...(options.reserveProviderSend !== undefined ? { reserveProviderSend: options.reserveProviderSend } : {}),

@@ -31,6 +31,11 @@ export interface RegisteredProvider {
   readonly http: HttpClient;
   /** What the workflow needs to know (no secrets). */
   readonly facts: ProviderFacts;
+  /**
+   * The provider's own activity queue, `<task queue>-provider-<name>`: every worker of the deployment polls it (the
+   * calls of a rate-limited provider, of runs started so, and the client's check that a provider is served).
+   */
+  readonly taskQueue: string;
 }
 
 /** Providers by name. */
@@ -74,13 +79,19 @@ export interface CreateProviderRegistryOptions {
   awsChain?: AuthoriserOptions['awsChain'];
   /** The deployment's workflow task queue (`ASYNCJOB_TASK_QUEUE`), which scopes the provider queues; default `asyncjob`. */
   taskQueue?: string;
+  /**
+   * The providers whose calls run on their own queues (`'all'`, or names), as a rate limit needs: their pacer and
+   * the server's dispatch limit are there. Every other provider's calls run on the deployment's workflow task queue,
+   * where Temporal dispatches an activity eagerly to the worker whose workflow task scheduled it (rule F9). Default: none.
+   */
+  ownQueues?: 'all' | readonly string[];
 }
 
 /**
- * The facts of an adapter the workflow reads, its calls on the provider's queue of the deployment whose workflows
- * run on `deploymentQueue`. Pure.
+ * The facts of an adapter the workflow reads: its calls on its own queue `ownQueue` when given, else on the
+ * workflow's task queue (F9). Pure.
  */
-function providerFacts(adapter: ProviderAdapter, deploymentQueue: string = DEFAULT_TASK_QUEUE): ProviderFacts {
+function providerFacts(adapter: ProviderAdapter, ownQueue: string | undefined): ProviderFacts {
   return {
     name: adapter.name,
     capabilities: {
@@ -91,8 +102,12 @@ function providerFacts(adapter: ProviderAdapter, deploymentQueue: string = DEFAU
     },
     reconciliation: adapter.reconciliationMethod,
     ...(adapter.policy !== undefined ? { policy: adapter.policy } : {}),
-    taskQueue: providerTaskQueue(deploymentQueue, adapter.name),
+    ...(ownQueue !== undefined ? { taskQueue: ownQueue } : {}),
   };
+}
+
+function ownsQueue(ownQueues: CreateProviderRegistryOptions['ownQueues'], name: string): boolean {
+  return ownQueues === 'all' || (ownQueues ?? []).includes(name);
 }
 
 function isAdapter(p: ProviderAdapter | { name?: string; path: string }): p is ProviderAdapter {
@@ -153,6 +168,7 @@ export async function createProviderRegistry(options: CreateProviderRegistryOpti
   const byName = new Map<string, RegisteredProvider>();
   try {
     for (const adapter of adapters) {
+      const taskQueue = providerTaskQueue(options.taskQueue ?? DEFAULT_TASK_QUEUE, adapter.name);
       if (byName.has(adapter.name))
         throw new ProviderRegistryError(
           'ASYNCJOB_ERR_PROVIDER_DUPLICATE',
@@ -172,7 +188,8 @@ export async function createProviderRegistry(options: CreateProviderRegistryOpti
             },
             options.http ?? {},
           ),
-          facts: providerFacts(adapter, options.taskQueue),
+          facts: providerFacts(adapter, ownsQueue(options.ownQueues, adapter.name) ? taskQueue : undefined),
+          taskQueue,
         }),
       );
     }

@@ -69,13 +69,37 @@ describe('provider registry', () => {
       taskQueue: 'billing',
     });
     try {
-      expect(billing.get('rest').facts.taskQueue).toBe('billing-provider-rest');
+      expect(billing.get('rest').taskQueue).toBe('billing-provider-rest');
     } finally {
       await billing.close();
     }
   });
 
-  it('loads presets by name with the facts the workflow reads, on per-provider task queues', async () => {
+  it("F9: a provider's calls run on the workflows' queue unless it is given its own (a rate-limited provider)", async () => {
+    const registry = await loadProviderRegistry({
+      names: ['rest', 'operation-location'],
+      baseUrls: { rest: provider.url, 'operation-location': provider.url },
+      env: {},
+      taskQueue: 'billing',
+      ownQueues: ['operation-location'],
+    });
+    const all = await loadProviderRegistry({
+      names: ['rest'],
+      baseUrls: { rest: provider.url },
+      env: {},
+      ownQueues: 'all',
+    });
+    try {
+      expect(registry.get('rest').facts).not.toHaveProperty('taskQueue');
+      expect(registry.get('operation-location').facts.taskQueue).toBe('billing-provider-operation-location');
+      expect(all.get('rest').facts.taskQueue).toBe('asyncjob-provider-rest');
+    } finally {
+      await registry.close();
+      await all.close();
+    }
+  });
+
+  it('loads presets by name with the facts the workflow reads and their own task queues', async () => {
     const registry = await loadProviderRegistry({
       names: ['rest', 'operation-location'],
       baseUrls: { rest: provider.url, 'operation-location': provider.url },
@@ -89,13 +113,14 @@ describe('provider registry', () => {
         reconciliation: 'list_by_client_reference',
         // H3: the preset's notFoundWindowMs is the provider's default window.
         policy: { notFoundWindowMs: 5000 },
-        taskQueue: 'asyncjob-provider-rest',
       });
       expect(registry.get('operation-location').facts).toMatchObject({
         reconciliation: 'same_token_resend',
         capabilities: { cancel: true },
-        taskQueue: providerTaskQueue(DEFAULT_TASK_QUEUE, 'operation-location'),
       });
+      expect(registry.get('operation-location').taskQueue).toBe(
+        providerTaskQueue(DEFAULT_TASK_QUEUE, 'operation-location'),
+      );
       expect(registry.get('rest').adapter.baseUrl.startsWith(provider.url)).toBe(true);
     } finally {
       await registry.close();
@@ -193,7 +218,7 @@ describe('provider registry', () => {
     const registry = await createProviderRegistry({ providers: [{ name: 'reports', path: file }], env: {} });
     try {
       expect(registry.get('reports').adapter.name).toBe('reports');
-      expect(registry.get('reports').facts.taskQueue).toBe('asyncjob-provider-reports');
+      expect(registry.get('reports').taskQueue).toBe('asyncjob-provider-reports');
     } finally {
       await registry.close();
     }
