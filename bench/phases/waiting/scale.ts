@@ -54,7 +54,7 @@ export const WAITING_SCALES: Record<WaitingScaleName, WaitingScale> = {
     wakers: 300,
     wakerDelayMs: 90_000,
     windowSeconds: 240,
-    fillBudgetSeconds: 6_300,
+    fillBudgetSeconds: 7_200,
     targetRssMiB: 2_048,
   },
 };
