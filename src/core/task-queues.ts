@@ -1,6 +1,7 @@
 /**
- * The task queues of one deployment: its workflows' queue (`ASYNCJOB_TASK_QUEUE`) and, derived from it, one
- * activity queue per provider. Deriving the provider queues from the deployment's queue keeps two deployments in
+ * The task queues of one deployment: its workflows' queue (`ASYNCJOB_TASK_QUEUE`), where its provider calls run too,
+ * and, derived from it, one activity queue per provider, where a rate-limited provider's calls run (F9). Deriving the
+ * provider queues from the deployment's queue keeps two deployments in
  * one namespace apart: a provider of the same name in each is two queues, so neither deployment's workers run the
  * other's provider calls with their own store, credentials and artifact root. Pure; shared by worker and client.
  */
