@@ -193,7 +193,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
       connection: nativeConnection,
       taskQueue,
       activities: createActivities({ store, providers: registry, artifacts }),
-      providerQueues: registry.names().map((name) => ({ taskQueue: registry.get(name).facts.taskQueue! })),
+      providerQueues: registry.names().map((name) => ({ taskQueue: registry.get(name).taskQueue })),
       workflowBundle: await bundleWorkflowCode({
         workflowsPath,
         logger: {

@@ -91,7 +91,7 @@ export async function startAsyncjob(options: HarnessOptions): Promise<Harness> {
           warn: (m, f) => log(`warn ${m} ${JSON.stringify(f ?? {})}`),
         },
       }),
-      providerQueues: registry.names().map((name) => ({ taskQueue: registry.get(name).facts.taskQueue! })),
+      providerQueues: registry.names().map((name) => ({ taskQueue: registry.get(name).taskQueue })),
       workflowBundle: await bundleWorkflowCode({
         workflowsPath,
         logger: {

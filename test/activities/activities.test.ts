@@ -546,7 +546,6 @@ describe('activities without a provider answer', () => {
       capabilities: { cancel: true, repeatableCollect: true, sameTokenResend: true },
       reconciliation: 'list_by_client_reference',
       policy: { notFoundWindowMs: 5000 },
-      taskQueue: 'asyncjob-provider-rest',
       // P4: the worker's status loop (core/poll-loop.ts), on by default, its longer waits retries of its activity.
       pollLoop: { maxWaitMs: 30_000, maxLoopMs: 120_000, retryWaits: true },
     });

@@ -33,6 +33,10 @@ describe.skipIf(!url)(title, () => {
     fleet = await startPostgresFleet('fleet-wake', url!, {
       scenarios: { rest: { scripts } } as never,
       workers: WORKERS,
+      // Under a rate limit the provider calls run on the provider's own queue, where either worker may take a loop
+      // (F9). Without one they are dispatched eagerly to the worker that ran the workflow's task, so a loop is in
+      // another process only after its workflow moved (an eviction, a restart, a retry-driven wait's attempt).
+      env: { ASYNCJOB_PROVIDER_RATE_LIMIT: '100' },
     });
     ({ world, workers } = fleet);
   });
