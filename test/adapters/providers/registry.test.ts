@@ -61,13 +61,12 @@ describe('provider registry', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** The `rest` preset alone, on the test's provider, with the deployment options given. */
+  const loadRest = (options: { taskQueue?: string; ownQueues?: 'all' }) =>
+    loadProviderRegistry({ names: ['rest'], baseUrls: { rest: provider.url }, env: {}, ...options });
+
   it('F9: the provider queues of a deployment are scoped by its own task queue', async () => {
-    const billing = await loadProviderRegistry({
-      names: ['rest'],
-      baseUrls: { rest: provider.url },
-      env: {},
-      taskQueue: 'billing',
-    });
+    const billing = await loadRest({ taskQueue: 'billing' });
     try {
       expect(billing.get('rest').taskQueue).toBe('billing-provider-rest');
     } finally {
@@ -83,12 +82,7 @@ describe('provider registry', () => {
       taskQueue: 'billing',
       ownQueues: ['operation-location'],
     });
-    const all = await loadProviderRegistry({
-      names: ['rest'],
-      baseUrls: { rest: provider.url },
-      env: {},
-      ownQueues: 'all',
-    });
+    const all = await loadRest({ ownQueues: 'all' });
     try {
       expect(registry.get('rest').facts).not.toHaveProperty('taskQueue');
       expect(registry.get('operation-location').facts.taskQueue).toBe('billing-provider-operation-location');
