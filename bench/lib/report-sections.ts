@@ -57,7 +57,7 @@ export function fleetLines(f: FleetResult): string[] {
   }
   lines.push(
     '',
-    `Rate-limited run (${f.limited.operations} operations, limit ${f.limited.maxRequestsPerSecond}/s, the status loop ${f.statusLoop.limited === false ? 'off' : 'on'}): peak ${f.limited.all.peakPerSecond} per 1-s bucket, ${f.limited.all.peakSlidingPerSecond} per sliding second, ${f.limited.withinLimit ? 'within' : '**over**'} the limit.`,
+    `Rate-limited run (${f.limited.operations} operations, limit ${f.limited.maxRequestsPerSecond}/s, the status loop ${f.statusLoop.limited === false ? 'off' : 'on'}): peak ${f.limited.all.peakPerSecond} per 1-s bucket over a mean of ${f.limited.all.meanPerSecond} = **${f.limited.all.peakOverMean}** (the target), ${f.limited.all.peakSlidingPerSecond} per sliding second, ${f.limited.withinLimit ? 'within' : '**over**'} the limit.`,
     '',
   );
   return lines;

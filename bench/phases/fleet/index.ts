@@ -4,7 +4,8 @@
  * reads (what the policy's jitter spreads) and for all requests. asyncjob's herd runs beside the naive loop's
  * (the same plan with no engine) in alternated rounds, small enough that the dev server keeps up, and each
  * asyncjob round says from its histories and CPU whether it did. Then a herd with a per-provider rate limit
- * (`maxRequestsPerSecond`), whose peak must not exceed the limit.
+ * (`maxRequestsPerSecond`), the configuration for a provider that cannot take a herd: its peak must not exceed the
+ * limit, and its peak over mean is the target (`targets.ts` says why the unlimited herds are not held to it).
  */
 import { deploy, type BenchContext } from '../../lib/context';
 import { nowMs, perSecondBuckets, round, spread, withTimeout } from '../../lib/stats';
