@@ -1,8 +1,15 @@
-/** The `describeProvider` activity: the facts of a registered provider (no secrets, no outside call). */
+/**
+ * The `describeProvider` activity: the facts of a registered provider (no secrets, no outside call), and, given the
+ * operation's start, its intent recorded in the same local activity (`recordStartIntent`), so an operation begins
+ * with one marker event and one round trip between the workflow and the worker.
+ */
+import { AsyncJobError } from '../core/errors';
+import type { OperationStart } from '../core/operation';
 import type { VariableDeclarations } from '../core/operation-variables';
 import type { ProviderAdapter } from '../adapters/providers/adapter';
-import { type ProviderFacts } from './types';
+import { type ProviderFacts, type RecordedStart } from './types';
 import { type ActivityContext } from './provider-call';
+import { recordStartIntent } from './record-intent';
 
 /** The operation variables the adapter's contract declares (C5), or undefined when it declares none. */
 function declaredVariables(adapter: ProviderAdapter): VariableDeclarations | undefined {
@@ -13,17 +20,26 @@ function declaredVariables(adapter: ProviderAdapter): VariableDeclarations | und
 /**
  * Returns the provider's facts with the operation variables its adapter declares, this worker's poll loop
  * limits, if it loops, and its decider policy, if it has one (D2); an unknown provider throws `ASYNCJOB_ERR_PROVIDER_UNKNOWN` (non-retryable).
+ * Given `start`, it records the start's intent with those facts (`recorded`); a retry after the intent was written
+ * joins it, as `recordIntent` does.
  */
 export function describeProvider(ctx: ActivityContext) {
-  return async (input: { provider: string }): Promise<ProviderFacts> => {
+  const recordStart = recordStartIntent(ctx);
+  return async (input: {
+    provider: string;
+    start?: OperationStart;
+  }): Promise<ProviderFacts & { recorded?: RecordedStart }> => {
     const provider = ctx.providers.get(input.provider);
-    const facts = structuredClone(provider.facts);
     const variables = declaredVariables(provider.adapter);
-    return {
-      ...facts,
+    const facts: ProviderFacts = {
+      ...structuredClone(provider.facts),
       ...(variables !== undefined ? { variables: structuredClone(variables) } : {}),
       ...(ctx.pollLoop !== undefined ? { pollLoop: { ...ctx.pollLoop } } : {}),
       ...(ctx.deciders !== undefined ? { deciders: structuredClone(ctx.deciders) } : {}),
     };
+    if (input.start === undefined) return facts;
+    if (input.start.request.provider !== input.provider)
+      throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', `start.request.provider: expected ${input.provider}`);
+    return { ...facts, recorded: await recordStart(input.start, facts) };
   };
 }

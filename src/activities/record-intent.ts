@@ -6,12 +6,14 @@
 import { type DeciderPolicyInForce } from '../core/decider-policy';
 import { intentEntrySchema } from '../core/journal';
 import { tokenDigest } from '../core/fingerprint';
-import { intentEntryOf, type OperationRecord } from '../core/operation';
+import { intentEntryOf, startRecord, type OperationRecord, type OperationStart } from '../core/operation';
 import { type StepEntry } from '../core/step';
 import { AsyncJobError } from '../core/errors';
-import { type StepOutcome } from '../core/step-outcome';
+import { outcomeOfRecord, type StepOutcome } from '../core/step-outcome';
+import { settleVariables } from '../core/step-variables';
 import { commitStep, parseInputRecord, storedOutcome } from './journal-writer';
 import { type ActivityContext } from './provider-call';
+import { type ProviderFacts, type RecordedStart } from './types';
 
 /** Reads the recorded intent of an operation, or undefined when none is recorded. */
 export async function recordedIntent(ctx: ActivityContext, operationId: string) {
@@ -52,5 +54,29 @@ export function recordIntent(ctx: ActivityContext) {
     const stored = await commitStep(ctx.store, record, entries, ctx.clock());
     ctx.logger.info('intent recorded', { operationId: record.operationId, provider: record.provider });
     return stored;
+  };
+}
+
+/**
+ * Records the intent of a start once its provider's facts are read (C1, C5): the record the start makes under the
+ * provider's tuning, its operation variables settled against the adapter's declarations (refused: the record
+ * without them, and the issues returned for the workflow to record), then the intent as {@link recordIntent}.
+ */
+export function recordStartIntent(ctx: ActivityContext) {
+  const record = recordIntent(ctx);
+  return async (start: OperationStart, facts: ProviderFacts): Promise<RecordedStart> => {
+    const made = startRecord(start, facts.policy);
+    if (made.kind === 'refused')
+      throw new AsyncJobError(
+        'ASYNCJOB_ERR_INVALID_INPUT',
+        made.issues.map((i) => `${i.path}: ${i.message}`).join('; '),
+      );
+    const settled = settleVariables(made.record, facts.variables, start.request.variables);
+    const state = settled.kind === 'ok' ? settled.record : made.record;
+    const outcome = await record({
+      ...outcomeOfRecord(state),
+      ...(facts.deciders !== undefined ? { deciders: facts.deciders } : {}),
+    });
+    return settled.kind === 'refused' ? { outcome, variableIssues: settled.issues } : { outcome };
   };
 }

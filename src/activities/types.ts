@@ -6,8 +6,8 @@
  */
 import type { DeciderPolicyInForce } from '../core/decider-policy';
 import type { AdapterCapabilities } from '../core/escalation';
-import type { OperationRecord } from '../core/operation';
-import type { OperationVariables, VariableDeclarations } from '../core/operation-variables';
+import type { OperationRecord, OperationStart } from '../core/operation';
+import type { OperationVariables, VariableDeclarations, VariableIssue } from '../core/operation-variables';
 import type { PollPolicyInput } from '../core/policy';
 import type { PollLoopLimits } from '../core/poll-loop';
 import type { ReconciliationMethod, StepEntry } from '../core/step';
@@ -33,6 +33,16 @@ export interface ProviderFacts {
   deciders?: DeciderPolicyInForce;
 }
 
+/**
+ * The intent `describeProvider` recorded for the start it was given (C1): the state the store holds and its entries,
+ * as `recordIntent` returns them, and the issues of the operation variables when the adapter refuses them (C5), which
+ * the workflow then records as the operation's end before anything is sent.
+ */
+export interface RecordedStart {
+  outcome: StepOutcome;
+  variableIssues?: VariableIssue[];
+}
+
 /** Input of the activities that make one provider call. */
 export interface ProviderCallInput {
   /** The operation state as the workflow holds it, including any reservation (B2), without journal tails. */
@@ -50,8 +60,16 @@ export type StartedCallInput = ProviderCallInput & {
 
 /** The activities of asyncjob. */
 export interface AsyncJobActivities {
-  /** Facts about a provider (capabilities, reconciliation method); throws a non-retryable failure for an unknown provider. */
-  describeProvider(input: { provider: string }): Promise<ProviderFacts>;
+  /**
+   * Facts about a provider (capabilities, reconciliation method); throws a non-retryable failure for an unknown
+   * provider. Given the operation's `start`, it also makes its record under the provider's tuning, checks its
+   * variables and records its intent as `recordIntent` does (`recorded`): one local activity where a worker of an
+   * earlier version, which ignores `start`, leaves the intent to `recordIntent`.
+   */
+  describeProvider(input: {
+    provider: string;
+    start?: OperationStart;
+  }): Promise<ProviderFacts & { recorded?: RecordedStart }>;
   /** I1: a fresh idempotency token, for an operation whose starter (a workflow) could not draw one. */
   drawIdempotencyToken(input: { operationId: string }): Promise<string>;
   /**

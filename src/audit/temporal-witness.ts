@@ -113,8 +113,16 @@ export function witnessFromHistory(
     const completed = event.activityTaskCompletedEventAttributes;
     if (completed) collectOutcome(decode(completed.result?.payloads?.[0]), operationId, into);
     const marker = event.markerRecordedEventAttributes;
-    if (marker?.markerName === 'core_local_activity')
-      collectOutcome(decode(marker.details?.result?.payloads?.[0]), operationId, into);
+    if (marker?.markerName === 'core_local_activity') {
+      const result = decode(marker.details?.result?.payloads?.[0]);
+      collectOutcome(result, operationId, into);
+      // The provider lookup's answer holds the intent it recorded for the start (`recorded.outcome`).
+      collectOutcome(
+        (result as { recorded?: { outcome?: unknown } } | undefined)?.recorded?.outcome,
+        operationId,
+        into,
+      );
+    }
   }
   return previousRun;
 }

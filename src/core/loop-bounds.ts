@@ -13,10 +13,17 @@ export const STORE_CALL_RETRY = {
   nonRetryableErrorTypes: ['ASYNCJOB_ERR_FINGERPRINT_MISMATCH', 'ASYNCJOB_ERR_JOURNAL_CONFLICT'],
 } as const;
 
-/** The provider lookup: a few attempts; an unknown provider is final. */
+/**
+ * The provider lookup, which also records a start's intent: retried as a store call is, and an unknown provider or a
+ * start it cannot make a record of is final.
+ */
 export const DESCRIBE_RETRY = {
-  maximumAttempts: 5,
-  nonRetryableErrorTypes: ['ASYNCJOB_ERR_PROVIDER_UNKNOWN'],
+  ...STORE_CALL_RETRY,
+  nonRetryableErrorTypes: [
+    ...STORE_CALL_RETRY.nonRetryableErrorTypes,
+    'ASYNCJOB_ERR_PROVIDER_UNKNOWN',
+    'ASYNCJOB_ERR_INVALID_INPUT',
+  ],
 } as const;
 
 /** The attempts a retry-driven status activity may make beyond one per read left: its first wait and lost attempts. */

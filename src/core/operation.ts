@@ -24,10 +24,10 @@ import {
   transportOutcomeSchema,
 } from './journal';
 import { MAX_URL_CHARS, createUrlsSchema, remoteStateCategorySchema, resultReferenceSchema } from './observation';
-import { pollPolicySchema } from './policy';
+import { pollPolicySchema, type PollPolicyInput } from './policy';
 import { lazySchema } from './lazy-schema';
 import { MAX_VARIABLE_VALUE_CHARS, MAX_VARIABLES } from './operation-variables';
-import { idSchema, validateStartRequest, type StartRequestIssue } from './start-request';
+import { idSchema, validateStartRequest, type StartRequest, type StartRequestIssue } from './start-request';
 
 export * from './start-request';
 
@@ -346,6 +346,30 @@ export function newOperationRecord(input: {
     },
   };
   return { kind: 'ok', record };
+}
+
+/** What a start gives its operation's record: the request as given, its instant, and the token and trace it holds. */
+export interface OperationStart {
+  request: StartRequest;
+  startedAtMs: number;
+  idempotencyToken: string;
+  traceId: string;
+}
+
+/**
+ * The record a start makes under its provider's P2 tuning, which the request's own policy overrides field by field
+ * (C1). The workflow makes it for its first copy, and the worker again once the provider's facts are read, where
+ * the intent is recorded: both from the same start, so both make the same record.
+ */
+export function startRecord(start: OperationStart, providerPolicy?: PollPolicyInput): NewOperationResult {
+  const given = start.request;
+  const request = providerPolicy ? { ...given, policy: { ...providerPolicy, ...(given.policy ?? {}) } } : given;
+  return newOperationRecord({
+    request,
+    nowMs: start.startedAtMs,
+    idempotencyToken: start.idempotencyToken,
+    traceId: start.traceId,
+  });
 }
 
 /** The intent journal entry (sequence 1) of a new record (C1): written durably before create is sent. */

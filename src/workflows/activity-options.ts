@@ -20,9 +20,12 @@ export const localStore = proxyLocalActivities<AsyncJobActivities>({
   retry: storeRetry,
 });
 
-/** The provider lookup (`describeProvider`) as a local activity, for the same reason as {@link localStore}. */
+/**
+ * The provider lookup (`describeProvider`) as a local activity, for the same reason as {@link localStore}; given the
+ * start, it records the intent too, so it is timed and retried as a store call.
+ */
 export const localDescribe = proxyLocalActivities<AsyncJobActivities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '1 minute',
   retry: describeRetry,
 }).describeProvider;
 

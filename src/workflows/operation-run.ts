@@ -17,7 +17,7 @@ import type { ProviderFacts } from '../activities/types';
 import { waitSummary } from '../core/delay-sources';
 import { NO_CAPABILITIES } from '../core/escalation';
 import { DEFAULT_HISTORY_EVENT_LIMIT, continuesAsNew } from '../core/loop-bounds';
-import { newOperationRecord, type OperationRecord } from '../core/operation';
+import { startRecord, type OperationRecord, type OperationStart } from '../core/operation';
 import { loopTakesWait, retryTakesWait } from '../core/poll-loop';
 import {
   afterActivityFailure,
@@ -147,7 +147,20 @@ export class OperationRun {
         this.input.idempotencyToken === undefined
           ? await localDrawToken({ operationId: this.input.request.operationId })
           : undefined;
-      this.facts = await localDescribe({ provider: this.input.request.provider });
+      const start = this.carried ? undefined : this.start(drawn);
+      const { recorded, ...facts } = await localDescribe({
+        provider: this.input.request.provider,
+        ...(start !== undefined ? { start } : {}),
+      });
+      this.facts = facts;
+      // The worker recorded the intent with the facts (one local activity); one of an earlier version, or an older
+      // history, leaves it to `recordIntent` below.
+      if (recorded !== undefined) {
+        this.record = foldOutcome(this.record, recorded.outcome);
+        if (recorded.variableIssues !== undefined)
+          await this.commit(refuseVariables(this.record, recorded.variableIssues, this.stepContext()));
+        return facts;
+      }
       // The provider's tuning goes under the caller's overrides; nothing was recorded yet, so the record is remade.
       if ((this.facts.policy || drawn !== undefined) && !this.carried)
         this.record = this.newRecord(this.facts.policy, drawn);
@@ -329,11 +342,15 @@ export class OperationRun {
    * {@link UNDRAWN_TOKEN}.
    */
   private newRecord(providerPolicy?: ProviderFacts['policy'], drawnToken?: string): OperationRecord {
-    const { request: given, traceId } = this.input;
-    const idempotencyToken = drawnToken ?? this.input.idempotencyToken ?? UNDRAWN_TOKEN;
-    const request = providerPolicy ? { ...given, policy: { ...providerPolicy, ...(given.policy ?? {}) } } : given;
-    const made = newOperationRecord({ request, nowMs: this.startedAtMs, idempotencyToken, traceId });
+    const made = startRecord(this.start(drawnToken), providerPolicy);
     if (made.kind === 'refused') throw invalidInput(made.issues.map((i) => `${i.path}: ${i.message}`).join('; '));
     return made.record;
+  }
+
+  /** The start this run's record is made from: the input's request, trace and token (drawn by the worker when absent). */
+  private start(drawnToken?: string): OperationStart {
+    const { request, traceId } = this.input;
+    const idempotencyToken = drawnToken ?? this.input.idempotencyToken ?? UNDRAWN_TOKEN;
+    return { request, startedAtMs: this.startedAtMs, idempotencyToken, traceId };
   }
 }

@@ -551,6 +551,42 @@ describe('activities without a provider answer', () => {
     });
   });
 
+  it('C1: given the start, describeProvider records its intent under the provider tuning, once, and joins when retried', async () => {
+    const token = newRecord('rest', {}).idempotencyToken;
+    const start = {
+      request: {
+        operationId: `op-${Date.now()}-lookup`,
+        provider: 'rest',
+        payload: { report: 'lookup' },
+        startedBy: 'svc:test',
+        authorisedBy: 'alice@example.com',
+        createDeadline: { afterMs: 60_000 },
+        resultDeadline: { afterMs: 600_000 },
+        policy: { baseDelayMs: 1, maxDelayMs: 5 },
+      },
+      startedAtMs: Date.now(),
+      idempotencyToken: token,
+      traceId: 'trace-lookup',
+    };
+    const { recorded, ...facts } = await run(h.activities.describeProvider, { provider: 'rest', start });
+    expect(facts).toEqual(await run(h.activities.describeProvider, { provider: 'rest' }));
+    const state = recorded!.outcome.state;
+    // The provider's tuning under the request's own policy, as the workflow's record takes it.
+    expect(state.policy).toMatchObject({ baseDelayMs: 1, maxDelayMs: 5, notFoundWindowMs: 5000 });
+    expect(state.localState).toBe('create_pending');
+    expect(recorded!.variableIssues).toBeUndefined();
+    const stored = await h.store.entries(state.operationId, { fromSequence: 1 });
+    expect(stored.map((row) => row.entry.body.kind)).toEqual(['intent', 'transition']);
+    // A retry of the local activity after the intent was written joins it: nothing is written twice.
+    const again = await run(h.activities.describeProvider, { provider: 'rest', start });
+    expect(again.recorded!.outcome.state).toEqual(state);
+    expect(await h.store.entries(state.operationId, { fromSequence: 1 })).toHaveLength(2);
+    const elsewhere = { ...start, request: { ...start.request, provider: 'lro' } };
+    const mismatch = await failureOf(run(h.activities.describeProvider, { provider: 'rest', start: elsewhere }));
+    expect(mismatch.type).toBe('ASYNCJOB_ERR_INVALID_INPUT');
+    expect(mismatch.nonRetryable).toBe(true);
+  });
+
   it('M3: appendJournal is a no-op for the same entries and adopts the stored record for different ones', async () => {
     const record = await step(h.activities.recordIntent, { record: newRecord('rest', { report: 'journal' }) });
     const seq = record.journal.nextSequence;

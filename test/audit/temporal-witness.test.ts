@@ -63,6 +63,8 @@ describe('Temporal history as a witness (--with-temporal)', () => {
     const bodies = [...seen.entries.values()].map((e) => e.body as { kind: string; action?: string });
     expect(bodies.filter((b) => b.kind === 'observation' && b.action === 'status').length).toBeGreaterThanOrEqual(3);
     expect(bodies.some((b) => b.kind === 'transition')).toBe(true);
+    // The first transition, recorded with the intent by the provider lookup, is witnessed by its marker.
+    expect(seen.entries.get(2)?.body).toMatchObject({ kind: 'transition', from: null, to: 'create_pending' });
     expect(emptyWitness().reached).toBe(0);
     const other = emptyWitness();
     witnessFromHistory(

@@ -219,7 +219,7 @@ describe('every retry loop is bounded in attempts and in history (B3)', () => {
     const spent = { ...record, used: { ...record.used, statusRequests: record.budgets.maxStatusRequests } };
     expect(retryDrivenWaitRetry(spent).maximumAttempts).toBe(RETRY_ATTEMPTS_BEYOND_READS);
     expect(STORE_CALL_RETRY.maximumAttempts).toBeLessThanOrEqual(20);
-    expect(DESCRIBE_RETRY.maximumAttempts).toBeLessThanOrEqual(5);
+    expect(DESCRIBE_RETRY.maximumAttempts).toBeLessThanOrEqual(20);
     expect(continuesAsNew(DEFAULT_HISTORY_EVENT_LIMIT - 1, false)).toBe(false);
     expect(continuesAsNew(DEFAULT_HISTORY_EVENT_LIMIT, false)).toBe(true);
     expect(continuesAsNew(10, true)).toBe(true);

@@ -2,7 +2,8 @@
  * Determinism guard: the histories recorded from real runs (`test/histories/**.json`) must replay against the
  * current workflow code. A change that reorders or drops commands fails here. The top folder holds the current
  * code's recordings (`test/workflows/record-histories.test.ts`); each earlier generation is kept in a folder of its
- * own (`before-message-wake/`, `before-retry-waits/`, `before-journalled-joins/`) and replayed too
+ * own (`before-message-wake/`, `before-retry-waits/`, `before-journalled-joins/`, `before-intent-with-lookup/`) and
+ * replayed too
  * (`src/workflows/README.md`).
  */
 import { readdir, readFile } from 'node:fs/promises';
@@ -40,6 +41,16 @@ describe('replay of recorded histories (determinism)', () => {
     expect(activityTypes).toContain('pollStatus');
     for (const name of ['readStatus', 'describeProvider', 'recordIntent', 'appendJournal'])
       expect(activityTypes).not.toContain(name);
+    // The intent is recorded by the provider lookup: one local-activity marker before the create.
+    const beforeCreate = histories
+      .find((h) => h.file === 'happy-rest.json')!
+      .history.events!.slice(0, 6)
+      .map(
+        (event) =>
+          event.markerRecordedEventAttributes?.markerName ??
+          event.activityTaskScheduledEventAttributes?.activityType?.name,
+      );
+    expect(beforeCreate.filter((name) => name !== undefined)).toEqual(['core_local_activity', 'createJob']);
     // One of them waits as retries of the status activity: its reads are attempts after the first.
     const attempts = histories
       .find((h) => h.file === 'retry-waits-rest.json')!
