@@ -32,9 +32,15 @@ export function throughputTargets(t: ThroughputResult | undefined, p: PerPollRes
         met: a.asyncjob <= anchor,
       });
       const w = a.writesPerRead;
-      const writesAnchor = Math.min(w.heartbeat, w.retry);
+      // At 60 s Temporal recommends activity retries (a heartbeating activity would hold a worker slot for minutes
+      // between reads); elsewhere the anchor is the cheaper of the two patterns.
+      const infrequent = a.policy === '60s';
+      const writesAnchor = infrequent ? w.retry : Math.min(w.heartbeat, w.retry);
+      const anchorName = infrequent
+        ? `activity retries, Temporal's pattern for infrequent polling, ${w.retry} (a heartbeating activity: ${w.heartbeat}), in this run`
+        : `the cheaper of a heartbeating activity, ${w.heartbeat}, and activity retries, ${w.retry}, in this run`;
       out.push({
-        name: `the server's persisted writes per status read at the ${a.policy} policy, ${a.statusReads}-read operation (amortised), against Temporal's recommended pattern (the cheaper of a heartbeating activity, ${w.heartbeat}, and activity retries, ${w.retry}, in this run)`,
+        name: `the server's persisted writes per status read at the ${a.policy} policy, ${a.statusReads}-read operation (amortised), against Temporal's recommended pattern (${anchorName})`,
         target: `<= ${writesAnchor}`,
         measured: w.asyncjob,
         unit: 'writes',
