@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { intentEntryOf, newOperationRecord, operationRecordSchema } from '../../src/core/operation';
+import { intentEntryOf, newOperationRecord, operationRecordSchema, startRecord } from '../../src/core/operation';
 import { intentEntrySchema, instantSchema } from '../../src/core/journal';
 import { defaultPollPolicy, pollPolicySchema } from '../../src/core/policy';
 import { requestFingerprint } from '../../src/core/fingerprint';
@@ -19,6 +19,24 @@ const make = (request: unknown, traceId = 'trace-1') =>
   newOperationRecord({ request, nowMs: T0, idempotencyToken: TOKEN, traceId });
 
 describe('C1, U4: the operation record', () => {
+  it("C1: a start's record takes the provider's tuning under the request's own policy, field by field", () => {
+    const start = {
+      request: { ...valid, policy: { baseDelayMs: 2_000 } },
+      startedAtMs: T0,
+      idempotencyToken: TOKEN,
+      traceId: 'trace-1',
+    };
+    const tuned = startRecord(start, { baseDelayMs: 9_000, maxDelayMs: 30_000 });
+    if (tuned.kind !== 'ok') throw new Error(JSON.stringify(tuned.issues));
+    expect(tuned.record.policy).toMatchObject({ baseDelayMs: 2_000, maxDelayMs: 30_000 });
+    // The same start makes the same record wherever it is made (the workflow's first copy, the worker's intent).
+    expect(startRecord(start, { baseDelayMs: 9_000, maxDelayMs: 30_000 })).toEqual(tuned);
+    const untuned = startRecord(start);
+    if (untuned.kind !== 'ok') throw new Error(JSON.stringify(untuned.issues));
+    expect(untuned.record.policy.maxDelayMs).toBe(defaultPollPolicy().maxDelayMs);
+    expect(startRecord({ ...start, idempotencyToken: 'short' }).kind).toBe('refused');
+  });
+
   it('C1: a new record is create_pending with fingerprint, token, deadlines and who authorised it', () => {
     const result = make(valid);
     if (result.kind !== 'ok') throw new Error(JSON.stringify(result.issues));
