@@ -14,7 +14,7 @@ import { pacingInterceptor, RequestPacer } from '../../src/activities/request-pa
 import { operationRecordSchema, type OperationRecord } from '../../src/core/operation';
 import { type StepEntry } from '../../src/core/step';
 import { foldOutcome, outcomeOfRecord, withoutTails, type StepOutcome } from '../../src/core/step-outcome';
-import { DIALECTS, TOKEN, newRecord, reserveStatus, run, startHarness, step, type Harness } from './harness';
+import { DIALECTS, TOKEN, newRecord, newStart, reserveStatus, run, startHarness, step, type Harness } from './harness';
 
 async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
   try {
@@ -552,22 +552,8 @@ describe('activities without a provider answer', () => {
   });
 
   it('C1: given the start, describeProvider records its intent under the provider tuning, once, and joins when retried', async () => {
-    const token = newRecord('rest', {}).idempotencyToken;
-    const start = {
-      request: {
-        operationId: `op-${Date.now()}-lookup`,
-        provider: 'rest',
-        payload: { report: 'lookup' },
-        startedBy: 'svc:test',
-        authorisedBy: 'alice@example.com',
-        createDeadline: { afterMs: 60_000 },
-        resultDeadline: { afterMs: 600_000 },
-        policy: { baseDelayMs: 1, maxDelayMs: 5 },
-      },
-      startedAtMs: Date.now(),
-      idempotencyToken: token,
-      traceId: 'trace-lookup',
-    };
+    // The request's own policy without the harness's notFoundWindowMs, so the provider's tuning shows through.
+    const start = newStart('rest', { report: 'lookup' }, { policy: { baseDelayMs: 1, maxDelayMs: 5 } });
     const { recorded, ...facts } = await run(h.activities.describeProvider, { provider: 'rest', start });
     expect(facts).toEqual(await run(h.activities.describeProvider, { provider: 'rest' }));
     const state = recorded!.outcome.state;

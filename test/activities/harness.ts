@@ -16,7 +16,7 @@ import { createProviderRegistry, type ProviderRegistry } from '../../src/adapter
 import { openSqliteStore, type SqliteOperationStore } from '../../src/adapters/store/sqlite-store';
 import { createActivities, type AsyncJobActivities } from '../../src/activities';
 import { newIdempotencyToken } from '../../src/core/fingerprint';
-import { newOperationRecord, type OperationRecord } from '../../src/core/operation';
+import { startRecord, type OperationRecord, type OperationStart, type StartRequest } from '../../src/core/operation';
 import { onWake, type StepContext } from '../../src/core/step';
 import { startSimulator, type Simulator, type ScenarioInput } from '../../src/simulator';
 
@@ -163,15 +163,15 @@ export async function startHarness(dialect: Dialect, options: { maxParseBytes?: 
   };
 }
 
-/** A fresh record in create_pending with fast millisecond policies. */
-export function newRecord(
+/** A fresh operation start (request, instant, token and trace) with fast millisecond policies. */
+export function newStart(
   provider: string,
   payload: Record<string, unknown>,
   overrides: Record<string, unknown> = {},
-): OperationRecord {
+): OperationStart {
   const token = newIdempotencyToken(randomBytes(32));
   if (token.kind !== 'ok') throw new Error(token.message);
-  const result = newOperationRecord({
+  return {
     request: {
       operationId: `op-${randomUUID()}`,
       provider,
@@ -182,11 +182,20 @@ export function newRecord(
       resultDeadline: { afterMs: 600_000 },
       policy: { baseDelayMs: 1, maxDelayMs: 5, notFoundWindowMs: 1_000 },
       ...overrides,
-    },
-    nowMs: Date.now(),
+    } as StartRequest,
+    startedAtMs: Date.now(),
     idempotencyToken: token.token,
     traceId: `trace-${randomUUID()}`,
-  });
+  };
+}
+
+/** A fresh record in create_pending with fast millisecond policies. */
+export function newRecord(
+  provider: string,
+  payload: Record<string, unknown>,
+  overrides: Record<string, unknown> = {},
+): OperationRecord {
+  const result = startRecord(newStart(provider, payload, overrides));
   if (result.kind !== 'ok') throw new Error(JSON.stringify(result.issues));
   return result.record;
 }
