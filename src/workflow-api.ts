@@ -30,6 +30,7 @@ import { workflowActor } from './core/actor';
 import { ERROR_CODES, type ErrorCode } from './core/codes';
 import { failureFields } from './core/errors';
 import { startFingerprint } from './core/fingerprint';
+import { issueText } from './core/issues';
 import { outcomeFailure } from './core/outcome-failure';
 import { runDetails, runSummary } from './core/run-metadata';
 import { sha256HexOfText } from './core/sha256';
@@ -121,7 +122,7 @@ function setEscalationHandlers(): void {
 }
 
 function invalidRequest(issues: StartRequestIssue[]): ApplicationFailure {
-  const text = issues.map((issue) => `${issue.path || '(request)'}: ${issue.message}`).join('; ');
+  const text = issueText(issues, '(request)');
   return ApplicationFailure.create({ ...failureFields('ASYNCJOB_ERR_INVALID_INPUT', text), details: [issues] });
 }
 

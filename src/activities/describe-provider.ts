@@ -3,13 +3,26 @@
  * operation's start, its intent recorded in the same local activity (`recordStartIntent`), so an operation begins
  * with one marker event and one round trip between the workflow and the worker.
  */
+import { z } from 'zod';
 import { AsyncJobError } from '../core/errors';
+import { issueText } from '../core/issues';
 import type { OperationStart } from '../core/operation';
 import type { VariableDeclarations } from '../core/operation-variables';
 import type { ProviderAdapter } from '../adapters/providers/adapter';
 import { type ProviderFacts, type RecordedStart } from './types';
 import { type ActivityContext } from './provider-call';
 import { recordStartIntent } from './record-intent';
+
+/**
+ * The start's own fields and its request's provider, checked where the start enters the worker;
+ * `startRecord` checks the request in full.
+ */
+const startShapeSchema = z.object({
+  request: z.object({ provider: z.string() }),
+  startedAtMs: z.number().int().nonnegative(),
+  idempotencyToken: z.string(),
+  traceId: z.string(),
+});
 
 /** The operation variables the adapter's contract declares (C5), or undefined when it declares none. */
 function declaredVariables(adapter: ProviderAdapter): VariableDeclarations | undefined {
@@ -38,7 +51,10 @@ export function describeProvider(ctx: ActivityContext) {
       ...(ctx.deciders !== undefined ? { deciders: structuredClone(ctx.deciders) } : {}),
     };
     if (input.start === undefined) return facts;
-    if (input.start.request.provider !== input.provider)
+    const start = startShapeSchema.safeParse(input.start);
+    if (!start.success)
+      throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', `start: ${issueText(start.error.issues)}`);
+    if (start.data.request.provider !== input.provider)
       throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', `start.request.provider: expected ${input.provider}`);
     return { ...facts, recorded: await recordStart(input.start, facts) };
   };

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { type StepOutcome } from '../core/step-outcome';
+import { issueText } from '../core/issues';
 import { AsyncJobError } from '../core/errors';
 import { storedOutcome } from './journal-writer';
 import { type ActivityContext } from './provider-call';
@@ -15,11 +16,7 @@ const inputSchema = z.object({ operationId: z.string().min(1).max(200), fromSequ
 export function readStoredState(ctx: ActivityContext) {
   return async (input: { operationId: string; fromSequence: number }): Promise<StepOutcome> => {
     const parsed = inputSchema.safeParse(input);
-    if (!parsed.success)
-      throw new AsyncJobError(
-        'ASYNCJOB_ERR_INVALID_INPUT',
-        parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '),
-      );
+    if (!parsed.success) throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', issueText(parsed.error.issues));
     return storedOutcome(ctx.store, parsed.data.operationId, parsed.data.fromSequence);
   };
 }

@@ -4,6 +4,7 @@
  * fingerprint is the same, and refused (non-retryable `ASYNCJOB_ERR_FINGERPRINT_MISMATCH`) when it differs.
  */
 import { type DeciderPolicyInForce } from '../core/decider-policy';
+import { issueText } from '../core/issues';
 import { intentEntrySchema } from '../core/journal';
 import { tokenDigest } from '../core/fingerprint';
 import { intentEntryOf, startRecord, type OperationRecord, type OperationStart } from '../core/operation';
@@ -67,10 +68,7 @@ export function recordStartIntent(ctx: ActivityContext) {
   return async (start: OperationStart, facts: ProviderFacts): Promise<RecordedStart> => {
     const made = startRecord(start, facts.policy);
     if (made.kind === 'refused')
-      throw new AsyncJobError(
-        'ASYNCJOB_ERR_INVALID_INPUT',
-        made.issues.map((i) => `${i.path}: ${i.message}`).join('; '),
-      );
+      throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', issueText(made.issues, '(request)'));
     const settled = settleVariables(made.record, facts.variables, start.request.variables);
     const state = settled.kind === 'ok' ? settled.record : made.record;
     const outcome = await record({

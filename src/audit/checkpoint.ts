@@ -16,6 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { issueText } from '../core/issues';
 import { canonicalJson } from '../core/canonical-json';
 import { type CheckpointSigner, type CheckpointVerifier } from './keys';
 
@@ -141,7 +142,7 @@ export function parseCheckpoint(text: string, where: string): ParsedCheckpoint {
     return {
       ok: false,
       where,
-      problem: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
+      problem: issueText(parsed.error.issues, '(root)'),
     };
   return { ok: true, checkpoint: parsed.data, where };
 }

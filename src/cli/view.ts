@@ -5,6 +5,7 @@
 import { isErrorCode } from '../core/codes';
 import type { OfferedOption } from '../core/escalation';
 import type { OperationRecord, ResultSummary } from '../core/operation';
+import { issueText } from '../core/issues';
 import { FINAL_STATES } from '../core/transitions';
 import { formatDuration } from './duration';
 
@@ -162,9 +163,7 @@ export function statusText(view: OperationView, nowMs: number): string {
   const error = providerErrorText(view);
   if (error) lines.push(`  error:     ${error} (the provider's last error)`);
   if (view.refusal)
-    lines.push(
-      `  refused:   ${view.refusal.code}: ${view.refusal.issues.map((i) => `${i.path}: ${i.message}`).join('; ')} (nothing was sent)`,
-    );
+    lines.push(`  refused:   ${view.refusal.code}: ${issueText(view.refusal.issues, '(request)')} (nothing was sent)`);
   const variables = Object.entries(view.variables);
   if (variables.length > 0)
     lines.push(`  variables: ${variables.map(([name, value]) => `${name}=${JSON.stringify(value)}`).join(', ')}`);

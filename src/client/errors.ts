@@ -4,6 +4,7 @@
  * Callers, the CLI and agents match on `code`, never on the message text.
  */
 import { type ErrorCode } from '../core/codes';
+import { issueText } from '../core/issues';
 import { AsyncJobError } from '../core/errors';
 
 export { ERROR_CODES, isErrorCode, type ErrorCode, type ErrorCodeInfo, type ExitCode } from '../core/codes';
@@ -19,10 +20,7 @@ export interface InputIssue {
 /** Bad input (`ASYNCJOB_ERR_INVALID_INPUT`): nothing was started or sent. `issues` names every bad field at once. */
 export class AsyncJobInputError extends AsyncJobError {
   constructor(readonly issues: InputIssue[]) {
-    super(
-      'ASYNCJOB_ERR_INVALID_INPUT',
-      `invalid input: ${issues.map((i) => `${i.path || '(input)'}: ${i.message}`).join('; ')}`,
-    );
+    super('ASYNCJOB_ERR_INVALID_INPUT', `invalid input: ${issueText(issues)}`);
   }
 }
 
@@ -32,10 +30,7 @@ export class AsyncJobInputError extends AsyncJobError {
  */
 export class InvalidVariableError extends AsyncJobError {
   constructor(readonly issues: InputIssue[]) {
-    super(
-      'ASYNCJOB_ERR_INVALID_VARIABLE',
-      `invalid operation variables: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
-    );
+    super('ASYNCJOB_ERR_INVALID_VARIABLE', `invalid operation variables: ${issueText(issues, 'variables')}`);
   }
 }
 

@@ -18,6 +18,7 @@ import { decisionBounds } from '../core/decision-check';
 import { keyIdOf, signDecision } from '../core/decision-signature';
 import { AsyncJobError } from '../core/errors';
 import { type Decision, decisionSchema, type OpenEscalation } from '../core/escalation';
+import { issueText } from '../core/issues';
 import { sha256HexOfText } from '../core/sha256';
 
 /** The environment the keys directory is found from. */
@@ -103,11 +104,7 @@ export class DeciderKey {
       throw new DeciderKeyError(file, 'not JSON (asyncjob keys new writes it)');
     }
     const parsed = keyFileSchema.safeParse(document);
-    if (!parsed.success)
-      throw new DeciderKeyError(
-        file,
-        `not a key file: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`).join('; ')}`,
-      );
+    if (!parsed.success) throw new DeciderKeyError(file, `not a key file: ${issueText(parsed.error.issues, '(file)')}`);
     const identity = parseActor(parsed.data.for);
     if (identity.kind === 'invalid' || identity.actor.id !== parsed.data.for)
       throw new DeciderKeyError(file, `"for" is not a canonical identity`);
@@ -183,10 +180,7 @@ export class DeciderKey {
   ): Decision {
     const parsed = decisionSchema.safeParse(request.decision);
     if (!parsed.success)
-      throw new AsyncJobError(
-        'ASYNCJOB_ERR_INVALID_INPUT',
-        `invalid decision: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`,
-      );
+      throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', `invalid decision: ${issueText(parsed.error.issues)}`);
     const decision = parsed.data;
     this.refuseOther(file, decision.approvedBy);
     const escalationId = request.escalation.id;

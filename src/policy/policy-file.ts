@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { issueText } from '../core/issues';
 import { AsyncJobError } from '../core/errors';
 
 /** One problem with one field of a policy file. */
@@ -21,10 +22,7 @@ export class PolicyFileError extends AsyncJobError {
     readonly issues: PolicyIssue[],
     what = 'policy',
   ) {
-    super(
-      'ASYNCJOB_ERR_POLICY_INVALID',
-      `${what} ${source} is invalid: ${issues.map((i) => `${i.path || '(file)'}: ${i.message}`).join('; ')}`,
-    );
+    super('ASYNCJOB_ERR_POLICY_INVALID', `${what} ${source} is invalid: ${issueText(issues, '(file)')}`);
   }
 }
 

@@ -16,6 +16,7 @@ import {
 import type { ProviderFacts } from '../activities/types';
 import { waitSummary } from '../core/delay-sources';
 import { NO_CAPABILITIES } from '../core/escalation';
+import { issueText } from '../core/issues';
 import { DEFAULT_HISTORY_EVENT_LIMIT, continuesAsNew } from '../core/loop-bounds';
 import { startRecord, type OperationRecord, type OperationStart } from '../core/operation';
 import { loopTakesWait, retryTakesWait } from '../core/poll-loop';
@@ -343,7 +344,7 @@ export class OperationRun {
    */
   private newRecord(providerPolicy?: ProviderFacts['policy'], drawnToken?: string): OperationRecord {
     const made = startRecord(this.start(drawnToken), providerPolicy);
-    if (made.kind === 'refused') throw invalidInput(made.issues.map((i) => `${i.path}: ${i.message}`).join('; '));
+    if (made.kind === 'refused') throw invalidInput(issueText(made.issues, '(request)'));
     return made.record;
   }
 

@@ -573,6 +573,17 @@ describe('activities without a provider answer', () => {
     expect(mismatch.nonRetryable).toBe(true);
   });
 
+  it('C1: a malformed start is refused, naming each bad field, before anything is recorded', async () => {
+    const start = newStart('rest', { report: 'malformed start' });
+    const malformed = { ...start, startedAtMs: -1, traceId: 7 } as unknown as typeof start;
+    const failure = await failureOf(run(h.activities.describeProvider, { provider: 'rest', start: malformed }));
+    expect(failure.type).toBe('ASYNCJOB_ERR_INVALID_INPUT');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toContain('startedAtMs:');
+    expect(failure.message).toContain('traceId:');
+    expect(await h.store.entries(start.request.operationId, { fromSequence: 1 })).toEqual([]);
+  });
+
   it('M3: appendJournal is a no-op for the same entries and adopts the stored record for different ones', async () => {
     const record = await step(h.activities.recordIntent, { record: newRecord('rest', { report: 'journal' }) });
     const seq = record.journal.nextSequence;
