@@ -35,6 +35,15 @@ export class Chaos {
   private readonly began = Date.now();
   private timer: NodeJS.Timeout | undefined;
   private readonly restarts: Promise<void>[] = [];
+  private failWith: (error: Error) => void = () => undefined;
+  private failedWith: Error | undefined;
+  /**
+   * Rejects when an action fails (a restart refused, a partition not made): the run races its waits against it, so
+   * it stops at once and its teardown still stops what it started. An action's rejection left to `stop()` would go
+   * unhandled meanwhile, which ends the process with everything it started still running. A failure after the
+   * waits is one of {@link missed}.
+   */
+  readonly failure = new Promise<never>((_resolve, reject) => (this.failWith = reject));
   private serverRestarted = false;
   private postgresRestarted = false;
   private partitioned = false;
@@ -48,7 +57,9 @@ export class Chaos {
     private readonly progress: () => number,
     private readonly killEveryMs: number,
     private readonly actions: ChaosActions,
-  ) {}
+  ) {
+    void this.failure.catch(() => undefined);
+  }
 
   start(): void {
     this.timer = setInterval(() => this.tick(), this.killEveryMs);
@@ -90,9 +101,10 @@ export class Chaos {
     );
   }
 
-  /** What the run was meant to do and did not (the run ended before that point). */
+  /** What the run was meant to do and did not (the run ended before that point, or the action failed). */
   missed(): string[] {
     return [
+      ...(this.failedWith ? [this.failedWith.message] : []),
       ...(this.actions.partition && !this.partitioned ? ['no worker was ever partitioned'] : []),
       ...(this.serverRestarted ? [] : ['the Temporal server was never restarted']),
       ...(this.postgresRestarted ? [] : ['PostgreSQL was never restarted']),
@@ -129,6 +141,9 @@ export class Chaos {
     try {
       await action();
       this.record(what, Date.now() - startedAt, startedAt);
+    } catch (error) {
+      this.failedWith ??= new Error(`${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.failWith(this.failedWith);
     } finally {
       if (isRestart) this.restarting = false;
     }

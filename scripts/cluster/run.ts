@@ -233,9 +233,12 @@ async function main(): Promise<number> {
       );
     }, 30_000);
     // Each operation to its end, or for a reviewed one to its escalation (a human answers it below).
-    const summaries = await pool(plan.operations, 200, (op) =>
-      retryingTransient(() => client.result(op.request.operationId, { untilFinal: !op.needsReview }), chaos.retries),
-    );
+    const summaries = await Promise.race([
+      pool(plan.operations, 200, (op) =>
+        retryingTransient(() => client.result(op.request.operationId, { untilFinal: !op.needsReview }), chaos.retries),
+      ),
+      chaos.failure,
+    ]);
     clearInterval(progressLog);
     await chaos.stop();
     const store = await openPostgresStore({ connectionString: storeUrl, forbiddenValues: [token] });

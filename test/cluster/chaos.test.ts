@@ -81,3 +81,33 @@ describe('cluster chaos: the partition', () => {
     }
   });
 });
+
+describe('cluster chaos: an action that fails', () => {
+  it('F5: a refused server restart rejects the run at once, with the reason, and stays among what the run missed', async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    try {
+      let done = 0;
+      const fleet = { size: 3, readyCount: () => 2, killOldest: () => false } as unknown as WorkerFleet;
+      const chaos = new Chaos(fleet, () => done, 1_000, {
+        restartServer: () => Promise.reject(new Error('scripts/cluster.sh restart-server exited 1')),
+        restartPostgres: async () => undefined,
+      });
+      const raced = Promise.race([new Promise(() => undefined), chaos.failure]);
+      const seen = raced.then(
+        () => 'resolved',
+        (error: Error) => error.message,
+      );
+      chaos.start();
+      done = 0.3;
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(await seen).toBe('restart the Temporal server failed: scripts/cluster.sh restart-server exited 1');
+      // Stopping (the run's teardown) does not throw, and the report still names the failure.
+      await chaos.stop();
+      expect(chaos.missed()).toContain(
+        'restart the Temporal server failed: scripts/cluster.sh restart-server exited 1',
+      );
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
