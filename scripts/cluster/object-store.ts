@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { existsSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { freePort } from '../../src/dev/temporal-server';
@@ -20,14 +20,23 @@ export interface ObjectStore {
   stop(): void;
 }
 
+/** Why the object store cannot start here (moto's server not installed), checked before the run starts anything. */
+export function objectStoreMissing(): string | undefined {
+  return existsSync(MOTO_SERVER)
+    ? undefined
+    : `moto's server is not installed at ${MOTO_SERVER}: \`npm run conformance -- --install-only\` installs it`;
+}
+
 /** Starts moto's server on `host` (output to `logFile`) and makes the run's bucket. */
 export async function startObjectStore(host: string, logFile: string): Promise<ObjectStore> {
   const port = await freePort();
   const out = openSync(logFile, 'a');
   const child = spawn(MOTO_SERVER, ['-H', host, '-p', String(port)], { stdio: ['ignore', out, out] });
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`moto's server exited ${code} (log ${logFile})`))),
-  );
+  const exited = new Promise<never>((_, reject) => {
+    child.once('exit', (code) => reject(new Error(`moto's server exited ${code} (log ${logFile})`)));
+    // A server that cannot be spawned emits `error`, which unheard ends the process before the run's teardown.
+    child.once('error', (error) => reject(new Error(`moto's server did not start: ${error.message}`)));
+  });
   const endpoint = `http://${host}:${port}`;
   const credentials = { accessKeyId: 'AKIACLUSTERRUN', secretAccessKey: randomBytes(20).toString('hex') };
   const s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });

@@ -46,6 +46,7 @@ import { auditVerify, clusterCommand, clusterUp, createStoreDatabase, writeWorkf
 import { WorkerFleet } from './fleet';
 import { formatClusterReport, type ClusterReport } from './report';
 import { payloadsEncryptedProblems } from './database-search';
+import { objectStoreMissing } from './object-store';
 import { Partition } from './partition';
 import { placeRun } from './placement';
 import { ProviderView } from './provider-views';
@@ -117,6 +118,8 @@ async function pollsEveryQueue(
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
+  const missing = options.hosts ? objectStoreMissing() : undefined;
+  if (missing !== undefined) throw new Error(missing);
   const runId = `${options.seed}-${randomBytes(4).toString('hex')}`;
   const dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-cluster-run-'));
   const logDir = path.join(dataDir, 'logs');
