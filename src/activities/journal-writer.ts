@@ -11,6 +11,7 @@ import { operationRecordSchema, type OperationRecord } from '../core/operation';
 import { outcomeOf, tailEntries, withoutTails, type StepOutcome } from '../core/step-outcome';
 import { type StepEntry } from '../core/step';
 import { AsyncJobError } from '../core/errors';
+import { issueText } from '../core/issues';
 
 /** A step entry as the store keeps it: with its operation ID and its ISO time. Pure. */
 export function toJournalEntry(operationId: string, entry: StepEntry): JournalEntry {
@@ -58,8 +59,8 @@ function recordOf(snapshot: OperationSnapshot): OperationRecord {
 export function parseInputRecord(value: unknown): OperationRecord {
   const parsed = operationRecordSchema.safeParse(value);
   if (!parsed.success) {
-    const named = parsed.error.issues.slice(0, 5).map((i) => `record.${i.path.join('.')}: ${i.message}`);
-    throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', named.join('; '));
+    const named = parsed.error.issues.slice(0, 5).map((i) => ({ ...i, path: ['record', ...i.path] }));
+    throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', issueText(named));
   }
   return parsed.data;
 }

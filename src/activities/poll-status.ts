@@ -30,6 +30,7 @@ import {
 import { afterActivityFailure, NOTHING_SENT_FAILURE_TYPE, onWake, type StepEntry, type StepResult } from '../core/step';
 import { tailEntries, withoutTails, type StepOutcome } from '../core/step-outcome';
 import { AsyncJobError } from '../core/errors';
+import { issueText } from '../core/issues';
 import { collectResult } from './collect-result';
 import { whileHeartbeating } from './heartbeat';
 import { onStatusLoopWake, type LoopWake } from './loop-wake';
@@ -69,8 +70,8 @@ function parseRetryWaits(value: unknown): boolean {
 function parseLimits(value: unknown): PollLoopLimits {
   const parsed = pollLoopLimitsSchema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const named = parsed.error.issues.map((issue) => `loop.${issue.path.join('.')}: ${issue.message}`);
-  throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', named.join('; '));
+  const named = parsed.error.issues.map((issue) => ({ ...issue, path: ['loop', ...issue.path] }));
+  throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', issueText(named));
 }
 
 /** One loop over one operation: the state as stored, the entries recorded so far, and how to wait. */

@@ -3,6 +3,7 @@
  * scenario, per job script or per request (`X-Sim-Fault` header), and the choice of the fault for one request.
  */
 import { z } from 'zod';
+import { issueText } from '../core/issues';
 
 /** The provider actions a fault rule can target. */
 const simActionSchema = z.enum(['create', 'status', 'cancel', 'result', 'reconcile']);
@@ -112,7 +113,7 @@ export function parseFaultHeader(value: string | string[] | undefined): FaultHea
   }
   const parsed = faultSchema.safeParse(candidate);
   if (!parsed.success) {
-    const detail = parsed.error.issues.map((i) => `${['fault', ...i.path].join('.')}: ${i.message}`).join('; ');
+    const detail = issueText(parsed.error.issues.map((i) => ({ ...i, path: ['fault', ...i.path] })));
     return { kind: 'invalid', message: `X-Sim-Fault: ${detail}` };
   }
   return { kind: 'fault', fault: parsed.data };
