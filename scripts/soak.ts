@@ -256,7 +256,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
         violations.push({
           operationId: id,
           kind: 'error',
-          detail: error instanceof Error ? error.message.slice(0, 300) : String(error),
+          detail: errorChain(error).slice(0, 600),
         });
       }
       done++;
@@ -285,6 +285,14 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     for (const cleanup of cleanups) await cleanup().catch(() => undefined);
     await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/** An error's message with its causes' (a typed client error keeps the server's own answer as its cause). */
+function errorChain(error: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = error; e !== undefined && parts.length < 4; e = e instanceof Error ? e.cause : undefined)
+    parts.push(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+  return parts.join(' <- ');
 }
 
 function parseArgs(argv: readonly string[]): SoakOptions {

@@ -95,6 +95,9 @@ export class AsyncJobConnectionError extends AsyncJobError {
  * that no worker polls the task queue (`detail`). The workflow exists, but nothing is running it right now.
  */
 export class AsyncJobQueryTimeout extends AsyncJobError {
+  /** The server's own reason when it said at once that no worker can answer (no poller seen lately). */
+  readonly serverSays: string | undefined;
+
   constructor(
     readonly operationId: string,
     readonly timeoutMs: number,
@@ -107,6 +110,7 @@ export class AsyncJobQueryTimeout extends AsyncJobError {
         : `operation ${operationId}: no worker answered within ${timeoutMs} ms (is a worker running on its task queue?)`,
       { cause: options.cause },
     );
+    this.serverSays = options.detail;
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { Metadata, status } from '@grpc/grpc-js';
 import { callErrorFromStatus } from '@grpc/grpc-js/build/src/call';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { google, temporal } from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
 import {
@@ -44,8 +45,8 @@ const CALLS: Record<string, (client: AsyncJobClient) => Promise<unknown>> = {
   decide: (client) =>
     client.decide(OPERATION, { option: 'close', approvedBy: 'bob', reason: 'done' }, { acceptTimeoutMs: 1_000 }),
   signalWebhook: (client) => client.signalWebhook(OPERATION, { eventId: 'evt-1' }),
-  result: (client) => client.result(OPERATION),
-  watch: (client) => client.watch(OPERATION).next(),
+  result: (client) => client.result(OPERATION, { timeoutMs: 2_000 }),
+  watch: (client) => client.watch(OPERATION, { queryTimeoutMs: 1_000 }).next(),
   list: (client) => client.list(),
   listEscalated: (client) => client.listEscalated(),
 };
@@ -117,6 +118,62 @@ describe('the server answers a query no worker takes (any of them may come first
       expect(err, name).toBeInstanceOf(AsyncJobQueryTimeout);
       expect(err).toMatchObject({ code: 'ASYNCJOB_ERR_QUERY_TIMEOUT', operationId: OPERATION });
     }
+  });
+
+  it.each([
+    ["the server's own deadline", status.DEADLINE_EXCEEDED, 'context deadline exceeded'],
+    ['a call the server cancelled', status.CANCELLED, 'Call cancelled'],
+    ['a connection that dropped while the server stays up', status.UNAVAILABLE, 'Connection dropped'],
+  ])('%s, then an answer: the query is asked again within its time and answered', async (_label, code, details) => {
+    let asked = 0;
+    const client = clientOn({
+      methods: {
+        queryWorkflow: () =>
+          ++asked < 3
+            ? { error: grpcError(code, details) }
+            : { value: { queryResult: { payloads: [defaultPayloadConverter.toPayload([])] } } },
+        getSystemInfo: systemInfo,
+      },
+      otherwise: fail(new Error('not asked in this test')),
+    });
+    await expect(client.history(OPERATION, { timeoutMs: 5_000 })).resolves.toEqual([]);
+    expect(asked).toBe(3);
+  });
+
+  it("the server's word that no worker polls is final: the query is not asked again", async () => {
+    let asked = 0;
+    const client = clientOn({
+      methods: {
+        queryWorkflow: () => {
+          asked += 1;
+          return { error: grpcError(status.FAILED_PRECONDITION, 'No poller seen for task queue recently.') };
+        },
+      },
+      otherwise: fail(new Error('not asked in this test')),
+    });
+    const err = await rejection(() => client.history(OPERATION, { timeoutMs: 5_000 }));
+    expect(err).toBeInstanceOf(AsyncJobQueryTimeout);
+    expect((err as Error).message).toMatch(/No poller seen/);
+    expect(asked).toBe(1);
+  });
+
+  it('a query the server keeps ending early is AsyncJobQueryTimeout once its time is up, not sooner', async () => {
+    let asked = 0;
+    const client = clientOn({
+      methods: {
+        queryWorkflow: () => {
+          asked += 1;
+          return { error: grpcError(status.DEADLINE_EXCEEDED, 'context deadline exceeded') };
+        },
+      },
+      otherwise: fail(new Error('not asked in this test')),
+    });
+    const began = Date.now();
+    const err = await rejection(() => client.history(OPERATION, { timeoutMs: 1_500 }));
+    expect(err).toBeInstanceOf(AsyncJobQueryTimeout);
+    // Asked again until less than a pause and the least useful wait were left, then given up.
+    expect(Date.now() - began).toBeGreaterThanOrEqual(1_000);
+    expect(asked).toBeGreaterThan(3);
   });
 
   it('a handler the worker does not know (QueryNotRegisteredError) is AsyncJobServerError with its gRPC code', async () => {
@@ -227,7 +284,9 @@ describe('a deadline of a plain call that reached the server, and any other stat
     '%s: AsyncJobServerError with the gRPC code, from every call that is not answered by a worker',
     async (_label, code, details) => {
       const client = clientOn({ otherwise: fail(grpcError(code, details)) });
-      for (const name of ['start', 'describeOperation', 'signalWebhook', 'result', 'list', 'listEscalated']) {
+      // A wait's long polls refused for load are asked again, paced (`history.ts`): `result` is no such call.
+      const calls = ['start', 'describeOperation', 'signalWebhook', 'list', 'listEscalated'];
+      for (const name of code === status.RESOURCE_EXHAUSTED ? calls : [...calls, 'result']) {
         const err = await rejection(() => CALLS[name]!(client));
         expect(err, name).toBeInstanceOf(AsyncJobServerError);
         expect(err).toMatchObject({ code: 'ASYNCJOB_ERR_SERVER', grpcCode: code });
