@@ -9,7 +9,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { AsyncJobWorkflowInput, CarriedState } from '../workflows/messages';
 import { stateKey } from '../workflows/search-attributes';
 import { type ClientContext } from './context';
-import { serverBusy } from './translate';
+import { notFound, serverBusy } from './translate';
 import { withLinkedSignal } from './wait-scope';
 
 type HistoryResponse = Awaited<ReturnType<WorkflowService['getWorkflowExecutionHistory']>>;
@@ -82,6 +82,7 @@ async function longPoll(
         client.withAbortSignal(linked, () => client.workflowService.getWorkflowExecutionHistory(request)),
       );
     } catch (err) {
+      if (notFound(err) && !signal.aborted) throw await whatIsNotFound(ctx, request.execution?.workflowId ?? '', err);
       if (!serverBusy(err) || signal.aborted) throw err;
       const ceilingMs = Math.min(MAX_BUSY_PAUSE_MS, 100 * 2 ** Math.min(attempt, 10));
       await sleep(ceilingMs / 2 + Math.random() * (ceilingMs / 2), undefined, { signal });
@@ -89,7 +90,24 @@ async function longPoll(
   }
 }
 
-/** Follows the history of an operation's workflow from its first event, through continue-as-new. */
+/**
+ * The error of a history read the server answered NOT_FOUND, as the SDK's own describe tells it: an unknown
+ * namespace (`NamespaceNotFoundError`, from the status details the raw call leaves undecoded) or an unknown
+ * workflow (`WorkflowNotFoundError`). Asked only on that answer; the read's own error if the describe succeeds.
+ */
+async function whatIsNotFound(ctx: ClientContext, workflowId: string, err: unknown): Promise<unknown> {
+  try {
+    await ctx.client.workflow.getHandle(workflowId).describe();
+  } catch (described) {
+    return described;
+  }
+  return err;
+}
+
+/**
+ * Follows the history of an operation's workflow from its first event, through continue-as-new: of run `runId`, or
+ * without one of the latest run when the follower starts (the server's page token holds the run after that).
+ */
 export class HistoryFollower {
   private token: Uint8Array | undefined;
   private closed = false;
@@ -99,7 +117,7 @@ export class HistoryFollower {
   constructor(
     private readonly ctx: ClientContext,
     readonly operationId: string,
-    private runId: string,
+    private runId?: string,
     private readonly minIntervalMs = MIN_READ_INTERVAL_MS,
   ) {}
 
@@ -114,7 +132,7 @@ export class HistoryFollower {
     this.lastReadAtMs = Date.now();
     const response = await longPoll(this.ctx, signal, {
       namespace: this.ctx.namespace,
-      execution: { workflowId: this.operationId, runId: this.runId },
+      execution: { workflowId: this.operationId, ...(this.runId ? { runId: this.runId } : {}) },
       ...(this.token ? { nextPageToken: this.token } : {}),
       waitNewEvent: true,
       skipArchival: true,

@@ -5,6 +5,7 @@
  * for a worker that may never come, so the client refuses it unless told to start anyway.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
 import { providerKey } from '../workflows/search-attributes';
 import { type ClientContext, providerTaskQueue, WORKFLOW_TYPE } from './context';
 import { ProviderUnservedError } from './errors';
@@ -59,10 +60,27 @@ async function servedProviders(ctx: ClientContext, except: string): Promise<stri
     .sort();
 }
 
-/** Whether a worker polled the provider's activity task queue recently (or the server would not say), asked once. */
+/**
+ * How long a provider found served is taken as served without asking the server again. The server's answer
+ * already spans the pollers of its last few minutes (5 by default), so a client starting many operations asks
+ * once per provider in this time rather than once per start; an unserved provider is asked every time.
+ */
+const SERVED_FRESH_MS = 10_000;
+
+/** Per Temporal client, per namespace and provider task queue: until when it was last found served. */
+const servedUntil = new WeakMap<Client, Map<string, number>>();
+
+/** Whether a worker polled the provider's activity task queue recently (or the server would not say). */
 export async function providerServedNow(ctx: ClientContext, provider: string): Promise<boolean> {
+  const key = `${ctx.namespace}\u0000${providerTaskQueue(ctx.taskQueue, provider)}`;
+  let seen = servedUntil.get(ctx.client);
+  if ((seen?.get(key) ?? 0) > Date.now()) return true;
   const count = await pollerCount(ctx, provider);
-  return count === null || count > 0;
+  if (count === null) return true;
+  if (count === 0) return false;
+  if (seen === undefined) servedUntil.set(ctx.client, (seen = new Map()));
+  seen.set(key, Date.now() + SERVED_FRESH_MS);
+  return true;
 }
 
 /**

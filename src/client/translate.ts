@@ -123,6 +123,11 @@ export function reachabilityUnknown(err: unknown): boolean {
   return status !== null && (status.code === GRPC.DEADLINE_EXCEEDED || status.code === GRPC.UNAVAILABLE);
 }
 
+/** True for the server's NOT_FOUND, which a raw call (not the SDK's own) leaves untold: namespace or workflow. */
+export function notFound(err: unknown): boolean {
+  return grpcStatusOf(err)?.code === GRPC.NOT_FOUND;
+}
+
 /**
  * True when the server refused the call for load (RESOURCE_EXHAUSTED): a limit of the namespace, such as its
  * concurrent long polls (`frontend.namespaceCount`, 1,200 per frontend by default), or its request rate.

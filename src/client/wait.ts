@@ -98,10 +98,9 @@ async function escalatedNow(
 async function escalationSeen(
   ctx: ClientContext,
   scope: WaitScope,
-  runId: string,
   signal: AbortSignal,
 ): Promise<OperationSummary | null> {
-  const follower = new HistoryFollower(ctx, scope.operationId, runId);
+  const follower = new HistoryFollower(ctx, scope.operationId);
   for (;;) {
     const batch = await follower.next(signal);
     if (batch.closed) return null;
@@ -119,14 +118,14 @@ type CloseOrEscalation = { close: HistoryEvent } | { escalated: OperationSummary
  * has its own long poll, answered the moment the run closes: the follower reads a busy history at most every
  * 250 ms, which would hold a short operation's result back by as much.
  */
-async function closeOrEscalation(ctx: ClientContext, scope: WaitScope, runId: string): Promise<CloseOrEscalation> {
+async function closeOrEscalation(ctx: ClientContext, scope: WaitScope): Promise<CloseOrEscalation> {
   const settled = new AbortController();
   const signal = AbortSignal.any([scope.signal, settled.signal]);
   try {
     const close = waitUntilClosed(ctx, scope.operationId, signal).then((event): CloseOrEscalation => ({
       close: event,
     }));
-    const escalation = escalationSeen(ctx, scope, runId, signal).then(
+    const escalation = escalationSeen(ctx, scope, signal).then(
       (escalated): CloseOrEscalation | Promise<CloseOrEscalation> => (escalated ? { escalated } : close),
     );
     return await Promise.race([close, escalation]);
@@ -151,8 +150,7 @@ export async function waitForOutcome(
   try {
     // Only the end matters: Temporal's own wait for the close event, no other event read.
     if (options.untilFinal) return await closedOutcome(ctx, scope);
-    const d = await scope.run(() => describeRaw(ctx, operationId));
-    const first = await closeOrEscalation(ctx, scope, d.runId);
+    const first = await closeOrEscalation(ctx, scope);
     return 'escalated' in first ? first.escalated : await closedOutcome(ctx, scope, first.close);
   } finally {
     scope.dispose();
