@@ -124,6 +124,29 @@ async function main(): Promise<number> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'asyncjob-cluster-run-'));
   const logDir = path.join(dataDir, 'logs');
   mkdirSync(logDir);
+  // What the run has started, undone in reverse order however the run ends, its setup included.
+  const teardown: (() => unknown)[] = [];
+  try {
+    return await runWith(options, runId, dataDir, logDir, teardown);
+  } finally {
+    for (const undo of teardown.reverse()) {
+      await Promise.resolve()
+        .then(undo)
+        .catch((error: unknown) => console.error(`cluster run teardown: ${String(error)}`));
+    }
+  }
+}
+
+/** The run itself: `teardown` gets an undo for each thing it starts, as soon as it has started it. */
+async function runWith(
+  options: ReturnType<typeof parseOptions>,
+  runId: string,
+  dataDir: string,
+  logDir: string,
+  teardown: (() => unknown)[],
+): Promise<number> {
+  // Pushed first: a start that fails halfway (the server up, its registration refused) is stopped too.
+  if (!options.keepCluster) teardown.push(() => clusterCommand('stop'));
   const cluster = await clusterUp();
   const storeUrl = await createStoreDatabase(cluster.storeUrl, `asyncjob_run_${runId.replace(/-/g, '_')}`);
   const placement = await placeRun(
@@ -132,6 +155,7 @@ async function main(): Promise<number> {
     { temporalAddress: cluster.address, storeUrl },
     logDir,
   );
+  teardown.push(() => placement.remove());
   const token = `cluster-${randomBytes(12).toString('hex')}`;
   const auditKey = randomBytes(32).toString('hex');
   const provider = (dialect: Dialect): string => `cluster-${dialect}-${runId}`;
@@ -149,8 +173,8 @@ async function main(): Promise<number> {
   });
   // Each provider in a process of its own, so the run's own work never delays its stamps (provider-views.ts).
   const sims = {} as Record<Dialect, ProviderView>;
-  for (const dialect of DIALECTS)
-    sims[dialect] = await ProviderView.start({
+  for (const dialect of DIALECTS) {
+    const sim = await ProviderView.start({
       dialect,
       token,
       seed: options.seed,
@@ -158,8 +182,12 @@ async function main(): Promise<number> {
       maxRecordedRequests: 2_000_000,
       host: placement.listenHost,
     });
+    sims[dialect] = sim;
+    teardown.push(() => sim.stop());
+  }
   const taskQueue = `cluster-${runId}`;
   const connection = await Connection.connect({ address: cluster.address });
+  teardown.push(() => connection.close());
   const artifactsDir = path.join(dataDir, 'artifacts');
   // Where results are kept, as every process that reads them is told: the object store, or the file store here.
   const artifactEnv = placement.objectStore?.env ?? { ASYNCJOB_ARTIFACTS_DIR: artifactsDir };
@@ -197,6 +225,7 @@ async function main(): Promise<number> {
       ),
     (slot) => placement.workerPrefix(slot),
   );
+  teardown.push(() => fleet.stop());
   const { payloadCodecs } = await loadPayloadCodecs(payloadKeyEnv);
   const temporalClient = new Client({ connection, dataConverter: { payloadCodecs } });
   const client = new AsyncJobClient({ client: temporalClient, taskQueue });
@@ -218,170 +247,164 @@ async function main(): Promise<number> {
   const refreshViews = () => Promise.all(DIALECTS.map((d) => sims[d].refresh()));
   // The progress the chaos goes by, as the providers saw it a moment ago.
   const refresher = setInterval(() => void refreshViews().catch(() => undefined), 2_000);
+  teardown.push(
+    () => chaos.stop(),
+    () => clearInterval(refresher),
+  );
   const began = Date.now();
-  try {
-    fleet.start();
-    await client.waitForWorkers(DIALECTS.map(provider));
+  fleet.start();
+  await client.waitForWorkers(DIALECTS.map(provider));
+  console.log(
+    `cluster run ${runId}: ${options.count} operations, ${options.workers} workers, Temporal ${cluster.address}, data ${dataDir}`,
+  );
+  chaos.start();
+  await pool(plan.operations, 50, (op) => retryingTransient(() => client.start(op.request), chaos.retries));
+  console.log(`cluster run: all started in ${Date.now() - began} ms`);
+
+  const progressLog = setInterval(() => {
+    const kills = chaos.events.filter((e) => e.what === 'SIGKILL a worker').length;
     console.log(
-      `cluster run ${runId}: ${options.count} operations, ${options.workers} workers, Temporal ${cluster.address}, data ${dataDir}`,
+      `cluster run: ${Math.round(progress() * 100)}% of results fetched at ${Math.round((Date.now() - began) / 1000)} s, ${kills} workers killed, ${fleet.readyCount()} of ${options.workers} polling`,
     );
-    chaos.start();
-    await pool(plan.operations, 50, (op) => retryingTransient(() => client.start(op.request), chaos.retries));
-    console.log(`cluster run: all started in ${Date.now() - began} ms`);
-
-    const progressLog = setInterval(() => {
-      const kills = chaos.events.filter((e) => e.what === 'SIGKILL a worker').length;
-      console.log(
-        `cluster run: ${Math.round(progress() * 100)}% of results fetched at ${Math.round((Date.now() - began) / 1000)} s, ${kills} workers killed, ${fleet.readyCount()} of ${options.workers} polling`,
-      );
-    }, 30_000);
-    // Each operation to its end, or for a reviewed one to its escalation (a human answers it below).
-    const summaries = await Promise.race([
-      pool(plan.operations, 200, (op) =>
-        retryingTransient(() => client.result(op.request.operationId, { untilFinal: !op.needsReview }), chaos.retries),
-      ),
-      chaos.failure,
-    ]);
-    clearInterval(progressLog);
-    await chaos.stop();
-    const store = await openPostgresStore({ connectionString: storeUrl, forbiddenValues: [token] });
-    const artifactSettings = { ...process.env, ...artifactEnv };
-    const artifacts = openArtifactStore(loadConfig(artifactSettings), artifactSettings);
-    const verifyContext = { store, artifacts, sims };
-    const reviewed = plan.operations.filter((op) => op.needsReview);
-    const summaryOf = (op: (typeof reviewed)[number]) => summaries[plan.operations.indexOf(op)]!;
-    await refreshViews();
-    const reviewsLost: string[] = [];
-    for (const op of reviewed) {
-      const summary = summaryOf(op);
-      if (summary.escalation?.reason === 'unknown_state') continue;
-      if (summary.localState === 'succeeded' && (await reviewLostBeforeRecord(verifyContext, op)))
-        reviewsLost.push(op.request.operationId);
-      else problems.push(`${op.request.operationId}: a review was planned, it ended ${outcomeKey(summary)}`);
-    }
-    // What an operator's Web UI search finds: exactly the operations waiting for a human.
-    const waiting = reviewed.filter((op) => summaryOf(op).escalation).map((op) => op.request.operationId);
-    problems.push(...(await checkVisibility(temporalClient, taskQueue, { escalated: waiting })));
-    // The human's answer: an extension within the offered bounds; the operation then reads on and succeeds.
-    for (const op of reviewed) {
-      const id = op.request.operationId;
-      if (reviewsLost.includes(id)) continue;
-      const escalation = await client.escalation(id);
-      const extend = escalation?.options.find((o) => o.option === 'extend');
-      if (!extend) {
-        problems.push(`${id}: no extension offered (escalation ${escalation?.reason ?? 'none'})`);
-        continue;
-      }
-      const decision = {
-        option: 'extend' as const,
-        approvedBy: 'operator@example.com',
-        reason: 'cluster run review',
-        extendMs: extend.extendMs!,
-        extraStatusRequests: extend.extraStatusRequests!,
-      };
-      await retryingTransient(() => client.decide(id, decision), chaos.retries);
-      summaries[plan.operations.indexOf(op)] = await retryingTransient(
-        () => client.result(id, { untilFinal: true }),
-        chaos.retries,
-      );
-    }
-
-    clearInterval(refresher);
-    await refreshViews();
-    const outcomes: Record<string, number> = {};
-    for (const [index, op] of plan.operations.entries()) {
-      const summary = summaries[index]!;
-      outcomes[outcomeKey(summary)] = (outcomes[outcomeKey(summary)] ?? 0) + 1;
-      violations.push(...(await verifyOperation(verifyContext, op, summary)));
-    }
-    await store.close();
-    const succeededOps = plan.operations.filter((_, i) => summaries[i]!.localState === 'succeeded');
-    const succeeded = succeededOps.length;
-    const readBack = placement.objectStore
-      ? await readResultsBack(
-          placement.clientPrefix(),
-          {
-            TEMPORAL_ADDRESS: placement.reach(cluster.address),
-            ASYNCJOB_TASK_QUEUE: taskQueue,
-            ...artifactEnv,
-            ...payloadKeyEnv,
-          },
-          succeededOps.map((op) => ({
-            operationId: op.request.operationId,
-            sha256: renderPayload(op.result).sha256Hex,
-          })),
-          dataDir,
-        )
-      : undefined;
-    problems.push(...(readBack?.problems ?? []));
-    const partitioned = partition ? await partition.outcome() : undefined;
-    // Every request's payload carries `"scenario":"`; encrypted, no column of Temporal's databases holds it.
-    if (options.hosts) problems.push(...(await payloadsEncryptedProblems(cluster.storeUrl, '"scenario":"', taskQueue)));
-    problems.push(...(partitioned?.problems ?? []));
-    problems.push(...(await checkVisibility(temporalClient, taskQueue, { succeeded })));
-    const audit = await auditVerify({
-      ASYNCJOB_STORE: storeUrl,
-      ASYNCJOB_AUDIT_HMAC_KEY: auditKey,
-      TEMPORAL_ADDRESS: cluster.address,
-      ASYNCJOB_TASK_QUEUE: taskQueue,
-      ...artifactEnv,
-      ...payloadKeyEnv,
-    });
-    if (audit.exitCode !== 0) problems.push(`audit verify --with-temporal exited ${audit.exitCode}: ${audit.tail}`);
-    for (const exit of fleet.stats.unexpectedExits) problems.push(`a worker exited unasked (${exit})`);
-    for (const exit of fleet.stats.unreachableExits)
-      if (!chaos.serverWasRestarting(exit.atMs) && !chaos.wasPartitioned(exit.slot, exit.atMs))
-        problems.push(`a worker could not reach Temporal while the server was up (code 5: ${exit.logFile})`);
-    problems.push(...chaos.missed());
-
-    // The fleet's limit is strict: no provider may see more than it in any one second.
-    const rates = await fleetRates(sims, provider, options.ratePerSecond, partition?.spans() ?? [], logDir);
-    for (const dialect of DIALECTS) {
-      const rate = rates[dialect];
-      if (rate.maxInWindow <= options.ratePerSecond) continue;
-      const { busiest } = rate;
-      problems.push(
-        `provider ${dialect} saw ${rate.maxInWindow} requests in one second (limit ${options.ratePerSecond}/s, ${rate.windowsOverLimit} windows over); the first such second, at ${((busiest.startMs - began) / 1000).toFixed(3)} s: ${busiest.requests.join(', ')}`,
-      );
-    }
-    const report: ClusterReport = {
-      runId,
-      count: options.count,
-      workers: options.workers,
-      durationMs: Date.now() - began,
-      outcomes,
-      totals: providerTotals(sims),
-      faultsPlanned: plan.faultsPlanned,
-      fleet: fleet.stats,
-      chaos: chaos.events,
-      transientRetries: chaos.retries.byError,
-      ratePerSecond: options.ratePerSecond,
-      rates,
-      audit: audit.tail,
-      placement: placement.hosts
-        ? `${options.workers} worker hosts and a client host (network namespaces), results in an object store, payloads encrypted`
-        : placement.hostsUnavailable !== undefined
-          ? `one host (${placement.hostsUnavailable}), results in an object store, payloads encrypted`
-          : 'one host, results in files',
-      reviews: { planned: reviewed.length, lostBeforeRecord: reviewsLost },
-      ...(readBack ? { readBack } : {}),
-      ...(partitioned ? { partition: withoutProblems(partitioned) } : {}),
-      violations,
-      problems,
-    };
-    console.log(formatClusterReport(report));
-    mkdirSync(path.join(ROOT, 'test-artifacts'), { recursive: true });
-    writeFileSync(path.join(ROOT, 'test-artifacts', 'cluster-run.json'), JSON.stringify(report, null, 2));
-    return violations.length + problems.length > 0 || report.totals.maxJobsPerToken > 1 ? 1 : 0;
-  } finally {
-    clearInterval(refresher);
-    await chaos.stop();
-    await fleet.stop();
-    await connection.close();
-    await Promise.all(Object.values(sims).map((sim) => sim.stop()));
-    await placement.remove();
-    if (!options.keepCluster) await clusterCommand('stop');
+  }, 30_000);
+  // Each operation to its end, or for a reviewed one to its escalation (a human answers it below).
+  const summaries = await Promise.race([
+    pool(plan.operations, 200, (op) =>
+      retryingTransient(() => client.result(op.request.operationId, { untilFinal: !op.needsReview }), chaos.retries),
+    ),
+    chaos.failure,
+  ]);
+  clearInterval(progressLog);
+  await chaos.stop();
+  const store = await openPostgresStore({ connectionString: storeUrl, forbiddenValues: [token] });
+  const artifactSettings = { ...process.env, ...artifactEnv };
+  const artifacts = openArtifactStore(loadConfig(artifactSettings), artifactSettings);
+  const verifyContext = { store, artifacts, sims };
+  const reviewed = plan.operations.filter((op) => op.needsReview);
+  const summaryOf = (op: (typeof reviewed)[number]) => summaries[plan.operations.indexOf(op)]!;
+  await refreshViews();
+  const reviewsLost: string[] = [];
+  for (const op of reviewed) {
+    const summary = summaryOf(op);
+    if (summary.escalation?.reason === 'unknown_state') continue;
+    if (summary.localState === 'succeeded' && (await reviewLostBeforeRecord(verifyContext, op)))
+      reviewsLost.push(op.request.operationId);
+    else problems.push(`${op.request.operationId}: a review was planned, it ended ${outcomeKey(summary)}`);
   }
+  // What an operator's Web UI search finds: exactly the operations waiting for a human.
+  const waiting = reviewed.filter((op) => summaryOf(op).escalation).map((op) => op.request.operationId);
+  problems.push(...(await checkVisibility(temporalClient, taskQueue, { escalated: waiting })));
+  // The human's answer: an extension within the offered bounds; the operation then reads on and succeeds.
+  for (const op of reviewed) {
+    const id = op.request.operationId;
+    if (reviewsLost.includes(id)) continue;
+    const escalation = await client.escalation(id);
+    const extend = escalation?.options.find((o) => o.option === 'extend');
+    if (!extend) {
+      problems.push(`${id}: no extension offered (escalation ${escalation?.reason ?? 'none'})`);
+      continue;
+    }
+    const decision = {
+      option: 'extend' as const,
+      approvedBy: 'operator@example.com',
+      reason: 'cluster run review',
+      extendMs: extend.extendMs!,
+      extraStatusRequests: extend.extraStatusRequests!,
+    };
+    await retryingTransient(() => client.decide(id, decision), chaos.retries);
+    summaries[plan.operations.indexOf(op)] = await retryingTransient(
+      () => client.result(id, { untilFinal: true }),
+      chaos.retries,
+    );
+  }
+
+  clearInterval(refresher);
+  await refreshViews();
+  const outcomes: Record<string, number> = {};
+  for (const [index, op] of plan.operations.entries()) {
+    const summary = summaries[index]!;
+    outcomes[outcomeKey(summary)] = (outcomes[outcomeKey(summary)] ?? 0) + 1;
+    violations.push(...(await verifyOperation(verifyContext, op, summary)));
+  }
+  await store.close();
+  const succeededOps = plan.operations.filter((_, i) => summaries[i]!.localState === 'succeeded');
+  const succeeded = succeededOps.length;
+  const readBack = placement.objectStore
+    ? await readResultsBack(
+        placement.clientPrefix(),
+        {
+          TEMPORAL_ADDRESS: placement.reach(cluster.address),
+          ASYNCJOB_TASK_QUEUE: taskQueue,
+          ...artifactEnv,
+          ...payloadKeyEnv,
+        },
+        succeededOps.map((op) => ({
+          operationId: op.request.operationId,
+          sha256: renderPayload(op.result).sha256Hex,
+        })),
+        dataDir,
+      )
+    : undefined;
+  problems.push(...(readBack?.problems ?? []));
+  const partitioned = partition ? await partition.outcome() : undefined;
+  // Every request's payload carries `"scenario":"`; encrypted, no column of Temporal's databases holds it.
+  if (options.hosts) problems.push(...(await payloadsEncryptedProblems(cluster.storeUrl, '"scenario":"', taskQueue)));
+  problems.push(...(partitioned?.problems ?? []));
+  problems.push(...(await checkVisibility(temporalClient, taskQueue, { succeeded })));
+  const audit = await auditVerify({
+    ASYNCJOB_STORE: storeUrl,
+    ASYNCJOB_AUDIT_HMAC_KEY: auditKey,
+    TEMPORAL_ADDRESS: cluster.address,
+    ASYNCJOB_TASK_QUEUE: taskQueue,
+    ...artifactEnv,
+    ...payloadKeyEnv,
+  });
+  if (audit.exitCode !== 0) problems.push(`audit verify --with-temporal exited ${audit.exitCode}: ${audit.tail}`);
+  for (const exit of fleet.stats.unexpectedExits) problems.push(`a worker exited unasked (${exit})`);
+  for (const exit of fleet.stats.unreachableExits)
+    if (!chaos.serverWasRestarting(exit.atMs) && !chaos.wasPartitioned(exit.slot, exit.atMs))
+      problems.push(`a worker could not reach Temporal while the server was up (code 5: ${exit.logFile})`);
+  problems.push(...chaos.missed());
+
+  // The fleet's limit is strict: no provider may see more than it in any one second.
+  const rates = await fleetRates(sims, provider, options.ratePerSecond, partition?.spans() ?? [], logDir);
+  for (const dialect of DIALECTS) {
+    const rate = rates[dialect];
+    if (rate.maxInWindow <= options.ratePerSecond) continue;
+    const { busiest } = rate;
+    problems.push(
+      `provider ${dialect} saw ${rate.maxInWindow} requests in one second (limit ${options.ratePerSecond}/s, ${rate.windowsOverLimit} windows over); the first such second, at ${((busiest.startMs - began) / 1000).toFixed(3)} s: ${busiest.requests.join(', ')}`,
+    );
+  }
+  const report: ClusterReport = {
+    runId,
+    count: options.count,
+    workers: options.workers,
+    durationMs: Date.now() - began,
+    outcomes,
+    totals: providerTotals(sims),
+    faultsPlanned: plan.faultsPlanned,
+    fleet: fleet.stats,
+    chaos: chaos.events,
+    transientRetries: chaos.retries.byError,
+    ratePerSecond: options.ratePerSecond,
+    rates,
+    audit: audit.tail,
+    placement: placement.hosts
+      ? `${options.workers} worker hosts and a client host (network namespaces), results in an object store, payloads encrypted`
+      : placement.hostsUnavailable !== undefined
+        ? `one host (${placement.hostsUnavailable}), results in an object store, payloads encrypted`
+        : 'one host, results in files',
+    reviews: { planned: reviewed.length, lostBeforeRecord: reviewsLost },
+    ...(readBack ? { readBack } : {}),
+    ...(partitioned ? { partition: withoutProblems(partitioned) } : {}),
+    violations,
+    problems,
+  };
+  console.log(formatClusterReport(report));
+  mkdirSync(path.join(ROOT, 'test-artifacts'), { recursive: true });
+  writeFileSync(path.join(ROOT, 'test-artifacts', 'cluster-run.json'), JSON.stringify(report, null, 2));
+  return violations.length + problems.length > 0 || report.totals.maxJobsPerToken > 1 ? 1 : 0;
 }
 
 main().then(
