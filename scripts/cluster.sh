@@ -104,6 +104,8 @@ refuse_taken_ports() {
   for offset in "${SERVICE_PORTS[@]}"; do
     if (: </dev/tcp/127.0.0.1/$((PORT + offset))) 2>/dev/null; then
       log "port $((PORT + offset)) (ASYNCJOB_CLUSTER_PORT + $offset) is already in use: stop what holds it or choose another ASYNCJOB_CLUSTER_PORT"
+      # Who holds it, when the machine can say (iproute2's ss; nothing printed without it).
+      if command -v ss >/dev/null; then ss -Htlnp "sport = :$((PORT + offset))" >&2 || true; fi
       exit 1
     fi
   done
