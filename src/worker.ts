@@ -181,6 +181,7 @@ export function pollLoopOf(config: Config): PollLoopLimits | false {
     maxWaitMs: config.ASYNCJOB_POLL_LOOP_MAX_WAIT_MS,
     maxLoopMs: config.ASYNCJOB_POLL_LOOP_MAX_MS,
     retryWaits: true,
+    createReadsOn: true,
   };
 }
 

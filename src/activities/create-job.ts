@@ -8,7 +8,9 @@ import { type OperationRecord } from '../core/operation';
 import { type OperationVariables } from '../core/operation-variables';
 import { type StepOutcome } from '../core/step-outcome';
 import { afterCreate, stopAtCreateDeadline } from '../core/step';
-import { type StartedCallInput } from './types';
+import { type CreateJobInput, type StartedCallInput } from './types';
+import { parseInputRecord } from './journal-writer';
+import { parseLimits, readOnAfterCreate } from './poll-status';
 import { AsyncJobError } from '../core/errors';
 import { inCallFrame } from './call-frame';
 import { overtakenByDeadline, requestFactsOf, sendOnce, type ActivityContext } from './provider-call';
@@ -51,39 +53,51 @@ export async function assertIntent(
   }
 }
 
-/** Makes the activity. */
+/**
+ * Makes the activity. Given `loop` (`readOnAfterCreateLimits`), a create that leaves the job polled is followed by the
+ * reads due within it, in this activity (`readOnAfterCreate`); a worker of an earlier version ignores `loop` and the
+ * workflow schedules the reads.
+ */
 export function createJob(ctx: ActivityContext) {
-  return async (input: StartedCallInput): Promise<StepOutcome> => {
-    return inCallFrame(ctx, input, 'create', async (record, { adapter, http }, step) => {
-      await assertIntent(ctx, record, input.payload, input.variables);
-      const built = adapter.buildCreateRequest({
-        ...requestFactsOf(record, ctx.clock()),
-        payload: input.payload,
-        token: record.idempotencyToken,
-        clientReference: clientReferenceOf(record),
-        nowMs: ctx.clock(),
-        firstSentAtMs: record.createdAtMs,
-      });
-      const requestUrl = built.kind === 'request' ? built.request.url : undefined;
-      // Written before the create deadline or not at all (I3): a create that waited in the queue or for its turn
-      // past it is not sent, and the operation stops there as its next reservation would.
-      const { observation } = await sendOnce(
-        ctx,
-        http,
-        adapter,
-        'create',
-        built,
-        record,
-        (answer) =>
-          adapter.interpretCreate(answer, {
-            requestUrl,
-            ...(record.variables !== undefined ? { variables: record.variables } : {}),
-          }),
-        record.deadlines.createDeadlineMs,
-      );
-      if (overtakenByDeadline(observation))
-        return stopAtCreateDeadline(record, { ...step, nowMs: observation.receivedAtMs });
-      return afterCreate(record, await stageInlineResult(ctx, record, observation), step);
-    });
+  return async (input: CreateJobInput): Promise<StepOutcome> => {
+    // Checked before anything is sent: a bad limit refuses the call, never a create already made.
+    const readOn = input.loop === undefined ? undefined : parseLimits(input.loop);
+    const created = await createOnce(ctx, input);
+    return readOn === undefined ? created : readOnAfterCreate(ctx, created, readOn, parseInputRecord(input.state));
   };
+}
+
+/** The create request, sent once and recorded with the step's decision (see the module comment). */
+function createOnce(ctx: ActivityContext, input: StartedCallInput): Promise<StepOutcome> {
+  return inCallFrame(ctx, input, 'create', async (record, { adapter, http }, step) => {
+    await assertIntent(ctx, record, input.payload, input.variables);
+    const built = adapter.buildCreateRequest({
+      ...requestFactsOf(record, ctx.clock()),
+      payload: input.payload,
+      token: record.idempotencyToken,
+      clientReference: clientReferenceOf(record),
+      nowMs: ctx.clock(),
+      firstSentAtMs: record.createdAtMs,
+    });
+    const requestUrl = built.kind === 'request' ? built.request.url : undefined;
+    // Written before the create deadline or not at all (I3): a create that waited in the queue or for its turn
+    // past it is not sent, and the operation stops there as its next reservation would.
+    const { observation } = await sendOnce(
+      ctx,
+      http,
+      adapter,
+      'create',
+      built,
+      record,
+      (answer) =>
+        adapter.interpretCreate(answer, {
+          requestUrl,
+          ...(record.variables !== undefined ? { variables: record.variables } : {}),
+        }),
+      record.deadlines.createDeadlineMs,
+    );
+    if (overtakenByDeadline(observation))
+      return stopAtCreateDeadline(record, { ...step, nowMs: observation.receivedAtMs });
+    return afterCreate(record, await stageInlineResult(ctx, record, observation), step);
+  });
 }

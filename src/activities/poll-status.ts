@@ -18,6 +18,7 @@ import { Context } from '@temporalio/activity';
 import { type RegisteredProvider } from '../adapters/providers/registry';
 import { type OperationRecord } from '../core/operation';
 import {
+  isPolling,
   nextLoopStep,
   pendingReadDetails,
   pollLoopLimitsSchema,
@@ -67,7 +68,8 @@ function parseRetryWaits(value: unknown): boolean {
   throw new AsyncJobError('ASYNCJOB_ERR_INVALID_INPUT', 'retryWaits: expected a boolean');
 }
 
-function parseLimits(value: unknown): PollLoopLimits {
+/** The loop's limits as given in an activity's input (`loop`), or a typed refusal naming the bad field. */
+export function parseLimits(value: unknown): PollLoopLimits {
   const parsed = pollLoopLimitsSchema.safeParse(value);
   if (parsed.success) return parsed.data;
   const named = parsed.error.issues.map((issue) => ({ ...issue, path: ['loop', ...issue.path] }));
@@ -235,6 +237,65 @@ class StatusLoop {
   }
 }
 
+/**
+ * Runs `loop` until the operation goes back to the workflow, listening for wakes meanwhile, and collects a result its
+ * last read saw; `first` makes the loop's first step (a reserved read, a resumed attempt), if any.
+ */
+async function holdUntilHandedBack(
+  loop: StatusLoop,
+  limits: PollLoopLimits,
+  entered: OperationRecord,
+  first?: () => Promise<void>,
+): Promise<void> {
+  const stopListening = onStatusLoopWake(
+    entered.operationId,
+    loop.woken,
+    currentContext()?.info.currentAttemptScheduledTimestampMs,
+  );
+  try {
+    await first?.();
+    await loop.loop(limits, entered);
+  } finally {
+    stopListening();
+  }
+}
+
+/** The status reads the loop made, for its log line. */
+function readsOf(loop: StatusLoop): number {
+  return loop.entries.filter((entry) => entry.body.kind === 'observation' && entry.body.action === 'status').length;
+}
+
+/**
+ * After a create that left the job polled, in the create's own activity: the status reads due within `limits`
+ * (`readOnAfterCreateLimits`: a short time), each reserved and recorded as the status loop records them, then the
+ * collect when one saw success; a message, a long wait or the time spent hands the operation back. A create answered
+ * with the finished job (C3) is collected at once. Nothing more when the create left neither (a failure, an
+ * escalation, a create to reconcile). `entered`: the record the workflow holds, from before the create.
+ */
+export async function readOnAfterCreate(
+  ctx: ActivityContext,
+  created: StepOutcome,
+  limits: PollLoopLimits,
+  entered: OperationRecord,
+): Promise<StepOutcome> {
+  const collecting = created.state.localState === 'result_collecting';
+  if (!isPolling(created.state) && !collecting) return created;
+  const loop = new StatusLoop(ctx, ctx.providers.get(created.state.provider), created.state);
+  loop.entries.push(...created.entries);
+  if (!collecting) {
+    await holdUntilHandedBack(loop, limits, entered);
+    ctx.logger.info('create read on', {
+      operationId: entered.operationId,
+      provider: entered.provider,
+      reads: readsOf(loop),
+      reason: loop.exit,
+    });
+  }
+  if (loop.state.localState === 'result_collecting' && (collecting || loop.exit === 'state_changed'))
+    await loop.collect();
+  return loop.outcome();
+}
+
 /** Makes the activity. */
 export function pollStatus(ctx: ActivityContext) {
   return async (input: PollStatusInput): Promise<StepOutcome> => {
@@ -249,25 +310,17 @@ export function pollStatus(ctx: ActivityContext) {
       return recorded;
     }
     const loop = new StatusLoop(ctx, provider, held);
-    const stopListening = onStatusLoopWake(
-      held.operationId,
-      loop.woken,
-      currentContext()?.info.currentAttemptScheduledTimestampMs,
-    );
-    try {
-      // A reservation the workflow made is read first, with its random draw (the jitter history holds); without
-      // one, the loop begins with the wait the workflow handed it. A later attempt begins where the store stands.
+    // A reservation the workflow made is read first, with its random draw (the jitter history holds); without
+    // one, the loop begins with the wait the workflow handed it. A later attempt begins where the store stands.
+    await holdUntilHandedBack(loop, limits, held, async () => {
       if (resuming) await loop.resume(held, input.random);
       else if (held.schedule.reservedAtMs !== undefined) await loop.read(held, input.random);
-      await loop.loop(limits, held);
-    } finally {
-      stopListening();
-    }
+    });
     const retryInMs = retryWaits ? retryDelayAfter(loop.exit!, loop.state, ctx.clock()) : undefined;
     ctx.logger.info(retryInMs === undefined ? 'status loop handed back' : 'status loop waits as a retry', {
       operationId: held.operationId,
       provider: held.provider,
-      reads: loop.entries.filter((entry) => entry.body.kind === 'observation' && entry.body.action === 'status').length,
+      reads: readsOf(loop),
       reason: loop.exit,
       ...(retryInMs !== undefined ? { retryInMs } : {}),
     });

@@ -58,6 +58,9 @@ export type StartedCallInput = ProviderCallInput & {
   variables?: OperationVariables;
 };
 
+/** Input of `createJob`: the start request, and with `loop` the limits of the reads it makes after the create. */
+export type CreateJobInput = StartedCallInput & { loop?: PollLoopLimits };
+
 /** The activities of asyncjob. */
 export interface AsyncJobActivities {
   /**
@@ -89,8 +92,11 @@ export interface AsyncJobActivities {
    * those sequences (adopt them).
    */
   appendJournal(input: { state: OperationRecord; entries: StepEntry[] }): Promise<StepOutcome>;
-  /** Sends the create request (same token on every attempt, I3) and applies `afterCreate`. */
-  createJob(input: StartedCallInput): Promise<StepOutcome>;
+  /**
+   * Sends the create request (same token on every attempt, I3) and applies `afterCreate`; given `loop`, reads on
+   * while the reads are due within it (`readOnAfterCreateLimits`), as `pollStatus` reads.
+   */
+  createJob(input: CreateJobInput): Promise<StepOutcome>;
   /** Reconciles an ambiguous create by the adapter's method (U2) and applies `afterReconcile`. */
   reconcileJob(input: StartedCallInput): Promise<StepOutcome>;
   /** Sends one status request and applies `afterStatus` (P1-P8, T3). */

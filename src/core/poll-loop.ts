@@ -36,6 +36,11 @@ export const pollLoopLimitsSchema = lazySchema(() =>
        * provider's facts in every operation's history, so an operation started without it keeps its timers.
        */
       retryWaits: z.boolean().optional(),
+      /**
+       * The create's own activity reads on for its first {@link CREATE_READS_ON_MS} (`readOnAfterCreateLimits`).
+       * Recorded with the provider's facts, as `retryWaits`: an operation started without it makes the create alone.
+       */
+      createReadsOn: z.boolean().optional(),
     })
     .strict(),
 );
@@ -46,7 +51,12 @@ export type PollLoopLimits = z.infer<typeof pollLoopLimitsSchema>;
  * The defaults: waits up to 30 s stay in the activity, which keeps an operation at most 2 minutes (it holds an
  * activity slot meanwhile, so other operations' reads are not kept waiting for long when slots run short).
  */
-export const DEFAULT_POLL_LOOP_LIMITS: PollLoopLimits = { maxWaitMs: 30_000, maxLoopMs: 2 * 60_000, retryWaits: true };
+export const DEFAULT_POLL_LOOP_LIMITS: PollLoopLimits = {
+  maxWaitMs: 30_000,
+  maxLoopMs: 2 * 60_000,
+  retryWaits: true,
+  createReadsOn: true,
+};
 
 /**
  * How often the workflow's copy of a running job is refreshed while the status activity keeps it (P8): its
@@ -188,6 +198,21 @@ export function statusActivityLimits(limits: PollLoopLimits): {
 } {
   const loop = { maxWaitMs: limits.maxWaitMs, maxLoopMs: limits.maxLoopMs };
   return limits.retryWaits === true ? { loop, retryWaits: true } : { loop };
+}
+
+/**
+ * How long the create's own activity reads on after a create that was accepted, ms: the reads due within this of the
+ * create are made there (a job done by then costs one activity, no workflow task between its create and its
+ * result), and the workflow shows the created job within it otherwise (P8).
+ */
+export const CREATE_READS_ON_MS = 2_000;
+
+/**
+ * What the create's activity is given to read on after the create (`createJob`'s `loop`): the loop's limits with its
+ * time held to {@link CREATE_READS_ON_MS}; waits past them go back to the workflow, never retries of the create.
+ */
+export function readOnAfterCreateLimits(limits: PollLoopLimits): { loop: PollLoopLimits } {
+  return { loop: { maxWaitMs: limits.maxWaitMs, maxLoopMs: Math.min(limits.maxLoopMs, CREATE_READS_ON_MS) } };
 }
 
 /** The heartbeat timeout of provider calls, ms (F2): a dead worker is noticed within it. */

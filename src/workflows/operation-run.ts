@@ -40,7 +40,7 @@ import { handleMessage } from './message-steps';
 import { MessageInbox } from './message-inbox';
 import type { AsyncJobWorkflowInput, CarriedState, OperationSummary } from './messages';
 import { ParentLink } from './parent-link';
-import { pollInActivity } from './status-activity';
+import { createAndReadOn, pollInActivity } from './status-activity';
 import { Publication } from './publication';
 import { invalidInput, refusal } from './refusals';
 
@@ -251,11 +251,13 @@ export class OperationRun {
 
   private async create(facts: ProviderFacts): Promise<void> {
     if (!(await this.reserveCreateAttempt())) return;
-    const attempt = this.record.used.createAttempts;
+    const summary = `create (attempt ${this.record.used.createAttempts})`;
+    // The facts decide (recorded in history by describeProvider, carried across continue-as-new): an operation
+    // started before the create read on, or on a worker with the loop off, makes the create alone.
+    if (facts.pollLoop?.createReadsOn === true && facts.pollLoop.maxWaitMs > 0)
+      return createAndReadOn(this, facts, summary);
     await this.callProvider('create', facts, (provider, options) =>
-      provider.createJob.executeWithOptions({ ...options, summary: `create (attempt ${attempt})` }, [
-        this.startedCallInput(),
-      ]),
+      provider.createJob.executeWithOptions({ ...options, summary }, [this.startedCallInput()]),
     );
   }
 
@@ -294,7 +296,7 @@ export class OperationRun {
   }
 
   /** What the calls that send the start request receive: the payload and the variables as given (I2). */
-  private startedCallInput() {
+  startedCallInput() {
     const { payload, variables } = this.input.request;
     return { ...this.callInput(), payload, ...(variables !== undefined ? { variables } : {}) };
   }
@@ -311,13 +313,18 @@ export class OperationRun {
       this.record = foldOutcome(this.record, await call(providerActivities(options), options));
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
-      const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
-      if (cause?.nonRetryable) throw cause;
-      const message = String(err.cause?.message ?? err.message);
-      log.warn(`${action} activity failed; planned again`, { error: message });
-      const sent = cause?.type === NOTHING_SENT_FAILURE_TYPE && patched(NOTHING_SENT_PATCH) ? 'nothing' : 'maybe';
-      await this.commit(afterActivityFailure(this.record, action, message, this.stepContext(), sent));
+      await this.callFailed(action, err);
     }
+  }
+
+  /** Records a provider call's failure of ours, to be planned again (B2); a final one ends the workflow. */
+  async callFailed(action: string, err: ActivityFailure): Promise<void> {
+    const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
+    if (cause?.nonRetryable) throw cause;
+    const message = String(err.cause?.message ?? err.message);
+    log.warn(`${action} activity failed; planned again`, { error: message });
+    const sent = cause?.type === NOTHING_SENT_FAILURE_TYPE && patched(NOTHING_SENT_PATCH) ? 'nothing' : 'maybe';
+    await this.commit(afterActivityFailure(this.record, action, message, this.stepContext(), sent));
   }
 
   /** Handles every queued message, in arrival order. */

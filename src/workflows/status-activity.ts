@@ -1,7 +1,8 @@
 /**
- * The workflow's side of the status activity (`pollStatus`): scheduling it for a read the workflow reserved or a
- * wait it hands over, asking for the operation back when a message arrives, and taking up what the store holds
- * when the activity ends without an outcome.
+ * The workflow's side of the activities that hold an operation while it is polled: the status activity
+ * (`pollStatus`), scheduled for a read the workflow reserved or a wait it hands over, and the create that reads on
+ * (`createJob` with its `loop`). Asks for the operation back when a message arrives, and takes up what the store
+ * holds when such an activity ends without an outcome.
  */
 import {
   ActivityCancellationType,
@@ -14,9 +15,15 @@ import {
 } from '@temporalio/workflow';
 import type { ProviderFacts } from '../activities/types';
 import { retryDrivenWaitRetry } from '../core/loop-bounds';
-import { handedBackUnread, statusActivityLimits, statusHeartbeatTimeoutMs, storeIsAhead } from '../core/poll-loop';
+import {
+  handedBackUnread,
+  readOnAfterCreateLimits,
+  statusActivityLimits,
+  statusHeartbeatTimeoutMs,
+  storeIsAhead,
+} from '../core/poll-loop';
 import { afterActivityFailure } from '../core/step';
-import { foldOutcome } from '../core/step-outcome';
+import { foldOutcome, type StepOutcome } from '../core/step-outcome';
 import { localStore, localWakeStatusLoop, providerActivities, providerCallOptions } from './activity-options';
 import type { OperationRun } from './operation-run';
 
@@ -40,26 +47,73 @@ export async function pollInActivity(run: OperationRun, facts: ProviderFacts, su
     ...(facts.pollLoop?.retryWaits === true ? { retry: retryDrivenWaitRetry(run.record) } : {}),
   };
   const fromSequence = run.record.journal.nextSequence;
+  await holdInActivity(
+    run,
+    facts,
+    () =>
+      providerActivities(options).pollStatus.executeWithOptions({ ...options, summary }, [
+        { ...run.callInput(), ...statusActivityLimits(facts.pollLoop!) },
+      ]),
+    async (err) => {
+      await adoptStoredState(run, fromSequence);
+      await journalLostRead(run, String(err.cause?.message ?? err.message));
+    },
+  );
+}
+
+/**
+ * The create, whose activity reads on while the reads are due within `readOnAfterCreateLimits` (a job done by then
+ * costs one activity, no workflow task between create and result); a message asks for the operation back as from
+ * the status loop. When the activity ends without an outcome, what the store holds is adopted when it holds the
+ * create; otherwise the create failed as any provider call fails (nothing or maybe sent, planned again, B2).
+ */
+export async function createAndReadOn(run: OperationRun, facts: ProviderFacts, summary: string): Promise<void> {
+  const options = {
+    ...providerCallOptions(facts),
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  };
+  const fromSequence = run.record.journal.nextSequence;
+  await holdInActivity(
+    run,
+    facts,
+    () =>
+      providerActivities(options).createJob.executeWithOptions({ ...options, summary }, [
+        { ...run.startedCallInput(), ...readOnAfterCreateLimits(facts.pollLoop!) },
+      ]),
+    async (err) => {
+      if (!(await adoptStoredState(run, fromSequence))) return run.callFailed('create', err);
+      await journalLostRead(run, String(err.cause?.message ?? err.message));
+    },
+  );
+}
+
+/**
+ * Runs an activity that holds the operation (`call`) until it returns, asking for the operation back when a message
+ * arrives ({@link askLoopBack}), and folds what it returns; a status read it handed back unread is waited for here.
+ * An activity that ends without an outcome (a worker lost, a wait cancelled, its attempts spent) goes to `lost`.
+ */
+async function holdInActivity(
+  run: OperationRun,
+  facts: ProviderFacts,
+  call: () => Promise<StepOutcome>,
+  lost: (err: ActivityFailure) => Promise<void>,
+): Promise<void> {
   const scope = new CancellationScope();
   let ended = false;
-  const polling = scope.run(() =>
-    providerActivities(options).pollStatus.executeWithOptions({ ...options, summary }, [
-      { ...run.callInput(), ...statusActivityLimits(facts.pollLoop!) },
-    ]),
-  );
+  const holding = scope.run(call);
   const markEnded = () => void (ended = true);
-  polling.then(markEnded, markEnded);
+  holding.then(markEnded, markEnded);
   await condition(() => ended || run.inbox.hasPending());
   if (!ended) await askLoopBack(run, scope);
   try {
     const before = run.record;
-    run.record = foldOutcome(run.record, await polling);
+    run.record = foldOutcome(run.record, await holding);
     const untilMs = handedBackUnread(before, run.record, Date.now(), facts.pollLoop!);
     if (untilMs !== undefined && !run.inbox.hasPending()) await run.sleepUntil(untilMs, Date.now());
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     if (err.cause instanceof ApplicationFailure && err.cause.nonRetryable) throw err.cause;
-    await adoptStoredState(run, fromSequence, String(err.cause?.message ?? err.message));
+    await lost(err);
   }
 }
 
@@ -79,10 +133,16 @@ async function askLoopBack(run: OperationRun, scope: CancellationScope): Promise
   }
 }
 
-/** After a status loop ended without an outcome: the store's state, and a reserved read journalled as failed. */
-async function adoptStoredState(run: OperationRun, fromSequence: number, message: string): Promise<void> {
+/** After an activity that held the operation ended without an outcome: adopts the store's state when it is ahead. */
+async function adoptStoredState(run: OperationRun, fromSequence: number): Promise<boolean> {
   const stored = await localStore.readStoredState({ operationId: run.record.operationId, fromSequence });
-  if (storeIsAhead(run.record, stored.state)) run.record = foldOutcome(run.record, stored);
+  if (!storeIsAhead(run.record, stored.state)) return false;
+  run.record = foldOutcome(run.record, stored);
+  return true;
+}
+
+/** A status read reserved and never recorded (its activity ended without an outcome) is journalled as failed (B2). */
+async function journalLostRead(run: OperationRun, message: string): Promise<void> {
   if (run.record.schedule.reservedAtMs === undefined) return;
   log.warn('status loop ended without an outcome; planned again', { error: message });
   await run.commit(afterActivityFailure(run.record, 'status', message, run.stepContext()));

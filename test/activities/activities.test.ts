@@ -226,6 +226,43 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     expect(stored?.version).toBe(first.journal.nextSequence - 1);
   });
 
+  it('P4, B2: given its loop, createJob reads on and collects in the same activity, each read reserved first; a repeat sends nothing', async () => {
+    const since = h.sim.requests().at(-1)?.seq ?? 0;
+    const payload = { report: 'reads-on', scenario: 'default' };
+    const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });
+    const loop = { maxWaitMs: 30_000, maxLoopMs: 60_000 };
+    const done = await step(a.createJob, { record, random: 0.5, payload, loop });
+    expect(done.localState).toBe('succeeded');
+    expect(done.result?.validation).toBe('valid');
+    const requests = h.sim.requests({ sinceSeq: since });
+    expect(requests.map((r) => r.action).filter((action, i, all) => action !== all[i - 1])).toEqual([
+      'create',
+      'status',
+      'result',
+    ]);
+    // Every read is in the journal as its own observation, with the transitions the workflow would have recorded.
+    const entries = (await h.store.entries(record.operationId)).map((e) => e.entry.body);
+    const reads = entries.filter((body) => body.kind === 'observation' && body.action === 'status');
+    expect(reads).toHaveLength(requests.filter((r) => r.action === 'status').length);
+    expect((await h.store.verifyChains({ operationId: record.operationId })).breaks).toEqual([]);
+    // Temporal's retry of the same create (the same record) finds it all recorded: nothing is sent again.
+    const again = await step(a.createJob, { record, random: 0.1, payload, loop });
+    expect(again.localState).toBe('succeeded');
+    expect(h.sim.requests({ sinceSeq: since })).toHaveLength(requests.length);
+  });
+
+  it('a createJob given malformed loop limits is refused before anything is sent', async () => {
+    const since = h.sim.requests().at(-1)?.seq ?? 0;
+    const payload = { report: 'bad-loop', scenario: 'default' };
+    const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });
+    const failure = await failureOf(
+      step(a.createJob, { record, random: 0.5, payload, loop: { maxWaitMs: -1, maxLoopMs: 60_000 } }),
+    );
+    expect(failure.type).toBe('ASYNCJOB_ERR_INVALID_INPUT');
+    expect(failure.message).toMatch(/loop\.maxWaitMs/);
+    expect(h.sim.requests({ sinceSeq: since })).toEqual([]);
+  });
+
   it('C2, P1, R1, R2, T1: the whole lifecycle, trace headers on every request and the checksum verified', async () => {
     const since = h.sim.requests().at(-1)?.seq ?? 0;
     const { record } = await started({ report: 'lifecycle', scenario: 'default' });
@@ -420,6 +457,21 @@ describe.each(DIALECTS)('activities against the %s simulator', (dialect) => {
     expect(collected.result).toMatchObject({ validation: 'valid', recordCount: 1, sizeBytes: 16 });
   });
 
+  it('C3, P4: given its loop, a create answered with the finished job is collected in the same activity', async () => {
+    if (dialect === 'operation-location') return; // This dialect always answers 202 + Operation-Location.
+    const payload = { report: 'sync-reads-on', scenario: 'sync' };
+    const record = await step(a.recordIntent, { record: newRecord(dialect, payload) });
+    const done = await step(a.createJob, {
+      record,
+      random: 0.5,
+      payload,
+      loop: { maxWaitMs: 30_000, maxLoopMs: 60_000 },
+    });
+    expect(done.localState).toBe('succeeded');
+    expect(done.result).toMatchObject({ validation: 'valid', recordCount: 1, sizeBytes: 16 });
+    expect(h.sim.requests({ action: 'status', jobId: done.jobId })).toEqual([]);
+  });
+
   it('S2, F8: an HTML status answer becomes a classified observation, not a crash, and polling goes on', async () => {
     const { record } = await started({ report: 'html', scenario: 'malformed' });
     const after = await step(a.readStatus, { record: await reserveStatus(record, caps()), random: 0.5 });
@@ -502,6 +554,12 @@ describe('activities without a provider answer', () => {
       expect(h.sim.requests({ sinceSeq: since }).map((r) => [r.method, r.path, r.status, r.authorization])).toEqual([
         ['POST', '/v1/jobs', 401, 'invalid'],
       ]);
+      // Given its loop, a create that leaves no job to poll returns the same at once: nothing is read.
+      const again = await step(activities.recordIntent, { record: newRecord('rest', payload) });
+      const loop = { maxWaitMs: 30_000, maxLoopMs: 60_000 };
+      const denied = await step(activities.createJob, { record: again, random: 0.5, payload, loop });
+      expect(denied).toMatchObject({ localState: 'escalated', escalation: { reason: 'authorization_denied' } });
+      expect(h.sim.requests({ sinceSeq: since }).map((r) => r.method)).toEqual(['POST', 'POST']);
     } finally {
       await registry.close();
     }
@@ -547,7 +605,7 @@ describe('activities without a provider answer', () => {
       reconciliation: 'list_by_client_reference',
       policy: { notFoundWindowMs: 5000 },
       // P4: the worker's status loop (core/poll-loop.ts), on by default, its longer waits retries of its activity.
-      pollLoop: { maxWaitMs: 30_000, maxLoopMs: 120_000, retryWaits: true },
+      pollLoop: { maxWaitMs: 30_000, maxLoopMs: 120_000, retryWaits: true, createReadsOn: true },
     });
   });
 

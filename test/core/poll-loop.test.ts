@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { NO_CAPABILITIES } from '../../src/core/escalation';
 import { type OperationRecord } from '../../src/core/operation';
 import {
+  CREATE_READS_ON_MS,
   DEFAULT_POLL_LOOP_LIMITS,
   SHOWN_COPY_REFRESH_MS,
   SHOWN_COPY_REFRESH_READS,
@@ -19,6 +20,7 @@ import {
   nextLoopStep,
   pollLoopLimitsSchema,
   readNowForWebhook,
+  readOnAfterCreateLimits,
   webhookMovesReadToNow,
 } from '../../src/core/poll-loop';
 import { afterStatus, applyWebhookHint } from '../../src/core/step';
@@ -281,6 +283,26 @@ describe('long waits as retries of the status activity (P4, P8)', () => {
         now,
       ),
     ).toMatch(/^accepted( \(provider: "[^"]*"\))? after 1 status read; the next status read is due in 5 ms$/);
+  });
+
+  it('P4: the create reads on for its first CREATE_READS_ON_MS only, never as retries; a read due past them goes back', () => {
+    const given = readOnAfterCreateLimits({ ...LIMITS, retryWaits: true, createReadsOn: true });
+    expect(given).toEqual({ loop: { maxWaitMs: LIMITS.maxWaitMs, maxLoopMs: CREATE_READS_ON_MS } });
+    expect(pollLoopLimitsSchema.safeParse(given.loop).success).toBe(true);
+    expect(readOnAfterCreateLimits({ maxWaitMs: 100, maxLoopMs: 1_000 }).loop).toEqual({
+      maxWaitMs: 100,
+      maxLoopMs: 1_000,
+    });
+    const created = { startedAtMs: now, entered: { ...observingRecord(), localState: 'create_pending' as const } };
+    expect(nextLoopStep(waitingUntil(now + CREATE_READS_ON_MS), now, created, given.loop)).toEqual({
+      kind: 'wait',
+      untilMs: now + CREATE_READS_ON_MS,
+    });
+    expect(nextLoopStep(waitingUntil(now + CREATE_READS_ON_MS + 1), now, created, given.loop)).toEqual({
+      kind: 'exit',
+      reason: 'loop_time_spent',
+    });
+    expect(DEFAULT_POLL_LOOP_LIMITS.createReadsOn).toBe(true);
   });
 
   it('P4: a worker of an earlier version is given the limits its strict schema reads, and a long wait it hands back unread waits on a timer', () => {

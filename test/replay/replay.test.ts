@@ -2,8 +2,8 @@
  * Determinism guard: the histories recorded from real runs (`test/histories/**.json`) must replay against the
  * current workflow code. A change that reorders or drops commands fails here. The top folder holds the current
  * code's recordings (`test/workflows/record-histories.test.ts`); each earlier generation is kept in a folder of its
- * own (`before-message-wake/`, `before-retry-waits/`, `before-journalled-joins/`, `before-intent-with-lookup/`) and
- * replayed too
+ * own (`before-message-wake/`, `before-retry-waits/`, `before-journalled-joins/`, `before-intent-with-lookup/`,
+ * `before-create-reads-on/`) and replayed too
  * (`src/workflows/README.md`).
  */
 import { readdir, readFile } from 'node:fs/promises';
@@ -32,15 +32,16 @@ describe('replay of recorded histories (determinism)', () => {
         return { workflowId: read.workflowId, file, history: read.history };
       }),
     );
-    // The current recordings are of the current code: store calls as local activities, status reads in the loop.
-    const activityTypes = new Set(
+    // The current recordings are of the current code: store calls as local activities, and a job done within 2 s
+    // of its create is read and collected by the create's own activity; a longer one goes on in the status loop.
+    const activityTypes = (file: string) =>
       histories
-        .find((h) => h.file === 'happy-rest.json')!
-        .history.events!.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []),
-    );
-    expect(activityTypes).toContain('pollStatus');
-    for (const name of ['readStatus', 'describeProvider', 'recordIntent', 'appendJournal'])
-      expect(activityTypes).not.toContain(name);
+        .find((h) => h.file === file)!
+        .history.events!.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    expect(activityTypes('happy-rest.json')).toEqual(['createJob']);
+    expect(activityTypes('escalate-extend.json')).toEqual(['createJob', 'pollStatus']);
+    for (const name of ['readStatus', 'describeProvider', 'recordIntent', 'appendJournal', 'collectResult'])
+      expect(activityTypes('happy-rest.json')).not.toContain(name);
     // The intent is recorded by the provider lookup: one local-activity marker before the create.
     const beforeCreate = histories
       .find((h) => h.file === 'happy-rest.json')!

@@ -1,6 +1,7 @@
 /**
- * Status reads inside one heartbeating activity (`pollStatus`, core/poll-loop.ts) on a real server: the budget
- * and the deadline reached inside the loop, a cancel and a webhook arriving while it waits. Asserted from the
+ * Status reads inside one heartbeating activity (`pollStatus`, core/poll-loop.ts, and the create's own for its first
+ * 2 s) on a real server: the budget and the deadline reached inside the loop, a cancel and a webhook arriving while
+ * it waits. Asserted from the
  * simulator's request log, the store's journal and the workflow's history, never from the workflow's opinion.
  */
 import { randomBytes } from 'node:crypto';
@@ -61,15 +62,26 @@ describe('status reads inside one activity (P4, B2)', () => {
     await receiver?.stop();
   });
 
-  it('S4, B2: the budget is reached inside the loop: exactly maxStatusRequests reads from one activity, the stop recorded by the worker', async () => {
+  it('S4, B2: the budget is reached inside the loop: exactly maxStatusRequests reads from two activities, the stop recorded by the worker', async () => {
+    const request = h.request('rest', {
+      script: 'forever',
+      policy: { baseDelayMs: 400, maxDelayMs: 400, minJitterRatio: 1, maxStatusRequests: 8, decisionDeadlineMs: 300 },
+    });
+    await h.client.start(request);
+    await expectBudgetStop(h, request.operationId, 8);
+    // The create's activity reads for its first 2 s (P4), the status loop reads on to the budget: the first read
+    // leaves `accepted`, which the workflow is shown at its next turn (P8), so the loop is one activity.
+    expect(await scheduledActivities(h, request.operationId)).toEqual(['createJob', 'pollStatus']);
+  });
+
+  it('S4, B2: a budget reached while the create reads on is stopped there: one activity made every read', async () => {
     const request = h.request('rest', {
       script: 'forever',
       policy: { baseDelayMs: 50, maxDelayMs: 50, maxStatusRequests: 8, decisionDeadlineMs: 300 },
     });
     await h.client.start(request);
     await expectBudgetStop(h, request.operationId, 8);
-    // The first read leaves `accepted`, which the workflow is shown at its next turn (P8): all eight are one loop.
-    expect((await scheduledActivities(h, request.operationId)).filter((name) => name === 'pollStatus')).toHaveLength(1);
+    expect(await scheduledActivities(h, request.operationId)).toEqual(['createJob']);
   });
 
   it('S3, B2: the deadline is reached inside the loop: no read at or after it, every counted read sent or unused', async () => {
