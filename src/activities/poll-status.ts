@@ -238,8 +238,8 @@ class StatusLoop {
 }
 
 /**
- * Runs `loop` until the operation goes back to the workflow, listening for wakes meanwhile, and collects a result its
- * last read saw; `first` makes the loop's first step (a reserved read, a resumed attempt), if any.
+ * Runs `loop` until the operation goes back to the workflow, listening for wakes meanwhile; `first` makes the loop's
+ * first step (a reserved read, a resumed attempt), if any.
  */
 async function holdUntilHandedBack(
   loop: StatusLoop,

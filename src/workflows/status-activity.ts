@@ -63,15 +63,15 @@ export async function pollInActivity(run: OperationRun, facts: ProviderFacts, su
 
 /**
  * The create, whose activity reads on while the reads are due within `readOnAfterCreateLimits` (a job done by then
- * costs one activity, no workflow task between create and result); a message asks for the operation back as from
- * the status loop. When the activity ends without an outcome, what the store holds is adopted when it holds the
- * create; otherwise the create failed as any provider call fails (nothing or maybe sent, planned again, B2).
+ * costs one activity, no workflow task between create and result). A message asks for the operation back by the
+ * wake alone, never Temporal's cancellation: a create cancelled before its activity started (waiting in a
+ * rate-limited provider's queue) would end as a failure that cannot say whether the request was sent, where it never
+ * was. A wake that misses (another process on a store that relays none) waits out the read-on's 2 s at most. When
+ * the activity ends without an outcome, what the store holds is adopted when it holds the create; otherwise the
+ * create failed as any provider call fails (nothing or maybe sent, planned again, B2).
  */
 export async function createAndReadOn(run: OperationRun, facts: ProviderFacts, summary: string): Promise<void> {
-  const options = {
-    ...providerCallOptions(facts),
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  };
+  const options = providerCallOptions(facts);
   const fromSequence = run.record.journal.nextSequence;
   await holdInActivity(
     run,
@@ -84,19 +84,22 @@ export async function createAndReadOn(run: OperationRun, facts: ProviderFacts, s
       if (!(await adoptStoredState(run, fromSequence))) return run.callFailed('create', err);
       await journalLostRead(run, String(err.cause?.message ?? err.message));
     },
+    'wake',
   );
 }
 
 /**
  * Runs an activity that holds the operation (`call`) until it returns, asking for the operation back when a message
- * arrives ({@link askLoopBack}), and folds what it returns; a status read it handed back unread is waited for here.
- * An activity that ends without an outcome (a worker lost, a wait cancelled, its attempts spent) goes to `lost`.
+ * arrives ({@link askLoopBack}; `askBack: 'wake'` without the cancellation), and folds what it returns; a status read
+ * it handed back unread is waited for here. An activity that ends without an outcome (a worker lost, a wait
+ * cancelled, its attempts spent) goes to `lost`.
  */
 async function holdInActivity(
   run: OperationRun,
   facts: ProviderFacts,
   call: () => Promise<StepOutcome>,
   lost: (err: ActivityFailure) => Promise<void>,
+  askBack: 'cancel_and_wake' | 'wake' = 'cancel_and_wake',
 ): Promise<void> {
   const scope = new CancellationScope();
   let ended = false;
@@ -104,7 +107,7 @@ async function holdInActivity(
   const markEnded = () => void (ended = true);
   holding.then(markEnded, markEnded);
   await condition(() => ended || run.inbox.hasPending());
-  if (!ended) await askLoopBack(run, scope);
+  if (!ended) await askLoopBack(run, askBack === 'cancel_and_wake' ? scope : undefined);
   try {
     const before = run.record;
     run.record = foldOutcome(run.record, await holding);
@@ -118,18 +121,18 @@ async function holdInActivity(
 }
 
 /**
- * Asks the status loop for the operation back: Temporal's cancellation, which reaches the loop at its next
- * heartbeat sent (every 10 to 40 s, `activities/heartbeat.ts`), and the wake (`activities/loop-wake.ts`), which
- * reaches a loop running in this worker process at once and, on a PostgreSQL store, one in any other worker within
- * moments. A wake that fails changes nothing: the cancellation is on its way.
+ * Asks the status loop for the operation back: Temporal's cancellation of `scope`, given one, which reaches the loop
+ * at its next heartbeat sent (every 10 to 40 s, `activities/heartbeat.ts`), and the wake (`activities/loop-wake.ts`),
+ * which reaches a loop running in this worker process at once and, on a PostgreSQL store, one in any other worker
+ * within moments. A wake that fails changes nothing: the cancellation, or the loop's own bound, ends it.
  */
-async function askLoopBack(run: OperationRun, scope: CancellationScope): Promise<void> {
-  scope.cancel();
+async function askLoopBack(run: OperationRun, scope: CancellationScope | undefined): Promise<void> {
+  scope?.cancel();
   if (!patched(LOOP_WAKE_PATCH)) return;
   try {
     await localWakeStatusLoop({ operationId: run.record.operationId });
   } catch (err) {
-    log.warn('status loop not woken; its cancellation ends it', { error: String(err) });
+    log.warn('status loop not woken; its cancellation or its bound ends it', { error: String(err) });
   }
 }
 

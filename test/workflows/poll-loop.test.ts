@@ -28,6 +28,11 @@ describe('status reads inside one activity (P4, B2)', () => {
       forever: { steps: [{ state: 'running' }] },
       cancellable: { steps: [{ state: 'running' }], cancel: { afterMs: 50, outcome: 'cancelled' } },
       two_reads: { steps: [{ state: 'running', polls: 2 }, { state: 'succeeded' }], webhook: { mode: 'none' } },
+      slow_create: {
+        steps: [{ state: 'running' }],
+        cancel: { afterMs: 50, outcome: 'cancelled' },
+        faults: [{ on: 'create', nth: 1, fault: { kind: 'delay', ms: 1_500 } }],
+      },
     };
     const ref: { h?: Harness } = {};
     receiver = await startWebhookReceiver({
@@ -99,9 +104,10 @@ describe('status reads inside one activity (P4, B2)', () => {
   });
 
   it('X1, B2: a cancel arriving while the loop waits takes the operation back: the cancel sent once, every counted read accounted for', async () => {
+    // Reads 800 ms apart: the first two by the create's activity (its first 2 s), the third by the status loop.
     const request = h.request('rest', {
       script: 'cancellable',
-      policy: { baseDelayMs: 400, maxDelayMs: 400, cancelDeadlineMs: 10_000 },
+      policy: { baseDelayMs: 800, maxDelayMs: 800, minJitterRatio: 1, cancelDeadlineMs: 10_000 },
     });
     await h.client.start(request);
     await untilReadsCounted(h, request.operationId, 3);
@@ -142,6 +148,34 @@ describe('status reads inside one activity (P4, B2)', () => {
     // The workflow's local activity found the loop waiting in this process and woke it (a later message, the
     // provider's webhook for the cancelled job, may find no loop running).
     expect((await localActivityResults(h, request.operationId, 'wakeStatusLoop'))[0]).toEqual({ loopsWoken: 1 });
+  });
+
+  it('X1, B2: a cancel arriving while the create is at the provider asks it back by the wake alone: the create sent and recorded once, never cancelled, the cancel sent once', async () => {
+    const request = h.request('rest', { script: 'slow_create', policy: { cancelDeadlineMs: 10_000 } });
+    await h.client.start(request);
+    const handle = h.env.client.workflow.getHandle(request.operationId);
+    // The create's activity has started: its request is held 1.5 s at the provider.
+    const end = Date.now() + 30_000;
+    for (;;) {
+      const { raw } = await handle.describe();
+      const create = raw.pendingActivities?.find((a) => a.activityType?.name === 'createJob');
+      if (create?.state === 2 /* PENDING_ACTIVITY_STATE_STARTED */) break;
+      if (Date.now() > end) throw new Error('the create never started');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await h.client.cancel(request.operationId, { requestedBy: 'alice@example.com', reason: 'no longer needed' });
+    const summary = await h.client.result(request.operationId);
+    expect(summary.localState).toBe('cancelled');
+    const record = await h.client.get(request.operationId);
+    expect(record.used.createAttempts).toBe(1);
+    const creates = (await journal(h, request.operationId)).filter(
+      (entry) => entry.body.kind === 'observation' && entry.body.action === 'create',
+    );
+    expect(creates.map((entry) => (entry.body as { transport?: string }).transport)).toEqual(['response']);
+    expect(h.sims.rest.requests({ action: 'create', idempotencyKey: record.idempotencyToken })).toHaveLength(1);
+    expect(h.sims.rest.requests({ action: 'cancel' }).filter((r) => r.jobId?.endsWith(summary.jobId!))).toHaveLength(1);
+    const history = await handle.fetchHistory();
+    expect(history.events?.some((event) => event.activityTaskCancelRequestedEventAttributes)).toBe(false);
   });
 
   it('W1: a webhook arriving while the loop waits is confirmed by one status read sent at once, not a second one from its signal', async () => {
