@@ -9,6 +9,7 @@ import { callErrorFromStatus } from '@grpc/grpc-js/build/src/call';
 import { Client, type ConnectionLike } from '@temporalio/client';
 import Long from 'long';
 import { AsyncJobClient } from '../../src/client';
+import type { StartRequest } from '../../src/core/operation';
 
 /** A gRPC error exactly as grpc-js gives it for a call that ended with this status. */
 export function grpcError(code: number, details: string): Error {
@@ -22,6 +23,19 @@ export type Answer = { value: unknown } | { error: unknown };
 export interface FakeServer {
   methods?: Partial<Record<string, () => Answer>>;
   otherwise: () => Answer;
+}
+
+/** A valid start request for `operationId` (provider `rest`), as the fake-server tests send it. */
+export function startRequest(operationId: string): StartRequest {
+  return {
+    operationId,
+    provider: 'rest',
+    payload: { n: 1 },
+    startedBy: 'svc:test',
+    authorisedBy: 'alice',
+    createDeadline: { afterMs: 60_000 },
+    resultDeadline: { afterMs: 3_600_000 },
+  };
 }
 
 /** A running operation as DescribeWorkflowExecution answers it (the fields the SDK reads). */

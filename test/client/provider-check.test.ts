@@ -5,18 +5,7 @@
 import { status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { ProviderUnservedError } from '../../src/client';
-import type { StartRequest } from '../../src/core/operation';
-import { type Answer, clientOn, grpcError } from './fake-temporal';
-
-const request = (operationId: string): StartRequest => ({
-  operationId,
-  provider: 'rest',
-  payload: { n: 1 },
-  startedBy: 'svc:test',
-  authorisedBy: 'alice',
-  createDeadline: { afterMs: 60_000 },
-  resultDeadline: { afterMs: 3_600_000 },
-});
+import { type Answer, clientOn, grpcError, startRequest as request } from './fake-temporal';
 
 /** A fake server counting its calls; DescribeTaskQueue lists `pollers.now` pollers. */
 function server(pollers: { now: number }) {

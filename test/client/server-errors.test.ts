@@ -17,25 +17,13 @@ import {
   AsyncJobUpdateTimeout,
   OperationNotFoundError,
 } from '../../src/client';
-import { type Answer, clientOn, grpcError, runningDescription } from './fake-temporal';
+import { type Answer, clientOn, grpcError, runningDescription, startRequest } from './fake-temporal';
 
 const OPERATION = 'op-1';
 
 /** Every call of the client that talks to the server, by name. */
 const CALLS: Record<string, (client: AsyncJobClient) => Promise<unknown>> = {
-  start: (client) =>
-    client.start(
-      {
-        operationId: OPERATION,
-        provider: 'rest',
-        payload: { n: 1 },
-        startedBy: 'svc:test',
-        authorisedBy: 'alice',
-        createDeadline: { afterMs: 60_000 },
-        resultDeadline: { afterMs: 3_600_000 },
-      },
-      { allowUnservedProvider: true },
-    ),
+  start: (client) => client.start(startRequest(OPERATION), { allowUnservedProvider: true }),
   describeOperation: (client) => client.describeOperation(OPERATION),
   get: (client) => client.get(OPERATION, { timeoutMs: 1_000 }),
   escalation: (client) => client.escalation(OPERATION, { timeoutMs: 1_000 }),
@@ -140,40 +128,34 @@ describe('the server answers a query no worker takes (any of them may come first
     expect(asked).toBe(3);
   });
 
-  it("the server's word that no worker polls is final: the query is not asked again", async () => {
+  /** A client whose every query the server answers with `error`, counting them. */
+  function queriesAnswered(error: Error): { client: AsyncJobClient; asked: () => number } {
     let asked = 0;
     const client = clientOn({
-      methods: {
-        queryWorkflow: () => {
-          asked += 1;
-          return { error: grpcError(status.FAILED_PRECONDITION, 'No poller seen for task queue recently.') };
-        },
-      },
+      methods: { queryWorkflow: () => ((asked += 1), { error }) },
       otherwise: fail(new Error('not asked in this test')),
     });
+    return { client, asked: () => asked };
+  }
+
+  it("the server's word that no worker polls is final: the query is not asked again", async () => {
+    const { client, asked } = queriesAnswered(
+      grpcError(status.FAILED_PRECONDITION, 'No poller seen for task queue recently.'),
+    );
     const err = await rejection(() => client.history(OPERATION, { timeoutMs: 5_000 }));
     expect(err).toBeInstanceOf(AsyncJobQueryTimeout);
     expect((err as Error).message).toMatch(/No poller seen/);
-    expect(asked).toBe(1);
+    expect(asked()).toBe(1);
   });
 
   it('a query the server keeps ending early is AsyncJobQueryTimeout once its time is up, not sooner', async () => {
-    let asked = 0;
-    const client = clientOn({
-      methods: {
-        queryWorkflow: () => {
-          asked += 1;
-          return { error: grpcError(status.DEADLINE_EXCEEDED, 'context deadline exceeded') };
-        },
-      },
-      otherwise: fail(new Error('not asked in this test')),
-    });
+    const { client, asked } = queriesAnswered(grpcError(status.DEADLINE_EXCEEDED, 'context deadline exceeded'));
     const began = Date.now();
     const err = await rejection(() => client.history(OPERATION, { timeoutMs: 1_500 }));
     expect(err).toBeInstanceOf(AsyncJobQueryTimeout);
     // Asked again until less than a pause and the least useful wait were left, then given up.
     expect(Date.now() - began).toBeGreaterThanOrEqual(1_000);
-    expect(asked).toBeGreaterThan(3);
+    expect(asked()).toBeGreaterThan(3);
   });
 
   it('a handler the worker does not know (QueryNotRegisteredError) is AsyncJobServerError with its gRPC code', async () => {
