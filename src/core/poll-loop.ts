@@ -266,15 +266,15 @@ export function retryDelayAfter(exit: LoopExit, record: OperationRecord, nowMs: 
 }
 
 /**
- * After a status loop ended without handing back its outcome (a worker lost): whether the workflow adopts the state
- * the store holds instead of its own. The store is ahead when it recorded more, or as much with a read the loop
- * reserved there (B2: that count must not be lost). The workflow's own record stands only when it holds the
- * reservation it made and the store recorded nothing after it.
+ * After an activity that holds the operation ended without handing back its outcome (a worker lost, a create that
+ * failed): whether the workflow adopts the state the store holds instead of its own. The store is ahead when it
+ * recorded more, or as much with a read the loop reserved there and the workflow did not (B2: that count must not be
+ * lost). Otherwise the workflow's own record stands: a create that recorded nothing failed as a call fails.
  */
 export function storeIsAhead(held: OperationRecord, stored: OperationRecord): boolean {
   if (stored.journal.nextSequence !== held.journal.nextSequence)
     return stored.journal.nextSequence > held.journal.nextSequence;
-  return held.schedule.reservedAtMs === undefined;
+  return held.schedule.reservedAtMs === undefined && stored.schedule.reservedAtMs !== undefined;
 }
 
 /** What the pending status activity shows between reads (see {@link pendingReadDetails}), as a reader checks it. */

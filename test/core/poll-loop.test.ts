@@ -25,7 +25,7 @@ import {
 } from '../../src/core/poll-loop';
 import { afterStatus, applyWebhookHint } from '../../src/core/step';
 import { effectiveDeadlineMs } from '../../src/core/wait-planner';
-import { T0, obs, observingRecord } from './helpers';
+import { T0, newRecord, obs, observingRecord } from './helpers';
 
 const LIMITS = { maxWaitMs: 30_000, maxLoopMs: 120_000 };
 
@@ -329,6 +329,11 @@ describe('after a loop lost its worker (B2, F2)', () => {
     expect(storeIsAhead(held, recordedMore)).toBe(true);
     expect(storeIsAhead(observingRecord(), held)).toBe(false);
     expect(storeIsAhead(recordedMore, held)).toBe(false);
+  });
+
+  it('P4, B2: a create that recorded nothing is not adopted from the store, so its failure is recorded as a call failure', () => {
+    const beforeCreate = newRecord();
+    expect(storeIsAhead(beforeCreate, structuredClone(beforeCreate))).toBe(false);
   });
 });
 
