@@ -1,5 +1,6 @@
 /** The report's sections for figures 3, 4 and 5: each figure beside its baseline, with the conditions that bound it. */
 import type { FleetResult } from '../phases/fleet';
+import { describeAccount } from '../phases/fleet/drain';
 import type { ReactionResult } from '../phases/reaction';
 import type { WaitingResult } from '../phases/waiting';
 import type { LatencySummary } from './server-load';
@@ -57,7 +58,7 @@ export function fleetLines(f: FleetResult): string[] {
   }
   lines.push(
     '',
-    `Rate-limited run (${f.limited.operations} operations, limit ${f.limited.maxRequestsPerSecond}/s, the status loop ${f.statusLoop.limited === false ? 'off' : 'on'}): peak ${f.limited.all.peakPerSecond} per 1-s bucket over a mean of ${f.limited.all.meanPerSecond} = **${f.limited.all.peakOverMean}** (the target), ${f.limited.all.peakSlidingPerSecond} per sliding second, ${f.limited.withinLimit ? 'within' : '**over**'} the limit.`,
+    `Rate-limited run (${f.limited.operations} operations, limit ${f.limited.maxRequestsPerSecond}/s, the status loop ${f.statusLoop.limited === false ? 'off' : 'on'}): peak ${f.limited.all.peakPerSecond} per 1-s bucket over a mean of ${f.limited.all.meanPerSecond} = **${f.limited.all.peakOverMean}** (the target), ${f.limited.all.peakSlidingPerSecond} per sliding second, ${f.limited.withinLimit ? 'within' : '**over**'} the limit${f.limited.account ? `; ${describeAccount(f.limited.account)}` : ''}.`,
     '',
   );
   return lines;

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fleetTargets, type FleetResult } from '../../bench/phases/fleet';
 import { FLEET_POLICY } from '../../bench/phases/fleet/herd';
+import { describeAccount, herdAccount } from '../../bench/phases/fleet/drain';
 import { pressure } from '../../bench/phases/fleet/pressure';
 import { pollPolicySchema } from '../../src/core/policy';
 import { jitterMs, rawBackoffMs } from '../../src/core/wait-time';
@@ -91,6 +92,41 @@ describe("the unlimited herd's floor under rule P2", () => {
         expect(pressure(requests(reads)).peakOverMean).toBeGreaterThanOrEqual(1.5);
       }),
       { numRuns: 500 },
+    );
+  });
+});
+
+describe("the rate-limited herd's account", () => {
+  /** One operation's requests: its create, two reads and its collect, at the given offsets (ms), all answered 200. */
+  const operation = (jobId: string, atMs: number[]): RequestRecord[] =>
+    (['create', 'status', 'status', 'result'] as const).map(
+      (action, i) => ({ atMs: 1_000_000 + atMs[i]!, action, jobId, status: 200 }) as RequestRecord,
+    );
+
+  it('says a herd made its plan and ended with its pace', () => {
+    const records = [operation('a', [0, 100, 200, 300]), operation('b', [50, 150, 250, 350])].flat();
+    const account = herdAccount(records, 2, 2, 2);
+    expect(account).toMatchObject({ plannedRequests: 8, beyondPlan: {}, notSucceeded: {}, afterPace: [] });
+    expect(describeAccount(account)).toBe('requests against the plan of 8: as planned; none after the pace ended');
+  });
+
+  it('names a request beyond the plan, a failed answer and the stragglers after the pace', () => {
+    const paced = Array.from({ length: 10 }, (_, i) =>
+      operation(`j${i}`, [i * 100, i * 100 + 1_000, i * 100 + 1_050, i * 100 + 1_080]),
+    );
+    const late = operation('late', [500, 4_200, 5_300, 5_400]);
+    const resent = { ...late[1]!, atMs: late[1]!.atMs - 3_000, status: 503 } as RequestRecord;
+    const account = herdAccount([...paced.flat(), ...late, resent], 11, 2, 20);
+    expect(account.beyondPlan).toEqual({ status: 1 });
+    expect(account.notSucceeded).toEqual({ '503': 1 });
+    expect(account.paceEndedAtSeconds).toBe(2);
+    expect(account.afterPace.map((r) => [r.action, r.atSeconds, r.jobSeenAtSeconds])).toEqual([
+      ['status', 4.2, 0.5],
+      ['status', 5.3, 0.5],
+      ['result', 5.4, 0.5],
+    ]);
+    expect(describeAccount(account)).toBe(
+      'requests against the plan of 44: +1 status; 1 answered 503; 3 after the pace ended at 2 s (status at 4.2 s, status at 5.3 s, result at 5.4 s)',
     );
   });
 });

@@ -9,6 +9,7 @@
  */
 import { deploy, type BenchContext } from '../../lib/context';
 import { nowMs, perSecondBuckets, round, spread, withTimeout } from '../../lib/stats';
+import { herdAccount } from './drain';
 import { asyncjobHerd, FLEET_POLICY, naiveHerd } from './herd';
 import { pressure } from './pressure';
 import type { FleetResult, HerdRound, HerdSize, LimitedRun } from './result';
@@ -38,6 +39,9 @@ const ORDER = ['asyncjob', 'naive', 'naive', 'asyncjob'] as const;
 /** Queueing of a quarter of the 1-second bucket moves a request into the next bucket often enough to count. */
 const QUEUE_LIMIT_MS = 250;
 
+/** The status reads of each operation of the rate-limited herd. */
+const LIMITED_STATUS_READS = 2;
+
 async function limitedRun(
   dep: Awaited<ReturnType<typeof deploy>>,
   operations: number,
@@ -45,7 +49,9 @@ async function limitedRun(
 ): Promise<LimitedRun> {
   const t0 = nowMs();
   const handles = await Promise.all(
-    Array.from({ length: operations }, () => dep.client.start(dep.request('limited', 'reads2', FLEET_POLICY))),
+    Array.from({ length: operations }, () =>
+      dep.client.start(dep.request('limited', `reads${LIMITED_STATUS_READS}`, FLEET_POLICY)),
+    ),
   );
   const summaries = await withTimeout(Promise.all(handles.map((h) => h.result())), 600_000, 'rate-limited fleet');
   const bad = summaries.filter((s) => s.localState !== 'succeeded');
@@ -54,12 +60,13 @@ async function limitedRun(
   const all = pressure(records);
   return {
     operations,
-    statusReadsPerOperation: 2,
+    statusReadsPerOperation: LIMITED_STATUS_READS,
     maxRequestsPerSecond: limit,
     completeSeconds: round((nowMs() - t0) / 1000, 2),
     all,
     bucketsPerSecond: perSecondBuckets(records.map((r) => r.atMs)),
     withinLimit: all.peakPerSecond <= limit,
+    account: herdAccount(records, operations, LIMITED_STATUS_READS, limit),
   };
 }
 

@@ -2,6 +2,7 @@
 import type { ServerLoad } from '../../lib/server-load';
 import type { WorkerReady } from '../../lib/worker-process';
 import type { Spread } from '../../lib/stats';
+import type { HerdAccount } from './drain';
 import type { Pressure } from './pressure';
 
 /** One herd: `operations` started in the same second against one provider, run to success. */
@@ -33,6 +34,8 @@ export interface LimitedRun {
   bucketsPerSecond: number[];
   /** No 1-second bucket exceeded the limit. */
   withinLimit: boolean;
+  /** The requests against the herd's plan, and those after the pace ended (`drain.ts`); absent in older runs. */
+  account?: HerdAccount;
 }
 
 /** Every round of one herd size. */

@@ -1,5 +1,6 @@
 /** The target that figure 4 measures, `met` computed from the figure and its conditions. */
 import type { Target } from '../../lib/targets';
+import { describeAccount } from './drain';
 import type { FleetResult } from './result';
 
 const TARGET_PEAK_OVER_MEAN = 1.2;
@@ -31,7 +32,7 @@ export function fleetTargets(f: FleetResult | undefined): Target[] {
       measured,
       unit: 'ratio',
       met: measured <= TARGET_PEAK_OVER_MEAN && limited.withinLimit,
-      conditions: `peak ${limited.all.peakPerSecond} per 1-second bucket (${limited.all.peakSlidingPerSecond} in any sliding second) over a mean of ${limited.all.meanPerSecond} across ${limited.all.seconds} s${unlimited}`,
+      conditions: `peak ${limited.all.peakPerSecond} per 1-second bucket (${limited.all.peakSlidingPerSecond} in any sliding second) over a mean of ${limited.all.meanPerSecond} across ${limited.all.seconds} s${limited.account ? `; ${describeAccount(limited.account)}` : ''}${unlimited}`,
     },
   ];
 }

@@ -1,0 +1,104 @@
+/**
+ * What a rate-limited herd's requests were beyond its plan, and how it ended: so a peak / mean that a slow end
+ * lowered says why. A herd's mean is taken from its first request to its last, so requests that trickle in after
+ * the pace ended (an operation's call failed and planned again, a late read) stretch it; these figures name them.
+ */
+import type { RequestRecord } from '../../../src/simulator';
+import { round } from '../../lib/stats';
+
+/** One request after the pace ended. */
+export interface DrainRequest {
+  /** Seconds after the herd's first request. */
+  atSeconds: number;
+  action: string;
+  /** The answer's status; absent when the connection ended without one. */
+  status?: number;
+  /** Seconds after the herd's first request at which this request's job was first seen (its create). */
+  jobSeenAtSeconds?: number;
+}
+
+/** The herd's requests against its plan, and its end. */
+export interface HerdAccount {
+  /** A create, the script's status reads and a collect per operation. */
+  plannedRequests: number;
+  /** Requests per action beyond the plan's (negative: fewer). Empty when the herd made exactly its plan. */
+  beyondPlan: Record<string, number>;
+  /** Answers other than 2xx, by status (`none`: the connection ended without one). */
+  notSucceeded: Record<string, number>;
+  /** The last second in which requests came at least at half the limit, seconds after the first request. */
+  paceEndedAtSeconds: number;
+  /** The requests after that second. */
+  afterPace: DrainRequest[];
+}
+
+/**
+ * The account of a herd of `operations` operations of `statusReads` reads each, limited to `limit` requests a
+ * second, from its simulator's request log. Pure.
+ */
+export function herdAccount(
+  records: readonly RequestRecord[],
+  operations: number,
+  statusReads: number,
+  limit: number,
+): HerdAccount {
+  const planned: Record<string, number> = { create: operations, status: operations * statusReads, result: operations };
+  const made: Record<string, number> = {};
+  const notSucceeded: Record<string, number> = {};
+  for (const r of records) {
+    made[r.action] = (made[r.action] ?? 0) + 1;
+    if (r.status === undefined || r.status < 200 || r.status > 299) {
+      const key = r.status === undefined ? 'none' : String(r.status);
+      notSucceeded[key] = (notSucceeded[key] ?? 0) + 1;
+    }
+  }
+  const beyondPlan: Record<string, number> = {};
+  for (const action of new Set([...Object.keys(planned), ...Object.keys(made)])) {
+    const extra = (made[action] ?? 0) - (planned[action] ?? 0);
+    if (extra !== 0) beyondPlan[action] = extra;
+  }
+  const first = records.length === 0 ? 0 : Math.min(...records.map((r) => r.atMs));
+  const second = (atMs: number): number => Math.floor((atMs - first) / 1000);
+  const perSecond = new Map<number, number>();
+  for (const r of records) perSecond.set(second(r.atMs), (perSecond.get(second(r.atMs)) ?? 0) + 1);
+  const paced = [...perSecond].filter(([, n]) => n >= limit / 2).map(([s]) => s);
+  const paceEnded = paced.length === 0 ? 0 : Math.max(...paced);
+  const jobSeen = new Map<string, number>();
+  for (const r of [...records].sort((a, b) => a.atMs - b.atMs))
+    if (r.jobId !== undefined && !jobSeen.has(r.jobId)) jobSeen.set(r.jobId, r.atMs);
+  const afterPace = records
+    .filter((r) => second(r.atMs) > paceEnded)
+    .sort((a, b) => a.atMs - b.atMs)
+    .map((r) => {
+      const seen = r.jobId === undefined ? undefined : jobSeen.get(r.jobId);
+      return {
+        atSeconds: round((r.atMs - first) / 1000, 2),
+        action: r.action,
+        ...(r.status !== undefined ? { status: r.status } : {}),
+        ...(seen !== undefined ? { jobSeenAtSeconds: round((seen - first) / 1000, 2) } : {}),
+      };
+    });
+  return {
+    plannedRequests: planned['create']! + planned['status']! + planned['result']!,
+    beyondPlan,
+    notSucceeded,
+    paceEndedAtSeconds: paceEnded + 1,
+    afterPace,
+  };
+}
+
+/** The requests after the pace that a sentence names (the result lists them all). */
+const SHOWN = 8;
+
+/** The account in a sentence, for the target's conditions and the report. */
+export function describeAccount(a: HerdAccount): string {
+  const beyond = Object.entries(a.beyondPlan).map(([action, n]) => `${n > 0 ? '+' : ''}${n} ${action}`);
+  const failed = Object.entries(a.notSucceeded).map(([status, n]) => `${n} answered ${status}`);
+  const after =
+    a.afterPace.length === 0
+      ? 'none after the pace ended'
+      : `${a.afterPace.length} after the pace ended at ${a.paceEndedAtSeconds} s (${a.afterPace
+          .slice(0, SHOWN)
+          .map((r) => `${r.action} at ${r.atSeconds} s`)
+          .join(', ')}${a.afterPace.length > SHOWN ? ', ...' : ''})`;
+  return `requests against the plan of ${a.plannedRequests}: ${beyond.length === 0 ? 'as planned' : beyond.join(', ')}${failed.length === 0 ? '' : `; ${failed.join(', ')}`}; ${after}`;
+}
