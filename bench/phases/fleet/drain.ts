@@ -7,7 +7,7 @@ import type { RequestRecord } from '../../../src/simulator';
 import { round } from '../../lib/stats';
 
 /** One request after the pace ended. */
-export interface DrainRequest {
+interface DrainRequest {
   /** Seconds after the herd's first request. */
   atSeconds: number;
   action: string;
