@@ -31,17 +31,11 @@ export interface HerdAccount {
   afterPace: DrainRequest[];
 }
 
-/**
- * The account of a herd of `operations` operations of `statusReads` reads each, limited to `limit` requests a
- * second, from its simulator's request log. Pure.
- */
-export function herdAccount(
+/** Requests per action beyond `planned` (negative: fewer), and answers other than 2xx by status. Pure. */
+function againstPlan(
   records: readonly RequestRecord[],
-  operations: number,
-  statusReads: number,
-  limit: number,
-): HerdAccount {
-  const planned: Record<string, number> = { create: operations, status: operations * statusReads, result: operations };
+  planned: Record<string, number>,
+): Pick<HerdAccount, 'beyondPlan' | 'notSucceeded'> {
   const made: Record<string, number> = {};
   const notSucceeded: Record<string, number> = {};
   for (const r of records) {
@@ -56,33 +50,53 @@ export function herdAccount(
     const extra = (made[action] ?? 0) - (planned[action] ?? 0);
     if (extra !== 0) beyondPlan[action] = extra;
   }
-  const first = records.length === 0 ? 0 : Math.min(...records.map((r) => r.atMs));
+  return { beyondPlan, notSucceeded };
+}
+
+/** When the pace ended (the last second at half `limit` or more) and the requests after it. Pure. */
+function afterPaceOf(
+  records: readonly RequestRecord[],
+  limit: number,
+): Pick<HerdAccount, 'paceEndedAtSeconds' | 'afterPace'> {
+  const sorted = [...records].sort((a, b) => a.atMs - b.atMs);
+  const first = sorted[0]?.atMs ?? 0;
   const second = (atMs: number): number => Math.floor((atMs - first) / 1000);
   const perSecond = new Map<number, number>();
-  for (const r of records) perSecond.set(second(r.atMs), (perSecond.get(second(r.atMs)) ?? 0) + 1);
+  for (const r of sorted) perSecond.set(second(r.atMs), (perSecond.get(second(r.atMs)) ?? 0) + 1);
   const paced = [...perSecond].filter(([, n]) => n >= limit / 2).map(([s]) => s);
   const paceEnded = paced.length === 0 ? 0 : Math.max(...paced);
   const jobSeen = new Map<string, number>();
-  for (const r of [...records].sort((a, b) => a.atMs - b.atMs))
-    if (r.jobId !== undefined && !jobSeen.has(r.jobId)) jobSeen.set(r.jobId, r.atMs);
-  const afterPace = records
+  for (const r of sorted) if (r.jobId !== undefined && !jobSeen.has(r.jobId)) jobSeen.set(r.jobId, r.atMs);
+  const seconds = (atMs: number): number => round((atMs - first) / 1000, 2);
+  const afterPace = sorted
     .filter((r) => second(r.atMs) > paceEnded)
-    .sort((a, b) => a.atMs - b.atMs)
     .map((r) => {
       const seen = r.jobId === undefined ? undefined : jobSeen.get(r.jobId);
       return {
-        atSeconds: round((r.atMs - first) / 1000, 2),
+        atSeconds: seconds(r.atMs),
         action: r.action,
         ...(r.status !== undefined ? { status: r.status } : {}),
-        ...(seen !== undefined ? { jobSeenAtSeconds: round((seen - first) / 1000, 2) } : {}),
+        ...(seen !== undefined ? { jobSeenAtSeconds: seconds(seen) } : {}),
       };
     });
+  return { paceEndedAtSeconds: paceEnded + 1, afterPace };
+}
+
+/**
+ * The account of a herd of `operations` operations of `statusReads` reads each, limited to `limit` requests a
+ * second, from its simulator's request log. Pure.
+ */
+export function herdAccount(
+  records: readonly RequestRecord[],
+  operations: number,
+  statusReads: number,
+  limit: number,
+): HerdAccount {
+  const planned = { create: operations, status: operations * statusReads, result: operations };
   return {
-    plannedRequests: planned['create']! + planned['status']! + planned['result']!,
-    beyondPlan,
-    notSucceeded,
-    paceEndedAtSeconds: paceEnded + 1,
-    afterPace,
+    plannedRequests: planned.create + planned.status + planned.result,
+    ...againstPlan(records, planned),
+    ...afterPaceOf(records, limit),
   };
 }
 
