@@ -4,7 +4,7 @@
  * the pace ended (an operation's call failed and planned again, a late read) stretch it; these figures name them.
  */
 import type { RequestRecord } from '../../../src/simulator';
-import { round } from '../../lib/stats';
+import { perSecondBuckets, round } from '../../lib/stats';
 
 /** One request after the pace ended. */
 interface DrainRequest {
@@ -61,10 +61,9 @@ function afterPaceOf(
   const sorted = [...records].sort((a, b) => a.atMs - b.atMs);
   const first = sorted[0]?.atMs ?? 0;
   const second = (atMs: number): number => Math.floor((atMs - first) / 1000);
-  const perSecond = new Map<number, number>();
-  for (const r of sorted) perSecond.set(second(r.atMs), (perSecond.get(second(r.atMs)) ?? 0) + 1);
-  const paced = [...perSecond].filter(([, n]) => n >= limit / 2).map(([s]) => s);
-  const paceEnded = paced.length === 0 ? 0 : Math.max(...paced);
+  const buckets = perSecondBuckets(sorted.map((r) => r.atMs));
+  let paceEnded = buckets.length - 1;
+  while (paceEnded > 0 && buckets[paceEnded]! < limit / 2) paceEnded--;
   const jobSeen = new Map<string, number>();
   for (const r of sorted) if (r.jobId !== undefined && !jobSeen.has(r.jobId)) jobSeen.set(r.jobId, r.atMs);
   const seconds = (atMs: number): number => round((atMs - first) / 1000, 2);
