@@ -3,7 +3,7 @@
  * is subject to @temporalio/testing's 5 s start-up limit and the project's search attributes are registered.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -28,7 +28,7 @@ export interface DevServerOptions {
   namespace?: string;
   /** More namespaces to create beside `namespace` (without asyncjob's search attributes). */
   extraNamespaces?: readonly string[];
-  /** Where the server's own log goes (appended); discarded when absent. */
+  /** Where the server's own log goes (appended); when absent, only its last output is kept, for an early exit's error. */
   logFile?: string;
   /** Extra `--dynamic-config-value` entries, e.g. `limit.historyCount.suggestContinueAsNew=100`. */
   dynamicConfig?: string[];
@@ -66,24 +66,57 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** The dev server process ended before it answered (a port taken, a bad flag). */
-function devServerExited(exitCode: number): AsyncJobError {
+/** The dev server process ended before it answered (a port taken, a bad flag); `output` is the end of its log. */
+function devServerExited(exitCode: number, output: string): AsyncJobError {
+  const said = output.trim() ? `; its last output:\n${output.trim()}` : '';
   return new AsyncJobError(
     'ASYNCJOB_ERR_DEV_SERVER_EXITED',
-    `temporal dev server exited with code ${exitCode} before answering`,
+    `temporal dev server exited with code ${exitCode} before answering${said}`,
   );
+}
+
+/** How much of the server's output an early exit reports. */
+const OUTPUT_TAIL_BYTES = 2048;
+
+/**
+ * The end of what the server wrote: kept from its pipes when there is no log file, else read back from the log file
+ * past where this start began appending.
+ */
+function serverOutput(child: ChildProcess, log: { file: string; start: number } | undefined): () => string {
+  if (log === undefined) {
+    let tail = '';
+    const keep = (chunk: Buffer): void => {
+      tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_BYTES);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    return () => tail;
+  }
+  return () => {
+    const end = statSync(log.file).size;
+    const from = Math.max(log.start, end - OUTPUT_TAIL_BYTES);
+    const buffer = Buffer.alloc(Math.max(0, end - from));
+    const fd = openSync(log.file, 'r');
+    try {
+      readSync(fd, buffer, 0, buffer.length, from);
+    } finally {
+      closeSync(fd);
+    }
+    return buffer.toString('utf8');
+  };
 }
 
 async function waitForServer(
   address: string,
   namespace: string,
   child: ChildProcess,
+  output: () => string,
   timeoutMs: number,
 ): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw devServerExited(child.exitCode);
+    if (child.exitCode !== null) throw devServerExited(child.exitCode, output());
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
@@ -109,22 +142,22 @@ interface DevServerPorts {
   port: number;
   httpPort: number;
   metricsPort: number;
-  /** Whether any of them was chosen here (then a start that loses one to another process is retried). */
-  chosen: boolean;
 }
 
 async function choosePorts(options: DevServerOptions): Promise<DevServerPorts> {
   const given = [options.port, options.httpPort, options.metricsPort].map((p) => (p === 0 ? undefined : p));
   const [port, httpPort, metricsPort] = await Promise.all(given.map(async (p) => p ?? (await freePort())));
-  return { port: port!, httpPort: httpPort!, metricsPort: metricsPort!, chosen: given.includes(undefined) };
+  return { port: port!, httpPort: httpPort!, metricsPort: metricsPort! };
 }
 
 /**
  * Starts `temporal server start-dev` with our search attributes and waits until it answers. Every listener it
  * opens on a port we can set is set (gRPC, HTTP API, metrics, and the Web UI when asked for); its internal
- * services' ports are the CLI's own choice, on 127.0.0.1. A port found free can be taken by another process before
- * the server binds it (a CI run's dev server exited with code 2 beside other servers starting): when a port was
- * ours to choose, an early exit is retried on others.
+ * services' ports are the CLI's own choice, on 127.0.0.1. A port found free, ours or the CLI's, can be taken by
+ * another process before the server binds it (a CI run's dev server exited with code 2 beside other servers
+ * starting), so an early exit is retried: on other ports where the choice is ours, on the same ones where the
+ * options set them (the CLI chooses its internal ports anew). A port that stays taken fails every attempt, and the
+ * error carries the server's last output.
  */
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   for (let attempt = 1; ; attempt++) {
@@ -132,7 +165,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     try {
       return await startDevServerOn(ports, options);
     } catch (err) {
-      if (!ports.chosen || attempt >= START_ATTEMPTS || !hasCode(err, 'ASYNCJOB_ERR_DEV_SERVER_EXITED')) throw err;
+      if (attempt >= START_ATTEMPTS || !hasCode(err, 'ASYNCJOB_ERR_DEV_SERVER_EXITED')) throw err;
     }
   }
 }
@@ -161,8 +194,11 @@ async function startDevServerOn(ports: DevServerPorts, options: DevServerOptions
   ];
   for (const value of dynamicConfig) args.push('--dynamic-config-value', value);
 
-  const out = options.logFile ? openSync(options.logFile, 'a') : 'ignore';
+  const out = options.logFile ? openSync(options.logFile, 'a') : 'pipe';
+  const log = typeof out === 'number' ? { file: options.logFile!, start: fstatSync(out).size } : undefined;
   const child = spawn(cli.path, args, { stdio: ['ignore', out, out], detached: false });
+  if (typeof out === 'number') closeSync(out);
+  const output = serverOutput(child, log);
   const address = `127.0.0.1:${port}`;
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => {
@@ -178,7 +214,7 @@ async function startDevServerOn(ports: DevServerPorts, options: DevServerOptions
     return stopped;
   };
   try {
-    const serverVersion = await waitForServer(address, namespace, child, options.startTimeoutMs ?? 60_000);
+    const serverVersion = await waitForServer(address, namespace, child, output, options.startTimeoutMs ?? 60_000);
     return {
       address,
       namespace,
